@@ -1,0 +1,37 @@
+# The two set-up commands of the README, and the rest of the developer loop.
+#   make run    installs what is missing, builds, runs the main job on its built-in defaults
+#   make test   the same, then the whole test suite
+#   make bench  the benchmarks (figures go to docs/benchmarks.md by hand, with the machine)
+BUILD_DIR ?= build
+BUILD_TYPE ?= Release
+CTEST_JOBS ?= 2
+
+.PHONY: all deps configure build run test bench format clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+$(BUILD_DIR)/build.ninja: | deps
+	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE)
+
+configure: deps $(BUILD_DIR)/build.ninja
+
+build: configure
+	cmake --build $(BUILD_DIR)
+
+run: build
+	$(BUILD_DIR)/transient train
+
+test: build
+	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(CTEST_JOBS)
+
+bench: build
+	bench/run-all.sh $(BUILD_DIR)
+
+format:
+	find src tests bench -name '*.cc' -o -name '*.h' | xargs clang-format -i
+
+clean:
+	rm -rf $(BUILD_DIR)

@@ -1,0 +1,25 @@
+# transient_add_library(NAME SOURCES ... DEPS ...): one CMake library per part, includes rooted at src/.
+function(transient_add_library name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  add_library(${name} STATIC ${ARG_SOURCES})
+  target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR}/src)
+  target_link_libraries(${name} PUBLIC ${ARG_DEPS})
+endfunction()
+
+# transient_add_test(NAME SOURCES ... DEPS ...): one GoogleTest binary per part, every test
+# registered with CTest. Tests find the shared data and the built CLI through compile definitions.
+function(transient_add_test name)
+  cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;DEPS" ${ARGN})
+  if(NOT ARG_TIMEOUT)
+    set(ARG_TIMEOUT 300)
+  endif()
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main)
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/tests)
+  target_compile_definitions(${name} PRIVATE
+    TRANSIENT_SHARED_DATA_DIR="${TRANSIENT_SHARED_DATA_DIR}"
+    TRANSIENT_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
+    TRANSIENT_CLI_PATH="$<TARGET_FILE:transient>")
+  add_dependencies(${name} transient)
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT ${ARG_TIMEOUT})
+endfunction()

@@ -1,0 +1,34 @@
+// The `transient` program: parses flags and files once and calls the parts.
+#include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <exception>
+
+#include "transient/cli/commands.h"
+#include "transient/core/error.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "transient: train deep-learning models on cheap, revocable cloud servers, and know before "
+      "renting which cluster meets a deadline or a budget.",
+      "transient"};
+  app.set_version_flag("--version", "transient 0.1.0");
+  app.require_subcommand(1);
+  app.fallthrough(false);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    if (error.get_exit_code() == 0) return app.exit(error);  // --help, --version
+    std::fprintf(stderr, "error: %s (see `transient --help`)\n", error.what());
+    return 2;
+  } catch (const transient::InputError& error) {
+    std::fprintf(stderr, "error: %s\n", error.what());
+    return 2;
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "error: internal failure: %s\n", error.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,83 @@
+#include "transient/core/atomic_file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "transient/core/error.h"
+
+namespace transient {
+namespace {
+
+[[noreturn]] void fail(const std::string& path, const std::string& what) {
+  throw InputError(path, 0, what + ": " + std::strerror(errno));
+}
+
+std::string parent_of(const std::string& path) {
+  auto parent = std::filesystem::path(path).parent_path();
+  return parent.empty() ? std::string(".") : parent.string();
+}
+
+}  // namespace
+
+void sync_directory(const std::string& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) fail(dir, "cannot open the directory to sync it");
+  const int rc = ::fsync(fd);
+  ::close(fd);
+  if (rc != 0) fail(dir, "cannot sync the directory");
+}
+
+void write_file_atomically(const std::string& path, std::string_view contents) {
+  // The temporary name is unique per process and call, so concurrent writers never share one.
+  std::random_device entropy;
+  const std::string temporary =
+      path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(entropy());
+  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) fail(path, "cannot create a temporary file beside it");
+  const char* data = contents.data();
+  std::size_t left = contents.size();
+  while (left > 0) {
+    const ssize_t n = ::write(fd, data, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int saved = errno;
+      ::close(fd);
+      ::unlink(temporary.c_str());
+      errno = saved;
+      fail(path, "cannot write");
+    }
+    data += n;
+    left -= static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    const int saved = errno;
+    ::unlink(temporary.c_str());
+    errno = saved;
+    fail(path, "cannot flush to disk");
+  }
+  if (::rename(temporary.c_str(), path.c_str()) != 0) {
+    const int saved = errno;
+    ::unlink(temporary.c_str());
+    errno = saved;
+    fail(path, "cannot rename the temporary file into place");
+  }
+  sync_directory(parent_of(path));
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, 0, "cannot open the file (does it exist and is it readable?)");
+  std::ostringstream out;
+  out << in.rdbuf();
+  if (in.bad()) throw InputError(path, 0, "cannot read the file");
+  return out.str();
+}
+
+}  // namespace transient

@@ -1,0 +1,21 @@
+// Files that are either wholly the old version or wholly the new one, even across a crash:
+// write to a temporary name in the same directory, fsync, rename over the target, fsync the
+// directory. Every output of the project (records, checkpoints, reports) is written this way.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace transient {
+
+// Replaces `path` with `contents` atomically. Throws InputError naming the path if any step fails
+// (the temporary file is removed; the previous `path`, if any, is untouched).
+void write_file_atomically(const std::string& path, std::string_view contents);
+
+// fsyncs the directory `dir` so that a rename or create inside it survives a crash.
+void sync_directory(const std::string& dir);
+
+// The whole file as bytes; throws InputError naming the path if it cannot be read.
+std::string read_file(const std::string& path);
+
+}  // namespace transient

@@ -1,0 +1,35 @@
+#include "transient/core/structured_input.h"
+
+#include <gtest/gtest.h>
+
+#include "transient/core/error.h"
+
+namespace transient {
+namespace {
+
+TEST(StructuredInput, TomlErrorNamesLine) {
+  try {
+    parse_toml("a = 1\nb = = 2\n", "s.toml");
+    FAIL() << "expected an InputError";
+  } catch (const InputError& error) {
+    EXPECT_EQ(error.file(), "s.toml");
+    EXPECT_EQ(error.line(), 2);
+  }
+}
+
+TEST(StructuredInput, TomlNodeLine) {
+  const auto table = parse_toml("a = 1\n\n[job]\nsteps = 64000\n", "s.toml");
+  EXPECT_EQ(toml_line(*table["job"]["steps"].node()), 4);
+}
+
+TEST(StructuredInput, JsonErrorNamesLine) {
+  try {
+    parse_json("{\n \"a\": 1,\n \"b\": ]\n}", "x.json");
+    FAIL() << "expected an InputError";
+  } catch (const InputError& error) {
+    EXPECT_EQ(error.line(), 3);
+  }
+}
+
+}  // namespace
+}  // namespace transient
