@@ -1,0 +1,54 @@
+// How spot servers are revoked and when they can be had: the plug-in point between measured
+// market data (lifetimes, hazards, traces) and the simulator / the revocation injector.
+//
+// A RevocationModel is immutable after construction and safe to share between threads. Each
+// simulated run asks it for a MarketTimeline (one realisation of the market: e.g. a trace
+// replayed from an offset drawn with the run's Rng); the timeline is used by one thread only.
+// Times are seconds since the run's start; the run's start hour of day is given to start_run so
+// hour-of-day models can place it on the clock.
+#pragma once
+
+#include <limits>
+#include <memory>
+#include <string>
+
+#include "transient/core/random.h"
+
+namespace transient::market {
+
+inline constexpr double kNever = std::numeric_limits<double>::infinity();
+
+class MarketTimeline {
+ public:
+  virtual ~MarketTimeline() = default;
+
+  // Absolute time (s) at which a spot server that became ready at `launch_s` is revoked, or
+  // kNever. Draws from `rng` where the model is random. The cloud's cap (GCE: 24 h) is honoured.
+  virtual double revocation_time_s(double launch_s, Rng& rng) = 0;
+
+  // Whether a new spot server can be obtained at `t_s`.
+  virtual bool available_at(double t_s) = 0;
+
+  // Earliest time >= `t_s` at which a new spot server can be obtained, or kNever.
+  virtual double next_available_s(double t_s) = 0;
+};
+
+class RevocationModel {
+ public:
+  virtual ~RevocationModel() = default;
+
+  // The registry name, e.g. "lifetime", "trace".
+  virtual std::string name() const = 0;
+  // One line for people: what the model is and which data it was fitted on.
+  virtual std::string describe() const = 0;
+
+  // One realisation of the market for a run starting at `start_hour_of_day` (0..24, local time
+  // of the zone); anything the run needs up front (a trace offset) is drawn from `rng`.
+  virtual std::unique_ptr<MarketTimeline> start_run(double start_hour_of_day, Rng& rng) const = 0;
+
+  // One server lifetime in seconds for a server launched at the start of a fresh run (used by
+  // `transient market sample` and the model summaries). kNever if the server is never revoked.
+  virtual double sample_lifetime_s(Rng& rng) const = 0;
+};
+
+}  // namespace transient::market
