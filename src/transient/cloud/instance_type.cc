@@ -4,9 +4,7 @@
 
 namespace transient::cloud {
 
-std::string_view to_string(Market market) {
-  return market == Market::spot ? "spot" : "on-demand";
-}
+std::string_view to_string(Market market) { return market == Market::spot ? "spot" : "on-demand"; }
 
 std::optional<Market> parse_market(std::string_view text) {
   if (text == "spot" || text == "preemptible") return Market::spot;

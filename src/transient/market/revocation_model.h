@@ -49,6 +49,10 @@ class RevocationModel {
   // One server lifetime in seconds for a server launched at the start of a fresh run (used by
   // `transient market sample` and the model summaries). kNever if the server is never revoked.
   virtual double sample_lifetime_s(Rng& rng) const = 0;
+
+  // The longest a spot server can live (GCE: 24 h), or kNever if there is no cap. A lifetime equal
+  // to the cap is a server that reached it.
+  virtual double cap_s() const { return kNever; }
 };
 
 }  // namespace transient::market

@@ -1,0 +1,145 @@
+#include "transient/market/lifetime_model.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "transient/core/csv_table.h"
+#include "transient/core/error.h"
+
+namespace transient::market {
+namespace {
+
+class LifetimeTimeline : public MarketTimeline {
+ public:
+  explicit LifetimeTimeline(std::shared_ptr<const internal::EmpiricalCdf> cdf)
+      : cdf_(std::move(cdf)) {}
+
+  double revocation_time_s(double launch_s, Rng& rng) override {
+    return launch_s + cdf_->sample_s(rng);
+  }
+  bool available_at(double /*t_s*/) override { return true; }
+  double next_available_s(double t_s) override { return t_s; }
+
+ private:
+  std::shared_ptr<const internal::EmpiricalCdf> cdf_;
+};
+
+std::string lower(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
+std::string join(const std::set<std::string>& items) {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
+  return out;
+}
+
+std::string cap_text(double cap_s) {
+  if (!std::isfinite(cap_s)) return "no cap";
+  std::ostringstream out;
+  out << "cap " << cap_s / 3600.0 << " h";
+  return out.str();
+}
+
+}  // namespace
+
+LifetimeModel::LifetimeModel(std::string description, internal::EmpiricalCdf cdf)
+    : description_(std::move(description)),
+      cdf_(std::make_shared<const internal::EmpiricalCdf>(std::move(cdf))) {}
+
+std::unique_ptr<MarketTimeline> LifetimeModel::start_run(double /*start_hour_of_day*/,
+                                                         Rng& /*rng*/) const {
+  return std::make_unique<LifetimeTimeline>(cdf_);
+}
+
+std::unique_ptr<LifetimeModel> LifetimeModel::fit_gce_2019(const std::string& path,
+                                                           const std::string& gpu,
+                                                           const std::string& zone, double cap_s) {
+  const CsvTable table = CsvTable::read_file(path);
+  const int gpu_column = table.require_column({"gpu"});
+  const int zone_column = table.require_column({"zone"});
+  const int hours_column = table.require_column({"lifetime_hours"});
+  std::set<std::string> gpus;
+  std::set<std::string> zones_for_gpu;
+  std::vector<double> lifetimes_s;
+  for (const CsvRow& row : table.rows()) {
+    const std::string& row_gpu = table.text(row, gpu_column);
+    const std::string& row_zone = table.text(row, zone_column);
+    const double hours = table.number(row, hours_column);
+    if (hours < 0.0) {
+      table.fail(row, "column \"lifetime_hours\": " + row.fields[hours_column] +
+                          " is negative; accepted: hours >= 0");
+    }
+    gpus.insert(row_gpu);
+    if (!gpu.empty() && lower(row_gpu) != lower(gpu)) continue;
+    zones_for_gpu.insert(row_zone);
+    if (!zone.empty() && lower(row_zone) != lower(zone)) continue;
+    lifetimes_s.push_back(hours * 3600.0);
+  }
+  if (!gpu.empty() && zones_for_gpu.empty()) {
+    throw InputError(path, 0, "no lifetimes for gpu \"" + gpu + "\"; accepted: " + join(gpus));
+  }
+  if (lifetimes_s.empty()) {
+    throw InputError(path, 0,
+                     "no lifetimes for " + (gpu.empty() ? std::string("any gpu") : gpu) +
+                         " in zone \"" + zone + "\"; accepted zones: " + join(zones_for_gpu));
+  }
+  std::ostringstream description;
+  description << "GCE 2019 preemptible " << (gpu.empty() ? std::string("GPU") : gpu) << " lifetimes"
+              << (zone.empty() ? std::string() : " in " + zone) << " (" << lifetimes_s.size()
+              << " servers, " << cap_text(cap_s) << "; "
+              << "cake-lab/transient-deep-learning)";
+  auto model = std::make_unique<LifetimeModel>(
+      description.str(), internal::EmpiricalCdf::from_samples(lifetimes_s, cap_s));
+  model->sample_count_ = static_cast<int>(lifetimes_s.size());
+  return model;
+}
+
+std::unique_ptr<LifetimeModel> LifetimeModel::from_cdf_file(const std::string& path, double cap_s) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path, 0, "cannot open the file (does it exist and is it readable?)");
+  std::vector<std::pair<double, double>> points;
+  std::string text;
+  int line = 0;
+  while (std::getline(in, text)) {
+    ++line;
+    if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
+    std::istringstream fields(text);
+    double hours = 0.0;
+    double fraction = 0.0;
+    std::string rest;
+    if (!(fields >> hours >> fraction) || (fields >> rest)) {
+      throw InputError(
+          path, line,
+          "expected two numbers `lifetime_hours cumulative_fraction`, found \"" + text + "\"");
+    }
+    if (hours < 0.0 || fraction < 0.0 || fraction > 1.0) {
+      throw InputError(path, line,
+                       "accepted: lifetime_hours >= 0 and cumulative_fraction in [0, 1]");
+    }
+    if (!points.empty() &&
+        (hours < points.back().first / 3600.0 || fraction < points.back().second)) {
+      throw InputError(path, line, "the CDF decreases; accepted: points in increasing order");
+    }
+    points.emplace_back(hours * 3600.0, fraction);
+  }
+  if (points.empty()) throw InputError(path, 0, "no CDF points");
+  if (std::abs(points.back().second - 1.0) > 1e-6) {
+    throw InputError(path, line,
+                     "the CDF ends at " + std::to_string(points.back().second) +
+                         "; accepted: a last cumulative_fraction of 1");
+  }
+  std::string stem = path.substr(path.find_last_of('/') + 1);
+  std::ostringstream description;
+  description << "GCE preemptible VM lifetime CDF " << stem << " (" << cap_text(cap_s)
+              << "; prateek-s/scispot, HPDC 2020)";
+  return std::make_unique<LifetimeModel>(
+      description.str(), internal::EmpiricalCdf::from_points(std::move(points), cap_s));
+}
+
+}  // namespace transient::market
