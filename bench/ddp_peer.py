@@ -9,7 +9,10 @@ as `transient train`, as DDP over the Gloo backend, one process per rank, launch
 
 (Debian's torchrun 1.13 on Python 3.11 crashes parsing its own defaults unless --redirects and
 --tee are given.) Each of the N ranks gets global_batch / N samples of every step, taken from a
-seeded permutation of the training set through a global cursor, as the trainer does.
+seeded permutation of the training set through a global cursor, as the trainer does (the data
+order differs: torch.randperm, not the trainer's own permutation; the learning rate is constant,
+not the trainer's warm-up and cosine: neither changes the work of a step). Images are normalised
+with the trainer's mean 0.2860 and std 0.3530 (src/transient/train/fashion_mnist.cc).
 
 Throughput is measured over the steady state only: the first --warmup steps (default 10) are run
 but not timed, so that one-off costs (allocator growth, Gloo connection set-up, DDP's first-step
@@ -91,6 +94,13 @@ class Mlp(nn.Module):
 MODELS = {"cnn": Cnn, "mlp": Mlp}
 
 
+def shard(batch, world, rank):
+    """Rank's part (offset, count) of a step's batch: the first batch % world ranks take one
+    sample more, as in src/transient/train/sharding.h."""
+    base, extra = divmod(batch, world)
+    return rank * base + min(rank, extra), base + (1 if rank < extra else 0)
+
+
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--model", choices=sorted(MODELS), default="cnn")
@@ -117,9 +127,6 @@ def main():
     t_start = time.perf_counter()
     dist.init_process_group("gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
-    if args.global_batch % world != 0:
-        raise SystemExit(f"error: --global-batch {args.global_batch} not divisible by {world} ranks")
-    local = args.global_batch // world
 
     x, y = load_train(args.data_dir, args.mean, args.std)
     n = x.shape[0]
@@ -134,16 +141,19 @@ def main():
     dist.barrier()
     init_s = time.perf_counter() - t_start
     t_loop = time.perf_counter()
-    t_timed = None
+    t_timed, samples_timed, samples_all = None, 0, 0
     for step in range(args.steps):
         if step == args.warmup:
             dist.barrier()  # every rank starts the timed part together
             t_timed = time.perf_counter()
         t0 = time.perf_counter()
-        if cursor + args.global_batch > n:  # drop the tail, new epoch, new permutation
+        if cursor == n:  # new epoch, new permutation
             perm, cursor, epoch = torch.randperm(n, generator=gen), 0, epoch + 1
-        idx = perm[cursor + rank * local : cursor + (rank + 1) * local]
-        cursor += args.global_batch
+        batch = min(args.global_batch, n - cursor)  # an epoch's last step takes what is left
+        begin, count = shard(batch, world, rank)
+        idx = perm[cursor + begin : cursor + begin + count]
+        cursor += batch
+        samples_all += batch
         xb, yb = x.index_select(0, idx), y.index_select(0, idx)
         t1 = time.perf_counter()
         opt.zero_grad(set_to_none=True)
@@ -156,6 +166,7 @@ def main():
             phases["data_s"] += t1 - t0
             phases["compute_s"] += t2 - t1
             phases["optimizer_s"] += t3 - t2
+            samples_timed += batch
     dist.barrier()
     t_end = time.perf_counter()
 
@@ -170,8 +181,8 @@ def main():
         "steps": args.steps,
         "warmup_steps": args.warmup,
         "timed_steps": timed,
-        "samples_per_s": timed * args.global_batch / (t_end - t_timed),
-        "samples_per_s_whole": args.steps * args.global_batch / (t_end - t_loop),
+        "samples_per_s": samples_timed / (t_end - t_timed),
+        "samples_per_s_whole": samples_all / (t_end - t_loop),
         "wall_s": t_end - t_loop,
         "init_s": init_s,
         "final_loss": loss.item(),
