@@ -1,14 +1,19 @@
 #include "transient/market/registry.h"
 
+#include <cmath>
 #include <filesystem>
 #include <functional>
 #include <sstream>
 
 #include "transient/core/error.h"
 #include "transient/core/structured_input.h"
+#include "transient/market/availability_trace_model.h"
 #include "transient/market/data_dir.h"
+#include "transient/market/exponential_model.h"
+#include "transient/market/hour_of_day_model.h"
 #include "transient/market/internal/param_reader.h"
 #include "transient/market/lifetime_model.h"
+#include "transient/market/node_trace_model.h"
 
 namespace transient::market {
 namespace {
@@ -54,6 +59,122 @@ std::unique_ptr<RevocationModel> create_lifetime(internal::ParamReader& params,
                                      cap_s);
 }
 
+std::unique_ptr<RevocationModel> create_exponential(internal::ParamReader& params,
+                                                    const ModelContext& /*context*/) {
+  const double cap_s = params.duration_s("cap", kNever, /*allow_never=*/true);
+  const int given = params.has("mean") + params.has("rate_per_h") + params.has("bucket");
+  if (given != 1) {
+    params.fail("",
+                "give exactly one of mean (a duration), rate_per_h (revocations per hour) "
+                "or bucket (<5%, 5-10%, 10-15%, 15-20%, >20%)");
+  }
+  double mean_s = 0.0;
+  std::ostringstream description;
+  description << "exponential lifetimes (constant hazard), ";
+  if (params.has("mean")) {
+    mean_s = params.duration_s("mean", 0.0);
+    if (mean_s <= 0.0) params.fail("mean", "accepted: a duration > 0");
+    description << "mean " << mean_s / 3600.0 << " h";
+  } else if (params.has("rate_per_h")) {
+    const double rate = params.number("rate_per_h", 0.0, 1e-12, 1e12);
+    mean_s = 3600.0 / rate;
+    description << rate << " revocations per hour";
+  } else {
+    const std::string bucket = params.text("bucket");
+    const auto mean = ExponentialModel::mean_for_bucket_s(bucket);
+    if (!mean) {
+      params.fail("bucket", "\"" + bucket + "\"; accepted: <5%, 5-10%, 10-15%, 15-20%, >20%");
+    }
+    mean_s = *mean;
+    description << "AWS interruption bucket " << bucket << " of instances per month (mean "
+                << std::round(mean_s / 3600.0) << " h)";
+  }
+  params.finish();
+  description << (std::isfinite(cap_s) ? ", capped" : ", no cap") << "; always available";
+  return std::make_unique<ExponentialModel>(mean_s, cap_s, description.str());
+}
+
+// The exposure estimate of the mean lifetime from the gce-2019 lifetimes of `gpu` (empty = all):
+// hours lived / servers revoked before the cap.
+double gce_mean_lifetime_s(const std::string& path, const std::string& gpu, double cap_s) {
+  const auto fitted = LifetimeModel::fit_gce_2019(path, gpu, "", cap_s);
+  const auto& cdf = fitted->distribution();
+  const double revoked = 1.0 - cdf.share_at_cap();
+  if (revoked <= 0.0) throw InputError(path, 0, "no revocations to fit a mean lifetime on");
+  return cdf.mean_s() / revoked;
+}
+
+std::unique_ptr<RevocationModel> create_hour_of_day(internal::ParamReader& params,
+                                                    const ModelContext& context) {
+  std::string gpu = params.text("gpu");
+  if (gpu == "any") gpu.clear();
+  const double cap_s = params.duration_s("cap", kGceCapS, /*allow_never=*/true);
+  const double start_hour = params.number("start_hour", -1.0, 0.0, 24.0);
+  const bool has_mean = params.has("mean");
+  double mean_s = params.duration_s("mean", 0.0);
+  if (has_mean && mean_s <= 0.0) params.fail("mean", "accepted: a duration > 0");
+  params.finish();
+  const auto weights = HourOfDayModel::read_weights(
+      require_data_file(context.data_dir, "cmdare/figures/revocations_by_hour_of_day.csv"), gpu);
+  if (!has_mean) {
+    mean_s = gce_mean_lifetime_s(require_data_file(context.data_dir, "gce-2019/lifetimes_2019.csv"),
+                                 gpu, kGceCapS);
+  }
+  std::ostringstream description;
+  description.precision(3);
+  description << "hazard by hour of day from CM-DARE's " << (gpu.empty() ? "GPU" : gpu)
+              << " revocation counts, mean lifetime " << mean_s / 3600.0 << " h"
+              << (has_mean ? "" : " (fitted on gce-2019)")
+              << (std::isfinite(cap_s) ? ", capped" : ", no cap");
+  return std::make_unique<HourOfDayModel>(weights, mean_s, cap_s, start_hour, description.str());
+}
+
+// A trace file: as given (absolute, or relative to base_dir), else under the data directory,
+// where the spot-traces folders are searched and ".json" / "-trace.csv" may be left out.
+std::string find_trace(const std::string& file, internal::ParamReader& params,
+                       const ModelContext& context) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  const fs::path given(file);
+  std::vector<fs::path> candidates;
+  candidates.push_back(
+      given.is_absolute() || context.base_dir.empty() ? given : fs::path(context.base_dir) / given);
+  const fs::path data(context.data_dir);
+  for (const fs::path& dir : {data, data / "spot-traces/aws-availability-2022-10",
+                              data / "spot-traces/aws-node-events"}) {
+    candidates.push_back(dir / given);
+    candidates.push_back(dir / (file + ".json"));
+    candidates.push_back(dir / (file + "-trace.csv"));
+  }
+  for (const auto& candidate : candidates) {
+    if (fs::is_regular_file(candidate, error)) return candidate.string();
+  }
+  params.fail("file", "\"" + file + "\" not found as given nor under " + context.data_dir +
+                          "/spot-traces (set the data directory with --data-dir DIR); accepted: "
+                          "a SkyPilot availability JSON (e.g. us-west-2a_k80_1) or a node event "
+                          "CSV (e.g. p3)");
+}
+
+std::unique_ptr<RevocationModel> create_trace(internal::ParamReader& params,
+                                              const ModelContext& context) {
+  if (!params.has("file")) {
+    params.fail("file",
+                "missing; accepted: a SkyPilot availability JSON (e.g. us-west-2a_k80_1) "
+                "or a node event CSV (e.g. p3)");
+  }
+  const std::string file = params.text("file");
+  const std::string offset = params.text("offset", "random");
+  double offset_s = -1.0;
+  if (offset != "random") offset_s = params.duration_s("offset", 0.0);
+  const double cap_s = params.duration_s("cap", kNever, /*allow_never=*/true);
+  params.finish();
+  const std::string path = find_trace(file, params, context);
+  if (std::filesystem::path(path).extension() == ".json") {
+    return AvailabilityTraceModel::read(path, offset_s, cap_s);
+  }
+  return NodeTraceModel::read(path, offset_s, cap_s);
+}
+
 const std::vector<Entry>& entries() {
   static const std::vector<Entry> kEntries = {
       {{"lifetime",
@@ -64,6 +185,28 @@ const std::vector<Entry>& entries() {
          "cdf=a file of spot-traces/gcp-preemptible-lifetimes, e.g. All_data (instead of gpu/zone)",
          "cap=the longest lifetime, a duration or none (default 24h)"}},
        create_lifetime},
+      {{"hour-of-day",
+        "hazard by hour of day from CM-DARE's revocation counts, scaled to a mean lifetime, "
+        "capped at 24 h; always available",
+        {"gpu=K80|P100|V100|any (default any)",
+         "mean=mean lifetime before the cap, a duration (default: fitted on gce-2019)",
+         "start_hour=hour of day of a fresh run for sampling, 0..24 (default random)",
+         "cap=the longest lifetime, a duration or none (default 24h)"}},
+       create_hour_of_day},
+      {{"exponential",
+        "constant hazard (memoryless lifetimes) from a mean, a rate or an AWS interruption "
+        "bucket; always available",
+        {"mean=mean lifetime, a duration", "rate_per_h=revocations per server-hour",
+         "bucket=AWS interruption frequency per month: <5%|5-10%|10-15%|15-20%|>20%",
+         "cap=the longest lifetime, a duration or none (default none)"}},
+       create_exponential},
+      {{"trace",
+        "replay of a real spot trace: SkyPilot availability ticks (JSON) or Bamboo node "
+        "add/remove events (CSV); availability from the same trace",
+        {"file=trace file or name, e.g. us-west-2a_k80_1, p3, or a path",
+         "offset=where runs start in the trace, a duration or random (default random)",
+         "cap=the longest lifetime, a duration or none (default none)"}},
+       create_trace},
   };
   return kEntries;
 }

@@ -1,0 +1,58 @@
+#include "transient/market/startup_model.h"
+
+#include <gtest/gtest.h>
+
+#include "market/test_data.h"
+#include "transient/core/error.h"
+
+namespace transient::market {
+namespace {
+
+TEST(StartupModel, CmdareSpotAndOnDemand) {
+  const auto spot = StartupModel::load_cmdare(TRANSIENT_SHARED_DATA_DIR, cloud::Market::spot);
+  const auto on_demand =
+      StartupModel::load_cmdare(TRANSIENT_SHARED_DATA_DIR, cloud::Market::on_demand);
+  EXPECT_EQ(spot.samples_s().size(), 45u);
+  EXPECT_EQ(on_demand.samples_s().size(), 55u);
+  EXPECT_NEAR(spot.mean_s(), 87.27, 0.01);
+  EXPECT_NEAR(on_demand.mean_s(), 71.01, 0.01);
+  EXPECT_NEAR(spot.median_s(), 87.21, 0.01);
+  EXPECT_NEAR(on_demand.median_s(), 68.64, 0.01);
+  // The built-in defaults are these means.
+  EXPECT_NEAR(StartupModel::builtin_default(cloud::Market::spot).mean_s(), spot.mean_s(), 0.05);
+  EXPECT_NEAR(StartupModel::builtin_default(cloud::Market::on_demand).mean_s(), on_demand.mean_s(),
+              0.05);
+}
+
+TEST(StartupModel, SamplesAreMeasuredValues) {
+  const auto model =
+      StartupModel::load_cmdare(TRANSIENT_SHARED_DATA_DIR, cloud::Market::spot, "K80", "west");
+  EXPECT_EQ(model.samples_s().size(), 10u);
+  Rng rng(3);
+  for (int i = 0; i < 100; ++i) {
+    const double s = model.sample_s(rng);
+    EXPECT_TRUE(std::binary_search(model.samples_s().begin(), model.samples_s().end(), s));
+  }
+}
+
+TEST(StartupModel, UnknownGpuListsTheMeasuredOnes) {
+  try {
+    StartupModel::load_cmdare(TRANSIENT_SHARED_DATA_DIR, cloud::Market::spot, "V100");
+    FAIL() << "expected InputError";
+  } catch (const InputError& error) {
+    EXPECT_EQ(std::string(error.what()),
+              "start-up model: no measurements for gpu \"V100\"; accepted: K80, P100");
+  }
+}
+
+TEST(StartupModel, MissingDataNamesTheFlag) {
+  try {
+    StartupModel::load_cmdare("/nonexistent", cloud::Market::on_demand);
+    FAIL() << "expected InputError";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("--data-dir"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace transient::market
