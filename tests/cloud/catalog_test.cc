@@ -1,0 +1,195 @@
+#include "transient/cloud/catalog.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+
+#include "transient/cloud/catalog_registry.h"
+#include "transient/core/error.h"
+
+namespace transient::cloud {
+namespace {
+
+std::string write_csv(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + "/" + name;
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  std::fputs(text.c_str(), f);
+  std::fclose(f);
+  return path;
+}
+
+const char* kHeader =
+    "type,gpu,gpus,gpu_tflops,vcpus,memory_gib,network_gbps,on_demand_usd_h,spot_usd_h,region,"
+    "zone\n";
+
+// The message of the InputError that reading `text` as a catalog throws, with the path removed.
+std::string error_of(const std::string& text) {
+  const std::string path = write_csv("bad.csv", text);
+  try {
+    Catalog::read_csv(path);
+  } catch (const InputError& error) {
+    std::string what = error.what();
+    EXPECT_EQ(what.rfind(path + ":", 0), 0u) << what;
+    return what.substr(path.size());
+  }
+  return "no error";
+}
+
+TEST(CatalogCsv, ReadsTheDesignFormat) {
+  const std::string path =
+      write_csv("good.csv", std::string(kHeader) +
+                                "k80,K80,1,4.113,4,15,8,0.723,0.256,us-east1,us-east1-c\n"
+                                "k80,K80,1,4.113,4,15,8,0.723,0.256,us-east1,us-east1-d\n"
+                                "ps,,0,0,4,15,8,0.143,,us-east1,us-east1-c\n");
+  const Catalog catalog = Catalog::read_csv(path);
+  EXPECT_EQ(catalog.name(), "good.csv");
+  ASSERT_EQ(catalog.types().size(), 3u);
+  const InstanceType& k80 = catalog.find("k80", "us-east1-d");
+  EXPECT_EQ(k80.zone, "us-east1-d");
+  EXPECT_EQ(k80.gpus, 1);
+  EXPECT_DOUBLE_EQ(k80.spot_usd_per_h, 0.256);
+  EXPECT_EQ(catalog.find("k80").zone, "us-east1-c");
+  const InstanceType& ps = catalog.find("ps");
+  EXPECT_FALSE(ps.has_market(Market::spot));
+  EXPECT_TRUE(ps.has_market(Market::on_demand));
+}
+
+TEST(CatalogCsv, AcceptsAliasesAndTheLongForm) {
+  const std::string sky =
+      write_csv("sky.csv",
+                "InstanceType,AcceleratorName,AcceleratorCount,OnDemandPrice,SpotPrice,Region,"
+                "AvailabilityZone\n"
+                "p4d.24xlarge,A100,8,32.7726,6.7915,us-east-1,use1-az1\n"
+                "p4d.24xlarge,A100,8,39.32,,ap-south-1,aps1-az1\n");
+  const Catalog catalog = Catalog::read_csv(sky);
+  EXPECT_EQ(catalog.find("p4d.24xlarge", "aps1-az1").spot_usd_per_h, 0.0);
+  EXPECT_EQ(catalog.find("p4d.24xlarge").gpus, 8);
+
+  const std::string long_form = write_csv("long.csv",
+                                          "type,gpu,market,price_usd_h\n"
+                                          "k80,K80,on-demand,0.723\n"
+                                          "k80,K80,preemptible,0.256\n");
+  const Catalog merged = Catalog::read_csv(long_form);
+  ASSERT_EQ(merged.types().size(), 1u);
+  EXPECT_DOUBLE_EQ(merged.types()[0].on_demand_usd_per_h, 0.723);
+  EXPECT_DOUBLE_EQ(merged.types()[0].spot_usd_per_h, 0.256);
+}
+
+TEST(CatalogCsv, EveryBadRowNamesLineColumnAndWhatIsAccepted) {
+  const std::string h = kHeader;
+  EXPECT_EQ(error_of(h + "k80,K80,1,4.1,4,15,8,0.723,0.256,us,z\n"
+                         "p100,P100,1,9.5,4,15,8,-1.43,0.551,us,z\n"),
+            ":3: column \"on_demand_usd_h\": \"-1.43\" is not accepted; accepted: a price > 0 in "
+            "$ per hour, or empty when the type has no on-demand market");
+  EXPECT_EQ(error_of(h + "k80,K80,1,4.1,4,15,8,0.723,0,us,z\n"),
+            ":2: column \"spot_usd_h\": \"0\" is not accepted; accepted: a price > 0 in $ per "
+            "hour, or empty when the type has no spot market");
+  EXPECT_EQ(error_of(h + "k80,K80,one,4.1,4,15,8,0.723,0.256,us,z\n"),
+            ":2: column \"gpus\": \"one\" is not accepted; accepted: a whole number of GPUs >= 0");
+  EXPECT_EQ(error_of(h + "k80,K80,1,fast,4,15,8,0.723,0.256,us,z\n"),
+            ":2: column \"gpu_tflops\": \"fast\" is not accepted; accepted: TFLOPS of one GPU, "
+            ">= 0");
+  EXPECT_EQ(error_of(h + "k80,K80,1,4.1,4,15,8,0.723,0.256,us,z\n"
+                         "k80,K80,1,4.1,4,15,8,0.7,0.2,us,z\n"),
+            ":3: duplicate type k80 in zone z; accepted: one row per type and zone");
+  EXPECT_EQ(error_of(h + "k80,K80,1,4.1,4,15,8,,,us,z\n"),
+            ":2: type k80 has no price; accepted: a price > 0 in at least one of on-demand and "
+            "spot");
+  EXPECT_EQ(error_of(h + "k80,,2,4.1,4,15,8,0.7,0.2,us,z\n"),
+            ":2: column \"gpus\": 2 GPUs but no GPU model; accepted: a GPU model in column "
+            "\"gpu\", or 0 GPUs");
+  EXPECT_EQ(error_of(h + "k80,K80,1,4.1,4,15\n"),
+            ":2: expected 11 fields as in the header (\"type\", \"gpu\", \"gpus\", "
+            "\"gpu_tflops\", \"vcpus\", \"memory_gib\", \"network_gbps\", \"on_demand_usd_h\", "
+            "\"spot_usd_h\", \"region\", \"zone\"), found 6");
+  EXPECT_EQ(error_of("type,market,price_usd_h\nk80,spot,0.2\nk80,reserved,0.5\n"),
+            ":3: column \"market\": \"reserved\" is not accepted; accepted: spot, preemptible, "
+            "on-demand, ondemand, on_demand");
+  EXPECT_EQ(error_of("type,market,price_usd_h\nk80,spot,0.2\nk80,preemptible,0.3\n"),
+            ":3: duplicate spot price for type k80 (first at line 2); accepted: one row per "
+            "type, zone and market");
+  EXPECT_EQ(error_of("gpu,on_demand_usd_h\nK80,0.7\n"),
+            ":1: missing column \"type\" (or name, instance_type, InstanceType); expected "
+            "type,gpu,gpus,gpu_tflops,vcpus,memory_gib,network_gbps,on_demand_usd_h,spot_usd_h,"
+            "region,zone");
+}
+
+TEST(Catalog, UnknownTypeListsTheCatalogsTypes) {
+  const Catalog gce = builtin_catalog("gce-2019");
+  try {
+    gce.find("k80");
+    FAIL() << "expected InputError";
+  } catch (const InputError& error) {
+    EXPECT_EQ(std::string(error.what()),
+              "catalog gce-2019 has no type \"k80\"; accepted: n1-standard-4+k80, "
+              "n1-standard-4+p100, n1-standard-4+v100, n1-standard-4");
+  }
+  EXPECT_THROW(gce.find("n1-standard-4+k80", "us-west1-b"), InputError);
+}
+
+TEST(BuiltinCatalogs, Gce2019IsThePapersTableII) {
+  const Catalog gce = load_catalog("gce-2019");
+  EXPECT_NE(gce.source().find("Table II"), std::string::npos);
+  const InstanceType& k80 = gce.find("n1-standard-4+k80");
+  EXPECT_EQ(k80.gpu, "K80");
+  EXPECT_DOUBLE_EQ(k80.on_demand_usd_per_h, 0.723);
+  EXPECT_DOUBLE_EQ(k80.spot_usd_per_h, 0.256);
+  EXPECT_DOUBLE_EQ(gce.find("n1-standard-4+p100").spot_usd_per_h, 0.551);
+  EXPECT_DOUBLE_EQ(gce.find("n1-standard-4+v100").on_demand_usd_per_h, 2.144);
+  const InstanceType& ps = gce.find("n1-standard-4");
+  EXPECT_EQ(ps.gpus, 0);
+  EXPECT_DOUBLE_EQ(ps.spot_usd_per_h, 0.041);
+  // Transient servers cost "2.5-3.5x" less (the paper's rounded claim; V100: 2.49x).
+  for (const InstanceType& type : gce.types()) {
+    const double ratio = type.on_demand_usd_per_h / type.spot_usd_per_h;
+    EXPECT_GE(ratio, 2.45) << type.name;
+    EXPECT_LE(ratio, 3.5) << type.name;
+  }
+}
+
+TEST(BuiltinCatalogs, AllAreSane) {
+  ASSERT_EQ(builtin_catalogs().size(), 3u);
+  for (const CatalogInfo& info : builtin_catalogs()) {
+    const Catalog catalog = load_catalog(info.name);
+    EXPECT_EQ(catalog.name(), info.name);
+    EXPECT_FALSE(catalog.source().empty());
+    EXPECT_FALSE(catalog.types().empty());
+    for (const InstanceType& type : catalog.types()) {
+      EXPECT_TRUE(type.has_market(Market::spot) || type.has_market(Market::on_demand)) << type.name;
+      EXPECT_GE(type.on_demand_usd_per_h, 0.0);
+      EXPECT_GE(type.spot_usd_per_h, 0.0);
+      EXPECT_EQ(type.gpu.empty(), type.gpus == 0) << type.name;
+      if (type.gpus > 0) {
+        EXPECT_GT(type.gpu_tflops, 0.0) << type.name;
+      }
+      EXPECT_GT(type.vcpus, 0) << type.name;
+    }
+  }
+  EXPECT_EQ(load_catalog("aws-deepvm").types().size(), 11u);
+  const Catalog sky = load_catalog("aws-gpu");
+  EXPECT_EQ(sky.types().size(), 77u);
+  EXPECT_DOUBLE_EQ(sky.find("p4d.24xlarge", "use1-az6").spot_usd_per_h, 5.0933);
+  EXPECT_FALSE(sky.find("p5e.48xlarge", "use2-az1").has_market(Market::on_demand));
+}
+
+TEST(BuiltinCatalogs, UnknownNameListsTheBuiltIns) {
+  try {
+    load_catalog("gce-2020");
+    FAIL() << "expected InputError";
+  } catch (const InputError& error) {
+    EXPECT_EQ(std::string(error.what()),
+              "unknown catalog \"gce-2020\"; accepted: gce-2019, aws-deepvm, aws-gpu, or a CSV "
+              "file (FILE.csv)");
+  }
+}
+
+TEST(BuiltinCatalogs, LoadCatalogReadsCsvFiles) {
+  const std::string path =
+      write_csv("mine.csv", std::string(kHeader) + "x,T4,1,8.1,4,16,25,0.526,0.1578,us-east-1,\n");
+  EXPECT_EQ(load_catalog(path).find("x").gpu, "T4");
+  EXPECT_THROW(load_catalog(::testing::TempDir() + "/missing.csv"), InputError);
+}
+
+}  // namespace
+}  // namespace transient::cloud
