@@ -7,4 +7,8 @@
 
 namespace transient::cli {
 
+// `transient catalog list|show`: the instance catalogs (cloud/catalog_registry.h).
+void add_catalog_command(CLI::App& app);
+// `transient market list|show|sample|startup`: revocation, availability and start-up models.
+void add_market_command(CLI::App& app);
 }  // namespace transient::cli

@@ -16,6 +16,8 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "transient 0.1.0");
   app.require_subcommand(1);
   app.fallthrough(false);
+  transient::cli::add_catalog_command(app);
+  transient::cli::add_market_command(app);
 
   try {
     app.parse(argc, argv);

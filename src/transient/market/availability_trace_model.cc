@@ -3,6 +3,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "transient/core/duration.h"
 #include "transient/core/error.h"
 #include "transient/core/structured_input.h"
 
@@ -144,8 +145,8 @@ std::string AvailabilityTraceModel::describe() const {
   out << "replay of spot availability trace " << source_.substr(source_.find_last_of('/') + 1)
       << " (" << trace_->ticks.size() << " ticks of " << trace_->gap_s << " s, "
       << static_cast<int>(std::round(100.0 * available_fraction())) << "% available, " << drops()
-      << " drops; offset "
-      << (offset_s_ < 0.0 ? std::string("random") : std::to_string(offset_s_) + " s") << ")";
+      << " drops; offset " << (offset_s_ < 0.0 ? std::string("random") : format_duration(offset_s_))
+      << ")";
   return out.str();
 }
 

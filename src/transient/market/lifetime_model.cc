@@ -96,7 +96,8 @@ std::unique_ptr<LifetimeModel> LifetimeModel::fit_gce_2019(const std::string& pa
               << "cake-lab/transient-deep-learning)";
   auto model = std::make_unique<LifetimeModel>(
       description.str(), internal::EmpiricalCdf::from_samples(lifetimes_s, cap_s));
-  model->sample_count_ = static_cast<int>(lifetimes_s.size());
+  for (double& lifetime : lifetimes_s) lifetime = std::min(lifetime, cap_s);
+  model->measured_s_ = std::move(lifetimes_s);
   return model;
 }
 

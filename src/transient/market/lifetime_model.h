@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "transient/market/internal/empirical_cdf.h"
 #include "transient/market/revocation_model.h"
@@ -37,12 +38,14 @@ class LifetimeModel : public RevocationModel {
   // The fitted distribution, for summaries and tests.
   const internal::EmpiricalCdf& distribution() const { return *cdf_; }
   // Number of measured lifetimes fitted (0 when built from a published CDF).
-  int sample_count() const { return sample_count_; }
+  int sample_count() const { return static_cast<int>(measured_s_.size()); }
+  // The measured lifetimes fitted, capped, in file order (empty when built from a CDF).
+  const std::vector<double>& measured_lifetimes_s() const { return measured_s_; }
 
  private:
   std::string description_;
   std::shared_ptr<const internal::EmpiricalCdf> cdf_;  // shared with the timelines
-  int sample_count_ = 0;
+  std::vector<double> measured_s_;
 };
 
 }  // namespace transient::market

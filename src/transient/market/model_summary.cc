@@ -16,11 +16,16 @@ std::vector<double> sample_lifetimes_s(const RevocationModel& model, int n, std:
 }
 
 ModelSummary summarize(const RevocationModel& model, int draws, std::uint64_t seed) {
-  std::vector<double> lifetimes = sample_lifetimes_s(model, draws, seed);
-  const double cap_s = model.cap_s();
+  ModelSummary summary = summarize_lifetimes(sample_lifetimes_s(model, draws, seed), model.cap_s());
+  summary.seed = seed;
+  return summary;
+}
+
+ModelSummary summarize_lifetimes(std::vector<double> lifetimes, double cap_s) {
+  TRANSIENT_CHECK(!lifetimes.empty());
+  const int draws = static_cast<int>(lifetimes.size());
   ModelSummary summary;
   summary.draws = draws;
-  summary.seed = seed;
   int within_1h = 0;
   int within_2h = 0;
   int at_cap = 0;

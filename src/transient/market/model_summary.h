@@ -32,4 +32,8 @@ std::vector<double> sample_lifetimes_s(const RevocationModel& model, int n, std:
 // REQUIRES: draws > 0.
 ModelSummary summarize(const RevocationModel& model, int draws = 100000, std::uint64_t seed = 1);
 
+// The same figures for given lifetimes (e.g. the measured ones a model was fitted on); draws is
+// their number and seed 0. REQUIRES: !lifetimes_s.empty().
+ModelSummary summarize_lifetimes(std::vector<double> lifetimes_s, double cap_s);
+
 }  // namespace transient::market

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "transient/core/csv_table.h"
+#include "transient/core/duration.h"
 #include "transient/core/error.h"
 
 namespace transient::market {
@@ -158,7 +159,7 @@ std::string NodeTraceModel::describe() const {
   out << "replay of spot node trace " << source_.substr(source_.find_last_of('/') + 1) << " ("
       << nodes_ << " nodes over " << duration_s_ / 3600.0 << " h, peak " << peak_nodes()
       << ", mean " << mean_nodes() << " present, " << removals() << " removals; offset "
-      << (offset_s_ < 0.0 ? std::string("random") : std::to_string(offset_s_) + " s") << ")";
+      << (offset_s_ < 0.0 ? std::string("random") : format_duration(offset_s_)) << ")";
   return out.str();
 }
 
