@@ -54,5 +54,17 @@ TEST(StartupModel, MissingDataNamesTheFlag) {
   }
 }
 
+TEST(StartupModel, DefaultWhenTheDataIsNotThere) {
+  const auto fallback = StartupModel::load_or_default("/nonexistent", cloud::Market::spot);
+  EXPECT_EQ(fallback.samples_s().size(), 1u);
+  EXPECT_DOUBLE_EQ(fallback.mean_s(), 87.3);
+  EXPECT_EQ(fallback.stddev_s(), 0.0);
+  const auto measured =
+      StartupModel::load_or_default(TRANSIENT_SHARED_DATA_DIR, cloud::Market::spot);
+  EXPECT_EQ(measured.samples_s().size(), 45u);
+  EXPECT_GT(measured.stddev_s(), 1.0);
+  EXPECT_LT(measured.stddev_s(), 10.0);
+}
+
 }  // namespace
 }  // namespace transient::market

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <filesystem>
 #include <numeric>
 #include <set>
@@ -99,6 +100,22 @@ StartupModel StartupModel::builtin_default(cloud::Market market) {
     return StartupModel({87.3}, "built-in spot start-up 87.3 s (mean of CM-DARE's 45 servers)");
   }
   return StartupModel({71.0}, "built-in on-demand start-up 71.0 s (mean of CM-DARE's 55 servers)");
+}
+
+StartupModel StartupModel::load_or_default(const std::string& data_dir, cloud::Market market) {
+  std::error_code error;
+  if (!std::filesystem::is_directory(std::filesystem::path(data_dir) / "cmdare" / "startup_time",
+                                     error)) {
+    return builtin_default(market);
+  }
+  return load_cmdare(data_dir, market);
+}
+
+double StartupModel::stddev_s() const {
+  const double mean = mean_s();
+  double sum = 0.0;
+  for (double s : samples_s_) sum += (s - mean) * (s - mean);
+  return samples_s_.size() > 1 ? std::sqrt(sum / static_cast<double>(samples_s_.size() - 1)) : 0.0;
 }
 
 double StartupModel::mean_s() const {

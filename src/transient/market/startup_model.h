@@ -23,6 +23,9 @@ class StartupModel {
   // or a gpu/region with no measurements (listing the accepted ones).
   static StartupModel load_cmdare(const std::string& data_dir, cloud::Market market,
                                   const std::string& gpu = "", const std::string& region = "");
+  // load_cmdare(data_dir, market) if `data_dir` holds cmdare/startup_time/, else
+  // builtin_default(market). Errors in data that is there are still InputErrors.
+  static StartupModel load_or_default(const std::string& data_dir, cloud::Market market);
   // A fixed delay per market when no data is at hand: the means of all of CM-DARE's
   // measurements, 87.3 s for spot and 71.0 s for on-demand servers.
   static StartupModel builtin_default(cloud::Market market);
@@ -33,6 +36,8 @@ class StartupModel {
   double sample_s(Rng& rng) const { return samples_s_[rng.below(samples_s_.size())]; }
   double mean_s() const;
   double median_s() const;
+  // Standard deviation of the samples (0 for a single one).
+  double stddev_s() const;
   const std::vector<double>& samples_s() const { return samples_s_; }
   const std::string& describe() const { return description_; }
 
