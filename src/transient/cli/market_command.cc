@@ -163,15 +163,17 @@ void startup(const StartupArgs& args) {
                                                        *market, args.gpu, args.region);
   if (args.json) {
     const nlohmann::json out = {
-        {"description", model.describe()},    {"samples", model.samples_s().size()},
-        {"mean_s", model.mean_s()},           {"median_s", model.median_s()},
-        {"min_s", model.samples_s().front()}, {"max_s", model.samples_s().back()}};
+        {"description", model.describe()},  {"samples", model.samples_s().size()},
+        {"mean_s", model.mean_s()},         {"median_s", model.median_s()},
+        {"stddev_s", model.stddev_s()},     {"min_s", model.samples_s().front()},
+        {"max_s", model.samples_s().back()}};
     fmt::print("{}\n", out.dump(2));
     return;
   }
-  fmt::print("{}\nmean {}, median {}, min {}, max {}\n", model.describe(),
+  fmt::print("{}\nmean {}, median {}, standard deviation {}, min {}, max {}\n", model.describe(),
              format_duration(model.mean_s()), format_duration(model.median_s()),
-             format_duration(model.samples_s().front()), format_duration(model.samples_s().back()));
+             format_duration(model.stddev_s()), format_duration(model.samples_s().front()),
+             format_duration(model.samples_s().back()));
 }
 
 void add_model_arguments(CLI::App* command, MarketArgs& args) {
