@@ -99,11 +99,11 @@ void show(const MarketArgs& args) {
   fmt::print("{}: {}\ncap: {}\n\n", model->name(), model->describe(), hours(model->cap_s()));
   const std::string head = fmt::format("model ({} draws, seed {})", fitted.draws, fitted.seed);
   fmt::print("{:<36} {:>26}", "", head);
-  if (has_source) fmt::print(" {:>22}", fmt::format("measured ({} servers)", source.draws));
+  if (has_source) fmt::print(" {:>24}", fmt::format("measured ({} servers)", source.draws));
   fmt::print("\n");
   auto row = [&](const char* what, auto value_of) {
     fmt::print("{:<36} {:>26}", what, value_of(fitted));
-    if (has_source) fmt::print(" {:>22}", value_of(source));
+    if (has_source) fmt::print(" {:>24}", value_of(source));
     fmt::print("\n");
   };
   auto share = [](double x) { return fmt::format("{:.1f}%", 100.0 * x); };
