@@ -84,7 +84,7 @@ TEST(MarketCli, BadParameterIsOneLine) {
                         "offset=2h (see `transient market list`)");
   expect_one_error_line("market show lifetime gpus=K80" + kDataDir,
                         "error: market model \"lifetime\": unknown parameter \"gpus\"; accepted: "
-                        "gpu, zone, cdf, cap");
+                        "gpu, zone, cdf, availability, availability_offset, cap");
 }
 
 TEST(MarketCli, MissingDataDirIsOneLine) {

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 
+#include <toml++/toml.h>
 #include "market/test_data.h"
 #include "transient/core/error.h"
 #include "transient/market/exponential_model.h"
@@ -110,6 +111,62 @@ TEST(Registry, DescriptionsAreOneLine) {
   for (const auto& info : revocation_models()) {
     EXPECT_EQ(info.description.find('\n'), std::string::npos);
     EXPECT_FALSE(info.params.empty());
+  }
+}
+
+TEST(Availability, LifetimeModelWithAnAvailabilityTrace) {
+  ModelParams params;
+  params.values["gpu"] = "K80";
+  params.values["availability"] = "us-west-2a_k80_1";
+  params.values["availability_offset"] = "20m";
+  const auto model = create_revocation_model("lifetime", params, testing::data_context());
+  EXPECT_EQ(model->name(), "lifetime");
+  EXPECT_NE(model->describe().find("availability: replay of spot availability trace"),
+            std::string::npos);
+  EXPECT_EQ(model->cap_s(), 86400.0);
+  Rng rng(2);
+  auto timeline = model->start_run(0.0, rng);
+  // us-west-2a_k80_1 from tick 2: available for 4 ticks, then 2 unavailable ones.
+  EXPECT_TRUE(timeline->available_at(0.0));
+  EXPECT_FALSE(timeline->available_at(4 * 600.0 + 1.0));
+  EXPECT_DOUBLE_EQ(timeline->next_available_s(4 * 600.0 + 1.0), 6 * 600.0);
+  EXPECT_DOUBLE_EQ(timeline->revocation_time_s(4 * 600.0 + 1.0, rng), 4 * 600.0 + 1.0);
+  const double revoked = timeline->revocation_time_s(0.0, rng);
+  EXPECT_GT(revoked, 0.0);
+  EXPECT_LE(revoked, 86400.0);
+}
+
+TEST(Availability, TraceModelsTakeNoAvailabilityParameter) {
+  ModelParams params;
+  params.values["file"] = "p3";
+  params.values["availability"] = "us-west-2a_k80_1";
+  EXPECT_THROW(create_revocation_model("trace", params, testing::data_context()), InputError);
+  ModelParams offset_only;
+  offset_only.values["mean"] = "1h";
+  offset_only.values["availability_offset"] = "1h";
+  EXPECT_THROW(create_revocation_model("exponential", offset_only, testing::data_context()),
+               InputError);
+  ModelParams node_trace;
+  node_trace.values["mean"] = "1h";
+  node_trace.values["availability"] = "p3";
+  try {
+    create_revocation_model("exponential", node_trace, testing::data_context());
+    FAIL() << "expected InputError";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("is not an availability trace"), std::string::npos)
+        << error.what();
+  }
+}
+
+TEST(Registry, ParamsFromTomlRejectsTables) {
+  const auto table = toml::parse("model = \"trace\"\nfile = \"p3\"\n[nested]\nx = 1\n");
+  try {
+    params_from_toml(table, "s.toml");
+    FAIL() << "expected InputError";
+  } catch (const InputError& error) {
+    EXPECT_EQ(std::string(error.what()),
+              "s.toml:3: market parameter nested: accepted: a string, a number or a boolean, "
+              "not a table or an array");
   }
 }
 

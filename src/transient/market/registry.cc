@@ -12,6 +12,7 @@
 #include "transient/market/exponential_model.h"
 #include "transient/market/hour_of_day_model.h"
 #include "transient/market/internal/param_reader.h"
+#include "transient/market/internal/with_availability.h"
 #include "transient/market/lifetime_model.h"
 #include "transient/market/node_trace_model.h"
 
@@ -44,10 +45,14 @@ std::unique_ptr<RevocationModel> create_lifetime(internal::ParamReader& params,
     std::string cdf = params.text("cdf");
     params.finish();
     if (std::filesystem::path(cdf).extension().empty()) cdf += ".txt";
+    namespace fs = std::filesystem;
     std::error_code error;
+    const fs::path given = fs::path(cdf).is_absolute() || context.base_dir.empty()
+                               ? fs::path(cdf)
+                               : fs::path(context.base_dir) / cdf;
     const std::string path =
-        std::filesystem::is_regular_file(cdf, error)
-            ? cdf
+        fs::is_regular_file(given, error)
+            ? given.string()
             : require_data_file(context.data_dir, "spot-traces/gcp-preemptible-lifetimes/" + cdf);
     return LifetimeModel::from_cdf_file(path, cap_s);
   }
@@ -90,7 +95,7 @@ std::unique_ptr<RevocationModel> create_exponential(internal::ParamReader& param
                 << std::round(mean_s / 3600.0) << " h)";
   }
   params.finish();
-  description << (std::isfinite(cap_s) ? ", capped" : ", no cap") << "; always available";
+  description << (std::isfinite(cap_s) ? ", capped" : ", no cap");
   return std::make_unique<ExponentialModel>(mean_s, cap_s, description.str());
 }
 
@@ -132,7 +137,7 @@ std::unique_ptr<RevocationModel> create_hour_of_day(internal::ParamReader& param
 // A trace file: as given (absolute, or relative to base_dir), else under the data directory,
 // where the spot-traces folders are searched and ".json" / "-trace.csv" may be left out.
 std::string find_trace(const std::string& file, internal::ParamReader& params,
-                       const ModelContext& context) {
+                       const ModelContext& context, const std::string& key = "file") {
   namespace fs = std::filesystem;
   std::error_code error;
   const fs::path given(file);
@@ -149,10 +154,10 @@ std::string find_trace(const std::string& file, internal::ParamReader& params,
   for (const auto& candidate : candidates) {
     if (fs::is_regular_file(candidate, error)) return candidate.string();
   }
-  params.fail("file", "\"" + file + "\" not found as given nor under " + context.data_dir +
-                          "/spot-traces (set the data directory with --data-dir DIR); accepted: "
-                          "a SkyPilot availability JSON (e.g. us-west-2a_k80_1) or a node event "
-                          "CSV (e.g. p3)");
+  params.fail(key, "\"" + file + "\" not found as given nor under " + context.data_dir +
+                       "/spot-traces (set the data directory with --data-dir DIR); accepted: "
+                       "a SkyPilot availability JSON (e.g. us-west-2a_k80_1) or a node event "
+                       "CSV (e.g. p3)");
 }
 
 std::unique_ptr<RevocationModel> create_trace(internal::ParamReader& params,
@@ -179,25 +184,31 @@ const std::vector<Entry>& entries() {
   static const std::vector<Entry> kEntries = {
       {{"lifetime",
         "empirical lifetimes of GCE preemptible servers (2019 GPU measurements or scispot CDFs), "
-        "capped at 24 h; always available",
+        "capped at 24 h; always available unless given an availability trace",
         {"gpu=K80|P100|V100|any (default any; gce-2019 data)",
          "zone=a zone of the gce-2019 data, e.g. us-east1-c, or any (default any)",
          "cdf=a file of spot-traces/gcp-preemptible-lifetimes, e.g. All_data (instead of gpu/zone)",
+         "availability=a SkyPilot availability trace for when servers can be had (default: always)",
+         "availability_offset=where runs start in it, a duration or random (default random)",
          "cap=the longest lifetime, a duration or none (default 24h)"}},
        create_lifetime},
       {{"hour-of-day",
         "hazard by hour of day from CM-DARE's revocation counts, scaled to a mean lifetime, "
-        "capped at 24 h; always available",
+        "capped at 24 h; always available unless given an availability trace",
         {"gpu=K80|P100|V100|any (default any)",
          "mean=mean lifetime before the cap, a duration (default: fitted on gce-2019)",
          "start_hour=hour of day of a fresh run for sampling, 0..24 (default random)",
+         "availability=a SkyPilot availability trace for when servers can be had (default: always)",
+         "availability_offset=where runs start in it, a duration or random (default random)",
          "cap=the longest lifetime, a duration or none (default 24h)"}},
        create_hour_of_day},
       {{"exponential",
         "constant hazard (memoryless lifetimes) from a mean, a rate or an AWS interruption "
-        "bucket; always available",
+        "bucket; always available unless given an availability trace",
         {"mean=mean lifetime, a duration", "rate_per_h=revocations per server-hour",
          "bucket=AWS interruption frequency per month: <5%|5-10%|10-15%|15-20%|>20%",
+         "availability=a SkyPilot availability trace for when servers can be had (default: always)",
+         "availability_offset=where runs start in it, a duration or random (default random)",
          "cap=the longest lifetime, a duration or none (default none)"}},
        create_exponential},
       {{"trace",
@@ -227,8 +238,41 @@ std::unique_ptr<RevocationModel> create_revocation_model(const std::string& name
                                                          const ModelContext& context) {
   for (const Entry& entry : entries()) {
     if (entry.info.name != name) continue;
-    internal::ParamReader reader(name, params, names_of(entry.info.params));
-    return entry.create(reader, context);
+    // `availability` and `availability_offset` are handled here for every model but trace
+    // (whose availability is its own trace); the model's factory sees the other parameters.
+    ModelParams own = params;
+    ModelParams overlay;
+    overlay.file = params.file;
+    overlay.line = params.line;
+    if (name != "trace") {
+      for (const char* key : {"availability", "availability_offset"}) {
+        const auto it = own.values.find(key);
+        if (it == own.values.end()) continue;
+        overlay.values[key] = it->second;
+        own.values.erase(it);
+      }
+    }
+    internal::ParamReader reader(name, own, names_of(entry.info.params));
+    auto model = entry.create(reader, context);
+    if (overlay.values.empty()) return model;
+    internal::ParamReader overlay_reader(name, overlay, names_of(entry.info.params));
+    if (!overlay_reader.has("availability")) {
+      overlay_reader.fail("availability_offset", "needs an availability trace (availability=)");
+    }
+    const std::string file = overlay_reader.text("availability");
+    double offset_s = -1.0;
+    if (overlay_reader.text("availability_offset", "random") != "random") {
+      offset_s = overlay_reader.duration_s("availability_offset", 0.0);
+    }
+    const std::string path = find_trace(file, overlay_reader, context, "availability");
+    if (std::filesystem::path(path).extension() != ".json") {
+      overlay_reader.fail("availability", "\"" + file +
+                                              "\" is not an availability trace; "
+                                              "accepted: a SkyPilot availability JSON, e.g. "
+                                              "us-west-2a_k80_1");
+    }
+    return std::make_unique<internal::WithAvailability>(
+        std::move(model), AvailabilityTraceModel::read(path, offset_s, kNever));
   }
   std::string names;
   for (const Entry& entry : entries()) names += (names.empty() ? "" : ", ") + entry.info.name;
