@@ -11,4 +11,6 @@ namespace transient::cli {
 void add_catalog_command(CLI::App& app);
 // `transient market list|show|sample|startup`: revocation, availability and start-up models.
 void add_market_command(CLI::App& app);
+// `transient simulate`: discrete-event simulation of a job on a transient cluster.
+void add_simulate_command(CLI::App& app);
 }  // namespace transient::cli

@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   app.fallthrough(false);
   transient::cli::add_catalog_command(app);
   transient::cli::add_market_command(app);
+  transient::cli::add_simulate_command(app);
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,204 @@
+// `transient simulate SCENARIO.toml [--runs N] [--seed S] [--threads T] [--json]`: one run prints
+// its timeline and summary, many runs the statistics (sim/monte_carlo.h).
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "transient/cli/commands.h"
+#include "transient/core/duration.h"
+#include "transient/core/error.h"
+#include "transient/perf/registry.h"
+#include "transient/sim/market_policy.h"
+#include "transient/sim/monte_carlo.h"
+#include "transient/sim/recovery_model.h"
+#include "transient/sim/replacement_policy.h"
+#include "transient/sim/scenario_loader.h"
+#include "transient/sim/simulator.h"
+
+namespace transient::cli {
+namespace {
+
+struct SimulateFlags {
+  std::string scenario;    // the scenario file
+  int runs = 1;            // 1 = one run with its timeline
+  std::uint64_t seed = 1;  // run i uses seed + i
+  int threads = 0;         // 0 = the machine's cores
+  bool json = false;       // print JSON instead of text
+  bool list = false;       // print the registries and exit
+  std::string data_dir;    // the shared data directory
+};
+
+void print_list() {
+  std::printf("throughput models ([throughput] model):\n");
+  for (const auto& m : perf::throughput_models()) {
+    std::printf("  %-24s %s\n", m.name.c_str(), m.description.c_str());
+  }
+  std::printf("recovery models ([recovery] model):\n");
+  for (const auto& m : sim::recovery_models()) {
+    std::printf("  %-24s %s\n", m.name.c_str(), m.description.c_str());
+  }
+  std::printf("replacement policies ([policy] replacement):\n");
+  for (const auto& m : sim::replacement_policies()) {
+    std::printf("  %-24s %s\n", m.name.c_str(), m.description.c_str());
+  }
+  std::printf("market policies ([policy] market, with a deadline):\n");
+  std::printf("  %-24s %s\n", "none",
+              "the cluster as written, revoked servers replaced by the "
+              "replacement policy");
+  for (const auto& m : sim::market_policies()) {
+    std::printf("  %-24s %s\n", m.name.c_str(), m.description.c_str());
+  }
+}
+
+std::string deadline_text(const sim::Scenario& s) {
+  return s.deadline_s == sim::kNoDeadline ? "none" : format_duration(s.deadline_s);
+}
+
+nlohmann::json run_json(const sim::RunResult& r) {
+  return {{"finished", r.finished},
+          {"failed", r.failed},
+          {"missed_deadline", r.missed_deadline},
+          {"time_s", r.time_s},
+          {"cost_usd", r.cost_usd},
+          {"spot_cost_usd", r.spot_cost_usd},
+          {"revocations", r.revocations},
+          {"requests", r.requests},
+          {"redone_steps", r.redone_steps},
+          {"checkpoints", r.checkpoints},
+          {"events", r.events}};
+}
+
+nlohmann::json distribution_json(const sim::Distribution& d) {
+  return {{"mean", d.mean}, {"p50", d.p50}, {"p95", d.p95}, {"p99", d.p99}};
+}
+
+void print_one_run(const sim::Scenario& scenario, const SimulateFlags& flags) {
+  sim::Simulator simulator(scenario);
+  std::vector<sim::TimelineEntry> timeline;
+  const sim::RunResult r = simulator.run(flags.seed, &timeline);
+  if (flags.json) {
+    nlohmann::json events = nlohmann::json::array();
+    for (const auto& e : timeline) {
+      events.push_back({{"time_s", e.time_s},
+                        {"event", std::string(sim::to_string(e.kind))},
+                        {"server", e.server},
+                        {"detail", e.detail}});
+    }
+    nlohmann::json out = run_json(r);
+    out["scenario"] = scenario.name;
+    out["seed"] = flags.seed;
+    out["timeline"] = std::move(events);
+    std::printf("%s\n", out.dump(2).c_str());
+    return;
+  }
+  std::printf("scenario %s, seed %llu, one run\n\n", scenario.name.c_str(),
+              static_cast<unsigned long long>(flags.seed));
+  std::printf("%12s  %-10s %6s  %s\n", "time", "event", "server", "detail");
+  for (const auto& e : timeline) {
+    if (e.kind == sim::EventKind::checkpoint) continue;
+    std::printf("%12s  %-10s %6s  %s\n", format_duration(e.time_s).c_str(),
+                std::string(sim::to_string(e.kind)).c_str(),
+                e.server >= 0 ? ("#" + std::to_string(e.server)).c_str() : "", e.detail.c_str());
+  }
+  std::printf("\n");
+  if (r.finished) {
+    std::printf("finished %.0f steps in %s (%.2f h)\n", scenario.total_steps,
+                format_duration(r.time_s).c_str(), r.time_s / 3600.0);
+  } else {
+    std::printf("NOT finished: %s after %s\n", r.failed ? "failed" : "gave up",
+                format_duration(r.time_s).c_str());
+  }
+  std::printf(
+      "cost $%.2f (spot servers $%.2f), %d servers requested, %d revocations, "
+      "%.0f steps redone, %d checkpoints, %llu events\n",
+      r.cost_usd, r.spot_cost_usd, r.requests, r.revocations, r.redone_steps, r.checkpoints,
+      static_cast<unsigned long long>(r.events));
+  std::printf("deadline %s%s\n", deadline_text(scenario).c_str(),
+              scenario.deadline_s == sim::kNoDeadline ? ""
+              : r.missed_deadline                     ? ": missed"
+                                                      : ": met");
+}
+
+void print_many_runs(const sim::Scenario& scenario, const SimulateFlags& flags, int threads) {
+  sim::MonteCarloOptions options;
+  options.runs = flags.runs;
+  options.seed = flags.seed;
+  options.threads = threads;
+  const sim::MonteCarloSummary s = sim::run_monte_carlo(scenario, options);
+  if (flags.json) {
+    nlohmann::json out = {{"scenario", scenario.name},
+                          {"runs", s.runs},
+                          {"seed", flags.seed},
+                          {"finished", s.finished},
+                          {"failed", s.failed},
+                          {"time_s", distribution_json(s.time_s)},
+                          {"cost_usd", distribution_json(s.cost_usd)},
+                          {"mean_revocations", s.mean_revocations},
+                          {"mean_redone_steps", s.mean_redone_steps},
+                          {"deadline_miss_probability", s.deadline_miss_probability},
+                          {"events", s.events}};
+    if (scenario.deadline_s != sim::kNoDeadline) out["deadline_s"] = scenario.deadline_s;
+    std::printf("%s\n", out.dump(2).c_str());
+    return;
+  }
+  std::printf("scenario %s: %d runs, seeds %llu..%llu, %d threads\n\n", scenario.name.c_str(),
+              s.runs, static_cast<unsigned long long>(flags.seed),
+              static_cast<unsigned long long>(flags.seed + s.runs - 1), threads);
+  std::printf("%-22s %10s %10s %10s %10s\n", "", "mean", "p50", "p95", "p99");
+  const auto& t = s.time_s;
+  std::printf("%-22s %10.3f %10.3f %10.3f %10.3f\n", "time (h, finished)", t.mean / 3600,
+              t.p50 / 3600, t.p95 / 3600, t.p99 / 3600);
+  const auto& c = s.cost_usd;
+  std::printf("%-22s %10.3f %10.3f %10.3f %10.3f\n\n", "cost ($)", c.mean, c.p50, c.p95, c.p99);
+  std::printf("revocations per run    %.3f\n", s.mean_revocations);
+  std::printf("redone steps per run   %.1f\n", s.mean_redone_steps);
+  std::printf("finished               %d of %d (%d failed)\n", s.finished, s.runs, s.failed);
+  std::printf("P(miss deadline)       %.4f (deadline %s)\n", s.deadline_miss_probability,
+              deadline_text(scenario).c_str());
+}
+
+}  // namespace
+
+void add_simulate_command(CLI::App& app) {
+  auto flags = std::make_shared<SimulateFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "simulate",
+      "Simulate a training job on a transient cluster (docs/scenarios.md): one run prints its "
+      "timeline, many runs the statistics of time, cost, revocations and missed deadlines.");
+  cmd->add_option("scenario", flags->scenario, "the scenario file (TOML)");
+  cmd->add_option("--runs", flags->runs, "number of Monte Carlo runs (default 1: one timeline)")
+      ->check(CLI::Range(1, 100000000));
+  cmd->add_option("--seed", flags->seed, "seed of run 0; run i uses seed + i (default 1)");
+  cmd->add_option("--threads", flags->threads, "threads (default: the machine's cores)")
+      ->check(CLI::Range(1, 1024));
+  cmd->add_flag("--json", flags->json, "print JSON");
+  cmd->add_flag("--list", flags->list,
+                "list the throughput models, recovery models and policies, and exit");
+  cmd->add_option("--data-dir", flags->data_dir,
+                  "the shared measurements and traces (default: the build's ../shared/data)");
+  cmd->callback([flags] {
+    if (flags->list) {
+      print_list();
+      return;
+    }
+    if (flags->scenario.empty()) {
+      throw InputError("simulate needs a scenario file (see docs/scenarios.md and examples/)");
+    }
+    sim::ScenarioLoadOptions options;
+    options.data_dir = flags->data_dir;
+    const sim::Scenario scenario = sim::load_scenario(flags->scenario, options);
+    int threads = flags->threads;
+    if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+    if (flags->runs == 1) {
+      print_one_run(scenario, *flags);
+    } else {
+      print_many_runs(scenario, *flags, threads);
+    }
+  });
+}
+
+}  // namespace transient::cli

@@ -1,0 +1,40 @@
+// The registry of throughput models: names, one-line descriptions and parameters, and the
+// factory that builds one from text parameters (a scenario's `[throughput]` table, CLI flags).
+// Issue 5's `analytic` and `fitted` models register here beside `table`.
+//
+// Built models are immutable and may be shared between threads. Every bad name or parameter is
+// an InputError naming where it was written and what is accepted.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "transient/perf/throughput_model.h"
+
+namespace transient::perf {
+
+// A model's parameters as text, as a user wrote them, e.g. {"workload": "resnet-32"}.
+struct ThroughputParams {
+  std::map<std::string, std::string> values;  // parameter name -> value as text
+  std::string file;      // where the parameters were written, for messages; empty for flags
+  int line = 0;          // line of the parameters in `file` (0 = unknown)
+  std::string base_dir;  // relative file names are resolved here (the scenario's directory)
+};
+
+struct ThroughputModelInfo {
+  std::string name;                 // registry name, e.g. "table"
+  std::string description;          // one line for people
+  std::vector<std::string> params;  // "name=accepted values (default)" lines
+};
+
+// Every registered model, in a stable order.
+const std::vector<ThroughputModelInfo>& throughput_models();
+
+// Builds the model called `name`. Throws InputError for an unknown name (listing the valid
+// ones) or a bad parameter (listing what is accepted).
+std::unique_ptr<ThroughputModel> create_throughput_model(const std::string& name,
+                                                         const ThroughputParams& params);
+
+}  // namespace transient::perf

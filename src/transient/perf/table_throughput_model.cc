@@ -1,0 +1,167 @@
+#include "transient/perf/table_throughput_model.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <limits>
+
+#include "transient/core/csv_table.h"
+#include "transient/core/error.h"
+#include "transient/perf/internal/cmdare_speeds.h"
+
+namespace transient::perf {
+namespace {
+
+std::string lower(const std::string& text) {
+  std::string out = text;
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// "ResNet-32", "resnet32", "shake-shake-small", "ShakeShake-Small" -> "resnet32",
+// "shakeshakesmall".
+std::string workload_key(const std::string& name) {
+  std::string out;
+  for (char c : name) {
+    if (std::isalnum(static_cast<unsigned char>(c))) {
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+  }
+  return out;
+}
+
+std::string join(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& name : names) out += (out.empty() ? "" : ", ") + name;
+  return out;
+}
+
+}  // namespace
+
+TableThroughputModel::TableThroughputModel(std::vector<TablePoint> points, std::string source)
+    : source_(std::move(source)) {
+  if (points.empty()) throw InputError(source_ + ": the speed table has no rows");
+  for (const auto& point : points) {
+    if (point.gpu.empty() || point.workers < 1 || !(point.steps_per_s > 0.0) ||
+        !std::isfinite(point.steps_per_s)) {
+      throw InputError(source_ + ": bad speed row (gpu \"" + point.gpu + "\", workers " +
+                       std::to_string(point.workers) + ", steps/s " +
+                       std::to_string(point.steps_per_s) +
+                       "); accepted: a GPU name, workers >= 1, steps/s > 0");
+    }
+    Curve& curve = curves_[lower(point.gpu)];
+    if (curve.gpu.empty()) curve.gpu = point.gpu;
+    for (const auto& existing : curve.points) {
+      if (existing.first == point.workers) {
+        throw InputError(source_ + ": two speeds for " + std::to_string(point.workers) + " x " +
+                         point.gpu + "; accepted: one row per GPU and worker count");
+      }
+    }
+    curve.points.emplace_back(point.workers, point.steps_per_s);
+  }
+  for (auto& [key, curve] : curves_) std::sort(curve.points.begin(), curve.points.end());
+}
+
+std::vector<std::string> TableThroughputModel::cmdare_workloads() {
+  return {"resnet-15", "resnet-32", "shake-shake-small", "shake-shake-big"};
+}
+
+TableThroughputModel TableThroughputModel::cmdare(const std::string& workload) {
+  std::vector<TablePoint> points;
+  const std::string key = workload_key(workload);
+  for (const auto& row : internal::cmdare_cluster_speeds()) {
+    if (workload_key(row.workload) == key)
+      points.push_back({row.gpu, row.workers, row.steps_per_s});
+  }
+  if (points.empty()) {
+    throw InputError("unknown workload \"" + workload + "\" for the table model; accepted: " +
+                     join(cmdare_workloads()) + " (CM-DARE's measurements), or a table file");
+  }
+  return TableThroughputModel(std::move(points),
+                              "CM-DARE cluster scaling (ICDCS 2020), " + workload_key(workload));
+}
+
+TableThroughputModel TableThroughputModel::from_csv(const std::string& path) {
+  const CsvTable table = CsvTable::read_file(path);
+  const int gpu = table.require_column({"gpu"});
+  const int workers = table.require_column({"workers", "num_workers"});
+  const int speed = table.require_column({"steps_per_s", "speed_steps_per_sec_mean"});
+  std::vector<TablePoint> points;
+  for (const auto& row : table.rows()) {
+    const double count = table.number(row, workers);
+    if (count < 1 || count != std::floor(count)) {
+      table.fail(row, "column \"workers\": " + table.text(row, workers) +
+                          " is not a worker count; accepted: an integer >= 1");
+    }
+    const double steps_per_s = table.number(row, speed);
+    if (!(steps_per_s > 0.0)) {
+      table.fail(row, "column \"steps_per_s\": " + table.text(row, speed) +
+                          " is not a speed; accepted: a number > 0");
+    }
+    points.push_back({table.text(row, gpu), static_cast<int>(count), steps_per_s});
+  }
+  return TableThroughputModel(std::move(points), path);
+}
+
+std::string TableThroughputModel::describe() const {
+  return "measured steps/s by GPU and worker count, interpolated (" + source_ + ")";
+}
+
+std::vector<std::string> TableThroughputModel::gpus() const {
+  std::vector<std::string> out;
+  for (const auto& [key, curve] : curves_) out.push_back(curve.gpu);
+  return out;
+}
+
+const TableThroughputModel::Curve& TableThroughputModel::curve(const std::string& gpu) const {
+  const auto it = curves_.find(lower(gpu));
+  if (it == curves_.end()) {
+    throw InputError("the speed table (" + source_ + ") has no GPU \"" + gpu +
+                     "\"; accepted: " + join(gpus()));
+  }
+  return it->second;
+}
+
+double TableThroughputModel::steps_per_s(const std::string& gpu, double workers) const {
+  const Curve& c = curve(gpu);
+  if (workers <= 0.0) return 0.0;
+  const auto& p = c.points;
+  if (workers <= p.front().first) return p.front().second * workers / p.front().first;
+  if (workers >= p.back().first) return p.back().second * workers / p.back().first;
+  for (std::size_t i = 1; i < p.size(); ++i) {
+    if (workers <= p[i].first) {
+      const double f = (workers - p[i - 1].first) / (p[i].first - p[i - 1].first);
+      return p[i - 1].second + f * (p[i].second - p[i - 1].second);
+    }
+  }
+  return p.back().second;
+}
+
+Prediction TableThroughputModel::predict(const ClusterShape& cluster) const {
+  const int total = cluster.total_workers();
+  Prediction prediction;
+  if (total == 0) return prediction;
+  if (cluster.architecture == Architecture::async_ps) {
+    for (const auto& group : cluster.workers) {
+      if (group.count == 0) continue;
+      prediction.steps_per_s += group.count * steps_per_s(group.type.gpu, total) / total;
+    }
+    return prediction;
+  }
+  double slowest = std::numeric_limits<double>::infinity();
+  int kinds = 0;
+  for (const auto& group : cluster.workers) {
+    if (group.count == 0) continue;
+    ++kinds;
+    const double per_worker = steps_per_s(group.type.gpu, total) / total;
+    if (per_worker < slowest) {
+      slowest = per_worker;
+      prediction.bottleneck = "slowest worker (" + group.type.gpu + ")";
+    }
+  }
+  if (kinds < 2) prediction.bottleneck.clear();
+  prediction.steps_per_s = total * slowest;
+  return prediction;
+}
+
+}  // namespace transient::perf

@@ -1,0 +1,73 @@
+// Deadline-aware market choice for a job with a deadline: at every decision (a tick of
+// `decision_interval_s`, and every revocation) the policy says whether the whole cluster should
+// run on spot servers, on on-demand servers, or wait idle. The simulator then releases servers of
+// the other market (gracefully: a checkpoint first) and requests what is missing.
+//
+// Policies may keep state for a run, so each simulated run uses its own instance (one per
+// Simulator, which is used by one thread). `optimal` is offline: it is given the whole market
+// realisation before the run (OfflineMarket) and follows the cheapest schedule that meets the
+// deadline (optimal_schedule.h).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace transient::sim {
+
+enum class ClusterMode : std::uint8_t { idle, spot, on_demand };
+
+std::string_view to_string(ClusterMode mode);  // "idle", "spot", "on-demand"
+
+// What a policy sees at a decision.
+struct DeadlineState {
+  double now_s = 0.0;                    // seconds since the run's start
+  double progress_steps = 0.0;           // steps done (not all checkpointed)
+  double total_steps = 0.0;              // steps the job needs
+  double deadline_s = 0.0;               // the deadline, seconds since the start
+  double steps_per_s = 0.0;              // speed of the full cluster, either market
+  double spot_changeover_s = 0.0;        // start-up + restart pause when moving to spot
+  double on_demand_changeover_s = 0.0;   // start-up + restart pause when moving to on-demand
+  double decision_interval_s = 0.0;      // seconds between decision ticks
+  ClusterMode mode = ClusterMode::idle;  // the mode chosen last
+  bool spot_available = false;           // can spot servers be had now
+};
+
+// The whole market of one run, for offline policies, on the decision grid.
+struct OfflineMarket {
+  std::vector<std::uint8_t> spot_ticks;  // 1 = spot servers can be had and kept all of tick i
+  double tick_s = 600.0;                 // length of a tick (the decision interval)
+  double work_s = 0.0;                   // seconds of full-cluster work the job needs
+  double deadline_s = 0.0;               // the deadline
+  double spot_changeover_s = 0.0;        // as in DeadlineState
+  double on_demand_changeover_s = 0.0;   // as in DeadlineState
+  double notice_s = 0.0;                 // work after the notice is lost at a revocation
+  double spot_usd_per_s = 0.0;           // the cluster's workers on spot, $ per second
+  double on_demand_usd_per_s = 0.0;      // the cluster's workers on demand, $ per second
+  double fixed_usd_per_s = 0.0;          // servers billed throughout (parameter server)
+};
+
+class MarketPolicy {
+ public:
+  virtual ~MarketPolicy() = default;
+  virtual std::string name() const = 0;
+  virtual std::string describe() const = 0;
+  // Whether begin_run needs the OfflineMarket (computing it costs a pass over the trace).
+  virtual bool needs_offline_market() const { return false; }
+  // Called before each run; `market` is null unless needs_offline_market().
+  virtual void begin_run(const OfflineMarket* market) { (void)market; }
+  virtual ClusterMode decide(const DeadlineState& state) = 0;
+};
+
+struct MarketPolicyInfo {
+  std::string name;         // registry name, e.g. "greedy"
+  std::string description;  // one line for people
+};
+
+const std::vector<MarketPolicyInfo>& market_policies();
+
+// Throws InputError for an unknown name, listing the valid ones.
+std::unique_ptr<MarketPolicy> create_market_policy(const std::string& name);
+
+}  // namespace transient::sim

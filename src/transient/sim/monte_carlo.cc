@@ -1,0 +1,105 @@
+#include "transient/sim/monte_carlo.h"
+
+#include <algorithm>
+#include <cmath>
+#include <exception>
+#include <thread>
+
+#include "transient/core/error.h"
+#include "transient/sim/simulator.h"
+
+namespace transient::sim {
+namespace {
+
+Distribution distribution(std::vector<double> values) {
+  Distribution d;
+  if (values.empty()) return d;
+  std::sort(values.begin(), values.end());
+  double sum = 0.0;
+  for (const double v : values) sum += v;
+  d.mean = sum / static_cast<double>(values.size());
+  auto rank = [&](double p) {
+    const auto n = static_cast<double>(values.size());
+    const auto index = static_cast<std::size_t>(std::max(1.0, std::ceil(p * n))) - 1;
+    return values[std::min(index, values.size() - 1)];
+  };
+  d.p50 = rank(0.50);
+  d.p95 = rank(0.95);
+  d.p99 = rank(0.99);
+  return d;
+}
+
+}  // namespace
+
+std::vector<RunResult> run_many(const Scenario& scenario, const MonteCarloOptions& options) {
+  if (options.runs < 1) throw InputError("--runs must be >= 1");
+  if (options.threads < 1) throw InputError("--threads must be >= 1");
+  std::vector<RunResult> results(options.runs);
+  const int threads = std::min(options.threads, options.runs);
+  // Each thread owns a Simulator and writes only its own slots of `results`.
+  std::vector<Simulator> simulators;
+  simulators.reserve(threads);
+  for (int t = 0; t < threads; ++t) simulators.emplace_back(scenario);
+  auto work = [&](int t) {
+    for (int i = t; i < options.runs; i += threads) {
+      results[i] = simulators[t].run(options.seed + static_cast<std::uint64_t>(i));
+    }
+  };
+  if (threads == 1) {
+    work(0);
+    return results;
+  }
+  std::vector<std::exception_ptr> errors(threads);
+  std::vector<std::thread> pool;
+  pool.reserve(threads);
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      try {
+        work(t);
+      } catch (...) {
+        errors[t] = std::current_exception();
+      }
+    });
+  }
+  for (auto& thread : pool) thread.join();
+  for (const auto& error : errors) {
+    if (error) std::rethrow_exception(error);
+  }
+  return results;
+}
+
+MonteCarloSummary summarize(const std::vector<RunResult>& results) {
+  MonteCarloSummary s;
+  s.runs = static_cast<int>(results.size());
+  std::vector<double> times;
+  std::vector<double> costs;
+  int missed = 0;
+  double revocations = 0.0;
+  double redone = 0.0;
+  for (const auto& r : results) {
+    if (r.finished) {
+      ++s.finished;
+      times.push_back(r.time_s);
+    }
+    if (r.failed) ++s.failed;
+    if (r.missed_deadline) ++missed;
+    costs.push_back(r.cost_usd);
+    revocations += r.revocations;
+    redone += r.redone_steps;
+    s.events += r.events;
+  }
+  s.time_s = distribution(std::move(times));
+  s.cost_usd = distribution(std::move(costs));
+  if (s.runs > 0) {
+    s.mean_revocations = revocations / s.runs;
+    s.mean_redone_steps = redone / s.runs;
+    s.deadline_miss_probability = static_cast<double>(missed) / s.runs;
+  }
+  return s;
+}
+
+MonteCarloSummary run_monte_carlo(const Scenario& scenario, const MonteCarloOptions& options) {
+  return summarize(run_many(scenario, options));
+}
+
+}  // namespace transient::sim

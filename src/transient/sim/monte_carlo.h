@@ -1,0 +1,50 @@
+// Many simulated runs of one scenario, and their statistics.
+//
+// Run i uses seed `seed + i`; runs are split over `threads` std::threads (each with its own
+// Simulator) and their results are kept in run order, so the results, and every statistic, are
+// the same for any number of threads.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "transient/sim/run_result.h"
+#include "transient/sim/scenario.h"
+
+namespace transient::sim {
+
+struct MonteCarloOptions {
+  int runs = 1000;         // number of runs, >= 1
+  std::uint64_t seed = 1;  // run i uses seed + i
+  int threads = 1;         // worker threads, >= 1 (more than runs are not started)
+};
+
+// Mean and nearest-rank percentiles of one figure over the runs.
+struct Distribution {
+  double mean = 0.0;
+  double p50 = 0.0;
+  double p95 = 0.0;
+  double p99 = 0.0;
+};
+
+struct MonteCarloSummary {
+  int runs = 0;                            // runs simulated
+  int finished = 0;                        // runs that reached the job's steps
+  int failed = 0;                          // runs the recovery model failed
+  Distribution time_s;                     // over finished runs (all zero if none finished)
+  Distribution cost_usd;                   // over all runs
+  double mean_revocations = 0.0;           // per run
+  double mean_redone_steps = 0.0;          // per run
+  double deadline_miss_probability = 0.0;  // share of runs not finished by the deadline
+  std::uint64_t events = 0;                // events processed, all runs
+};
+
+// Every run's result, in run order. Throws InputError for a scenario the simulator rejects.
+std::vector<RunResult> run_many(const Scenario& scenario, const MonteCarloOptions& options);
+
+MonteCarloSummary summarize(const std::vector<RunResult>& results);
+
+// run_many followed by summarize.
+MonteCarloSummary run_monte_carlo(const Scenario& scenario, const MonteCarloOptions& options);
+
+}  // namespace transient::sim

@@ -1,0 +1,363 @@
+#include "transient/sim/scenario_loader.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+
+#include "transient/cloud/catalog_registry.h"
+#include "transient/core/error.h"
+#include "transient/core/structured_input.h"
+#include "transient/market/data_dir.h"
+#include "transient/market/registry.h"
+#include "transient/perf/registry.h"
+#include "transient/sim/internal/toml_section.h"
+#include "transient/sim/market_policy.h"
+#include "transient/sim/replacement_policy.h"
+#include "transient/sim/simulator.h"
+
+namespace transient::sim {
+namespace {
+
+using internal::TomlSection;
+
+std::string join(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& name : names) out += (out.empty() ? "" : ", ") + name;
+  return out;
+}
+
+// Runs `build`, relocating an InputError without a file to `section`'s `key`.
+template <typename F>
+auto located(const TomlSection& section, const std::string& key, F build) -> decltype(build()) {
+  try {
+    return build();
+  } catch (const InputError& error) {
+    if (!error.file().empty()) throw;
+    section.fail(key, error.message());
+  }
+}
+
+class Loader {
+ public:
+  Loader(const toml::table& root, std::string file, std::string base_dir,
+         const ScenarioLoadOptions& options)
+      : root_(root), file_(std::move(file)), base_dir_(std::move(base_dir)), options_(options) {}
+
+  Scenario load() {
+    TomlSection top(&root_, file_, "the scenario",
+                    {"name", "job", "throughput", "cluster", "instance_types", "market", "startup",
+                     "recovery", "checkpoint", "policy"});
+    Scenario s;
+    s.name = top.text("name", std::filesystem::path(file_).stem().string());
+    read_instance_types();
+    read_job(s);
+    read_throughput(s);
+    read_cluster(s);
+    read_market(s);
+    read_startup(s);
+    read_recovery(s);
+    read_checkpoint(s);
+    read_policy(s);
+    // The simulator's own checks (policy restrictions) are reported at the [policy] table.
+    TomlSection policy(table("policy"), file_, "[policy]",
+                       {"replacement", "market", "decision_interval"});
+    located(policy, "market", [&] { return Simulator(s).scenario().total_steps; });
+    return s;
+  }
+
+ private:
+  const toml::table* table(const std::string& key) const {
+    const toml::node* node = root_.get(key);
+    if (!node) return nullptr;
+    if (const auto* t = node->as_table()) return t;
+    throw InputError(file_, toml_line(*node), "\"" + key + "\" must be a table [" + key + "]");
+  }
+
+  void read_instance_types() {
+    const toml::node* node = root_.get("instance_types");
+    if (!node) return;
+    const auto* array = node->as_array();
+    if (!array) {
+      throw InputError(file_, toml_line(*node),
+                       "instance_types must be an array of tables [[instance_types]]");
+    }
+    for (const auto& element : *array) {
+      const auto* t = element.as_table();
+      if (!t) throw InputError(file_, toml_line(element), "[[instance_types]]: expected a table");
+      TomlSection section(
+          t, file_, "[[instance_types]]",
+          {"name", "gpu", "gpus", "gpu_tflops", "vcpus", "memory_gib", "network_gbps",
+           "on_demand_usd_per_h", "spot_usd_per_h", "region", "zone"});
+      cloud::InstanceType type;
+      type.name = section.require_text("name");
+      type.gpu = section.text("gpu", "");
+      type.gpus = section.integer("gpus", type.gpu.empty() ? 0 : 1, 0, 64);
+      type.gpu_tflops = section.number("gpu_tflops", 0.0, 0.0, 1e6);
+      type.vcpus = section.integer("vcpus", 0, 0, 100000);
+      type.memory_gib = section.number("memory_gib", 0.0, 0.0, 1e9);
+      type.network_gbps = section.number("network_gbps", 0.0, 0.0, 1e6);
+      type.on_demand_usd_per_h = section.number("on_demand_usd_per_h", 0.0, 0.0, 1e6);
+      type.spot_usd_per_h = section.number("spot_usd_per_h", 0.0, 0.0, 1e6);
+      type.region = section.text("region", "");
+      type.zone = section.text("zone", "");
+      if (type.on_demand_usd_per_h <= 0.0 && type.spot_usd_per_h <= 0.0) {
+        section.fail("", "\"" + type.name +
+                             "\" has no price; accepted: on_demand_usd_per_h "
+                             "and/or spot_usd_per_h > 0");
+      }
+      types_[type.name] = type;
+    }
+  }
+
+  // A type by name: the scenario's [[instance_types]] first, then its catalog (in `zone` if
+  // given).
+  cloud::InstanceType resolve_type(const TomlSection& section, const std::string& key,
+                                   const std::string& name, const std::string& zone) {
+    const auto it = types_.find(name);
+    if (it != types_.end()) return it->second;
+    if (catalog_) {
+      return located(section, key, [&] { return catalog_->find(name, zone); });
+    }
+    std::vector<std::string> names;
+    for (const auto& [n, type] : types_) names.push_back(n);
+    section.fail(key, "unknown instance type \"" + name + "\"; accepted: " +
+                          (names.empty() ? "none defined (add [[instance_types]] or [cluster] "
+                                           "catalog)"
+                                         : join(names)));
+  }
+
+  void read_job(Scenario& s) {
+    TomlSection job(table("job"), file_, "[job]", {"steps", "deadline", "horizon", "start_hour"});
+    if (!table("job")) throw InputError(file_, 0, "missing the [job] table; it needs steps");
+    s.total_steps = job.number("steps", 0.0, 0.0, 1e15);
+    if (!(s.total_steps > 0.0)) job.fail("steps", "missing or 0; accepted: a number of steps > 0");
+    if (job.has("deadline")) {
+      s.deadline_s = job.duration_s("deadline", kNoDeadline);
+      if (!(s.deadline_s > 0.0)) job.fail("deadline", "accepted: a duration > 0");
+    }
+    s.horizon_s = job.duration_s("horizon", s.horizon_s);
+    if (!(s.horizon_s > 0.0)) job.fail("horizon", "accepted: a duration > 0");
+    s.start_hour_of_day = job.number("start_hour", 0.0, 0.0, 24.0);
+  }
+
+  void read_throughput(Scenario& s) {
+    const toml::table* t = table("throughput");
+    if (!t) throw InputError(file_, 0, "missing the [throughput] table; it needs model");
+    TomlSection section(t, file_, "[throughput]", {"model", "architecture", "workload", "table"});
+    const std::string arch = section.text("architecture", "async-ps");
+    if (!perf::parse_architecture(arch, s.architecture)) {
+      section.fail("architecture", "\"" + arch + "\"; accepted: async-ps, allreduce");
+    }
+    perf::ThroughputParams params;
+    params.file = file_;
+    params.line = section.section_line();
+    params.base_dir = base_dir_;
+    for (const auto& [key, value] : *t) {
+      const std::string k(key.str());
+      if (k == "model" || k == "architecture") continue;
+      params.values[k] = section.text(k, "");
+    }
+    const std::string model = section.text("model", "table");
+    std::vector<std::string> names;
+    for (const auto& info : perf::throughput_models()) names.push_back(info.name);
+    if (std::find(names.begin(), names.end(), model) == names.end()) {
+      section.fail("model", "unknown throughput model \"" + model + "\"; accepted: " + join(names));
+    }
+    s.throughput =
+        located(section, "model", [&] { return perf::create_throughput_model(model, params); });
+  }
+
+  void read_groups(const toml::table* cluster, const std::string& key, Scenario& s,
+                   std::vector<ServerGroup>& out, bool workers) {
+    const toml::node* node = cluster ? cluster->get(key) : nullptr;
+    if (!node) return;
+    const auto* array = node->as_array();
+    if (!array) {
+      throw InputError(file_, toml_line(*node),
+                       "[cluster] " + key + " must be an array of tables [[cluster." + key + "]]");
+    }
+    for (const auto& element : *array) {
+      const auto* t = element.as_table();
+      if (!t)
+        throw InputError(file_, toml_line(element), "[[cluster." + key + "]]: expected a table");
+      TomlSection section(t, file_, "[[cluster." + key + "]]", {"type", "count", "market", "zone"});
+      ServerGroup group;
+      group.type =
+          resolve_type(section, "type", section.require_text("type"), section.text("zone", ""));
+      group.count = section.integer("count", 1, 1, 100000);
+      const std::string market = section.text("market", workers ? "spot" : "on-demand");
+      const auto parsed = cloud::parse_market(market);
+      if (!parsed) section.fail("market", "\"" + market + "\"; accepted: spot, on-demand");
+      group.market = *parsed;
+      if (!workers && group.market != cloud::Market::on_demand) {
+        section.fail("market",
+                     "parameter servers are never revoked in the simulator; "
+                     "accepted: on-demand");
+      }
+      if (!group.type.has_market(group.market)) {
+        section.fail("market", "\"" + group.type.name + "\" has no " +
+                                   std::string(cloud::to_string(group.market)) + " price");
+      }
+      if (workers) {
+        perf::ClusterShape shape;
+        shape.architecture = s.architecture;
+        shape.workers.push_back({group.type, 1});
+        located(section, "type", [&] { return s.throughput->predict(shape).steps_per_s; });
+      }
+      out.push_back(group);
+    }
+  }
+
+  void read_cluster(Scenario& s) {
+    const toml::table* t = table("cluster");
+    TomlSection section(t, file_, "[cluster]",
+                        {"catalog", "workers", "parameter_servers", "replacement_types"});
+    if (section.has("catalog")) {
+      std::string catalog = section.text("catalog", "");
+      const std::filesystem::path path = std::filesystem::path(base_dir_) / catalog;
+      if (catalog.size() > 4 && catalog.substr(catalog.size() - 4) == ".csv" &&
+          std::filesystem::path(catalog).is_relative() && std::filesystem::exists(path)) {
+        catalog = path.string();
+      }
+      catalog_ = located(section, "catalog", [&] {
+        return std::make_shared<const cloud::Catalog>(cloud::load_catalog(catalog));
+      });
+    }
+    read_groups(t, "workers", s, s.workers, true);
+    if (s.workers.empty()) {
+      throw InputError(file_, section.section_line(),
+                       "the scenario has no workers; add [[cluster.workers]] with type and count");
+    }
+    read_groups(t, "parameter_servers", s, s.parameter_servers, false);
+    if (const toml::node* node = section.node("replacement_types")) {
+      const auto* array = node->as_array();
+      if (!array) section.fail("replacement_types", "expected an array of instance type names");
+      for (const auto& element : *array) {
+        const auto* name = element.as_string();
+        if (!name) section.fail("replacement_types", "expected an array of instance type names");
+        s.replacement_types.push_back(resolve_type(section, "replacement_types", name->get(), ""));
+      }
+    }
+  }
+
+  void read_market(Scenario& s) {
+    const toml::table* t = table("market");
+    if (!t) return;
+    TomlSection section(t, file_, "[market]", {});  // the model's keys: its factory checks them
+    const toml::node* model_node = t->get("model");
+    if (!model_node || !model_node->as_string()) {
+      throw InputError(file_, section.section_line(),
+                       "[market] model: missing; accepted: a revocation model name (transient "
+                       "market list) or \"none\"");
+    }
+    const std::string model = model_node->as_string()->get();
+    s.notice_s = section.duration_s("notice", s.notice_s);
+    if (model == "none") return;
+    const market::ModelParams params = market::params_from_toml(*t, file_, {"model", "notice"});
+    market::ModelContext context;
+    context.data_dir = market::resolve_data_dir(options_.data_dir);
+    context.base_dir = base_dir_;
+    s.market = located(section, "model",
+                       [&] { return market::create_revocation_model(model, params, context); });
+  }
+
+  void read_startup(Scenario& s) {
+    const toml::table* t = table("startup");
+    TomlSection section(t, file_, "[startup]",
+                        {"spot", "spot_std", "on_demand", "on_demand_std", "gpu", "region"});
+    const std::string gpu = section.text("gpu", "");
+    const std::string region = section.text("region", "");
+    auto read = [&](const std::string& key, cloud::Market market, double& mean_s,
+                    std::shared_ptr<const market::StartupModel>& model) {
+      const toml::node* node = section.node(key);
+      if (node && node->as_string() && node->as_string()->get() == "cmdare") {
+        model = located(section, key, [&] {
+          return std::make_shared<const market::StartupModel>(market::StartupModel::load_cmdare(
+              market::resolve_data_dir(options_.data_dir), market, gpu, region));
+        });
+        return;
+      }
+      if (node && node->as_string() && node->as_string()->get() == "default") {
+        model = std::make_shared<const market::StartupModel>(
+            market::StartupModel::builtin_default(market));
+        return;
+      }
+      mean_s = section.duration_s(key, 0.0);
+    };
+    read("spot", cloud::Market::spot, s.startup.spot_mean_s, s.startup.spot_model);
+    read("on_demand", cloud::Market::on_demand, s.startup.on_demand_mean_s,
+         s.startup.on_demand_model);
+    s.startup.spot_std_s = section.duration_s("spot_std", 0.0);
+    s.startup.on_demand_std_s = section.duration_s("on_demand_std", 0.0);
+  }
+
+  void read_recovery(Scenario& s) {
+    TomlSection section(table("recovery"), file_, "[recovery]",
+                        {"model", "reform", "restart", "chief_loss"});
+    s.recovery = section.text("model", s.recovery);
+    located(section, "model", [&] { return create_recovery_model(s.recovery, {})->name(); });
+    s.recovery_options.reform_s = section.duration_s("reform", s.recovery_options.reform_s);
+    s.recovery_options.restart_s = section.duration_s("restart", s.recovery_options.restart_s);
+    const std::string chief = section.text("chief_loss", "wait");
+    if (chief != "wait" && chief != "fail") {
+      section.fail("chief_loss", "\"" + chief + "\"; accepted: wait, fail");
+    }
+    s.recovery_options.chief_loss_fails = chief == "fail";
+  }
+
+  void read_checkpoint(Scenario& s) {
+    TomlSection section(table("checkpoint"), file_, "[checkpoint]",
+                        {"interval", "write", "on_notice"});
+    s.checkpoint_interval_s = section.duration_s("interval", 0.0);
+    s.checkpoint_write_s = section.duration_s("write", 0.0);
+    s.checkpoint_on_notice = section.boolean("on_notice", true);
+  }
+
+  void read_policy(Scenario& s) {
+    TomlSection section(table("policy"), file_, "[policy]",
+                        {"replacement", "market", "decision_interval"});
+    s.replacement = section.text("replacement", s.replacement);
+    located(section, "replacement",
+            [&] { return create_replacement_policy(s.replacement)->name(); });
+    s.market_policy = section.text("market", s.market_policy);
+    if (s.market_policy != "none") {
+      located(section, "market", [&] {
+        try {
+          return create_market_policy(s.market_policy)->name();
+        } catch (const InputError& error) {
+          throw InputError(error.message() + ", none");
+        }
+      });
+      if (s.deadline_s == kNoDeadline) {
+        section.fail("market", "a market policy needs a deadline; add deadline to [job]");
+      }
+    }
+    s.decision_interval_s = section.duration_s("decision_interval", s.decision_interval_s);
+    if (!(s.decision_interval_s > 0.0)) {
+      section.fail("decision_interval", "accepted: a duration > 0");
+    }
+  }
+
+  const toml::table& root_;
+  std::string file_;
+  std::string base_dir_;
+  const ScenarioLoadOptions& options_;
+  std::map<std::string, cloud::InstanceType> types_;  // [[instance_types]]
+  std::shared_ptr<const cloud::Catalog> catalog_;     // [cluster] catalog, if any
+};
+
+}  // namespace
+
+Scenario parse_scenario(const std::string& text, const std::string& name,
+                        const std::string& base_dir, const ScenarioLoadOptions& options) {
+  const toml::table root = parse_toml(text, name);
+  return Loader(root, name, base_dir, options).load();
+}
+
+Scenario load_scenario(const std::string& path, const ScenarioLoadOptions& options) {
+  const toml::table root = load_toml_file(path);
+  const std::string base_dir = std::filesystem::path(path).parent_path().string();
+  return Loader(root, path, base_dir, options).load();
+}
+
+}  // namespace transient::sim

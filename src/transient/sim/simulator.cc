@@ -1,0 +1,540 @@
+#include "transient/sim/simulator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "transient/core/duration.h"
+#include "transient/core/error.h"
+
+namespace transient::sim {
+namespace {
+
+constexpr double kS = 1.0 / 3600.0;  // hours per second
+
+std::string fixed(double value, int digits) {
+  std::ostringstream out;
+  out.setf(std::ios::fixed);
+  out.precision(digits);
+  out << value;
+  return out.str();
+}
+
+}  // namespace
+
+std::string_view to_string(EventKind kind) {
+  switch (kind) {
+    case EventKind::requested:
+      return "requested";
+    case EventKind::ready:
+      return "ready";
+    case EventKind::notice:
+      return "notice";
+    case EventKind::revoked:
+      return "revoked";
+    case EventKind::released:
+      return "released";
+    case EventKind::checkpoint:
+      return "checkpoint";
+    case EventKind::done:
+      return "done";
+    case EventKind::deadline:
+      return "deadline";
+    case EventKind::decision:
+      return "decision";
+    case EventKind::horizon:
+      return "horizon";
+  }
+  return "?";
+}
+
+Simulator::Simulator(Scenario scenario) : scenario_(std::move(scenario)) {
+  if (!scenario_.throughput) throw InputError("the scenario has no throughput model");
+  if (scenario_.workers.empty()) throw InputError("the scenario has no workers");
+  if (!(scenario_.total_steps > 0.0)) throw InputError("the job's steps must be > 0");
+  recovery_ = create_recovery_model(scenario_.recovery, scenario_.recovery_options);
+  replacement_ = create_replacement_policy(scenario_.replacement);
+  if (scenario_.market_policy != "none") {
+    market_policy_ = create_market_policy(scenario_.market_policy);
+    if (scenario_.workers.size() != 1) {
+      throw InputError(
+          "a market policy moves one homogeneous group of workers between markets; "
+          "the scenario has " +
+          std::to_string(scenario_.workers.size()) + " worker groups");
+    }
+    if (!(scenario_.decision_interval_s > 0.0)) {
+      throw InputError("the decision interval must be > 0 s");
+    }
+  }
+
+  auto type_index = [&](const cloud::InstanceType& type) {
+    for (int i = 0; i < static_cast<int>(types_.size()); ++i) {
+      if (types_[i].name == type.name) return i;
+    }
+    types_.push_back(type);
+    return static_cast<int>(types_.size() - 1);
+  };
+  for (const auto& group : scenario_.workers) {
+    if (group.count < 1) throw InputError("a worker group has a count below 1");
+    group_type_.push_back(type_index(group.type));
+  }
+  for (const auto& type : scenario_.replacement_types) type_index(type);
+  for (const auto& group : scenario_.parameter_servers) {
+    parameter_server_usd_per_s_ +=
+        group.count * group.type.price_usd_per_h(cloud::Market::on_demand) * kS;
+    parameter_server_count_ += group.count;
+  }
+  counts_.assign(types_.size(), 0);
+
+  if (market_policy_) {
+    counts_[group_type_[0]] = scenario_.workers[0].count;
+    full_cluster_steps_per_s_ = speed_for_counts();
+    counts_[group_type_[0]] = 0;
+    if (!(full_cluster_steps_per_s_ > 0.0)) {
+      throw InputError("the throughput model predicts no progress for the cluster");
+    }
+    if (market_policy_->needs_offline_market()) {
+      const double spot =
+          scenario_.startup.mean_s(cloud::Market::spot) + recovery_->restart_pause_s();
+      const double on_demand =
+          scenario_.startup.mean_s(cloud::Market::on_demand) + recovery_->restart_pause_s();
+      if (std::max({spot, on_demand, scenario_.notice_s}) >= scenario_.decision_interval_s) {
+        throw InputError("the " + scenario_.market_policy +
+                         " policy needs a decision interval longer than the start-up plus the "
+                         "restart pause and the notice (" +
+                         fixed(std::max({spot, on_demand, scenario_.notice_s}), 1) + " s)");
+      }
+    }
+  }
+  servers_.reserve(256);
+  queue_.reserve(1024);
+}
+
+double Simulator::speed_for_counts() {
+  // Up to 8 types of up to 255 workers pack into one key; other clusters are not cached.
+  std::uint64_t key = 0;
+  bool packable = counts_.size() <= 8;
+  for (std::size_t i = 0; i < counts_.size() && packable; ++i) {
+    if (counts_[i] > 255) packable = false;
+    key |= static_cast<std::uint64_t>(counts_[i]) << (8 * i);
+  }
+  if (packable) {
+    const auto it = speed_cache_.find(key);
+    if (it != speed_cache_.end()) return it->second;
+  }
+  perf::ClusterShape shape;
+  shape.architecture = scenario_.architecture;
+  shape.parameter_servers = std::max(1, parameter_server_count_);
+  for (std::size_t i = 0; i < counts_.size(); ++i) {
+    if (counts_[i] > 0) shape.workers.push_back({types_[i], counts_[i]});
+  }
+  const double speed = scenario_.throughput->predict(shape).steps_per_s;
+  if (packable) speed_cache_.emplace(key, speed);
+  return speed;
+}
+
+RunResult Simulator::run(std::uint64_t seed, std::vector<TimelineEntry>* timeline) {
+  rng_ = Rng(seed);
+  log_ = timeline;
+  queue_.clear();
+  servers_.clear();
+  std::fill(counts_.begin(), counts_.end(), 0);
+  result_ = RunResult{};
+  now_s_ = last_advance_s_ = 0.0;
+  progress_steps_ = checkpoint_steps_ = rate_steps_per_s_ = pause_until_s_ = 0.0;
+  members_ = pending_ = 0;
+  chief_ = -1;
+  running_ = ended_ = false;
+  job_epoch_ = 0;
+  mode_ = ClusterMode::idle;
+
+  timeline_.reset();
+  if (scenario_.market) {
+    timeline_ = scenario_.market->start_run(scenario_.start_hour_of_day, rng_);
+  }
+  if (scenario_.deadline_s < scenario_.horizon_s) {
+    queue_.push(scenario_.deadline_s, EventKind::deadline, -1, 0);
+  }
+  queue_.push(scenario_.horizon_s, EventKind::horizon, -1, 0);
+  if (scenario_.checkpoint_interval_s > 0.0) {
+    queue_.push(scenario_.checkpoint_interval_s, EventKind::checkpoint, -1, 0);
+  }
+  if (market_policy_) {
+    if (market_policy_->needs_offline_market()) {
+      const OfflineMarket market = offline_market(seed);
+      market_policy_->begin_run(&market);
+    } else {
+      market_policy_->begin_run(nullptr);
+    }
+    on_decision();
+  } else {
+    for (std::size_t g = 0; g < scenario_.workers.size(); ++g) {
+      for (int i = 0; i < scenario_.workers[g].count; ++i) {
+        request(group_type_[g], scenario_.workers[g].market);
+      }
+    }
+  }
+
+  while (!ended_ && !queue_.empty()) {
+    const internal::Event event = queue_.pop();
+    if (event.server >= 0) {
+      if (servers_[event.server].generation != event.generation) continue;
+    } else if (event.kind == EventKind::done && event.generation != job_epoch_) {
+      continue;
+    }
+    now_s_ = event.time_s;
+    advance();
+    ++result_.events;
+    switch (event.kind) {
+      case EventKind::ready:
+        on_ready(event.server);
+        break;
+      case EventKind::notice:
+        on_notice(event.server);
+        break;
+      case EventKind::revoked:
+        on_revoked(event.server);
+        break;
+      case EventKind::checkpoint:
+        on_checkpoint();
+        break;
+      case EventKind::decision:
+        on_decision();
+        break;
+      case EventKind::done:
+        progress_steps_ = scenario_.total_steps;
+        result_.finished = true;
+        ended_ = true;
+        log(EventKind::done, -1, "");
+        break;
+      case EventKind::deadline:
+        log(EventKind::deadline, -1, "");
+        break;
+      case EventKind::horizon:
+        ended_ = true;
+        log(EventKind::horizon, -1, "");
+        break;
+      case EventKind::requested:
+      case EventKind::released:
+        break;
+    }
+  }
+
+  result_.time_s = now_s_;
+  for (auto& server : servers_) {
+    if (server.state != ServerState::gone) bill(server);
+  }
+  result_.cost_usd += parameter_server_usd_per_s_ * now_s_;
+  result_.missed_deadline = !result_.finished || now_s_ > scenario_.deadline_s;
+  timeline_.reset();
+  log_ = nullptr;
+  return result_;
+}
+
+void Simulator::advance() {
+  if (running_) {
+    const double from = std::max(last_advance_s_, pause_until_s_);
+    if (now_s_ > from) progress_steps_ += rate_steps_per_s_ * (now_s_ - from);
+  }
+  last_advance_s_ = now_s_;
+}
+
+void Simulator::update_rate() { rate_steps_per_s_ = members_ > 0 ? speed_for_counts() : 0.0; }
+
+void Simulator::reschedule_done() {
+  ++job_epoch_;
+  if (!running_ || !(rate_steps_per_s_ > 0.0)) return;
+  const double remaining = std::max(0.0, scenario_.total_steps - progress_steps_);
+  const double t = std::max(now_s_, pause_until_s_) + remaining / rate_steps_per_s_;
+  queue_.push(t, EventKind::done, -1, job_epoch_);
+}
+
+double StartupOptions::mean_s(cloud::Market market) const {
+  if (market == cloud::Market::spot) return spot_model ? spot_model->mean_s() : spot_mean_s;
+  return on_demand_model ? on_demand_model->mean_s() : on_demand_mean_s;
+}
+
+double Simulator::startup_s(cloud::Market market) {
+  const auto& s = scenario_.startup;
+  const auto& model = market == cloud::Market::spot ? s.spot_model : s.on_demand_model;
+  if (model) return model->sample_s(rng_);
+  const double mean = market == cloud::Market::spot ? s.spot_mean_s : s.on_demand_mean_s;
+  const double std = market == cloud::Market::spot ? s.spot_std_s : s.on_demand_std_s;
+  if (std <= 0.0) return mean;
+  return std::max(0.0, mean + std * rng_.normal());
+}
+
+void Simulator::request(int type, cloud::Market market) {
+  const int index = static_cast<int>(servers_.size());
+  Server server;
+  server.type = type;
+  server.market = market;
+  server.obtain_s = now_s_;
+  server.usd_per_s = types_[type].price_usd_per_h(market) * kS;
+  const bool revocable = market == cloud::Market::spot && timeline_ != nullptr;
+  if (revocable && !timeline_->available_at(now_s_)) {
+    server.obtain_s = timeline_->next_available_s(now_s_);
+  }
+  ++result_.requests;
+  server.will_be_ready = std::isfinite(server.obtain_s);
+  server.revoke_s = market::kNever;
+  servers_.push_back(server);
+  if (log_) {
+    log(EventKind::requested, index,
+        server.obtain_s > now_s_
+            ? (server.will_be_ready ? "waits for spot until " + format_duration(server.obtain_s)
+                                    : "no spot server can be had")
+            : "");
+  }
+  if (!server.will_be_ready) return;
+  ++pending_;
+  queue_.push(server.obtain_s + startup_s(market), EventKind::ready, index, 0);
+  if (revocable) {
+    const double revoke_s = timeline_->revocation_time_s(server.obtain_s, rng_);
+    servers_[index].revoke_s = revoke_s;
+    if (std::isfinite(revoke_s)) {
+      const double notice_s = std::max(server.obtain_s, revoke_s - scenario_.notice_s);
+      queue_.push(notice_s, EventKind::notice, index, 0);
+      queue_.push(revoke_s, EventKind::revoked, index, 0);
+    }
+  }
+}
+
+void Simulator::bill(Server& server) {
+  const double seconds = now_s_ - server.obtain_s;
+  if (seconds <= 0.0) return;
+  const double usd = seconds * server.usd_per_s;
+  result_.cost_usd += usd;
+  if (server.market == cloud::Market::spot) result_.spot_cost_usd += usd;
+}
+
+void Simulator::roll_back_to(double steps) {
+  if (steps < progress_steps_) {
+    result_.redone_steps += progress_steps_ - steps;
+    progress_steps_ = steps;
+  }
+  checkpoint_steps_ = std::min(checkpoint_steps_, progress_steps_);
+}
+
+void Simulator::try_form() {
+  if (running_ || members_ == 0 || pending_ > 0) return;
+  if (recovery_->has_chief() && chief_ < 0) return;
+  running_ = true;
+  roll_back_to(checkpoint_steps_);
+  pause_until_s_ = now_s_ + recovery_->restart_pause_s();
+  update_rate();
+  reschedule_done();
+}
+
+void Simulator::on_ready(int index) {
+  Server& server = servers_[index];
+  server.state = ServerState::member;
+  --pending_;
+  ++members_;
+  ++counts_[server.type];
+  if (recovery_->has_chief() && chief_ < 0) chief_ = index;
+  log(EventKind::ready, index, index == chief_ ? "chief" : "");
+  if (running_) {
+    const RecoveryEffect effect = recovery_->on_join({progress_steps_, checkpoint_steps_, false});
+    roll_back_to(effect.progress_steps);
+    pause_until_s_ = std::max(pause_until_s_, now_s_) + effect.pause_s;
+    update_rate();
+    reschedule_done();
+  } else {
+    try_form();
+  }
+}
+
+void Simulator::on_notice(int index) {
+  log(EventKind::notice, index, "");
+  if (scenario_.checkpoint_on_notice && running_ && servers_[index].state == ServerState::member) {
+    checkpoint_steps_ = progress_steps_;
+    ++result_.checkpoints;
+  }
+}
+
+void Simulator::leave(int index, bool graceful) {
+  Server& server = servers_[index];
+  ++server.generation;
+  bill(server);
+  const ServerState before = server.state;
+  server.state = ServerState::gone;
+  if (before == ServerState::pending) {
+    if (server.will_be_ready) --pending_;
+    return;
+  }
+  --members_;
+  --counts_[server.type];
+  const bool was_chief = index == chief_;
+  if (was_chief) chief_ = -1;
+  if (!running_) return;
+  if (graceful) {
+    // A policy moving the cluster: checkpoint, stop, and restart once the new servers are in.
+    checkpoint_steps_ = progress_steps_;
+    running_ = false;
+  } else if (members_ == 0) {
+    running_ = false;
+    roll_back_to(checkpoint_steps_);
+  } else {
+    const RecoveryEffect effect =
+        recovery_->on_leave({progress_steps_, checkpoint_steps_, was_chief});
+    roll_back_to(effect.progress_steps);
+    if (effect.fail) {
+      result_.failed = true;
+      ended_ = true;
+    } else if (effect.stop) {
+      running_ = false;
+    } else {
+      pause_until_s_ = std::max(pause_until_s_, now_s_) + effect.pause_s;
+    }
+  }
+  update_rate();
+  reschedule_done();
+}
+
+void Simulator::release(int index) {
+  log(EventKind::released, index, "");
+  leave(index, /*graceful=*/true);
+}
+
+void Simulator::on_revoked(int index) {
+  ++result_.revocations;
+  const Server revoked = servers_[index];
+  log(EventKind::revoked, index, revoked.state == ServerState::pending ? "while starting" : "");
+  leave(index, /*graceful=*/false);
+  if (ended_) return;
+  if (market_policy_) {
+    // Servers revoked at this same moment (a trace revokes a zone's servers together) go first,
+    // so that the policy sees the cluster as the market leaves it, not release them gracefully.
+    for (int i = 0; i < static_cast<int>(servers_.size()) && !ended_; ++i) {
+      if (servers_[i].state != ServerState::gone && servers_[i].revoke_s <= now_s_) {
+        ++result_.revocations;
+        log(EventKind::revoked, i, "");
+        leave(i, /*graceful=*/false);
+      }
+    }
+    if (ended_) return;
+    reconcile(market_policy_->decide(deadline_state()));
+  } else {
+    replace(revoked);
+  }
+  try_form();
+}
+
+void Simulator::replace(const Server& revoked) {
+  ReplacementContext context;
+  context.types = &types_;
+  context.revoked = {revoked.type, revoked.market};
+  context.spot_available = timeline_ == nullptr || timeline_->available_at(now_s_);
+  if (const auto choice = replacement_->choose(context)) request(choice->type, choice->market);
+}
+
+void Simulator::on_checkpoint() {
+  if (running_) {
+    checkpoint_steps_ = progress_steps_;
+    ++result_.checkpoints;
+    pause_until_s_ = std::max(pause_until_s_, now_s_) + scenario_.checkpoint_write_s;
+    reschedule_done();
+    log(EventKind::checkpoint, -1, "at " + fixed(progress_steps_, 0) + " steps");
+  }
+  queue_.push(now_s_ + scenario_.checkpoint_interval_s, EventKind::checkpoint, -1, 0);
+}
+
+DeadlineState Simulator::deadline_state() const {
+  DeadlineState state;
+  state.now_s = now_s_;
+  state.progress_steps = progress_steps_;
+  state.total_steps = scenario_.total_steps;
+  state.deadline_s = scenario_.deadline_s;
+  state.steps_per_s = full_cluster_steps_per_s_;
+  state.spot_changeover_s =
+      scenario_.startup.mean_s(cloud::Market::spot) + recovery_->restart_pause_s();
+  state.on_demand_changeover_s =
+      scenario_.startup.mean_s(cloud::Market::on_demand) + recovery_->restart_pause_s();
+  state.decision_interval_s = scenario_.decision_interval_s;
+  state.mode = mode_;
+  state.spot_available = timeline_ == nullptr || timeline_->available_at(now_s_);
+  return state;
+}
+
+void Simulator::on_decision() {
+  const ClusterMode mode = market_policy_->decide(deadline_state());
+  if (log_ && mode != mode_) log(EventKind::decision, -1, std::string(to_string(mode)));
+  reconcile(mode);
+  try_form();
+  queue_.push(now_s_ + scenario_.decision_interval_s, EventKind::decision, -1, 0);
+}
+
+void Simulator::reconcile(ClusterMode mode) {
+  mode_ = mode;
+  const int type = group_type_[0];
+  const cloud::Market market =
+      mode == ClusterMode::spot ? cloud::Market::spot : cloud::Market::on_demand;
+  int alive = 0;
+  for (int i = 0; i < static_cast<int>(servers_.size()); ++i) {
+    const Server& server = servers_[i];
+    if (server.state == ServerState::gone) continue;
+    if (mode == ClusterMode::idle || server.market != market) {
+      release(i);
+    } else {
+      ++alive;
+    }
+  }
+  if (mode == ClusterMode::idle) return;
+  for (int i = alive; i < scenario_.workers[0].count; ++i) request(type, market);
+}
+
+OfflineMarket Simulator::offline_market(std::uint64_t seed) const {
+  OfflineMarket market;
+  market.tick_s = scenario_.decision_interval_s;
+  market.work_s = scenario_.total_steps / full_cluster_steps_per_s_;
+  market.deadline_s = scenario_.deadline_s;
+  market.spot_changeover_s =
+      scenario_.startup.mean_s(cloud::Market::spot) + recovery_->restart_pause_s();
+  market.on_demand_changeover_s =
+      scenario_.startup.mean_s(cloud::Market::on_demand) + recovery_->restart_pause_s();
+  market.notice_s = scenario_.notice_s;
+  const auto& group = scenario_.workers[0];
+  market.spot_usd_per_s = group.type.has_market(cloud::Market::spot)
+                              ? group.count * group.type.price_usd_per_h(cloud::Market::spot) * kS
+                              : 0.0;
+  market.on_demand_usd_per_s =
+      group.count * group.type.price_usd_per_h(cloud::Market::on_demand) * kS;
+  market.fixed_usd_per_s = parameter_server_usd_per_s_;
+  const int ticks = static_cast<int>(std::ceil(scenario_.deadline_s / market.tick_s)) + 1;
+  market.spot_ticks.assign(ticks, 1);
+  if (scenario_.market) {
+    // The same realisation as the run: the run's stream before start_run, replayed on copies.
+    Rng rng(seed);
+    auto timeline = scenario_.market->start_run(scenario_.start_hour_of_day, rng);
+    for (int i = 0; i < ticks; ++i) {
+      const double t = i * market.tick_s;
+      Rng probe = rng;
+      market.spot_ticks[i] = timeline->available_at(t) &&
+                             timeline->revocation_time_s(t, probe) >= t + market.tick_s - 1e-9;
+    }
+  }
+  if (!group.type.has_market(cloud::Market::spot))
+    std::fill(market.spot_ticks.begin(), market.spot_ticks.end(), 0);
+  return market;
+}
+
+std::string Simulator::server_text(int index) const {
+  const Server& server = servers_[index];
+  return types_[server.type].name + " " + std::string(cloud::to_string(server.market));
+}
+
+void Simulator::log(EventKind kind, int server, const std::string& detail) {
+  if (!log_) return;
+  std::string text;
+  if (server >= 0) text = server_text(server);
+  if (kind == EventKind::done || kind == EventKind::deadline || kind == EventKind::horizon ||
+      kind == EventKind::revoked) {
+    text += (text.empty() ? "" : ", ") + std::string("progress ") + fixed(progress_steps_, 0) +
+            " steps";
+  }
+  if (!detail.empty()) text += (text.empty() ? "" : ", ") + detail;
+  log_->push_back({now_s_, kind, server, text});
+}
+
+}  // namespace transient::sim

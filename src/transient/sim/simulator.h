@@ -1,0 +1,113 @@
+// The discrete-event simulator: one training job on a transient cluster, run after run.
+//
+// Events (run_result.h): servers requested and ready (after a start-up delay), preemption notices
+// and revocations drawn from the scenario's market model, periodic checkpoints, market-policy
+// decision ticks, the job reaching its steps, the deadline. Between events the job progresses at
+// the throughput model's speed for the current membership; membership changes cost what the
+// recovery model says (recovery_model.h); revoked servers are replaced by the replacement policy,
+// or, with a deadline-aware market policy, the whole cluster follows the policy's market choice.
+// Every server is billed per second from the moment the cloud gives it (a spot request waits for
+// availability unbilled) until it is released, revoked or the job ends; parameter servers from
+// the start to the end.
+//
+// A Simulator is used by one thread; it keeps its buffers between runs so that the event loop
+// does not allocate. A run is a pure function of the scenario and the seed.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "transient/core/random.h"
+#include "transient/sim/internal/event_queue.h"
+#include "transient/sim/market_policy.h"
+#include "transient/sim/recovery_model.h"
+#include "transient/sim/replacement_policy.h"
+#include "transient/sim/run_result.h"
+#include "transient/sim/scenario.h"
+
+namespace transient::sim {
+
+class Simulator {
+ public:
+  // Throws InputError if the scenario names an unknown model or policy, has no workers or no
+  // throughput model, or asks for a market policy with other than one worker group.
+  explicit Simulator(Scenario scenario);
+
+  const Scenario& scenario() const { return scenario_; }
+
+  // One run with its own random stream `seed`. If `timeline` is not null it receives every event.
+  RunResult run(std::uint64_t seed, std::vector<TimelineEntry>* timeline = nullptr);
+
+ private:
+  enum class ServerState : std::uint8_t { pending, member, gone };
+  struct Server {
+    int type = 0;
+    cloud::Market market = cloud::Market::spot;
+    ServerState state = ServerState::pending;
+    bool will_be_ready = true;  // false for a spot request that can never be filled
+    double obtain_s = 0.0;      // billing starts here
+    double revoke_s = 0.0;      // when the market revokes it (infinity: never)
+    double usd_per_s = 0.0;
+    std::uint32_t generation = 0;
+  };
+
+  void request(int type, cloud::Market market);
+  void release(int server);
+  void on_ready(int server);
+  void on_notice(int server);
+  void on_revoked(int server);
+  void on_checkpoint();
+  void on_decision();
+  void reconcile(ClusterMode mode);
+  void replace(const Server& revoked);
+  void leave(int server, bool graceful);
+  void try_form();
+  void roll_back_to(double steps);
+  void advance();
+  void update_rate();
+  void reschedule_done();
+  void bill(Server& server);
+  double startup_s(cloud::Market market);
+  double speed_for_counts();
+  DeadlineState deadline_state() const;
+  OfflineMarket offline_market(std::uint64_t seed) const;
+  void log(EventKind kind, int server, const std::string& detail);
+  std::string server_text(int server) const;
+
+  Scenario scenario_;
+  std::vector<cloud::InstanceType> types_;  // worker types, then replacement types
+  std::vector<int> group_type_;             // type index of each scenario worker group
+  double parameter_server_usd_per_s_ = 0.0;
+  int parameter_server_count_ = 0;
+  std::unique_ptr<RecoveryModel> recovery_;
+  std::unique_ptr<ReplacementPolicy> replacement_;
+  std::unique_ptr<MarketPolicy> market_policy_;  // null when the scenario's is "none"
+  double full_cluster_steps_per_s_ = 0.0;        // market-policy mode: the whole group's speed
+  std::unordered_map<std::uint64_t, double> speed_cache_;  // packed counts -> steps/s
+
+  // State of the current run.
+  Rng rng_{0};
+  std::unique_ptr<market::MarketTimeline> timeline_;
+  internal::EventQueue queue_;
+  std::vector<Server> servers_;
+  std::vector<int> counts_;  // members per type
+  std::vector<TimelineEntry>* log_ = nullptr;
+  RunResult result_;
+  double now_s_ = 0.0;
+  double last_advance_s_ = 0.0;
+  double progress_steps_ = 0.0;
+  double checkpoint_steps_ = 0.0;
+  double rate_steps_per_s_ = 0.0;
+  double pause_until_s_ = 0.0;
+  int members_ = 0;
+  int pending_ = 0;  // requested servers that will become ready
+  int chief_ = -1;
+  bool running_ = false;
+  bool ended_ = false;
+  std::uint32_t job_epoch_ = 0;
+  ClusterMode mode_ = ClusterMode::idle;
+};
+
+}  // namespace transient::sim

@@ -1,0 +1,143 @@
+// Deadline-aware market policies and the offline optimum.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "sim/test_models.h"
+#include "transient/core/error.h"
+#include "transient/market/availability_trace_model.h"
+#include "transient/sim/optimal_schedule.h"
+#include "transient/sim/simulator.h"
+
+namespace transient::sim {
+namespace {
+
+// Worked by hand: ticks of 100 s, spot [1, 0, 1, 1], 150 s of work, changeovers 10 s, notice
+// 5 s, spot $1/s, on-demand $3/s.
+OfflineMarket hand_market(double deadline_s) {
+  OfflineMarket m;
+  m.spot_ticks = {1, 0, 1, 1, 1};
+  m.tick_s = 100;
+  m.work_s = 150;
+  m.deadline_s = deadline_s;
+  m.spot_changeover_s = 10;
+  m.on_demand_changeover_s = 10;
+  m.notice_s = 5;
+  m.spot_usd_per_s = 1;
+  m.on_demand_usd_per_s = 3;
+  return m;
+}
+
+TEST(OptimalSchedule, HandWorkedCases) {
+  // Loose deadline: wait for the long spot window: tick 2 gives 90 s of work ($100), tick 3
+  // finishes the last 60 s ($60).
+  const OptimalSchedule loose = optimal_schedule(hand_market(400));
+  ASSERT_TRUE(loose.feasible);
+  EXPECT_NEAR(loose.cost_usd, 160.0, 1e-9);
+  EXPECT_NEAR(loose.finish_s, 360.0, 1e-9);
+  EXPECT_EQ(loose.ticks, (std::vector<ClusterMode>{ClusterMode::idle, ClusterMode::idle,
+                                                   ClusterMode::spot, ClusterMode::spot}));
+  // By 300 s: spot in tick 0 (85 s kept: 10 s changeover, 5 s lost after the notice, $100),
+  // wait out tick 1, and finish 65 s of work in tick 2 after a changeover ($75).
+  const OptimalSchedule tight = optimal_schedule(hand_market(300));
+  ASSERT_TRUE(tight.feasible);
+  EXPECT_NEAR(tight.cost_usd, 175.0, 1e-9);
+  EXPECT_NEAR(tight.finish_s, 275.0, 1e-9);
+  EXPECT_EQ(tight.ticks,
+            (std::vector<ClusterMode>{ClusterMode::spot, ClusterMode::idle, ClusterMode::spot}));
+  // By 150 s only on-demand can finish: 10 s changeover + 150 s of work misses it.
+  EXPECT_FALSE(optimal_schedule(hand_market(150)).feasible);
+  // By 170 s: on demand from the start, $3 x 160 s.
+  const OptimalSchedule on_demand = optimal_schedule(hand_market(170));
+  ASSERT_TRUE(on_demand.feasible);
+  EXPECT_NEAR(on_demand.cost_usd, 480.0, 1e-9);
+}
+
+// Two spot K80 workers (2 steps/s), a parameter server, 3 h of work and a 6 h deadline on a
+// random trace of 10-minute ticks.
+Scenario deadline_scenario(const std::vector<std::uint8_t>& ticks, const std::string& policy) {
+  Scenario s = testing::base_scenario(2);
+  s.total_steps = 2.0 * 3 * 3600;
+  s.deadline_s = 6 * 3600;
+  s.parameter_servers.push_back({testing::cpu(), cloud::Market::on_demand, 1});
+  s.startup.spot_mean_s = 60;
+  s.startup.on_demand_mean_s = 45;
+  s.market = std::make_shared<market::AvailabilityTraceModel>(ticks, 600.0, 0.0, market::kNever,
+                                                              "random test trace");
+  s.market_policy = policy;
+  return s;
+}
+
+TEST(DeadlinePolicies, OptimalNeverCostsMoreThanAnyPolicyOnTheSameTrace) {
+  Rng rng(2024);
+  const std::vector<std::string> others = {"spot-only", "on-demand-only", "greedy",
+                                           "uniform-progress"};
+  for (int trial = 0; trial < 40; ++trial) {
+    // Runs of availability with random lengths: 1 with probability 0.4..0.9 per tick.
+    const double p_up = 0.4 + 0.5 * rng.uniform();
+    std::vector<std::uint8_t> ticks(60);
+    std::uint8_t state = 1;
+    for (auto& tick : ticks) {
+      if (rng.uniform() < 0.3) state = rng.uniform() < p_up ? 1 : 0;
+      tick = state;
+    }
+    Simulator optimal(deadline_scenario(ticks, "optimal"));
+    const RunResult best = optimal.run(1);
+    EXPECT_TRUE(best.finished);
+    EXPECT_FALSE(best.missed_deadline) << "trial " << trial;
+    for (const auto& policy : others) {
+      const RunResult r = Simulator(deadline_scenario(ticks, policy)).run(1);
+      if (r.missed_deadline) continue;
+      EXPECT_LE(best.cost_usd, r.cost_usd + 1e-9) << "trial " << trial << " policy " << policy;
+    }
+  }
+}
+
+TEST(DeadlinePolicies, SimulatedOptimalCostsWhatTheProgrammeSays) {
+  const std::vector<std::uint8_t> ticks = {1, 1, 0, 0, 1, 1, 1, 0, 1, 1, 1, 1, 0, 0,
+                                           0, 0, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1,
+                                           1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+  const Scenario s = deadline_scenario(ticks, "optimal");
+  OfflineMarket m;
+  m.spot_ticks = ticks;
+  m.spot_ticks.push_back(1);
+  m.tick_s = 600;
+  m.work_s = 3 * 3600;
+  m.deadline_s = 6 * 3600;
+  m.spot_changeover_s = 60 + 5;  // start-up + in-place re-form
+  m.on_demand_changeover_s = 45 + 5;
+  m.notice_s = 30;
+  m.spot_usd_per_s = 2 * 0.0001;
+  m.on_demand_usd_per_s = 2 * 0.0002;
+  m.fixed_usd_per_s = 0.0001;
+  const OptimalSchedule plan = optimal_schedule(m);
+  ASSERT_TRUE(plan.feasible);
+  const RunResult r = Simulator(s).run(1);
+  EXPECT_NEAR(r.cost_usd, plan.cost_usd, 1e-9);
+  EXPECT_NEAR(r.time_s, plan.finish_s, 1e-6);
+}
+
+TEST(DeadlinePolicies, OnDemandOnlyAndGreedyMeetTheDeadline) {
+  const std::vector<std::uint8_t> never(60, 0);
+  const RunResult od = Simulator(deadline_scenario(never, "on-demand-only")).run(1);
+  // 45 s start-up + 5 s re-form + 3 h; two workers at $0.0002/s and the server at $0.0001/s.
+  EXPECT_NEAR(od.time_s, 50 + 3 * 3600, 1e-6);
+  EXPECT_NEAR(od.cost_usd, (50 + 3 * 3600) * (2 * 0.0002) + od.time_s * 0.0001, 1e-9);
+  const RunResult greedy = Simulator(deadline_scenario(never, "greedy")).run(1);
+  EXPECT_TRUE(greedy.finished);
+  EXPECT_FALSE(greedy.missed_deadline);
+  const RunResult spot = Simulator(deadline_scenario(never, "spot-only")).run(1);
+  EXPECT_FALSE(spot.finished);
+  EXPECT_TRUE(spot.missed_deadline);
+  const RunResult up = Simulator(deadline_scenario(never, "uniform-progress")).run(1);
+  EXPECT_FALSE(up.missed_deadline);
+}
+
+TEST(DeadlinePolicies, NeedOneHomogeneousGroup) {
+  Scenario s = deadline_scenario(std::vector<std::uint8_t>(10, 1), "greedy");
+  s.workers.push_back(s.workers[0]);
+  EXPECT_THROW(Simulator{s}, InputError);
+}
+
+}  // namespace
+}  // namespace transient::sim

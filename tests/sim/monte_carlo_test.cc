@@ -1,0 +1,82 @@
+#include <gtest/gtest.h>
+
+#include "sim/test_models.h"
+#include "transient/sim/monte_carlo.h"
+#include "transient/sim/simulator.h"
+
+namespace transient::sim {
+namespace {
+
+Scenario random_scenario() {
+  Scenario s = testing::base_scenario(4);
+  s.total_steps = 20000;
+  s.market = std::make_shared<testing::ExponentialTestModel>(1200.0);
+  s.startup.spot_std_s = 4.0;
+  s.checkpoint_interval_s = 300;
+  s.deadline_s = 5150;
+  s.parameter_servers.push_back({testing::cpu(), cloud::Market::on_demand, 1});
+  return s;
+}
+
+TEST(MonteCarlo, ResultsDoNotDependOnTheThreadCount) {
+  const Scenario s = random_scenario();
+  MonteCarloOptions options;
+  options.runs = 101;
+  options.seed = 42;
+  options.threads = 1;
+  const auto one = run_many(s, options);
+  options.threads = 2;
+  const auto two = run_many(s, options);
+  options.threads = 3;
+  const auto three = run_many(s, options);
+  ASSERT_EQ(one.size(), 101u);
+  for (std::size_t i = 0; i < one.size(); ++i) {
+    for (const auto* other : {&two, &three}) {
+      EXPECT_EQ(one[i].time_s, (*other)[i].time_s) << i;
+      EXPECT_EQ(one[i].cost_usd, (*other)[i].cost_usd) << i;
+      EXPECT_EQ(one[i].revocations, (*other)[i].revocations) << i;
+      EXPECT_EQ(one[i].redone_steps, (*other)[i].redone_steps) << i;
+      EXPECT_EQ(one[i].events, (*other)[i].events) << i;
+    }
+  }
+  const MonteCarloSummary a = summarize(one);
+  const MonteCarloSummary b = summarize(two);
+  EXPECT_EQ(a.time_s.p95, b.time_s.p95);
+  EXPECT_EQ(a.cost_usd.mean, b.cost_usd.mean);
+  EXPECT_EQ(a.deadline_miss_probability, b.deadline_miss_probability);
+  EXPECT_GT(a.mean_revocations, 0.0);
+  EXPECT_GT(a.deadline_miss_probability, 0.0);
+  EXPECT_LT(a.deadline_miss_probability, 1.0);
+}
+
+TEST(MonteCarlo, RunIUsesSeedBasePlusI) {
+  const Scenario s = random_scenario();
+  MonteCarloOptions options;
+  options.runs = 5;
+  options.seed = 100;
+  const auto results = run_many(s, options);
+  Simulator sim(s);
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(results[i].time_s, sim.run(100 + i).time_s);
+}
+
+TEST(MonteCarlo, NearestRankStatistics) {
+  std::vector<RunResult> results(100);
+  for (int i = 0; i < 100; ++i) {
+    results[i].finished = i < 90;
+    results[i].missed_deadline = i >= 90;
+    results[i].time_s = i + 1;
+    results[i].cost_usd = 100 - i;
+    results[i].revocations = i % 2;
+  }
+  const MonteCarloSummary s = summarize(results);
+  EXPECT_EQ(s.finished, 90);
+  EXPECT_DOUBLE_EQ(s.time_s.mean, 45.5);  // 1..90
+  EXPECT_DOUBLE_EQ(s.time_s.p50, 45);
+  EXPECT_DOUBLE_EQ(s.time_s.p95, 86);  // ceil(0.95 x 90) = 86th
+  EXPECT_DOUBLE_EQ(s.cost_usd.p99, 99);
+  EXPECT_DOUBLE_EQ(s.mean_revocations, 0.5);
+  EXPECT_DOUBLE_EQ(s.deadline_miss_probability, 0.1);
+}
+
+}  // namespace
+}  // namespace transient::sim

@@ -1,0 +1,122 @@
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "transient/core/error.h"
+#include "transient/sim/scenario_loader.h"
+#include "transient/sim/simulator.h"
+
+namespace transient::sim {
+namespace {
+
+// Line numbers below count from the first line of this text.
+const std::string kValid = R"(name = "golden"
+[job]
+steps = 1000
+[throughput]
+model = "table"
+table = "unused"
+[[instance_types]]
+name = "k80-server"
+gpu = "K80"
+on_demand_usd_per_h = 0.72
+spot_usd_per_h = 0.36
+[[instance_types]]
+name = "cpu-server"
+on_demand_usd_per_h = 0.36
+[[cluster.workers]]
+type = "k80-server"
+count = 2
+market = "on-demand"
+[[cluster.parameter_servers]]
+type = "cpu-server"
+[startup]
+on_demand = "10s"
+[recovery]
+model = "in-place"
+reform = "5s"
+)";
+
+ScenarioLoadOptions options() {
+  ScenarioLoadOptions o;
+  o.data_dir = TRANSIENT_SHARED_DATA_DIR;
+  return o;
+}
+
+std::string with_speeds(std::string text) {
+  const std::string path = ::testing::TempDir() + "/unit_speeds.csv";
+  FILE* f = std::fopen(path.c_str(), "w");
+  std::fputs("gpu,workers,steps_per_s\nK80,1,1\nK80,2,2\n", f);
+  std::fclose(f);
+  const auto at = text.find("\"unused\"");
+  return text.replace(at, 8, "\"" + path + "\"");
+}
+
+std::string error_of(const std::string& text) {
+  try {
+    parse_scenario(text, "bad.toml", ".", options());
+  } catch (const InputError& error) {
+    return error.what();
+  }
+  return "no error";
+}
+
+std::string replace(std::string text, const std::string& from, const std::string& to) {
+  const auto at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return text.replace(at, from.size(), to);
+}
+
+TEST(ScenarioLoader, ValidScenarioRunsAsTheGoldenOne) {
+  const Scenario s = parse_scenario(with_speeds(kValid), "golden.toml", ".", options());
+  EXPECT_EQ(s.name, "golden");
+  ASSERT_EQ(s.workers.size(), 1u);
+  EXPECT_EQ(s.workers[0].count, 2);
+  ASSERT_EQ(s.parameter_servers.size(), 1u);
+  const RunResult r = Simulator(s).run(1);
+  EXPECT_NEAR(r.time_s, 515.0, 1e-9);
+  EXPECT_NEAR(r.cost_usd, 2 * 515 * 0.0002 + 515 * 0.0001, 1e-9);
+}
+
+TEST(ScenarioLoader, ErrorsNameFileLineAndAcceptedValues) {
+  const std::string valid = with_speeds(kValid);
+  EXPECT_EQ(error_of(replace(valid, "model = \"in-place\"", "model = \"magic\"")),
+            "bad.toml:24: [recovery] model: unknown recovery model \"magic\"; accepted: "
+            "in-place, restart-from-checkpoint, async-ps-chief");
+  EXPECT_EQ(error_of(replace(valid, "count = 2", "count = 0")),
+            "bad.toml:17: [[cluster.workers]] count: accepted: a whole number in [1, 100000]");
+  EXPECT_EQ(error_of(replace(valid, "type = \"k80-server\"", "type = \"k90\"")),
+            "bad.toml:16: [[cluster.workers]] type: unknown instance type \"k90\"; accepted: "
+            "cpu-server, k80-server");
+  EXPECT_EQ(error_of(replace(valid, "reform = \"5s\"", "reform = \"soon\"")),
+            "bad.toml:25: [recovery] reform: \"soon\" is not a duration; accepted: e.g. \"90s\", "
+            "\"5m\", \"1.5h\", \"1h30m\", \"2d\", or a number of seconds");
+  EXPECT_EQ(error_of(replace(valid, "steps = 1000", "steps = 1000\nsteps_per_epoch = 3")),
+            "bad.toml:4: unknown key \"steps_per_epoch\" in [job]; accepted: steps, deadline, "
+            "horizon, start_hour");
+  EXPECT_EQ(error_of(replace(valid, "market = \"on-demand\"", "market = \"cheap\"")),
+            "bad.toml:18: [[cluster.workers]] market: \"cheap\"; accepted: spot, on-demand");
+  // A GPU the speed table does not have: at the worker's type, with the GPUs it has.
+  EXPECT_EQ(error_of(replace(valid, "gpu = \"K80\"", "gpu = \"V100\"")).rfind("bad.toml:16: ", 0),
+            0u);
+  EXPECT_NE(error_of(replace(valid, "gpu = \"K80\"", "gpu = \"V100\"")).find("accepted: K80"),
+            std::string::npos);
+  EXPECT_EQ(
+      error_of(valid + "[policy]\nmarket = \"greedy\"\n"),
+      "bad.toml:27: [policy] market: a market policy needs a deadline; add deadline to [job]");
+  EXPECT_EQ(error_of(valid + "[policy]\nmarket = \"lucky\"\n"),
+            "bad.toml:27: [policy] market: unknown market policy \"lucky\"; accepted: spot-only, "
+            "on-demand-only, greedy, uniform-progress, optimal, none");
+  EXPECT_EQ(error_of(replace(valid, "model = \"table\"", "model = \"oracle\""))
+                .rfind("bad.toml:5: [throughput] model: unknown throughput model \"oracle\"; "
+                       "accepted: table",
+                       0),
+            0u);
+  const std::string market = error_of(valid + "[market]\nmodel = \"weather\"\n");
+  EXPECT_EQ(market.rfind("bad.toml:", 0), 0u) << market;
+  EXPECT_NE(market.find("lifetime"), std::string::npos) << market;
+  EXPECT_EQ(error_of("[job]\nsteps = 10\n[throughput\n").rfind("bad.toml:3", 0), 0u);
+}
+
+}  // namespace
+}  // namespace transient::sim

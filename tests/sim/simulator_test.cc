@@ -1,0 +1,236 @@
+// Golden tests: deterministic scenarios (fixed revocation schedules, fixed start-up) whose
+// summaries were computed by hand; the arithmetic is in the comments.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "sim/test_models.h"
+#include "transient/core/error.h"
+#include "transient/market/availability_trace_model.h"
+#include "transient/market/registry.h"
+#include "transient/sim/simulator.h"
+
+namespace transient::sim {
+namespace {
+
+using testing::base_scenario;
+using testing::FixedScheduleModel;
+
+constexpr double kEps = 1e-9;
+
+TEST(Simulator, OnDemandClusterWithParameterServer) {
+  Scenario s = base_scenario(2, cloud::Market::on_demand);
+  s.parameter_servers.push_back({testing::cpu(), cloud::Market::on_demand, 1});
+  Simulator sim(s);
+  const RunResult r = sim.run(1);
+  // Ready at 10 s, re-form pause 5 s, then 1000 steps at 2 steps/s: 515 s.
+  EXPECT_TRUE(r.finished);
+  EXPECT_NEAR(r.time_s, 515.0, kEps);
+  // Two workers at $0.0002/s and the parameter server at $0.0001/s for 515 s.
+  EXPECT_NEAR(r.cost_usd, 2 * 515 * 0.0002 + 515 * 0.0001, kEps);
+  EXPECT_EQ(r.revocations, 0);
+  EXPECT_EQ(r.requests, 2);
+  EXPECT_FALSE(r.missed_deadline);
+}
+
+TEST(Simulator, InPlaceRecoveryRedoesOneStepAndReforms) {
+  Scenario s = base_scenario(2);
+  s.market = std::make_shared<FixedScheduleModel>(std::vector<double>{115.0});
+  Simulator sim(s);
+  std::vector<TimelineEntry> timeline;
+  const RunResult r = sim.run(1, &timeline);
+  // 0-10 start-up, 10-15 forming, 2 steps/s; notice at 85 s checkpoints 140 steps; server 0
+  // revoked at 115 s with 200 steps: redo one (199), pause to 120 s; 1 step/s to 125 s (204);
+  // the replacement (requested at 115 s) joins at 125 s: pause to 130 s; 796 steps at 2/s: 528 s.
+  EXPECT_TRUE(r.finished);
+  EXPECT_NEAR(r.time_s, 528.0, kEps);
+  EXPECT_NEAR(r.redone_steps, 1.0, kEps);
+  EXPECT_EQ(r.revocations, 1);
+  EXPECT_EQ(r.requests, 3);
+  EXPECT_EQ(r.checkpoints, 1);
+  // Spot at $0.0001/s: 115 s + 528 s + (528 - 115) s.
+  EXPECT_NEAR(r.cost_usd, (115 + 528 + 413) * 0.0001, kEps);
+  EXPECT_NEAR(r.spot_cost_usd, r.cost_usd, kEps);
+  int revoked = 0;
+  for (const auto& e : timeline) {
+    if (e.kind == EventKind::revoked) {
+      ++revoked;
+      EXPECT_NEAR(e.time_s, 115.0, kEps);
+      EXPECT_EQ(e.server, 0);
+    }
+  }
+  EXPECT_EQ(revoked, 1);
+  EXPECT_EQ(timeline.back().kind, EventKind::done);
+}
+
+TEST(Simulator, NoReplacementShrinksTheCluster) {
+  Scenario s = base_scenario(2);
+  s.market = std::make_shared<FixedScheduleModel>(std::vector<double>{115.0});
+  s.replacement = "none";
+  const RunResult r = Simulator(s).run(1);
+  // As above to 120 s (199 steps), then 801 steps at 1 step/s: 921 s.
+  EXPECT_NEAR(r.time_s, 921.0, kEps);
+  EXPECT_NEAR(r.cost_usd, (115 + 921) * 0.0001, kEps);
+  EXPECT_EQ(r.requests, 2);
+}
+
+TEST(Simulator, RestartFromCheckpointLosesWorkSinceCheckpoint) {
+  Scenario s = base_scenario(2);
+  s.market = std::make_shared<FixedScheduleModel>(std::vector<double>{115.0});
+  s.recovery = "restart-from-checkpoint";
+  s.checkpoint_interval_s = 100.0;
+  s.checkpoint_on_notice = false;
+  const RunResult r = Simulator(s).run(1);
+  // Forming pauses 20 s (restart) to 30 s; checkpoint at 100 s: 140 steps; revoked at 115 s with
+  // 170: back to 140 (30 redone), restart to 135 s; the replacement joins at 125 s: restart again,
+  // to 155 s; 860 steps at 2/s: 585 s. Checkpoints at 100, 200, 300, 400, 500 s.
+  EXPECT_NEAR(r.time_s, 585.0, kEps);
+  EXPECT_NEAR(r.redone_steps, 30.0, kEps);
+  EXPECT_EQ(r.checkpoints, 5);
+  EXPECT_NEAR(r.cost_usd, (115 + 585 + 470) * 0.0001, kEps);
+}
+
+TEST(Simulator, AsyncPsLosingTheChiefStopsUntilAReplacementRestarts) {
+  Scenario s = base_scenario(2);
+  s.market = std::make_shared<FixedScheduleModel>(std::vector<double>{115.0});
+  s.recovery = "async-ps-chief";
+  std::vector<TimelineEntry> timeline;
+  const RunResult r = Simulator(s).run(1, &timeline);
+  // Server 0 is ready first and is the chief. Forming pauses 20 s to 30 s; notice at 85 s
+  // checkpoints 110 steps; the chief is revoked at 115 s with 170: the job stops at 110 (60
+  // redone); the replacement is ready at 125 s, becomes the chief, restarts to 145 s; 890 steps
+  // at 2/s: 590 s.
+  EXPECT_NEAR(r.time_s, 590.0, kEps);
+  EXPECT_NEAR(r.redone_steps, 60.0, kEps);
+  EXPECT_NEAR(r.cost_usd, (115 + 590 + 475) * 0.0001, kEps);
+  bool replacement_is_chief = false;
+  for (const auto& e : timeline) {
+    if (e.kind == EventKind::ready && e.server == 2) {
+      replacement_is_chief = e.detail.find("chief") != std::string::npos;
+    }
+  }
+  EXPECT_TRUE(replacement_is_chief);
+}
+
+TEST(Simulator, AsyncPsLosingANonChiefCostsNothing) {
+  Scenario s = base_scenario(2);
+  // The first launched server (0, the chief) lives; server 1 is revoked at 115 s.
+  s.market = std::make_shared<FixedScheduleModel>(std::vector<double>{market::kNever, 115.0});
+  s.recovery = "async-ps-chief";
+  s.replacement = "none";
+  const RunResult r = Simulator(s).run(1);
+  // 2 steps/s from 30 s to 115 s: 170 steps; then 830 at 1 step/s: 945 s.
+  EXPECT_NEAR(r.time_s, 945.0, kEps);
+  EXPECT_NEAR(r.redone_steps, 0.0, kEps);
+}
+
+TEST(Simulator, AsyncPsChiefLossCanFailTheJob) {
+  Scenario s = base_scenario(2);
+  s.market = std::make_shared<FixedScheduleModel>(std::vector<double>{115.0});
+  s.recovery = "async-ps-chief";
+  s.recovery_options.chief_loss_fails = true;
+  s.deadline_s = 3600.0;
+  const RunResult r = Simulator(s).run(1);
+  EXPECT_FALSE(r.finished);
+  EXPECT_TRUE(r.failed);
+  EXPECT_TRUE(r.missed_deadline);
+  EXPECT_NEAR(r.time_s, 115.0, kEps);
+  EXPECT_NEAR(r.cost_usd, 2 * 115 * 0.0001, kEps);
+}
+
+TEST(Simulator, ReplacementOnDemandAndCheapest) {
+  Scenario s = base_scenario(1);
+  s.market = std::make_shared<FixedScheduleModel>(std::vector<double>{100.0});
+  s.replacement = "on-demand";
+  s.recovery = "restart-from-checkpoint";
+  s.checkpoint_on_notice = true;
+  const RunResult r = Simulator(s).run(1);
+  // Ready 10 s, restart to 30 s, 1 step/s; notice at 70 s checkpoints 40 steps; revoked at 100 s
+  // (70 steps, 30 redone); on-demand replacement ready at 110 s, restart to 130 s; 960 steps: 1090
+  // s.
+  EXPECT_NEAR(r.time_s, 1090.0, kEps);
+  EXPECT_NEAR(r.cost_usd, 100 * 0.0001 + (1090 - 100) * 0.0002, kEps);
+  EXPECT_NEAR(r.spot_cost_usd, 100 * 0.0001, kEps);
+
+  s.replacement = "cheapest";  // spot can be had: spot again, never revoked after the first
+  const RunResult cheap = Simulator(s).run(1);
+  EXPECT_NEAR(cheap.time_s, 1090.0, kEps);
+  EXPECT_NEAR(cheap.cost_usd, (100 + 990) * 0.0001, kEps);
+}
+
+TEST(Simulator, SameSeedSameRun) {
+  Scenario s = base_scenario(4);
+  s.market = std::make_shared<testing::ExponentialTestModel>(200.0);
+  s.startup.spot_std_s = 3.0;
+  Simulator a(s);
+  Simulator b(s);
+  for (std::uint64_t seed = 1; seed < 20; ++seed) {
+    const RunResult x = a.run(seed);
+    const RunResult y = b.run(seed);
+    EXPECT_EQ(x.time_s, y.time_s);
+    EXPECT_EQ(x.cost_usd, y.cost_usd);
+    EXPECT_EQ(x.revocations, y.revocations);
+  }
+}
+
+// A trace replayed from offset 0: one spot server kept filled; it is revoked exactly at the
+// trace's drops, and replacements wait for the trace to come back.
+TEST(Simulator, TraceDrivenRevocationsMatchTheTracesDrops) {
+  Scenario s = base_scenario(1);
+  s.total_steps = 1e9;
+  s.horizon_s = 6000.0;
+  s.market = std::make_shared<market::AvailabilityTraceModel>(
+      std::vector<std::uint8_t>{1, 1, 0, 1, 1, 1, 0, 0, 1, 1}, 600.0, 0.0, market::kNever,
+      "test trace");
+  std::vector<TimelineEntry> timeline;
+  const RunResult r = Simulator(s).run(1, &timeline);
+  EXPECT_EQ(r.revocations, 2);
+  std::vector<double> revoked;
+  for (const auto& e : timeline) {
+    if (e.kind == EventKind::revoked) revoked.push_back(e.time_s);
+  }
+  EXPECT_EQ(revoked, (std::vector<double>{1200.0, 3600.0}));
+  // Billed while held: 0-1200, 1800-3600, 4800-6000 s.
+  EXPECT_NEAR(r.cost_usd, 4200 * 0.0001, kEps);
+  EXPECT_FALSE(r.finished);
+}
+
+TEST(Simulator, RealTraceRevocationsEqualItsDrops) {
+  market::ModelParams params;
+  params.values["file"] = "us-west-2a_k80_1";
+  params.values["offset"] = "0";
+  market::ModelContext context;
+  context.data_dir = TRANSIENT_SHARED_DATA_DIR;
+  auto model = market::create_revocation_model("trace", params, context);
+  const auto* trace = dynamic_cast<const market::AvailabilityTraceModel*>(model.get());
+  ASSERT_NE(trace, nullptr);
+  Scenario s = base_scenario(1);
+  s.total_steps = 1e12;
+  s.horizon_s = trace->duration_s();
+  const int drops = trace->drops();
+  s.market = std::move(model);
+  const RunResult r = Simulator(s).run(7);
+  EXPECT_GT(drops, 0);
+  EXPECT_EQ(r.revocations, drops);
+}
+
+TEST(Simulator, UnknownNamesListTheValidOnes) {
+  Scenario s = base_scenario(1);
+  s.recovery = "magic";
+  try {
+    Simulator sim(s);
+    FAIL() << "expected InputError";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("in-place, restart-from-checkpoint, async-ps-chief"),
+              std::string::npos);
+  }
+  s = base_scenario(1);
+  s.replacement = "magic";
+  EXPECT_THROW(Simulator{s}, InputError);
+  s = base_scenario(1);
+  s.market_policy = "magic";
+  EXPECT_THROW(Simulator{s}, InputError);
+}
+
+}  // namespace
+}  // namespace transient::sim
