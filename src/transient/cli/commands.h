@@ -13,4 +13,8 @@ void add_catalog_command(CLI::App& app);
 void add_market_command(CLI::App& app);
 // `transient simulate`: discrete-event simulation of a job on a transient cluster.
 void add_simulate_command(CLI::App& app);
+// `transient fit`: fits the throughput models on measurements and cross-validates them.
+void add_fit_command(CLI::App& app);
+// `transient predict`: a cluster's speed from a throughput model.
+void add_predict_command(CLI::App& app);
 }  // namespace transient::cli

@@ -19,6 +19,8 @@ int main(int argc, char** argv) {
   transient::cli::add_catalog_command(app);
   transient::cli::add_market_command(app);
   transient::cli::add_simulate_command(app);
+  transient::cli::add_fit_command(app);
+  transient::cli::add_predict_command(app);
 
   try {
     app.parse(argc, argv);

@@ -3,7 +3,11 @@
 #include <filesystem>
 
 #include "transient/core/error.h"
+#include "transient/perf/analytic_throughput_model.h"
+#include "transient/perf/fitted_throughput_model.h"
 #include "transient/perf/table_throughput_model.h"
+#include "transient/perf/throughput_fitting.h"
+#include "transient/perf/workload.h"
 
 namespace transient::perf {
 namespace {
@@ -41,6 +45,62 @@ std::unique_ptr<ThroughputModel> create_table(const ThroughputParams& params) {
   }
 }
 
+// The workload (workload=NAME or profile=FILE) and the model file (model=FILE) of the analytic
+// and fitted models.
+struct WorkloadAndModel {
+  Workload workload;
+  PerfModelFile model;
+};
+
+WorkloadAndModel read_workload_and_model(const ThroughputParams& params, const char* name) {
+  for (const auto& [key, value] : params.values) {
+    if (key != "workload" && key != "profile" && key != "model") {
+      fail(params, "unknown parameter \"" + key + "\" of the " + name +
+                       " throughput model; accepted: workload, profile, model");
+    }
+  }
+  const auto workload = params.values.find("workload");
+  const auto profile = params.values.find("profile");
+  const auto model = params.values.find("model");
+  if ((workload == params.values.end()) == (profile == params.values.end())) {
+    fail(params, std::string("the ") + name +
+                     " throughput model needs exactly one of workload (a built-in workload, "
+                     "e.g. resnet-32) or profile (a workload profile JSON file)");
+  }
+  auto resolve = [&](const std::string& file) {
+    std::filesystem::path path = file;
+    if (path.is_relative() && !params.base_dir.empty()) path = params.base_dir / path;
+    return path.string();
+  };
+  try {
+    WorkloadAndModel out;
+    out.workload = workload != params.values.end() ? find_workload(workload->second)
+                                                   : load_workload_profile(resolve(profile->second));
+    if (model != params.values.end()) {
+      out.model = PerfModelFile::load(resolve(model->second));
+    } else {
+      out.model.analytic = AnalyticParams::builtin();
+      out.model.fitted = FittedParams::builtin();
+    }
+    return out;
+  } catch (const InputError& error) {
+    if (!error.file().empty()) throw;
+    fail(params, error.message());
+  }
+}
+
+std::unique_ptr<ThroughputModel> create_analytic(const ThroughputParams& params) {
+  auto in = read_workload_and_model(params, "analytic");
+  return std::make_unique<AnalyticThroughputModel>(std::move(in.workload),
+                                                   std::move(in.model.analytic));
+}
+
+std::unique_ptr<ThroughputModel> create_fitted(const ThroughputParams& params) {
+  auto in = read_workload_and_model(params, "fitted");
+  return std::make_unique<FittedThroughputModel>(std::move(in.workload),
+                                                 std::move(in.model.fitted));
+}
+
 struct Entry {
   ThroughputModelInfo info;
   std::unique_ptr<ThroughputModel> (*create)(const ThroughputParams&);
@@ -54,6 +114,20 @@ const std::vector<Entry>& entries() {
         {"workload=resnet-15|resnet-32|shake-shake-small|shake-shake-big",
          "table=CSV file with columns gpu,workers,steps_per_s (instead of workload)"}},
        &create_table},
+      {{"analytic",
+        "compute from GPU TFLOPS x fitted efficiency, plus parameter-server or ring all-reduce "
+        "communication; names the bottleneck",
+        {"workload=a built-in workload (resnet-15, resnet-32, shake-shake-small, ...)",
+         "profile=a workload profile JSON file (instead of workload)",
+         "model=a model file of `transient fit` (default: constants fitted on CM-DARE)"}},
+       &create_analytic},
+      {{"fitted",
+        "CM-DARE-style regression of a worker's step time on workload and GPU features, with the "
+        "analytic model's communication",
+        {"workload=a built-in workload (resnet-15, resnet-32, shake-shake-small, ...)",
+         "profile=a workload profile JSON file (instead of workload)",
+         "model=a model file of `transient fit` (default: coefficients fitted on CM-DARE)"}},
+       &create_fitted},
   };
   return all;
 }

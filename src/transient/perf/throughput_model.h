@@ -43,6 +43,9 @@ struct ClusterShape {
 struct Prediction {
   double steps_per_s = 0.0;  // global steps per second of the whole cluster
   std::string bottleneck;    // what limits the speed, e.g. "parameter server"; empty if unknown
+  // Models that know the workload fill these too (0 = not given, as the table model leaves them).
+  double step_time_s = 0.0;    // seconds of one worker step (mean over the cluster's workers)
+  double samples_per_s = 0.0;  // training samples per second of the whole cluster
 };
 
 class ThroughputModel {

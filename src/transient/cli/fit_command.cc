@@ -1,0 +1,92 @@
+// `transient fit --data DIR [-o MODEL.json] [--report]`: fits the analytic and fitted throughput
+// models on measurement files and cross-validates them.
+#include <fmt/format.h>
+
+#include <string>
+
+#include "transient/cli/commands.h"
+#include "transient/core/atomic_file.h"
+#include "transient/core/error.h"
+#include "transient/perf/measurement_set.h"
+#include "transient/perf/throughput_fitting.h"
+
+namespace transient::cli {
+namespace {
+
+struct FitArgs {
+  std::string data_dir;
+  std::string output;
+  bool report = false;
+  bool verbose = false;
+  perf::ThroughputFitOptions options;
+};
+
+void fit(const FitArgs& args) {
+  const perf::MeasurementSet data = perf::read_measurements(args.data_dir);
+  if (data.single_worker.empty()) {
+    throw InputError("--data " + args.data_dir +
+                     ": no single-worker speeds found (CM-DARE feature tables or 0lat_* runs); "
+                     "the throughput models need them");
+  }
+  const perf::CrossValidation cv = perf::cross_validate(data, args.options);
+  const perf::PerfModelFile model = perf::fit_perf_model(data, args.options, cv);
+
+  fmt::print(
+      "read {} files ({} recognised but not used by perf): {} single-worker speeds, {} "
+      "cluster speeds, {} published predictions\n",
+      data.used.size() + data.not_used.size(), data.not_used.size(), data.single_worker.size(),
+      data.cluster.size(), data.published.size());
+  if (args.verbose) {
+    for (const auto& line : data.used) fmt::print("  used: {}\n", line);
+    for (const auto& line : data.not_used) fmt::print("  not used: {}\n", line);
+  }
+  const auto& a = model.analytic;
+  fmt::print("analytic: efficiency");
+  for (const auto& [family, value] : a.efficiency) fmt::print(" {} {:.4g}", family, value);
+  fmt::print(
+      "; step overhead {:.4g} s; worker {:.4g} s/tensor, network efficiency {:.3g}; "
+      "server {:.4g} s/tensor, {:.3g} Gbit/s, sharpness {:.3g}\n",
+      a.step_overhead_s, a.communication.worker_per_tensor_s, a.communication.network_efficiency,
+      a.communication.ps_per_tensor_s, a.communication.ps_network_gbps,
+      a.communication.contention_sharpness);
+  fmt::print("fitted: {} (chosen by leave-one-model-out cross-validation among {} forms)\n",
+             cv.chosen.label(), cv.candidate_mape.size());
+  const auto& mape = model.report.at("mape_percent");
+  fmt::print(
+      "leave-one-model-out MAPE: single worker analytic {:.1f}%, fitted {:.1f}%; cluster "
+      "scaling analytic {:.1f}%, fitted {:.1f}%\n",
+      mape.at("analytic_single_worker").get<double>(),
+      mape.at("fitted_single_worker").get<double>(), mape.at("analytic_cluster").get<double>(),
+      mape.at("fitted_cluster").get<double>());
+  for (const auto& [name, constants] : model.overheads.items()) {
+    fmt::print("{}: {}\n", name, constants.dump());
+  }
+  if (args.report) fmt::print("\n{}", perf::accuracy_tables(data, cv));
+  if (!args.output.empty()) {
+    write_file_atomically(args.output, model.to_json().dump(2) + "\n");
+    fmt::print("wrote {}\n", args.output);
+  }
+}
+
+}  // namespace
+
+void add_fit_command(CLI::App& app) {
+  auto args = std::make_shared<FitArgs>();
+  auto* command = app.add_subcommand(
+      "fit",
+      "Fit the analytic and fitted throughput models on measurements (CM-DARE's files, the "
+      "trainer's steps.csv) and cross-validate them");
+  command->add_option("--data", args->data_dir, "directory of measurement files (recursive)")
+      ->required();
+  command->add_option("-o,--output", args->output, "write the model file (JSON) here");
+  command->add_flag("--report", args->report,
+                    "print the accuracy tables (per workload and GPU, as in docs/models.md)");
+  command->add_flag("--verbose", args->verbose, "list every file and what it gave");
+  command
+      ->add_option("--worker-network-gbps", args->options.worker_network_gbps,
+                   "network link of the measured workers")
+      ->capture_default_str();
+  command->callback([args] { fit(*args); });
+}
+
+}  // namespace transient::cli

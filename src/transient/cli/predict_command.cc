@@ -1,0 +1,111 @@
+// `transient predict (--workload NAME | --profile FILE) --cluster SPEC ...`: a cluster's speed
+// from a throughput model, before renting it.
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "transient/cli/commands.h"
+#include "transient/cloud/catalog_registry.h"
+#include "transient/core/error.h"
+#include "transient/perf/cluster_spec.h"
+#include "transient/perf/registry.h"
+
+namespace transient::cli {
+namespace {
+
+struct PredictArgs {
+  std::string workload;
+  std::string profile;
+  std::string cluster;
+  std::string arch = "ps";
+  int ps = 0;
+  std::string model_file;
+  std::string throughput = "analytic";
+  std::string catalog = "gce-2019";
+  bool json = false;
+};
+
+void predict(const PredictArgs& args) {
+  if (args.workload.empty() == args.profile.empty()) {
+    throw InputError("predict needs exactly one of --workload NAME or --profile FILE");
+  }
+  perf::Architecture architecture;
+  if (!perf::parse_architecture(args.arch, architecture)) {
+    throw InputError("--arch " + args.arch + ": accepted: ps, async-ps, allreduce, sync");
+  }
+  const cloud::Catalog catalog = cloud::load_catalog(args.catalog);
+  const perf::ClusterSpec spec = perf::parse_cluster_spec(args.cluster, catalog);
+  int servers = args.ps > 0 ? args.ps : std::max(1, spec.parameter_servers());
+  if (args.ps < 0) throw InputError("--ps " + std::to_string(args.ps) + ": accepted: 1 or more");
+  const perf::ClusterShape shape = spec.shape(architecture, servers);
+
+  perf::ThroughputParams params;
+  if (!args.workload.empty()) params.values["workload"] = args.workload;
+  if (!args.profile.empty()) params.values["profile"] = args.profile;
+  if (!args.model_file.empty()) params.values["model"] = args.model_file;
+  if (args.throughput != "analytic" && args.throughput != "fitted") {
+    throw InputError("--throughput " + args.throughput + ": accepted: analytic, fitted");
+  }
+  const auto model = perf::create_throughput_model(args.throughput, params);
+  const perf::Prediction p = model->predict(shape);
+
+  if (args.json) {
+    const nlohmann::json out = {
+        {"cluster", args.cluster},
+        {"architecture", perf::to_string(architecture)},
+        {"parameter_servers", architecture == perf::Architecture::async_ps ? servers : 0},
+        {"workers", shape.total_workers()},
+        {"model", model->name()},
+        {"steps_per_s", p.steps_per_s},
+        {"step_time_s", p.step_time_s},
+        {"samples_per_s", p.samples_per_s},
+        {"bottleneck", p.bottleneck}};
+    fmt::print("{}\n", out.dump(2));
+    return;
+  }
+  fmt::print("{}\n", model->describe());
+  std::string workers;
+  for (const auto& group : shape.workers) {
+    workers += fmt::format("{}{} x {} ({})", workers.empty() ? "" : ", ", group.count,
+                           group.type.name, group.type.gpu);
+  }
+  fmt::print("cluster: {}; {}", workers, perf::to_string(architecture));
+  if (architecture == perf::Architecture::async_ps) {
+    fmt::print(" with {} parameter server{}", servers, servers == 1 ? "" : "s");
+  }
+  fmt::print(
+      "\nstep time {:.4g} s per worker step; cluster {:.4g} steps/s, {:.4g} samples/s\n"
+      "bottleneck: {}\n",
+      p.step_time_s, p.steps_per_s, p.samples_per_s, p.bottleneck);
+}
+
+}  // namespace
+
+void add_predict_command(CLI::App& app) {
+  auto args = std::make_shared<PredictArgs>();
+  auto* command = app.add_subcommand(
+      "predict", "Predict a cluster's training speed (step time, steps/s, samples/s, bottleneck)");
+  command->add_option("--workload", args->workload,
+                      "a built-in workload: resnet-15, resnet-32, shake-shake-small, "
+                      "shake-shake-big, custom1..custom10, ...");
+  command->add_option("--profile", args->profile, "a workload profile JSON file");
+  command
+      ->add_option("--cluster", args->cluster,
+                   "SPEC: [COUNTx]TYPE[:spot|:on-demand],... where TYPE is an instance type or "
+                   "a GPU name of the catalog, or ps; e.g. 4xk80:spot or 2xv100,2xk80")
+      ->required();
+  command->add_option("--arch", args->arch, "ps (asynchronous parameter servers) or allreduce")
+      ->capture_default_str();
+  command->add_option("--ps", args->ps,
+                      "parameter servers for --arch ps (default: the spec's ps entries, else 1)");
+  command->add_option("--model", args->model_file, "a model file written by `transient fit`");
+  command->add_option("--throughput", args->throughput, "analytic or fitted")
+      ->capture_default_str();
+  command->add_option("--catalog", args->catalog, "a built-in catalog name or a catalog CSV")
+      ->capture_default_str();
+  command->add_flag("--json", args->json, "print JSON");
+  command->callback([args] { predict(*args); });
+}
+
+}  // namespace transient::cli

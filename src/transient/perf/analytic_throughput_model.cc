@@ -1,0 +1,168 @@
+#include "transient/perf/analytic_throughput_model.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <sstream>
+
+#include "transient/core/error.h"
+#include "transient/perf/internal/cluster_composition.h"
+
+namespace transient::perf {
+namespace {
+
+std::string lower(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
+}  // namespace
+
+AnalyticParams AnalyticParams::builtin() {
+  // `transient fit --data ../shared/data/cmdare -o model.json` (CM-DARE, ICDCS 2020: 20 CNNs on
+  // K80 and P100, one worker; 4 CNNs with 1-8 workers and one parameter server), rounded to 10
+  // digits. throughput_fitting_test.cc refits and compares.
+  AnalyticParams p;
+  p.efficiency = {{"generic", 0.01813722081},         {"resnet", 0.01799971834},
+                  {"resnet@K80", 0.01322954889},      {"resnet@P100", 0.02448986455},
+                  {"shake-shake", 0.01827577368},     {"shake-shake@K80", 0.01399132933},
+                  {"shake-shake@P100", 0.02387220654}};
+  p.per_tensor_s = {
+      {"K80", 0.0009750313598}, {"P100", 0.0004372405085}, {"generic", 0.0006529343057}};
+  p.step_overhead_s = 0.01220063313;
+  p.communication.worker_per_tensor_s = 0.0;
+  p.communication.network_efficiency = 1.820439171;
+  p.communication.ps_per_tensor_s = 0.0001095872691;
+  p.communication.ps_network_gbps = 6.364736349;
+  p.communication.contention_sharpness = 4.0;
+  p.communication.allreduce_hop_latency_s = 5e-05;
+  p.source = "built-in fit on CM-DARE's single-worker and cluster-scaling speeds";
+  return p;
+}
+
+double AnalyticParams::efficiency_for(const std::string& family, const std::string& gpu) const {
+  std::string upper_gpu = gpu;
+  for (char& c : upper_gpu) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  auto found = efficiency.find(family + "@" + upper_gpu);
+  if (found == efficiency.end()) found = efficiency.find(family);
+  if (found == efficiency.end()) found = efficiency.find("generic");
+  TRANSIENT_CHECK(found != efficiency.end());
+  return found->second;
+}
+
+double AnalyticParams::per_tensor_s_for(const std::string& gpu) const {
+  std::string upper_gpu = gpu;
+  for (char& c : upper_gpu) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  auto found = per_tensor_s.find(upper_gpu);
+  if (found == per_tensor_s.end()) found = per_tensor_s.find("generic");
+  return found == per_tensor_s.end() ? 0.0 : found->second;
+}
+
+nlohmann::json AnalyticParams::to_json() const {
+  return {{"efficiency", efficiency},
+          {"per_tensor_s", per_tensor_s},
+          {"step_overhead_s", step_overhead_s},
+          {"communication", communication.to_json()},
+          {"source", source}};
+}
+
+AnalyticParams AnalyticParams::from_json(const nlohmann::json& json, const std::string& where) {
+  if (!json.is_object() || !json.contains("efficiency") || !json.at("efficiency").is_object()) {
+    throw InputError(where +
+                     ": the analytic model needs an object with \"efficiency\" "
+                     "(family -> fraction of peak FLOPS)");
+  }
+  AnalyticParams p;
+  for (const auto& item : json.at("efficiency").items()) {
+    const auto& value = item.value();
+    if (!value.is_number() || !(value.get<double>() > 0) || !std::isfinite(value.get<double>())) {
+      throw InputError(where + ": efficiency of \"" + item.key() + "\" is " + value.dump() +
+                       "; accepted: a number > 0");
+    }
+    p.efficiency[item.key()] = value.get<double>();
+  }
+  if (!p.efficiency.count("generic")) {
+    throw InputError(where + ": the analytic model's \"efficiency\" needs a \"generic\" entry");
+  }
+  if (json.contains("step_overhead_s")) {
+    const auto& value = json.at("step_overhead_s");
+    if (!value.is_number() || value.get<double>() < 0) {
+      throw InputError(where + ": \"step_overhead_s\" is " + value.dump() +
+                       "; accepted: a number >= 0");
+    }
+    p.step_overhead_s = 0.01220063313;
+  }
+  if (json.contains("per_tensor_s")) {
+    if (!json.at("per_tensor_s").is_object()) {
+      throw InputError(where + ": \"per_tensor_s\" must be an object (GPU -> seconds)");
+    }
+    for (const auto& item : json.at("per_tensor_s").items()) {
+      if (!item.value().is_number() || item.value().get<double>() < 0) {
+        throw InputError(where + ": per_tensor_s of \"" + item.key() + "\" is " +
+                         item.value().dump() + "; accepted: a number >= 0");
+      }
+      p.per_tensor_s[item.key()] = item.value().get<double>();
+    }
+  }
+  if (json.contains("communication")) {
+    p.communication = CommunicationParams::from_json(json.at("communication"), where);
+  }
+  p.source = json.value("source", where);
+  return p;
+}
+
+AnalyticThroughputModel::AnalyticThroughputModel(Workload workload, AnalyticParams params)
+    : workload_(std::move(workload)), params_(std::move(params)) {
+  TRANSIENT_CHECK(workload_.flops_per_step() > 0);
+}
+
+std::string AnalyticThroughputModel::describe() const {
+  std::ostringstream out;
+  out << "analytic: " << workload_.name << " (" << workload_.family << " family, "
+      << params_.efficiency_for(workload_.family) << " of peak FLOPS where no GPU-specific "
+      << "efficiency is fitted), constants from " << params_.source;
+  return out.str();
+}
+
+double AnalyticThroughputModel::compute_s(const cloud::InstanceType& type) const {
+  if (workload_.measured && !type.gpu.empty() &&
+      lower(workload_.measured->device) == lower(type.gpu)) {
+    return workload_.measured->step_time_s;
+  }
+  if (!(type.total_tflops() > 0)) {
+    throw InputError("instance type " + type.name +
+                     " has no GPU TFLOPS; the analytic model needs GPU workers");
+  }
+  return workload_.flops_per_step() /
+             (type.total_tflops() * 1e12 * params_.efficiency_for(workload_.family, type.gpu)) +
+         workload_.tensors * params_.per_tensor_s_for(type.gpu) + params_.step_overhead_s;
+}
+
+double AnalyticThroughputModel::worker_steps_per_s(const cloud::InstanceType& type,
+                                                   Architecture architecture) const {
+  double step = compute_s(type);
+  if (architecture == Architecture::async_ps) {
+    step += internal::worker_transfer_s(workload_, type.network_gbps, params_.communication);
+  }
+  return 1.0 / step;
+}
+
+double AnalyticThroughputModel::server_cap_steps_per_s(int servers) const {
+  return 1.0 / internal::server_step_s(workload_, std::max(1, servers), params_.communication);
+}
+
+Prediction AnalyticThroughputModel::predict(const ClusterShape& cluster) const {
+  std::vector<internal::WorkerTime> times;
+  for (const auto& group : cluster.workers) {
+    internal::WorkerTime time;
+    time.compute_s = compute_s(group.type);
+    if (cluster.architecture == Architecture::async_ps) {
+      time.ps_transfer_s =
+          internal::worker_transfer_s(workload_, group.type.network_gbps, params_.communication);
+    }
+    times.push_back(time);
+  }
+  return internal::compose_cluster(cluster, workload_, times, params_.communication);
+}
+
+}  // namespace transient::perf

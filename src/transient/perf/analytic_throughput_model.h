@@ -1,0 +1,81 @@
+// The `analytic` throughput model: a worker's compute time from its GPU's TFLOPS and a fitted
+// efficiency for the workload's family, plus the communication of the cluster's architecture
+// (internal/cluster_composition.h: asynchronous parameter servers with their bandwidth cap, or
+// synchronous ring all-reduce with the batch split by speed). Every prediction names its
+// bottleneck: "compute", "parameter server" or "network".
+//
+// compute_s = flops_per_step / (total TFLOPS x 1e12 x efficiency[family@GPU])
+//             + tensors x per_tensor_s[GPU] + step_overhead_s,
+// unless the workload carries a measured step on the worker's GPU model, which is used instead.
+//
+// The constants come from AnalyticParams::builtin() (fitted on CM-DARE's measurements) or from a
+// model file written by `transient fit`. Immutable after construction; safe to share.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "transient/perf/communication_params.h"
+#include "transient/perf/throughput_model.h"
+#include "transient/perf/workload.h"
+
+namespace transient::perf {
+
+struct AnalyticParams {
+  // Fraction of peak FP32 FLOPS achieved, relative to the workload's FLOP count convention
+  // (workload.h): per family and GPU model where measured ("resnet@K80"), per family
+  // ("shake-shake": the geometric mean over the GPUs measured), and "generic" for the rest.
+  std::map<std::string, double> efficiency;
+  double step_overhead_s = 0.0;  // fixed seconds per worker step (framework, input)
+  // Seconds per parameter tensor per step on a GPU model ("K80"), "generic" for other GPUs: the
+  // per-layer cost (kernel launches, small operations) that FLOPs do not capture.
+  std::map<std::string, double> per_tensor_s;
+  CommunicationParams communication;  // links, servers, contention
+  std::string source;                 // what the constants were fitted on, one line
+
+  // The constants fitted on CM-DARE's single-worker and cluster-scaling measurements by
+  // `transient fit --data ../shared/data/cmdare` (a test refits them and compares).
+  static AnalyticParams builtin();
+  // The efficiency for `family` on `gpu`: "family@GPU" (GPU in upper case), else "family",
+  // else "generic".
+  double efficiency_for(const std::string& family, const std::string& gpu = "") const;
+  // per_tensor_s for `gpu`, else "generic", else 0.
+  double per_tensor_s_for(const std::string& gpu) const;
+
+  nlohmann::json to_json() const;
+  // REQUIRES: the object written by to_json(); throws InputError naming `where` otherwise.
+  static AnalyticParams from_json(const nlohmann::json& json, const std::string& where);
+};
+
+class AnalyticThroughputModel : public ThroughputModel {
+ public:
+  AnalyticThroughputModel(Workload workload, AnalyticParams params);
+
+  std::string name() const override { return "analytic"; }
+  std::string describe() const override;
+  Prediction predict(const ClusterShape& cluster) const override;
+
+  // Seconds of one step's computation (no communication) on one worker of `type`. Throws
+  // InputError for a type without GPU TFLOPS.
+  double compute_s(const cloud::InstanceType& type) const;
+
+  // The linear pieces of a prediction, for the planner's mixed-integer programme. One worker of
+  // `type` alone runs at worker_steps_per_s(type, architecture) (async-ps: compute plus its own
+  // transfers; all-reduce: compute only); `servers` parameter servers cap an async-ps cluster at
+  // server_cap_steps_per_s(servers). predict() never exceeds sum over workers of the first nor
+  // (async-ps) the second: X <= sum_t n_t x worker_steps_per_s(t) and X <= cap are valid linear
+  // upper bounds, tight away from the knee (within 2^(-1/p) of the smooth minimum at it).
+  double worker_steps_per_s(const cloud::InstanceType& type, Architecture architecture) const;
+  double server_cap_steps_per_s(int servers) const;
+
+  const Workload& workload() const { return workload_; }
+  const AnalyticParams& params() const { return params_; }
+
+ private:
+  Workload workload_;
+  AnalyticParams params_;
+};
+
+}  // namespace transient::perf

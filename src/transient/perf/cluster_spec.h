@@ -1,0 +1,45 @@
+// A cluster written as text, as users type it on a command line: `4xk80:spot`,
+// `2xv100,2xk80`, `4xn1-standard-4+k80:spot,1xps:on-demand`. `predict --cluster` and the
+// planner's `--evaluate` read the same syntax.
+//
+// Grammar: ENTRY[,ENTRY...] where ENTRY is [COUNT x] TYPE [:MARKET]
+// - COUNT: a whole number >= 1 (default 1); `x` or `X` or `*` separates it from TYPE;
+// - TYPE: an instance type of the catalog (case-insensitive), or a GPU model (k80, v100): the
+//   catalog's first single-GPU type with that GPU, or `ps`: a parameter server on the catalog's
+//   cheapest CPU-only type;
+// - MARKET: spot, preemptible or on-demand (default on-demand).
+// Errors are InputErrors quoting the spec; an unknown TYPE lists the catalog's types and GPUs.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "transient/cloud/catalog.h"
+#include "transient/cloud/instance_type.h"
+#include "transient/perf/throughput_model.h"
+
+namespace transient::perf {
+
+struct ClusterSpecEntry {
+  cloud::InstanceType type;                         // resolved against the catalog
+  int count = 1;                                    // servers of this type and market, >= 1
+  cloud::Market market = cloud::Market::on_demand;  // how they are bought
+  bool parameter_server = false;                    // written as `ps`: serves parameters
+};
+
+struct ClusterSpec {
+  std::string text;                       // as written
+  std::vector<ClusterSpecEntry> entries;  // in the order written
+
+  // Servers written as `ps`.
+  int parameter_servers() const;
+  // The workers (every entry but `ps` ones) grouped by instance type, with `architecture` and
+  // `parameter_servers` (for async_ps). Workers of one type bought in two markets form one group.
+  ClusterShape shape(Architecture architecture, int parameter_servers) const;
+};
+
+// Parses `text` against `catalog`. Throws InputError for bad syntax, a count < 1, an unknown
+// market or type (listing what the catalog has), or a spec without any worker.
+ClusterSpec parse_cluster_spec(const std::string& text, const cloud::Catalog& catalog);
+
+}  // namespace transient::perf

@@ -1,0 +1,26 @@
+// The constants of the communication side of the throughput models (internal/
+// cluster_composition.h gives the formulas): per-tensor costs at workers and parameter servers,
+// how much of a link's nominal bandwidth is achieved, how sharply the parameter servers saturate,
+// and a ring all-reduce hop's latency. Fitted by `transient fit`; plain value type.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace transient::perf {
+
+struct CommunicationParams {
+  double worker_per_tensor_s = 3.0e-4;      // seconds per tensor per step at a worker (async-ps)
+  double network_efficiency = 0.6;          // fraction of a link's nominal bandwidth achieved
+  double ps_per_tensor_s = 9.0e-5;          // server seconds per tensor per step
+  double ps_network_gbps = 8.0;             // a parameter server's nominal link (n1-standard-4)
+  double contention_sharpness = 8.0;        // p of the smooth minimum, >= 1
+  double allreduce_hop_latency_s = 5.0e-5;  // one ring hop's latency
+
+  nlohmann::json to_json() const;
+  // Reads the keys above (all optional); `where` names the file for messages.
+  static CommunicationParams from_json(const nlohmann::json& json, const std::string& where);
+};
+
+}  // namespace transient::perf

@@ -1,0 +1,162 @@
+#include "transient/perf/fitted_throughput_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "transient/core/error.h"
+#include "transient/perf/internal/cluster_composition.h"
+
+namespace transient::perf {
+
+const std::vector<std::pair<std::string, std::string>>& fitted_features() {
+  static const std::vector<std::pair<std::string, std::string>> all = {
+      {"flops_per_tflops", "FLOPs of a step / (server TFLOPS x 1e12): seconds at peak speed"},
+      {"flops", "FLOPs of a step"},
+      {"tflops", "the server's GPU TFLOPS"},
+      {"parameters", "trainable parameters"},
+      {"tensors", "parameter tensors"},
+      {"tensors_per_tflops", "parameter tensors / server TFLOPS (per-layer costs on the GPU)"},
+      {"gradient_bytes", "bytes of one gradient"},
+      {"shake_shake", "1 for a Shake-Shake workload, else 0"},
+      {"shake_flops_per_tflops", "flops_per_tflops for Shake-Shake workloads, else 0"},
+  };
+  return all;
+}
+
+bool is_indicator_feature(const std::string& name) {
+  return name == "shake_shake" || name == "shake_flops_per_tflops";
+}
+
+double fitted_feature(const std::string& name, const Workload& w, const cloud::InstanceType& type) {
+  const bool shake = w.family == "shake-shake";
+  if (name == "flops_per_tflops" || name == "shake_flops_per_tflops" || name == "tflops" ||
+      name == "tensors_per_tflops") {
+    if (!(type.total_tflops() > 0)) {
+      throw InputError("instance type " + type.name +
+                       " has no GPU TFLOPS; the fitted model needs GPU workers");
+    }
+  }
+  if (name == "flops_per_tflops") return w.flops_per_step() / (type.total_tflops() * 1e12);
+  if (name == "shake_flops_per_tflops") {
+    return shake ? w.flops_per_step() / (type.total_tflops() * 1e12) : 0.0;
+  }
+  if (name == "flops") return w.flops_per_step();
+  if (name == "tflops") return type.total_tflops();
+  if (name == "parameters") return static_cast<double>(std::max<std::int64_t>(w.parameters, 1));
+  if (name == "tensors") return w.tensors;
+  if (name == "tensors_per_tflops") return w.tensors / type.total_tflops();
+  if (name == "gradient_bytes") return w.gradient_bytes;
+  if (name == "shake_shake") return shake ? 1.0 : 0.0;
+  std::string list;
+  for (const auto& [feature, what] : fitted_features())
+    list += (list.empty() ? "" : ", ") + feature;
+  throw InputError("unknown feature \"" + name + "\"; accepted: " + list);
+}
+
+FittedParams FittedParams::builtin() {
+  // `transient fit --data ../shared/data/cmdare -o model.json`: the form chosen by
+  // leave-one-model-out cross-validation and its coefficients, rounded to 10 digits.
+  FittedParams p;
+  p.form = "linear";
+  p.features = {"flops_per_tflops", "shake_flops_per_tflops", "tensors_per_tflops",
+                "gradient_bytes"};
+  p.coefficients = {0.01177872653, 95.05600655, -1.07570852, 0.00408401696, -2.472952895e-09};
+  p.ridge_lambda = 0.0;
+  p.cv_mape_percent = 8.806905671;
+  p.communication.worker_per_tensor_s = 0.0;
+  p.communication.network_efficiency = 1.820439171;
+  p.communication.ps_per_tensor_s = 0.0001095872691;
+  p.communication.ps_network_gbps = 6.364736349;
+  p.communication.contention_sharpness = 4.0;
+  p.communication.allreduce_hop_latency_s = 5e-05;
+  p.source = "built-in fit on CM-DARE's single-worker and cluster-scaling speeds";
+  return p;
+}
+
+double FittedParams::single_step_s(const Workload& workload,
+                                   const cloud::InstanceType& type) const {
+  TRANSIENT_CHECK_EQ(coefficients.size(), features.size() + 1);
+  double sum = coefficients[0];
+  for (std::size_t k = 0; k < features.size(); ++k) {
+    double x = fitted_feature(features[k], workload, type);
+    if (form == "log-linear" && !is_indicator_feature(features[k])) x = std::log(x);
+    sum += coefficients[k + 1] * x;
+  }
+  // A linear fit can go negative far outside its data; a step takes at least a millisecond.
+  return form == "log-linear" ? std::exp(sum) : std::max(sum, 1e-3);
+}
+
+nlohmann::json FittedParams::to_json() const {
+  return {{"form", form},
+          {"features", features},
+          {"coefficients", coefficients},
+          {"ridge_lambda", ridge_lambda},
+          {"cv_mape_percent", cv_mape_percent},
+          {"communication", communication.to_json()},
+          {"source", source}};
+}
+
+FittedParams FittedParams::from_json(const nlohmann::json& json, const std::string& where) {
+  FittedParams p;
+  try {
+    p.form = json.at("form").get<std::string>();
+    p.features = json.at("features").get<std::vector<std::string>>();
+    p.coefficients = json.at("coefficients").get<std::vector<double>>();
+    p.ridge_lambda = json.value("ridge_lambda", 0.0);
+    p.cv_mape_percent = 8.806905671;
+    p.source = json.value("source", where);
+  } catch (const nlohmann::json::exception&) {
+    throw InputError(where +
+                     ": the fitted model needs \"form\" (linear|log-linear), "
+                     "\"features\" (names) and \"coefficients\" (intercept first)");
+  }
+  if (p.form != "linear" && p.form != "log-linear") {
+    throw InputError(where + ": fitted form \"" + p.form + "\"; accepted: linear, log-linear");
+  }
+  if (p.coefficients.size() != p.features.size() + 1) {
+    throw InputError(where + ": the fitted model has " + std::to_string(p.features.size()) +
+                     " features and needs " + std::to_string(p.features.size() + 1) +
+                     " coefficients (intercept first)");
+  }
+  for (const auto& feature : p.features) {
+    bool known = false;
+    for (const auto& [name, what] : fitted_features()) known |= name == feature;
+    if (!known) fitted_feature(feature, Workload{}, cloud::InstanceType{});  // throws the list
+  }
+  if (json.contains("communication")) {
+    p.communication = CommunicationParams::from_json(json.at("communication"), where);
+  }
+  return p;
+}
+
+FittedThroughputModel::FittedThroughputModel(Workload workload, FittedParams params)
+    : workload_(std::move(workload)), params_(std::move(params)) {}
+
+std::string FittedThroughputModel::describe() const {
+  std::ostringstream out;
+  out << "fitted: " << workload_.name << ", " << params_.form << " regression on";
+  for (const auto& feature : params_.features) out << " " << feature;
+  if (params_.ridge_lambda > 0) out << " (ridge " << params_.ridge_lambda << ")";
+  out << ", constants from " << params_.source;
+  return out.str();
+}
+
+Prediction FittedThroughputModel::predict(const ClusterShape& cluster) const {
+  std::vector<internal::WorkerTime> times;
+  for (const auto& group : cluster.workers) {
+    // The regression predicts a whole async-ps step; the worker's own transfer, as the analytic
+    // model estimates it, is split off so that an all-reduce cluster pays its own instead.
+    const double step = params_.single_step_s(workload_, group.type);
+    const double transfer = std::min(
+        0.5 * step,
+        internal::worker_transfer_s(workload_, group.type.network_gbps, params_.communication));
+    internal::WorkerTime time;
+    time.compute_s = step - transfer;
+    if (cluster.architecture == Architecture::async_ps) time.ps_transfer_s = transfer;
+    times.push_back(time);
+  }
+  return internal::compose_cluster(cluster, workload_, times, params_.communication);
+}
+
+}  // namespace transient::perf

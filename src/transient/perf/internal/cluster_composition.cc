@@ -1,0 +1,132 @@
+#include "transient/perf/internal/cluster_composition.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "transient/core/error.h"
+
+namespace transient::perf::internal {
+namespace {
+
+constexpr double kBytesPerGbit = 1e9 / 8.0;
+
+double link_bytes_per_s(const cloud::InstanceType& type, const CommunicationParams& comm) {
+  if (!(type.network_gbps > 0)) {
+    throw InputError("instance type " + type.name +
+                     " has no network bandwidth; the model needs network_gbps > 0");
+  }
+  return type.network_gbps * kBytesPerGbit * comm.network_efficiency;
+}
+
+double read(const nlohmann::json& json, const char* key, double fallback, double minimum,
+            const std::string& where) {
+  if (!json.contains(key)) return fallback;
+  const auto& value = json.at(key);
+  if (!value.is_number() || !std::isfinite(value.get<double>()) || value.get<double>() < minimum) {
+    throw InputError(where + ": \"" + key + "\" is " + value.dump() +
+                     "; accepted: a number >= " + std::to_string(minimum));
+  }
+  return value.get<double>();
+}
+
+}  // namespace
+
+}  // namespace transient::perf::internal
+
+namespace transient::perf {
+
+nlohmann::json CommunicationParams::to_json() const {
+  return {{"worker_per_tensor_s", worker_per_tensor_s},
+          {"network_efficiency", network_efficiency},
+          {"ps_per_tensor_s", ps_per_tensor_s},
+          {"ps_network_gbps", ps_network_gbps},
+          {"contention_sharpness", contention_sharpness},
+          {"allreduce_hop_latency_s", allreduce_hop_latency_s}};
+}
+
+CommunicationParams CommunicationParams::from_json(const nlohmann::json& json,
+                                                   const std::string& where) {
+  CommunicationParams p;
+  if (!json.is_object()) throw InputError(where + ": communication parameters must be an object");
+  p.worker_per_tensor_s =
+      internal::read(json, "worker_per_tensor_s", p.worker_per_tensor_s, 0, where);
+  p.network_efficiency =
+      internal::read(json, "network_efficiency", p.network_efficiency, 1e-6, where);
+  p.ps_per_tensor_s = internal::read(json, "ps_per_tensor_s", p.ps_per_tensor_s, 0, where);
+  p.ps_network_gbps = internal::read(json, "ps_network_gbps", p.ps_network_gbps, 1e-6, where);
+  p.contention_sharpness =
+      internal::read(json, "contention_sharpness", p.contention_sharpness, 1, where);
+  p.allreduce_hop_latency_s =
+      internal::read(json, "allreduce_hop_latency_s", p.allreduce_hop_latency_s, 0, where);
+  return p;
+}
+
+}  // namespace transient::perf
+
+namespace transient::perf::internal {
+
+double server_step_s(const Workload& workload, int servers, const CommunicationParams& comm) {
+  return (workload.tensors * comm.ps_per_tensor_s +
+          workload.gradient_bytes / (comm.ps_network_gbps * kBytesPerGbit)) /
+         servers;
+}
+
+double worker_transfer_s(const Workload& workload, double network_gbps,
+                         const CommunicationParams& comm) {
+  cloud::InstanceType type;
+  type.name = "worker";
+  type.network_gbps = network_gbps;
+  return workload.tensors * comm.worker_per_tensor_s +
+         2.0 * workload.gradient_bytes / link_bytes_per_s(type, comm);
+}
+
+Prediction compose_cluster(const ClusterShape& cluster, const Workload& workload,
+                           const std::vector<WorkerTime>& times, const CommunicationParams& comm) {
+  TRANSIENT_CHECK_EQ(times.size(), cluster.workers.size());
+  Prediction out;
+  const int n = cluster.total_workers();
+  if (n == 0) return out;
+
+  if (cluster.architecture == Architecture::async_ps) {
+    const int servers = std::max(1, cluster.parameter_servers);
+    double uncontended = 0;  // R, steps/s
+    double compute_share = 0, transfer_share = 0;
+    for (std::size_t i = 0; i < cluster.workers.size(); ++i) {
+      const auto& group = cluster.workers[i];
+      if (group.count == 0) continue;
+      const double transfer = times[i].ps_transfer_s;
+      uncontended += group.count / (times[i].compute_s + transfer);
+      compute_share += group.count * times[i].compute_s;
+      transfer_share += group.count * transfer;
+    }
+    const double server_s = server_step_s(workload, servers, comm);
+    const double cap = 1.0 / server_s;  // C
+    const double p = comm.contention_sharpness;
+    out.steps_per_s = std::pow(std::pow(uncontended, -p) + std::pow(cap, -p), -1.0 / p);
+    out.step_time_s = n / out.steps_per_s;
+    out.bottleneck = cap < uncontended                 ? "parameter server"
+                     : compute_share >= transfer_share ? "compute"
+                                                       : "network";
+  } else {
+    double speed = 0;  // sum of 1 / compute_i: batches per second if compute were all
+    double slowest_link = std::numeric_limits<double>::infinity();
+    for (std::size_t i = 0; i < cluster.workers.size(); ++i) {
+      const auto& group = cluster.workers[i];
+      if (group.count == 0) continue;
+      speed += group.count / times[i].compute_s;
+      if (n > 1) slowest_link = std::min(slowest_link, link_bytes_per_s(group.type, comm));
+    }
+    const double compute = n / speed;
+    const double allreduce = n > 1 ? 2.0 * (n - 1) * comm.allreduce_hop_latency_s +
+                                         2.0 * (n - 1) / n * workload.gradient_bytes / slowest_link
+                                   : 0.0;
+    out.step_time_s = compute + allreduce;
+    out.steps_per_s = n / out.step_time_s;
+    out.bottleneck = compute >= allreduce ? "compute" : "network";
+  }
+  out.samples_per_s = out.steps_per_s * workload.batch_per_worker;
+  return out;
+}
+
+}  // namespace transient::perf::internal

@@ -1,0 +1,92 @@
+// Fitting the analytic and fitted throughput models to measurements, and measuring how well they
+// predict what they were not fitted on (leave-one-model-out cross-validation), as
+// `transient fit` and docs/models.md report it.
+//
+// The analytic model is fitted in two stages: (1) one worker's step time as
+//   efficiency-scaled compute per family + step overhead + tensors x worker_per_tensor_s
+//   + 2 x bytes / (link x network_efficiency)
+// by non-negative weighted least squares on relative error (Eigen), on single-worker speeds;
+// (2) the parameter-server constants (ps_per_tensor_s, ps_network_gbps, contention_sharpness) by a
+// grid search minimising the mean absolute percentage error of cluster speeds. The fitted model
+// replaces stage 1 by the regression chosen by cross-validation among a fixed list of forms
+// (fitted_candidates()) and shares stage 2.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "transient/perf/analytic_throughput_model.h"
+#include "transient/perf/fitted_throughput_model.h"
+#include "transient/perf/measurement_set.h"
+
+namespace transient::perf {
+
+struct ThroughputFitOptions {
+  // Network link of the measured workers (CM-DARE: GCE n1-standard-4 servers with one GPU,
+  // as the gce-2019 catalog gives them).
+  double worker_network_gbps = 8.0;
+};
+
+// One candidate form of the fitted model.
+struct FittedCandidate {
+  std::string form;                   // "linear" or "log-linear"
+  std::vector<std::string> features;  // fitted_features() names
+  double ridge_lambda = 0.0;          // on standardised features; 0 = least squares
+  std::string label() const;          // e.g. "log-linear(flops,tflops) ridge 0.3"
+};
+const std::vector<FittedCandidate>& fitted_candidates();
+// The candidate with the lowest leave-one-model-out error on `points`.
+FittedCandidate choose_candidate(const std::vector<SpeedMeasurement>& points,
+                                 const ThroughputFitOptions& options);
+
+// Stage 1 and 2 of the analytic model. REQUIRES: single-worker measurements of at least 5
+// workloads (InputError otherwise); without cluster measurements the communication constants
+// keep their defaults.
+AnalyticParams fit_analytic(const MeasurementSet& data, const ThroughputFitOptions& options);
+// The fitted model with `candidate`'s form, plus stage 2.
+FittedParams fit_fitted(const MeasurementSet& data, const FittedCandidate& candidate,
+                        const ThroughputFitOptions& options);
+
+// Errors of one workload's predictions, in percent (absolute).
+struct WorkloadError {
+  std::string workload;
+  std::string gpu;                  // "" = all GPUs
+  std::vector<double> ape_percent;  // one per prediction
+  double mape() const;
+};
+
+struct CrossValidation {
+  std::vector<WorkloadError> analytic_single;  // per workload and GPU
+  std::vector<WorkloadError> fitted_single;
+  std::vector<WorkloadError> analytic_cluster;
+  std::vector<WorkloadError> fitted_cluster;
+  std::vector<std::pair<std::string, double>> candidate_mape;  // fitted candidates' single MAPE
+  FittedCandidate chosen;                                      // the best candidate on all the data
+  // fitted_single and fitted_cluster choose the candidate inside each fold (nested).
+};
+
+// Leave-one-model-out cross-validation of both models on `data`.
+CrossValidation cross_validate(const MeasurementSet& data, const ThroughputFitOptions& options);
+
+// The model file `transient fit` writes: both models' constants, the cross-validation summary,
+// and the files used.
+struct PerfModelFile {
+  AnalyticParams analytic;
+  FittedParams fitted;
+  nlohmann::json overheads;  // checkpoint and restart time models fitted, if the data had them
+  nlohmann::json report;     // free-form summary (files used, MAPE)
+
+  nlohmann::json to_json() const;
+  static PerfModelFile load(const std::string& path);  // InputError naming the file
+};
+
+// Fits everything `data` supports and cross-validates.
+PerfModelFile fit_perf_model(const MeasurementSet& data, const ThroughputFitOptions& options,
+                             const CrossValidation& cv);
+
+// docs/models.md's tables (Markdown) from a cross-validation and CM-DARE's published predictions.
+std::string accuracy_tables(const MeasurementSet& data, const CrossValidation& cv);
+
+}  // namespace transient::perf

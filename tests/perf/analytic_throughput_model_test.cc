@@ -1,0 +1,238 @@
+// The analytic model against cases computed by hand, and the cluster spec parser.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "transient/cloud/catalog_registry.h"
+#include "transient/core/error.h"
+#include "transient/perf/analytic_throughput_model.h"
+#include "transient/perf/cluster_spec.h"
+#include "transient/perf/registry.h"
+
+namespace transient::perf {
+namespace {
+
+// 3e9 FLOPs per sample, 128 samples: 3.84e11 FLOPs per step; 100 MB in 100 tensors.
+Workload hand_workload() {
+  Workload w;
+  w.name = "hand";
+  w.family = "resnet";
+  w.batch_per_worker = 128;
+  w.forward_flops_per_sample = 1e9;
+  w.backward_flops_per_sample = 2e9;
+  w.parameters = 25000000;
+  w.gradient_bytes = 1e8;
+  w.tensors = 100;
+  return w;
+}
+
+// Efficiency 0.5, 0.0232 s overhead: 0.1 s of compute on a 10 TFLOPS GPU. Links of 8 Gbit/s at
+// full efficiency move 1e9 bytes/s. Contention sharpness 1: X = 1 / (1/R + 1/C).
+AnalyticParams hand_params() {
+  AnalyticParams p;
+  p.efficiency = {{"resnet", 0.5}, {"generic", 0.25}};
+  p.step_overhead_s = 0.0232;
+  p.communication.worker_per_tensor_s = 1e-4;
+  p.communication.network_efficiency = 1.0;
+  p.communication.ps_per_tensor_s = 1e-4;
+  p.communication.ps_network_gbps = 8.0;
+  p.communication.contention_sharpness = 1.0;
+  p.communication.allreduce_hop_latency_s = 1e-3;
+  return p;
+}
+
+cloud::InstanceType gpu(double tflops, const std::string& name = "K80") {
+  cloud::InstanceType type;
+  type.name = "server+" + name;
+  type.gpu = name;
+  type.gpus = 1;
+  type.gpu_tflops = tflops;
+  type.network_gbps = 8.0;
+  type.on_demand_usd_per_h = 1.0;
+  return type;
+}
+
+ClusterShape shape(std::vector<WorkerGroup> groups, Architecture arch, int servers = 1) {
+  ClusterShape s;
+  s.workers = std::move(groups);
+  s.architecture = arch;
+  s.parameter_servers = servers;
+  return s;
+}
+
+TEST(AnalyticThroughputModel, ComputeTimeFromTflopsAndEfficiency) {
+  const AnalyticThroughputModel model(hand_workload(), hand_params());
+  EXPECT_NEAR(model.compute_s(gpu(10)), 0.1, 1e-12);
+  EXPECT_NEAR(model.compute_s(gpu(5)), 0.1768, 1e-12);
+  Workload generic = hand_workload();
+  generic.family = "generic";
+  EXPECT_NEAR(AnalyticThroughputModel(generic, hand_params()).compute_s(gpu(10)), 0.1768, 1e-12);
+}
+
+TEST(AnalyticThroughputModel, MeasuredStepOnTheSameDeviceWins) {
+  Workload w = hand_workload();
+  w.measured = MeasuredStep{"k80", 0.3};
+  const AnalyticThroughputModel model(w, hand_params());
+  EXPECT_DOUBLE_EQ(model.compute_s(gpu(10, "K80")), 0.3);
+  EXPECT_NEAR(model.compute_s(gpu(10, "P100")), 0.1, 1e-12);
+}
+
+TEST(AnalyticThroughputModel, AsyncParameterServerByHand) {
+  const AnalyticThroughputModel model(hand_workload(), hand_params());
+  // Worker step: 0.1 compute + 100 x 1e-4 + 2 x 1e8 / 1e9 = 0.31 s. Server: 0.01 + 0.1 = 0.11 s.
+  const Prediction one = model.predict(shape({{gpu(10), 1}}, Architecture::async_ps));
+  EXPECT_NEAR(one.steps_per_s, 1.0 / (0.31 + 0.11), 1e-9);
+  EXPECT_NEAR(one.samples_per_s, 128.0 / 0.42, 1e-7);
+  EXPECT_NEAR(one.step_time_s, 0.42, 1e-9);
+  EXPECT_EQ(one.bottleneck, "network");  // 0.21 s of transfer against 0.1 s of compute
+  const Prediction four = model.predict(shape({{gpu(10), 4}}, Architecture::async_ps));
+  EXPECT_NEAR(four.steps_per_s, 1.0 / (0.31 / 4 + 0.11), 1e-9);
+  EXPECT_EQ(four.bottleneck, "parameter server");  // R = 12.9 steps/s > C = 9.09
+  // Two servers share the tensors and bytes: S = 0.055 s.
+  const Prediction split = model.predict(shape({{gpu(10), 4}}, Architecture::async_ps, 2));
+  EXPECT_NEAR(split.steps_per_s, 1.0 / (0.31 / 4 + 0.055), 1e-9);
+}
+
+TEST(AnalyticThroughputModel, LinearPiecesBoundThePrediction) {
+  const AnalyticThroughputModel model(find_workload("resnet-32"), AnalyticParams::builtin());
+  const auto catalog = cloud::builtin_catalog("gce-2019");
+  const auto k80 = catalog.find("n1-standard-4+k80");
+  const auto p100 = catalog.find("n1-standard-4+p100");
+  for (int n = 1; n <= 16; ++n) {
+    const ClusterShape s = shape({{k80, n}, {p100, n}}, Architecture::async_ps);
+    const double x = model.predict(s).steps_per_s;
+    EXPECT_LE(x, n * (model.worker_steps_per_s(k80, Architecture::async_ps) +
+                      model.worker_steps_per_s(p100, Architecture::async_ps)));
+    EXPECT_LE(x, model.server_cap_steps_per_s(1));
+    EXPECT_GE(x, std::pow(2.0, -1.0 / 4) *
+                         std::min(model.server_cap_steps_per_s(1),
+                                  n * (model.worker_steps_per_s(k80, Architecture::async_ps) +
+                                       model.worker_steps_per_s(p100, Architecture::async_ps))) -
+                     1e-9);
+    const ClusterShape sync = shape({{k80, n}}, Architecture::allreduce);
+    EXPECT_LE(model.predict(sync).steps_per_s,
+              n * model.worker_steps_per_s(k80, Architecture::allreduce) + 1e-9);
+  }
+  // Hand case: 0.31 s per step alone, 0.11 s of server per step.
+  const AnalyticThroughputModel hand(hand_workload(), hand_params());
+  EXPECT_NEAR(hand.worker_steps_per_s(gpu(10), Architecture::async_ps), 1 / 0.31, 1e-9);
+  EXPECT_NEAR(hand.worker_steps_per_s(gpu(10), Architecture::allreduce), 1 / 0.1, 1e-9);
+  EXPECT_NEAR(hand.server_cap_steps_per_s(2), 2 / 0.11, 1e-9);
+}
+
+TEST(AnalyticThroughputModel, HardMinimumWhenSharp) {
+  AnalyticParams p = hand_params();
+  p.communication.contention_sharpness = 200;
+  const AnalyticThroughputModel model(hand_workload(), p);
+  EXPECT_NEAR(model.predict(shape({{gpu(10), 8}}, Architecture::async_ps)).steps_per_s, 1.0 / 0.11,
+              0.05);
+  EXPECT_NEAR(model.predict(shape({{gpu(10), 1}}, Architecture::async_ps)).steps_per_s, 1.0 / 0.31,
+              1e-6);
+}
+
+TEST(AnalyticThroughputModel, RingAllReduceByHand) {
+  const AnalyticThroughputModel model(hand_workload(), hand_params());
+  // 4 workers: 0.1 s compute + 2 x 3 x 1e-3 + 2 x 3/4 x 1e8 / 1e9 = 0.256 s per synchronous step,
+  // which is 4 global steps of 128 samples.
+  const Prediction p = model.predict(shape({{gpu(10), 4}}, Architecture::allreduce));
+  EXPECT_NEAR(p.step_time_s, 0.256, 1e-12);
+  EXPECT_NEAR(p.steps_per_s, 4 / 0.256, 1e-9);
+  EXPECT_NEAR(p.samples_per_s, 512 / 0.256, 1e-7);
+  EXPECT_EQ(p.bottleneck, "network");
+  // One worker: no all-reduce at all.
+  const Prediction one = model.predict(shape({{gpu(10), 1}}, Architecture::allreduce));
+  EXPECT_NEAR(one.step_time_s, 0.1, 1e-12);
+  EXPECT_EQ(one.bottleneck, "compute");
+}
+
+TEST(AnalyticThroughputModel, HeterogeneousAllReduceSplitsTheBatchBySpeed) {
+  AnalyticParams p = hand_params();
+  p.step_overhead_s = 0;
+  const AnalyticThroughputModel model(hand_workload(), p);
+  // 0.0768 s and 0.1536 s per 128 samples: 256 samples split 2:1 take 2 / (1/0.0768 + 1/0.1536)
+  // = 0.1024 s; the all-reduce of two takes 2 x 1e-3 + 1e8 / 1e9 = 0.102 s.
+  const Prediction mixed =
+      model.predict(shape({{gpu(10, "V100"), 1}, {gpu(5, "K80"), 1}}, Architecture::allreduce));
+  EXPECT_NEAR(mixed.step_time_s, 0.1024 + 0.102, 1e-12);
+  EXPECT_NEAR(mixed.steps_per_s, 2 / 0.2044, 1e-9);
+  // Async: each worker at its own pace, R = 1/(0.0768+0.21) + 1/(0.1536+0.21).
+  const Prediction async =
+      model.predict(shape({{gpu(10, "V100"), 1}, {gpu(5, "K80"), 1}}, Architecture::async_ps));
+  const double r = 1 / 0.2868 + 1 / 0.3636;
+  EXPECT_NEAR(async.steps_per_s, 1 / (1 / r + 0.11), 1e-9);
+}
+
+TEST(AnalyticThroughputModel, EmptyClusterAndGpuLessWorkers) {
+  const AnalyticThroughputModel model(hand_workload(), hand_params());
+  EXPECT_EQ(model.predict(shape({}, Architecture::async_ps)).steps_per_s, 0.0);
+  EXPECT_THROW(model.predict(shape({{gpu(0), 1}}, Architecture::async_ps)), InputError);
+}
+
+TEST(AnalyticThroughputModel, ParamsRoundTripThroughJson) {
+  const AnalyticParams p = hand_params();
+  const AnalyticParams back = AnalyticParams::from_json(p.to_json(), "test");
+  EXPECT_EQ(back.efficiency, p.efficiency);
+  EXPECT_DOUBLE_EQ(back.communication.ps_per_tensor_s, p.communication.ps_per_tensor_s);
+  EXPECT_THROW(AnalyticParams::from_json({{"efficiency", {{"resnet", -1}}}}, "m.json"), InputError);
+}
+
+TEST(AnalyticThroughputModel, BuiltinPredictsCmdareResnet32OnK80) {
+  // CM-DARE measured 4.51 steps/s for one K80 and 36.0 for eight (one parameter server).
+  const auto catalog = cloud::builtin_catalog("gce-2019");
+  const auto k80 = catalog.find("n1-standard-4+k80");
+  const AnalyticThroughputModel model(find_workload("resnet-32"), AnalyticParams::builtin());
+  EXPECT_NEAR(model.predict(shape({{k80, 1}}, Architecture::async_ps)).steps_per_s, 4.51,
+              0.1 * 4.51);
+  EXPECT_NEAR(model.predict(shape({{k80, 8}}, Architecture::async_ps)).steps_per_s, 36.0,
+              0.1 * 36.0);
+}
+
+TEST(ThroughputRegistry, BuildsAnalyticAndFitted) {
+  ThroughputParams params;
+  params.values["workload"] = "resnet-32";
+  for (const std::string name : {"analytic", "fitted"}) {
+    const auto model = create_throughput_model(name, params);
+    EXPECT_EQ(model->name(), name);
+    const auto k80 = cloud::builtin_catalog("gce-2019").find("n1-standard-4+k80");
+    EXPECT_GT(model->predict(shape({{k80, 2}}, Architecture::async_ps)).steps_per_s, 0);
+  }
+  params.values["colour"] = "red";
+  EXPECT_THROW(create_throughput_model("analytic", params), InputError);
+}
+
+TEST(ClusterSpec, ParsesCountsTypesGpusAndMarkets) {
+  const auto catalog = cloud::builtin_catalog("gce-2019");
+  const ClusterSpec spec =
+      parse_cluster_spec("4xk80:spot, 2XN1-STANDARD-4+P100,1xps:on-demand", catalog);
+  ASSERT_EQ(spec.entries.size(), 3u);
+  EXPECT_EQ(spec.entries[0].count, 4);
+  EXPECT_EQ(spec.entries[0].type.name, "n1-standard-4+k80");
+  EXPECT_EQ(spec.entries[0].market, cloud::Market::spot);
+  EXPECT_EQ(spec.entries[1].type.gpu, "P100");
+  EXPECT_EQ(spec.entries[1].market, cloud::Market::on_demand);
+  EXPECT_TRUE(spec.entries[2].parameter_server);
+  EXPECT_EQ(spec.entries[2].type.gpus, 0);
+  EXPECT_EQ(spec.parameter_servers(), 1);
+  const ClusterShape s = spec.shape(Architecture::async_ps, spec.parameter_servers());
+  EXPECT_EQ(s.total_workers(), 6);
+  EXPECT_EQ(s.workers.size(), 2u);
+  EXPECT_EQ(parse_cluster_spec("v100", catalog).entries[0].count, 1);
+}
+
+TEST(ClusterSpec, BadSpecsAreInputErrorsListingTheCatalog) {
+  const auto catalog = cloud::builtin_catalog("gce-2019");
+  try {
+    parse_cluster_spec("4xa100", catalog);
+    FAIL() << "expected an InputError";
+  } catch (const InputError& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find("unknown instance type or GPU \"a100\""), std::string::npos);
+    EXPECT_NE(message.find("n1-standard-4+k80 (K80)"), std::string::npos) << message;
+  }
+  for (const std::string bad : {"", "4x", "0xk80", "4xk80:cheap", "k80,,p100", "1xps"}) {
+    EXPECT_THROW(parse_cluster_spec(bad, catalog), InputError) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace transient::perf

@@ -1,0 +1,250 @@
+// Fitting recovers known constants from synthetic data made from them; measurement files are
+// recognised by header, and bad or unknown ones are errors naming them; the built-in constants
+// are what a fit on CM-DARE's data gives.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "transient/core/error.h"
+#include "transient/perf/measurement_set.h"
+#include "transient/perf/throughput_fitting.h"
+
+namespace transient::perf {
+namespace {
+
+namespace fs = std::filesystem;
+
+const ThroughputFitOptions kOptions;
+
+cloud::InstanceType worker(const std::string& gpu, double tflops) {
+  cloud::InstanceType type;
+  type.name = gpu + " worker";
+  type.gpu = gpu;
+  type.gpus = 1;
+  type.gpu_tflops = tflops;
+  type.network_gbps = kOptions.worker_network_gbps;
+  return type;
+}
+
+AnalyticParams truth() {
+  AnalyticParams p;
+  p.efficiency = {{"resnet@K80", 0.015},
+                  {"resnet@P100", 0.025},
+                  {"shake-shake@K80", 0.02},
+                  {"shake-shake@P100", 0.03},
+                  {"generic", 0.02}};
+  p.per_tensor_s = {{"K80", 8e-4}, {"P100", 4e-4}};
+  p.step_overhead_s = 0.012;
+  p.communication.worker_per_tensor_s = 0;
+  p.communication.network_efficiency = 0.5;
+  p.communication.ps_per_tensor_s = 6e-5;
+  p.communication.ps_network_gbps = 4.0;
+  p.communication.contention_sharpness = 4.0;
+  return p;
+}
+
+// Speeds of every built-in workload on K80 and P100, 1..8 workers, made by `model`.
+MeasurementSet synthetic(
+    const std::function<double(const Workload&, const cloud::InstanceType&, int)>& speed) {
+  MeasurementSet data;
+  for (const auto& w : builtin_workloads()) {
+    for (const auto& [gpu, tflops] :
+         {std::pair<std::string, double>{"K80", 4.113}, {"P100", 9.526}}) {
+      for (int n = 1; n <= 8; ++n) {
+        SpeedMeasurement m{w.name,     gpu, tflops, n, 1, speed(w, worker(gpu, tflops), n),
+                           "synthetic"};
+        if (n == 1) data.single_worker.push_back(m);
+        if (w.name == "resnet-15" || w.name == "resnet-32" || w.name == "shake-shake-small" ||
+            w.name == "shake-shake-big") {
+          data.cluster.push_back(m);
+        }
+      }
+    }
+  }
+  return data;
+}
+
+double analytic_speed(const AnalyticParams& p, const Workload& w, const cloud::InstanceType& type,
+                      int n) {
+  ClusterShape shape;
+  shape.workers.push_back({type, n});
+  return AnalyticThroughputModel(w, p).predict(shape).steps_per_s;
+}
+
+TEST(ThroughputFitting, AnalyticRecoversKnownConstants) {
+  const AnalyticParams t = truth();
+  const MeasurementSet data =
+      synthetic([&](const Workload& w, const cloud::InstanceType& type, int n) {
+        // Single-worker speeds without the servers' contention, as stage 1 assumes.
+        if (n == 1) {
+          AnalyticParams free = t;
+          free.communication.ps_network_gbps = 1e9;
+          free.communication.ps_per_tensor_s = 0;
+          return analytic_speed(free, w, type, 1);
+        }
+        return analytic_speed(t, w, type, n);
+      });
+  const AnalyticParams fit = fit_analytic(data, kOptions);
+  for (const std::string key :
+       {"resnet@K80", "resnet@P100", "shake-shake@K80", "shake-shake@P100"}) {
+    EXPECT_NEAR(fit.efficiency.at(key), t.efficiency.at(key), 1e-6 * t.efficiency.at(key)) << key;
+  }
+  // Per family and generic: geometric means over the GPUs.
+  EXPECT_NEAR(fit.efficiency.at("resnet"), std::sqrt(0.015 * 0.025), 1e-8);
+  EXPECT_NEAR(fit.per_tensor_s.at("K80"), 8e-4, 1e-9);
+  EXPECT_NEAR(fit.per_tensor_s.at("P100"), 4e-4, 1e-9);
+  EXPECT_NEAR(fit.step_overhead_s, 0.012, 1e-7);
+  EXPECT_NEAR(fit.communication.network_efficiency, 0.5, 1e-5);
+  // Stage 2 is a grid search: close, and its predictions closer still.
+  EXPECT_NEAR(fit.communication.ps_network_gbps, 4.0, 0.4);
+  EXPECT_NEAR(fit.communication.ps_per_tensor_s, 6e-5, 1.5e-5);
+  for (const auto& m : data.cluster) {
+    EXPECT_NEAR(
+        analytic_speed(fit, find_workload(m.workload), worker(m.gpu, m.gpu_tflops), m.workers),
+        m.steps_per_s, 0.03 * m.steps_per_s)
+        << m.workload << " " << m.gpu << " x" << m.workers;
+  }
+}
+
+TEST(ThroughputFitting, RegressionRecoversKnownCoefficients) {
+  FittedParams t;
+  t.form = "log-linear";
+  t.features = {"flops", "tflops", "parameters", "tensors", "shake_shake"};
+  t.coefficients = {-20.0, 0.8, -0.9, 0.1, 0.2, 0.3};
+  const MeasurementSet data = synthetic([&](const Workload& w, const cloud::InstanceType& type,
+                                            int) { return 1.0 / t.single_step_s(w, type); });
+  const FittedParams fit = fit_fitted(data, {"log-linear", t.features, 0.0}, kOptions);
+  ASSERT_EQ(fit.coefficients.size(), t.coefficients.size());
+  for (std::size_t k = 0; k < t.coefficients.size(); ++k) {
+    EXPECT_NEAR(fit.coefficients[k], t.coefficients[k], 1e-6) << k;
+  }
+  // The linear form, on data made by a linear model.
+  FittedParams lin;
+  lin.form = "linear";
+  lin.features = {"flops_per_tflops", "tensors", "gradient_bytes"};
+  lin.coefficients = {0.01, 60.0, 3e-4, 2e-9};
+  const MeasurementSet linear_data =
+      synthetic([&](const Workload& w, const cloud::InstanceType& type, int) {
+        return 1.0 / lin.single_step_s(w, type);
+      });
+  const FittedParams lin_fit = fit_fitted(linear_data, {"linear", lin.features, 0.0}, kOptions);
+  for (std::size_t k = 0; k < lin.coefficients.size(); ++k) {
+    EXPECT_NEAR(lin_fit.coefficients[k], lin.coefficients[k], 1e-6 * std::abs(lin.coefficients[k]))
+        << k;
+  }
+}
+
+class MeasurementFiles : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("transient_perf_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
+            "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  void write(const std::string& name, const std::string& text) {
+    fs::create_directories((dir_ / name).parent_path());
+    std::ofstream(dir_ / name) << text;
+  }
+  fs::path dir_;
+};
+
+TEST_F(MeasurementFiles, UnrecognisedFilesAreNamed) {
+  write("speeds.csv", "alpha,beta\n1,2\n");
+  try {
+    read_measurements(dir_.string());
+    FAIL();
+  } catch (const InputError& error) {
+    EXPECT_EQ(error.file(), (dir_ / "speeds.csv").string());
+    EXPECT_NE(std::string(error.what()).find("unrecognised measurement file"), std::string::npos);
+  }
+  fs::remove(dir_ / "speeds.csv");
+  write("notes.txt", "hello\n");
+  try {
+    read_measurements(dir_.string());
+    FAIL();
+  } catch (const InputError& error) {
+    EXPECT_EQ(error.file(), (dir_ / "notes.txt").string());
+  }
+}
+
+TEST_F(MeasurementFiles, BadRowsNameFileAndLine) {
+  write("figures/speed.csv",
+        "gpu,num_ps,model,num_workers,speed_steps_per_sec_mean,speed_steps_per_sec_std\n"
+        "K80,1,ResNet-32,1,4.51,0.04\n"
+        "K80,1,ResNet-32,two,9.06,0.09\n");
+  try {
+    read_measurements(dir_.string());
+    FAIL();
+  } catch (const InputError& error) {
+    EXPECT_EQ(error.line(), 3) << error.what();
+    EXPECT_NE(std::string(error.what()).find("num_workers"), std::string::npos) << error.what();
+  }
+  write("figures/speed.csv",
+        "gpu,num_ps,model,num_workers,speed_steps_per_sec_mean,speed_steps_per_sec_std\n"
+        "K80,1,VGG-16,1,4.51,0.04\n");
+  try {
+    read_measurements(dir_.string());
+    FAIL();
+  } catch (const InputError& error) {
+    EXPECT_EQ(error.line(), 2) << error.what();
+    EXPECT_NE(std::string(error.what()).find("unknown workload \"VGG-16\""), std::string::npos);
+  }
+}
+
+TEST_F(MeasurementFiles, ReadsTrainerSteps) {
+  write("job/steps.csv",
+        "step,worker,batch,data_s,compute_s,allreduce_s,optimizer_s,loss\n"
+        "1,0,64,0.01,0.2,0.05,0.01,2.3\n"
+        "1,1,64,0.01,0.3,0.04,0.01,2.3\n"
+        "2,0,128,0.01,0.25,0.0,0.01,2.2\n");
+  const MeasurementSet data = read_measurements(dir_.string());
+  ASSERT_EQ(data.trainer_steps.size(), 2u);
+  EXPECT_EQ(data.trainer_steps[0].workers, 2);
+  EXPECT_DOUBLE_EQ(data.trainer_steps[0].batch, 128);
+  EXPECT_DOUBLE_EQ(data.trainer_steps[0].compute_s, 0.3);
+  EXPECT_NEAR(data.trainer_steps[0].allreduce_s, 0.045, 1e-12);
+  EXPECT_NEAR(data.trainer_steps[0].step_s, 0.36, 1e-12);
+}
+
+const std::string kCmdare = std::string(TRANSIENT_SHARED_DATA_DIR) + "/cmdare";
+
+TEST(CmdareData, EveryFileIsRecognisedAndTheBuiltinsAreItsFit) {
+  if (!fs::exists(kCmdare)) {
+    FAIL() << "the shared data directory " << kCmdare << " is missing";
+  }
+  const MeasurementSet data = read_measurements(kCmdare);
+  EXPECT_EQ(data.single_worker.size(), 40u);  // 20 CNNs on K80 and P100
+  EXPECT_EQ(data.cluster.size(), 64u);        // 4 CNNs x 2 GPUs x 1..8 workers
+  EXPECT_EQ(data.published.size(), 31u);
+  const AnalyticParams fit = fit_analytic(data, kOptions);
+  const AnalyticParams builtin = AnalyticParams::builtin();
+  for (const auto& [family, efficiency] : fit.efficiency) {
+    EXPECT_NEAR(builtin.efficiency_for(family), efficiency, 1e-3 * efficiency) << family;
+  }
+  for (const auto& [gpu, seconds] : fit.per_tensor_s) {
+    EXPECT_NEAR(builtin.per_tensor_s_for(gpu), seconds, 1e-3 * seconds) << gpu;
+  }
+  const FittedParams fitted =
+      fit_fitted(data, choose_candidate(data.single_worker, kOptions), kOptions);
+  const FittedParams builtin_fitted = FittedParams::builtin();
+  EXPECT_EQ(builtin_fitted.features, fitted.features);
+  ASSERT_EQ(builtin_fitted.coefficients.size(), fitted.coefficients.size());
+  for (std::size_t k = 0; k < fitted.coefficients.size(); ++k) {
+    EXPECT_NEAR(builtin_fitted.coefficients[k], fitted.coefficients[k],
+                1e-6 * std::abs(fitted.coefficients[k]))
+        << k;
+  }
+  EXPECT_NEAR(builtin.step_overhead_s, fit.step_overhead_s, 1e-3 * fit.step_overhead_s + 1e-9);
+  EXPECT_NEAR(builtin.communication.ps_network_gbps, fit.communication.ps_network_gbps,
+              1e-3 * fit.communication.ps_network_gbps);
+  EXPECT_NEAR(builtin.communication.contention_sharpness, fit.communication.contention_sharpness,
+              1e-9);
+}
+
+}  // namespace
+}  // namespace transient::perf
