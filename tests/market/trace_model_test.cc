@@ -200,6 +200,20 @@ TEST(NodeTrace, RemovingAnAbsentNodeIsAnError) {
   EXPECT_THROW(NodeTraceModel::read(path, 0.0, kNever), InputError);
 }
 
+TEST(TraceModel, OffsetBeyondTheTraceIsAnError) {
+  try {
+    trace("g4dn", "20h");
+    FAIL() << "expected InputError";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what())
+                  .find("offset 20 h 00 min is beyond the trace's 10 h 46 min; accepted: an "
+                        "offset inside it, or random"),
+              std::string::npos)
+        << error.what();
+  }
+  EXPECT_THROW(trace("us-west-2a_k80_1", "30d"), InputError);
+}
+
 TEST(TraceModel, MissingFileNamesTheFlag) {
   ModelParams params;
   params.values["file"] = "us-east-1z_h100_1";

@@ -120,9 +120,9 @@ std::unique_ptr<AvailabilityTraceModel> AvailabilityTraceModel::read(const std::
   }
   if (offset_s >= gap_s * static_cast<double>(ticks.size())) {
     throw InputError(path, 0,
-                     "offset " + std::to_string(offset_s) + " s is beyond the trace's " +
-                         std::to_string(gap_s * static_cast<double>(ticks.size())) +
-                         " s; accepted: an offset inside the trace, or random");
+                     "offset " + format_duration(offset_s) + " is beyond the trace's " +
+                         format_duration(gap_s * static_cast<double>(ticks.size())) +
+                         "; accepted: an offset inside the trace, or random");
   }
   return std::make_unique<AvailabilityTraceModel>(std::move(ticks), gap_s, offset_s, cap_s, path);
 }

@@ -133,8 +133,8 @@ std::unique_ptr<NodeTraceModel> NodeTraceModel::read(const std::string& path, do
   if (presences.empty()) throw InputError(path, 0, "no events" + accepted);
   if (offset_s >= last_s && last_s > 0.0) {
     throw InputError(path, 0,
-                     "offset " + std::to_string(offset_s) + " s is beyond the trace's " +
-                         std::to_string(last_s) + " s; accepted: an offset inside it, or random");
+                     "offset " + format_duration(offset_s) + " is beyond the trace's " +
+                         format_duration(last_s) + "; accepted: an offset inside it, or random");
   }
   return std::make_unique<NodeTraceModel>(std::move(presences), static_cast<int>(ids.size()),
                                           last_s, offset_s, cap_s, path);
