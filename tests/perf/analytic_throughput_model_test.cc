@@ -69,6 +69,23 @@ TEST(AnalyticThroughputModel, ComputeTimeFromTflopsAndEfficiency) {
   EXPECT_NEAR(AnalyticThroughputModel(generic, hand_params()).compute_s(gpu(10)), 0.1768, 1e-12);
 }
 
+TEST(AnalyticThroughputModel, OtherGpusTakeTheNearestFittedGpusConstants) {
+  AnalyticParams p = hand_params();
+  p.efficiency = {{"resnet@K80", 0.25}, {"resnet@P100", 0.5}, {"resnet", 0.35}, {"generic", 0.3}};
+  p.per_tensor_s = {{"K80", 1e-3}, {"P100", 5e-4}, {"generic", 7e-4}};
+  p.fitted_gpu_tflops = {{"K80", 4}, {"P100", 10}};
+  EXPECT_EQ(p.calibrated_gpu("v100", 14), "P100");
+  EXPECT_EQ(p.calibrated_gpu("M60", 4.8), "K80");
+  EXPECT_EQ(p.calibrated_gpu("k80", 4), "K80");
+  EXPECT_EQ(hand_params().calibrated_gpu("V100", 14), "");
+  const AnalyticThroughputModel model(hand_workload(), p);
+  // 3.84e11 FLOPs / (20e12 x 0.5) + 100 tensors x 5e-4 + 0.0232 s.
+  EXPECT_NEAR(model.compute_s(gpu(20, "V100")), 0.0384 + 0.05 + 0.0232, 1e-12);
+  // Nothing fitted per GPU: the family's efficiency.
+  EXPECT_NEAR(AnalyticThroughputModel(hand_workload(), hand_params()).compute_s(gpu(20, "V100")),
+              0.0384 + 0.0232, 1e-12);
+}
+
 TEST(AnalyticThroughputModel, MeasuredStepOnTheSameDeviceWins) {
   Workload w = hand_workload();
   w.measured = MeasuredStep{"k80", 0.3};

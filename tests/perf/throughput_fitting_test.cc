@@ -36,6 +36,7 @@ AnalyticParams truth() {
                   {"shake-shake@P100", 0.03},
                   {"generic", 0.02}};
   p.per_tensor_s = {{"K80", 8e-4}, {"P100", 4e-4}};
+  p.fitted_gpu_tflops = {{"K80", 4.113}, {"P100", 9.526}};
   p.step_overhead_s = 0.012;
   p.communication.worker_per_tensor_s = 0;
   p.communication.network_efficiency = 0.5;

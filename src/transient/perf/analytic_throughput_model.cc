@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 #include "transient/core/error.h"
@@ -29,6 +30,7 @@ AnalyticParams AnalyticParams::builtin() {
                   {"shake-shake@P100", 0.02387220654}};
   p.per_tensor_s = {
       {"K80", 0.0009750313598}, {"P100", 0.0004372405085}, {"generic", 0.0006529343057}};
+  p.fitted_gpu_tflops = {{"K80", 4.113}, {"P100", 9.526}};
   p.step_overhead_s = 0.01220063313;
   p.communication.worker_per_tensor_s = 0.0;
   p.communication.network_efficiency = 1.820439171;
@@ -58,9 +60,26 @@ double AnalyticParams::per_tensor_s_for(const std::string& gpu) const {
   return found == per_tensor_s.end() ? 0.0 : found->second;
 }
 
+std::string AnalyticParams::calibrated_gpu(const std::string& gpu, double gpu_tflops) const {
+  std::string upper_gpu = gpu;
+  for (char& c : upper_gpu) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (fitted_gpu_tflops.count(upper_gpu)) return upper_gpu;
+  std::string nearest;
+  double best = std::numeric_limits<double>::infinity();
+  for (const auto& [name, tflops] : fitted_gpu_tflops) {
+    const double distance = std::abs(std::log(gpu_tflops / tflops));
+    if (gpu_tflops > 0 && distance < best) {
+      best = distance;
+      nearest = name;
+    }
+  }
+  return nearest;
+}
+
 nlohmann::json AnalyticParams::to_json() const {
   return {{"efficiency", efficiency},
           {"per_tensor_s", per_tensor_s},
+          {"fitted_gpu_tflops", fitted_gpu_tflops},
           {"step_overhead_s", step_overhead_s},
           {"communication", communication.to_json()},
           {"source", source}};
@@ -90,6 +109,7 @@ AnalyticParams AnalyticParams::from_json(const nlohmann::json& json, const std::
       throw InputError(where + ": \"step_overhead_s\" is " + value.dump() +
                        "; accepted: a number >= 0");
     }
+    p.fitted_gpu_tflops = {{"K80", 4.113}, {"P100", 9.526}};
     p.step_overhead_s = 0.01220063313;
   }
   if (json.contains("per_tensor_s")) {
@@ -102,6 +122,18 @@ AnalyticParams AnalyticParams::from_json(const nlohmann::json& json, const std::
                          item.value().dump() + "; accepted: a number >= 0");
       }
       p.per_tensor_s[item.key()] = item.value().get<double>();
+    }
+  }
+  if (json.contains("fitted_gpu_tflops")) {
+    if (!json.at("fitted_gpu_tflops").is_object()) {
+      throw InputError(where + ": \"fitted_gpu_tflops\" must be an object (GPU -> TFLOPS)");
+    }
+    for (const auto& item : json.at("fitted_gpu_tflops").items()) {
+      if (!item.value().is_number() || !(item.value().get<double>() > 0)) {
+        throw InputError(where + ": fitted_gpu_tflops of \"" + item.key() + "\" is " +
+                         item.value().dump() + "; accepted: a number > 0");
+      }
+      p.fitted_gpu_tflops[item.key()] = item.value().get<double>();
     }
   }
   if (json.contains("communication")) {
@@ -118,9 +150,13 @@ AnalyticThroughputModel::AnalyticThroughputModel(Workload workload, AnalyticPara
 
 std::string AnalyticThroughputModel::describe() const {
   std::ostringstream out;
-  out << "analytic: " << workload_.name << " (" << workload_.family << " family, "
-      << params_.efficiency_for(workload_.family) << " of peak FLOPS where no GPU-specific "
-      << "efficiency is fitted), constants from " << params_.source;
+  out << "analytic: " << workload_.name << " (" << workload_.family << "), efficiency";
+  const std::string prefix = workload_.family + "@";
+  for (const auto& [key, value] : params_.efficiency) {
+    if (key.rfind(prefix, 0) == 0) out << " " << key.substr(prefix.size()) << " " << value << ",";
+  }
+  out << " of peak FLOPS (other GPUs: those of the fitted GPU nearest in TFLOPS); constants: "
+      << params_.source;
   return out.str();
 }
 
@@ -133,9 +169,10 @@ double AnalyticThroughputModel::compute_s(const cloud::InstanceType& type) const
     throw InputError("instance type " + type.name +
                      " has no GPU TFLOPS; the analytic model needs GPU workers");
   }
+  const std::string gpu = params_.calibrated_gpu(type.gpu, type.gpu_tflops);
   return workload_.flops_per_step() /
-             (type.total_tflops() * 1e12 * params_.efficiency_for(workload_.family, type.gpu)) +
-         workload_.tensors * params_.per_tensor_s_for(type.gpu) + params_.step_overhead_s;
+             (type.total_tflops() * 1e12 * params_.efficiency_for(workload_.family, gpu)) +
+         workload_.tensors * params_.per_tensor_s_for(gpu) + params_.step_overhead_s;
 }
 
 double AnalyticThroughputModel::worker_steps_per_s(const cloud::InstanceType& type,

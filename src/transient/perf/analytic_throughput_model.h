@@ -4,8 +4,10 @@
 // synchronous ring all-reduce with the batch split by speed). Every prediction names its
 // bottleneck: "compute", "parameter server" or "network".
 //
-// compute_s = flops_per_step / (total TFLOPS x 1e12 x efficiency[family@GPU])
-//             + tensors x per_tensor_s[GPU] + step_overhead_s,
+// compute_s = flops_per_step / (total TFLOPS x 1e12 x efficiency[family@G])
+//             + tensors x per_tensor_s[G] + step_overhead_s,
+// where G is the GPU itself if the constants were fitted on it, else the fitted GPU nearest in
+// TFLOPS;
 // unless the workload carries a measured step on the worker's GPU model, which is used instead.
 //
 // The constants come from AnalyticParams::builtin() (fitted on CM-DARE's measurements) or from a
@@ -32,6 +34,10 @@ struct AnalyticParams {
   // Seconds per parameter tensor per step on a GPU model ("K80"), "generic" for other GPUs: the
   // per-layer cost (kernel launches, small operations) that FLOPs do not capture.
   std::map<std::string, double> per_tensor_s;
+  // The GPU models the constants were fitted on, with their TFLOPS ("K80": 4.113). A worker with
+  // another GPU takes the constants of the fitted GPU nearest in TFLOPS (by ratio): a V100 those
+  // of a P100, not an average that would rank it below one.
+  std::map<std::string, double> fitted_gpu_tflops;
   CommunicationParams communication;  // links, servers, contention
   std::string source;                 // what the constants were fitted on, one line
 
@@ -43,6 +49,9 @@ struct AnalyticParams {
   double efficiency_for(const std::string& family, const std::string& gpu = "") const;
   // per_tensor_s for `gpu`, else "generic", else 0.
   double per_tensor_s_for(const std::string& gpu) const;
+  // The fitted GPU whose constants a GPU of `gpu_tflops` TFLOPS called `gpu` uses: itself if
+  // fitted, else the nearest in TFLOPS, else "" (none fitted: family and generic constants).
+  std::string calibrated_gpu(const std::string& gpu, double gpu_tflops) const;
 
   nlohmann::json to_json() const;
   // REQUIRES: the object written by to_json(); throws InputError naming `where` otherwise.

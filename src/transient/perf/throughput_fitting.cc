@@ -150,6 +150,7 @@ AnalyticParams fit_analytic_single(const std::vector<SpeedMeasurement>& points,
     }
   }
   p.per_tensor_s["generic"] = positive > 0 ? std::exp(log_tensor_sum / positive) : 0.0;
+  for (const auto& m : points) p.fitted_gpu_tflops[m.gpu] = m.gpu_tflops;
   p.step_overhead_s = x[c + g];
   p.communication.worker_per_tensor_s = 0.0;
   p.communication.network_efficiency = x[c + g + 1] > 1e-3 ? 1.0 / x[c + g + 1] : 1e3;
@@ -517,10 +518,12 @@ PerfModelFile fit_perf_model(const MeasurementSet& data, const ThroughputFitOpti
 
 std::string accuracy_tables(const MeasurementSet& data, const CrossValidation& cv) {
   std::ostringstream out;
-  // CM-DARE's own errors, recomputed from its measured and predicted step times.
+  // CM-DARE's own errors, recomputed from its measured and predicted step times (its file's
+  // "Error Mean" column has the K80 and P100 rows of shake16 swapped).
   std::map<std::pair<std::string, std::string>, double> published;
   for (const auto& p : data.published) {
-    published[{p.workload, p.gpu}] = ape(p.predicted_step_s, p.measured_step_s);
+    // As speeds, like ours: the error of 1/predicted step against 1/measured step.
+    published[{p.workload, p.gpu}] = ape(1.0 / p.predicted_step_s, 1.0 / p.measured_step_s);
   }
   auto cell = [](const WorkloadError* e) { return e ? fixed(e->mape(), 1) : std::string("-"); };
   auto find = [](const std::vector<WorkloadError>& errors, const std::string& workload,
@@ -549,11 +552,28 @@ std::string accuracy_tables(const MeasurementSet& data, const CrossValidation& c
     }
     out << " |\n";
   }
+  auto gpu_mape = [](const std::vector<WorkloadError>& errors, const std::string& gpu) {
+    std::vector<double> values;
+    for (const auto& e : errors) {
+      if (e.gpu == gpu) values.insert(values.end(), e.ape_percent.begin(), e.ape_percent.end());
+    }
+    return fixed(mean_of(values), 1);
+  };
+  out << "| **all**";
+  for (const std::string gpu : {"K80", "P100"}) {
+    std::vector<double> cmdare;
+    for (const auto& [key, error] : published) {
+      if (key.second == gpu) cmdare.push_back(error);
+    }
+    out << " | **" << gpu_mape(cv.analytic_single, gpu) << "** | **"
+        << gpu_mape(cv.fitted_single, gpu) << "** | **" << fixed(mean_of(cmdare), 1) << "**";
+  }
+  out << " |\n\n";
   for (const auto& [key, error] : published) published_all.push_back(error);
-  out << "| **all** | " << fixed(mean_of(all_errors(cv.analytic_single)), 1) << " (both GPUs) | "
-      << fixed(mean_of(all_errors(cv.fitted_single)), 1) << " (both GPUs) | "
-      << fixed(mean_of(published_all), 1) << " (both GPUs, " << published_all.size()
-      << " rows) | | | |\n\n";
+  out << "Both GPUs: analytic " << fixed(mean_of(all_errors(cv.analytic_single)), 1) << "%, fitted "
+      << fixed(mean_of(all_errors(cv.fitted_single)), 1) << "% ("
+      << all_errors(cv.analytic_single).size() << " predictions); CM-DARE's published "
+      << fixed(mean_of(published_all), 1) << "% (" << published_all.size() << " predictions).\n\n";
 
   out << "Fitted-model candidates (single worker, leave-one-model-out MAPE %):\n\n";
   out << "| candidate | MAPE |\n|---|---:|\n";
