@@ -10,6 +10,7 @@
 #include "transient/core/error.h"
 #include "transient/perf/measurement_set.h"
 #include "transient/perf/throughput_fitting.h"
+#include "transient/perf/trainer_calibration.h"
 
 namespace transient::perf {
 namespace {
@@ -210,6 +211,71 @@ TEST_F(MeasurementFiles, ReadsTrainerSteps) {
   EXPECT_DOUBLE_EQ(data.trainer_steps[0].compute_s, 0.3);
   EXPECT_NEAR(data.trainer_steps[0].allreduce_s, 0.045, 1e-12);
   EXPECT_NEAR(data.trainer_steps[0].step_s, 0.36, 1e-12);
+}
+
+TEST_F(MeasurementFiles, TrainerJobDirectoriesCalibrate) {
+  // compute 0.05 s + 1e-3 s/sample, other 0.01 s, all-reduce 0.04 s x (n-1)/n; global batch 120.
+  auto job = [&](const std::string& dir, int workers) {
+    std::string steps = "step,worker,batch,data_s,compute_s,allreduce_s,optimizer_s,loss\n";
+    const double batch = 120.0 / workers;
+    const double allreduce = 0.04 * (workers - 1.0) / workers;
+    for (int step = 1; step <= 5; ++step) {
+      for (int w = 0; w < workers; ++w) {
+        steps += std::to_string(step) + "," + std::to_string(w) + "," +
+                 std::to_string(static_cast<int>(batch)) + ",0.004," +
+                 std::to_string(0.05 + 1e-3 * batch) + "," + std::to_string(allreduce) +
+                 ",0.006,1.0\n";
+      }
+    }
+    write(dir + "/steps.csv", steps);
+    write(dir + "/job.json", R"({"model": "cnn", "global_batch": 120})");
+    write(dir + "/summary.json", "{}");
+    write(dir + "/checkpoints/step-00000005.pt", "binary");
+    write(dir + "/events.jsonl",
+          "{\"event\":\"generation\",\"gen\":0}\n"
+          "{\"event\":\"checkpoint\",\"bytes\":2000000,\"write_s\":0.04}\n");
+  };
+  job("one", 1);
+  job("two", 2);
+  job("three", 3);
+  const MeasurementSet data = read_measurements(dir_.string());
+  EXPECT_EQ(data.trainer_checkpoints.size(), 3u);
+  const TrainerCalibrationResult result = calibrate_trainer(data);
+  ASSERT_EQ(result.models.size(), 1u);
+  const TrainerCalibration& c = result.models[0];
+  EXPECT_EQ(c.model, "cnn");
+  EXPECT_NEAR(c.compute_fixed_s, 0.05, 1e-5);
+  EXPECT_NEAR(c.compute_per_sample_s, 1e-3, 1e-7);
+  EXPECT_NEAR(c.other_s, 0.01, 1e-5);
+  EXPECT_NEAR(c.allreduce_full_s, 0.04, 1e-5);
+  ASSERT_EQ(result.runs.size(), 3u);
+  for (const auto& run : result.runs) {
+    EXPECT_NEAR(run.predicted_samples_per_s, run.measured_samples_per_s,
+                1e-3 * run.measured_samples_per_s);
+  }
+  // 3 workers of 40 samples: 0.01 + 0.05 + 0.04 + 2/3 x 0.04 s per step.
+  EXPECT_NEAR(c.samples_per_s(3, 120), 120 / (0.1 + 0.04 * 2 / 3), 1e-2);
+}
+
+TEST_F(MeasurementFiles, BadTrainerEventsNameFileAndLine) {
+  write("job/steps.csv",
+        "step,worker,batch,data_s,compute_s,allreduce_s,optimizer_s,loss\n"
+        "1,0,64,0.01,0.2,0.0,0.01,2.3\n");
+  write("job/events.jsonl", "{\"event\":\"generation\"}\n{\"event\":\"checkpoint\"}\n");
+  try {
+    read_measurements(dir_.string());
+    FAIL();
+  } catch (const InputError& error) {
+    EXPECT_EQ(error.line(), 2) << error.what();
+    EXPECT_NE(std::string(error.what()).find("bytes"), std::string::npos) << error.what();
+  }
+  write("job/events.jsonl", "{\"event\":\"generation\"}\nnot json\n");
+  try {
+    read_measurements(dir_.string());
+    FAIL();
+  } catch (const InputError& error) {
+    EXPECT_EQ(error.line(), 2) << error.what();
+  }
 }
 
 const std::string kCmdare = std::string(TRANSIENT_SHARED_DATA_DIR) + "/cmdare";

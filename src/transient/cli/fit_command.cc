@@ -9,6 +9,7 @@
 #include "transient/core/error.h"
 #include "transient/perf/measurement_set.h"
 #include "transient/perf/throughput_fitting.h"
+#include "transient/perf/trainer_calibration.h"
 
 namespace transient::cli {
 namespace {
@@ -21,12 +22,55 @@ struct FitArgs {
   perf::ThroughputFitOptions options;
 };
 
+// Our trainer's records: the calibration per model, each job's measured speed beside the
+// calibration's, and the prediction for 1 to 3 workers with the same global batch.
+void print_trainer_calibration(const perf::MeasurementSet& data) {
+  const perf::TrainerCalibrationResult result = perf::calibrate_trainer(data);
+  fmt::print("trainer records: {} steps in {} jobs", data.trainer_steps.size(), result.runs.size());
+  if (!data.trainer_checkpoints.empty()) {
+    double bytes = 0, seconds = 0;
+    for (const auto& write : data.trainer_checkpoints) {
+      bytes += write.bytes;
+      seconds += write.write_s;
+    }
+    fmt::print("; {} checkpoint writes at {:.1f} MB/s", data.trainer_checkpoints.size(),
+               seconds > 0 ? bytes / seconds / 1e6 : 0.0);
+  }
+  fmt::print("\n");
+  for (const auto& c : result.models) {
+    fmt::print(
+        "  {}: compute {:.4g} s + {:.4g} s/sample, other {:.4g} s, all-reduce {:.4g} s x "
+        "(n-1)/n\n",
+        c.model, c.compute_fixed_s, c.compute_per_sample_s, c.other_s, c.allreduce_full_s);
+  }
+  fmt::print("  {:<60} {:>8} {:>7} {:>6} {:>10} {:>10} {:>6}\n", "job", "model", "workers", "batch",
+             "measured", "predicted", "error");
+  for (const auto& run : result.runs) {
+    fmt::print("  {:<60} {:>8} {:>7} {:>6.0f} {:>10.1f} {:>10.1f} {:>5.1f}%\n", run.steps_csv,
+               run.model, run.workers, run.global_batch, run.measured_samples_per_s,
+               run.predicted_samples_per_s,
+               100.0 * (run.predicted_samples_per_s - run.measured_samples_per_s) /
+                   run.measured_samples_per_s);
+  }
+  for (const auto& c : result.models) {
+    double batch = 0;
+    for (const auto& run : result.runs) {
+      if (run.model == c.model) batch = run.global_batch;
+    }
+    fmt::print("  {} with global batch {:.0f}: predicted samples/s", c.model, batch);
+    for (int n = 1; n <= 3; ++n) fmt::print(" {}: {:.1f}", n, c.samples_per_s(n, batch));
+    fmt::print("\n");
+  }
+}
+
 void fit(const FitArgs& args) {
   const perf::MeasurementSet data = perf::read_measurements(args.data_dir);
+  if (!data.trainer_steps.empty()) print_trainer_calibration(data);
   if (data.single_worker.empty()) {
+    if (!data.trainer_steps.empty()) return;
     throw InputError("--data " + args.data_dir +
-                     ": no single-worker speeds found (CM-DARE feature tables or 0lat_* runs); "
-                     "the throughput models need them");
+                     ": no single-worker speeds (CM-DARE feature tables or 0lat_* runs) and no "
+                     "trainer steps.csv found; the models need one or the other");
   }
   const perf::CrossValidation cv = perf::cross_validate(data, args.options);
   const perf::PerfModelFile model = perf::fit_perf_model(data, args.options, cv);

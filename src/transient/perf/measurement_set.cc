@@ -10,6 +10,7 @@
 #include "transient/core/atomic_file.h"
 #include "transient/core/csv_table.h"
 #include "transient/core/error.h"
+#include "transient/core/structured_input.h"
 #include "transient/perf/workload.h"
 
 namespace transient::perf {
@@ -81,6 +82,7 @@ struct SpeedSum {
 
 class Reader {
  public:
+  explicit Reader(std::set<fs::path> job_dirs) : job_dirs_(std::move(job_dirs)) {}
   void read_file(const fs::path& path);
   MeasurementSet finish();
 
@@ -96,6 +98,10 @@ class Reader {
     out_.not_used.push_back(path + ": " + what + ", not used by perf");
   }
 
+  bool trainer_job_file(const fs::path& path);
+  void trainer_events(const fs::path& path);
+
+  std::set<fs::path> job_dirs_;  // folders holding a steps.csv
   MeasurementSet out_;
   std::map<SpeedKey, SpeedSum> tables_;  // aggregated tables
   std::map<SpeedKey, SpeedSum> runs_;    // raw run exports
@@ -286,8 +292,70 @@ void Reader::trainer_steps(const CsvTable& table) {
   out_.used.push_back(table.name() + ": " + std::to_string(steps.size()) + " trainer steps");
 }
 
+void Reader::trainer_events(const fs::path& path) {
+  const std::string text = transient::read_file(path.string());
+  std::size_t begin = 0;
+  int line = 0, writes = 0;
+  while (begin < text.size()) {
+    std::size_t end = text.find('\n', begin);
+    if (end == std::string::npos) end = text.size();
+    const std::string row = text.substr(begin, end - begin);
+    begin = end + 1;
+    ++line;
+    if (row.find_first_not_of(" \t\r") == std::string::npos) continue;
+    nlohmann::json event;
+    try {
+      event = nlohmann::json::parse(row);
+    } catch (const nlohmann::json::parse_error&) {
+      throw InputError(path.string(), line, "not a JSON object; accepted: one event per line");
+    }
+    if (!event.is_object()) {
+      throw InputError(path.string(), line, "not a JSON object; accepted: one event per line");
+    }
+    if (event.value("event", "") != "checkpoint") continue;
+    const auto bytes = event.find("bytes");
+    const auto write_s = event.find("write_s");
+    if (bytes == event.end() || write_s == event.end() || !bytes->is_number() ||
+        !write_s->is_number() || bytes->get<double>() <= 0 || write_s->get<double>() < 0) {
+      throw InputError(path.string(), line,
+                       "a checkpoint event needs \"bytes\" > 0 and \"write_s\" >= 0");
+    }
+    out_.trainer_checkpoints.push_back({bytes->get<double>(), write_s->get<double>()});
+    ++writes;
+  }
+  out_.used.push_back(path.string() + ": " + std::to_string(writes) + " checkpoint writes");
+}
+
+// Files inside a trainer job directory; false if `path` is not in one.
+bool Reader::trainer_job_file(const fs::path& path) {
+  fs::path dir;
+  for (const auto& job : job_dirs_) {
+    const auto relative = path.lexically_relative(job);
+    if (!relative.empty() && *relative.begin() != "..") dir = job;
+  }
+  if (dir.empty()) return false;
+  const std::string name = path.string();
+  if (path.parent_path() == dir && path.filename() == "job.json") {
+    const nlohmann::json job = load_json_file(name);
+    if (!job.is_object() || !job.contains("model") || !job.at("model").is_string()) {
+      throw InputError(name, 0, "a trainer job.json needs \"model\" (a string)");
+    }
+    out_.trainer_models[(dir / "steps.csv").string()] = job.at("model").get<std::string>();
+    out_.used.push_back(name + ": the model of the job");
+    return true;
+  }
+  if (path.parent_path() == dir && path.filename() == "events.jsonl") {
+    trainer_events(path);
+    return true;
+  }
+  if (path.parent_path() == dir && path.filename() == "steps.csv") return false;
+  not_used(name, "part of a trainer job directory (summary, checkpoints, part files)");
+  return true;
+}
+
 void Reader::read_file(const fs::path& path) {
   const std::string name = path.string();
+  if (trainer_job_file(path)) return;
   if (path.extension() != ".csv") {
     throw InputError(name, 0,
                      "unrecognised measurement file; accepted: CSV files of CM-DARE's formats "
@@ -384,7 +452,11 @@ MeasurementSet read_measurements(const std::string& dir) {
   }
   if (error) throw InputError("--data " + dir + ": " + error.message());
   std::sort(files.begin(), files.end());
-  Reader reader;
+  std::set<fs::path> job_dirs;
+  for (const auto& file : files) {
+    if (file.filename() == "steps.csv") job_dirs.insert(file.parent_path());
+  }
+  Reader reader(std::move(job_dirs));
   for (const auto& file : files) reader.read_file(file);
   return reader.finish();
 }

@@ -14,12 +14,16 @@
 // - checkpoint durations (`Model,...,Duration mean (s),...,Checkpoint Size (MB)` or
 //   `checkpoint_size_MB,checkpoint_duration_mean_s`), TensorFlow restart times
 //   (`model,start_type,run,seconds`);
-// - our trainer's `steps.csv` (`step,worker,batch,data_s,compute_s,allreduce_s,optimizer_s,...`);
+// - our trainer's job directories (a folder holding `steps.csv`, columns
+//   `step,worker,batch,data_s,compute_s,allreduce_s,optimizer_s,...`): steps.csv, the model named
+//   in job.json, checkpoint writes from events.jsonl (every line must be a JSON object); the rest
+//   of a job directory (summary, checkpoints, part files) is listed as not used;
 // - files for other parts (revocations, lifetimes, start-up, chief re-joining curves), recognised
 //   by header and listed as not used here.
 // Any other file is an InputError naming it: nothing is skipped silently.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -65,6 +69,11 @@ struct TrainerStepMeasurement {
   std::string source;      // file
 };
 
+struct TrainerCheckpointWrite {
+  double bytes = 0;    // checkpoint file size
+  double write_s = 0;  // time the background writer took
+};
+
 struct MeasurementSet {
   std::vector<SpeedMeasurement> single_worker;  // one per GPU and workload
   std::vector<SpeedMeasurement> cluster;        // one per GPU, workload and worker count
@@ -72,8 +81,10 @@ struct MeasurementSet {
   std::vector<CheckpointMeasurement> checkpoints;
   std::vector<RestartMeasurement> restarts;
   std::vector<TrainerStepMeasurement> trainer_steps;  // aggregated per step
-  std::vector<std::string> used;                      // "path: what it gave"
-  std::vector<std::string> not_used;                  // "path: recognised as ..., not used by perf"
+  std::map<std::string, std::string> trainer_models;  // steps.csv path -> model in its job.json
+  std::vector<TrainerCheckpointWrite> trainer_checkpoints;  // from events.jsonl
+  std::vector<std::string> used;                            // "path: what it gave"
+  std::vector<std::string> not_used;  // "path: recognised as ..., not used by perf"
 };
 
 // Reads every file under `dir` (recursively; hidden files ignored). Throws InputError for an
