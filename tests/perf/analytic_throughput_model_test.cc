@@ -7,6 +7,7 @@
 #include "transient/core/error.h"
 #include "transient/perf/analytic_throughput_model.h"
 #include "transient/perf/cluster_spec.h"
+#include "transient/perf/fitted_throughput_model.h"
 #include "transient/perf/registry.h"
 
 namespace transient::perf {
@@ -202,6 +203,33 @@ TEST(AnalyticThroughputModel, BuiltinPredictsCmdareResnet32OnK80) {
               0.1 * 4.51);
   EXPECT_NEAR(model.predict(shape({{k80, 8}}, Architecture::async_ps)).steps_per_s, 36.0,
               0.1 * 36.0);
+}
+
+TEST(FittedThroughputModel, ByHand) {
+  FittedParams p;
+  p.form = "linear";
+  p.features = {"flops_per_tflops", "tensors"};
+  p.coefficients = {0.01, 2.0, 1e-3};  // 0.01 + 2 x 0.0384 + 1e-3 x 100 = 0.1868 s on 10 TFLOPS
+  p.communication = hand_params().communication;
+  EXPECT_NEAR(p.single_step_s(hand_workload(), gpu(10)), 0.1868, 1e-12);
+  const FittedThroughputModel model(hand_workload(), p);
+  // The step already includes the worker's transfer (0.21 s here, capped at half the step), so
+  // one async worker runs at 1 / (0.1868 + S) with S = 0.11 s (sharpness 1).
+  EXPECT_NEAR(model.predict(shape({{gpu(10), 1}}, Architecture::async_ps)).steps_per_s,
+              1 / (0.1868 + 0.11), 1e-9);
+  // All-reduce pays its own communication instead: compute 0.1868 - 0.0934, four workers.
+  EXPECT_NEAR(model.predict(shape({{gpu(10), 4}}, Architecture::allreduce)).step_time_s,
+              0.0934 + 0.006 + 0.15, 1e-12);
+  FittedParams log_form = p;
+  log_form.form = "log-linear";
+  log_form.coefficients = {-1.0, 0.5, 0.0};  // exp(-1) x 0.0384^0.5
+  EXPECT_NEAR(log_form.single_step_s(hand_workload(), gpu(10)), std::exp(-1.0) * std::sqrt(0.0384),
+              1e-12);
+  const auto back = FittedParams::from_json(p.to_json(), "m.json");
+  EXPECT_EQ(back.features, p.features);
+  nlohmann::json bad = p.to_json();
+  bad["features"] = {"flops_per_tflops", "colour"};
+  EXPECT_THROW(FittedParams::from_json(bad, "m.json"), InputError);
 }
 
 TEST(ThroughputRegistry, BuildsAnalyticAndFitted) {

@@ -74,8 +74,9 @@ WorkloadAndModel read_workload_and_model(const ThroughputParams& params, const c
   };
   try {
     WorkloadAndModel out;
-    out.workload = workload != params.values.end() ? find_workload(workload->second)
-                                                   : load_workload_profile(resolve(profile->second));
+    out.workload = workload != params.values.end()
+                       ? find_workload(workload->second)
+                       : load_workload_profile(resolve(profile->second));
     if (model != params.values.end()) {
       out.model = PerfModelFile::load(resolve(model->second));
     } else {
