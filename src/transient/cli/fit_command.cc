@@ -67,7 +67,15 @@ void fit(const FitArgs& args) {
   const perf::MeasurementSet data = perf::read_measurements(args.data_dir);
   if (!data.trainer_steps.empty()) print_trainer_calibration(data);
   if (data.single_worker.empty()) {
-    if (!data.trainer_steps.empty()) return;
+    if (!data.trainer_steps.empty()) {
+      if (!args.output.empty()) {
+        fmt::print(
+            "no single-worker GPU speeds: the analytic and fitted models are not fitted, "
+            "{} not written\n",
+            args.output);
+      }
+      return;
+    }
     throw InputError("--data " + args.data_dir +
                      ": no single-worker speeds (CM-DARE feature tables or 0lat_* runs) and no "
                      "trainer steps.csv found; the models need one or the other");
