@@ -10,6 +10,8 @@ packages=(
   # libraries
   libtorch-dev libfmt-dev libspdlog-dev nlohmann-json3-dev libcli11-dev libtomlplusplus-dev
   libcpp-httplib-dev libeigen3-dev coinor-libcbc-dev libcsv-dev
+  # the trainer: Gloo's headers for c10d's ProcessGroupGloo, zlib for the gzipped data set
+  libgloo-dev zlib1g-dev
   # tests and benchmarks
   googletest libgtest-dev libgmock-dev libbenchmark-dev clang-format
   # data

@@ -11,6 +11,8 @@ namespace transient::cli {
 void add_catalog_command(CLI::App& app);
 // `transient market list|show|sample|startup`: revocation, availability and start-up models.
 void add_market_command(CLI::App& app);
+// `transient train` and the `transient worker` process it starts (needs TRANSIENT_WITH_TORCH).
+void add_train_commands(CLI::App& app);
 // `transient simulate`: discrete-event simulation of a job on a transient cluster.
 void add_simulate_command(CLI::App& app);
 // `transient fit`: fits the throughput models on measurements and cross-validates them.

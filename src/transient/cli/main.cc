@@ -22,6 +22,10 @@ int main(int argc, char** argv) {
   transient::cli::add_fit_command(app);
   transient::cli::add_predict_command(app);
 
+#if TRANSIENT_WITH_TORCH
+  transient::cli::add_train_commands(app);
+#endif
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {

@@ -1,0 +1,266 @@
+#include "transient/train/checkpoint.h"
+
+#include <zlib.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "transient/core/atomic_file.h"
+#include "transient/core/error.h"
+#include "transient/core/structured_input.h"
+
+namespace transient::train {
+namespace {
+
+constexpr const char* kFormat = "transient-checkpoint-v1";
+
+c10::impl::GenericDict to_dict(const NamedTensors& tensors) {
+  c10::impl::GenericDict dict(c10::StringType::get(), c10::TensorType::get());
+  for (const auto& [name, tensor] : tensors) dict.insert(name, tensor);
+  return dict;
+}
+
+NamedTensors from_dict(const c10::IValue& value, const std::string& key, const std::string& path) {
+  if (!value.isGenericDict()) {
+    throw InputError(path, 0, "not a transient checkpoint: \"" + key + "\" is not a dict");
+  }
+  NamedTensors tensors;
+  for (const auto& entry : value.toGenericDict()) {
+    if (!entry.key().isString() || !entry.value().isTensor()) {
+      throw InputError(path, 0, "not a transient checkpoint: \"" + key + "\" holds a non-tensor");
+    }
+    tensors.emplace_back(entry.key().toStringRef(), entry.value().toTensor());
+  }
+  return tensors;
+}
+
+std::string checkpoint_name(std::int64_t step) {
+  char name[64];
+  std::snprintf(name, sizeof(name), "step-%08lld.pt", static_cast<long long>(step));
+  return name;
+}
+
+}  // namespace
+
+std::uint32_t crc32_of(const char* bytes, std::size_t size) {
+  uLong crc = crc32(0L, Z_NULL, 0);
+  // zlib takes uInt lengths: feed large buffers in pieces.
+  while (size > 0) {
+    const auto piece = static_cast<uInt>(std::min<std::size_t>(size, 1u << 30));
+    crc = crc32(crc, reinterpret_cast<const Bytef*>(bytes), piece);
+    bytes += piece;
+    size -= piece;
+  }
+  return static_cast<std::uint32_t>(crc);
+}
+
+std::vector<char> serialize_checkpoint(const CheckpointState& state) {
+  c10::impl::GenericDict dict(c10::StringType::get(), c10::AnyType::get());
+  dict.insert("format", std::string(kFormat));
+  dict.insert("model", state.model);
+  dict.insert("global_batch", state.global_batch);
+  dict.insert("seed", static_cast<std::int64_t>(state.seed));
+  dict.insert("step", state.step);
+  dict.insert("epoch", state.epoch);
+  dict.insert("cursor", state.cursor);
+  dict.insert("parameters", to_dict(state.parameters));
+  dict.insert("buffers", to_dict(state.buffers));
+  dict.insert("momentum", to_dict(state.momentum));
+  dict.insert("rng_state", state.rng_state);
+  return torch::pickle_save(dict);
+}
+
+CheckpointState deserialize_checkpoint(const std::vector<char>& bytes, const std::string& path) {
+  c10::IValue value;
+  try {
+    value = torch::pickle_load(bytes);
+  } catch (const std::exception& error) {
+    throw InputError(path, 0, "cannot read the checkpoint (not a torch archive)");
+  }
+  if (!value.isGenericDict()) throw InputError(path, 0, "not a transient checkpoint: not a dict");
+  const auto dict = value.toGenericDict();
+  auto field = [&](const std::string& key) {
+    auto it = dict.find(key);
+    if (it == dict.end()) {
+      throw InputError(path, 0, "not a transient checkpoint: no \"" + key + "\" entry");
+    }
+    return it->value();
+  };
+  if (!field("format").isString() || field("format").toStringRef() != kFormat) {
+    throw InputError(path, 0, std::string("not a checkpoint of format ") + kFormat);
+  }
+  CheckpointState state;
+  state.model = field("model").toStringRef();
+  state.global_batch = field("global_batch").toInt();
+  state.seed = static_cast<std::uint64_t>(field("seed").toInt());
+  state.step = field("step").toInt();
+  state.epoch = field("epoch").toInt();
+  state.cursor = field("cursor").toInt();
+  state.parameters = from_dict(field("parameters"), "parameters", path);
+  state.buffers = from_dict(field("buffers"), "buffers", path);
+  state.momentum = from_dict(field("momentum"), "momentum", path);
+  state.rng_state = field("rng_state").toTensor();
+  return state;
+}
+
+CheckpointDirectory::CheckpointDirectory(std::string dir, int keep)
+    : dir_(std::move(dir)), keep_(std::max(1, keep)) {}
+
+std::string CheckpointDirectory::manifest_path() const {
+  return (std::filesystem::path(dir_) / "manifest.json").string();
+}
+
+std::string CheckpointDirectory::path_of(const CheckpointRecord& record) const {
+  return (std::filesystem::path(dir_) / record.file).string();
+}
+
+CheckpointRecord CheckpointDirectory::write(const CheckpointState& state) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto bytes = serialize_checkpoint(state);
+  CheckpointRecord record;
+  record.file = checkpoint_name(state.step);
+  record.step = state.step;
+  record.bytes = static_cast<std::int64_t>(bytes.size());
+  record.crc32 = crc32_of(bytes.data(), bytes.size());
+  write_file_atomically(path_of(record), std::string_view(bytes.data(), bytes.size()));
+
+  auto records = list();
+  std::vector<CheckpointRecord> kept;
+  for (const auto& old : records) {
+    if (old.step != record.step) kept.push_back(old);
+  }
+  kept.push_back(record);
+  std::vector<CheckpointRecord> dropped;
+  while (static_cast<int>(kept.size()) > keep_) {
+    dropped.push_back(kept.front());
+    kept.erase(kept.begin());
+  }
+  write_manifest(kept);
+  // Only now that the manifest no longer lists them may the old files go.
+  for (const auto& old : dropped) std::filesystem::remove(path_of(old));
+  record.write_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return record;
+}
+
+void CheckpointDirectory::write_manifest(const std::vector<CheckpointRecord>& records) const {
+  nlohmann::json manifest;
+  manifest["format"] = kFormat;
+  manifest["checkpoints"] = nlohmann::json::array();
+  for (const auto& record : records) {
+    manifest["checkpoints"].push_back({{"file", record.file},
+                                       {"step", record.step},
+                                       {"bytes", record.bytes},
+                                       {"crc32", record.crc32}});
+  }
+  write_file_atomically(manifest_path(), manifest.dump(2) + "\n");
+}
+
+std::vector<CheckpointRecord> CheckpointDirectory::list() const {
+  const std::string path = manifest_path();
+  if (!std::filesystem::exists(path)) return {};
+  const auto manifest = parse_json(read_file(path), path);
+  std::vector<CheckpointRecord> records;
+  try {
+    for (const auto& entry : manifest.at("checkpoints")) {
+      CheckpointRecord record;
+      record.file = entry.at("file").get<std::string>();
+      record.step = entry.at("step").get<std::int64_t>();
+      record.bytes = entry.at("bytes").get<std::int64_t>();
+      record.crc32 = entry.at("crc32").get<std::uint32_t>();
+      if (record.file.find('/') != std::string::npos) {
+        throw InputError(path, 0, "lists a checkpoint outside its directory: " + record.file);
+      }
+      records.push_back(record);
+    }
+  } catch (const nlohmann::json::exception& error) {
+    throw InputError(path, 0, std::string("not a checkpoint manifest: ") + error.what());
+  }
+  return records;
+}
+
+std::vector<char> CheckpointDirectory::read_verified(const CheckpointRecord& record) const {
+  const std::string path = path_of(record);
+  const std::string bytes = read_file(path);
+  if (static_cast<std::int64_t>(bytes.size()) != record.bytes) {
+    throw InputError(path, 0,
+                     "checkpoint is " + std::to_string(bytes.size()) +
+                         " bytes, the manifest says " + std::to_string(record.bytes) +
+                         " (truncated or overwritten)");
+  }
+  if (crc32_of(bytes.data(), bytes.size()) != record.crc32) {
+    throw InputError(path, 0, "checkpoint is corrupt (CRC-32 differs from the manifest's)");
+  }
+  return std::vector<char>(bytes.begin(), bytes.end());
+}
+
+void CheckpointDirectory::remove_leftovers() const {
+  if (!std::filesystem::is_directory(dir_)) return;
+  for (const auto& entry : std::filesystem::directory_iterator(dir_)) {
+    if (entry.path().filename().string().find(".tmp.") != std::string::npos) {
+      std::filesystem::remove(entry.path());
+    }
+  }
+}
+
+CheckpointWriter::CheckpointWriter(CheckpointDirectory& directory,
+                                   std::function<void(const CheckpointRecord&)> on_written)
+    : directory_(directory), on_written_(std::move(on_written)), thread_([this] { run(); }) {}
+
+CheckpointWriter::~CheckpointWriter() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  changed_.notify_all();
+  thread_.join();
+}
+
+void CheckpointWriter::rethrow_locked() {
+  if (error_) {
+    auto error = error_;
+    error_ = nullptr;
+    std::rethrow_exception(error);
+  }
+}
+
+void CheckpointWriter::submit(CheckpointState state) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  changed_.wait(lock, [this] { return !pending_.has_value() || error_; });
+  rethrow_locked();
+  pending_ = std::move(state);
+  changed_.notify_all();
+}
+
+void CheckpointWriter::wait() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  changed_.wait(lock, [this] { return (!pending_.has_value() && !busy_) || error_; });
+  rethrow_locked();
+}
+
+void CheckpointWriter::run() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    changed_.wait(lock, [this] { return pending_.has_value() || stopping_; });
+    if (!pending_.has_value()) return;  // stopping, nothing left to write
+    CheckpointState state = std::move(*pending_);
+    pending_.reset();
+    busy_ = true;
+    lock.unlock();
+    changed_.notify_all();  // submit() may hand over the next state while this one is written
+    std::exception_ptr error;
+    try {
+      const auto record = directory_.write(state);
+      if (on_written_) on_written_(record);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    lock.lock();
+    busy_ = false;
+    if (error) error_ = error;
+    changed_.notify_all();
+  }
+}
+
+}  // namespace transient::train

@@ -1,0 +1,131 @@
+// Checkpoints: the whole training state at a step boundary, in one file that Python's torch.load
+// opens (torch::pickle_save of a dict), plus a manifest that lists the kept checkpoints with
+// their size and CRC-32.
+//
+// A checkpoint is written under a temporary name, fsync'ed, renamed into place and the directory
+// fsync'ed (core's write_file_atomically); only then is the manifest rewritten the same way, so
+// a crash at any instant leaves the previous manifest and every checkpoint it lists intact. The
+// checksum lives in the manifest, not in the .pt file, so that the file stays a plain torch.load
+// archive. Loading verifies size and checksum and falls back to the previous checkpoint.
+//
+// Layout of the dict (keys): format ("transient-checkpoint-v1"), model, global_batch, seed, step
+// (steps completed), epoch and cursor (of the next step), parameters {name: tensor}, buffers
+// {name: tensor} (batch-norm statistics), momentum {parameter name: SGD momentum buffer},
+// rng_state (libtorch's CPU generator state, uint8 tensor).
+#pragma once
+
+#include <torch/torch.h>
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace transient::train {
+
+using NamedTensors = std::vector<std::pair<std::string, torch::Tensor>>;
+
+struct CheckpointState {
+  std::string model;
+  std::int64_t global_batch = 0;
+  std::uint64_t seed = 0;
+  std::int64_t step = 0;    // steps completed
+  std::int64_t epoch = 0;   // epoch of the next step
+  std::int64_t cursor = 0;  // index into that epoch's permutation of the next step's first sample
+  NamedTensors parameters;
+  NamedTensors buffers;
+  NamedTensors momentum;  // by parameter name; absent before the first step
+  torch::Tensor rng_state;
+};
+
+// One entry of the manifest.
+struct CheckpointRecord {
+  std::string file;  // name inside the checkpoint directory
+  std::int64_t step = 0;
+  std::int64_t bytes = 0;
+  std::uint32_t crc32 = 0;
+  double write_s = 0;  // time to serialise and write (not kept in the manifest)
+};
+
+// The bytes of a checkpoint file.
+std::vector<char> serialize_checkpoint(const CheckpointState& state);
+// Parses bytes written by serialize_checkpoint; throws InputError naming `path` if they are not.
+CheckpointState deserialize_checkpoint(const std::vector<char>& bytes, const std::string& path);
+
+// zlib's CRC-32 of `bytes`.
+std::uint32_t crc32_of(const char* bytes, std::size_t size);
+
+// A directory of checkpoints and its manifest. Not thread-safe: one writer (the checkpoint
+// writer thread) and readers that do not run at the same time as it (the coordinator before
+// the workers start).
+class CheckpointDirectory {
+ public:
+  CheckpointDirectory(std::string dir, int keep);
+
+  const std::string& dir() const { return dir_; }
+  std::string manifest_path() const;
+  std::string path_of(const CheckpointRecord& record) const;
+
+  // Writes `state` as a new checkpoint, then the manifest listing it and the `keep` - 1 previous
+  // ones, then deletes the files no longer listed. Throws InputError if a write fails (the
+  // previous manifest stays valid).
+  CheckpointRecord write(const CheckpointState& state);
+
+  // The manifest's entries, oldest first; empty if there is no manifest. Throws InputError naming
+  // the manifest if it exists but cannot be parsed.
+  std::vector<CheckpointRecord> list() const;
+
+  // Reads the file of `record` and checks its size and checksum; throws InputError naming the
+  // file and what is wrong.
+  std::vector<char> read_verified(const CheckpointRecord& record) const;
+
+  // Removes temporary files left by a writer that was killed mid-write.
+  void remove_leftovers() const;
+
+ private:
+  void write_manifest(const std::vector<CheckpointRecord>& records) const;
+
+  std::string dir_;
+  int keep_;
+};
+
+// Writes checkpoints on a background thread so that training goes on while a checkpoint is
+// fsync'ed. Owns the thread and joins it in its destructor (after writing what was submitted).
+// submit() and wait() are called by the training thread only; `on_written` runs on the writer
+// thread.
+class CheckpointWriter {
+ public:
+  CheckpointWriter(CheckpointDirectory& directory,
+                   std::function<void(const CheckpointRecord&)> on_written);
+  ~CheckpointWriter();
+  CheckpointWriter(const CheckpointWriter&) = delete;
+  CheckpointWriter& operator=(const CheckpointWriter&) = delete;
+
+  // Hands `state` (already cloned: the writer owns it) to the writer thread. If the previous
+  // checkpoint is still being written, waits for it first, so that at most two states exist.
+  // Rethrows an error of a previous write.
+  void submit(CheckpointState state);
+  // Returns when everything submitted is written; rethrows a write error.
+  void wait();
+
+ private:
+  void run();
+  void rethrow_locked();
+
+  CheckpointDirectory& directory_;
+  std::function<void(const CheckpointRecord&)> on_written_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::optional<CheckpointState> pending_;  // GUARDED_BY(mutex_)
+  bool busy_ = false;                       // GUARDED_BY(mutex_): a write is in progress
+  bool stopping_ = false;                   // GUARDED_BY(mutex_)
+  std::exception_ptr error_;                // GUARDED_BY(mutex_)
+  std::thread thread_;                      // last: starts after the fields above exist
+};
+
+}  // namespace transient::train

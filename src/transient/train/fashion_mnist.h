@@ -1,0 +1,36 @@
+// Fashion-MNIST as tensors, read from the gzipped IDX files of Debian's dataset-fashion-mnist
+// (train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz, t10k-*). Images stay bytes in memory
+// (47 MB for the training set, per worker) and are normalised per batch by normalise_images().
+#pragma once
+
+#include <torch/torch.h>
+
+#include <string>
+
+namespace transient::train {
+
+struct LabelledImages {
+  torch::Tensor images;  // uint8 [N, 1, 28, 28], pixel values as stored
+  torch::Tensor labels;  // int64 [N], 0..9
+};
+
+struct FashionMnist {
+  LabelledImages train;  // 60000 samples
+  LabelledImages test;   // 10000 samples
+
+  // Reads the four files from `dir`. Throws InputError naming the file if one is missing,
+  // unreadable, not gzip, has a wrong magic number or sizes that do not match.
+  static FashionMnist load(const std::string& dir);
+
+  // Throws InputError if the four files are not all in `dir` (cheap: no decompression), so that
+  // the launcher can refuse before it starts any worker.
+  static void require_files(const std::string& dir);
+
+  // The number of training samples, read from the labels file's header only.
+  static std::int64_t count_training_samples(const std::string& dir);
+};
+
+// Bytes [N, 1, 28, 28] to float32 with the training set's mean and standard deviation removed.
+torch::Tensor normalise_images(const torch::Tensor& images);
+
+}  // namespace transient::train

@@ -1,0 +1,50 @@
+// The models the trainer can train, in a registry of names and one-line descriptions. Each takes
+// images [N, C, H, W] and returns class scores [N, 10]:
+// - cnn: conv 3x3 C->32 (padding 1), ReLU, max-pool 2; conv 3x3 32->64 (padding 1), ReLU,
+//   max-pool 2; linear 64*(H/4)*(W/4)->128 (3136 on 28x28), ReLU; linear 128->10. Exactly the
+//   peers' model, so that benchmarks compare like with like.
+// - mlp: C*H*W->256, ReLU, 256->10.
+// - resnet20 / resnet32: CIFAR-style ResNet (He et al. 2016): conv 3x3 C->16, BN, ReLU; three
+//   stages of 3 / 5 basic blocks with 16, 32, 64 channels (strides 1, 2, 2; a 1x1 convolution
+//   with BN on the shortcut where the shape changes); global average pooling; linear 64->10.
+//   Runs on 28x28x1 and 32x32x3 alike.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace transient::train {
+
+// The input the model is built for.
+struct ImageShape {
+  std::int64_t channels = 1;
+  std::int64_t height = 28;
+  std::int64_t width = 28;
+};
+
+class Model : public torch::nn::Module {
+ public:
+  virtual torch::Tensor forward(torch::Tensor images) = 0;
+};
+
+struct ModelSpec {
+  std::string name;
+  std::string description;
+  std::function<std::shared_ptr<Model>(const ImageShape&)> make;
+};
+
+// All models, in the order `--help` lists them.
+const std::vector<ModelSpec>& model_registry();
+
+// A new model called `name`, initialised from libtorch's global generator (seed it first).
+// Throws InputError listing the valid names if there is no such model.
+std::shared_ptr<Model> make_model(const std::string& name, const ImageShape& shape);
+
+// Throws InputError listing the valid names unless `name` is a registered model.
+void require_model(const std::string& name);
+
+}  // namespace transient::train

@@ -1,0 +1,52 @@
+#include "transient/train/progress_line.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "transient/core/duration.h"
+
+namespace transient::train {
+
+ProgressLine::ProgressLine(double log_interval_s)
+    : terminal_(::isatty(STDERR_FILENO) == 1), log_interval_s_(log_interval_s) {}
+
+ProgressLine::~ProgressLine() { finish(); }
+
+void ProgressLine::update(std::int64_t step, std::int64_t total_steps, std::int64_t epoch,
+                          double loss, double samples_per_s, double eta_s) {
+  const auto now = std::chrono::steady_clock::now();
+  const bool last = step >= total_steps;
+  if (!terminal_ && printed_ && !last &&
+      std::chrono::duration<double>(now - last_print_).count() < log_interval_s_) {
+    return;
+  }
+  if (terminal_ && printed_ && !last &&
+      std::chrono::duration<double>(now - last_print_).count() < 0.2) {
+    return;
+  }
+  last_print_ = now;
+  printed_ = true;
+  char line[256];
+  std::snprintf(line, sizeof(line), "step %lld/%lld  epoch %lld  loss %.4f  %.0f samples/s  ETA %s",
+                static_cast<long long>(step), static_cast<long long>(total_steps),
+                static_cast<long long>(epoch + 1), loss, samples_per_s,
+                eta_s >= 0 ? format_duration(eta_s).c_str() : "-");
+  if (terminal_) {
+    std::fprintf(stderr, "\r%s\033[K", line);
+    open_ = true;
+  } else {
+    std::fprintf(stderr, "%s\n", line);
+  }
+  std::fflush(stderr);
+}
+
+void ProgressLine::finish() {
+  if (open_) {
+    std::fprintf(stderr, "\n");
+    std::fflush(stderr);
+    open_ = false;
+  }
+}
+
+}  // namespace transient::train

@@ -1,0 +1,31 @@
+// The launcher's progress line on stderr: step, epoch, loss, samples/s and ETA. On a terminal it
+// is rewritten in place (\r); in a log it is printed as a new line at most every `interval_s`
+// seconds, so that a long run does not flood the log. Used by the coordinator's thread only.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+namespace transient::train {
+
+class ProgressLine {
+ public:
+  explicit ProgressLine(double log_interval_s = 10.0);
+  ~ProgressLine();  // ends a line left open on a terminal
+
+  // Shows the state after `step` of `total_steps`.
+  void update(std::int64_t step, std::int64_t total_steps, std::int64_t epoch, double loss,
+              double samples_per_s, double eta_s);
+  // Ends the in-place line, so that what follows starts on a line of its own.
+  void finish();
+
+ private:
+  bool terminal_;
+  double log_interval_s_;
+  bool open_ = false;
+  std::chrono::steady_clock::time_point last_print_{};
+  bool printed_ = false;
+};
+
+}  // namespace transient::train

@@ -1,0 +1,116 @@
+#include "transient/train/protocol.h"
+
+namespace transient::train {
+
+nlohmann::json to_json(const JobConfig& config) {
+  const TrainOptions& o = config.options;
+  return {{"model", o.model},
+          {"dataset", o.dataset},
+          {"data_dir", o.data_dir},
+          {"train_subset", o.train_subset},
+          {"test_subset", o.test_subset},
+          {"epochs", o.epochs},
+          {"steps", o.steps},
+          {"stop_at_step", o.stop_at_step},
+          {"global_batch", o.global_batch},
+          {"lr", o.lr},
+          {"momentum", o.momentum},
+          {"weight_decay", o.weight_decay},
+          {"warmup_fraction", o.warmup_fraction},
+          {"seed", o.seed},
+          {"workers", o.workers},
+          {"threads", o.threads},
+          {"job_dir", o.job_dir},
+          {"checkpoint_every_steps", o.checkpoint_every_steps},
+          {"checkpoint_every_s", o.checkpoint_every_s},
+          {"keep", o.keep},
+          {"bucket_bytes", o.bucket_bytes},
+          {"train_samples", config.train_samples},
+          {"total_steps", config.total_steps},
+          {"warmup_steps", config.warmup_steps}};
+}
+
+JobConfig job_config_from_json(const nlohmann::json& j) {
+  JobConfig config;
+  TrainOptions& o = config.options;
+  o.model = j.at("model").get<std::string>();
+  o.dataset = j.at("dataset").get<std::string>();
+  o.data_dir = j.at("data_dir").get<std::string>();
+  o.train_subset = j.at("train_subset").get<std::int64_t>();
+  o.test_subset = j.at("test_subset").get<std::int64_t>();
+  o.epochs = j.at("epochs").get<int>();
+  o.steps = j.at("steps").get<std::int64_t>();
+  o.stop_at_step = j.at("stop_at_step").get<std::int64_t>();
+  o.global_batch = j.at("global_batch").get<std::int64_t>();
+  o.lr = j.at("lr").get<double>();
+  o.momentum = j.at("momentum").get<double>();
+  o.weight_decay = j.at("weight_decay").get<double>();
+  o.warmup_fraction = j.at("warmup_fraction").get<double>();
+  o.seed = j.at("seed").get<std::uint64_t>();
+  o.workers = j.at("workers").get<int>();
+  o.threads = j.at("threads").get<int>();
+  o.job_dir = j.at("job_dir").get<std::string>();
+  o.checkpoint_every_steps = j.at("checkpoint_every_steps").get<std::int64_t>();
+  o.checkpoint_every_s = j.at("checkpoint_every_s").get<double>();
+  o.keep = j.at("keep").get<int>();
+  o.bucket_bytes = j.at("bucket_bytes").get<std::int64_t>();
+  config.train_samples = j.at("train_samples").get<std::int64_t>();
+  config.total_steps = j.at("total_steps").get<std::int64_t>();
+  config.warmup_steps = j.at("warmup_steps").get<std::int64_t>();
+  return config;
+}
+
+nlohmann::json to_json(const GenerationConfig& config) {
+  return {{"generation", config.generation},
+          {"members", config.members},
+          {"start_step", config.start_step},
+          {"checkpoint", config.checkpoint},
+          {"checkpoint_bytes", config.checkpoint_bytes},
+          {"checkpoint_crc32", config.checkpoint_crc32}};
+}
+
+GenerationConfig generation_config_from_json(const nlohmann::json& j) {
+  GenerationConfig config;
+  config.generation = j.at("generation").get<std::int64_t>();
+  config.members = j.at("members").get<std::vector<std::string>>();
+  config.start_step = j.at("start_step").get<std::int64_t>();
+  config.checkpoint = j.at("checkpoint").get<std::string>();
+  config.checkpoint_bytes = j.at("checkpoint_bytes").get<std::int64_t>();
+  config.checkpoint_crc32 = j.at("checkpoint_crc32").get<std::uint32_t>();
+  return config;
+}
+
+nlohmann::json to_json(const ProgressReport& report) {
+  return {{"step", report.step}, {"epoch", report.epoch}, {"loss", report.loss}, {"lr", report.lr}};
+}
+
+ProgressReport progress_report_from_json(const nlohmann::json& j) {
+  ProgressReport report;
+  report.step = j.at("step").get<std::int64_t>();
+  report.epoch = j.at("epoch").get<std::int64_t>();
+  report.loss = j.at("loss").get<double>();
+  report.lr = j.at("lr").get<double>();
+  return report;
+}
+
+nlohmann::json to_json(const WorkerResult& result) {
+  return {{"step", result.step},
+          {"test_accuracy", result.test_accuracy},
+          {"test_loss", result.test_loss},
+          {"stopped", result.stopped}};
+}
+
+WorkerResult worker_result_from_json(const nlohmann::json& j) {
+  WorkerResult result;
+  result.step = j.at("step").get<std::int64_t>();
+  result.test_accuracy = j.at("test_accuracy").get<double>();
+  result.test_loss = j.at("test_loss").get<double>();
+  result.stopped = j.at("stopped").get<bool>();
+  return result;
+}
+
+std::string generation_prefix(std::int64_t generation) {
+  return "gen/" + std::to_string(generation) + "/";
+}
+
+}  // namespace transient::train

@@ -1,0 +1,69 @@
+// The trainer's public surface for the CLI: synchronous data-parallel training with libtorch and
+// c10d/Gloo across worker processes on this machine (issue 2), shaped for the elastic trainer.
+//
+// run_training() is `transient train`: it runs the coordinator in this process (a c10d TCPStore
+// server on loopback, the job directory, the records) and starts `options.workers` worker
+// processes by exec'ing this program's `worker` subcommand; run_worker() is that subcommand.
+// This header is torch-free on purpose, so that the CLI compiles without libtorch's headers.
+//
+// Failure: bad input (a flag, a missing data set, a job directory of another job, an unreadable
+// checkpoint) throws InputError before anything already written is touched; a worker that dies
+// makes run_training() stop the others and throw std::runtime_error.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace transient::train {
+
+struct TrainOptions {
+  // What is trained.
+  std::string model = "cnn";                                   // a name from model_catalog()
+  std::string dataset = "fashion-mnist";                       // the only data set so far
+  std::string data_dir = "/usr/share/datasets/fashion-mnist";  // Debian's dataset-fashion-mnist
+  std::int64_t train_subset = 0;  // train on the first N training samples only (0 = all)
+  std::int64_t test_subset = 0;   // evaluate on the first N test samples only (0 = all)
+
+  // How long. `steps` > 0 overrides `epochs`.
+  int epochs = 2;                 // passes over the training set
+  std::int64_t steps = 0;         // optimizer steps in total (0 = epochs * steps per epoch)
+  std::int64_t stop_at_step = 0;  // pause after this step (checkpoint, exit 0); 0 = never
+
+  // Optimisation. The learning rate warms up linearly, then follows a cosine to zero.
+  std::int64_t global_batch = 128;  // samples per step, split among the workers
+  double lr = 0.05;                 // peak learning rate
+  double momentum = 0.9;            // SGD momentum
+  double weight_decay = 0.0;        // L2 penalty of SGD
+  double warmup_fraction = 0.05;    // share of all steps spent warming up (at most 200 steps)
+  std::uint64_t seed = 1;           // model initialisation and data order
+
+  // Where and how.
+  int workers = 2;      // worker processes
+  int threads = 0;      // intra-op threads per worker; 0 = cores / workers, >= 1
+  std::string job_dir;  // empty = runs/<UTC time>-<model>
+  std::int64_t checkpoint_every_steps = 0;  // checkpoint every this many steps (0 = off)
+  double checkpoint_every_s = 30;           // or every this many seconds (0 = off)
+  int keep = 3;                             // checkpoints kept
+  bool resume = false;                  // continue the job in job_dir from its latest checkpoint
+  std::int64_t bucket_bytes = 4 << 20;  // gradient all-reduce bucket size
+};
+
+struct WorkerOptions {
+  std::string coordinator;  // HOST:PORT of the coordinator's store
+  std::string token_file;   // the job's token (mode 0600 in the job directory)
+  std::string worker_id;    // a name unique in the job (the launcher gives w0, w1, ...)
+  int threads = 0;          // intra-op threads; 0 = what the coordinator says
+};
+
+// Runs a whole job and prints where its records are. Returns the process exit code.
+int run_training(const TrainOptions& options);
+
+// Runs one worker until the job is done. Returns the process exit code.
+int run_worker(const WorkerOptions& options);
+
+// The models that can be trained: name and one-line description.
+std::vector<std::pair<std::string, std::string>> model_catalog();
+
+}  // namespace transient::train

@@ -1,0 +1,130 @@
+#include "transient/train/checkpoint.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "train/cli_process.h"
+#include "transient/core/atomic_file.h"
+#include "transient/core/error.h"
+
+namespace transient::train {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::fresh_dir;
+
+CheckpointState sample_state(std::int64_t step) {
+  torch::manual_seed(static_cast<std::uint64_t>(step));
+  CheckpointState state;
+  state.model = "mlp";
+  state.global_batch = 64;
+  state.seed = 3;
+  state.step = step;
+  state.epoch = 1;
+  state.cursor = 640;
+  state.parameters = {{"fc1.weight", torch::randn({16, 8})}, {"fc1.bias", torch::randn({16})}};
+  state.buffers = {{"bn.running_mean", torch::randn({4})}};
+  state.momentum = {{"fc1.weight", torch::randn({16, 8})}};
+  state.rng_state = at::detail::getDefaultCPUGenerator().get_state();
+  return state;
+}
+
+TEST(Checkpoint, RoundTripsEveryField) {
+  const auto state = sample_state(10);
+  const auto back = deserialize_checkpoint(serialize_checkpoint(state), "memory");
+  EXPECT_EQ(back.model, "mlp");
+  EXPECT_EQ(back.global_batch, 64);
+  EXPECT_EQ(back.seed, 3u);
+  EXPECT_EQ(back.step, 10);
+  EXPECT_EQ(back.epoch, 1);
+  EXPECT_EQ(back.cursor, 640);
+  ASSERT_EQ(back.parameters.size(), 2u);
+  EXPECT_EQ(back.parameters[0].first, "fc1.weight");
+  EXPECT_TRUE(torch::equal(back.parameters[0].second, state.parameters[0].second));
+  EXPECT_TRUE(torch::equal(back.buffers[0].second, state.buffers[0].second));
+  EXPECT_TRUE(torch::equal(back.momentum[0].second, state.momentum[0].second));
+  EXPECT_TRUE(torch::equal(back.rng_state, state.rng_state));
+}
+
+TEST(Checkpoint, KeepsTheLastKAndListsThemInTheManifest) {
+  const std::string dir = fresh_dir("keep");
+  CheckpointDirectory directory(dir, 2);
+  for (std::int64_t step : {10, 20, 30}) directory.write(sample_state(step));
+  const auto records = directory.list();
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[0].step, 20);
+  EXPECT_EQ(records[1].step, 30);
+  EXPECT_FALSE(fs::exists(fs::path(dir) / "step-00000010.pt"));
+  for (const auto& record : records) {
+    const auto state =
+        deserialize_checkpoint(directory.read_verified(record), directory.path_of(record));
+    EXPECT_EQ(state.step, record.step);
+  }
+}
+
+TEST(Checkpoint, AFlippedByteIsDetected) {
+  const std::string dir = fresh_dir("flip");
+  CheckpointDirectory directory(dir, 3);
+  const auto record = directory.write(sample_state(5));
+  const std::string path = directory.path_of(record);
+  std::string bytes = read_file(path);
+  bytes[bytes.size() / 2] = static_cast<char>(bytes[bytes.size() / 2] ^ 0x01);
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+  try {
+    directory.read_verified(directory.list().back());
+    FAIL() << "a corrupt checkpoint was accepted";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find(path), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find("corrupt"), std::string::npos) << error.what();
+  }
+}
+
+TEST(Checkpoint, ATruncatedFileIsDetected) {
+  const std::string dir = fresh_dir("truncate");
+  CheckpointDirectory directory(dir, 3);
+  const auto record = directory.write(sample_state(5));
+  fs::resize_file(directory.path_of(record), static_cast<std::uintmax_t>(record.bytes / 2));
+  EXPECT_THROW(directory.read_verified(directory.list().back()), InputError);
+}
+
+TEST(Checkpoint, LeftoversOfAKilledWriterAreRemovedAndNeverListed) {
+  const std::string dir = fresh_dir("leftovers");
+  CheckpointDirectory directory(dir, 3);
+  directory.write(sample_state(5));
+  const auto leftover = fs::path(dir) / "step-00000010.pt.tmp.123.456";
+  std::ofstream(leftover) << "half a checkpoint";
+  EXPECT_EQ(directory.list().size(), 1u);
+  directory.remove_leftovers();
+  EXPECT_FALSE(fs::exists(leftover));
+  EXPECT_TRUE(fs::exists(fs::path(dir) / "step-00000005.pt"));
+}
+
+TEST(Checkpoint, BackgroundWriterWritesEverythingSubmittedBeforeItIsDestroyed) {
+  const std::string dir = fresh_dir("writer");
+  CheckpointDirectory directory(dir, 10);
+  std::vector<std::int64_t> written;
+  {
+    CheckpointWriter writer(directory,
+                            [&](const CheckpointRecord& r) { written.push_back(r.step); });
+    for (std::int64_t step = 1; step <= 5; ++step) writer.submit(sample_state(step));
+  }
+  EXPECT_EQ(written, (std::vector<std::int64_t>{1, 2, 3, 4, 5}));
+  EXPECT_EQ(directory.list().size(), 5u);
+}
+
+TEST(Checkpoint, AnUnparsableManifestIsAnInputErrorNamingIt) {
+  const std::string dir = fresh_dir("manifest");
+  CheckpointDirectory directory(dir, 3);
+  std::ofstream(directory.manifest_path()) << "{ not json";
+  try {
+    directory.list();
+    FAIL() << "a broken manifest was accepted";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("manifest.json"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace transient::train

@@ -1,0 +1,397 @@
+// The trainer end to end: the built `transient` program, real worker processes, real files.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "train/cli_process.h"
+#include "transient/core/atomic_file.h"
+#include "transient/core/error.h"
+#include "transient/train/checkpoint.h"
+
+namespace transient::train {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::CliProcess;
+using testing::CliResult;
+using testing::fresh_dir;
+using testing::run_cli;
+using testing::slurp;
+
+// A small job that crosses three epoch boundaries (20 steps of 100 samples per epoch).
+std::vector<std::string> small_job(const std::string& job_dir, int workers) {
+  return {"train",
+          "--model",
+          "mlp",
+          "--workers",
+          std::to_string(workers),
+          "--steps",
+          "80",
+          "--global-batch",
+          "100",
+          "--lr",
+          "0.1",
+          "--seed",
+          "5",
+          "--threads",
+          "1",
+          "--train-subset",
+          "2000",
+          "--test-subset",
+          "500",
+          "--job-dir",
+          job_dir};
+}
+
+std::vector<std::string> with(std::vector<std::string> args, const std::vector<std::string>& more) {
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
+CliResult run_ok(const std::vector<std::string>& args, const std::string& job_dir) {
+  auto result = run_cli(args, job_dir + ".log");
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  return result;
+}
+
+CheckpointState latest_checkpoint(const std::string& job_dir) {
+  CheckpointDirectory directory((fs::path(job_dir) / "checkpoints").string(), 1);
+  const auto records = directory.list();
+  EXPECT_FALSE(records.empty()) << job_dir;
+  if (records.empty()) return {};
+  return deserialize_checkpoint(directory.read_verified(records.back()),
+                                directory.path_of(records.back()));
+}
+
+// The largest absolute difference between two states' parameters and momentum buffers.
+double max_difference(const CheckpointState& a, const CheckpointState& b) {
+  EXPECT_EQ(a.parameters.size(), b.parameters.size());
+  EXPECT_EQ(a.momentum.size(), b.momentum.size());
+  double worst = 0;
+  auto compare = [&](const NamedTensors& x, const NamedTensors& y) {
+    for (std::size_t i = 0; i < std::min(x.size(), y.size()); ++i) {
+      EXPECT_EQ(x[i].first, y[i].first);
+      worst = std::max(worst, (x[i].second - y[i].second).abs().max().item<double>());
+    }
+  };
+  compare(a.parameters, b.parameters);
+  compare(a.momentum, b.momentum);
+  return worst;
+}
+
+bool bitwise_equal(const CheckpointState& a, const CheckpointState& b) {
+  if (a.parameters.size() != b.parameters.size() || a.momentum.size() != b.momentum.size()) {
+    return false;
+  }
+  for (std::size_t i = 0; i < a.parameters.size(); ++i) {
+    if (!torch::equal(a.parameters[i].second, b.parameters[i].second)) return false;
+  }
+  for (std::size_t i = 0; i < a.momentum.size(); ++i) {
+    if (!torch::equal(a.momentum[i].second, b.momentum[i].second)) return false;
+  }
+  return true;
+}
+
+struct StepRow {
+  std::int64_t step = 0;
+  std::int64_t worker = 0;
+  std::int64_t batch = 0;
+  double loss = 0;
+};
+
+std::vector<StepRow> read_steps(const std::string& job_dir) {
+  std::istringstream in(slurp((fs::path(job_dir) / "steps.csv").string()));
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, "step,worker,batch,data_s,compute_s,allreduce_s,optimizer_s,loss");
+  std::vector<StepRow> rows;
+  while (std::getline(in, line)) {
+    std::vector<std::string> fields;
+    std::istringstream cells(line);
+    std::string cell;
+    while (std::getline(cells, cell, ',')) fields.push_back(cell);
+    EXPECT_EQ(fields.size(), 8u) << line;
+    if (fields.size() != 8) continue;
+    rows.push_back({std::stoll(fields[0]), std::stoll(fields[1]), std::stoll(fields[2]),
+                    std::stod(fields[7])});
+  }
+  return rows;
+}
+
+std::vector<nlohmann::json> read_events(const std::string& job_dir) {
+  std::istringstream in(slurp((fs::path(job_dir) / "events.jsonl").string()));
+  std::vector<nlohmann::json> events;
+  std::string line;
+  while (std::getline(in, line)) {
+    auto event = nlohmann::json::parse(line);
+    EXPECT_TRUE(event.contains("t")) << line;
+    EXPECT_TRUE(event.contains("event")) << line;
+    events.push_back(event);
+  }
+  return events;
+}
+
+int count_events(const std::vector<nlohmann::json>& events, const std::string& name) {
+  return static_cast<int>(std::count_if(events.begin(), events.end(),
+                                        [&](const auto& e) { return e.at("event") == name; }));
+}
+
+// Every step from 1 to `steps` recorded once per worker, with the batch split as documented.
+void expect_complete_step_records(const std::string& job_dir, std::int64_t steps, int workers,
+                                  std::int64_t global_batch) {
+  const auto rows = read_steps(job_dir);
+  ASSERT_EQ(rows.size(), static_cast<std::size_t>(steps * workers));
+  std::map<std::int64_t, std::int64_t> samples_per_step;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i].step, static_cast<std::int64_t>(i) / workers + 1);
+    EXPECT_EQ(rows[i].worker, static_cast<std::int64_t>(i) % workers);
+    samples_per_step[rows[i].step] += rows[i].batch;
+  }
+  for (const auto& [step, samples] : samples_per_step) {
+    EXPECT_EQ(samples, global_batch) << "step " << step;
+  }
+}
+
+// One uninterrupted run per worker count, shared by the resume tests.
+const CheckpointState& reference_state(int workers) {
+  static std::map<int, CheckpointState> cache;
+  auto it = cache.find(workers);
+  if (it == cache.end()) {
+    const std::string dir = fresh_dir("reference-" + std::to_string(workers));
+    run_ok(small_job(dir, workers), dir);
+    expect_complete_step_records(dir, 80, workers, 100);
+    it = cache.emplace(workers, latest_checkpoint(dir)).first;
+    EXPECT_EQ(it->second.step, 80);
+  }
+  return it->second;
+}
+
+void flip_a_byte(const std::string& path) {
+  std::string bytes = read_file(path);
+  bytes[bytes.size() / 3] = static_cast<char>(bytes[bytes.size() / 3] ^ 0x40);
+  write_file_atomically(path, bytes);
+}
+
+TEST(Trainer, TwoWorkerProcessesLearnFashionMnist) {
+  const std::string dir = fresh_dir("learn");
+  const auto result = run_ok({"train", "--model", "cnn", "--workers", "2", "--steps", "120",
+                              "--global-batch", "64", "--threads", "1", "--job-dir", dir},
+                             dir);
+  EXPECT_NE(result.out.find("test accuracy"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find(dir), std::string::npos) << result.out;
+
+  const auto summary = nlohmann::json::parse(slurp(dir + "/summary.json"));
+  EXPECT_EQ(summary.at("steps"), 120);
+  EXPECT_EQ(summary.at("workers"), 2);
+  EXPECT_GT(summary.at("samples_per_s").get<double>(), 0);
+  EXPECT_GT(summary.at("wall_s").get<double>(), 0);
+  EXPECT_GT(summary.at("test_accuracy").get<double>(), 0.6);  // chance is 0.1
+
+  expect_complete_step_records(dir, 120, 2, 64);
+  const auto rows = read_steps(dir);
+  double first = 0;
+  double last = 0;
+  for (int i = 0; i < 20; ++i) {
+    first += rows[static_cast<std::size_t>(i)].loss;
+    last += rows[rows.size() - 1 - static_cast<std::size_t>(i)].loss;
+  }
+  EXPECT_LT(last, 0.5 * first) << "the training loss did not fall";
+
+  const auto events = read_events(dir);
+  EXPECT_EQ(count_events(events, "generation"), 1);
+  EXPECT_GE(count_events(events, "checkpoint"), 1);
+  EXPECT_EQ(count_events(events, "done"), 1);
+  EXPECT_EQ(events.back().at("event"), "done");
+  // The job token is private to its owner.
+  EXPECT_EQ(fs::status(dir + "/token").permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write);
+}
+
+TEST(Trainer, OneWorkerResumeIsBitwiseExact) {
+  const std::string dir = fresh_dir("resume-1");
+  const auto paused = run_ok(with(small_job(dir, 1), {"--stop-at", "50"}), dir);
+  EXPECT_NE(paused.out.find("paused after step 50"), std::string::npos) << paused.out;
+  EXPECT_EQ(latest_checkpoint(dir).step, 50);
+  run_ok(with(small_job(dir, 1), {"--resume"}), dir);
+  const auto resumed = latest_checkpoint(dir);
+  EXPECT_EQ(resumed.step, 80);
+  EXPECT_TRUE(bitwise_equal(resumed, reference_state(1)))
+      << "largest difference " << max_difference(resumed, reference_state(1));
+  expect_complete_step_records(dir, 80, 1, 100);
+  const auto events = read_events(dir);
+  EXPECT_EQ(count_events(events, "generation"), 2);
+  EXPECT_EQ(count_events(events, "stopped"), 1);
+  EXPECT_EQ(count_events(events, "done"), 1);
+}
+
+// Two workers: the documented tolerance (docs/architecture.md) is 1e-6 absolute on every
+// parameter and momentum element; in practice Gloo's ring all-reduce gives the same bits.
+TEST(Trainer, TwoWorkerResumeIsWithinTolerance) {
+  const std::string dir = fresh_dir("resume-2");
+  run_ok(with(small_job(dir, 2), {"--stop-at", "35"}), dir);
+  run_ok(with(small_job(dir, 2), {"--resume"}), dir);
+  const auto resumed = latest_checkpoint(dir);
+  EXPECT_EQ(resumed.step, 80);
+  const double difference = max_difference(resumed, reference_state(2));
+  EXPECT_LE(difference, 1e-6);
+  RecordProperty("max_abs_difference", std::to_string(difference));
+  expect_complete_step_records(dir, 80, 2, 100);
+}
+
+// SIGKILL the whole job (launcher and workers, among them the checkpoint writer) while it writes
+// a checkpoint at every step: the manifest still lists only whole, valid checkpoints, and the
+// resumed job ends bitwise where an uninterrupted one does.
+TEST(Trainer, JobKilledWhileWritingCheckpointsResumesExactly) {
+  const std::string dir = fresh_dir("killed");
+  {
+    CliProcess job(with(small_job(dir, 1), {"--checkpoint-every", "1", "--keep", "2"}),
+                   dir + ".log");
+    CheckpointDirectory directory(dir + "/checkpoints", 2);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    std::int64_t seen = 0;
+    while (seen < 20 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      try {
+        const auto records = directory.list();
+        if (!records.empty()) seen = records.back().step;
+      } catch (const InputError&) {
+        // The manifest is replaced by rename: a reader never sees half of it.
+        ADD_FAILURE() << "a half-written manifest was visible";
+      }
+    }
+    job.kill_group();
+    ASSERT_GE(seen, 20);
+    ASSERT_LT(seen, 80) << "the job finished before it could be killed";
+  }
+  CheckpointDirectory directory(dir + "/checkpoints", 2);
+  const auto records = directory.list();
+  ASSERT_FALSE(records.empty());
+  for (const auto& record : records) {
+    EXPECT_EQ(
+        deserialize_checkpoint(directory.read_verified(record), directory.path_of(record)).step,
+        record.step);
+  }
+  run_ok(with(small_job(dir, 1), {"--resume", "--checkpoint-every", "1", "--keep", "2"}), dir);
+  EXPECT_TRUE(bitwise_equal(latest_checkpoint(dir), reference_state(1)));
+  expect_complete_step_records(dir, 80, 1, 100);
+}
+
+TEST(Trainer, CorruptNewestCheckpointFallsBackToThePreviousOne) {
+  const std::string dir = fresh_dir("fallback");
+  run_ok(with(small_job(dir, 1), {"--stop-at", "50", "--checkpoint-every", "20"}), dir);
+  flip_a_byte(dir + "/checkpoints/step-00000050.pt");
+  const auto resumed = run_ok(with(small_job(dir, 1), {"--resume"}), dir);
+  EXPECT_NE(resumed.err.find("step-00000050.pt"), std::string::npos) << resumed.err;
+  const auto events = read_events(dir);
+  ASSERT_EQ(count_events(events, "checkpoint_rejected"), 1);
+  const auto generation = std::find_if(events.rbegin(), events.rend(),
+                                       [](const auto& e) { return e.at("event") == "generation"; });
+  EXPECT_EQ(generation->at("start_step"), 40);
+  EXPECT_TRUE(bitwise_equal(latest_checkpoint(dir), reference_state(1)));
+  expect_complete_step_records(dir, 80, 1, 100);
+}
+
+void expect_one_error_line(const CliResult& result, const std::string& needle) {
+  EXPECT_EQ(result.exit_code, 2) << result.err;
+  EXPECT_EQ(result.err.rfind("error: ", 0), 0u) << result.err;
+  EXPECT_EQ(std::count(result.err.begin(), result.err.end(), '\n'), 1) << result.err;
+  EXPECT_NE(result.err.find(needle), std::string::npos) << result.err;
+}
+
+std::map<std::string, std::string> snapshot_files(const std::string& dir) {
+  std::map<std::string, std::string> files;
+  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+    if (entry.is_regular_file()) files[entry.path().string()] = slurp(entry.path().string());
+  }
+  return files;
+}
+
+TEST(Trainer, BadInputIsOneErrorLineAndExitCode2) {
+  const std::string dir = fresh_dir("errors");
+  const std::string job = dir + "/job";
+  expect_one_error_line(run_cli({"train", "--workers", "0", "--job-dir", job}, dir + "/a"),
+                        "--workers");
+  expect_one_error_line(run_cli({"train", "--model", "vgg", "--job-dir", job}, dir + "/b"),
+                        "cnn, mlp, resnet20, resnet32");
+  expect_one_error_line(run_cli({"train", "--bogus"}, dir + "/c"), "--bogus");
+  expect_one_error_line(
+      run_cli({"train", "--checkpoint-every", "soon", "--job-dir", job}, dir + "/d"),
+      "--checkpoint-every");
+  expect_one_error_line(
+      run_cli({"train", "--data-dir", dir + "/nowhere", "--job-dir", job}, dir + "/e"),
+      "dataset-fashion-mnist");
+  expect_one_error_line(run_cli({"train", "--resume", "--job-dir", job}, dir + "/f"),
+                        "no job to continue");
+  EXPECT_FALSE(fs::exists(job + "/job.json")) << "a refused job left records behind";
+}
+
+TEST(Trainer, JobDirectoryOfAnotherJobOrWithRecordsIsRefusedUntouched) {
+  const std::string dir = fresh_dir("refuse");
+  const std::string job = dir + "/job";
+  run_ok({"train", "--model", "mlp", "--workers", "1", "--steps", "3", "--threads", "1",
+          "--job-dir", job},
+         job);
+  const auto before = snapshot_files(job);
+  expect_one_error_line(
+      run_cli({"train", "--model", "mlp", "--workers", "1", "--steps", "3", "--job-dir", job},
+              dir + "/a"),
+      "pass --resume");
+  expect_one_error_line(
+      run_cli({"train", "--model", "cnn", "--resume", "--job-dir", job}, dir + "/b"),
+      "belongs to another job");
+  expect_one_error_line(
+      run_cli({"train", "--model", "mlp", "--seed", "9", "--resume", "--job-dir", job}, dir + "/c"),
+      "belongs to another job");
+  EXPECT_EQ(snapshot_files(job), before);
+
+  // Every checkpoint corrupt: refused, naming the checkpoint, and nothing else changes.
+  for (const auto& entry : fs::directory_iterator(job + "/checkpoints")) {
+    if (entry.path().extension() == ".pt") flip_a_byte(entry.path().string());
+  }
+  const auto corrupt = snapshot_files(job);
+  const auto result = run_cli(
+      {"train", "--model", "mlp", "--workers", "1", "--steps", "3", "--resume", "--job-dir", job},
+      dir + "/d");
+  expect_one_error_line(result, "step-00000003.pt");
+  auto after = snapshot_files(job);
+  const std::string events = job + "/events.jsonl";
+  EXPECT_EQ(after[events].rfind(corrupt.at(events), 0), 0u) << "events.jsonl was rewritten";
+  after.erase(events);
+  auto expected = corrupt;
+  expected.erase(events);
+  EXPECT_EQ(after, expected);
+}
+
+// Python users open checkpoints with torch.load (Debian's python3-torch).
+TEST(Trainer, PythonTorchLoadOpensACheckpoint) {
+  const std::string dir = fresh_dir("python");
+  run_ok({"train", "--model", "resnet20", "--workers", "1", "--steps", "2", "--global-batch", "8",
+          "--test-subset", "100", "--threads", "1", "--job-dir", dir},
+         dir);
+  const std::string python = "/usr/bin/python3";
+  ASSERT_TRUE(fs::exists(python)) << "python3 with torch (Debian's python3-torch) is required";
+  const std::string script =
+      "import torch; d = torch.load('" + dir +
+      "/checkpoints/step-00000002.pt'); "
+      "print(sorted(d.keys())); print(d['step'], d['model'], len(d['parameters']), "
+      "len(d['buffers']) > 0, len(d['momentum']), 'conv.weight' in d['parameters'])";
+  const std::string out = dir + "/python.out";
+  const int rc = std::system((python + " -c \"" + script + "\" > " + out + " 2>&1").c_str());
+  const std::string printed = slurp(out);
+  ASSERT_EQ(rc, 0) << printed;
+  EXPECT_NE(printed.find("'buffers', 'cursor', 'epoch', 'format', 'global_batch', 'model', "
+                         "'momentum', 'parameters', 'rng_state', 'seed', 'step'"),
+            std::string::npos)
+      << printed;
+  EXPECT_NE(printed.find("2 resnet20 "), std::string::npos) << printed;
+  EXPECT_NE(printed.find("True"), std::string::npos) << printed;
+}
+
+}  // namespace
+}  // namespace transient::train
