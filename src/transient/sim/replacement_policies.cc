@@ -24,6 +24,7 @@ class CheapestReplacement : public ReplacementPolicy {
     return "request the cheapest server per hour that can be had now among the scenario's types "
            "(spot when available, else on-demand)";
   }
+  bool uses_availability() const override { return true; }
   std::optional<ServerChoice> choose(const ReplacementContext& context) const override {
     std::optional<ServerChoice> best;
     double best_usd_per_h = 0.0;

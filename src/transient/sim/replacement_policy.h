@@ -21,7 +21,7 @@ struct ServerChoice {
 struct ReplacementContext {
   const std::vector<cloud::InstanceType>* types = nullptr;  // the types one may rent
   ServerChoice revoked;                                     // what was just revoked
-  bool spot_available = true;                               // can a spot server be had now
+  bool spot_available = true;  // can a spot server be had now (only if uses_availability())
 };
 
 class ReplacementPolicy {
@@ -29,6 +29,8 @@ class ReplacementPolicy {
   virtual ~ReplacementPolicy() = default;
   virtual std::string name() const = 0;
   virtual std::string describe() const = 0;
+  // Whether choose() reads ReplacementContext::spot_available (asking the market costs time).
+  virtual bool uses_availability() const { return false; }
   // The server to request in place of the revoked one, or nullopt to request nothing.
   virtual std::optional<ServerChoice> choose(const ReplacementContext& context) const = 0;
 };

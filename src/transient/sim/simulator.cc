@@ -145,7 +145,7 @@ RunResult Simulator::run(std::uint64_t seed, std::vector<TimelineEntry>* timelin
   members_ = pending_ = 0;
   chief_ = -1;
   running_ = ended_ = false;
-  job_epoch_ = 0;
+  done_s_ = market::kNever;
   mode_ = ClusterMode::idle;
 
   timeline_.reset();
@@ -176,11 +176,14 @@ RunResult Simulator::run(std::uint64_t seed, std::vector<TimelineEntry>* timelin
   }
 
   while (!ended_ && !queue_.empty()) {
-    const internal::Event event = queue_.pop();
-    if (event.server >= 0) {
-      if (servers_[event.server].generation != event.generation) continue;
-    } else if (event.kind == EventKind::done && event.generation != job_epoch_) {
-      continue;
+    // The job's finish moves at every membership change, so it is kept beside the queue rather
+    // than queued again each time; it comes first when it ties with a queued event.
+    internal::Event event;
+    if (done_s_ <= queue_.top().time_s) {
+      event = internal::Event{done_s_, 0, 0, -1, EventKind::done};
+    } else {
+      event = queue_.pop();
+      if (event.server >= 0 && servers_[event.server].generation != event.generation) continue;
     }
     now_s_ = event.time_s;
     advance();
@@ -242,11 +245,10 @@ void Simulator::advance() {
 void Simulator::update_rate() { rate_steps_per_s_ = members_ > 0 ? speed_for_counts() : 0.0; }
 
 void Simulator::reschedule_done() {
-  ++job_epoch_;
+  done_s_ = market::kNever;
   if (!running_ || !(rate_steps_per_s_ > 0.0)) return;
   const double remaining = std::max(0.0, scenario_.total_steps - progress_steps_);
-  const double t = std::max(now_s_, pause_until_s_) + remaining / rate_steps_per_s_;
-  queue_.push(t, EventKind::done, -1, job_epoch_);
+  done_s_ = std::max(now_s_, pause_until_s_) + remaining / rate_steps_per_s_;
 }
 
 double StartupOptions::mean_s(cloud::Market market) const {
@@ -272,9 +274,7 @@ void Simulator::request(int type, cloud::Market market) {
   server.obtain_s = now_s_;
   server.usd_per_s = types_[type].price_usd_per_h(market) * kS;
   const bool revocable = market == cloud::Market::spot && timeline_ != nullptr;
-  if (revocable && !timeline_->available_at(now_s_)) {
-    server.obtain_s = timeline_->next_available_s(now_s_);
-  }
+  if (revocable) server.obtain_s = timeline_->next_available_s(now_s_);
   ++result_.requests;
   server.will_be_ready = std::isfinite(server.obtain_s);
   server.revoke_s = market::kNever;
@@ -333,7 +333,7 @@ void Simulator::on_ready(int index) {
   ++members_;
   ++counts_[server.type];
   if (recovery_->has_chief() && chief_ < 0) chief_ = index;
-  log(EventKind::ready, index, index == chief_ ? "chief" : "");
+  if (log_) log(EventKind::ready, index, index == chief_ ? "chief" : "");
   if (running_) {
     const RecoveryEffect effect = recovery_->on_join({progress_steps_, checkpoint_steps_, false});
     roll_back_to(effect.progress_steps);
@@ -346,7 +346,7 @@ void Simulator::on_ready(int index) {
 }
 
 void Simulator::on_notice(int index) {
-  log(EventKind::notice, index, "");
+  if (log_) log(EventKind::notice, index, "");
   if (scenario_.checkpoint_on_notice && running_ && servers_[index].state == ServerState::member) {
     checkpoint_steps_ = progress_steps_;
     ++result_.checkpoints;
@@ -393,14 +393,16 @@ void Simulator::leave(int index, bool graceful) {
 }
 
 void Simulator::release(int index) {
-  log(EventKind::released, index, "");
+  if (log_) log(EventKind::released, index, "");
   leave(index, /*graceful=*/true);
 }
 
 void Simulator::on_revoked(int index) {
   ++result_.revocations;
   const Server revoked = servers_[index];
-  log(EventKind::revoked, index, revoked.state == ServerState::pending ? "while starting" : "");
+  if (log_) {
+    log(EventKind::revoked, index, revoked.state == ServerState::pending ? "while starting" : "");
+  }
   leave(index, /*graceful=*/false);
   if (ended_) return;
   if (market_policy_) {
@@ -409,7 +411,7 @@ void Simulator::on_revoked(int index) {
     for (int i = 0; i < static_cast<int>(servers_.size()) && !ended_; ++i) {
       if (servers_[i].state != ServerState::gone && servers_[i].revoke_s <= now_s_) {
         ++result_.revocations;
-        log(EventKind::revoked, i, "");
+        if (log_) log(EventKind::revoked, i, "");
         leave(i, /*graceful=*/false);
       }
     }
@@ -425,7 +427,8 @@ void Simulator::replace(const Server& revoked) {
   ReplacementContext context;
   context.types = &types_;
   context.revoked = {revoked.type, revoked.market};
-  context.spot_available = timeline_ == nullptr || timeline_->available_at(now_s_);
+  context.spot_available =
+      timeline_ == nullptr || !replacement_->uses_availability() || timeline_->available_at(now_s_);
   if (const auto choice = replacement_->choose(context)) request(choice->type, choice->market);
 }
 
@@ -435,7 +438,7 @@ void Simulator::on_checkpoint() {
     ++result_.checkpoints;
     pause_until_s_ = std::max(pause_until_s_, now_s_) + scenario_.checkpoint_write_s;
     reschedule_done();
-    log(EventKind::checkpoint, -1, "at " + fixed(progress_steps_, 0) + " steps");
+    if (log_) log(EventKind::checkpoint, -1, "at " + fixed(progress_steps_, 0) + " steps");
   }
   queue_.push(now_s_ + scenario_.checkpoint_interval_s, EventKind::checkpoint, -1, 0);
 }

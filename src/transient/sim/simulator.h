@@ -106,7 +106,7 @@ class Simulator {
   int chief_ = -1;
   bool running_ = false;
   bool ended_ = false;
-  std::uint32_t job_epoch_ = 0;
+  double done_s_ = 0.0;  // when the job reaches its steps at the current pace (kNever: not)
   ClusterMode mode_ = ClusterMode::idle;
 };
 

@@ -27,23 +27,28 @@ class EventQueue {
   }
   void reserve(std::size_t n) { heap_.reserve(n); }
   bool empty() const { return heap_.empty(); }
+  // The earliest event. REQUIRES: !empty().
+  const Event& top() const { return heap_.front(); }
 
   void push(double time_s, EventKind kind, std::int32_t server, std::uint32_t generation) {
     heap_.push_back(Event{time_s, seq_++, generation, server, kind});
-    std::push_heap(heap_.begin(), heap_.end(), later);
+    std::push_heap(heap_.begin(), heap_.end(), Later{});
   }
 
   Event pop() {
-    std::pop_heap(heap_.begin(), heap_.end(), later);
+    std::pop_heap(heap_.begin(), heap_.end(), Later{});
     const Event event = heap_.back();
     heap_.pop_back();
     return event;
   }
 
  private:
-  static bool later(const Event& a, const Event& b) {
-    return a.time_s > b.time_s || (a.time_s == b.time_s && a.seq > b.seq);
-  }
+  // A function object rather than a function pointer, so that the heap operations inline it.
+  struct Later {
+    bool operator()(const Event& a, const Event& b) const {
+      return a.time_s > b.time_s || (a.time_s == b.time_s && a.seq > b.seq);
+    }
+  };
 
   std::vector<Event> heap_;
   std::uint32_t seq_ = 0;

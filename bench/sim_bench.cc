@@ -1,0 +1,228 @@
+// Speed of the simulator, and the cost of the deadline policies on real spot traces.
+//
+//   sim_bench [Google Benchmark flags]   events per second and Monte Carlo runs per second for a
+//                                        24-hour job on 32 spot servers with trace-driven
+//                                        revocations
+//   sim_bench --policy-costs             each deadline policy's cost on every trace of
+//                                        spot-traces/aws-availability-2022-10 as a ratio to
+//                                        `optimal`, beside on-demand-only
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "transient/market/availability_trace_model.h"
+#include "transient/market/registry.h"
+#include "transient/perf/table_throughput_model.h"
+#include "transient/sim/monte_carlo.h"
+#include "transient/sim/simulator.h"
+
+namespace {
+
+using namespace transient;
+
+constexpr double kStepsPerWorkerPerS = 10.0;
+
+cloud::InstanceType p3_2xlarge() {
+  cloud::InstanceType type;
+  type.name = "p3.2xlarge";
+  type.gpu = "V100";
+  type.gpus = 1;
+  type.on_demand_usd_per_h = 3.06;
+  type.spot_usd_per_h = 0.918;
+  return type;
+}
+
+std::shared_ptr<const perf::ThroughputModel> linear_v100() {
+  std::vector<perf::TablePoint> points;
+  for (int n = 1; n <= 32; ++n) points.push_back({"V100", n, kStepsPerWorkerPerS * n});
+  return std::make_shared<perf::TableThroughputModel>(points, "linear V100");
+}
+
+std::shared_ptr<const market::RevocationModel> trace(const std::string& file) {
+  market::ModelParams params;
+  params.values["file"] = file;
+  params.values["offset"] = "random";
+  market::ModelContext context;
+  context.data_dir = TRANSIENT_SHARED_DATA_DIR;
+  return market::create_revocation_model("trace", params, context);
+}
+
+// A 24-hour job (at full size) on 32 spot V100 servers, in-place recovery, revoked servers
+// replaced, checkpoints every 10 minutes.
+sim::Scenario day_on_32_servers(const std::string& trace_file) {
+  sim::Scenario s;
+  s.name = "24 h on 32 servers, " + trace_file;
+  s.workers.push_back({p3_2xlarge(), cloud::Market::spot, 32});
+  s.total_steps = 24 * 3600.0 * 32 * kStepsPerWorkerPerS;
+  s.architecture = perf::Architecture::allreduce;
+  s.throughput = linear_v100();
+  s.market = trace(trace_file);
+  s.startup.spot_mean_s = 90;
+  s.startup.on_demand_mean_s = 90;
+  s.notice_s = 120;
+  s.checkpoint_interval_s = 600;
+  s.recovery = "in-place";
+  s.replacement = "same";
+  return s;
+}
+
+void simulated_events(benchmark::State& state, const std::string& trace_file) {
+  sim::Simulator simulator(day_on_32_servers(trace_file));
+  std::uint64_t seed = 1;
+  std::uint64_t events = 0;
+  std::uint64_t runs = 0;
+  double revocations = 0;
+  for (auto _ : state) {
+    const sim::RunResult r = simulator.run(seed++);
+    events += r.events;
+    revocations += r.revocations;
+    ++runs;
+    benchmark::DoNotOptimize(r.cost_usd);
+  }
+  state.counters["events/s"] = benchmark::Counter(events, benchmark::Counter::kIsRate);
+  state.counters["runs/s"] = benchmark::Counter(runs, benchmark::Counter::kIsRate);
+  state.counters["events/run"] = static_cast<double>(events) / runs;
+  state.counters["revocations/run"] = revocations / runs;
+}
+BENCHMARK_CAPTURE(simulated_events, bamboo_p3_nodes, std::string("p3"))
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(simulated_events, aws_v100_8_zone, std::string("us-west-2a_v100_8"))
+    ->Unit(benchmark::kMicrosecond);
+
+void monte_carlo(benchmark::State& state) {
+  const sim::Scenario scenario = day_on_32_servers("p3");
+  sim::MonteCarloOptions options;
+  options.runs = 256;
+  options.threads = static_cast<int>(state.range(0));
+  std::uint64_t runs = 0;
+  std::uint64_t events = 0;
+  for (auto _ : state) {
+    const sim::MonteCarloSummary s = sim::run_monte_carlo(scenario, options);
+    options.seed += options.runs;
+    runs += s.runs;
+    events += s.events;
+  }
+  state.counters["runs/s"] = benchmark::Counter(runs, benchmark::Counter::kIsRate);
+  state.counters["events/s"] = benchmark::Counter(events, benchmark::Counter::kIsRate);
+}
+BENCHMARK(monte_carlo)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// --policy-costs: every deadline policy on every availability trace, from offsets every 12 h
+// (on the trace's 10-minute grid), one server, 24 h of work, a 36 h deadline.
+int policy_costs() {
+  const std::string dir =
+      std::string(TRANSIENT_SHARED_DATA_DIR) + "/spot-traces/aws-availability-2022-10/";
+  const std::vector<std::string> files = {
+      "us-west-2a_k80_1", "us-west-2a_k80_8", "us-west-2a_v100_1", "us-west-2a_v100_8",
+      "us-west-2b_k80_1", "us-west-2b_k80_8", "us-west-2b_v100_1", "us-west-2b_v100_8"};
+  const std::vector<std::string> policies = {"on-demand-only", "spot-only", "greedy",
+                                             "uniform-progress", "optimal"};
+  // AWS on-demand list prices; spot at 30% of them (the traces carry no prices).
+  const std::map<std::string, std::pair<std::string, double>> servers = {
+      {"k80_1", {"p2.xlarge", 0.90}},
+      {"k80_8", {"p2.8xlarge", 7.20}},
+      {"v100_1", {"p3.2xlarge", 3.06}},
+      {"v100_8", {"p3.16xlarge", 24.48}}};
+  constexpr double kWorkS = 24 * 3600.0;
+  constexpr double kDeadlineS = 36 * 3600.0;
+  constexpr double kOffsetStepS = 12 * 3600.0;
+  std::printf("%-20s %7s  %14s %14s %14s %14s  %s\n", "trace", "offsets", "on-demand-only",
+              "spot-only", "greedy", "uniform-prog.", "optimal $ (mean)");
+  std::map<std::string, double> total_ratio;
+  std::map<std::string, int> total_missed;
+  int total_runs = 0;
+  int below_optimal = 0;
+  for (const auto& file : files) {
+    const auto key = file.substr(file.find('_') + 1);
+    const auto& [server_name, on_demand_usd_per_h] = servers.at(key);
+    cloud::InstanceType type;
+    type.name = server_name;
+    type.gpu = key.substr(0, key.find('_')) == "k80" ? "K80" : "V100";
+    type.on_demand_usd_per_h = on_demand_usd_per_h;
+    type.spot_usd_per_h = 0.3 * on_demand_usd_per_h;
+    auto probe = market::AvailabilityTraceModel::read(dir + file + ".json", 0.0, market::kNever);
+    const double duration_s = probe->duration_s();
+    std::map<std::string, double> ratio;
+    std::map<std::string, int> missed;
+    double optimal_usd = 0.0;
+    int runs = 0;
+    for (double offset = 0.0; offset + kDeadlineS <= duration_s; offset += kOffsetStepS) {
+      sim::Scenario s;
+      s.name = file;
+      s.workers.push_back({type, cloud::Market::spot, 1});
+      s.throughput = std::make_shared<perf::TableThroughputModel>(
+          std::vector<perf::TablePoint>{{type.gpu, 1, 1.0}}, "one step per second");
+      s.total_steps = kWorkS;
+      s.deadline_s = kDeadlineS;
+      s.market = market::AvailabilityTraceModel::read(dir + file + ".json", offset, market::kNever);
+      s.startup.spot_mean_s = 300;
+      s.startup.on_demand_mean_s = 300;
+      s.notice_s = 120;
+      s.recovery = "in-place";
+      s.decision_interval_s = 600;
+      std::map<std::string, sim::RunResult> results;
+      for (const auto& policy : policies) {
+        s.market_policy = policy;
+        results[policy] = sim::Simulator(s).run(1);
+      }
+      const double best = results["optimal"].cost_usd;
+      if (results["optimal"].missed_deadline) {
+        std::fprintf(stderr, "optimal missed the deadline on %s at offset %.0f s\n", file.c_str(),
+                     offset);
+        return 1;
+      }
+      optimal_usd += best;
+      for (const auto& policy : policies) {
+        ratio[policy] += results[policy].cost_usd / best;
+        missed[policy] += results[policy].missed_deadline;
+        // The optimum is a lower bound for every run that meets the deadline.
+        if (!results[policy].missed_deadline && results[policy].cost_usd < best - 1e-9) {
+          ++below_optimal;
+        }
+      }
+      ++runs;
+    }
+    auto cell = [&](const std::string& policy) {
+      char text[64];
+      std::snprintf(text, sizeof text, "%.3f (%d miss)", ratio[policy] / runs, missed[policy]);
+      return std::string(text);
+    };
+    std::printf("%-20s %7d  %14s %14s %14s %14s  %.2f\n", file.c_str(), runs,
+                cell("on-demand-only").c_str(), cell("spot-only").c_str(), cell("greedy").c_str(),
+                cell("uniform-progress").c_str(), optimal_usd / runs);
+    for (const auto& policy : policies) {
+      total_ratio[policy] += ratio[policy];
+      total_missed[policy] += missed[policy];
+    }
+    total_runs += runs;
+  }
+  std::printf("%-20s %7d", "all traces", total_runs);
+  for (const auto& policy : {"on-demand-only", "spot-only", "greedy", "uniform-progress"}) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%.3f (%d miss)", total_ratio[policy] / total_runs,
+                  total_missed[policy]);
+    std::printf(" %14s", text);
+  }
+  std::printf("  1.000\n");
+  std::printf("runs in which a policy met the deadline for less than optimal: %d\n",
+              below_optimal);
+  return below_optimal == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--policy-costs") == 0) return policy_costs();
+  }
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
