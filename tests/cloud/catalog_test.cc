@@ -125,7 +125,22 @@ TEST(Catalog, UnknownTypeListsTheCatalogsTypes) {
               "catalog gce-2019 has no type \"k80\"; accepted: n1-standard-4+k80, "
               "n1-standard-4+p100, n1-standard-4+v100, n1-standard-4");
   }
-  EXPECT_THROW(gce.find("n1-standard-4+k80", "us-west1-b"), InputError);
+  try {
+    gce.find("n1-standard-4+k80", "us-west1-b");
+    FAIL() << "expected InputError";
+  } catch (const InputError& error) {
+    EXPECT_EQ(std::string(error.what()),
+              "catalog gce-2019: type n1-standard-4+k80 is not in zone \"us-west1-b\"; "
+              "accepted: us-east1-c");
+  }
+  try {
+    load_catalog("aws-deepvm").find("g5.xlarge", "us-east-1a");
+    FAIL() << "expected InputError";
+  } catch (const InputError& error) {
+    EXPECT_EQ(std::string(error.what()),
+              "catalog aws-deepvm: type g5.xlarge is not in zone \"us-east-1a\"; accepted: \"\" "
+              "(no zone)");
+  }
 }
 
 TEST(BuiltinCatalogs, Gce2019IsThePapersTableII) {

@@ -199,7 +199,8 @@ const InstanceType& Catalog::find(const std::string& type, const std::string& zo
   for (const InstanceType& candidate : types_) {
     if (candidate.name != type) continue;
     if (zone.empty() || candidate.zone == zone) return candidate;
-    zones += (zones.empty() ? "" : ", ") + candidate.zone;
+    zones += (zones.empty() ? "" : ", ") +
+             (candidate.zone.empty() ? std::string("\"\" (no zone)") : candidate.zone);
   }
   if (!zones.empty()) {
     throw InputError("catalog " + name_ + ": type " + type + " is not in zone \"" + zone +
