@@ -19,4 +19,6 @@ void add_simulate_command(CLI::App& app);
 void add_fit_command(CLI::App& app);
 // `transient predict`: a cluster's speed from a throughput model.
 void add_predict_command(CLI::App& app);
+// `transient plan`: which cluster to rent for a deadline or a budget (plan/planner.h).
+void add_plan_command(CLI::App& app);
 }  // namespace transient::cli

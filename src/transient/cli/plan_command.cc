@@ -1,0 +1,334 @@
+// `transient plan (--workload NAME | --profile FILE) --steps N [--deadline D] [--budget USD] ...`:
+// which cluster to rent, with the risk of each plan and the Pareto front (docs/plan.md); or, with
+// --evaluate SPEC, the same figures for one given cluster.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "transient/cli/commands.h"
+#include "transient/cloud/catalog_registry.h"
+#include "transient/core/atomic_file.h"
+#include "transient/core/duration.h"
+#include "transient/core/error.h"
+#include "transient/market/data_dir.h"
+#include "transient/market/registry.h"
+#include "transient/market/startup_model.h"
+#include "transient/perf/cluster_spec.h"
+#include "transient/perf/registry.h"
+#include "transient/plan/pareto_svg.h"
+#include "transient/plan/planner.h"
+
+namespace transient::cli {
+namespace {
+
+struct PlanFlags {
+  std::string workload;                 // a built-in workload
+  std::string profile;                  // or a workload profile file
+  double steps = 0.0;                   // global steps to train
+  std::string deadline;                 // a duration; empty = none
+  double budget_usd = 0.0;              // 0 = none (flag absent)
+  bool budget_given = false;            // --budget was written
+  std::string catalog = "gce-2019";     // a built-in catalog or a CSV
+  std::string zones;                    // comma-separated zones or regions
+  int max_servers = 16;                 // workers at most
+  std::string arch = "allreduce";       // allreduce or ps
+  double confidence = 0.95;             // quantile of time that must meet the deadline
+  int runs = 200;                       // Monte Carlo runs per plan
+  std::uint64_t seed = 1;               // run i uses seed + i
+  int threads = 0;                      // 0 = the machine's cores
+  int top_k = 5;                        // candidates from the programme
+  std::string throughput = "analytic";  // analytic or fitted
+  std::string model_file;               // a model file written by `transient fit`
+  std::string evaluate;                 // a cluster spec to judge instead of searching
+  std::string data_dir;                 // the shared measurements
+  std::string plot;                     // an SVG file of the Pareto front
+  bool json = false;                    // print JSON
+};
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+double json_number(double value) { return std::isfinite(value) ? value : -1.0; }
+
+nlohmann::json evaluation_json(const plan::Evaluation& e) {
+  nlohmann::json workers = nlohmann::json::array();
+  for (const auto& g : e.configuration.workers) {
+    workers.push_back({{"type", g.type.name},
+                       {"gpu", g.type.gpu},
+                       {"zone", g.type.zone},
+                       {"market", std::string(cloud::to_string(g.market))},
+                       {"count", g.count}});
+  }
+  nlohmann::json servers = nlohmann::json::array();
+  for (const auto& g : e.configuration.parameter_servers) {
+    servers.push_back({{"type", g.type.name}, {"zone", g.type.zone}, {"count", g.count}});
+  }
+  return {{"label", e.label},
+          {"configuration", e.configuration.text()},
+          {"workers", workers},
+          {"support_servers", servers},
+          {"usd_per_h", e.configuration.usd_per_h()},
+          {"steps_per_s", e.steps_per_s},
+          {"bottleneck", e.bottleneck},
+          {"predicted_time_s", json_number(e.predicted_time_s)},
+          {"predicted_cost_usd", json_number(e.predicted_cost_usd)},
+          {"simulated", e.simulated},
+          {"expected_time_s", json_number(e.expected_time_s)},
+          {"p95_time_s", json_number(e.quantile_time_s)},
+          {"expected_cost_usd", json_number(e.expected_cost_usd)},
+          {"deadline_miss_probability", e.deadline_miss_probability},
+          {"expected_revocations", e.expected_revocations},
+          {"unfinished_share", e.unfinished_share},
+          {"acceptable", e.acceptable},
+          {"verdict", e.verdict},
+          {"policy", e.policy}};
+}
+
+void print_header(int percent) {
+  fmt::print("{:<24} {:>7} {:>9} {:>9} {:>9} {:>8} {:>6}  {}\n", "", "$/h", "exp time",
+             fmt::format("p{} time", percent), "exp cost", "P(miss)", "revoc", "configuration");
+}
+
+void print_row(const plan::Evaluation& e) {
+  fmt::print("{:<24} {:>7.3f} {:>9} {:>9} {:>9} {:>8.3f} {:>6.2f}  {}\n", e.label,
+             e.configuration.usd_per_h(), plan::format_hours(e.expected_time_s),
+             plan::format_hours(e.quantile_time_s), fmt::format("${:.2f}", e.expected_cost_usd),
+             e.deadline_miss_probability, e.expected_revocations, e.configuration.text());
+}
+
+void run_plan(const PlanFlags& flags) {
+  if (flags.workload.empty() == flags.profile.empty()) {
+    throw InputError("plan needs exactly one of --workload NAME or --profile FILE");
+  }
+  perf::Architecture architecture;
+  if (!perf::parse_architecture(flags.arch, architecture)) {
+    throw InputError("--arch " + flags.arch + ": accepted: allreduce, ps (async-ps)");
+  }
+  if (flags.throughput != "analytic" && flags.throughput != "fitted") {
+    throw InputError("--throughput " + flags.throughput + ": accepted: analytic, fitted");
+  }
+  plan::PlanOptions options;
+  options.total_steps = flags.steps;
+  if (!flags.deadline.empty())
+    options.deadline_s = require_duration_s(flags.deadline, "--deadline");
+  if (flags.budget_given) options.budget_usd = flags.budget_usd;
+  options.architecture = architecture;
+  options.zones = split_list(flags.zones);
+  options.max_servers = flags.max_servers;
+  options.top_k = flags.top_k;
+  options.confidence = flags.confidence;
+  options.runs = flags.runs;
+  options.seed = flags.seed;
+  options.threads = flags.threads > 0
+                        ? flags.threads
+                        : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+
+  perf::ThroughputParams params;
+  if (!flags.workload.empty()) params.values["workload"] = flags.workload;
+  if (!flags.profile.empty()) params.values["profile"] = flags.profile;
+  if (!flags.model_file.empty()) params.values["model"] = flags.model_file;
+  std::shared_ptr<const perf::ThroughputModel> throughput =
+      perf::create_throughput_model(flags.throughput, params);
+  cloud::Catalog catalog = cloud::load_catalog(flags.catalog);
+
+  // Spot servers are revoked by the GCE 2019 lifetime distribution of their GPU (all GPUs pooled
+  // for GPUs it has no data for); start-up delays are CM-DARE's.
+  const std::string data_dir = market::resolve_data_dir(flags.data_dir);
+  auto models =
+      std::make_shared<std::map<std::string, std::shared_ptr<const market::RevocationModel>>>();
+  auto mutex = std::make_shared<std::mutex>();
+  options.market_for = [models, mutex, data_dir](const cloud::InstanceType& type) {
+    std::string gpu = type.gpu;
+    std::transform(gpu.begin(), gpu.end(), gpu.begin(), ::toupper);
+    if (gpu != "K80" && gpu != "P100" && gpu != "V100") gpu = "any";
+    std::lock_guard<std::mutex> lock(*mutex);
+    auto& model = (*models)[gpu];
+    if (!model) {
+      market::ModelParams p;
+      p.values["gpu"] = gpu;
+      model = market::create_revocation_model("lifetime", p, {data_dir, ""});
+    }
+    return model;
+  };
+  options.startup.spot_model = std::make_shared<const market::StartupModel>(
+      market::StartupModel::load_or_default(data_dir, cloud::Market::spot));
+  options.startup.on_demand_model = std::make_shared<const market::StartupModel>(
+      market::StartupModel::load_or_default(data_dir, cloud::Market::on_demand));
+
+  const int percent = static_cast<int>(std::lround(flags.confidence * 100));
+  if (!flags.evaluate.empty()) {
+    const perf::ClusterSpec spec = perf::parse_cluster_spec(flags.evaluate, catalog);
+    plan::Configuration configuration;
+    for (const auto& entry : spec.entries) {
+      if (entry.parameter_server && entry.market != cloud::Market::on_demand) {
+        throw InputError("--evaluate " + flags.evaluate +
+                         ": a parameter server must be on-demand (write ps or ps:on-demand)");
+      }
+      auto& list = entry.parameter_server ? configuration.parameter_servers : configuration.workers;
+      list.push_back({entry.type, entry.market, entry.count});
+    }
+    plan::Planner planner(std::move(catalog), throughput, options);
+    const plan::Evaluation e = planner.evaluate(configuration, "evaluate");
+    if (flags.json) {
+      nlohmann::json out = evaluation_json(e);
+      out["spec"] = flags.evaluate;
+      out["steps"] = flags.steps;
+      out["architecture"] = perf::to_string(architecture);
+      out["runs"] = flags.runs;
+      if (options.deadline_s != sim::kNoDeadline) out["deadline_s"] = options.deadline_s;
+      if (flags.budget_given) out["budget_usd"] = flags.budget_usd;
+      fmt::print("{}\n", out.dump(2));
+      return;
+    }
+    fmt::print("{}\n{} steps on {} ({}), {} Monte Carlo runs\n\n", throughput->describe(),
+               plan::format_steps(flags.steps), e.configuration.text(),
+               perf::to_string(architecture), flags.runs);
+    print_header(percent);
+    print_row(e);
+    fmt::print("\nspeed {:.3g} steps/s (bottleneck: {}); without revocations {} and ${:.2f}\n",
+               e.steps_per_s, e.bottleneck.empty() ? "unknown" : e.bottleneck,
+               plan::format_hours(e.predicted_time_s), e.predicted_cost_usd);
+    if (options.deadline_s != sim::kNoDeadline || flags.budget_given) {
+      fmt::print("{}: {}\n", e.acceptable ? "acceptable" : "NOT acceptable", e.verdict);
+      if (e.acceptable) fmt::print("policy: {}\n", e.policy);
+    }
+    return;
+  }
+
+  plan::Planner planner(std::move(catalog), throughput, options);
+  const plan::PlanResult result = planner.plan();
+  const std::string title =
+      fmt::format("{} steps of {}, {}{}{}", plan::format_steps(flags.steps),
+                  throughput->describe().substr(0, 40), perf::to_string(architecture),
+                  options.deadline_s != sim::kNoDeadline
+                      ? ", deadline " + plan::format_hours(options.deadline_s)
+                      : "",
+                  flags.budget_given ? fmt::format(", budget ${:.2f}", flags.budget_usd) : "");
+  if (!flags.plot.empty()) {
+    write_file_atomically(flags.plot, plan::render_pareto_svg(result, title));
+  }
+  if (flags.json) {
+    nlohmann::json out;
+    out["feasible"] = result.feasible;
+    out["reason"] = result.reason;
+    out["steps"] = flags.steps;
+    out["architecture"] = perf::to_string(architecture);
+    if (options.deadline_s != sim::kNoDeadline) out["deadline_s"] = options.deadline_s;
+    if (flags.budget_given) out["budget_usd"] = flags.budget_usd;
+    out["confidence"] = flags.confidence;
+    out["runs"] = flags.runs;
+    out["mip_solves"] = result.mip_solves;
+    nlohmann::json flopp = nlohmann::json::array();
+    for (const auto& f : result.flopp) {
+      flopp.push_back({{"type", f.type.name},
+                       {"zone", f.type.zone},
+                       {"market", std::string(cloud::to_string(f.market))},
+                       {"tflops", f.tflops},
+                       {"usd_per_h", f.usd_per_h},
+                       {"pflop_per_usd", f.pflop_per_usd}});
+    }
+    out["flopp"] = flopp;
+    for (const auto& [key, list] :
+         {std::pair{"candidates", &result.candidates}, std::pair{"baselines", &result.baselines},
+          std::pair{"pareto", &result.pareto}}) {
+      nlohmann::json items = nlohmann::json::array();
+      for (const auto& e : *list) items.push_back(evaluation_json(e));
+      out[key] = items;
+    }
+    out["recommended"] = result.recommended ? evaluation_json(*result.recommended) : nullptr;
+    fmt::print("{}\n", out.dump(2));
+    return;
+  }
+
+  fmt::print("{}\n", throughput->describe());
+  fmt::print("FLOPP ranking (GPU PFLOP per $, best {} of {} offers):\n",
+             std::min<std::size_t>(8, result.flopp.size()), result.flopp.size());
+  for (std::size_t i = 0; i < result.flopp.size() && i < 8; ++i) {
+    const auto& f = result.flopp[i];
+    fmt::print("  {:>2}. {:<28} {:<10} {:>8.3f} $/h {:>7.2f} PFLOP/$\n", i + 1,
+               f.type.name + (f.type.zone.empty() ? "" : " " + f.type.zone),
+               cloud::to_string(f.market), f.usd_per_h, f.pflop_per_usd);
+  }
+  fmt::print("\ncandidates from the programme ({} CBC solves), {} Monte Carlo runs each:\n",
+             result.mip_solves, flags.runs);
+  print_header(percent);
+  for (const auto& e : result.candidates) print_row(e);
+  fmt::print("\nbaselines:\n");
+  print_header(percent);
+  for (const auto& e : result.baselines) print_row(e);
+  fmt::print("\nPareto front (time against cost, no revocations):\n");
+  for (const auto& e : result.pareto) {
+    fmt::print("  {:>9} {:>9}  {}\n", plan::format_hours(e.predicted_time_s),
+               fmt::format("${:.2f}", e.predicted_cost_usd), e.configuration.text());
+  }
+  fmt::print("\n");
+  if (result.recommended) {
+    const auto& r = *result.recommended;
+    fmt::print(
+        "recommended ({}): {}\n  {}; expected {} and ${:.2f}, P(miss) {:.3f}\n  policy: {}\n",
+        r.label, r.configuration.text(), r.verdict, plan::format_hours(r.expected_time_s),
+        r.expected_cost_usd, r.deadline_miss_probability, r.policy);
+    fmt::print("  ({})\n", result.reason);
+  } else {
+    fmt::print("no plan recommended: {}\n", result.reason);
+  }
+  if (!flags.plot.empty()) fmt::print("Pareto front written to {}\n", flags.plot);
+}
+
+}  // namespace
+
+void add_plan_command(CLI::App& app) {
+  auto flags = std::make_shared<PlanFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "plan",
+      "Which cluster to rent to train N steps by a deadline and/or within a budget: FLOPP "
+      "ranking, a mixed-integer programme (CBC), a Monte Carlo risk check, the Pareto front "
+      "(docs/plan.md)");
+  cmd->add_option("--workload", flags->workload, "a built-in workload, e.g. resnet-32");
+  cmd->add_option("--profile", flags->profile, "a workload profile JSON file");
+  cmd->add_option("--steps", flags->steps, "global steps to train")->required();
+  cmd->add_option("--deadline", flags->deadline, "finish within this duration, e.g. 2h");
+  cmd->add_option("--budget", flags->budget_usd, "spend at most this many dollars")
+      ->each([flags](const std::string&) { flags->budget_given = true; });
+  cmd->add_option("--catalog", flags->catalog, "a built-in catalog name or a catalog CSV")
+      ->capture_default_str();
+  cmd->add_option("--zones", flags->zones, "comma-separated zones or regions (default: all)");
+  cmd->add_option("--max-servers", flags->max_servers, "workers at most")->capture_default_str();
+  cmd->add_option("--arch", flags->arch, "allreduce (ours) or ps (asynchronous parameter server)")
+      ->capture_default_str();
+  cmd->add_option("--confidence", flags->confidence,
+                  "quantile of simulated time that must meet the deadline")
+      ->capture_default_str();
+  cmd->add_option("--runs", flags->runs, "Monte Carlo runs per plan (0: no simulation)")
+      ->capture_default_str();
+  cmd->add_option("--seed", flags->seed, "seed of run 0; run i uses seed + i")
+      ->capture_default_str();
+  cmd->add_option("--threads", flags->threads, "Monte Carlo threads (default: the cores)");
+  cmd->add_option("--top-k", flags->top_k, "candidates from the programme")->capture_default_str();
+  cmd->add_option("--throughput", flags->throughput, "analytic or fitted")->capture_default_str();
+  cmd->add_option("--model", flags->model_file, "a model file written by `transient fit`");
+  cmd->add_option("--evaluate", flags->evaluate,
+                  "judge this cluster instead of searching, e.g. 4xk80:spot,1xps");
+  cmd->add_option("--data-dir", flags->data_dir,
+                  "the shared measurements (default: the build's ../shared/data)");
+  cmd->add_option("--plot", flags->plot, "write the Pareto front as an SVG file");
+  cmd->add_flag("--json", flags->json, "print JSON");
+  cmd->callback([flags] { run_plan(*flags); });
+}
+
+}  // namespace transient::cli

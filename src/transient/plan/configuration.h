@@ -1,0 +1,28 @@
+// A cluster the planner may recommend: worker groups (type, market, count) and the on-demand
+// servers that hold the parameters or coordinate the job. Plain value type.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "transient/perf/throughput_model.h"
+#include "transient/sim/scenario.h"
+
+namespace transient::plan {
+
+struct Configuration {
+  std::vector<sim::ServerGroup> workers;            // the training servers
+  std::vector<sim::ServerGroup> parameter_servers;  // on-demand, billed throughout
+
+  // Price of every server, $ per hour.
+  double usd_per_h() const;
+  int total_workers() const;
+  // "4 x n1-standard-4+k80 spot (us-east1-c) + 1 x n1-standard-4 on-demand".
+  std::string text() const;
+  // The workers as the throughput model sees them (groups of one type in two markets merged).
+  perf::ClusterShape shape(perf::Architecture architecture) const;
+  // Same servers in the same markets and zones.
+  bool same_as(const Configuration& other) const;
+};
+
+}  // namespace transient::plan

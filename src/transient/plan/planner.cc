@@ -1,0 +1,510 @@
+#include "transient/plan/planner.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "transient/core/duration.h"
+#include "transient/core/error.h"
+#include "transient/plan/cluster_mip.h"
+#include "transient/sim/monte_carlo.h"
+#include "transient/sim/recovery_model.h"
+
+namespace transient::plan {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// One (type, market) the programme may buy, in the cheapest zone that sells it.
+struct Offer {
+  cloud::InstanceType type;
+  cloud::Market market = cloud::Market::spot;
+  double usd_per_h = 0.0;
+};
+
+std::string money(double usd) { return fmt::format("${:.2f}", usd); }
+
+}  // namespace
+
+std::string format_steps(double steps) {
+  std::string digits = fmt::format("{:.0f}", steps);
+  std::string out;
+  const int n = static_cast<int>(digits.size());
+  for (int i = 0; i < n; ++i) {
+    out += digits[i];
+    if ((n - i - 1) % 3 == 0 && i != n - 1) out += ',';
+  }
+  return out;
+}
+
+std::string format_hours(double seconds) {
+  if (!std::isfinite(seconds)) return "never";
+  if (seconds < 3600.0) return fmt::format("{:.0f} min", seconds / 60.0);
+  return fmt::format("{:.2f} h", seconds / 3600.0);
+}
+
+Planner::Planner(cloud::Catalog catalog, std::shared_ptr<const perf::ThroughputModel> throughput,
+                 PlanOptions options)
+    : catalog_(std::move(catalog)), throughput_(std::move(throughput)), options_(options) {
+  TRANSIENT_CHECK(throughput_ != nullptr);
+  if (!(options_.total_steps > 0.0)) throw InputError("--steps: accepted: a number of steps > 0");
+  if (!(options_.deadline_s > 0.0)) {
+    throw InputError("--deadline " + format_duration(options_.deadline_s) +
+                     ": accepted: a duration > 0, e.g. 2h or 90min");
+  }
+  if (!(options_.budget_usd > 0.0)) {
+    throw InputError(
+        fmt::format("--budget {}: accepted: dollars > 0, e.g. 5 or 12.50", options_.budget_usd));
+  }
+  if (options_.max_servers < 1) throw InputError("--max-servers: accepted: 1 or more");
+  if (!(options_.confidence > 0.0 && options_.confidence < 1.0)) {
+    throw InputError(fmt::format("--confidence {}: accepted: a share in (0, 1), e.g. 0.95",
+                                 options_.confidence));
+  }
+  if (options_.runs < 0) throw InputError("--runs: accepted: 0 or more");
+  if (options_.threads < 1) options_.threads = 1;
+
+  // The support server: cheapest on-demand CPU-only type in the zones, else cheapest on-demand.
+  const cloud::InstanceType* best = nullptr;
+  for (bool cpu_only : {true, false}) {
+    for (const auto& type : catalog_.types()) {
+      if (cpu_only && type.gpus > 0) continue;
+      if (!type.has_market(cloud::Market::on_demand)) continue;
+      const bool in_zone = options_.zones.empty() ||
+                           std::find(options_.zones.begin(), options_.zones.end(), type.zone) !=
+                               options_.zones.end() ||
+                           std::find(options_.zones.begin(), options_.zones.end(), type.region) !=
+                               options_.zones.end();
+      if (!in_zone && !options_.zones.empty()) continue;
+      if (best == nullptr || type.on_demand_usd_per_h < best->on_demand_usd_per_h) best = &type;
+    }
+    if (best != nullptr) break;
+  }
+  if (best == nullptr) {
+    throw InputError("catalog " + catalog_.name() +
+                     " has no on-demand server in the zones asked for, to hold the parameters or "
+                     "coordinate the job");
+  }
+  support_ = *best;
+  // The pause before the first step (forming the group, or starting TensorFlow): the simulator
+  // charges it at the start, so the prediction does too.
+  start_pause_s_ =
+      sim::create_recovery_model(recovery_name(), sim::RecoveryOptions{})->restart_pause_s();
+}
+
+std::string Planner::recovery_name() const {
+  return options_.architecture == perf::Architecture::allreduce ? "in-place" : "async-ps-chief";
+}
+
+Configuration Planner::with_support(std::vector<sim::ServerGroup> workers) const {
+  Configuration c;
+  c.workers = std::move(workers);
+  c.parameter_servers.push_back({support_, cloud::Market::on_demand, 1});
+  return c;
+}
+
+double Planner::predicted_time_s(const Configuration& c, double steps_per_s) const {
+  double startup_s = 0.0;
+  for (const auto& g : c.workers)
+    startup_s = std::max(startup_s, options_.startup.mean_s(g.market));
+  return steps_per_s > 0.0 ? startup_s + start_pause_s_ + options_.total_steps / steps_per_s : kInf;
+}
+
+bool Planner::objective_less(const Evaluation& a, const Evaluation& b) const {
+  const double a_time = a.simulated ? a.expected_time_s : a.predicted_time_s;
+  const double b_time = b.simulated ? b.expected_time_s : b.predicted_time_s;
+  const double a_cost = a.simulated ? a.expected_cost_usd : a.predicted_cost_usd;
+  const double b_cost = b.simulated ? b.expected_cost_usd : b.predicted_cost_usd;
+  if (options_.deadline_s != sim::kNoDeadline) {
+    if (a_cost != b_cost) return a_cost < b_cost;
+    return a_time < b_time;
+  }
+  if (a_time != b_time) return a_time < b_time;
+  return a_cost < b_cost;
+}
+
+std::string Planner::policy_for(const Evaluation& e) const {
+  const Configuration& c = e.configuration;
+  std::string spot, on_demand;
+  for (const auto& g : c.workers) {
+    std::string& list = g.market == cloud::Market::spot ? spot : on_demand;
+    list += (list.empty() ? "" : ", ") + g.type.name;
+  }
+  if (spot.empty()) return "all on-demand: nothing is revoked, no fallback needed";
+  std::string out;
+  if (options_.replacement == "same") {
+    out = "replace each revoked server with the same type on spot (" + spot + ")";
+  } else {
+    out = "replace revoked servers by the `" + options_.replacement + "` policy";
+  }
+  out += options_.architecture == perf::Architecture::allreduce
+             ? "; survivors keep training (in-place recovery)"
+             : "; the parameter server (" + support_.name +
+                   " on-demand) keeps the model, a lost chief restarts from the last checkpoint";
+  if (options_.deadline_s == sim::kNoDeadline) {
+    return out + "; no deadline: never fall back to on-demand, stop renting at " +
+           money(options_.budget_usd);
+  }
+  // The same workers on demand: the fallback's speed.
+  Configuration fallback = c;
+  for (auto& g : fallback.workers) g.market = cloud::Market::on_demand;
+  const double od_steps_per_s =
+      throughput_->predict(fallback.shape(options_.architecture)).steps_per_s;
+  const double changeover_s = options_.startup.mean_s(cloud::Market::on_demand);
+  out += fmt::format(
+      "; fall back to on-demand ({} servers) when the steps left exceed (time to the deadline - "
+      "{:.0f} s start-up) x {:.3g} steps/s (the `greedy` market policy); without revocations "
+      "the plan's margin is {}",
+      fallback.total_workers(), changeover_s, od_steps_per_s,
+      format_hours(std::max(0.0, options_.deadline_s - e.predicted_time_s)));
+  return out;
+}
+
+Evaluation Planner::evaluate(const Configuration& configuration, const std::string& label) {
+  Evaluation e;
+  e.label = label;
+  e.configuration = configuration;
+  const perf::Prediction p = throughput_->predict(configuration.shape(options_.architecture));
+  e.steps_per_s = p.steps_per_s;
+  e.bottleneck = p.bottleneck;
+  e.predicted_time_s = predicted_time_s(configuration, p.steps_per_s);
+  e.predicted_cost_usd = configuration.usd_per_h() * e.predicted_time_s / 3600.0;
+  e.expected_time_s = e.predicted_time_s;
+  e.quantile_time_s = e.predicted_time_s;
+  e.expected_cost_usd = e.predicted_cost_usd;
+  e.deadline_miss_probability = e.predicted_time_s > options_.deadline_s ? 1.0 : 0.0;
+
+  if (options_.runs > 0 && p.steps_per_s > 0.0) {
+    sim::Scenario s;
+    s.name = label;
+    s.total_steps = options_.total_steps;
+    s.deadline_s = options_.deadline_s;
+    s.workers = configuration.workers;
+    s.parameter_servers = configuration.parameter_servers;
+    s.architecture = options_.architecture;
+    s.throughput = throughput_;
+    const sim::ServerGroup* largest_spot = nullptr;
+    for (const auto& g : configuration.workers) {
+      if (g.market == cloud::Market::spot && (!largest_spot || g.count > largest_spot->count)) {
+        largest_spot = &g;
+      }
+    }
+    if (largest_spot && options_.market_for) s.market = options_.market_for(largest_spot->type);
+    s.startup = options_.startup;
+    s.recovery = recovery_name();
+    s.checkpoint_interval_s = 600.0;  // TensorFlow's default, and our trainer's periodic one
+    s.replacement = options_.replacement;
+    sim::MonteCarloOptions mc;
+    mc.runs = options_.runs;
+    mc.seed = options_.seed;
+    mc.threads = options_.threads;
+    const std::vector<sim::RunResult> runs = sim::run_many(s, mc);
+    std::vector<double> times;
+    double finished_time = 0.0, cost = 0.0, revocations = 0.0, missed = 0.0;
+    int finished = 0;
+    for (const auto& r : runs) {
+      cost += r.cost_usd;
+      revocations += r.revocations;
+      const bool ok = r.finished && !r.failed;
+      if (ok) {
+        ++finished;
+        finished_time += r.time_s;
+      }
+      times.push_back(ok ? r.time_s : kInf);
+      const bool miss = !ok || (options_.deadline_s != sim::kNoDeadline && r.missed_deadline);
+      missed += miss ? 1.0 : 0.0;
+    }
+    std::sort(times.begin(), times.end());
+    const std::size_t n = runs.size();
+    const std::size_t rank = static_cast<std::size_t>(std::ceil(options_.confidence * n));
+    e.simulated = true;
+    e.expected_time_s = finished > 0 ? finished_time / finished : kInf;
+    e.quantile_time_s = times[std::min(n - 1, rank == 0 ? 0 : rank - 1)];
+    e.expected_cost_usd = cost / n;
+    e.expected_revocations = revocations / n;
+    e.unfinished_share = static_cast<double>(n - finished) / n;
+    e.deadline_miss_probability =
+        options_.deadline_s != sim::kNoDeadline ? missed / n : e.unfinished_share;
+  }
+
+  const int percent = static_cast<int>(std::lround(options_.confidence * 100));
+  std::vector<std::string> problems;
+  if (options_.deadline_s != sim::kNoDeadline && e.quantile_time_s > options_.deadline_s) {
+    problems.push_back(fmt::format("p{} time {} misses the deadline {}", percent,
+                                   format_hours(e.quantile_time_s),
+                                   format_hours(options_.deadline_s)));
+  }
+  if (std::isfinite(options_.budget_usd) && e.expected_cost_usd > options_.budget_usd) {
+    problems.push_back(fmt::format("expected cost {} breaks the budget {}",
+                                   money(e.expected_cost_usd), money(options_.budget_usd)));
+  }
+  if (!std::isfinite(e.quantile_time_s) && options_.deadline_s == sim::kNoDeadline) {
+    problems.push_back(fmt::format("{:.0f}% of runs never finish", 100 * e.unfinished_share));
+  }
+  e.acceptable = problems.empty();
+  if (e.acceptable) {
+    e.verdict = options_.deadline_s != sim::kNoDeadline
+                    ? fmt::format("meets the deadline at p{} ({})", percent,
+                                  format_hours(e.quantile_time_s))
+                    : fmt::format("within the budget ({})", money(e.expected_cost_usd));
+    if (std::isfinite(options_.budget_usd) && options_.deadline_s != sim::kNoDeadline) {
+      e.verdict += fmt::format(" and the budget ({})", money(e.expected_cost_usd));
+    }
+    e.policy = policy_for(e);
+  } else {
+    for (const auto& problem : problems) e.verdict += (e.verdict.empty() ? "" : "; ") + problem;
+  }
+  return e;
+}
+
+PlanResult Planner::plan() {
+  if (options_.deadline_s == sim::kNoDeadline && !std::isfinite(options_.budget_usd)) {
+    throw InputError(
+        "plan needs a --deadline (e.g. 2h: the cheapest plan that finishes in time) or a "
+        "--budget (e.g. 5: the fastest plan within $5), or both");
+  }
+  PlanResult result;
+  result.flopp = rank_by_flopp(catalog_, options_.zones);
+  const bool has_deadline = options_.deadline_s != sim::kNoDeadline;
+  const int max_count = options_.max_servers;
+
+  // The offers: each (type, market) once, in its cheapest zone. FLOPP order puts it first.
+  std::vector<Offer> offers;
+  std::map<std::pair<std::string, cloud::Market>, bool> seen;
+  for (const auto& f : result.flopp) {
+    if (seen[{f.type.name, f.market}]) continue;
+    seen[{f.type.name, f.market}] = true;
+    offers.push_back({f.type, f.market, f.usd_per_h});
+  }
+
+  // The throughput of n servers of each offer, n = 1..max_count.
+  const double fixed_usd_per_h = support_.on_demand_usd_per_h;
+  std::vector<MipOption> mip_options;
+  double best_homogeneous = 0.0;
+  for (const auto& offer : offers) {
+    MipOption option;
+    option.usd_per_h = offer.usd_per_h;
+    for (int n = 1; n <= max_count; ++n) {
+      const Configuration c = with_support({{offer.type, offer.market, n}});
+      const double speed = throughput_->predict(c.shape(options_.architecture)).steps_per_s;
+      option.steps_per_s.push_back(speed);
+      best_homogeneous = std::max(best_homogeneous, speed);
+    }
+    mip_options.push_back(std::move(option));
+  }
+  // A shared parameter server saturates: a mix is no faster than the fastest homogeneous cluster.
+  const double cap =
+      options_.architecture == perf::Architecture::async_ps ? best_homogeneous : kInf;
+
+  auto configuration_of = [&](const MipChoice& choice) {
+    std::vector<sim::ServerGroup> workers;
+    for (std::size_t o = 0; o < offers.size(); ++o) {
+      if (choice.counts[o] > 0)
+        workers.push_back({offers[o].type, offers[o].market, choice.counts[o]});
+    }
+    return with_support(std::move(workers));
+  };
+  auto deterministic = [&](const Configuration& c, const std::string& label) {
+    const int runs = options_.runs;
+    options_.runs = 0;
+    Evaluation e = evaluate(c, label);
+    options_.runs = runs;
+    return e;
+  };
+
+  double max_startup_s = 0.0;
+  for (cloud::Market m : {cloud::Market::spot, cloud::Market::on_demand}) {
+    max_startup_s = std::max(max_startup_s, options_.startup.mean_s(m));
+  }
+  MipConstraints constraints;
+  if (has_deadline) {
+    const double work_s = options_.deadline_s - max_startup_s - start_pause_s_;
+    constraints.min_steps_per_s = work_s > 0.0 ? options_.total_steps / work_s : kInf;
+  }
+  if (std::isfinite(options_.budget_usd)) {
+    constraints.max_usd_per_step = options_.budget_usd / options_.total_steps;
+  }
+
+  ClusterMip mixed(mip_options, fixed_usd_per_h, cap, max_count, !options_.heterogeneous);
+  ClusterMip homogeneous(mip_options, fixed_usd_per_h, cap, max_count, true);
+  std::vector<MipOption> on_demand_options = mip_options;
+  for (std::size_t o = 0; o < offers.size(); ++o) {
+    if (offers[o].market == cloud::Market::spot) {
+      std::fill(on_demand_options[o].steps_per_s.begin(), on_demand_options[o].steps_per_s.end(),
+                0.0);
+      on_demand_options[o].usd_per_h = 1e9;  // never chosen
+    }
+  }
+  ClusterMip on_demand(on_demand_options, fixed_usd_per_h, cap, max_count, true);
+  auto best = [&](ClusterMip& mip, const MipConstraints& c) {
+    return std::isfinite(c.min_steps_per_s) ? (has_deadline ? mip.cheapest(c) : mip.fastest(c))
+                                            : std::nullopt;
+  };
+
+  const auto fastest = mixed.fastest({});
+  const auto cheapest = mixed.cheapest({});
+
+  // Candidates: the top-k of the (heterogeneous) programme, the best homogeneous and the best
+  // all-on-demand plan, without repeats.
+  std::vector<Configuration> chosen;
+  auto add = [&](const Configuration& c) {
+    for (const auto& other : chosen) {
+      if (other.same_as(c)) return false;
+    }
+    chosen.push_back(c);
+    return true;
+  };
+  MipConstraints top = constraints;
+  for (int k = 0; k < options_.top_k; ++k) {
+    const auto choice = best(mixed, top);
+    if (!choice) break;
+    add(configuration_of(*choice));
+    top.excluded.push_back(choice->counts);
+  }
+  if (options_.heterogeneous) {
+    if (const auto choice = best(homogeneous, constraints)) add(configuration_of(*choice));
+  }
+  if (const auto choice = best(on_demand, constraints)) {
+    if (choice->usd_per_h < 1e8) add(configuration_of(*choice));
+  }
+
+  // Baselines: one (type, market) each, the count chosen by the request's objective.
+  auto homogeneous_best = [&](std::size_t o, const std::string& label) {
+    std::optional<Evaluation> pick, fastest_pick;
+    for (int n = 1; n <= max_count; ++n) {
+      Evaluation e = deterministic(with_support({{offers[o].type, offers[o].market, n}}), label);
+      if (!fastest_pick || e.predicted_time_s < fastest_pick->predicted_time_s) fastest_pick = e;
+      const bool meets =
+          e.predicted_time_s <= options_.deadline_s && e.predicted_cost_usd <= options_.budget_usd;
+      if (meets && (!pick || objective_less(e, *pick))) pick = e;
+    }
+    return pick ? pick->configuration : fastest_pick->configuration;
+  };
+  std::vector<std::pair<std::string, Configuration>> baselines;
+  {
+    std::optional<Evaluation> all_on_demand;
+    std::optional<std::size_t> cheapest_spot, performance_first;
+    for (std::size_t o = 0; o < offers.size(); ++o) {
+      if (offers[o].market == cloud::Market::on_demand) {
+        Evaluation e = deterministic(homogeneous_best(o, "all on-demand"), "all on-demand");
+        const bool meets = e.predicted_time_s <= options_.deadline_s &&
+                           e.predicted_cost_usd <= options_.budget_usd;
+        const bool best_meets = all_on_demand &&
+                                all_on_demand->predicted_time_s <= options_.deadline_s &&
+                                all_on_demand->predicted_cost_usd <= options_.budget_usd;
+        if (!all_on_demand || (meets && !best_meets) ||
+            (meets == best_meets && objective_less(e, *all_on_demand))) {
+          all_on_demand = e;
+        }
+      } else if (!cheapest_spot || offers[o].usd_per_h < offers[*cheapest_spot].usd_per_h) {
+        cheapest_spot = o;
+      }
+      const auto faster = [&](std::size_t a, std::size_t b) {
+        if (offers[a].type.total_tflops() != offers[b].type.total_tflops()) {
+          return offers[a].type.total_tflops() > offers[b].type.total_tflops();
+        }
+        if (offers[a].market != offers[b].market) return offers[a].market == cloud::Market::spot;
+        return offers[a].usd_per_h < offers[b].usd_per_h;
+      };
+      if (!performance_first || faster(o, *performance_first)) performance_first = o;
+    }
+    if (all_on_demand) baselines.push_back({"all on-demand", all_on_demand->configuration});
+    if (cheapest_spot) {
+      baselines.push_back({"cheapest spot", homogeneous_best(*cheapest_spot, "cheapest spot")});
+    }
+    baselines.push_back({"DeepVM cost first", homogeneous_best(0, "DeepVM cost first")});
+    if (performance_first) {
+      baselines.push_back(
+          {"DeepVM performance first", homogeneous_best(*performance_first, "perf first")});
+    }
+  }
+
+  // The Pareto front: the cheapest plan for speed floors from the cheapest to the fastest plan.
+  std::vector<Evaluation> front;
+  if (fastest && cheapest && options_.pareto_points > 0) {
+    const double low = cheapest->steps_per_s, high = fastest->steps_per_s;
+    std::vector<Configuration> points;
+    for (int j = 0; j < options_.pareto_points; ++j) {
+      const double share = options_.pareto_points == 1 ? 1.0 : j / (options_.pareto_points - 1.0);
+      MipConstraints floor;
+      floor.min_steps_per_s = low * std::pow(high / low, share) * (1.0 - 1e-9);
+      const auto choice = j + 1 == options_.pareto_points ? fastest : mixed.cheapest(floor);
+      if (!choice) continue;
+      const Configuration c = configuration_of(*choice);
+      if (std::none_of(points.begin(), points.end(),
+                       [&](const Configuration& p) { return p.same_as(c); })) {
+        points.push_back(c);
+      }
+    }
+    for (const auto& c : points) front.push_back(deterministic(c, "pareto"));
+  }
+  // The front is drawn from everything judged: the sweep, the candidates and the baselines.
+  for (const auto& c : chosen) front.push_back(deterministic(c, "pareto"));
+  for (const auto& b : baselines) front.push_back(deterministic(b.second, "pareto"));
+  {
+    std::sort(front.begin(), front.end(), [](const Evaluation& a, const Evaluation& b) {
+      return a.predicted_time_s < b.predicted_time_s;
+    });
+    double best_cost = kInf;
+    for (const auto& e : front) {
+      if (e.predicted_cost_usd < best_cost - 1e-12) {
+        result.pareto.push_back(e);
+        best_cost = e.predicted_cost_usd;
+      }
+    }
+  }
+
+  for (std::size_t i = 0; i < chosen.size(); ++i) {
+    result.candidates.push_back(evaluate(chosen[i], fmt::format("plan {}", i + 1)));
+  }
+  std::stable_sort(result.candidates.begin(), result.candidates.end(),
+                   [&](const Evaluation& a, const Evaluation& b) { return objective_less(a, b); });
+  for (std::size_t i = 0; i < result.candidates.size(); ++i) {
+    result.candidates[i].label = fmt::format("plan {}", i + 1);
+  }
+  for (const auto& [label, c] : baselines) result.baselines.push_back(evaluate(c, label));
+  result.mip_solves = mixed.solves() + homogeneous.solves() + on_demand.solves();
+
+  for (const auto* list : {&result.candidates, &result.baselines}) {
+    for (const auto& e : *list) {
+      if (e.acceptable && (!result.recommended || objective_less(e, *result.recommended))) {
+        result.recommended = e;
+      }
+    }
+  }
+  result.feasible = result.recommended.has_value();
+
+  const std::string request =
+      fmt::format("{} steps{}{}", format_steps(options_.total_steps),
+                  has_deadline ? " in " + format_hours(options_.deadline_s) : "",
+                  std::isfinite(options_.budget_usd) ? " for " + money(options_.budget_usd) : "");
+  if (result.feasible) {
+    result.reason = fmt::format(
+        "{} of {} checked plans finish {} at p{:.0f}; the recommended one is the {} of them",
+        std::count_if(result.candidates.begin(), result.candidates.end(),
+                      [](const Evaluation& e) { return e.acceptable; }) +
+            std::count_if(result.baselines.begin(), result.baselines.end(),
+                          [](const Evaluation& e) { return e.acceptable; }),
+        result.candidates.size() + result.baselines.size(), request, options_.confidence * 100,
+        has_deadline ? "cheapest" : "fastest");
+  } else if (fastest && cheapest) {
+    // With a deadline the fastest plan is the one to know about; with a budget only, the cheapest.
+    const Evaluation f =
+        deterministic(configuration_of(has_deadline ? *fastest : *cheapest), "fastest");
+    result.reason = fmt::format("no configuration finishes {}{}; the {} ({}) costs {} and takes {}",
+                                request, chosen.empty() ? "" : " with enough certainty",
+                                has_deadline ? "fastest" : "cheapest", f.configuration.text(),
+                                money(f.predicted_cost_usd), format_hours(f.predicted_time_s));
+    if (!chosen.empty()) {
+      result.reason +=
+          fmt::format("; the plans that do on paper miss at p{:.0f}", options_.confidence * 100);
+    }
+  } else {
+    result.reason = "no configuration of the catalog can train this workload";
+  }
+  return result;
+}
+
+}  // namespace transient::plan

@@ -1,0 +1,128 @@
+// The planner: which cluster to rent to train N steps by a deadline and/or within a budget, how
+// sure that is, and how to run it (docs/plan.md).
+//
+// plan(): (1) every GPU offer of the catalog ranked by FLOPP; (2) a mixed-integer programme
+// (cluster_mip.h, COIN-OR CBC) picks server counts per (type, market) in the cheapest zone of
+// each, homogeneous and heterogeneous, minimising cost under the deadline (and budget) or time
+// under the budget; no-good cuts give the top-k, a sweep of speed floors the Pareto front; (3) the
+// candidates and the baselines are simulated (sim/monte_carlo.h) and a plan whose --confidence
+// quantile of time misses the deadline, or whose expected cost breaks the budget, is not
+// recommended. evaluate(): the figures of one given configuration.
+//
+// Expected outcomes are values: a request nothing meets is a PlanResult with feasible = false
+// and a reason. InputError for bad requests (no deadline and no budget, a deadline <= 0, ...).
+// A Planner is used by one thread (Monte Carlo runs may use more, PlanOptions::threads).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "transient/cloud/catalog.h"
+#include "transient/market/revocation_model.h"
+#include "transient/perf/throughput_model.h"
+#include "transient/plan/configuration.h"
+#include "transient/plan/flopp.h"
+#include "transient/sim/scenario.h"
+
+namespace transient::plan {
+
+// The revocation model of spot servers of a type (null: never revoked).
+using MarketModelFor =
+    std::function<std::shared_ptr<const market::RevocationModel>(const cloud::InstanceType&)>;
+
+struct PlanOptions {
+  // The job.
+  double total_steps = 0.0;                                     // global steps, > 0
+  double deadline_s = sim::kNoDeadline;                         // kNoDeadline = none
+  double budget_usd = std::numeric_limits<double>::infinity();  // infinity = none
+  perf::Architecture architecture = perf::Architecture::async_ps;
+
+  // The search.
+  std::vector<std::string> zones;  // zones or regions to rent in; empty = all
+  int max_servers = 16;            // workers at most
+  int top_k = 5;                   // candidates kept from the programme
+  int pareto_points = 12;          // speed floors swept for the Pareto front
+  bool heterogeneous = true;       // also mixes of types (else homogeneous only)
+
+  // The risk check.
+  double confidence = 0.95;          // quantile of time that must meet the deadline
+  int runs = 200;                    // Monte Carlo runs per candidate; 0 = no simulation
+  std::uint64_t seed = 1;            // run i uses seed + i
+  int threads = 1;                   // Monte Carlo threads
+  MarketModelFor market_for;         // spot revocations; null = never revoked
+  sim::StartupOptions startup;       // start-up delays (zero = none)
+  std::string replacement = "same";  // replacement policy of revoked servers
+};
+
+// One configuration judged.
+struct Evaluation {
+  std::string label;  // "plan 1", "all on-demand", "evaluate", ...
+  Configuration configuration;
+  double steps_per_s = 0.0;         // the throughput model's speed
+  std::string bottleneck;           // the model's bottleneck, if it says
+  double predicted_time_s = 0.0;    // start-up + steps / speed, no revocations
+  double predicted_cost_usd = 0.0;  // the same time at the configuration's price
+  bool simulated = false;           // the figures below come from Monte Carlo runs
+  double expected_time_s = 0.0;     // mean over finished runs
+  double quantile_time_s = 0.0;     // the confidence quantile (unfinished runs: infinity)
+  double expected_cost_usd = 0.0;   // mean over all runs
+  double deadline_miss_probability = 0.0;
+  double expected_revocations = 0.0;
+  double unfinished_share = 0.0;  // runs that failed or never finished
+  bool acceptable = false;        // meets the deadline at the quantile and the budget
+  std::string verdict;            // why (not) acceptable, one line
+  std::string policy;             // the run-time policy to follow, for acceptable plans
+};
+
+struct PlanResult {
+  bool feasible = false;               // some configuration is recommended
+  std::string reason;                  // why not, or what the recommendation rests on
+  std::vector<FloppEntry> flopp;       // the offers, best FLOPP first
+  std::vector<Evaluation> candidates;  // from the programme, best first by its objective
+  std::vector<Evaluation> baselines;   // all on-demand, cheapest spot, DeepVM cost/perf first
+  std::vector<Evaluation> pareto;      // non-dominated (predicted time, predicted cost), by time
+  std::optional<Evaluation> recommended;
+  int mip_solves = 0;  // CBC solves
+};
+
+class Planner {
+ public:
+  // Throws InputError for a bad request: no total steps, a deadline <= 0, a budget <= 0,
+  // max_servers < 1, a confidence outside (0, 1), a catalog without an on-demand server.
+  Planner(cloud::Catalog catalog, std::shared_ptr<const perf::ThroughputModel> throughput,
+          PlanOptions options);
+
+  // InputError when the request has neither a deadline nor a budget.
+  PlanResult plan();
+  // The figures of one configuration (simulated if options.runs > 0).
+  Evaluation evaluate(const Configuration& configuration, const std::string& label);
+  // The on-demand server that holds the parameters (async-ps) or the coordinator (allreduce):
+  // the catalog's cheapest on-demand CPU-only type in the zones, else its cheapest on-demand type.
+  const cloud::InstanceType& support_server() const { return support_; }
+
+ private:
+  Configuration with_support(std::vector<sim::ServerGroup> workers) const;
+  double predicted_time_s(const Configuration& c, double steps_per_s) const;
+  bool objective_less(const Evaluation& a, const Evaluation& b) const;
+  std::string policy_for(const Evaluation& e) const;
+  // "in-place" for allreduce (our trainer), "async-ps-chief" for the research's TensorFlow.
+  std::string recovery_name() const;
+
+  cloud::Catalog catalog_;
+  std::shared_ptr<const perf::ThroughputModel> throughput_;
+  PlanOptions options_;
+  cloud::InstanceType support_;
+  double start_pause_s_ = 0.0;  // the recovery model's pause before the first step
+};
+
+// "64,000".
+std::string format_steps(double steps);
+// "41 min", "3.91 h".
+std::string format_hours(double seconds);
+
+}  // namespace transient::plan

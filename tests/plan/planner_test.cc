@@ -1,0 +1,225 @@
+// The planner on test_catalog.h's hand-checkable problem: chosen counts and costs exactly,
+// infeasible and contradictory requests answered with reasons, the recommendation never worse
+// than a baseline, and the risk check turning down plans the simulation says are late.
+#include "transient/plan/planner.h"
+
+#include <gtest/gtest.h>
+
+#include "plan/test_catalog.h"
+#include "transient/core/error.h"
+#include "transient/market/exponential_model.h"
+#include "transient/plan/pareto_svg.h"
+
+namespace transient::plan {
+namespace {
+
+using testing::AdditiveModel;
+using testing::hand_catalog;
+using testing::kSteps;
+
+// The in-place recovery model's pause before the first step (sim::RecoveryOptions::reform_s),
+// which the simulator charges at the start and the prediction includes.
+constexpr double kPause = 10.0;
+
+PlanOptions base_options() {
+  PlanOptions o;
+  o.total_steps = kSteps;
+  o.max_servers = 4;
+  o.architecture = perf::Architecture::allreduce;
+  o.runs = 20;  // never revoked (no market model), no start-up delay: runs equal the prediction
+  return o;
+}
+
+PlanResult plan_with(const PlanOptions& options) {
+  Planner planner(hand_catalog(), std::make_shared<AdditiveModel>(), options);
+  return planner.plan();
+}
+
+int count_of(const Configuration& c, const std::string& type, cloud::Market market) {
+  int n = 0;
+  for (const auto& g : c.workers) {
+    if (g.type.name == type && g.market == market) n += g.count;
+  }
+  return n;
+}
+
+TEST(Planner, CheapestPlanForADeadlineIsTheHandOptimum) {
+  PlanOptions o = base_options();
+  o.deadline_s = 65 * 60.0;
+  const PlanResult r = plan_with(o);
+  ASSERT_TRUE(r.feasible) << r.reason;
+  const Evaluation& e = *r.recommended;
+  EXPECT_EQ(count_of(e.configuration, "k80", cloud::Market::spot), 2);
+  EXPECT_EQ(count_of(e.configuration, "v100", cloud::Market::spot), 2);
+  EXPECT_EQ(e.configuration.total_workers(), 4);
+  ASSERT_EQ(e.configuration.parameter_servers.size(), 1u);
+  EXPECT_EQ(e.configuration.parameter_servers[0].type.name, "cpu");
+  EXPECT_NEAR(e.expected_cost_usd, 2.50 * (3600 + kPause) / 3600, 1e-9);  // $2.50/h for 1 h
+  EXPECT_NEAR(e.expected_time_s, 3600.0 + kPause, 1e-6);
+  EXPECT_TRUE(e.simulated);
+  EXPECT_EQ(e.deadline_miss_probability, 0.0);
+  EXPECT_FALSE(e.policy.empty());
+}
+
+TEST(Planner, LooseDeadlineTakesTheCheapestSpotServers) {
+  PlanOptions o = base_options();
+  o.deadline_s = 3 * 3600.0;
+  const PlanResult r = plan_with(o);
+  ASSERT_TRUE(r.feasible);
+  EXPECT_EQ(count_of(r.recommended->configuration, "k80", cloud::Market::spot), 4);
+  EXPECT_EQ(r.recommended->configuration.total_workers(), 4);
+  EXPECT_NEAR(r.recommended->expected_cost_usd, 0.90 * (9000 + kPause) / 3600, 1e-9);  // 2.5 h
+}
+
+TEST(Planner, HomogeneousOnlyWhenAsked) {
+  PlanOptions o = base_options();
+  o.deadline_s = 65 * 60.0;
+  o.heterogeneous = false;
+  const PlanResult r = plan_with(o);
+  ASSERT_TRUE(r.feasible);
+  for (const auto& e : r.candidates) EXPECT_EQ(e.configuration.workers.size(), 1u) << e.label;
+  EXPECT_EQ(count_of(r.recommended->configuration, "v100", cloud::Market::spot), 4);
+  EXPECT_NEAR(r.recommended->expected_cost_usd, 4.10 * (2250 + kPause) / 3600, 1e-9);
+}
+
+TEST(Planner, FastestPlanWithinABudget) {
+  PlanOptions o = base_options();
+  o.budget_usd = 2.45;
+  const PlanResult r = plan_with(o);
+  ASSERT_TRUE(r.feasible) << r.reason;
+  EXPECT_EQ(count_of(r.recommended->configuration, "k80", cloud::Market::spot), 3);
+  EXPECT_EQ(count_of(r.recommended->configuration, "v100", cloud::Market::spot), 1);
+  EXPECT_NEAR(r.recommended->expected_time_s, kSteps / 7.0 + kPause, 1e-6);
+  EXPECT_NEAR(r.recommended->expected_cost_usd, 1.70 * (kSteps / 7.0 + kPause) / 3600.0, 1e-9);
+}
+
+TEST(Planner, ImpossibleDeadlineIsAnsweredWithTheFastestPlan) {
+  PlanOptions o = base_options();
+  o.deadline_s = 30 * 60.0;
+  const PlanResult r = plan_with(o);
+  EXPECT_FALSE(r.feasible);
+  EXPECT_FALSE(r.recommended);
+  EXPECT_EQ(r.reason,
+            "no configuration finishes 36,000 steps in 30 min; the fastest (4 x v100 spot (r1-a) "
+            "+ 1 x cpu on-demand (r1-a)) costs $2.57 and takes 38 min");
+}
+
+TEST(Planner, ImpossibleBudgetIsAnsweredWithTheCheapestPlan) {
+  PlanOptions o = base_options();
+  o.budget_usd = 2.0;
+  const PlanResult r = plan_with(o);
+  EXPECT_FALSE(r.feasible);
+  EXPECT_EQ(r.reason,
+            "no configuration finishes 36,000 steps for $2.00; the cheapest (4 x k80 spot (r1-a) "
+            "+ 1 x cpu on-demand (r1-a)) costs $2.25 and takes 2.50 h");
+}
+
+TEST(Planner, ContradictoryDeadlineAndBudgetAreAnswered) {
+  PlanOptions o = base_options();
+  o.deadline_s = 65 * 60.0;  // needs $2.50 at least
+  o.budget_usd = 2.40;
+  const PlanResult r = plan_with(o);
+  EXPECT_FALSE(r.feasible);
+  EXPECT_NE(r.reason.find("no configuration finishes 36,000 steps in 1.08 h for $2.40"),
+            std::string::npos)
+      << r.reason;
+}
+
+TEST(Planner, RecommendationIsNeverWorseThanABaseline) {
+  for (double deadline_h : {0.7, 1.1, 2.0, 3.0, 6.0}) {
+    PlanOptions o = base_options();
+    o.deadline_s = deadline_h * 3600.0;
+    const PlanResult r = plan_with(o);
+    ASSERT_TRUE(r.feasible) << deadline_h;
+    ASSERT_EQ(r.baselines.size(), 4u);
+    for (const auto& b : r.baselines) {
+      if (b.acceptable) {
+        EXPECT_LE(r.recommended->expected_cost_usd, b.expected_cost_usd + 1e-9)
+            << deadline_h << " h, " << b.label;
+      }
+    }
+    for (std::size_t i = 1; i < r.pareto.size(); ++i) {
+      EXPECT_GT(r.pareto[i].predicted_time_s, r.pareto[i - 1].predicted_time_s);
+      EXPECT_LT(r.pareto[i].predicted_cost_usd, r.pareto[i - 1].predicted_cost_usd);
+    }
+  }
+}
+
+TEST(Planner, RiskCheckTurnsDownPlansThatAreLateWhenRevoked) {
+  PlanOptions o = base_options();
+  o.deadline_s = 65 * 60.0;
+  o.runs = 200;
+  // Spot servers live 20 min on average: the on-paper optimum loses servers and misses.
+  o.market_for = [](const cloud::InstanceType&) {
+    return std::make_shared<market::ExponentialModel>(1200.0, market::kNever, "20 min");
+  };
+  o.startup.spot_mean_s = 60.0;
+  o.startup.on_demand_mean_s = 60.0;
+  const PlanResult r = plan_with(o);
+  for (const auto& e : r.candidates) {
+    if (e.quantile_time_s > o.deadline_s) {
+      EXPECT_FALSE(e.acceptable) << e.label;
+    }
+  }
+  if (r.recommended) {
+    EXPECT_LE(r.recommended->quantile_time_s, o.deadline_s);
+  }
+}
+
+TEST(Planner, EvaluateGivesTheSameFigures) {
+  PlanOptions o = base_options();
+  o.deadline_s = 2 * 3600.0;
+  Planner planner(hand_catalog(), std::make_shared<AdditiveModel>(), o);
+  Configuration c;
+  c.workers.push_back({hand_catalog().find("k80"), cloud::Market::on_demand, 1});
+  const Evaluation e = planner.evaluate(c, "one k80");
+  EXPECT_NEAR(e.expected_time_s, kSteps + kPause, 1e-6);
+  EXPECT_NEAR(e.expected_cost_usd, 0.70 * (kSteps + kPause) / 3600, 1e-9);
+  EXPECT_EQ(e.deadline_miss_probability, 1.0);
+  EXPECT_FALSE(e.acceptable);
+}
+
+TEST(Planner, BadRequestsAreInputErrors) {
+  auto make = [](PlanOptions o) {
+    Planner planner(hand_catalog(), std::make_shared<AdditiveModel>(), o);
+    planner.plan();
+  };
+  PlanOptions o = base_options();
+  EXPECT_THROW(make(o), InputError);  // neither deadline nor budget
+  o.deadline_s = 0.0;
+  EXPECT_THROW(make(o), InputError);
+  o = base_options();
+  o.budget_usd = -1.0;
+  EXPECT_THROW(make(o), InputError);
+  o = base_options();
+  o.deadline_s = 3600.0;
+  o.confidence = 1.5;
+  EXPECT_THROW(make(o), InputError);
+}
+
+TEST(Planner, GpuWithoutTflopsIsAnInputError) {
+  cloud::Catalog catalog("bad", "test",
+                         {testing::make_type("z99", "Z99", 0.0, 1.0, 0.5),
+                          testing::make_type("cpu", "", 0.0, 0.1, 0.0)});
+  PlanOptions o = base_options();
+  o.deadline_s = 3600.0;
+  Planner planner(catalog, std::make_shared<AdditiveModel>(), o);
+  EXPECT_THROW(planner.plan(), InputError);
+}
+
+TEST(Planner, ParetoSvgHasTheFrontAndTheBaselines) {
+  PlanOptions o = base_options();
+  o.deadline_s = 2 * 3600.0;
+  const PlanResult r = plan_with(o);
+  const std::string svg = render_pareto_svg(r, "hand <test>");
+  EXPECT_EQ(svg.rfind("<svg", 0), 0u);
+  EXPECT_NE(svg.find("hand &lt;test&gt;"), std::string::npos);
+  EXPECT_NE(svg.find("<polyline"), std::string::npos);
+  for (const char* label : {"all on-demand", "cheapest spot", "DeepVM cost first",
+                            "DeepVM performance first", "recommended"}) {
+    EXPECT_NE(svg.find(label), std::string::npos) << label;
+  }
+}
+
+}  // namespace
+}  // namespace transient::plan
