@@ -77,7 +77,7 @@ TEST(SimulateCli, BadScenarioIsOneErrorLineAndExitCode2) {
                          "\"resnet-99\"\n";
   const Output r = run_cli("simulate " + path);
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err.rfind("error: " + path + ":3: ", 0), 0u) << r.err;
+  EXPECT_EQ(r.err.rfind("error: " + path + ":5: ", 0), 0u) << r.err;  // the workload line
   EXPECT_NE(r.err.find("resnet-32"), std::string::npos) << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }

@@ -158,6 +158,32 @@ TEST(Simulator, ReplacementOnDemandAndCheapest) {
   EXPECT_NEAR(cheap.cost_usd, (100 + 990) * 0.0001, kEps);
 }
 
+// The cheapest replacement is a slower GPU: the synchronous group then runs at its pace.
+TEST(Simulator, CheapestReplacementMakesAHeterogeneousCluster) {
+  cloud::InstanceType slow = testing::k80();
+  slow.name = "slow-server";
+  slow.gpu = "S";
+  slow.spot_usd_per_h = 0.18;  // $0.00005/s
+  Scenario s = base_scenario(2);
+  s.architecture = perf::Architecture::allreduce;
+  s.throughput = std::make_shared<perf::TableThroughputModel>(
+      std::vector<perf::TablePoint>{{"K80", 1, 1.0}, {"K80", 2, 2.0}, {"S", 1, 0.5}, {"S", 2, 1.0}},
+      "two speeds");
+  s.replacement_types.push_back(slow);
+  s.replacement = "cheapest";
+  s.market = std::make_shared<FixedScheduleModel>(std::vector<double>{115.0});
+  const RunResult r = Simulator(s).run(1);
+  // As in InPlaceRecoveryRedoesOneStepAndReforms to 125 s (204 steps); the slow server joins:
+  // per-worker rates at N = 2 are K80 2/2 and S 1/2, so the group runs at 2 x 0.5 = 1 step/s
+  // after the re-form pause (130 s): 796 steps, done at 926 s.
+  EXPECT_NEAR(r.time_s, 926.0, kEps);
+  EXPECT_NEAR(r.cost_usd, (115 + 926) * 0.0001 + (926 - 115) * 0.00005, kEps);
+
+  s.architecture = perf::Architecture::async_ps;  // rates add up: 1 + 0.5 steps/s
+  const RunResult async = Simulator(s).run(1);
+  EXPECT_NEAR(async.time_s, 130.0 + 796.0 / 1.5, 1e-6);
+}
+
 TEST(Simulator, SameSeedSameRun) {
   Scenario s = base_scenario(4);
   s.market = std::make_shared<testing::ExponentialTestModel>(200.0);

@@ -156,6 +156,10 @@ class Loader {
       const std::string k(key.str());
       if (k == "model" || k == "architecture") continue;
       params.values[k] = section.text(k, "");
+      // The model reports bad parameters at one line: the first parameter's (usually the only).
+      if (params.line == section.section_line() || section.line(k) < params.line) {
+        params.line = section.line(k);
+      }
     }
     const std::string model = section.text("model", "table");
     std::vector<std::string> names;
