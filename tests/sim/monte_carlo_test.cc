@@ -75,6 +75,8 @@ TEST(MonteCarlo, NearestRankStatistics) {
   EXPECT_DOUBLE_EQ(s.time_s.p95, 86);  // ceil(0.95 x 90) = 86th
   EXPECT_DOUBLE_EQ(s.cost_usd.p99, 99);
   EXPECT_DOUBLE_EQ(s.mean_revocations, 0.5);
+  EXPECT_DOUBLE_EQ(s.revocations.p50, 0.0);  // 50 zeros, then 50 ones
+  EXPECT_DOUBLE_EQ(s.revocations.p95, 1.0);
   EXPECT_DOUBLE_EQ(s.deadline_miss_probability, 0.1);
 }
 

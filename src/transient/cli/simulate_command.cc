@@ -137,6 +137,8 @@ void print_many_runs(const sim::Scenario& scenario, const SimulateFlags& flags, 
                           {"failed", s.failed},
                           {"time_s", distribution_json(s.time_s)},
                           {"cost_usd", distribution_json(s.cost_usd)},
+                          {"revocations", distribution_json(s.revocations)},
+                          {"redone_steps", distribution_json(s.redone_steps)},
                           {"mean_revocations", s.mean_revocations},
                           {"mean_redone_steps", s.mean_redone_steps},
                           {"deadline_miss_probability", s.deadline_miss_probability},
@@ -153,9 +155,11 @@ void print_many_runs(const sim::Scenario& scenario, const SimulateFlags& flags, 
   std::printf("%-22s %10.3f %10.3f %10.3f %10.3f\n", "time (h, finished)", t.mean / 3600,
               t.p50 / 3600, t.p95 / 3600, t.p99 / 3600);
   const auto& c = s.cost_usd;
-  std::printf("%-22s %10.3f %10.3f %10.3f %10.3f\n\n", "cost ($)", c.mean, c.p50, c.p95, c.p99);
-  std::printf("revocations per run    %.3f\n", s.mean_revocations);
-  std::printf("redone steps per run   %.1f\n", s.mean_redone_steps);
+  std::printf("%-22s %10.3f %10.3f %10.3f %10.3f\n", "cost ($)", c.mean, c.p50, c.p95, c.p99);
+  const auto& v = s.revocations;
+  std::printf("%-22s %10.3f %10.0f %10.0f %10.0f\n", "revocations", v.mean, v.p50, v.p95, v.p99);
+  const auto& w = s.redone_steps;
+  std::printf("%-22s %10.1f %10.1f %10.1f %10.1f\n\n", "redone steps", w.mean, w.p50, w.p95, w.p99);
   std::printf("finished               %d of %d (%d failed)\n", s.finished, s.runs, s.failed);
   std::printf("P(miss deadline)       %.4f (deadline %s)\n", s.deadline_miss_probability,
               deadline_text(scenario).c_str());

@@ -73,9 +73,9 @@ MonteCarloSummary summarize(const std::vector<RunResult>& results) {
   s.runs = static_cast<int>(results.size());
   std::vector<double> times;
   std::vector<double> costs;
+  std::vector<double> revocations;
+  std::vector<double> redone;
   int missed = 0;
-  double revocations = 0.0;
-  double redone = 0.0;
   for (const auto& r : results) {
     if (r.finished) {
       ++s.finished;
@@ -84,17 +84,17 @@ MonteCarloSummary summarize(const std::vector<RunResult>& results) {
     if (r.failed) ++s.failed;
     if (r.missed_deadline) ++missed;
     costs.push_back(r.cost_usd);
-    revocations += r.revocations;
-    redone += r.redone_steps;
+    revocations.push_back(r.revocations);
+    redone.push_back(r.redone_steps);
     s.events += r.events;
   }
   s.time_s = distribution(std::move(times));
   s.cost_usd = distribution(std::move(costs));
-  if (s.runs > 0) {
-    s.mean_revocations = revocations / s.runs;
-    s.mean_redone_steps = redone / s.runs;
-    s.deadline_miss_probability = static_cast<double>(missed) / s.runs;
-  }
+  s.revocations = distribution(std::move(revocations));
+  s.redone_steps = distribution(std::move(redone));
+  s.mean_revocations = s.revocations.mean;
+  s.mean_redone_steps = s.redone_steps.mean;
+  if (s.runs > 0) s.deadline_miss_probability = static_cast<double>(missed) / s.runs;
   return s;
 }
 

@@ -33,8 +33,10 @@ struct MonteCarloSummary {
   int failed = 0;                          // runs the recovery model failed
   Distribution time_s;                     // over finished runs (all zero if none finished)
   Distribution cost_usd;                   // over all runs
-  double mean_revocations = 0.0;           // per run
-  double mean_redone_steps = 0.0;          // per run
+  Distribution revocations;                // spot servers revoked per run, over all runs
+  Distribution redone_steps;               // steps lost and done again per run, over all runs
+  double mean_revocations = 0.0;           // revocations.mean
+  double mean_redone_steps = 0.0;          // redone_steps.mean
   double deadline_miss_probability = 0.0;  // share of runs not finished by the deadline
   std::uint64_t events = 0;                // events processed, all runs
 };
