@@ -133,6 +133,10 @@ std::optional<MipChoice> ClusterMip::fastest(const MipConstraints& constraints) 
   return cheaper ? cheaper : fastest;
 }
 
+std::optional<MipChoice> ClusterMip::lowest_price(const MipConstraints& constraints) {
+  return solve(constraints, false, 0.0);
+}
+
 std::optional<MipChoice> ClusterMip::cheapest(const MipConstraints& constraints) {
   std::optional<MipChoice> best = solve(constraints, false, 0.0);
   for (int iteration = 0; best && iteration < 20; ++iteration) {

@@ -46,6 +46,8 @@ class ClusterMip {
   // nullopt when no choice meets the constraints. fastest() returns the cheapest of the fastest.
   std::optional<MipChoice> fastest(const MipConstraints& constraints);
   std::optional<MipChoice> cheapest(const MipConstraints& constraints);
+  // The lowest price per hour (the epsilon-constraint step of the Pareto front).
+  std::optional<MipChoice> lowest_price(const MipConstraints& constraints);
 
   // MIPs solved so far.
   int solves() const { return solves_; }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -16,6 +17,8 @@ namespace transient::plan {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+// The price that keeps an offer out of a programme (an offer of the other market).
+constexpr double kUnavailableUsdPerH = 1e9;
 
 // One (type, market) the programme may buy, in the cheapest zone that sells it.
 struct Offer {
@@ -327,47 +330,93 @@ PlanResult Planner::plan() {
     constraints.max_usd_per_step = options_.budget_usd / options_.total_steps;
   }
 
-  ClusterMip mixed(mip_options, fixed_usd_per_h, cap, max_count, !options_.heterogeneous);
-  ClusterMip homogeneous(mip_options, fixed_usd_per_h, cap, max_count, true);
-  std::vector<MipOption> on_demand_options = mip_options;
-  for (std::size_t o = 0; o < offers.size(); ++o) {
-    if (offers[o].market == cloud::Market::spot) {
-      std::fill(on_demand_options[o].steps_per_s.begin(), on_demand_options[o].steps_per_s.end(),
-                0.0);
-      on_demand_options[o].usd_per_h = 1e9;  // never chosen
-    }
+  // The mixed programme buys each type in one market: spot where it is sold (the risk is the
+  // simulation's business), else on demand; the on-demand programme only on-demand offers. One
+  // type in two markets as two options would let the additive speed dodge that type's scaling.
+  std::set<std::string> spot_types;
+  for (const auto& offer : offers) {
+    if (offer.market == cloud::Market::spot) spot_types.insert(offer.type.name);
   }
-  ClusterMip on_demand(on_demand_options, fixed_usd_per_h, cap, max_count, true);
-  auto best = [&](ClusterMip& mip, const MipConstraints& c) {
-    return std::isfinite(c.min_steps_per_s) ? (has_deadline ? mip.cheapest(c) : mip.fastest(c))
-                                            : std::nullopt;
+  auto restricted = [&](bool on_demand_only) {
+    std::vector<MipOption> out = mip_options;
+    for (std::size_t o = 0; o < offers.size(); ++o) {
+      const bool spot = offers[o].market == cloud::Market::spot;
+      const bool keep = on_demand_only ? !spot : spot || spot_types.count(offers[o].type.name) == 0;
+      if (keep) continue;
+      std::fill(out[o].steps_per_s.begin(), out[o].steps_per_s.end(), 0.0);
+      out[o].usd_per_h = kUnavailableUsdPerH;
+    }
+    return out;
   };
-
+  const std::vector<MipOption> market_options = restricted(false);
+  ClusterMip mixed(market_options, fixed_usd_per_h, cap, max_count, !options_.heterogeneous);
+  ClusterMip homogeneous(market_options, fixed_usd_per_h, cap, max_count, true);
+  ClusterMip on_demand(restricted(true), fixed_usd_per_h, cap, max_count, true);
+  auto usable = [](const std::optional<MipChoice>& c) {
+    return c && c->usd_per_h < kUnavailableUsdPerH && c->steps_per_s > 0.0;
+  };
+  auto best = [&](ClusterMip& mip, const MipConstraints& c) {
+    std::optional<MipChoice> choice;
+    if (std::isfinite(c.min_steps_per_s)) choice = has_deadline ? mip.cheapest(c) : mip.fastest(c);
+    return usable(choice) ? choice : std::nullopt;
+  };
   const auto fastest = mixed.fastest({});
   const auto cheapest = mixed.cheapest({});
 
-  // Candidates: the top-k of the (heterogeneous) programme, the best homogeneous and the best
-  // all-on-demand plan, without repeats.
-  std::vector<Configuration> chosen;
-  auto add = [&](const Configuration& c) {
-    for (const auto& other : chosen) {
-      if (other.same_as(c)) return false;
+  // The pool: the top-k of the programme (cost per step, or speed), the best homogeneous and the
+  // best all-on-demand plan, and a sweep of speed floors from the slowest server's to the fastest
+  // plan's, each with the lowest price per hour (this catches plans whose start-up delay, which
+  // the programme's cost per step leaves out, matters). The sweep is also the Pareto front.
+  std::vector<Configuration> pool;
+  auto add = [&](std::vector<Configuration>& list, const Configuration& c) {
+    if (std::none_of(list.begin(), list.end(),
+                     [&](const Configuration& o) { return o.same_as(c); })) {
+      list.push_back(c);
     }
-    chosen.push_back(c);
-    return true;
   };
   MipConstraints top = constraints;
   for (int k = 0; k < options_.top_k; ++k) {
     const auto choice = best(mixed, top);
     if (!choice) break;
-    add(configuration_of(*choice));
+    add(pool, configuration_of(*choice));
     top.excluded.push_back(choice->counts);
   }
-  if (options_.heterogeneous) {
-    if (const auto choice = best(homogeneous, constraints)) add(configuration_of(*choice));
+  std::vector<Configuration> always;  // simulated even when outside the top-k
+  if (const auto choice = best(homogeneous, constraints)) add(always, configuration_of(*choice));
+  if (const auto choice = best(on_demand, constraints)) add(always, configuration_of(*choice));
+  std::vector<Configuration> sweep;
+  if (usable(fastest) && usable(cheapest) && options_.pareto_points > 0) {
+    // From the slowest single server (or the deadline's speed) to the fastest plan.
+    double low = fastest->steps_per_s;
+    for (const auto& option : market_options) {
+      if (option.steps_per_s[0] > 0.0) low = std::min(low, option.steps_per_s[0]);
+    }
+    low = std::max(low, std::min(constraints.min_steps_per_s, fastest->steps_per_s));
+    const double high = fastest->steps_per_s;
+    for (int j = 0; j < options_.pareto_points; ++j) {
+      const double share = options_.pareto_points == 1 ? 1.0 : j / (options_.pareto_points - 1.0);
+      MipConstraints floor;
+      floor.min_steps_per_s = low * std::pow(high / low, share) * (1.0 - 1e-9);
+      const auto choice = j + 1 == options_.pareto_points ? fastest : mixed.lowest_price(floor);
+      if (usable(choice)) add(sweep, configuration_of(*choice));
+    }
   }
-  if (const auto choice = best(on_demand, constraints)) {
-    if (choice->usd_per_h < 1e8) add(configuration_of(*choice));
+  for (const auto& c : sweep) add(pool, c);
+  std::vector<Evaluation> ranked;
+  for (const auto& c : pool) {
+    Evaluation e = deterministic(c, "candidate");
+    if (e.predicted_time_s <= options_.deadline_s && e.predicted_cost_usd <= options_.budget_usd) {
+      ranked.push_back(std::move(e));
+    }
+  }
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [&](const Evaluation& a, const Evaluation& b) { return objective_less(a, b); });
+  std::vector<Configuration> chosen;
+  for (std::size_t i = 0; i < ranked.size() && static_cast<int>(i) < options_.top_k; ++i) {
+    add(chosen, ranked[i].configuration);
+  }
+  if (!chosen.empty()) {
+    for (const auto& c : always) add(chosen, c);
   }
 
   // Baselines: one (type, market) each, the count chosen by the request's objective.
@@ -421,27 +470,10 @@ PlanResult Planner::plan() {
     }
   }
 
-  // The Pareto front: the cheapest plan for speed floors from the cheapest to the fastest plan.
+  // The Pareto front: the non-dominated plans of the sweep, the pool and the baselines.
   std::vector<Evaluation> front;
-  if (fastest && cheapest && options_.pareto_points > 0) {
-    const double low = cheapest->steps_per_s, high = fastest->steps_per_s;
-    std::vector<Configuration> points;
-    for (int j = 0; j < options_.pareto_points; ++j) {
-      const double share = options_.pareto_points == 1 ? 1.0 : j / (options_.pareto_points - 1.0);
-      MipConstraints floor;
-      floor.min_steps_per_s = low * std::pow(high / low, share) * (1.0 - 1e-9);
-      const auto choice = j + 1 == options_.pareto_points ? fastest : mixed.cheapest(floor);
-      if (!choice) continue;
-      const Configuration c = configuration_of(*choice);
-      if (std::none_of(points.begin(), points.end(),
-                       [&](const Configuration& p) { return p.same_as(c); })) {
-        points.push_back(c);
-      }
-    }
-    for (const auto& c : points) front.push_back(deterministic(c, "pareto"));
-  }
-  // The front is drawn from everything judged: the sweep, the candidates and the baselines.
-  for (const auto& c : chosen) front.push_back(deterministic(c, "pareto"));
+  for (const auto& c : pool) front.push_back(deterministic(c, "pareto"));
+  for (const auto& c : always) front.push_back(deterministic(c, "pareto"));
   for (const auto& b : baselines) front.push_back(deterministic(b.second, "pareto"));
   {
     std::sort(front.begin(), front.end(), [](const Evaluation& a, const Evaluation& b) {

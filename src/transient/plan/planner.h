@@ -46,7 +46,7 @@ struct PlanOptions {
   std::vector<std::string> zones;  // zones or regions to rent in; empty = all
   int max_servers = 16;            // workers at most
   int top_k = 5;                   // candidates kept from the programme
-  int pareto_points = 12;          // speed floors swept for the Pareto front
+  int pareto_points = 16;          // speed floors swept (Pareto front, candidates)
   bool heterogeneous = true;       // also mixes of types (else homogeneous only)
 
   // The risk check.
