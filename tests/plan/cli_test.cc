@@ -150,3 +150,21 @@ TEST(PlanCli, PlotWritesAnSvg) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(PlanCli, PlotMustBeAnSvgFile) {
+  const Output o = run("plan --workload resnet-32 --steps 64000 --deadline 2h --plot front.png");
+  EXPECT_EQ(o.status, 2) << o.text;
+  EXPECT_NE(o.text.find(".svg"), std::string::npos) << o.text;
+  EXPECT_EQ(lines(o.text), 1) << o.text;
+}
+
+TEST(PlanCli, UnknownZoneListsTheZones) {
+  const Output o = run("plan --workload resnet-32 --steps 64000 --deadline 2h --zones mars");
+  EXPECT_EQ(o.status, 2) << o.text;
+  EXPECT_NE(o.text.find("us-east1-c"), std::string::npos) << o.text;
+  EXPECT_EQ(lines(o.text), 1) << o.text;
+}
+
+}  // namespace

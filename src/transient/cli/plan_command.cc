@@ -119,6 +119,12 @@ void run_plan(const PlanFlags& flags) {
   if (!perf::parse_architecture(flags.arch, architecture)) {
     throw InputError("--arch " + flags.arch + ": accepted: allreduce, ps (async-ps)");
   }
+  const std::string svg = ".svg";
+  if (!flags.plot.empty() &&
+      (flags.plot.size() <= svg.size() ||
+       flags.plot.compare(flags.plot.size() - svg.size(), svg.size(), svg) != 0)) {
+    throw InputError("--plot " + flags.plot + ": accepted: a file name ending in .svg");
+  }
   if (flags.throughput != "analytic" && flags.throughput != "fitted") {
     throw InputError("--throughput " + flags.throughput + ": accepted: analytic, fitted");
   }
@@ -212,13 +218,13 @@ void run_plan(const PlanFlags& flags) {
 
   plan::Planner planner(std::move(catalog), throughput, options);
   const plan::PlanResult result = planner.plan();
-  const std::string title =
-      fmt::format("{} steps of {}, {}{}{}", plan::format_steps(flags.steps),
-                  throughput->describe().substr(0, 40), perf::to_string(architecture),
-                  options.deadline_s != sim::kNoDeadline
-                      ? ", deadline " + plan::format_hours(options.deadline_s)
-                      : "",
-                  flags.budget_given ? fmt::format(", budget ${:.2f}", flags.budget_usd) : "");
+  const std::string title = fmt::format(
+      "{} steps of {}, {}{}{}", plan::format_steps(flags.steps),
+      flags.workload.empty() ? flags.profile : flags.workload, perf::to_string(architecture),
+      options.deadline_s != sim::kNoDeadline
+          ? ", deadline " + plan::format_hours(options.deadline_s)
+          : "",
+      flags.budget_given ? fmt::format(", budget ${:.2f}", flags.budget_usd) : "");
   if (!flags.plot.empty()) {
     write_file_atomically(flags.plot, plan::render_pareto_svg(result, title));
   }

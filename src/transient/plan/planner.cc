@@ -86,9 +86,15 @@ Planner::Planner(cloud::Catalog catalog, std::shared_ptr<const perf::ThroughputM
     if (best != nullptr) break;
   }
   if (best == nullptr) {
+    std::set<std::string> zones;
+    for (const auto& type : catalog_.types())
+      zones.insert(type.zone.empty() ? type.region : type.zone);
+    std::string list;
+    for (const auto& z : zones) list += (list.empty() ? "" : ", ") + z;
     throw InputError("catalog " + catalog_.name() +
                      " has no on-demand server in the zones asked for, to hold the parameters or "
-                     "coordinate the job");
+                     "coordinate the job; the catalog's zones: " +
+                     list);
   }
   support_ = *best;
   // The pause before the first step (forming the group, or starting TensorFlow): the simulator
