@@ -1,6 +1,7 @@
 // Runs the built `transient` program as a real process for the trainer's tests.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -28,10 +29,26 @@ inline std::string slurp(const std::string& path) {
   return text.str();
 }
 
+// This process's scratch directory, removed at the end when every test passed (kept otherwise,
+// for a look at the job directories).
+inline std::filesystem::path scratch_root() {
+  return std::filesystem::temp_directory_path() /
+         ("transient-train-test-" + std::to_string(::getpid()));
+}
+
+class ScratchCleanup : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    if (::testing::UnitTest::GetInstance()->Passed()) std::filesystem::remove_all(scratch_root());
+  }
+};
+
+inline ::testing::Environment* const kScratchCleanup =
+    ::testing::AddGlobalTestEnvironment(new ScratchCleanup);
+
 // A fresh, empty directory for one test.
 inline std::string fresh_dir(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("transient-train-test-" + std::to_string(::getpid())) / name;
+  const auto dir = scratch_root() / name;
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir.string();
@@ -64,6 +81,8 @@ class CliProcess {
     if (!reaped_) kill_group();
   }
 
+  pid_t pid() const { return pid_; }
+
   void kill_group() {
     ::kill(-pid_, SIGKILL);
     ::kill(pid_, SIGKILL);
@@ -92,6 +111,23 @@ class CliProcess {
   int status_ = 0;
   bool reaped_ = false;
 };
+
+// The processes whose parent is `parent`, from /proc.
+inline std::vector<pid_t> children_of(pid_t parent) {
+  std::vector<pid_t> children;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::istringstream stat(slurp(entry.path().string() + "/stat"));
+    std::string pid, comm, state;
+    pid_t ppid = 0;
+    // comm is in parentheses and has no spaces for our program ("(transient)").
+    if (stat >> pid >> comm >> state >> ppid && ppid == parent) {
+      children.push_back(static_cast<pid_t>(std::stol(name)));
+    }
+  }
+  return children;
+}
 
 inline CliResult run_cli(const std::vector<std::string>& args, const std::string& log_prefix) {
   CliProcess process(args, log_prefix);

@@ -297,6 +297,58 @@ TEST(Trainer, CorruptNewestCheckpointFallsBackToThePreviousOne) {
   expect_complete_step_records(dir, 80, 1, 100);
 }
 
+// Waits until `job_dir`/events.jsonl or the step records show that training runs.
+bool wait_for_training(const std::string& job_dir) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (std::chrono::steady_clock::now() < deadline) {
+    const std::string part = job_dir + "/records/steps-0.part.csv";
+    if (fs::exists(part) && fs::file_size(part) > 0) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+// A worker that dies takes the job down with a message, and the launcher leaves no worker
+// behind (the elastic trainer of issue 3 will re-form the group instead).
+TEST(Trainer, AKilledWorkerStopsTheJobAndLeavesNoOrphan) {
+  const std::string dir = fresh_dir("worker-killed");
+  CliProcess job({"train", "--model", "mlp", "--workers", "2", "--steps", "100000", "--threads",
+                  "1", "--job-dir", dir},
+                 dir + ".log");
+  ASSERT_TRUE(wait_for_training(dir));
+  const auto workers = testing::children_of(job.pid());
+  ASSERT_EQ(workers.size(), 2u);
+  ::kill(workers[1], SIGKILL);
+  const auto result = job.wait();
+  EXPECT_EQ(result.exit_code, 1) << result.err;
+  EXPECT_NE(result.err.find("stopped before the job ended"), std::string::npos) << result.err;
+  for (const pid_t worker : workers) {
+    EXPECT_NE(::kill(worker, 0), 0) << "worker " << worker << " outlived the launcher";
+  }
+  EXPECT_EQ(count_events(read_events(dir), "worker_failed"), 1);
+}
+
+// Ctrl-C (SIGINT to the launcher) pauses at a step boundary with a checkpoint; --resume goes on.
+TEST(Trainer, InterruptPausesTheJobAndResumeFinishesIt) {
+  const std::string dir = fresh_dir("interrupt");
+  const auto args =
+      std::vector<std::string>{"train", "--model",        "mlp", "--workers", "2", "--steps",
+                               "300",   "--global-batch", "100", "--threads", "1", "--train-subset",
+                               "2000",  "--test-subset",  "500", "--job-dir", dir};
+  CliProcess job(args, dir + ".log");
+  ASSERT_TRUE(wait_for_training(dir));
+  ::kill(job.pid(), SIGINT);
+  const auto paused = job.wait();
+  EXPECT_EQ(paused.exit_code, 0) << paused.err;
+  EXPECT_NE(paused.out.find("paused after step"), std::string::npos) << paused.out;
+  const auto step = latest_checkpoint(dir).step;
+  EXPECT_GT(step, 0);
+  EXPECT_LT(step, 300);
+  run_ok(with(args, {"--resume"}), dir);
+  EXPECT_EQ(latest_checkpoint(dir).step, 300);
+  expect_complete_step_records(dir, 300, 2, 100);
+}
+
 void expect_one_error_line(const CliResult& result, const std::string& needle) {
   EXPECT_EQ(result.exit_code, 2) << result.err;
   EXPECT_EQ(result.err.rfind("error: ", 0), 0u) << result.err;

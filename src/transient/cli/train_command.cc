@@ -46,8 +46,8 @@ void add_train_commands(CLI::App& app) {
   auto* train = app.add_subcommand(
       "train",
       "Data-parallel training on this machine: a coordinator and N worker processes (libtorch, "
-      "c10d/Gloo), with checkpoints and exact resume. Models:" +
-          model_list());
+      "c10d/Gloo), with checkpoints and exact resume");
+  train->footer("Models:" + model_list());
   train->add_option("--workers", options->workers, "worker processes")->capture_default_str();
   train->add_option("--model", options->model, "cnn, mlp, resnet20 or resnet32")
       ->capture_default_str();
@@ -75,7 +75,7 @@ void add_train_commands(CLI::App& app) {
   train->add_option("--seed", options->seed, "model initialisation and data order")
       ->capture_default_str();
   train->add_option("--job-dir", options->job_dir,
-                    "the job's directory (default: runs/<UTC time>-<model>)");
+                    "the job's directory (default: jobs/<UTC time>-<model>)");
   train->add_option("--checkpoint-every", *checkpoint_every,
                     "checkpoint every STEPS (e.g. 200) or DURATION (e.g. 30s; the default); 0 = "
                     "only the final state, which is always checkpointed");

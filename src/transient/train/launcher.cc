@@ -231,7 +231,7 @@ nlohmann::json number_or_null(double value) {
 int run_training(const TrainOptions& given) {
   TrainOptions o = given;
   validate(o);
-  if (o.job_dir.empty()) o.job_dir = "runs/" + utc_stamp() + "-" + o.model;
+  if (o.job_dir.empty()) o.job_dir = "jobs/" + utc_stamp() + "-" + o.model;
   if (o.threads == 0) o.threads = default_threads(o.workers);
   JobConfig job;
   job.train_samples = FashionMnist::count_training_samples(o.data_dir);

@@ -134,7 +134,7 @@ const std::vector<ModelSpec>& model_registry() {
        [](const ImageShape& s) { return std::make_shared<Mlp>(s); }},
       {"resnet20", "CIFAR-style ResNet-20 with batch norm (3 stages x 3 blocks), 0.27M parameters",
        [](const ImageShape& s) { return std::make_shared<ResNet>(s, 3); }},
-      {"resnet32", "CIFAR-style ResNet-32 with batch norm (3 stages x 5 blocks), 0.46M parameters",
+      {"resnet32", "CIFAR-style ResNet-32 with batch norm (3 stages x 5 blocks), 0.47M parameters",
        [](const ImageShape& s) { return std::make_shared<ResNet>(s, 5); }},
   };
   return registry;

@@ -42,7 +42,7 @@ struct TrainOptions {
   // Where and how.
   int workers = 2;      // worker processes
   int threads = 0;      // intra-op threads per worker; 0 = cores / workers, >= 1
-  std::string job_dir;  // empty = runs/<UTC time>-<model>
+  std::string job_dir;  // empty = jobs/<UTC time>-<model>
   std::int64_t checkpoint_every_steps = 0;  // checkpoint every this many steps (0 = off)
   double checkpoint_every_s = 30;           // or every this many seconds (0 = off)
   int keep = 3;                             // checkpoints kept
