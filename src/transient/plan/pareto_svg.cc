@@ -29,7 +29,7 @@ std::string escape(const std::string& text) {
 }  // namespace
 
 std::string render_pareto_svg(const PlanResult& result, const std::string& title) {
-  constexpr double kWidth = 760, kHeight = 480, kLeft = 70, kRight = 230, kTop = 40, kBottom = 50;
+  constexpr double kWidth = 880, kHeight = 480, kLeft = 70, kRight = 350, kTop = 40, kBottom = 50;
   std::vector<const Evaluation*> all;
   for (const auto& e : result.pareto) all.push_back(&e);
   for (const auto& e : result.candidates) all.push_back(&e);
