@@ -2,55 +2,35 @@
 // one `error: ...` line and exit code 2.
 #include <gtest/gtest.h>
 
-#include <sys/wait.h>
+#include "common/cli_run.h"
 
 #include <cstdio>
 #include <string>
 
 namespace {
 
-struct Result {
-  int exit_code = -1;
-  std::string out;  // stdout and stderr together
-};
-
-Result run(const std::string& args) {
-  const std::string command = std::string(TRANSIENT_CLI_PATH) + " " + args + " 2>&1";
-  Result result;
-  std::FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) return result;
-  char buffer[4096];
-  std::size_t n = 0;
-  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) result.out.append(buffer, n);
-  const int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
-
-int lines(const std::string& text) {
-  int count = 0;
-  for (char c : text) count += c == '\n';
-  return count;
-}
+using transient::testing::CliResult;
+using transient::testing::count_lines;
+using transient::testing::run_cli;
 
 void expect_one_error_line(const std::string& args, const std::string& expected) {
-  const Result result = run(args);
+  const CliResult result = run_cli(args);
   EXPECT_EQ(result.exit_code, 2) << args << "\n" << result.out;
-  EXPECT_EQ(lines(result.out), 1) << args << "\n" << result.out;
+  EXPECT_EQ(count_lines(result.out), 1) << args << "\n" << result.out;
   EXPECT_EQ(result.out, expected + "\n") << args;
 }
 
 const std::string kDataDir = std::string(" --data-dir ") + TRANSIENT_SHARED_DATA_DIR;
 
 TEST(CatalogCli, ListAndShow) {
-  const Result list = run("catalog list");
+  const CliResult list = run_cli("catalog list");
   EXPECT_EQ(list.exit_code, 0);
   EXPECT_NE(list.out.find("gce-2019"), std::string::npos);
   EXPECT_NE(list.out.find("aws-gpu"), std::string::npos);
-  const Result show = run("catalog show gce-2019");
+  const CliResult show = run_cli("catalog show gce-2019");
   EXPECT_EQ(show.exit_code, 0) << show.out;
   EXPECT_NE(show.out.find("n1-standard-4+k80"), std::string::npos);
-  const Result json = run("catalog show aws-deepvm --json");
+  const CliResult json = run_cli("catalog show aws-deepvm --json");
   EXPECT_EQ(json.exit_code, 0) << json.out;
   EXPECT_NE(json.out.find("\"flopp_spot\""), std::string::npos);
 }
@@ -95,22 +75,22 @@ TEST(MarketCli, MissingDataDirIsOneLine) {
 }
 
 TEST(MarketCli, SampleIsDeterministic) {
-  const Result a = run("market sample lifetime gpu=K80 --n 5 --seed 3" + kDataDir);
-  const Result b = run("market sample lifetime gpu=K80 --n 5 --seed 3" + kDataDir);
+  const CliResult a = run_cli("market sample lifetime gpu=K80 --n 5 --seed 3" + kDataDir);
+  const CliResult b = run_cli("market sample lifetime gpu=K80 --n 5 --seed 3" + kDataDir);
   EXPECT_EQ(a.exit_code, 0) << a.out;
   EXPECT_EQ(a.out, b.out);
-  EXPECT_EQ(lines(a.out), 6);
-  const Result json = run("market sample trace file=p3 --n 4 --json" + kDataDir);
+  EXPECT_EQ(count_lines(a.out), 6);
+  const CliResult json = run_cli("market sample trace file=p3 --n 4 --json" + kDataDir);
   EXPECT_EQ(json.exit_code, 0) << json.out;
   EXPECT_NE(json.out.find("\"lifetimes_s\""), std::string::npos);
 }
 
 TEST(MarketCli, ShowPrintsTheSummary) {
-  const Result show = run("market show lifetime gpu=K80 --n 20000" + kDataDir);
+  const CliResult show = run_cli("market show lifetime gpu=K80 --n 20000" + kDataDir);
   EXPECT_EQ(show.exit_code, 0) << show.out;
   EXPECT_NE(show.out.find("revoked within 2 h"), std::string::npos);
   EXPECT_NE(show.out.find("measured (64 servers)"), std::string::npos);
-  const Result startup = run("market startup --market on-demand" + kDataDir);
+  const CliResult startup = run_cli("market startup --market on-demand" + kDataDir);
   EXPECT_EQ(startup.exit_code, 0) << startup.out;
   EXPECT_NE(startup.out.find("55 servers"), std::string::npos);
 }

@@ -1,6 +1,8 @@
 // `transient predict` and `transient fit` through the real binary.
 #include <gtest/gtest.h>
 
+#include "common/cli_run.h"
+
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -11,26 +13,11 @@
 
 namespace {
 
-struct Result {
-  int exit_code = -1;
-  std::string out;  // stdout and stderr together
-};
-
-Result run(const std::string& args) {
-  const std::string command = std::string(TRANSIENT_CLI_PATH) + " " + args + " 2>&1";
-  Result result;
-  std::FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) return result;
-  char buffer[4096];
-  std::size_t n = 0;
-  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) result.out.append(buffer, n);
-  const int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
+using transient::testing::CliResult;
+using transient::testing::run_cli;
 
 TEST(PredictCli, UnknownTypeListsTheCatalogTypes) {
-  const Result r = run("predict --workload resnet-32 --cluster 4xa100:spot");
+  const CliResult r = run_cli("predict --workload resnet-32 --cluster 4xa100:spot");
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_EQ(r.out.rfind("error: cluster \"4xa100:spot\": unknown instance type or GPU \"a100\"", 0),
             0u)
@@ -39,13 +26,14 @@ TEST(PredictCli, UnknownTypeListsTheCatalogTypes) {
        {"n1-standard-4+k80", "n1-standard-4+p100", "n1-standard-4+v100", "n1-standard-4"}) {
     EXPECT_NE(r.out.find(type), std::string::npos) << type << "\n" << r.out;
   }
-  const Result aws = run("predict --workload resnet-32 --cluster 2xk80 --catalog aws-deepvm");
+  const CliResult aws =
+      run_cli("predict --workload resnet-32 --cluster 2xk80 --catalog aws-deepvm");
   EXPECT_EQ(aws.exit_code, 2);
   EXPECT_NE(aws.out.find("g4dn.xlarge (T4)"), std::string::npos) << aws.out;
 }
 
 TEST(PredictCli, JsonHasTheFigures) {
-  const Result r = run("predict --workload resnet-32 --cluster 4xk80:spot --json");
+  const CliResult r = run_cli("predict --workload resnet-32 --cluster 4xk80:spot --json");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const auto json = nlohmann::json::parse(r.out);
   EXPECT_GT(json.at("steps_per_s").get<double>(), 10.0);
@@ -53,7 +41,7 @@ TEST(PredictCli, JsonHasTheFigures) {
               1e-6);
   EXPECT_NEAR(json.at("step_time_s").get<double>(), 4 / json.at("steps_per_s").get<double>(), 1e-9);
   EXPECT_FALSE(json.at("bottleneck").get<std::string>().empty());
-  const Result text = run("predict --workload shake-shake-big --cluster 8xp100 --arch ps");
+  const CliResult text = run_cli("predict --workload shake-shake-big --cluster 8xp100 --arch ps");
   EXPECT_EQ(text.exit_code, 0) << text.out;
   EXPECT_NE(text.out.find("bottleneck: parameter server"), std::string::npos) << text.out;
 }
@@ -61,7 +49,7 @@ TEST(PredictCli, JsonHasTheFigures) {
 TEST(PredictCli, BadProfileNamesFileAndLine) {
   const auto path = std::filesystem::temp_directory_path() / "transient_perf_bad_profile.json";
   std::ofstream(path) << "{\n  \"name\": \"net\",\n  \"forward_flops_per_sample\": 0\n}\n";
-  const Result r = run("predict --profile " + path.string() + " --cluster 2xk80");
+  const CliResult r = run_cli("predict --profile " + path.string() + " --cluster 2xk80");
   std::filesystem::remove(path);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.out.rfind("error: " + path.string() + ":3:", 0), 0u) << r.out;
@@ -71,7 +59,7 @@ TEST(FitCli, UnrecognisedFileIsNamed) {
   const auto dir = std::filesystem::temp_directory_path() / "transient_perf_fit_cli";
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "mystery.csv") << "a,b\n1,2\n";
-  const Result r = run("fit --data " + dir.string());
+  const CliResult r = run_cli("fit --data " + dir.string());
   std::filesystem::remove_all(dir);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.out.find((dir / "mystery.csv").string()), std::string::npos) << r.out;

@@ -1,6 +1,8 @@
 // The `transient simulate` command through the real binary, on every scenario in examples/.
 #include <gtest/gtest.h>
 
+#include "common/cli_run.h"
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -11,27 +13,11 @@
 
 namespace {
 
-struct Output {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
+using transient::testing::CliResult;
 
-Output run_cli(const std::string& args) {
-  const std::string dir = ::testing::TempDir();
-  const std::string out = dir + "/sim_cli_out.txt";
-  const std::string err = dir + "/sim_cli_err.txt";
-  const std::string command = std::string(TRANSIENT_CLI_PATH) + " " + args + " >" + out + " 2>" +
-                              err + " --data-dir " + TRANSIENT_SHARED_DATA_DIR;
-  const int status = std::system(command.c_str());
-  Output result;
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::stringstream o, e;
-  o << std::ifstream(out).rdbuf();
-  e << std::ifstream(err).rdbuf();
-  result.out = o.str();
-  result.err = e.str();
-  return result;
+// Every simulate run reads the shared data through --data-dir.
+CliResult run_cli(const std::string& args) {
+  return transient::testing::run_cli_split(args + " --data-dir " + TRANSIENT_SHARED_DATA_DIR);
 }
 
 std::vector<std::string> examples() {
@@ -48,22 +34,22 @@ TEST(SimulateCli, EveryExampleRunsOnceAndManyTimes) {
   const auto files = examples();
   ASSERT_GE(files.size(), 3u);
   for (const auto& file : files) {
-    const Output one = run_cli("simulate " + file);
+    const CliResult one = run_cli("simulate " + file);
     EXPECT_EQ(one.exit_code, 0) << file << ": " << one.err;
     EXPECT_NE(one.out.find("cost $"), std::string::npos) << file;
-    const Output many = run_cli("simulate " + file + " --runs 20 --threads 2 --json");
+    const CliResult many = run_cli("simulate " + file + " --runs 20 --threads 2 --json");
     ASSERT_EQ(many.exit_code, 0) << file << ": " << many.err;
     const auto json = nlohmann::json::parse(many.out);
     EXPECT_EQ(json["runs"], 20) << file;
     EXPECT_GT(json["cost_usd"]["mean"].get<double>(), 0.0) << file;
-    const Output again = run_cli("simulate " + file + " --runs 20 --threads 1 --json");
+    const CliResult again = run_cli("simulate " + file + " --runs 20 --threads 1 --json");
     EXPECT_EQ(again.out, many.out) << file;
   }
 }
 
 TEST(SimulateCli, PaperBaselineMatchesCmdareSpeed) {
-  const Output r = run_cli("simulate " + std::string(TRANSIENT_SOURCE_DIR) +
-                           "/examples/paper_1_on_demand_k80.toml --json");
+  const CliResult r = run_cli("simulate " + std::string(TRANSIENT_SOURCE_DIR) +
+                              "/examples/paper_1_on_demand_k80.toml --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto json = nlohmann::json::parse(r.out);
   EXPECT_TRUE(json["finished"].get<bool>());
@@ -75,7 +61,7 @@ TEST(SimulateCli, BadScenarioIsOneErrorLineAndExitCode2) {
   const std::string path = ::testing::TempDir() + "/bad_scenario.toml";
   std::ofstream(path) << "[job]\nsteps = 100\n[throughput]\nmodel = \"table\"\nworkload = "
                          "\"resnet-99\"\n";
-  const Output r = run_cli("simulate " + path);
+  const CliResult r = run_cli("simulate " + path);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err.rfind("error: " + path + ":5: ", 0), 0u) << r.err;  // the workload line
   EXPECT_NE(r.err.find("resnet-32"), std::string::npos) << r.err;
@@ -83,7 +69,7 @@ TEST(SimulateCli, BadScenarioIsOneErrorLineAndExitCode2) {
 }
 
 TEST(SimulateCli, ListsTheRegistries) {
-  const Output r = run_cli("simulate --list");
+  const CliResult r = run_cli("simulate --list");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   for (const char* name : {"table", "in-place", "restart-from-checkpoint", "async-ps-chief", "same",
                            "cheapest", "greedy", "uniform-progress", "optimal"}) {

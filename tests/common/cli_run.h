@@ -1,0 +1,69 @@
+// Runs the built `transient` program (TRANSIENT_CLI_PATH, set by transient_add_test) as a real
+// process with a shell command line, and captures what it prints, for tests of the CLI.
+// (tests/train/cli_process.h is the richer runner for long-lived, signalled trainer processes.)
+#pragma once
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace transient::testing {
+
+struct CliResult {
+  int exit_code = -1;  // -1 if the process did not exit normally
+  std::string out;     // standard output (with standard error too, from run_cli)
+  std::string err;     // standard error, from run_cli_split only
+};
+
+// `transient ARGS 2>&1`: the exit code and everything printed, in order.
+inline CliResult run_cli(const std::string& args) {
+  const std::string command = std::string(TRANSIENT_CLI_PATH) + " " + args + " 2>&1";
+  CliResult result;
+  std::FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return result;
+  char buffer[4096];
+  std::size_t n = 0;
+  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) result.out.append(buffer, n);
+  const int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+// `transient ARGS`, with standard output and standard error kept apart.
+inline CliResult run_cli_split(const std::string& args) {
+  static std::atomic<int> calls{0};
+  const std::string stem = ::testing::TempDir() + "/transient_cli_" + std::to_string(::getpid()) +
+                           "_" + std::to_string(calls++);
+  const std::string out_path = stem + ".out";
+  const std::string err_path = stem + ".err";
+  const std::string command =
+      std::string(TRANSIENT_CLI_PATH) + " " + args + " >" + out_path + " 2>" + err_path;
+  const int status = std::system(command.c_str());
+  CliResult result;
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::stringstream out, err;
+  out << std::ifstream(out_path).rdbuf();
+  err << std::ifstream(err_path).rdbuf();
+  result.out = out.str();
+  result.err = err.str();
+  std::remove(out_path.c_str());
+  std::remove(err_path.c_str());
+  return result;
+}
+
+// The number of lines in `text` (newline characters).
+inline int count_lines(const std::string& text) {
+  int count = 0;
+  for (char c : text) count += c == '\n';
+  return count;
+}
+
+}  // namespace transient::testing
