@@ -9,7 +9,7 @@ packages=(
   cmake ninja-build g++ make pkg-config
   # libraries
   libtorch-dev libfmt-dev libspdlog-dev nlohmann-json3-dev libcli11-dev libtomlplusplus-dev
-  libcpp-httplib-dev libeigen3-dev coinor-libcbc-dev libcsv-dev
+  libcpp-httplib-dev libeigen3-dev coinor-libcbc-dev libcsv-dev librsvg2-dev
   # the trainer: Gloo's headers for c10d's ProcessGroupGloo, zlib for the gzipped data set
   libgloo-dev zlib1g-dev
   # tests and benchmarks

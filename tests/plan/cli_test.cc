@@ -140,11 +140,31 @@ TEST(PlanCli, PlotWritesAnSvg) {
 
 namespace {
 
-TEST(PlanCli, PlotMustBeAnSvgFile) {
+TEST(PlanCli, PlotWritesAPng) {
+  const auto path = std::filesystem::temp_directory_path() / "transient_plan_front.png";
+  std::filesystem::remove(path);
+  const CliResult o = run_cli(
+      "plan --workload resnet-32 --steps 64000 --deadline 2h --runs 10 --plot " + path.string());
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  std::ifstream in(path, std::ios::binary);
+  const std::string png((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_GT(png.size(), 24u);
+  EXPECT_EQ(png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
+  // IHDR: big-endian width and height at bytes 16..23; the SVG's 880 px wide, drawn at 2x.
+  const auto be32 = [&](std::size_t at) {
+    std::uint32_t v = 0;
+    for (std::size_t i = 0; i < 4; ++i) v = (v << 8) | static_cast<unsigned char>(png[at + i]);
+    return v;
+  };
+  EXPECT_EQ(be32(16), 1760u);
+  EXPECT_GT(be32(20), 0u);
+}
+
+TEST(PlanCli, PlotMustBeAnSvgOrPngFile) {
   const CliResult o =
-      run_cli("plan --workload resnet-32 --steps 64000 --deadline 2h --plot front.png");
+      run_cli("plan --workload resnet-32 --steps 64000 --deadline 2h --plot front.pdf");
   EXPECT_EQ(o.exit_code, 2) << o.out;
-  EXPECT_NE(o.out.find(".svg"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find(".svg or .png"), std::string::npos) << o.out;
   EXPECT_EQ(count_lines(o.out), 1) << o.out;
 }
 

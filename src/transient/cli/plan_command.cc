@@ -25,6 +25,7 @@
 #include "transient/perf/registry.h"
 #include "transient/plan/pareto_svg.h"
 #include "transient/plan/planner.h"
+#include "transient/report/svg_raster.h"
 
 namespace transient::cli {
 namespace {
@@ -49,7 +50,7 @@ struct PlanFlags {
   std::string model_file;               // a model file written by `transient fit`
   std::string evaluate;                 // a cluster spec to judge instead of searching
   std::string data_dir;                 // the shared measurements
-  std::string plot;                     // an SVG file of the Pareto front
+  std::string plot;                     // the Pareto front as .svg or .png
   bool json = false;                    // print JSON
 };
 
@@ -120,10 +121,10 @@ void run_plan(const PlanFlags& flags) {
     throw InputError("--arch " + flags.arch + ": accepted: allreduce, ps (async-ps)");
   }
   const std::string svg = ".svg";
-  if (!flags.plot.empty() &&
+  if (!flags.plot.empty() && !report::wants_png(flags.plot) &&
       (flags.plot.size() <= svg.size() ||
        flags.plot.compare(flags.plot.size() - svg.size(), svg.size(), svg) != 0)) {
-    throw InputError("--plot " + flags.plot + ": accepted: a file name ending in .svg");
+    throw InputError("--plot " + flags.plot + ": accepted: a file name ending in .svg or .png");
   }
   if (flags.throughput != "analytic" && flags.throughput != "fitted") {
     throw InputError("--throughput " + flags.throughput + ": accepted: analytic, fitted");
@@ -226,7 +227,10 @@ void run_plan(const PlanFlags& flags) {
           : "",
       flags.budget_given ? fmt::format(", budget ${:.2f}", flags.budget_usd) : "");
   if (!flags.plot.empty()) {
-    write_file_atomically(flags.plot, plan::render_pareto_svg(result, title));
+    const std::string picture = plan::render_pareto_svg(result, title);
+    write_file_atomically(flags.plot, report::wants_png(flags.plot)
+                                          ? report::svg_to_png(picture, flags.plot, 2.0)
+                                          : picture);
   }
   if (flags.json) {
     nlohmann::json out;
@@ -332,7 +336,8 @@ void add_plan_command(CLI::App& app) {
                   "judge this cluster instead of searching, e.g. 4xk80:spot,1xps");
   cmd->add_option("--data-dir", flags->data_dir,
                   "the shared measurements (default: the build's ../shared/data)");
-  cmd->add_option("--plot", flags->plot, "write the Pareto front as an SVG file");
+  cmd->add_option("--plot", flags->plot,
+                  "write the Pareto front as a picture: FILE.svg or FILE.png");
   cmd->add_flag("--json", flags->json, "print JSON");
   cmd->callback([flags] { run_plan(*flags); });
 }
