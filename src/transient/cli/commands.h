@@ -21,4 +21,7 @@ void add_fit_command(CLI::App& app);
 void add_predict_command(CLI::App& app);
 // `transient plan`: which cluster to rent for a deadline or a budget (plan/planner.h).
 void add_plan_command(CLI::App& app);
+// `transient profile`: a model's FLOPs, parameters and step time as a workload profile
+// (needs TRANSIENT_WITH_TORCH).
+void add_profile_command(CLI::App& app);
 }  // namespace transient::cli

@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
 
 #if TRANSIENT_WITH_TORCH
   transient::cli::add_train_commands(app);
+  transient::cli::add_profile_command(app);
 #endif
 
   try {

@@ -1,0 +1,178 @@
+#include "transient/train/profiler.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "cli_process.h"
+#include "transient/core/error.h"
+#include "transient/perf/workload.h"
+
+namespace transient::train {
+namespace {
+
+using testing::fresh_dir;
+using testing::run_cli;
+
+ProfileOptions quick(const std::string& model) {
+  ProfileOptions options;
+  options.model = model;
+  options.batch = 4;
+  options.iterations = 1;
+  options.warmup = 0;
+  options.threads = 1;
+  return options;
+}
+
+const ProfiledLayer& layer_named(const ModelProfile& profile, const std::string& name) {
+  for (const auto& layer : profile.layers) {
+    if (layer.name == name) return layer;
+  }
+  throw std::runtime_error("no layer " + name);
+}
+
+// TorchScript files exported by Python's torch (Debian's /usr/bin/python3 has it), once.
+class ProfileTorchScript : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = fresh_dir("profile-torchscript");
+    const std::string script = dir_ + "/export.py";
+    std::ofstream(script) << "import sys, torch\n"
+                             "from torch import nn\n"
+                             "d = sys.argv[1]\n"
+                             "torch.jit.script(nn.Linear(100, 7)).save(d + '/linear.pt')\n"
+                             "torch.jit.script(nn.Conv2d(3, 5, 3, stride=2, padding=1))"
+                             ".save(d + '/conv.pt')\n"
+                             "torch.jit.script(nn.Sequential(nn.Conv2d(1, 8, 3, padding=1), "
+                             "nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(8 * 14 * 14, "
+                             "10))).save(d + '/small.pt')\n";
+    exported_ = std::system(("/usr/bin/python3 " + script + " " + dir_).c_str()) == 0;
+  }
+  static std::string dir_;
+  static bool exported_;
+};
+std::string ProfileTorchScript::dir_;
+bool ProfileTorchScript::exported_ = false;
+
+TEST(Profile, FormulasAreTwoFlopsPerMultiplyAdd) {
+  EXPECT_DOUBLE_EQ(linear_flops(3136, 128), 2.0 * 3136 * 128);
+  EXPECT_DOUBLE_EQ(conv2d_flops(32, 64, 1, 3, 3, 14, 14), 2.0 * 64 * 14 * 14 * 288);
+  EXPECT_DOUBLE_EQ(conv2d_flops(32, 64, 4, 3, 3, 14, 14), 2.0 * 64 * 14 * 14 * 72);
+}
+
+TEST(Profile, CnnTotalsMatchAHandComputation) {
+  const auto profile = profile_model(quick("cnn"));
+  const double conv1 = 2.0 * 32 * 28 * 28 * 9;
+  const double conv2 = 2.0 * 64 * 14 * 14 * 288;
+  const double fc1 = 2.0 * 3136 * 128;
+  const double fc2 = 2.0 * 128 * 10;
+  EXPECT_DOUBLE_EQ(layer_named(profile, "conv1").forward_flops, conv1);
+  EXPECT_DOUBLE_EQ(layer_named(profile, "conv2").forward_flops, conv2);
+  EXPECT_DOUBLE_EQ(layer_named(profile, "fc1").forward_flops, fc1);
+  EXPECT_DOUBLE_EQ(layer_named(profile, "fc2").forward_flops, fc2);
+  EXPECT_EQ(layer_named(profile, "conv2").output_shape, (std::vector<std::int64_t>{64, 14, 14}));
+  EXPECT_DOUBLE_EQ(profile.forward_flops_per_sample, conv1 + conv2 + fc1 + fc2);
+  EXPECT_DOUBLE_EQ(profile.backward_flops_per_sample, 2 * (conv1 + conv2 + fc1 + fc2));
+  EXPECT_EQ(profile.parameters, 421642);
+  EXPECT_EQ(profile.tensors, 8);
+  EXPECT_DOUBLE_EQ(profile.gradient_bytes, 4.0 * 421642);
+  EXPECT_DOUBLE_EQ(profile.largest_tensor_bytes, 4.0 * 3136 * 128);
+  EXPECT_GT(profile.forward_backward_s, 0.0);
+  EXPECT_GT(profile.optimizer_step_s, 0.0);
+  EXPECT_FALSE(profile.device.empty());
+}
+
+TEST(Profile, ResNet20CountsEveryConvolutionIncludingTheShortcuts) {
+  const auto profile = profile_model(quick("resnet20"));
+  // Stage 2's first block: 16 -> 32 channels, stride 2, from 28x28 to 14x14.
+  EXPECT_DOUBLE_EQ(layer_named(profile, "stage2_block1.conv1").forward_flops,
+                   2.0 * 32 * 14 * 14 * 16 * 9);
+  EXPECT_DOUBLE_EQ(layer_named(profile, "stage2_block1.shortcut_conv").forward_flops,
+                   2.0 * 32 * 14 * 14 * 16);
+  EXPECT_EQ(layer_named(profile, "stage3_block3.conv2").output_shape,
+            (std::vector<std::int64_t>{64, 7, 7}));
+  EXPECT_DOUBLE_EQ(layer_named(profile, "fc").forward_flops, 2.0 * 64 * 10);
+  EXPECT_EQ(profile.family, "resnet");
+}
+
+TEST_F(ProfileTorchScript, SingleLinearAndConv2dMatchTheFormula) {
+  ASSERT_TRUE(exported_) << "/usr/bin/python3 could not export the TorchScript files";
+  auto options = quick(dir_ + "/linear.pt");
+  options.channels = 1;
+  options.height = 1;
+  options.width = 100;
+  const auto linear = profile_model(options);
+  EXPECT_DOUBLE_EQ(linear.forward_flops_per_sample, 2.0 * 100 * 7);
+  EXPECT_EQ(linear.parameters, 100 * 7 + 7);
+
+  options = quick(dir_ + "/conv.pt");
+  options.channels = 3;
+  options.height = 9;
+  options.width = 9;
+  const auto conv = profile_model(options);
+  ASSERT_EQ(conv.layers.size(), 1u);
+  EXPECT_EQ(conv.layers[0].output_shape, (std::vector<std::int64_t>{5, 5, 5}));
+  EXPECT_DOUBLE_EQ(conv.forward_flops_per_sample, 2.0 * 5 * 5 * 5 * (3 * 3 * 3));
+}
+
+TEST_F(ProfileTorchScript, ASequentialFileProfilesThroughTheCli) {
+  ASSERT_TRUE(exported_) << "/usr/bin/python3 could not export the TorchScript files";
+  const auto out = dir_ + "/small.json";
+  const auto result = run_cli({"profile", "--model", dir_ + "/small.pt", "--batch", "8",
+                               "--iterations", "2", "--threads", "1", "-o", out},
+                              dir_ + "/small");
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const auto workload = perf::load_workload_profile(out);
+  EXPECT_EQ(workload.name, "small");
+  EXPECT_DOUBLE_EQ(workload.forward_flops_per_sample,
+                   2.0 * 8 * 28 * 28 * 9 + 2.0 * 8 * 14 * 14 * 10);
+}
+
+TEST(Profile, TheWrittenProfileLoadsAndPredicts) {
+  const auto dir = fresh_dir("profile-cnn");
+  const auto out = dir + "/cnn.json";
+  const auto result = run_cli({"profile", "--model", "cnn", "--batch", "32", "--iterations", "2",
+                               "--threads", "1", "-o", out},
+                              dir + "/profile");
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_NE(result.out.find("conv2"), std::string::npos) << result.out;
+  const auto workload = perf::load_workload_profile(out);
+  EXPECT_EQ(workload.name, "cnn");
+  EXPECT_EQ(workload.batch_per_worker, 32);
+  EXPECT_EQ(workload.parameters, 421642);
+  EXPECT_EQ(workload.tensors, 8);
+  EXPECT_DOUBLE_EQ(
+      workload.forward_flops_per_sample,
+      2.0 * 32 * 28 * 28 * 9 + 2.0 * 64 * 14 * 14 * 288 + 2.0 * 3136 * 128 + 2.0 * 128 * 10);
+  ASSERT_TRUE(workload.measured.has_value());
+  EXPECT_EQ(workload.measured->device, cpu_model_name());
+  EXPECT_GT(workload.measured->step_time_s, 0.0);
+
+  const auto predict =
+      run_cli({"predict", "--profile", out, "--cluster", "2xk80"}, dir + "/predict");
+  EXPECT_EQ(predict.exit_code, 0) << predict.err;
+  EXPECT_FALSE(predict.out.empty());
+}
+
+TEST(Profile, ABadModelIsOneErrorLineAndExitTwo) {
+  const auto dir = fresh_dir("profile-bad");
+  const auto unknown = run_cli({"profile", "--model", "nosuch", "--batch", "8"}, dir + "/unknown");
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_EQ(unknown.err.rfind("error: ", 0), 0u) << unknown.err;
+  EXPECT_EQ(unknown.err.find('\n'), unknown.err.size() - 1) << unknown.err;
+  EXPECT_NE(unknown.err.find("resnet32"), std::string::npos) << unknown.err;
+
+  const auto garbage = dir + "/garbage.pt";
+  std::ofstream(garbage) << "not a TorchScript archive\n";
+  const auto bad_file = run_cli({"profile", "--model", garbage, "--batch", "8"}, dir + "/file");
+  EXPECT_EQ(bad_file.exit_code, 2);
+  EXPECT_EQ(bad_file.err.rfind("error: ", 0), 0u) << bad_file.err;
+  EXPECT_EQ(bad_file.err.find('\n'), bad_file.err.size() - 1) << bad_file.err;
+  EXPECT_NE(bad_file.err.find(garbage), std::string::npos) << bad_file.err;
+}
+
+}  // namespace
+}  // namespace transient::train
