@@ -11,7 +11,8 @@ namespace transient {
 namespace {
 
 TEST(AtomicFile, ReplacesContentsAndLeavesNoTemporary) {
-  const auto dir = std::filesystem::temp_directory_path() / ("transient_atomic_" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("transient_atomic_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const std::string path = (dir / "out.txt").string();
   write_file_atomically(path, "first");

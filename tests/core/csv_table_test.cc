@@ -48,6 +48,25 @@ TEST(CsvTable, MissingFileIsInputError) {
   EXPECT_THROW(CsvTable::read_file("/nonexistent/file.csv"), InputError);
 }
 
+TEST(CsvTable, UnclosedQuoteIsAnErrorAtItsLine) {
+  try {
+    CsvTable::parse("a,b\n1,\"x\n", "q.csv");
+    FAIL() << "expected an InputError";
+  } catch (const InputError& error) {
+    EXPECT_EQ(error.file(), "q.csv");
+    EXPECT_NE(std::string(error.what()).find("malformed CSV"), std::string::npos) << error.what();
+  }
+}
+
+TEST(CsvTable, DirectoryIsAnInputError) {
+  try {
+    CsvTable::read_file("/tmp");
+    FAIL() << "expected an InputError";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("is a directory"), std::string::npos);
+  }
+}
+
 TEST(ParseNumber, RejectsTrailingText) {
   EXPECT_EQ(parse_number("1.5"), 1.5);
   EXPECT_EQ(parse_number(" 2 "), 2.0);

@@ -22,6 +22,12 @@ void expect_one_error_line(const std::string& args, const std::string& expected)
 
 const std::string kDataDir = std::string(" --data-dir ") + TRANSIENT_SHARED_DATA_DIR;
 
+TEST(MarketCli, CapMustBePositive) {
+  expect_one_error_line("market show exponential mean=5h cap=0",
+                        "error: market model \"exponential\", parameter cap: accepted: a duration "
+                        "> 0 (e.g. 24h), or never");
+}
+
 TEST(CatalogCli, ListAndShow) {
   const CliResult list = run_cli("catalog list");
   EXPECT_EQ(list.exit_code, 0);

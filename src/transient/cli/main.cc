@@ -1,9 +1,10 @@
 // The `transient` program: parses flags and files once and calls the parts.
-#include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
 
 #include <cstdio>
 #include <exception>
+#include <string>
 
 #include "transient/cli/commands.h"
 #include "transient/core/error.h"
@@ -32,6 +33,16 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
     if (error.get_exit_code() == 0) return app.exit(error);  // --help, --version
+    if (app.get_subcommands().empty() && argc > 1 && argv[1][0] != '-') {
+      std::string accepted;
+      for (const CLI::App* command : app.get_subcommands({})) {
+        if (command->get_group().empty()) continue;  // hidden: the internal `worker`
+        accepted += (accepted.empty() ? "" : ", ") + command->get_name();
+      }
+      std::fprintf(stderr, "error: unknown command \"%s\"; accepted: %s\n", argv[1],
+                   accepted.c_str());
+      return 2;
+    }
     std::fprintf(stderr, "error: %s (see `transient --help`)\n", error.what());
     return 2;
   } catch (const transient::InputError& error) {

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "transient/cli/commands.h"
+#include "transient/cli/validators.h"
 #include "transient/cloud/catalog_registry.h"
 #include "transient/core/atomic_file.h"
 #include "transient/core/duration.h"
@@ -311,7 +312,7 @@ void add_plan_command(CLI::App& app) {
       "(docs/plan.md)");
   cmd->add_option("--workload", flags->workload, "a built-in workload, e.g. resnet-32");
   cmd->add_option("--profile", flags->profile, "a workload profile JSON file");
-  cmd->add_option("--steps", flags->steps, "global steps to train")->required();
+  cmd->add_option("--steps", flags->steps, "global steps to train")->required()->check(kSteps);
   cmd->add_option("--deadline", flags->deadline, "finish within this duration, e.g. 2h");
   cmd->add_option("--budget", flags->budget_usd, "spend at most this many dollars")
       ->each([flags](const std::string&) { flags->budget_given = true; });
@@ -327,9 +328,13 @@ void add_plan_command(CLI::App& app) {
   cmd->add_option("--runs", flags->runs, "Monte Carlo runs per plan (0: no simulation)")
       ->capture_default_str();
   cmd->add_option("--seed", flags->seed, "seed of run 0; run i uses seed + i")
+      ->check(kSeed)
       ->capture_default_str();
-  cmd->add_option("--threads", flags->threads, "Monte Carlo threads (default: the cores)");
-  cmd->add_option("--top-k", flags->top_k, "candidates from the programme")->capture_default_str();
+  cmd->add_option("--threads", flags->threads, "Monte Carlo threads (default: the cores)")
+      ->check(CLI::Range(1, 256));
+  cmd->add_option("--top-k", flags->top_k, "candidates from the programme")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
   cmd->add_option("--throughput", flags->throughput, "analytic or fitted")->capture_default_str();
   cmd->add_option("--model", flags->model_file, "a model file written by `transient fit`");
   cmd->add_option("--evaluate", flags->evaluate,

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "transient/cli/commands.h"
+#include "transient/cli/validators.h"
 #include "transient/core/duration.h"
 #include "transient/core/error.h"
 #include "transient/perf/registry.h"
@@ -176,7 +177,8 @@ void add_simulate_command(CLI::App& app) {
   cmd->add_option("scenario", flags->scenario, "the scenario file (TOML)");
   cmd->add_option("--runs", flags->runs, "number of Monte Carlo runs (default 1: one timeline)")
       ->check(CLI::Range(1, 100000000));
-  cmd->add_option("--seed", flags->seed, "seed of run 0; run i uses seed + i (default 1)");
+  cmd->add_option("--seed", flags->seed, "seed of run 0; run i uses seed + i (default 1)")
+      ->check(kSeed);
   cmd->add_option("--threads", flags->threads, "threads (default: the machine's cores)")
       ->check(CLI::Range(1, 1024));
   cmd->add_flag("--json", flags->json, "print JSON");

@@ -72,6 +72,10 @@ void write_file_atomically(const std::string& path, std::string_view contents) {
 }
 
 std::string read_file(const std::string& path) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) {
+    throw InputError(path, 0, "is a directory; accepted: a file");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, 0, "cannot open the file (does it exist and is it readable?)");
   std::ostringstream out;

@@ -8,14 +8,15 @@
 #include <fstream>
 #include <sstream>
 
+#include "transient/core/atomic_file.h"
 #include "transient/core/error.h"
 
 namespace transient {
 namespace {
 
 struct ParseState {
-  int line = 0;                 // line currently fed to the parser
-  int row_line = 0;             // line where the row being assembled started
+  int line = 0;      // line currently fed to the parser
+  int row_line = 0;  // line where the row being assembled started
   std::vector<std::string> fields;
   std::vector<CsvRow> rows;
 };
@@ -56,16 +57,13 @@ std::optional<double> parse_number(const std::string& text) {
 }
 
 CsvTable CsvTable::read_file(const std::string& path, char delimiter) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, 0, "cannot open the file (does it exist and is it readable?)");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse(text.str(), path, delimiter);
+  return parse(transient::read_file(path), path, delimiter);
 }
 
 CsvTable CsvTable::parse(const std::string& text, const std::string& name, char delimiter) {
   csv_parser parser;
-  if (csv_init(&parser, CSV_APPEND_NULL) != 0) throw std::bad_alloc();
+  if (csv_init(&parser, CSV_STRICT | CSV_STRICT_FINI | CSV_APPEND_NULL) != 0)
+    throw std::bad_alloc();
   csv_set_delim(&parser, static_cast<unsigned char>(delimiter));
   ParseState state;
   std::size_t pos = 0;
@@ -76,7 +74,8 @@ CsvTable CsvTable::parse(const std::string& text, const std::string& name, char 
     std::size_t end = text.find('\n', pos);
     end = end == std::string::npos ? text.size() : end + 1;
     ++state.line;
-    const std::size_t fed = csv_parse(&parser, text.data() + pos, end - pos, on_field, on_row, &state);
+    const std::size_t fed =
+        csv_parse(&parser, text.data() + pos, end - pos, on_field, on_row, &state);
     ok = fed == end - pos;
     pos = end;
   }

@@ -13,7 +13,10 @@ InputError::InputError(const std::string& message)
     : std::runtime_error(message), message_(message) {}
 
 InputError::InputError(const std::string& file, int line, const std::string& message)
-    : std::runtime_error(locate(file, line, message)), file_(file), line_(line), message_(message) {}
+    : std::runtime_error(locate(file, line, message)),
+      file_(file),
+      line_(line),
+      message_(message) {}
 
 namespace internal {
 void check_failed(const char* file, int line, const std::string& what) {

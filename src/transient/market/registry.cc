@@ -35,9 +35,16 @@ std::vector<std::string> names_of(const std::vector<std::string>& params) {
   return names;
 }
 
+// The cloud's cap on a server's life (`cap`): a positive duration, or never.
+double read_cap_s(internal::ParamReader& params, double default_s) {
+  const double cap_s = params.duration_s("cap", default_s, /*allow_never=*/true);
+  if (cap_s <= 0.0) params.fail("cap", "accepted: a duration > 0 (e.g. 24h), or never");
+  return cap_s;
+}
+
 std::unique_ptr<RevocationModel> create_lifetime(internal::ParamReader& params,
                                                  const ModelContext& context) {
-  const double cap_s = params.duration_s("cap", kGceCapS, /*allow_never=*/true);
+  const double cap_s = read_cap_s(params, kGceCapS);
   if (params.has("cdf")) {
     if (params.has("gpu") || params.has("zone")) {
       params.fail("cdf", "gpu and zone select rows of the gce-2019 data; a cdf file is used whole");
@@ -66,7 +73,7 @@ std::unique_ptr<RevocationModel> create_lifetime(internal::ParamReader& params,
 
 std::unique_ptr<RevocationModel> create_exponential(internal::ParamReader& params,
                                                     const ModelContext& /*context*/) {
-  const double cap_s = params.duration_s("cap", kNever, /*allow_never=*/true);
+  const double cap_s = read_cap_s(params, kNever);
   const int given = params.has("mean") + params.has("rate_per_h") + params.has("bucket");
   if (given != 1) {
     params.fail("",
@@ -113,7 +120,7 @@ std::unique_ptr<RevocationModel> create_hour_of_day(internal::ParamReader& param
                                                     const ModelContext& context) {
   std::string gpu = params.text("gpu");
   if (gpu == "any") gpu.clear();
-  const double cap_s = params.duration_s("cap", kGceCapS, /*allow_never=*/true);
+  const double cap_s = read_cap_s(params, kGceCapS);
   const double start_hour = params.number("start_hour", -1.0, 0.0, 24.0);
   const bool has_mean = params.has("mean");
   double mean_s = params.duration_s("mean", 0.0);
@@ -171,7 +178,7 @@ std::unique_ptr<RevocationModel> create_trace(internal::ParamReader& params,
   const std::string offset = params.text("offset", "random");
   double offset_s = -1.0;
   if (offset != "random") offset_s = params.duration_s("offset", 0.0);
-  const double cap_s = params.duration_s("cap", kNever, /*allow_never=*/true);
+  const double cap_s = read_cap_s(params, kNever);
   params.finish();
   const std::string path = find_trace(file, params, context);
   if (std::filesystem::path(path).extension() == ".json") {

@@ -104,7 +104,7 @@ FittedParams FittedParams::from_json(const nlohmann::json& json, const std::stri
     p.features = json.at("features").get<std::vector<std::string>>();
     p.coefficients = json.at("coefficients").get<std::vector<double>>();
     p.ridge_lambda = json.value("ridge_lambda", 0.0);
-    p.cv_mape_percent = 8.806905671;
+    p.cv_mape_percent = json.value("cv_mape_percent", 0.0);
     p.source = json.value("source", where);
   } catch (const nlohmann::json::exception&) {
     throw InputError(where +

@@ -1,6 +1,7 @@
 #include "transient/sim/scenario_loader.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <map>
 
@@ -130,7 +131,9 @@ class Loader {
     TomlSection job(table("job"), file_, "[job]", {"steps", "deadline", "horizon", "start_hour"});
     if (!table("job")) throw InputError(file_, 0, "missing the [job] table; it needs steps");
     s.total_steps = job.number("steps", 0.0, 0.0, 1e15);
-    if (!(s.total_steps > 0.0)) job.fail("steps", "missing or 0; accepted: a number of steps > 0");
+    if (!(s.total_steps > 0.0) || s.total_steps != std::floor(s.total_steps)) {
+      job.fail("steps", "accepted: a whole number of steps > 0");
+    }
     if (job.has("deadline")) {
       s.deadline_s = job.duration_s("deadline", kNoDeadline);
       if (!(s.deadline_s > 0.0)) job.fail("deadline", "accepted: a duration > 0");

@@ -1,0 +1,34 @@
+// CLI11 validators shared by the subcommands, with messages that say what is accepted.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+#include "transient/core/csv_table.h"
+
+namespace transient::cli {
+
+// A whole number >= 0 that fits an unsigned 64-bit seed (CLI11 would wrap "-1" around).
+inline const CLI::Validator kSeed(
+    [](std::string& text) {
+      const auto value = parse_number(text);
+      return value && *value >= 0.0 && *value < 1.8e19 &&
+                     *value == static_cast<double>(static_cast<unsigned long long>(*value))
+                 ? std::string()
+                 : "\"" + text + "\"; accepted: a whole number >= 0";
+    },
+    "SEED");
+
+// A whole number of steps >= 1 (at most 1e12).
+inline const CLI::Validator kSteps(
+    [](std::string& text) {
+      const auto value = parse_number(text);
+      return value && *value >= 1.0 && *value <= 1e12 &&
+                     *value == static_cast<double>(static_cast<long long>(*value))
+                 ? std::string()
+                 : "\"" + text + "\"; accepted: a whole number of steps from 1 to 1e12";
+    },
+    "STEPS");
+
+}  // namespace transient::cli

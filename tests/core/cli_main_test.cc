@@ -1,0 +1,28 @@
+// The `transient` program's own handling of what no subcommand handles: an unknown command.
+#include <gtest/gtest.h>
+
+#include "common/cli_run.h"
+
+namespace transient {
+namespace {
+
+TEST(CliMain, UnknownCommandIsOneLineListingTheCommands) {
+  const auto result = testing::run_cli("simulat x.toml");
+  EXPECT_EQ(result.exit_code, 2) << result.out;
+  EXPECT_EQ(testing::count_lines(result.out), 1) << result.out;
+  EXPECT_EQ(result.out.rfind("error: unknown command \"simulat\"; accepted: ", 0), 0u)
+      << result.out;
+  EXPECT_NE(result.out.find("simulate"), std::string::npos) << result.out;
+  EXPECT_EQ(result.out.find("worker"), std::string::npos) << result.out;
+}
+
+TEST(CliMain, DirectoryGivenAsAFileIsOneLine) {
+  const auto result =
+      testing::run_cli(std::string("simulate ") + TRANSIENT_SOURCE_DIR + "/examples");
+  EXPECT_EQ(result.exit_code, 2) << result.out;
+  EXPECT_EQ(testing::count_lines(result.out), 1) << result.out;
+  EXPECT_NE(result.out.find("is a directory"), std::string::npos) << result.out;
+}
+
+}  // namespace
+}  // namespace transient
