@@ -156,12 +156,22 @@ TEST(Planner, RiskCheckTurnsDownPlansThatAreLateWhenRevoked) {
   o.startup.spot_mean_s = 60.0;
   o.startup.on_demand_mean_s = 60.0;
   const PlanResult r = plan_with(o);
+  // The risk check must have done something: some candidate meets the deadline on paper (no
+  // revocations) and is still turned down because its simulated runs are late.
+  int refused_by_simulation = 0;
   for (const auto& e : r.candidates) {
     if (e.quantile_time_s > o.deadline_s) {
       EXPECT_FALSE(e.acceptable) << e.label;
     }
+    if (e.simulated && !e.acceptable && e.predicted_time_s <= o.deadline_s) {
+      EXPECT_GT(e.quantile_time_s, o.deadline_s) << e.label;
+      EXPECT_GT(e.deadline_miss_probability, 0.0) << e.label;
+      ++refused_by_simulation;
+    }
   }
+  EXPECT_GT(refused_by_simulation, 0);
   if (r.recommended) {
+    EXPECT_TRUE(r.recommended->simulated);
     EXPECT_LE(r.recommended->quantile_time_s, o.deadline_s);
   }
 }

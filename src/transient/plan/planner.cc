@@ -239,9 +239,14 @@ Evaluation Planner::evaluate(const Configuration& configuration, const std::stri
   }
 
   const int percent = static_cast<int>(std::lround(options_.confidence * 100));
+  // Without Monte Carlo runs the figures are the revocation-free prediction: say so.
+  const std::string not_simulated = "without revocations (not simulated: --runs 0)";
+  const std::string at = e.simulated ? fmt::format("at p{}", percent) : not_simulated;
+  const std::string time_label =
+      e.simulated ? fmt::format("p{} time", percent) : "time " + not_simulated;
   std::vector<std::string> problems;
   if (options_.deadline_s != sim::kNoDeadline && e.quantile_time_s > options_.deadline_s) {
-    problems.push_back(fmt::format("p{} time {} misses the deadline {}", percent,
+    problems.push_back(fmt::format("{} {} misses the deadline {}", time_label,
                                    format_hours(e.quantile_time_s),
                                    format_hours(options_.deadline_s)));
   }
@@ -255,8 +260,7 @@ Evaluation Planner::evaluate(const Configuration& configuration, const std::stri
   e.acceptable = problems.empty();
   if (e.acceptable) {
     e.verdict = options_.deadline_s != sim::kNoDeadline
-                    ? fmt::format("meets the deadline at p{} ({})", percent,
-                                  format_hours(e.quantile_time_s))
+                    ? fmt::format("meets the deadline {} ({})", at, format_hours(e.quantile_time_s))
                     : fmt::format("within the budget ({})", money(e.expected_cost_usd));
     if (std::isfinite(options_.budget_usd) && options_.deadline_s != sim::kNoDeadline) {
       e.verdict += fmt::format(" and the budget ({})", money(e.expected_cost_usd));
