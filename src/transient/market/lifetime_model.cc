@@ -82,12 +82,15 @@ std::unique_ptr<LifetimeModel> LifetimeModel::fit_gce_2019(const std::string& pa
     lifetimes_s.push_back(hours * 3600.0);
   }
   if (!gpu.empty() && zones_for_gpu.empty()) {
-    throw InputError(path, 0, "no lifetimes for gpu \"" + gpu + "\"; accepted: " + join(gpus));
+    // No file in the error: the bad value is the caller's parameter, not the data file, and the
+    // scenario loader places a file-less error at the parameter's line.
+    throw InputError("gpu \"" + gpu + "\": no lifetimes measured in " + path +
+                     "; accepted: " + join(gpus));
   }
   if (lifetimes_s.empty()) {
-    throw InputError(path, 0,
-                     "no lifetimes for " + (gpu.empty() ? std::string("any gpu") : gpu) +
-                         " in zone \"" + zone + "\"; accepted zones: " + join(zones_for_gpu));
+    throw InputError("zone \"" + zone + "\": no lifetimes measured in " + path + " for " +
+                     (gpu.empty() ? std::string("any gpu") : gpu) +
+                     "; accepted zones: " + join(zones_for_gpu));
   }
   std::ostringstream description;
   description << "GCE 2019 preemptible " << (gpu.empty() ? std::string("GPU") : gpu) << " lifetimes"
