@@ -209,8 +209,7 @@ int policy_costs() {
     std::printf(" %14s", text);
   }
   std::printf("  1.000\n");
-  std::printf("runs in which a policy met the deadline for less than optimal: %d\n",
-              below_optimal);
+  std::printf("runs in which a policy met the deadline for less than optimal: %d\n", below_optimal);
   return below_optimal == 0 ? 0 : 1;
 }
 

@@ -49,20 +49,20 @@ std::string describe_pair(const char* a_text, const A& a, const char* op, const 
 
 }  // namespace transient
 
-#define TRANSIENT_CHECK(cond)                                              \
-  do {                                                                     \
+#define TRANSIENT_CHECK(cond)                                                    \
+  do {                                                                           \
     if (!(cond)) ::transient::internal::check_failed(__FILE__, __LINE__, #cond); \
   } while (0)
 
-#define TRANSIENT_CHECK_OP(a, op, b)                                                   \
-  do {                                                                                 \
-    const auto& transient_check_a_ = (a);                                              \
-    const auto& transient_check_b_ = (b);                                              \
-    if (!(transient_check_a_ op transient_check_b_))                                   \
-      ::transient::internal::check_failed(                                             \
-          __FILE__, __LINE__,                                                          \
-          ::transient::internal::describe_pair(#a, transient_check_a_, #op, #b,        \
-                                               transient_check_b_));                   \
+#define TRANSIENT_CHECK_OP(a, op, b)                                            \
+  do {                                                                          \
+    const auto& transient_check_a_ = (a);                                       \
+    const auto& transient_check_b_ = (b);                                       \
+    if (!(transient_check_a_ op transient_check_b_))                            \
+      ::transient::internal::check_failed(                                      \
+          __FILE__, __LINE__,                                                   \
+          ::transient::internal::describe_pair(#a, transient_check_a_, #op, #b, \
+                                               transient_check_b_));            \
   } while (0)
 
 #define TRANSIENT_CHECK_EQ(a, b) TRANSIENT_CHECK_OP(a, ==, b)

@@ -4,9 +4,9 @@
 // give the line of any TOML node, so that a later check ("unknown policy") can point at it.
 #pragma once
 
+#include <toml++/toml.h>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <toml++/toml.h>
 
 namespace transient {
 
