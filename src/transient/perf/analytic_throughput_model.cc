@@ -32,12 +32,7 @@ AnalyticParams AnalyticParams::builtin() {
       {"K80", 0.0009750313598}, {"P100", 0.0004372405085}, {"generic", 0.0006529343057}};
   p.fitted_gpu_tflops = {{"K80", 4.113}, {"P100", 9.526}};
   p.step_overhead_s = 0.01220063313;
-  p.communication.worker_per_tensor_s = 0.0;
-  p.communication.network_efficiency = 1.820439171;
-  p.communication.ps_per_tensor_s = 0.0001095872691;
-  p.communication.ps_network_gbps = 6.364736349;
-  p.communication.contention_sharpness = 4.0;
-  p.communication.allreduce_hop_latency_s = 5e-05;
+  p.communication = CommunicationParams::builtin();
   p.source = "built-in fit on CM-DARE's single-worker and cluster-scaling speeds";
   return p;
 }

@@ -18,6 +18,10 @@ struct CommunicationParams {
   double contention_sharpness = 8.0;        // p of the smooth minimum, >= 1
   double allreduce_hop_latency_s = 5.0e-5;  // one ring hop's latency
 
+  // The built-in fit on CM-DARE's cluster-scaling speeds (`transient fit --data
+  // ../shared/data/cmdare`, stage 2), shared by the built-in analytic and fitted models.
+  static CommunicationParams builtin();
+
   nlohmann::json to_json() const;
   // Reads the keys above (all optional); `where` names the file for messages.
   static CommunicationParams from_json(const nlohmann::json& json, const std::string& where);

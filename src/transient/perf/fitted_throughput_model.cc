@@ -64,12 +64,7 @@ FittedParams FittedParams::builtin() {
   p.coefficients = {0.01177872653, 95.05600655, -1.07570852, 0.00408401696, -2.472952895e-09};
   p.ridge_lambda = 0.0;
   p.cv_mape_percent = 8.806905671;
-  p.communication.worker_per_tensor_s = 0.0;
-  p.communication.network_efficiency = 1.820439171;
-  p.communication.ps_per_tensor_s = 0.0001095872691;
-  p.communication.ps_network_gbps = 6.364736349;
-  p.communication.contention_sharpness = 4.0;
-  p.communication.allreduce_hop_latency_s = 5e-05;
+  p.communication = CommunicationParams::builtin();
   p.source = "built-in fit on CM-DARE's single-worker and cluster-scaling speeds";
   return p;
 }

@@ -36,6 +36,17 @@ double read(const nlohmann::json& json, const char* key, double fallback, double
 
 namespace transient::perf {
 
+CommunicationParams CommunicationParams::builtin() {
+  CommunicationParams p;
+  p.worker_per_tensor_s = 0.0;
+  p.network_efficiency = 1.820439171;
+  p.ps_per_tensor_s = 0.0001095872691;
+  p.ps_network_gbps = 6.364736349;
+  p.contention_sharpness = 4.0;
+  p.allreduce_hop_latency_s = 5e-05;
+  return p;
+}
+
 nlohmann::json CommunicationParams::to_json() const {
   return {{"worker_per_tensor_s", worker_per_tensor_s},
           {"network_efficiency", network_efficiency},
