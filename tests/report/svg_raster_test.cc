@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "common/png_header.h"
 #include "transient/core/error.h"
 
 namespace transient::report {
@@ -12,15 +13,10 @@ TEST(SvgRaster, RendersAtTheDocumentsSizeTimesScale) {
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"40\" height=\"30\">"
       "<rect x=\"0\" y=\"0\" width=\"20\" height=\"30\" fill=\"#000\"/></svg>";
   const std::string png = svg_to_png(svg, "test.svg", 2.0);
-  ASSERT_GT(png.size(), 24u);
-  EXPECT_EQ(png.substr(1, 3), "PNG");
-  const auto be32 = [&](std::size_t at) {
-    std::uint32_t v = 0;
-    for (std::size_t i = 0; i < 4; ++i) v = (v << 8) | static_cast<unsigned char>(png[at + i]);
-    return v;
-  };
-  EXPECT_EQ(be32(16), 80u);
-  EXPECT_EQ(be32(20), 60u);
+  const auto header = testing::read_png_header(png);
+  ASSERT_TRUE(header.valid);
+  EXPECT_EQ(header.width_px, 80u);
+  EXPECT_EQ(header.height_px, 60u);
 }
 
 TEST(SvgRaster, NotAnSvgIsAnInputErrorNamingTheDocument) {
