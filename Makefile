@@ -21,8 +21,11 @@ configure: deps $(BUILD_DIR)/build.ninja
 build: configure
 	cmake --build $(BUILD_DIR)
 
+# The main job: 3 workers train the CNN on Fashion-MNIST while one is killed, another gets a
+# preemption notice, and one replacement joins; each recovery is printed as it happens.
 run: build
-	$(BUILD_DIR)/transient train
+	$(BUILD_DIR)/transient train --workers 3 --revoke kill@20s:any --revoke preempt@45s:any \
+	  --replace 5s --max-replacements 1
 
 test: build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(CTEST_JOBS)

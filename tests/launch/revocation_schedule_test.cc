@@ -17,7 +17,7 @@ namespace {
 
 const std::string kAccepted =
     "; accepted: ACTION@TIME:TARGET, e.g. kill@30s:rank0, preempt@45s:worker2, stop@60s:any, "
-    "kill@every20s:any (ACTION kill|preempt|stop, TARGET rankN|workerN|any)";
+    "kill@every20s:any, kill@step120:any (ACTION kill|preempt|stop, TARGET rankN|workerN|any)";
 
 market::ModelContext data_context() { return market::ModelContext{TRANSIENT_SHARED_DATA_DIR, ""}; }
 
@@ -99,6 +99,9 @@ TEST(ParseRevokeRule, BadInputsNameTheTextAndListWhatIsAccepted) {
       {"kill@30s:gpu0", "has an unknown target \"gpu0\""},
       {"kill@30s:", "has an unknown target \"\""},
       {"Kill@30s:rank0", "has an unknown action \"Kill\""},
+      {"kill@step:any", "has a bad step \"step\""},
+      {"kill@step-4:any", "has a bad step \"step-4\""},
+      {"kill@step1.5:any", "has a bad step \"step1.5\""},
   };
   for (const auto& [text, what] : wrong) {
     const std::string message = parse_error(text);
@@ -208,6 +211,22 @@ TEST(RevocationSchedule, DueReturnsInjectionsInTimeOrderOnce) {
   EXPECT_EQ(second[0].target, TargetKind::kAny);
   EXPECT_EQ(schedule.next_at(), std::nullopt);
   EXPECT_TRUE(schedule.due(1e9).empty());
+}
+
+TEST(RevocationSchedule, StepRulesAreDueOnceTheirStepIsDone) {
+  const auto rule = parse_revoke_rule("preempt@step120:worker1");
+  EXPECT_EQ(rule.at_step, 120);
+  RevocationSchedule schedule(parse_all({"preempt@step120:worker1", "kill@30s:rank0"}));
+  EXPECT_EQ(schedule.next_at(), 30.0);  // step rules have no time
+  EXPECT_TRUE(schedule.due(1.0).empty());
+  EXPECT_TRUE(schedule.due(2.0, 119).empty());
+  const auto due = schedule.due(3.0, 125);
+  ASSERT_EQ(due.size(), 1u);
+  EXPECT_EQ(due[0].rule, "preempt@step120:worker1");
+  EXPECT_EQ(due[0].action, RevokeAction::kPreempt);
+  EXPECT_DOUBLE_EQ(due[0].at_s, 3.0);
+  EXPECT_TRUE(schedule.due(4.0, 200).empty());  // once
+  EXPECT_EQ(rules_of(schedule.due(30.0, 300)), std::vector<std::string>{"kill@30s:rank0"});
 }
 
 TEST(RevocationSchedule, EveryRulesReArm) {

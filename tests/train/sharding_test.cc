@@ -1,3 +1,4 @@
+#include "transient/train/protocol.h"
 #include "transient/train/sharding.h"
 
 #include <gtest/gtest.h>
@@ -81,6 +82,17 @@ TEST(Sharding, LearningRateWarmsUpThenDecaysToZero) {
   for (std::int64_t s = 51; s < 1000; ++s) {
     EXPECT_LE(learning_rate_at(s, 1000, 50, 0.1), learning_rate_at(s - 1, 1000, 50, 0.1));
   }
+}
+
+// A generation's split: equal while the members' speeds are unknown or within 25% of each other
+// (noise), in proportion to them beyond.
+TEST(MemberShares, EqualUnlessTheSpeedsReallyDiffer) {
+  EXPECT_EQ(member_shares(100, {0, 0, 0}), split_batch(100, 3));
+  EXPECT_EQ(member_shares(100, {500, 0, 510}), split_batch(100, 3));  // one unknown
+  EXPECT_EQ(member_shares(100, {500, 520, 600}), split_batch(100, 3));
+  EXPECT_EQ(member_shares(128, {}), split_batch(128, 1));
+  const auto shares = member_shares(120, {300, 100, 200});
+  EXPECT_EQ(shares, (std::vector<std::int64_t>{60, 20, 40}));
 }
 
 }  // namespace

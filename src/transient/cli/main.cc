@@ -31,12 +31,14 @@ int main(int argc, char** argv) {
 
   try {
     app.parse(argc, argv);
+  } catch (const CLI::RuntimeError& error) {
+    return error.get_exit_code();  // a command that said why itself and chose its exit code
   } catch (const CLI::ParseError& error) {
     if (error.get_exit_code() == 0) return app.exit(error);  // --help, --version
     if (app.get_subcommands().empty() && argc > 1 && argv[1][0] != '-') {
       std::string accepted;
       for (const CLI::App* command : app.get_subcommands({})) {
-        if (command->get_group().empty()) continue;  // hidden: the internal `worker`
+        if (command->get_group().empty()) continue;  // hidden commands
         accepted += (accepted.empty() ? "" : ", ") + command->get_name();
       }
       std::fprintf(stderr, "error: unknown command \"%s\"; accepted: %s\n", argv[1],

@@ -38,72 +38,144 @@ std::string model_list() {
   return list;
 }
 
+// What to train and how: shared by `train` and `coordinator`.
+void add_job_options(CLI::App& cmd, train::TrainOptions& options, std::string& checkpoint_every) {
+  cmd.add_option("--model", options.model, "cnn, mlp, resnet20 or resnet32")->capture_default_str();
+  cmd.add_option("--dataset", options.dataset, "the data set (fashion-mnist)")
+      ->capture_default_str();
+  cmd.add_option("--data-dir", options.data_dir, "where the data set's files are")
+      ->capture_default_str();
+  cmd.add_option("--train-subset", options.train_subset,
+                 "train on the first N training samples only (quick experiments; 0 = all)");
+  cmd.add_option("--test-subset", options.test_subset,
+                 "evaluate on the first N test samples only (0 = all)");
+  auto* epochs = cmd.add_option("--epochs", options.epochs, "passes over the training set")
+                     ->capture_default_str();
+  cmd.add_option("--steps", options.steps, "optimizer steps in total (instead of --epochs)")
+      ->excludes(epochs);
+  cmd.add_option("--global-batch", options.global_batch,
+                 "samples per step, split among the workers")
+      ->capture_default_str();
+  cmd.add_option("--lr", options.lr, "peak learning rate (warm-up, then cosine to 0)")
+      ->capture_default_str();
+  cmd.add_option("--momentum", options.momentum, "SGD momentum")->capture_default_str();
+  cmd.add_option("--weight-decay", options.weight_decay, "SGD weight decay")->capture_default_str();
+  cmd.add_option("--seed", options.seed, "model initialisation and data order")
+      ->capture_default_str();
+  cmd.add_option("--job-dir", options.job_dir,
+                 "the job's directory (default: jobs/<UTC time>-<model>)");
+  cmd.add_option("--checkpoint-every", checkpoint_every,
+                 "checkpoint every STEPS (e.g. 200) or DURATION (e.g. 30s; the default); 0 = "
+                 "only the final state, which is always checkpointed");
+  cmd.add_option("--keep", options.keep, "checkpoints kept")->capture_default_str();
+  cmd.add_flag("--resume", options.resume,
+               "continue the job in --job-dir from its latest valid checkpoint");
+  cmd.add_option("--threads", options.threads,
+                 "intra-op threads per worker (default: cores / workers, at least 1)");
+  cmd.add_option("--stop-at", options.stop_at_step,
+                 "pause after this step (checkpoint and exit); continue later with --resume");
+  cmd.add_option("--bucket-bytes", options.bucket_bytes, "gradient all-reduce bucket size")
+      ->capture_default_str();
+}
+
+// The coordinator's address and the heartbeat timeout.
+void add_elastic_options(CLI::App& cmd, train::TrainOptions& options, std::string& heartbeat) {
+  cmd.add_option("--heartbeat-timeout", heartbeat, "drop a worker silent this long (default 5s)");
+  cmd.add_option("--bind", options.bind,
+                 "address the coordinator listens on (default loopback only)")
+      ->capture_default_str();
+  cmd.add_option("--port", options.port, "coordinator port (default: any free port)");
+  cmd.add_option("--store-port", options.store_port,
+                 "port of the rendezvous store (default: any free port)");
+}
+
+void parse_elastic_durations(const std::string& heartbeat, const std::string& replace,
+                             train::TrainOptions& options) {
+  if (!heartbeat.empty())
+    options.heartbeat_timeout_s = require_duration_s(heartbeat, "--heartbeat-timeout");
+  if (!replace.empty()) options.replace_after_s = require_duration_s(replace, "--replace");
+}
+
 }  // namespace
 
 void add_train_commands(CLI::App& app) {
   auto options = std::make_shared<train::TrainOptions>();
   auto checkpoint_every = std::make_shared<std::string>();
+  auto heartbeat = std::make_shared<std::string>();
+  auto replace = std::make_shared<std::string>();
   auto* train = app.add_subcommand(
       "train",
       "Data-parallel training on this machine: a coordinator and N worker processes (libtorch, "
       "c10d/Gloo), with checkpoints and exact resume");
   train->footer("Models:" + model_list());
   train->add_option("--workers", options->workers, "worker processes")->capture_default_str();
-  train->add_option("--model", options->model, "cnn, mlp, resnet20 or resnet32")
-      ->capture_default_str();
-  train->add_option("--dataset", options->dataset, "the data set (fashion-mnist)")
-      ->capture_default_str();
-  train->add_option("--data-dir", options->data_dir, "where the data set's files are")
-      ->capture_default_str();
-  train->add_option("--train-subset", options->train_subset,
-                    "train on the first N training samples only (quick experiments; 0 = all)");
-  train->add_option("--test-subset", options->test_subset,
-                    "evaluate on the first N test samples only (0 = all)");
-  auto* epochs = train->add_option("--epochs", options->epochs, "passes over the training set")
-                     ->capture_default_str();
-  train->add_option("--steps", options->steps, "optimizer steps in total (instead of --epochs)")
-      ->excludes(epochs);
+  add_job_options(*train, *options, *checkpoint_every);
+  add_elastic_options(*train, *options, *heartbeat);
   train
-      ->add_option("--global-batch", options->global_batch,
-                   "samples per step, split among the workers")
+      ->add_option("--revoke", options->revoke,
+                   "inject a revocation: ACTION@TIME:TARGET, ACTION kill|preempt|stop, TIME 30s "
+                   "or every20s, TARGET rankN|workerN|any (repeatable), e.g. kill@30s:rank0")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  train->add_option("--replace", *replace,
+                    "start a replacement worker this long after each loss (e.g. 0s, 5s)");
+  train->add_option("--max-replacements", options->max_replacements,
+                    "start at most this many replacements (default: one per loss)");
+  train->add_option("--revocations", options->revocations,
+                    "draw each worker's lifetime from this market model (see `transient market "
+                    "list`) and preempt it then");
+  train
+      ->add_option("--revocation-param", options->revocation_params,
+                   "KEY=VALUE parameter of the --revocations model (repeatable), e.g. gpu=K80")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  train
+      ->add_option("--time-scale", options->time_scale,
+                   "market seconds per second of the run for --revocations")
       ->capture_default_str();
-  train->add_option("--lr", options->lr, "peak learning rate (warm-up, then cosine to 0)")
-      ->capture_default_str();
-  train->add_option("--momentum", options->momentum, "SGD momentum")->capture_default_str();
-  train->add_option("--weight-decay", options->weight_decay, "SGD weight decay")
-      ->capture_default_str();
-  train->add_option("--seed", options->seed, "model initialisation and data order")
-      ->capture_default_str();
-  train->add_option("--job-dir", options->job_dir,
-                    "the job's directory (default: jobs/<UTC time>-<model>)");
-  train->add_option("--checkpoint-every", *checkpoint_every,
-                    "checkpoint every STEPS (e.g. 200) or DURATION (e.g. 30s; the default); 0 = "
-                    "only the final state, which is always checkpointed");
-  train->add_option("--keep", options->keep, "checkpoints kept")->capture_default_str();
-  train->add_flag("--resume", options->resume,
-                  "continue the job in --job-dir from its latest valid checkpoint");
-  train->add_option("--threads", options->threads,
-                    "intra-op threads per worker (default: cores / workers, at least 1)");
-  train->add_option("--stop-at", options->stop_at_step,
-                    "pause after this step (checkpoint and exit); continue later with --resume");
-  train->add_option("--bucket-bytes", options->bucket_bytes, "gradient all-reduce bucket size")
-      ->capture_default_str();
-  train->callback([options, checkpoint_every] {
+  train->add_option("--market-data-dir", options->data_root,
+                    "the shared data directory of the market models");
+  train->callback([options, checkpoint_every, heartbeat, replace] {
     parse_checkpoint_every(*checkpoint_every, *options);
+    parse_elastic_durations(*heartbeat, *replace, *options);
     const int code = train::run_training(*options);
     if (code != 0) throw CLI::RuntimeError(code);
   });
 
+  auto coordinator_options = std::make_shared<train::TrainOptions>();
+  auto coordinator_heartbeat = std::make_shared<std::string>();
+  auto coordinator_checkpoint_every = std::make_shared<std::string>();
+  auto min_workers = std::make_shared<int>(1);
+  auto* coordinator = app.add_subcommand(
+      "coordinator",
+      "The coordinator of a job alone: workers join it from anywhere with `transient worker "
+      "--coordinator HOST:PORT --token-file <job>/token`; run again on a job directory it takes "
+      "the job back from its journal");
+  add_job_options(*coordinator, *coordinator_options, *coordinator_checkpoint_every);
+  add_elastic_options(*coordinator, *coordinator_options, *coordinator_heartbeat);
+  coordinator->add_option("--min-workers", *min_workers, "workers that generation 0 waits for")
+      ->capture_default_str();
+  coordinator->callback(
+      [coordinator_options, coordinator_checkpoint_every, coordinator_heartbeat, min_workers] {
+        parse_checkpoint_every(*coordinator_checkpoint_every, *coordinator_options);
+        std::string no_replace;
+        parse_elastic_durations(*coordinator_heartbeat, no_replace, *coordinator_options);
+        const int code = train::run_coordinator(*coordinator_options, *min_workers);
+        if (code != 0) throw CLI::RuntimeError(code);
+      });
+
   auto worker_options = std::make_shared<train::WorkerOptions>();
   auto* worker = app.add_subcommand(
-      "worker", "A worker process of a training job (started by `transient train`)");
-  worker->group("");  // internal until the elastic trainer makes it public
+      "worker",
+      "A worker of a training job: joins the coordinator at HOST:PORT at the next step boundary "
+      "and trains until the job ends; SIGTERM (a preemption notice) makes it leave after its step");
   worker->add_option("--coordinator", worker_options->coordinator, "HOST:PORT of the coordinator")
       ->required();
-  worker->add_option("--token-file", worker_options->token_file, "the job's token file")
-      ->required();
-  worker->add_option("--worker-id", worker_options->worker_id, "a name unique in the job")
-      ->required();
+  worker->add_option("--token-file", worker_options->token_file,
+                     "the job's token file (<job>/token)");
+  worker->add_option("--token", worker_options->token, "the job's token itself");
+  worker->add_option("--worker-id", worker_options->worker_id,
+                     "a name unique in the job (default: the coordinator gives one)");
   worker->add_option("--threads", worker_options->threads, "intra-op threads");
   worker->callback([worker_options] {
     const int code = train::run_worker(*worker_options);

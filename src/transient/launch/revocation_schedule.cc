@@ -14,7 +14,7 @@ namespace {
 
 constexpr const char* kAccepted =
     "accepted: ACTION@TIME:TARGET, e.g. kill@30s:rank0, preempt@45s:worker2, stop@60s:any, "
-    "kill@every20s:any (ACTION kill|preempt|stop, TARGET rankN|workerN|any)";
+    "kill@every20s:any, kill@step120:any (ACTION kill|preempt|stop, TARGET rankN|workerN|any)";
 
 [[noreturn]] void fail(const std::string& text, const std::string& what) {
   throw InputError("--revoke: \"" + text + "\" " + what + "; " + kAccepted);
@@ -64,6 +64,13 @@ RevokeRule parse_revoke_rule(const std::string& text) {
       fail(text, "has a bad period " + quoted(time) + " (every needs a duration > 0)");
     }
     rule.at_s = *period_s;
+  } else if (starts_with(time, "step")) {
+    const std::string count = time.substr(4);
+    if (count.empty() || count.size() > 12 ||
+        count.find_first_not_of("0123456789") != std::string::npos) {
+      fail(text, "has a bad step " + quoted(time) + " (step + a whole number, e.g. step120)");
+    }
+    rule.at_step = std::stoll(count);
   } else {
     const std::optional<double> at_s = parse_duration_s(time);
     if (!at_s || !std::isfinite(*at_s)) {
@@ -170,9 +177,21 @@ double RevocationSchedule::next_time_s(const ArmedRule& armed) {
                           : armed.rule.at_s;
 }
 
-std::vector<Injection> RevocationSchedule::due(double now_s) {
+std::vector<Injection> RevocationSchedule::due(double now_s, std::int64_t step) {
   std::vector<Injection> out;
   for (ArmedRule& armed : rules_) {
+    if (armed.rule.at_step >= 0) {
+      if (armed.done || step < armed.rule.at_step) continue;
+      Injection injection;
+      injection.at_s = now_s;
+      injection.action = armed.rule.action;
+      injection.target = armed.rule.target;
+      injection.index = armed.rule.index;
+      injection.rule = armed.rule.text;
+      out.push_back(std::move(injection));
+      armed.done = true;
+      continue;
+    }
     while (!armed.done && next_time_s(armed) <= now_s) {
       Injection injection;
       injection.at_s = next_time_s(armed);
@@ -202,7 +221,7 @@ std::optional<double> RevocationSchedule::next_at() const {
     if (!next || t_s < *next) next = t_s;
   };
   for (const ArmedRule& armed : rules_) {
-    if (!armed.done) consider(next_time_s(armed));
+    if (!armed.done && armed.rule.at_step < 0) consider(next_time_s(armed));
   }
   for (const Injection& injection : market_pending_) consider(injection.at_s);
   return next;

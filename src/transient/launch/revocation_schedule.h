@@ -31,8 +31,9 @@ enum class TargetKind { kRank, kWorker, kAny };
 // One --revoke rule, e.g. kill@30s:rank0.
 struct RevokeRule {
   RevokeAction action = RevokeAction::kKill;
-  bool every = false;  // "@every20s": repeats every at_s seconds (first at at_s)
-  double at_s = 0;     // seconds after the run started (the period if `every`)
+  bool every = false;         // "@every20s": repeats every at_s seconds (first at at_s)
+  double at_s = 0;            // seconds after the run started (the period if `every`)
+  std::int64_t at_step = -1;  // "@step120": after this many completed steps instead (-1 = by time)
   TargetKind target = TargetKind::kAny;
   int index = 0;     // N of rankN / workerN
   std::string text;  // the spec as written, for records
@@ -40,7 +41,8 @@ struct RevokeRule {
 
 // Parses ACTION@TIME:TARGET: ACTION kill|preempt|stop; TIME a duration accepted by
 // transient::parse_duration_s ("30s", "1.5m", "250ms", bare seconds), or "every" + a duration
-// > 0; TARGET rankN | workerN | any (N a whole number >= 0).
+// > 0, or "step" + a step count (due once that many steps are done); TARGET rankN | workerN |
+// any (N a whole number >= 0).
 // Examples: kill@30s:rank0, preempt@45s:worker2, stop@60s:any, kill@every20s:any.
 // Throws InputError with one line: `--revoke: "<text>" <what is wrong>; accepted: ...`.
 RevokeRule parse_revoke_rule(const std::string& text);
@@ -88,7 +90,8 @@ class RevocationSchedule {
   // market ones in the order their workers started), each returned once. An "every" rule
   // re-arms: every occurrence up to now_s is returned, so a caller that polls late gets the
   // ones it missed.
-  std::vector<Injection> due(double now_s);
+  // Rules given by step are due once `step` steps are done (-1 = not known yet).
+  std::vector<Injection> due(double now_s, std::int64_t step = -1);
 
   // The time of the next injection, or nullopt if none is pending.
   std::optional<double> next_at() const;

@@ -35,7 +35,9 @@ void EventLog::append(nlohmann::json event) {
   for (auto& [key, value] : event.items()) {
     if (key != "event") line[key] = value;
   }
-  const std::string text = line.dump() + "\n";
+  // Text from outside (a garbage line, a peer's message) may not be UTF-8: replaced, not thrown.
+  const std::string text =
+      line.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
   const char* data = text.data();
   std::size_t left = text.size();
   while (left > 0) {

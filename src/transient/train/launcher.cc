@@ -1,12 +1,11 @@
-// `transient train`: the coordinator of a job on this machine and the launcher of its workers.
-// The coordinator hosts the c10d TCPStore, owns the job directory (job.json, token, records,
-// checkpoint index) and the membership; it holds no tensors. Its thread is the only one here.
+// `transient train`: the coordinator of a job on this machine, the launcher of its workers and
+// the injector of revocations into them; and `transient coordinator`, the coordinator alone.
+// The job directory (job.json, token, records, checkpoints, the coordinator's journal) is set up
+// here; membership and generations are the coordinator's (coordinator.h). One thread.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include <atomic>
 #include <chrono>
@@ -17,13 +16,21 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
+#include <set>
 #include <thread>
 
 #include "transient/core/atomic_file.h"
 #include "transient/core/duration.h"
 #include "transient/core/error.h"
+#include "transient/core/random.h"
 #include "transient/core/structured_input.h"
+#include "transient/launch/revocation_schedule.h"
+#include "transient/market/data_dir.h"
+#include "transient/market/registry.h"
+#include "transient/train/channel.h"
 #include "transient/train/checkpoint.h"
+#include "transient/train/checkpoint_choice.h"
+#include "transient/train/coordinator.h"
 #include "transient/train/event_log.h"
 #include "transient/train/fashion_mnist.h"
 #include "transient/train/models.h"
@@ -82,6 +89,12 @@ void validate(const TrainOptions& o) {
   if (o.keep < 1) throw InputError("--keep: must be at least 1");
   if (o.threads < 0) throw InputError("--threads: must be at least 1 (or 0 for cores / workers)");
   if (o.stop_at_step < 0) throw InputError("--stop-at: must be a step number >= 1");
+  if (!(o.heartbeat_timeout_s >= 0.2 && o.heartbeat_timeout_s <= 3600)) {
+    throw InputError("--heartbeat-timeout: accepted: 200ms .. 1h");
+  }
+  if (o.port < 0 || o.port > 65535) throw InputError("--port: accepted: 0..65535 (0 = any)");
+  if (!(o.time_scale > 0)) throw InputError("--time-scale: must be a positive number");
+  for (const auto& spec : o.revoke) launch::parse_revoke_rule(spec);
 }
 
 std::string utc_stamp() {
@@ -175,48 +188,6 @@ void prepare_job_dir(const TrainOptions& o) {
   write_file_atomically(job_json, identity.dump(2) + "\n");
 }
 
-struct ChosenCheckpoint {
-  CheckpointRecord record;
-  std::int64_t step = 0;
-};
-
-// The newest checkpoint that passes its checksum and parses; the rejected ones are logged.
-// Throws InputError naming the newest one if checkpoints exist and none is valid.
-std::optional<ChosenCheckpoint> choose_checkpoint(const CheckpointDirectory& directory,
-                                                  const TrainOptions& o, EventLog& events) {
-  auto records = directory.list();
-  std::optional<std::string> first_failure;
-  std::vector<std::string> warnings;
-  for (auto it = records.rbegin(); it != records.rend(); ++it) {
-    const std::string path = directory.path_of(*it);
-    try {
-      const auto state = deserialize_checkpoint(directory.read_verified(*it), path);
-      if (state.model != o.model || state.global_batch != o.global_batch || state.seed != o.seed ||
-          state.step != it->step) {
-        throw InputError(path, 0, "checkpoint of another job or step");
-      }
-      // Said only now that there is a checkpoint to fall back to: a refusal is one error line.
-      for (const auto& warning : warnings) {
-        std::fprintf(stderr, "transient: %s; resuming from an earlier checkpoint\n",
-                     warning.c_str());
-      }
-      return ChosenCheckpoint{*it, state.step};
-    } catch (const InputError& error) {
-      events.append(
-          {{"event", "checkpoint_rejected"}, {"file", it->file}, {"reason", error.what()}});
-      warnings.push_back(error.what());
-      if (!first_failure) first_failure = error.what();
-    }
-  }
-  if (first_failure) {
-    throw InputError(*first_failure +
-                     "; no valid checkpoint is left to resume from (the "
-                     "manifest is " +
-                     directory.manifest_path() + ")");
-  }
-  return std::nullopt;
-}
-
 int default_threads(int workers) {
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   return std::max(1, static_cast<int>(cores) / workers);
@@ -226,14 +197,24 @@ nlohmann::json number_or_null(double value) {
   return value >= 0 ? nlohmann::json(value) : nlohmann::json(nullptr);
 }
 
-}  // namespace
+// Everything a coordinator needs, with the job directory prepared: nothing in it is touched
+// before every check has passed.
+struct PreparedJob {
+  TrainOptions options;
+  JobConfig job;
+  std::string token_path;
+  std::string token;
+  GenerationConfig start;
+};
 
-int run_training(const TrainOptions& given) {
-  TrainOptions o = given;
+PreparedJob prepare_job(const TrainOptions& given, int workers_for_threads) {
+  PreparedJob prepared;
+  TrainOptions& o = prepared.options;
+  o = given;
   validate(o);
   if (o.job_dir.empty()) o.job_dir = "jobs/" + utc_stamp() + "-" + o.model;
-  if (o.threads == 0) o.threads = default_threads(o.workers);
-  JobConfig job;
+  if (o.threads == 0) o.threads = default_threads(workers_for_threads);
+  JobConfig& job = prepared.job;
   job.train_samples = FashionMnist::count_training_samples(o.data_dir);
   if (o.train_subset > job.train_samples || o.train_subset < 0) {
     throw InputError("--train-subset: " + std::to_string(o.train_subset) +
@@ -250,210 +231,347 @@ int run_training(const TrainOptions& given) {
   o.job_dir = fs::absolute(o.job_dir).lexically_normal().string();
   job.options = o;
 
-  const std::string token_path = (fs::path(o.job_dir) / "token").string();
-  if (!fs::exists(token_path)) write_private_file(token_path, new_token() + "\n");
-  std::string token = read_file(token_path);
-  while (!token.empty() && (token.back() == '\n' || token.back() == '\r')) token.pop_back();
+  prepared.token_path = (fs::path(o.job_dir) / "token").string();
+  if (!fs::exists(prepared.token_path)) write_private_file(prepared.token_path, new_token() + "\n");
+  prepared.token = read_file(prepared.token_path);
+  while (!prepared.token.empty() &&
+         (prepared.token.back() == '\n' || prepared.token.back() == '\r')) {
+    prepared.token.pop_back();
+  }
+  return prepared;
+}
 
-  EventLog events((fs::path(o.job_dir) / "events.jsonl").string());
+// Opens the records and picks the checkpoint to start from (with --resume).
+GenerationConfig open_records(const TrainOptions& o, EventLog& events) {
   CheckpointDirectory checkpoints((fs::path(o.job_dir) / "checkpoints").string(), o.keep);
   fs::create_directories(checkpoints.dir());
   fs::create_directories(fs::path(o.job_dir) / "records");
   checkpoints.remove_leftovers();
-
-  GenerationConfig generation;
+  GenerationConfig start;
   if (o.resume) {
     if (auto chosen = choose_checkpoint(checkpoints, o, events)) {
-      generation.start_step = chosen->step;
-      generation.checkpoint = chosen->record.file;
-      generation.checkpoint_bytes = chosen->record.bytes;
-      generation.checkpoint_crc32 = chosen->record.crc32;
+      start.start_step = chosen->step;
+      start.checkpoint = chosen->record.file;
+      start.checkpoint_bytes = chosen->record.bytes;
+      start.checkpoint_crc32 = chosen->record.crc32;
     }
   }
   // Rows of steps after the checkpoint (left by a stopped or crashed run) will be redone.
-  merge_step_records(o.job_dir, generation.start_step);
+  merge_step_records(o.job_dir, start.start_step);
+  return start;
+}
 
-  c10d::TCPStoreOptions store_options;
-  store_options.port = 0;  // an ephemeral port, read back below
-  store_options.isServer = true;
-  store_options.waitWorkers = false;
-  store_options.timeout = std::chrono::seconds(300);
-  auto store = c10::make_intrusive<c10d::TCPStore>("127.0.0.1", store_options);
-  const std::string coordinator = "127.0.0.1:" + std::to_string(store->getPort());
-  set_text(*store, "job/config", to_json(job).dump());
-
-  InterruptHandler interrupts;
-  g_stop_requested = false;
-  const auto start = Clock::now();
-  std::vector<WorkerProcess> workers;
-  std::vector<std::string> ids;
-  for (int i = 0; i < o.workers; ++i) {
-    ids.push_back("w" + std::to_string(i));
-    workers.emplace_back(std::vector<std::string>{
-        "worker", "--coordinator", coordinator, "--token-file", token_path, "--worker-id",
-        ids.back(), "--threads", std::to_string(o.threads)});
-  }
-  auto check_workers_alive = [&](const std::string& prefix) {
-    for (std::size_t i = 0; i < workers.size(); ++i) {
-      const auto status = workers[i].poll();
-      if (!status) continue;
-      if (store->check({prefix + "done/" + std::to_string(i)})) continue;
-      events.append({{"event", "worker_failed"},
-                     {"worker", ids[i]},
-                     {"status", describe_wait_status(*status)}});
-      throw std::runtime_error("worker " + ids[i] + " stopped before the job ended (" +
-                               describe_wait_status(*status) + "); records are in " + o.job_dir);
-    }
-  };
-
-  // Admission: every worker presents the job's token.
-  for (std::size_t i = 0; i < ids.size(); ++i) {
-    const std::string key = "join/" + ids[i];
-    while (!store->check({key})) {
-      check_workers_alive("gen/0/");
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    if (get_text(*store, key) != token) {
-      events.append({{"event", "worker_refused"}, {"worker", ids[i]}, {"reason", "wrong token"}});
-      throw std::runtime_error("worker " + ids[i] + " presented a wrong job token");
-    }
-  }
-  generation.members = ids;
-  const std::string prefix = generation_prefix(generation.generation);
-  set_text(*store, prefix + "config", to_json(generation).dump());
-  events.append({{"event", "generation"},
-                 {"gen", generation.generation},
-                 {"members", generation.members},
-                 {"start_step", generation.start_step},
-                 {"checkpoint", generation.checkpoint},
-                 {"coordinator", coordinator}});
-  std::fprintf(stderr,
-               "transient: training %s on %s with %d workers x %d threads, %lld steps of %lld "
-               "samples%s; records in %s\n",
-               o.model.c_str(), o.dataset.c_str(), o.workers, o.threads,
-               static_cast<long long>(job.total_steps), static_cast<long long>(o.global_batch),
-               generation.checkpoint.empty()
-                   ? ""
-                   : (", resuming after step " + std::to_string(generation.start_step)).c_str(),
-               o.job_dir.c_str());
-
-  ProgressLine progress;
-  std::int64_t events_read = 0;
-  std::int64_t last_step = generation.start_step;
-  std::optional<Clock::time_point> first_step_time;
-  Clock::time_point last_step_time = Clock::now();
-  std::int64_t first_step = 0;
-  bool stop_sent = false;
-  auto drain_events = [&] {
-    const std::int64_t count = store->add("events/count", 0);
-    for (; events_read < count; ++events_read) {
-      auto event =
-          nlohmann::json::parse(get_text(*store, "events/" + std::to_string(events_read + 1)));
-      events.append(event);
-    }
-  };
-  const std::string progress_key = prefix + "progress";
-  for (;;) {
-    drain_events();
-    if (store->check({progress_key})) {
-      const auto report =
-          progress_report_from_json(nlohmann::json::parse(get_text(*store, progress_key)));
-      if (report.step != last_step) {
-        last_step = report.step;
-        last_step_time = Clock::now();
-        // Throughput is measured from the first completed step, so start-up is not counted.
-        if (!first_step_time) {
-          first_step_time = Clock::now();
-          first_step = report.step;
-        }
-        const double elapsed =
-            std::chrono::duration<double>(Clock::now() - *first_step_time).count();
-        const double steps_per_s =
-            elapsed > 0 ? static_cast<double>(report.step - first_step) / elapsed : 0;
-        const double samples_per_s = steps_per_s * static_cast<double>(o.global_batch);
-        const double eta =
-            steps_per_s > 0 ? static_cast<double>(job.total_steps - report.step) / steps_per_s : -1;
-        progress.update(report.step, job.total_steps, report.epoch, report.loss, samples_per_s,
-                        eta);
-      }
-    }
-    if (g_stop_requested && !stop_sent) {
-      stop_sent = true;
-      set_text(*store, "control/stop", "1");
-      progress.finish();
-      std::fprintf(stderr,
-                   "transient: pausing at the next step boundary (a checkpoint is written; "
-                   "continue with --resume)\n");
-      events.append({{"event", "stop_requested"}, {"step", last_step}});
-    }
-    bool all_done = true;
-    for (std::size_t i = 0; i < workers.size(); ++i) {
-      all_done = all_done && store->check({prefix + "done/" + std::to_string(i)});
-    }
-    if (all_done) break;
-    check_workers_alive(prefix);
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  for (auto& worker : workers) {
-    const int status = worker.wait();
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-      throw std::runtime_error("a worker failed after finishing its work (" +
-                               describe_wait_status(status) + ")");
-    }
-  }
-  drain_events();
-  progress.finish();
-  const double wall_s = std::chrono::duration<double>(Clock::now() - start).count();
-  const auto result =
-      worker_result_from_json(nlohmann::json::parse(get_text(*store, prefix + "done/0")));
-  const std::int64_t rows = merge_step_records(o.job_dir, result.step);
-
-  // From the first to the last completed step: start-up, evaluation at the end and the final
-  // checkpoint are not training throughput.
-  const double measured_s =
-      first_step_time ? std::chrono::duration<double>(last_step_time - *first_step_time).count()
-                      : 0;
-  const double samples_per_s =
-      measured_s > 0 ? static_cast<double>((last_step - first_step) * o.global_batch) / measured_s
-                     : 0;
-  const double epochs = static_cast<double>(result.step) /
+// summary.json and the last lines: what the job came to.
+int finish_job(const PreparedJob& prepared, const Coordinator& coordinator, EventLog& events,
+               double wall_s, int workers) {
+  const TrainOptions& o = prepared.options;
+  const JobConfig& job = prepared.job;
+  const WorkerResult& result = coordinator.outcome().result;
+  const std::int64_t steps = std::max(result.step, coordinator.last_step());
+  const std::int64_t rows = merge_step_records(o.job_dir, steps);
+  CheckpointDirectory((fs::path(o.job_dir) / "checkpoints").string(), o.keep).remove_leftovers();
+  const double epochs = static_cast<double>(steps) /
                         static_cast<double>(steps_per_epoch(job.train_samples, o.global_batch));
-  nlohmann::json summary = {{"steps", result.step},
+  const double samples_per_s = coordinator.samples_per_s();
+  nlohmann::json summary = {{"steps", steps},
                             {"epochs", std::round(epochs * 1000.0) / 1000.0},
                             {"test_accuracy", number_or_null(result.test_accuracy)},
                             {"test_loss", number_or_null(result.test_loss)},
                             {"wall_s", wall_s},
                             {"samples_per_s", samples_per_s},
-                            {"workers", o.workers},
+                            {"workers", workers},
                             {"threads_per_worker", o.threads},
                             {"model", o.model},
                             {"dataset", o.dataset},
                             {"global_batch", o.global_batch},
                             {"total_steps", job.total_steps},
-                            {"resumed_from_step", generation.start_step},
+                            {"resumed_from_step", prepared.start.start_step},
                             {"stopped", result.stopped},
-                            {"step_rows", rows}};
+                            {"step_rows", rows},
+                            {"generations", coordinator.generation() + 1},
+                            {"revocations", coordinator.revocations()},
+                            {"recoveries", coordinator.recoveries()},
+                            {"redone_steps", coordinator.redone_steps()}};
   write_file_atomically((fs::path(o.job_dir) / "summary.json").string(), summary.dump(2) + "\n");
   events.append({{"event", result.stopped ? "stopped" : "done"},
-                 {"step", result.step},
+                 {"step", steps},
                  {"test_accuracy", number_or_null(result.test_accuracy)},
                  {"wall_s", wall_s},
                  {"samples_per_s", samples_per_s}});
+  if (coordinator.revocations() > 0 || coordinator.recoveries() > 0) {
+    std::printf("%d workers lost, %d recoveries, %lld steps redone, %lld generations\n",
+                coordinator.revocations(), coordinator.recoveries(),
+                static_cast<long long>(coordinator.redone_steps()),
+                static_cast<long long>(coordinator.generation() + 1));
+  }
   if (result.stopped) {
     std::printf(
         "paused after step %lld of %lld in %s; continue with: transient train --resume "
         "--job-dir %s (and the same flags)\n",
-        static_cast<long long>(result.step), static_cast<long long>(job.total_steps),
+        static_cast<long long>(steps), static_cast<long long>(job.total_steps),
         format_duration(wall_s).c_str(), o.job_dir.c_str());
   } else {
     std::printf(
-        "test accuracy %.2f%% after %lld steps (%.2f epochs) in %s, %.0f samples/s with %d "
-        "workers\nrecords: %s (summary.json, events.jsonl, steps.csv, checkpoints/)\n",
-        100.0 * result.test_accuracy, static_cast<long long>(result.step), epochs,
-        format_duration(wall_s).c_str(), samples_per_s, o.workers, o.job_dir.c_str());
+        "test accuracy %.2f%% after %lld steps (%.2f epochs) in %s, %.0f samples/s\n"
+        "records: %s (summary.json, events.jsonl, steps.csv, checkpoints/)\n",
+        100.0 * result.test_accuracy, static_cast<long long>(steps), epochs,
+        format_duration(wall_s).c_str(), samples_per_s, o.job_dir.c_str());
   }
   std::fflush(stdout);
   return 0;
+}
+
+// The local workers of `transient train` and the revocations injected into them.
+class LocalFleet {
+ public:
+  LocalFleet(const PreparedJob& prepared, Coordinator& coordinator, EventLog& events)
+      : options_(prepared.options),
+        token_path_(prepared.token_path),
+        coordinator_(coordinator),
+        events_(events),
+        schedule_(rules(prepared.options)),
+        rng_(prepared.options.seed ^ 0x5eedULL) {
+    if (!options_.revocations.empty()) {
+      market::ModelParams params;
+      for (const auto& pair : options_.revocation_params) {
+        const auto equals = pair.find('=');
+        if (equals == std::string::npos || equals == 0) {
+          throw InputError("--revocation-param: \"" + pair + "\" is not KEY=VALUE");
+        }
+        params.values[pair.substr(0, equals)] = pair.substr(equals + 1);
+      }
+      market::ModelContext context;
+      context.data_dir = market::resolve_data_dir(options_.data_root);
+      std::shared_ptr<const market::RevocationModel> model =
+          market::create_revocation_model(options_.revocations, params, context);
+      schedule_.use_market(model, options_.time_scale, options_.seed);
+    }
+    coordinator_.on_admitted = [this](const std::string& id, long pid) {
+      pids_[id] = pid;
+      for (auto& process : processes_) {
+        if (process.process->pid() == pid) process.id = id;
+      }
+      schedule_.on_worker_started(id, now_s());
+    };
+    coordinator_.on_left = [this](const std::string& id, const std::string& reason) {
+      if (reason == "silent" && stopped_.count(id) > 0 && pids_[id] > 0) {
+        // Woken up, a silent worker learns that it left and exits by itself.
+        ::kill(static_cast<pid_t>(pids_[id]), SIGCONT);
+      }
+      const bool more = options_.max_replacements < 0 || replaced_ < options_.max_replacements;
+      if (options_.replace_after_s >= 0 && more) {
+        ++replaced_;
+        replacements_.push_back(now_s() + options_.replace_after_s);
+      }
+    };
+  }
+
+  void start_worker() {
+    Local local;
+    local.process = std::make_unique<WorkerProcess>(
+        std::vector<std::string>{"worker", "--coordinator", coordinator_.address(), "--token-file",
+                                 token_path_, "--threads", std::to_string(options_.threads)});
+    processes_.push_back(std::move(local));
+  }
+
+  // Starts due replacements, injects due revocations, reports exited workers.
+  void tick() {
+    // The injection clock starts at the first completed step, so that start-up (loading the data,
+    // forming the first group) does not count.
+    if (!started_ && coordinator_.first_step_time()) {
+      started_ = true;
+      start_ = *coordinator_.first_step_time();
+    }
+    const double now = now_s();
+    while (!replacements_.empty() && replacements_.front() <= now) {
+      replacements_.erase(replacements_.begin());
+      start_worker();
+    }
+    if (started_) {
+      for (const auto& injection : schedule_.due(now, coordinator_.last_step())) {
+        inject(injection);
+      }
+    }
+    for (auto& local : processes_) {
+      if (local.reported) continue;
+      if (const auto status = local.process->poll()) {
+        local.reported = true;
+        if (!local.id.empty()) coordinator_.process_exited(local.id, describe_wait_status(*status));
+      }
+    }
+  }
+
+  // Waits for the workers to exit after the job ended; kills those that do not within 30 s.
+  void wait_for_exit() {
+    const auto deadline = Clock::now() + std::chrono::seconds(30);
+    for (auto& local : processes_) {
+      while (!local.process->poll() && Clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+      local.process->kill();
+    }
+  }
+
+ private:
+  struct Local {
+    std::unique_ptr<WorkerProcess> process;
+    std::string id;  // once admitted
+    bool reported = false;
+  };
+
+  static std::vector<launch::RevokeRule> rules(const TrainOptions& o) {
+    std::vector<launch::RevokeRule> parsed;
+    for (const auto& spec : o.revoke) parsed.push_back(launch::parse_revoke_rule(spec));
+    return parsed;
+  }
+
+  // Seconds since training started (0 before).
+  double now_s() const {
+    return started_ ? std::chrono::duration<double>(Clock::now() - start_).count() : 0;
+  }
+
+  Local* find(const std::string& id) {
+    for (auto& local : processes_) {
+      if (local.id == id) return &local;
+    }
+    return nullptr;
+  }
+
+  // Signals the member the injection targets: a worker this launcher started, or one started
+  // by hand on this machine (by the pid it gave when it joined).
+  void inject(const launch::Injection& injection) {
+    const auto target = launch::resolve_target(injection, coordinator_.members(), rng_);
+    Local* local = target ? find(*target) : nullptr;
+    const long pid = local != nullptr ? (local->reported ? 0 : local->process->pid())
+                     : target         ? pids_[*target]
+                                      : 0;
+    if (pid <= 0) {
+      events_.append({{"event", "revocation_skipped"},
+                      {"rule", injection.rule},
+                      {"reason", "no such member now"}});
+      return;
+    }
+    const int signal = injection.action == launch::RevokeAction::kKill      ? SIGKILL
+                       : injection.action == launch::RevokeAction::kPreempt ? SIGTERM
+                                                                            : SIGSTOP;
+    events_.append({{"event", "revocation_injected"},
+                    {"action", launch::to_string(injection.action)},
+                    {"worker", *target},
+                    {"rule", injection.rule},
+                    {"gen", coordinator_.generation()}});
+    std::fprintf(stderr, "\ntransient: injecting %s into worker %s (%s)\n",
+                 launch::to_string(injection.action).c_str(), target->c_str(),
+                 injection.rule.c_str());
+    if (signal == SIGSTOP) stopped_.insert(*target);
+    ::kill(static_cast<pid_t>(pid), signal);
+  }
+
+  const TrainOptions& options_;
+  std::string token_path_;
+  Coordinator& coordinator_;
+  EventLog& events_;
+  launch::RevocationSchedule schedule_;
+  Rng rng_;
+  bool started_ = false;
+  Clock::time_point start_;
+  std::vector<Local> processes_;
+  std::map<std::string, long> pids_;  // of every admitted worker, as it said
+  std::set<std::string> stopped_;     // SIGSTOPped by an injection
+  std::vector<double> replacements_;  // times at which to start one, ascending
+  int replaced_ = 0;                  // replacements scheduled so far
+};
+
+}  // namespace
+
+int run_training(const TrainOptions& given) {
+  if (given.replace_after_s >= 0 && !(given.replace_after_s < 86400)) {
+    throw InputError("--replace: accepted: a delay of 0s .. 1d");
+  }
+  const PreparedJob prepared = prepare_job(given, given.workers);
+  const TrainOptions& o = prepared.options;
+  EventLog events((fs::path(o.job_dir) / "events.jsonl").string());
+  PreparedJob job = prepared;
+  job.start = open_records(o, events);
+
+  CoordinatorOptions coordinator_options;
+  coordinator_options.bind = o.bind;
+  coordinator_options.port = static_cast<std::uint16_t>(o.port);
+  coordinator_options.store_port = static_cast<std::uint16_t>(o.store_port);
+  coordinator_options.initial_workers = o.workers;
+  Coordinator coordinator(job.job, job.token, coordinator_options, events, job.start);
+  LocalFleet fleet(job, coordinator, events);
+
+  InterruptHandler interrupts;
+  g_stop_requested = false;
+  const auto start = Clock::now();
+  for (int i = 0; i < o.workers; ++i) fleet.start_worker();
+  while (coordinator.poll(0.005)) {
+    fleet.tick();
+    if (g_stop_requested) coordinator.request_stop();
+  }
+  fleet.wait_for_exit();
+  const double wall_s = std::chrono::duration<double>(Clock::now() - start).count();
+  return finish_job(job, coordinator, events, wall_s, o.workers);
+}
+
+int run_coordinator(const TrainOptions& given, int min_workers) {
+  if (min_workers < 1 || min_workers > 64) {
+    throw InputError("--min-workers: accepted: 1..64");
+  }
+  const std::string journal_path = (fs::path(given.job_dir) / "coordinator.json").string();
+  const bool take_back = !given.job_dir.empty() && fs::exists(journal_path);
+  PreparedJob prepared;
+  nlohmann::json journal;
+  if (take_back) {
+    // The job as the coordinator that died left it: its config, ports and generation.
+    journal = load_json_file(journal_path);
+    try {
+      prepared.job = job_config_from_json(journal.at("job"));
+    } catch (const nlohmann::json::exception& error) {
+      throw InputError(journal_path, 0, std::string("not a coordinator journal: ") + error.what());
+    }
+    prepared.options = prepared.job.options;
+    prepared.options.bind = given.bind;
+    prepared.token_path = (fs::path(prepared.options.job_dir) / "token").string();
+    prepared.token = read_file(prepared.token_path);
+    while (!prepared.token.empty() && prepared.token.back() == '\n') prepared.token.pop_back();
+  } else {
+    TrainOptions o = given;
+    o.workers = min_workers;
+    prepared = prepare_job(o, 1);
+  }
+  const TrainOptions& o = prepared.options;
+  EventLog events((fs::path(o.job_dir) / "events.jsonl").string());
+  if (!take_back) prepared.start = open_records(o, events);
+
+  CoordinatorOptions coordinator_options;
+  coordinator_options.bind = o.bind;
+  coordinator_options.port = static_cast<std::uint16_t>(given.port);
+  coordinator_options.store_port = static_cast<std::uint16_t>(given.store_port);
+  coordinator_options.initial_workers = min_workers;
+  if (take_back) {
+    const auto front_door = journal.at("front_door").get<std::string>();
+    coordinator_options.port = parse_endpoint(front_door, journal_path).port;
+    coordinator_options.store_port = journal.at("store_port").get<std::uint16_t>();
+  }
+  Coordinator coordinator(prepared.job, prepared.token, coordinator_options, events,
+                          prepared.start);
+  if (take_back) coordinator.take_back(journal);
+  std::printf(
+      "coordinator of %s listening on %s\njoin with: transient worker --coordinator %s "
+      "--token-file %s\n",
+      o.job_dir.c_str(), coordinator.address().c_str(), coordinator.address().c_str(),
+      prepared.token_path.c_str());
+  std::fflush(stdout);
+
+  InterruptHandler interrupts;
+  g_stop_requested = false;
+  const auto start = Clock::now();
+  while (coordinator.poll(0.01)) {
+    if (g_stop_requested) coordinator.request_stop();
+  }
+  const double wall_s = std::chrono::duration<double>(Clock::now() - start).count();
+  return finish_job(prepared, coordinator, events, wall_s, min_workers);
 }
 
 }  // namespace transient::train

@@ -1,5 +1,10 @@
 #include "transient/train/protocol.h"
 
+#include <algorithm>
+
+#include "transient/launch/batch_split.h"
+#include "transient/train/sharding.h"
+
 namespace transient::train {
 
 nlohmann::json to_json(const JobConfig& config) {
@@ -25,6 +30,7 @@ nlohmann::json to_json(const JobConfig& config) {
           {"checkpoint_every_s", o.checkpoint_every_s},
           {"keep", o.keep},
           {"bucket_bytes", o.bucket_bytes},
+          {"heartbeat_timeout_s", o.heartbeat_timeout_s},
           {"train_samples", config.train_samples},
           {"total_steps", config.total_steps},
           {"warmup_steps", config.warmup_steps}};
@@ -54,6 +60,7 @@ JobConfig job_config_from_json(const nlohmann::json& j) {
   o.checkpoint_every_s = j.at("checkpoint_every_s").get<double>();
   o.keep = j.at("keep").get<int>();
   o.bucket_bytes = j.at("bucket_bytes").get<std::int64_t>();
+  o.heartbeat_timeout_s = j.at("heartbeat_timeout_s").get<double>();
   config.train_samples = j.at("train_samples").get<std::int64_t>();
   config.total_steps = j.at("total_steps").get<std::int64_t>();
   config.warmup_steps = j.at("warmup_steps").get<std::int64_t>();
@@ -66,7 +73,8 @@ nlohmann::json to_json(const GenerationConfig& config) {
           {"start_step", config.start_step},
           {"checkpoint", config.checkpoint},
           {"checkpoint_bytes", config.checkpoint_bytes},
-          {"checkpoint_crc32", config.checkpoint_crc32}};
+          {"checkpoint_crc32", config.checkpoint_crc32},
+          {"speeds", config.speeds}};
 }
 
 GenerationConfig generation_config_from_json(const nlohmann::json& j) {
@@ -77,6 +85,7 @@ GenerationConfig generation_config_from_json(const nlohmann::json& j) {
   config.checkpoint = j.at("checkpoint").get<std::string>();
   config.checkpoint_bytes = j.at("checkpoint_bytes").get<std::int64_t>();
   config.checkpoint_crc32 = j.at("checkpoint_crc32").get<std::uint32_t>();
+  config.speeds = j.at("speeds").get<std::vector<double>>();
   return config;
 }
 
@@ -111,6 +120,18 @@ WorkerResult worker_result_from_json(const nlohmann::json& j) {
 
 std::string generation_prefix(std::int64_t generation) {
   return "gen/" + std::to_string(generation) + "/";
+}
+
+std::vector<std::int64_t> member_shares(std::int64_t batch, const std::vector<double>& speeds) {
+  const int members = static_cast<int>(std::max<std::size_t>(1, speeds.size()));
+  const bool known =
+      !speeds.empty() && std::all_of(speeds.begin(), speeds.end(), [](double s) { return s > 0; });
+  if (!known) return split_batch(batch, members);
+  // Within 25% of each other the speeds are measurement noise, not heterogeneity: the equal split
+  // keeps the result independent of noise.
+  const auto [slowest, fastest] = std::minmax_element(speeds.begin(), speeds.end());
+  if (*fastest <= 1.25 * *slowest) return split_batch(batch, members);
+  return launch::split_batch_by_speed(batch, speeds);
 }
 
 }  // namespace transient::train

@@ -1,18 +1,24 @@
-// The coordinator <-> worker protocol, over the c10d TCPStore that the coordinator hosts.
+// The coordinator <-> worker protocol: JSON objects, one per line, over the worker's connection
+// to the coordinator's front door (channel.h). The c10d TCPStore the coordinator hosts serves
+// only the rendezvous of each generation's ProcessGroupGloo, under the prefix gen/<g>/pg.
 //
-// Keys (values are JSON text unless said otherwise):
-//   job/config                 JobConfig: what to train and how; written once by the coordinator
-//   join/<worker id>           the job token, written by a worker that asks to join
-//   gen/<g>/config             GenerationConfig: members in rank order, the step to start from
-//                              and the checkpoint to load
-//   gen/<g>/pg/...             the generation's ProcessGroupGloo rendezvous (a PrefixStore)
-//   gen/<g>/progress           ProgressReport of rank 0 after each step
-//   gen/<g>/done/<rank>        WorkerResult of a worker that finished its work
-//   control/stop               present once the coordinator asks the job to pause (SIGINT)
-//   events/count, events/<n>   events reported by workers (n = 1, 2, ...), which the coordinator
-//                              appends to events.jsonl
-// Issue 3 adds heartbeats, leaves and joins under new keys and bumps <g>; a worker holds no
-// state that assumes generation 0.
+// worker -> coordinator
+//   {"hello":"transient-worker","token":T,"worker":ID or "","pid":P}   first line; with
+//        "rejoin":{"gen":g,"reported":bool,"step":s,...} after the coordinator restarted
+//   {"hb":n,"speed":samples/s}            heartbeat, every heartbeat timeout / 5
+//   {"report":"failed"|"boundary","gen":g,"step":held,"attempted":a,"leaving":b,"reason":r}
+//                                          the worker's part in generation g ended
+//   {"report":"formed"|"stepped","gen":g,"step":s}   rank 0: group formed, first step done
+//   {"report":"done","gen":g,"result":WorkerResult}  the job ended (finished or paused)
+//   {"progress":ProgressReport}            rank 0, after every step
+//   {"event":{...}}                        appended to events.jsonl (checkpoints, epochs)
+//   {"bye":reason}                         before a planned exit (preempted, stopped)
+// coordinator -> worker
+//   {"admitted":ID,"job":JobConfig,"store_port":p} or {"refused":reason}   the reply to hello
+//   {"generation":GenerationConfig}        the worker is a member of this generation
+//   {"signal":"change"|"stop","gen":g}     to rank 0: end the generation at the next boundary
+//   {"left":reason}                        the worker was dropped (silent); it exits
+//   {"finished":true}                      the job has ended
 #pragma once
 
 #include <cstdint>
@@ -34,10 +40,11 @@ struct JobConfig {
 struct GenerationConfig {
   std::int64_t generation = 0;
   std::vector<std::string> members;  // worker ids; the index is the rank
-  std::int64_t start_step = 0;       // steps already completed
-  std::string checkpoint;            // file to load in the checkpoint directory ("" = fresh)
+  std::int64_t start_step = 0;       // steps completed in the state the members start from
+  std::string checkpoint;            // file to load when no member holds the state ("" = fresh)
   std::int64_t checkpoint_bytes = 0;
   std::uint32_t checkpoint_crc32 = 0;
+  std::vector<double> speeds;  // members' measured samples/s, in rank order (0 = unknown)
 };
 
 struct ProgressReport {
@@ -64,5 +71,10 @@ nlohmann::json to_json(const WorkerResult& result);
 WorkerResult worker_result_from_json(const nlohmann::json& json);
 
 std::string generation_prefix(std::int64_t generation);  // "gen/<g>/"
+
+// The shard sizes of a step of `batch` samples among members of measured `speeds` (samples/s):
+// in proportion to them when the fastest is more than 25% faster than the slowest, else (and
+// when a speed is unknown) the equal split of sharding.h.
+std::vector<std::int64_t> member_shares(std::int64_t batch, const std::vector<double>& speeds);
 
 }  // namespace transient::train

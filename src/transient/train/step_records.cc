@@ -1,10 +1,11 @@
 #include "transient/train/step_records.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
-#include <utility>
+#include <tuple>
 #include <vector>
 
 #include "transient/core/atomic_file.h"
@@ -12,9 +13,12 @@
 namespace transient::train {
 namespace {
 
-constexpr const char* kHeader = "step,worker,batch,data_s,compute_s,allreduce_s,optimizer_s,loss";
+constexpr const char* kHeader =
+    "step,worker,batch,data_s,compute_s,allreduce_s,optimizer_s,loss,gen,sample_begin";
+constexpr long kCommas = 9;
 
-using RowKey = std::pair<std::int64_t, std::int64_t>;
+// (step, generation, worker) -> the row's text.
+using RowKey = std::tuple<std::int64_t, std::int64_t, std::int64_t>;
 
 void read_rows(const std::string& path, bool has_header, std::int64_t last_step,
                std::map<RowKey, std::string>& rows) {
@@ -28,14 +32,20 @@ void read_rows(const std::string& path, bool has_header, std::int64_t last_step,
     }
     first = false;
     // A part file cut short by a crash may end in half a line: it is dropped.
-    if (std::count(line.begin(), line.end(), ',') != 7) continue;
-    std::istringstream fields(line);
-    std::int64_t step = 0;
-    std::int64_t worker = 0;
-    char comma = 0;
-    if (!(fields >> step >> comma >> worker) || comma != ',') continue;
-    if (step > last_step) continue;
-    rows[{step, worker}] = line;
+    if (std::count(line.begin(), line.end(), ',') != kCommas) continue;
+    std::vector<std::string> fields;
+    std::istringstream cells(line);
+    for (std::string cell; std::getline(cells, cell, ',');) fields.push_back(cell);
+    if (fields.size() != kCommas + 1) continue;
+    try {
+      const std::int64_t step = std::stoll(fields[0]);
+      const std::int64_t worker = std::stoll(fields[1]);
+      const std::int64_t generation = std::stoll(fields[8]);
+      if (step > last_step) continue;
+      rows[{step, generation, worker}] = line;
+    } catch (const std::exception&) {
+      continue;
+    }
   }
 }
 
@@ -54,11 +64,23 @@ std::int64_t merge_step_records(const std::string& job_dir, std::int64_t last_st
     }
   }
   for (const auto& part : parts) read_rows(part.string(), false, last_step, rows);
+  // A step recorded by several generations (some members finished it before the group failed,
+  // and a later generation trained it again after a resume) keeps the latest generation's rows.
+  std::map<std::int64_t, std::int64_t> latest_generation;
+  for (const auto& [key, line] : rows) {
+    auto& generation = latest_generation[std::get<0>(key)];
+    generation = std::max(generation, std::get<1>(key));
+  }
   std::string text = std::string(kHeader) + "\n";
-  for (const auto& [key, line] : rows) text += line + "\n";
+  std::int64_t kept = 0;
+  for (const auto& [key, line] : rows) {
+    if (std::get<1>(key) != latest_generation[std::get<0>(key)]) continue;
+    text += line + "\n";
+    ++kept;
+  }
   write_file_atomically(steps_path, text);
   for (const auto& part : parts) fs::remove(part);
-  return static_cast<std::int64_t>(rows.size());
+  return kept;
 }
 
 }  // namespace transient::train

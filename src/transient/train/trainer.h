@@ -7,8 +7,9 @@
 // This header is torch-free on purpose, so that the CLI compiles without libtorch's headers.
 //
 // Failure: bad input (a flag, a missing data set, a job directory of another job, an unreadable
-// checkpoint) throws InputError before anything already written is touched; a worker that dies
-// makes run_training() stop the others and throw std::runtime_error.
+// checkpoint) throws InputError before anything already written is touched. A worker that dies,
+// goes silent or is preempted is dropped and the others go on in a new generation (see
+// coordinator.h); the job keeps going with no worker at all until one joins.
 #pragma once
 
 #include <cstdint>
@@ -48,19 +49,40 @@ struct TrainOptions {
   int keep = 3;                             // checkpoints kept
   bool resume = false;                  // continue the job in job_dir from its latest checkpoint
   std::int64_t bucket_bytes = 4 << 20;  // gradient all-reduce bucket size
+
+  // Elasticity (issue 3).
+  double heartbeat_timeout_s = 5;  // a member silent this long is dropped from the job
+  std::string bind = "127.0.0.1";  // address of the coordinator's front door and store
+  int port = 0;                    // front door port (0 = any free port)
+  int store_port = 0;              // rendezvous store port (0 = any free port)
+
+  // Revocation injection into a local run (`transient train` only).
+  std::vector<std::string> revoke;  // --revoke SPECs, e.g. kill@30s:rank0
+  double replace_after_s = -1;      // start a replacement this long after each loss; < 0 = never
+  int max_replacements = -1;        // ... at most this many in the job (-1 = no limit)
+  std::string revocations;          // a market model drawing each worker's lifetime ("" = none)
+  std::vector<std::string> revocation_params;  // KEY=VALUE parameters of that model
+  double time_scale = 3600;                    // market seconds per second of the run
+  std::string data_root;                       // the shared data directory ("" = default)
 };
 
 struct WorkerOptions {
-  std::string coordinator;  // HOST:PORT of the coordinator's store
-  std::string token_file;   // the job's token (mode 0600 in the job directory)
-  std::string worker_id;    // a name unique in the job (the launcher gives w0, w1, ...)
+  std::string coordinator;  // HOST:PORT of the coordinator's front door
+  std::string token_file;   // the job's token (mode 0600 in the job directory), or
+  std::string token;        // the token itself
+  std::string worker_id;    // a name unique in the job ("" = the coordinator gives one)
   int threads = 0;          // intra-op threads; 0 = what the coordinator says
 };
 
 // Runs a whole job and prints where its records are. Returns the process exit code.
 int run_training(const TrainOptions& options);
 
-// Runs one worker until the job is done. Returns the process exit code.
+// Runs a job's coordinator alone (`transient coordinator`): workers join it from anywhere with
+// `transient worker --coordinator HOST:PORT --token-file F`. With a job directory that holds a
+// journal (coordinator.json) it takes that job back. Returns the process exit code.
+int run_coordinator(const TrainOptions& options, int min_workers);
+
+// Runs one worker until the job is done or it leaves. Returns the process exit code.
 int run_worker(const WorkerOptions& options);
 
 // The models that can be trained: name and one-line description.

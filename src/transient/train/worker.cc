@@ -1,24 +1,35 @@
-// The `transient worker` process: joins the job through the coordinator's store, builds the
-// generation's ProcessGroupGloo and trains its shard of every step.
+// The `transient worker` process: joins a job through the coordinator's front door, then trains
+// generation after generation: each one a fresh ProcessGroupGloo whose members first agree on the
+// state (the most advanced member broadcasts it) and then train their shards of every step until
+// the generation ends: by a failed collective (a member died or went silent: the interrupted step
+// is redone), at a step boundary (a member leaves after a preemption notice, a worker joins), or
+// with the job. The worker process is never restarted and never reloads from disk unless no
+// member holds the state.
 #include <signal.h>
+#include <unistd.h>
 
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
+#include <deque>
 #include <fstream>
+#include <mutex>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "transient/core/atomic_file.h"
 #include "transient/core/error.h"
+#include "transient/train/channel.h"
 #include "transient/train/checkpoint.h"
 #include "transient/train/fashion_mnist.h"
 #include "transient/train/models.h"
 #include "transient/train/protocol.h"
 #include "transient/train/sharding.h"
-#include "transient/train/store_text.h"
 #include "transient/train/trainer.h"
 
 namespace transient::train {
@@ -30,28 +41,6 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-struct Endpoint {
-  std::string host;
-  std::uint16_t port = 0;
-};
-
-Endpoint parse_endpoint(const std::string& text) {
-  const auto colon = text.rfind(':');
-  Endpoint endpoint;
-  if (colon != std::string::npos && colon > 0) {
-    endpoint.host = text.substr(0, colon);
-    try {
-      const int port = std::stoi(text.substr(colon + 1));
-      if (port > 0 && port < 65536) endpoint.port = static_cast<std::uint16_t>(port);
-    } catch (const std::exception&) {
-    }
-  }
-  if (endpoint.port == 0) {
-    throw InputError("--coordinator: \"" + text + "\" is not HOST:PORT (e.g. 127.0.0.1:29500)");
-  }
-  return endpoint;
-}
-
 std::string trimmed(std::string text) {
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) {
     text.pop_back();
@@ -59,15 +48,251 @@ std::string trimmed(std::string text) {
   return text;
 }
 
-void post_event(c10d::Store& store, const nlohmann::json& event) {
-  const auto n = store.add("events/count", 1);
-  set_text(store, "events/" + std::to_string(n), event.dump());
-}
+// Set by SIGTERM (the cloud's preemption notice) and, for a worker started by hand, SIGINT.
+std::atomic<int> g_leave_signal{0};
+void on_leave_signal(int signal) { g_leave_signal = signal; }
+
+// A collective of the current generation failed (a peer died, went silent or left it).
+struct CollectiveFailure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// The worker's side of its connection to the coordinator. A thread of its own sends heartbeats
+// (so that a busy training thread never looks silent) and reads what the coordinator sends; if
+// the connection breaks (the coordinator died) it re-connects and re-joins with the state the
+// training thread last recorded, while training goes on.
+class Connection {
+ public:
+  Connection(const Endpoint& coordinator, std::string token, std::string worker_id)
+      : coordinator_(coordinator), token_(std::move(token)), id_(std::move(worker_id)) {
+    channel_ = LineChannel::connect(coordinator_, 30);
+    if (!channel_) {
+      throw InputError("--coordinator: nothing answers at " + coordinator_.text() +
+                       " (is the coordinator running?)");
+    }
+    if (const auto answer = hello(nullptr); answer != Hello::kAdmitted) {
+      throw InputError(
+          "the coordinator at " + coordinator_.text() +
+          (answer == Hello::kRefused ? " refused this worker: " : " did not admit this worker: ") +
+          refusal_);
+    }
+    thread_ = std::thread([this] { run(); });
+  }
+
+  ~Connection() {
+    stopping_ = true;
+    if (channel_) channel_->shutdown();
+    thread_.join();
+  }
+
+  const std::string& id() const { return id_; }
+  const JobConfig& job() const { return job_; }
+  Endpoint store() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return Endpoint{coordinator_.host, store_port_};
+  }
+
+  // Sends `message` if connected; while the coordinator is away messages are dropped.
+  void send(const nlohmann::json& message) {
+    std::shared_ptr<LineChannel> channel;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      channel = channel_;
+    }
+    if (channel) channel->send(message);
+  }
+
+  // What to tell a restarted coordinator about this worker's part in the current generation.
+  void set_state(nlohmann::json state) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    state_ = std::move(state);
+  }
+
+  void set_speed(double samples_per_s) { speed_ = samples_per_s; }
+
+  // Says goodbye: the coordinator will close the connection, which is then not re-opened.
+  void leave(const std::string& reason) {
+    leaving_ = true;
+    send({{"bye", reason}});
+  }
+
+  // The next generation after `after` that this worker is told about, or nullopt once it has
+  // been dropped or the job has ended (`why` says which).
+  std::optional<GenerationConfig> next_generation(std::int64_t after, std::string& why) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      while (!generations_.empty() && generations_.front().generation <= after) {
+        generations_.pop_front();
+      }
+      if (!generations_.empty()) {
+        auto config = generations_.front();
+        generations_.pop_front();
+        return config;
+      }
+      if (!left_.empty()) {
+        why = left_;
+        return std::nullopt;
+      }
+      changed_.wait_for(lock, std::chrono::milliseconds(200));
+    }
+  }
+
+  // A "change" or "stop" signal for generation `generation`, if one came.
+  bool change_signalled(std::int64_t generation) const { return change_gen_ == generation; }
+  bool stop_signalled(std::int64_t generation) const { return stop_gen_ == generation; }
+  // The coordinator ended generation `generation` (a member was dropped).
+  bool abort_signalled(std::int64_t generation) const { return abort_gen_ == generation; }
+  bool dropped() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return !left_.empty();
+  }
+
+ private:
+  enum class Hello { kAdmitted, kRefused, kNoAnswer };
+
+  // Says hello (with `rejoin` after a reconnection) and reads the reply.
+  Hello hello(const nlohmann::json* rejoin) {
+    nlohmann::json message = {{"hello", "transient-worker"},
+                              {"token", token_},
+                              {"worker", id_},
+                              {"pid", static_cast<long>(::getpid())}};
+    if (rejoin != nullptr) message["rejoin"] = *rejoin;
+    if (!channel_->send(message)) {
+      refusal_ = "the connection broke";
+      return Hello::kNoAnswer;
+    }
+    const auto line = channel_->read_line(30);
+    nlohmann::json reply;
+    try {
+      reply = nlohmann::json::parse(line.value_or(""));
+    } catch (const nlohmann::json::exception&) {
+      refusal_ = line ? "it answered something else than a coordinator's reply" : "no answer";
+      return Hello::kNoAnswer;
+    }
+    if (reply.is_object() && reply.contains("refused")) {
+      refusal_ = reply.value("refused", "no reason given");
+      return Hello::kRefused;
+    }
+    if (!reply.is_object() || !reply.contains("admitted")) {
+      refusal_ = "it answered something else than a coordinator's reply";
+      return Hello::kNoAnswer;
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    id_ = reply.at("admitted").get<std::string>();
+    job_ = job_config_from_json(reply.at("job"));
+    store_port_ = reply.at("store_port").get<std::uint16_t>();
+    return Hello::kAdmitted;
+  }
+
+  void handle(const nlohmann::json& message) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (message.contains("generation")) {
+      generations_.push_back(generation_config_from_json(message.at("generation")));
+    } else if (message.contains("signal")) {
+      const auto gen = message.value("gen", std::int64_t{-1});
+      if (message.at("signal") == "stop") {
+        stop_gen_ = gen;
+      } else if (message.at("signal") == "abort") {
+        abort_gen_ = gen;
+      } else {
+        change_gen_ = gen;
+      }
+    } else if (message.contains("left")) {
+      left_ = "the coordinator dropped this worker (" + message.value("left", "") + ")";
+    } else if (message.contains("finished")) {
+      left_ = "the job has ended";
+    }
+    changed_.notify_all();
+  }
+
+  void run() {
+    const double interval = std::max(0.05, job_.options.heartbeat_timeout_s / 5);
+    auto last_beat = Clock::now() - std::chrono::hours(1);
+    std::int64_t beats = 0;
+    while (!stopping_) {
+      if (seconds_since(last_beat) >= interval) {
+        channel_->send({{"hb", ++beats}, {"speed", speed_.load()}});
+        last_beat = Clock::now();
+      }
+      const auto line = channel_->read_line(interval / 2);
+      if (line) {
+        try {
+          const auto message = nlohmann::json::parse(*line);
+          if (message.is_object()) handle(message);
+        } catch (const nlohmann::json::exception&) {
+          std::fprintf(stderr, "transient worker: ignored a line the coordinator sent\n");
+        }
+        continue;
+      }
+      if (!channel_->closed() || stopping_) continue;
+      if (leaving_) return;
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (!left_.empty()) return;
+      }
+      reconnect();
+    }
+  }
+
+  // The coordinator went away: try again every 250 ms until it is back (training goes on).
+  void reconnect() {
+    std::fprintf(stderr,
+                 "transient worker %s: lost the coordinator; training goes on, "
+                 "re-connecting\n",
+                 id_.c_str());
+    while (!stopping_) {
+      auto channel = LineChannel::connect(coordinator_, 0.25);
+      if (channel) {
+        nlohmann::json state;
+        {
+          std::lock_guard<std::mutex> lock(mutex_);
+          channel_ = std::move(channel);
+          state = state_;
+        }
+        const auto answer = hello(&state);
+        if (answer == Hello::kAdmitted) {
+          std::fprintf(stderr, "transient worker %s: re-joined the coordinator\n", id_.c_str());
+          return;
+        }
+        if (answer == Hello::kRefused) {
+          std::lock_guard<std::mutex> lock(mutex_);
+          left_ = "the restarted coordinator refused this worker: " + refusal_;
+          changed_.notify_all();
+          return;
+        }
+        // No answer: a dying coordinator's backlog, or a connection to ourselves; try again.
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    }
+  }
+
+  Endpoint coordinator_;
+  std::string token_;
+  std::string id_;
+  std::shared_ptr<LineChannel> channel_;  // replaced (under mutex_) on a reconnection
+  JobConfig job_;
+  std::uint16_t store_port_ = 0;
+  std::string refusal_;
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<GenerationConfig> generations_;  // GUARDED_BY(mutex_)
+  std::string left_;                          // GUARDED_BY(mutex_)
+  nlohmann::json state_;                      // GUARDED_BY(mutex_)
+  std::atomic<std::int64_t> change_gen_{-1};
+  std::atomic<std::int64_t> stop_gen_{-1};
+  std::atomic<std::int64_t> abort_gen_{-1};
+  std::atomic<double> speed_{0};
+  std::atomic<bool> stopping_{false};
+  std::atomic<bool> leaving_{false};
+  std::thread thread_;
+};
 
 // One flat buffer per bucket; each parameter's .grad is a view into it, so backward accumulates
-// straight into the buffer and the all-reduce needs no copy. The last bucket carries two extra
-// elements after the gradients: this worker's part of the step's mean loss and a stop flag, so
-// that they travel inside the gradient all-reduce instead of costing a round trip of their own.
+// straight into the buffer and the all-reduce needs no copy. The last bucket carries four extra
+// elements after the gradients: this worker's part of the step's mean loss, a stop flag, a change
+// flag (the generation ends at this step's boundary) and a leave flag (this member leaves then;
+// summed: how many leave), so that they travel inside the gradient all-reduce instead of costing
+// a round trip of their own.
 class GradientBuckets {
  public:
   GradientBuckets(const std::vector<torch::Tensor>& parameters, std::int64_t bucket_bytes) {
@@ -105,7 +330,7 @@ class GradientBuckets {
   torch::Tensor& control() { return control_; }
 
  private:
-  static constexpr std::int64_t kControlElements = 2;
+  static constexpr std::int64_t kControlElements = 4;
   std::vector<torch::Tensor> flats_;
   torch::Tensor control_;
 };
@@ -113,21 +338,28 @@ class GradientBuckets {
 // This worker's rows of steps.csv, in a part file of its own that the coordinator merges.
 class StepRecorder {
  public:
-  explicit StepRecorder(const std::string& path) : out_(path, std::ios::app) {
-    if (!out_) throw InputError(path, 0, "cannot open the step records for writing");
-  }
-  void record(std::int64_t step, int worker, std::int64_t batch, double data_s, double compute_s,
-              double allreduce_s, double optimizer_s, double loss) {
+  explicit StepRecorder(std::string path) : path_(std::move(path)) {}
+  void record(std::int64_t step, int rank, std::int64_t batch, double data_s, double compute_s,
+              double allreduce_s, double optimizer_s, double loss, std::int64_t generation,
+              std::int64_t sample_begin) {
+    // Opened at the first row, not before: the coordinator may merge (and delete) the part files
+    // before a generation that resumes from a checkpoint starts.
+    if (!out_.is_open()) {
+      out_.open(path_, std::ios::app);
+      if (!out_) throw InputError(path_, 0, "cannot open the step records for writing");
+    }
     char line[256];
-    std::snprintf(line, sizeof(line), "%lld,%d,%lld,%.6f,%.6f,%.6f,%.6f,%.6f\n",
-                  static_cast<long long>(step), worker, static_cast<long long>(batch), data_s,
-                  compute_s, allreduce_s, optimizer_s, loss);
+    std::snprintf(line, sizeof(line), "%lld,%d,%lld,%.6f,%.6f,%.6f,%.6f,%.6f,%lld,%lld\n",
+                  static_cast<long long>(step), rank, static_cast<long long>(batch), data_s,
+                  compute_s, allreduce_s, optimizer_s, loss, static_cast<long long>(generation),
+                  static_cast<long long>(sample_begin));
     // Flushed at once (one write(2) per step): a SIGKILLed worker loses no row of a step that a
     // checkpoint already covers.
     out_ << line << std::flush;
   }
 
  private:
+  std::string path_;
   std::ofstream out_;
 };
 
@@ -136,18 +368,18 @@ std::string sgd_state_key(const torch::Tensor& parameter) {
   return c10::guts::to_string(parameter.unsafeGetTensorImpl());
 }
 
+// How a generation ended for this worker.
+enum class Ending { kFinished, kStopped, kBoundary };
+
 class Worker {
  public:
-  Worker(const JobConfig& job, const GenerationConfig& generation, int rank,
-         c10::intrusive_ptr<c10d::Store> store)
-      : job_(job),
-        options_(job.options),
-        generation_(generation),
-        rank_(rank),
-        world_size_(static_cast<int>(generation.members.size())),
-        store_(std::move(store)),
+  Worker(Connection& connection, int threads)
+      : connection_(connection),
+        job_(connection.job()),
+        options_(job_.options),
         checkpoints_((std::filesystem::path(options_.job_dir) / "checkpoints").string(),
                      options_.keep) {
+    torch::set_num_threads(std::max(1, threads > 0 ? threads : options_.threads));
     torch::manual_seed(options_.seed);
     data_ = FashionMnist::load(options_.data_dir);
     data_.train.images = data_.train.images.narrow(0, 0, job_.train_samples);
@@ -166,54 +398,247 @@ class Worker {
         std::make_unique<torch::optim::SGD>(parameters_, torch::optim::SGDOptions(options_.lr)
                                                              .momentum(options_.momentum)
                                                              .weight_decay(options_.weight_decay));
-    if (!generation_.checkpoint.empty()) load_checkpoint();
-    step_ = generation_.start_step;
-
-    auto pg_options = c10d::ProcessGroupGloo::Options::create(std::chrono::seconds(120));
-    pg_options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
-    auto prefix = c10::make_intrusive<c10d::PrefixStore>(
-        generation_prefix(generation_.generation) + "pg", store_);
-    group_ = c10::make_intrusive<c10d::ProcessGroupGloo>(prefix, rank_, world_size_, pg_options);
+    if (options_.momentum > 0) {
+      // Zero momentum buffers from the start: SGD's first step then gives what it gives without
+      // them (buffer = gradient), and every member's state has the same layout for broadcasts.
+      for (const auto& parameter : parameters_) {
+        auto state = std::make_unique<torch::optim::SGDParamState>();
+        state->momentum_buffer(torch::zeros_like(parameter));
+        optimizer_->state()[sgd_state_key(parameter)] = std::move(state);
+      }
+    }
     buckets_ = std::make_unique<GradientBuckets>(parameters_, options_.bucket_bytes);
+    recorder_ =
+        std::make_unique<StepRecorder>((std::filesystem::path(options_.job_dir) / "records" /
+                                        ("steps-" + connection_.id() + ".part.csv"))
+                                           .string());
   }
 
-  WorkerResult run() {
-    const std::string records_dir = (std::filesystem::path(options_.job_dir) / "records").string();
-    StepRecorder recorder(
-        (std::filesystem::path(records_dir) / ("steps-" + std::to_string(rank_) + ".part.csv"))
-            .string());
-    std::unique_ptr<CheckpointWriter> writer;
-    if (rank_ == 0) {
-      writer = std::make_unique<CheckpointWriter>(checkpoints_, [this](const CheckpointRecord& r) {
-        post_event(*store_, {{"event", "checkpoint"},
-                             {"step", r.step},
-                             {"bytes", r.bytes},
-                             {"write_s", r.write_s},
-                             {"file", r.file}});
-      });
+  // Trains until the job ends or this worker leaves. Returns the process exit code.
+  int run() {
+    std::int64_t last_generation = -1;
+    for (;;) {
+      std::string why;
+      const auto config = connection_.next_generation(last_generation, why);
+      if (!config) {
+        finish_writer();
+        if (why == "the job has ended") return 0;
+        std::fprintf(stderr, "transient worker %s: %s; exiting\n", connection_.id().c_str(),
+                     why.c_str());
+        return 3;
+      }
+      last_generation = config->generation;
+      const auto member =
+          std::find(config->members.begin(), config->members.end(), connection_.id());
+      if (member == config->members.end()) continue;  // not ours; the next one may be
+      config_ = *config;
+      rank_ = static_cast<int>(member - config->members.begin());
+      world_size_ = static_cast<int>(config->members.size());
+      connection_.set_state({{"gen", config_.generation}, {"reported", false}});
+      std::int64_t attempted = step_;
+      try {
+        form_group();
+        agree_on_state();
+        attempted = step_;
+        if (rank_ == 0) {
+          connection_.send({{"report", "formed"}, {"gen", config_.generation}, {"step", step_}});
+        }
+        const Ending ending = train_generation(attempted);
+        if (ending == Ending::kBoundary) {
+          const bool leaving = g_leave_signal != 0;
+          const std::string reason = g_leave_signal == SIGINT ? "stopped" : "preempted";
+          if (leaving && everyone_leaves_ && writer_) {
+            // The last workers leave: the state goes to disk before they exit.
+            writer_->submit(snapshot());
+          }
+          finish_writer();
+          report("boundary", step_, step_, leaving, reason);
+          if (leaving) {
+            connection_.leave(reason);
+            std::fprintf(stderr, "transient worker %s: left the job after step %lld (%s)\n",
+                         connection_.id().c_str(), static_cast<long long>(step_), reason.c_str());
+            return 0;
+          }
+          group_.reset();
+          continue;
+        }
+        finish_writer();
+        connection_.send(
+            {{"report", "done"}, {"gen", config_.generation}, {"result", to_json(result_)}});
+        connection_.leave("stopped");
+        group_.reset();
+        // Wait for the coordinator to see every member done (or to drop this worker).
+        std::string ignored;
+        connection_.next_generation(config_.generation, ignored);
+        return 0;
+      } catch (const CollectiveFailure& failure) {
+        // A peer died or went silent (or its group broke first): tear the group down, which
+        // closes this worker's connections so that peers still waiting on it fail at once too,
+        // and report the step held.
+        finish_writer_quietly();
+        report("failed", step_, std::max(attempted, step_), false, "failed");
+        group_.reset();
+        std::fprintf(stderr, "transient worker %s: generation %lld failed (%s)\n",
+                     connection_.id().c_str(), static_cast<long long>(config_.generation),
+                     failure.what());
+      }
     }
-    const std::string prefix = generation_prefix(generation_.generation);
-    std::int64_t last_checkpoint_step = generation_.start_step;
-    auto last_checkpoint_time = Clock::now();
-    std::int64_t evaluated_at = -1;
-    WorkerResult result;
-    std::vector<std::int64_t> permutation;
-    std::int64_t permutation_epoch = -1;
-    bool stop = false;
+  }
 
-    while (step_ < job_.total_steps && !stop) {
+ private:
+  void report(const std::string& what, std::int64_t held, std::int64_t attempted, bool leaving,
+              const std::string& reason) {
+    const nlohmann::json message = {{"report", what},     {"gen", config_.generation},
+                                    {"step", held},       {"attempted", attempted},
+                                    {"leaving", leaving}, {"reason", reason},
+                                    {"cause", reason}};
+    connection_.set_state({{"gen", config_.generation},
+                           {"reported", true},
+                           {"step", held},
+                           {"attempted", attempted},
+                           {"leaving", leaving},
+                           {"cause", reason}});
+    connection_.send(message);
+  }
+
+  void form_group() {
+    try {
+      const Endpoint store_at = connection_.store();
+      c10d::TCPStoreOptions store_options;
+      store_options.port = store_at.port;
+      store_options.isServer = false;
+      store_options.waitWorkers = false;
+      store_options.timeout = std::chrono::milliseconds(
+          static_cast<std::int64_t>(1000 * std::max(10.0, 2 * options_.heartbeat_timeout_s)));
+      auto store = c10::make_intrusive<c10d::TCPStore>(store_at.host, store_options);
+      auto prefixed = c10::make_intrusive<c10d::PrefixStore>(
+          generation_prefix(config_.generation) + "pg", store);
+      // Collectives time out after the heartbeat timeout: a silent member makes its peers' step
+      // fail in that time, as the coordinator drops it.
+      auto pg_options = c10d::ProcessGroupGloo::Options::create(std::chrono::milliseconds(
+          static_cast<std::int64_t>(1000 * options_.heartbeat_timeout_s)));
+      pg_options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
+      group_ =
+          c10::make_intrusive<c10d::ProcessGroupGloo>(prefixed, rank_, world_size_, pg_options);
+    } catch (const std::exception& error) {
+      throw CollectiveFailure(std::string("forming generation ") +
+                              std::to_string(config_.generation) + ": " + error.what());
+    }
+  }
+
+  void wait_all(std::vector<c10::intrusive_ptr<c10d::Work>>& works) {
+    std::string failure;
+    for (auto& work : works) {
+      try {
+        work->wait();
+      } catch (const std::exception& error) {
+        if (failure.empty()) failure = error.what();
+      }
+    }
+    if (!failure.empty()) throw CollectiveFailure(failure);
+  }
+
+  void broadcast(std::vector<torch::Tensor> tensors, int source) {
+    c10d::BroadcastOptions options;
+    options.rootRank = source;
+    std::vector<c10::intrusive_ptr<c10d::Work>> works{group_->broadcast(tensors, options)};
+    wait_all(works);
+  }
+
+  // The members agree on the step they hold; if they differ, the most advanced (lowest rank
+  // among them) broadcasts its whole state. If no member holds a state, all load the generation's
+  // checkpoint (or keep the seeded initial state of a new job).
+  void agree_on_state() {
+    std::vector<std::vector<torch::Tensor>> gathered(1);
+    for (int r = 0; r < world_size_; ++r) gathered[0].push_back(torch::zeros({1}, torch::kInt64));
+    std::vector<torch::Tensor> mine{torch::full({1}, holds_state_ ? step_ : -1, torch::kInt64)};
+    std::vector<c10::intrusive_ptr<c10d::Work>> works{group_->allgather(gathered, mine)};
+    wait_all(works);
+    std::vector<std::int64_t> steps;
+    for (const auto& t : gathered[0]) steps.push_back(t.item<std::int64_t>());
+    const std::int64_t most = *std::max_element(steps.begin(), steps.end());
+    if (most < 0) {
+      if (!config_.checkpoint.empty()) load_checkpoint();
+      step_ = config_.start_step < 0 ? 0 : config_.start_step;
+      holds_state_ = true;
+      return;
+    }
+    const bool all_equal =
+        std::all_of(steps.begin(), steps.end(), [&](auto s) { return s == most; });
+    if (all_equal) return;
+    const int source =
+        static_cast<int>(std::find(steps.begin(), steps.end(), most) - steps.begin());
+    torch::NoGradGuard no_grad;
+    std::vector<torch::Tensor> floats;
+    for (const auto& parameter : parameters_) floats.push_back(parameter.detach().view(-1));
+    for (const auto& parameter : parameters_) {
+      auto it = optimizer_->state().find(sgd_state_key(parameter));
+      if (it != optimizer_->state().end()) {
+        auto& buffer = static_cast<torch::optim::SGDParamState&>(*it->second).momentum_buffer();
+        if (buffer.defined()) floats.push_back(buffer.view(-1));
+      }
+    }
+    auto flat = torch::cat(floats);
+    broadcast({flat}, source);
+    if (rank_ != source) {
+      std::int64_t offset = 0;
+      for (auto& part : floats) {
+        part.copy_(flat.narrow(0, offset, part.numel()));
+        offset += part.numel();
+      }
+    }
+    for (auto& item : model_->named_buffers()) broadcast({item.value()}, source);
+    auto generator = at::detail::getDefaultCPUGenerator();
+    {
+      std::lock_guard<std::mutex> lock(generator.mutex());
+      auto rng = generator.get_state().clone();
+      broadcast({rng}, source);
+      generator.set_state(rng);
+    }
+    step_ = most;
+    holds_state_ = true;
+  }
+
+  // Trains steps until the generation ends. `attempted` is set to the step being worked on, so
+  // that a failure reports what was interrupted.
+  Ending train_generation(std::int64_t& attempted) {
+    if (rank_ == 0 && !writer_) {
+      writer_ = std::make_unique<CheckpointWriter>(checkpoints_, [this](const CheckpointRecord& r) {
+        connection_.send({{"event",
+                           {{"event", "checkpoint"},
+                            {"step", r.step},
+                            {"bytes", r.bytes},
+                            {"write_s", r.write_s},
+                            {"file", r.file},
+                            {"worker", connection_.id()}}}});
+      });
+      last_checkpoint_step_ = step_;
+      last_checkpoint_time_ = Clock::now();
+    }
+    if (rank_ != 0) finish_writer();
+    bool first_step = true;
+    while (step_ < job_.total_steps) {
+      if (connection_.dropped() || connection_.abort_signalled(config_.generation)) {
+        throw CollectiveFailure("the coordinator ended generation " +
+                                std::to_string(config_.generation));
+      }
+      attempted = step_ + 1;
       const auto position = position_of_step(step_, job_.train_samples, options_.global_batch);
       auto phase_start = Clock::now();
-      if (position.epoch != permutation_epoch) {
-        permutation = epoch_permutation(job_.train_samples, options_.seed, position.epoch);
-        permutation_epoch = position.epoch;
+      if (position.epoch != permutation_epoch_) {
+        permutation_ = epoch_permutation(job_.train_samples, options_.seed, position.epoch);
+        permutation_epoch_ = position.epoch;
       }
-      const Shard shard = shard_of(position, world_size_, rank_);
+      const auto shares = member_shares(position.batch, config_.speeds);
+      Shard shard;
+      shard.begin = position.cursor;
+      for (int r = 0; r < rank_; ++r) shard.begin += shares[static_cast<std::size_t>(r)];
+      shard.count = shares[static_cast<std::size_t>(rank_)];
       torch::Tensor images;
       torch::Tensor labels;
       if (shard.count > 0) {
         auto index =
-            torch::from_blob(permutation.data() + shard.begin, {shard.count}, torch::kInt64);
+            torch::from_blob(permutation_.data() + shard.begin, {shard.count}, torch::kInt64);
         images = normalise_images(data_.train.images.index_select(0, index));
         labels = data_.train.labels.index_select(0, index);
       }
@@ -233,11 +658,19 @@ class Worker {
         loss.backward();
         local_loss = loss.item<double>();
       }
-      bool stop_requested = false;
-      if (rank_ == 0) stop_requested = store_->check({"control/stop"});
+      const double compute_s = seconds_since(phase_start);
+      if (shard.count > 0 && compute_s > 0) {
+        const double speed = static_cast<double>(shard.count) / compute_s;
+        speed_ = speed_ > 0 ? 0.8 * speed_ + 0.2 * speed : speed;
+        connection_.set_speed(speed_);
+      }
+      const bool stop_requested = rank_ == 0 && connection_.stop_signalled(config_.generation);
+      const bool leave = g_leave_signal != 0;
+      const bool change = rank_ == 0 && connection_.change_signalled(config_.generation);
       buckets_->control()[0] = local_loss;
       buckets_->control()[1] = stop_requested ? 1.0 : 0.0;
-      const double compute_s = seconds_since(phase_start);
+      buckets_->control()[2] = change ? 1.0 : 0.0;
+      buckets_->control()[3] = leave ? 1.0 : 0.0;
 
       phase_start = Clock::now();
       std::vector<c10::intrusive_ptr<c10d::Work>> works;
@@ -245,7 +678,7 @@ class Worker {
         std::vector<torch::Tensor> tensors{flat};
         works.push_back(group_->allreduce(tensors));
       }
-      for (auto& work : works) work->wait();
+      wait_all(works);
       const double allreduce_s = seconds_since(phase_start);
 
       phase_start = Clock::now();
@@ -258,58 +691,88 @@ class Worker {
 
       ++step_;
       const double loss = buckets_->control()[0].item<double>();
-      recorder.record(step_, rank_, shard.count, data_s, compute_s, allreduce_s, optimizer_s, loss);
-      stop = buckets_->control()[1].item<double>() > 0 ||
-             (options_.stop_at_step > 0 && step_ >= options_.stop_at_step);
+      recorder_->record(step_, rank_, shard.count, data_s, compute_s, allreduce_s, optimizer_s,
+                        loss, config_.generation, shard.begin);
+      const bool stop = buckets_->control()[1].item<double>() > 0 ||
+                        (options_.stop_at_step > 0 && step_ >= options_.stop_at_step);
+      const double leaving = buckets_->control()[3].item<double>();
+      const bool boundary = buckets_->control()[2].item<double>() > 0 || leaving > 0;
+      everyone_leaves_ = leaving >= world_size_;
       if (rank_ == 0) {
-        set_text(*store_, prefix + "progress",
-                 to_json(ProgressReport{step_, position.epoch, loss, lr}).dump());
+        connection_.send({{"progress", to_json(ProgressReport{step_, position.epoch, loss, lr})}});
+        if (first_step) {
+          connection_.send({{"report", "stepped"}, {"gen", config_.generation}, {"step", step_}});
+        }
       }
+      first_step = false;
+      attempted = step_;
 
       const bool epoch_end = position.cursor + position.batch >= job_.train_samples;
       if (epoch_end) {
-        std::tie(result.test_accuracy, result.test_loss) = evaluate();
-        evaluated_at = step_;
+        std::tie(result_.test_accuracy, result_.test_loss) = evaluate();
+        evaluated_at_ = step_;
         if (rank_ == 0) {
-          post_event(*store_, {{"event", "epoch"},
-                               {"epoch", position.epoch + 1},
-                               {"step", step_},
-                               {"train_loss", loss},
-                               {"test_accuracy", result.test_accuracy},
-                               {"test_loss", result.test_loss}});
+          connection_.send({{"event",
+                             {{"event", "epoch"},
+                              {"epoch", position.epoch + 1},
+                              {"step", step_},
+                              {"train_loss", loss},
+                              {"test_accuracy", result_.test_accuracy},
+                              {"test_loss", result_.test_loss}}}});
         }
       }
-      if (writer) {
+      if (writer_) {
         const bool due_by_steps =
             options_.checkpoint_every_steps > 0 && step_ % options_.checkpoint_every_steps == 0;
-        const bool due_by_time = options_.checkpoint_every_s > 0 &&
-                                 seconds_since(last_checkpoint_time) >= options_.checkpoint_every_s;
+        const bool due_by_time =
+            options_.checkpoint_every_s > 0 &&
+            seconds_since(last_checkpoint_time_) >= options_.checkpoint_every_s;
         if (due_by_steps || due_by_time) {
-          writer->submit(snapshot());
-          last_checkpoint_step = step_;
-          last_checkpoint_time = Clock::now();
+          writer_->submit(snapshot());
+          last_checkpoint_step_ = step_;
+          last_checkpoint_time_ = Clock::now();
         }
       }
+      if (stop) break;
+      if (boundary && step_ < job_.total_steps) return Ending::kBoundary;
     }
-    result.step = step_;
-    result.stopped = step_ < job_.total_steps;
-    if (!result.stopped && evaluated_at != step_) {
-      std::tie(result.test_accuracy, result.test_loss) = evaluate();
+    result_.step = step_;
+    result_.stopped = step_ < job_.total_steps;
+    if (!result_.stopped && evaluated_at_ != step_) {
+      std::tie(result_.test_accuracy, result_.test_loss) = evaluate();
+      evaluated_at_ = step_;
     }
-    if (writer) {
+    if (writer_ && (last_checkpoint_step_ != step_ || step_ == 0)) {
       // The last state is always kept, so a finished or paused job can be continued or read.
-      if (last_checkpoint_step != step_ || step_ == 0) writer->submit(snapshot());
-      writer->wait();
+      writer_->submit(snapshot());
+      last_checkpoint_step_ = step_;
     }
-    return result;
+    return result_.stopped ? Ending::kStopped : Ending::kFinished;
   }
 
- private:
+  // Only one member writes checkpoints at a time: a writer that stops being rank 0 (or whose
+  // generation ended) finishes what it was given first.
+  void finish_writer() {
+    if (!writer_) return;
+    writer_->wait();
+    writer_.reset();
+  }
+
+  void finish_writer_quietly() {
+    try {
+      finish_writer();
+    } catch (const std::exception& error) {
+      std::fprintf(stderr, "transient worker %s: a checkpoint write failed: %s\n",
+                   connection_.id().c_str(), error.what());
+      writer_.reset();
+    }
+  }
+
   void load_checkpoint() {
     CheckpointRecord record;
-    record.file = generation_.checkpoint;
-    record.bytes = generation_.checkpoint_bytes;
-    record.crc32 = generation_.checkpoint_crc32;
+    record.file = config_.checkpoint;
+    record.bytes = config_.checkpoint_bytes;
+    record.crc32 = config_.checkpoint_crc32;
     const std::string path = checkpoints_.path_of(record);
     const auto state = deserialize_checkpoint(checkpoints_.read_verified(record), path);
     if (state.model != options_.model || state.global_batch != options_.global_batch) {
@@ -380,10 +843,7 @@ class Worker {
   // test set is split among the workers and the counts all-reduced.
   std::pair<double, double> evaluate() {
     torch::NoGradGuard no_grad;
-    for (auto& item : model_->named_buffers()) {
-      std::vector<torch::Tensor> tensors{item.value()};
-      group_->broadcast(tensors)->wait();
-    }
+    for (auto& item : model_->named_buffers()) broadcast({item.value()}, 0);
     model_->eval();
     const std::int64_t samples = data_.test.labels.size(0);
     const auto sizes = split_batch(samples, world_size_);
@@ -406,64 +866,71 @@ class Worker {
     model_->train();
     std::vector<torch::Tensor> totals{
         torch::tensor({correct, loss_sum, static_cast<double>(end - begin)}, torch::kFloat64)};
-    group_->allreduce(totals)->wait();
+    std::vector<c10::intrusive_ptr<c10d::Work>> works{group_->allreduce(totals)};
+    wait_all(works);
     const double count = totals[0][2].item<double>();
     return {totals[0][0].item<double>() / count, totals[0][1].item<double>() / count};
   }
 
+  Connection& connection_;
   JobConfig job_;
   const TrainOptions& options_;
-  GenerationConfig generation_;
-  int rank_;
-  int world_size_;
-  c10::intrusive_ptr<c10d::Store> store_;
   CheckpointDirectory checkpoints_;
   FashionMnist data_;
   std::shared_ptr<Model> model_;
   std::vector<std::string> parameter_names_;
   std::vector<torch::Tensor> parameters_;
   std::unique_ptr<torch::optim::SGD> optimizer_;
-  c10::intrusive_ptr<c10d::ProcessGroupGloo> group_;
   std::unique_ptr<GradientBuckets> buckets_;
-  std::int64_t step_ = 0;
+  std::unique_ptr<StepRecorder> recorder_;
+  std::unique_ptr<CheckpointWriter> writer_;  // while this worker is rank 0
+
+  GenerationConfig config_;  // of the current generation
+  int rank_ = 0;
+  int world_size_ = 1;
+  c10::intrusive_ptr<c10d::ProcessGroupGloo> group_;
+
+  bool holds_state_ = false;  // false until the first generation has given it a state
+  std::int64_t step_ = 0;     // steps completed in the state held
+  std::vector<std::int64_t> permutation_;
+  std::int64_t permutation_epoch_ = -1;
+  std::int64_t evaluated_at_ = -1;
+  std::int64_t last_checkpoint_step_ = -1;
+  Clock::time_point last_checkpoint_time_;
+  double speed_ = 0;              // samples/s of forward + backward, smoothed
+  bool everyone_leaves_ = false;  // every member leaves at this boundary
+  WorkerResult result_;
 };
 
 }  // namespace
 
 int run_worker(const WorkerOptions& options) {
-  // Ctrl-C reaches the whole process group: the coordinator turns it into an orderly pause.
-  ::signal(SIGINT, SIG_IGN);
-  const Endpoint endpoint = parse_endpoint(options.coordinator);
-  if (options.worker_id.empty() || options.worker_id.find('/') != std::string::npos) {
-    throw InputError("--worker-id: \"" + options.worker_id + "\" must be non-empty without '/'");
+  // SIGTERM is the cloud's preemption notice: leave at the next step boundary. A worker started
+  // by hand leaves the same way on Ctrl-C; one started by `transient train` ignores SIGINT (the
+  // launcher turns Ctrl-C into a pause of the whole job).
+  struct sigaction action {};
+  action.sa_handler = on_leave_signal;
+  sigemptyset(&action.sa_mask);
+  ::sigaction(SIGTERM, &action, nullptr);
+  struct sigaction previous {};
+  ::sigaction(SIGINT, nullptr, &previous);
+  if (previous.sa_handler != SIG_IGN) ::sigaction(SIGINT, &action, nullptr);
+
+  const Endpoint endpoint = parse_endpoint(options.coordinator, "--coordinator");
+  if (options.worker_id.find_first_of("/ \"") != std::string::npos) {
+    throw InputError("--worker-id: \"" + options.worker_id +
+                     "\" must be a name without '/', ' ' or '\"'");
   }
-  const std::string token = trimmed(read_file(options.token_file));
-
-  c10d::TCPStoreOptions store_options;
-  store_options.port = endpoint.port;
-  store_options.isServer = false;
-  store_options.waitWorkers = false;
-  store_options.timeout = std::chrono::seconds(300);
-  auto store = c10::make_intrusive<c10d::TCPStore>(endpoint.host, store_options);
-
-  set_text(*store, "join/" + options.worker_id, token);
-  const JobConfig job = job_config_from_json(nlohmann::json::parse(get_text(*store, "job/config")));
-  const GenerationConfig generation = generation_config_from_json(
-      nlohmann::json::parse(get_text(*store, generation_prefix(0) + "config")));
-  const auto member =
-      std::find(generation.members.begin(), generation.members.end(), options.worker_id);
-  if (member == generation.members.end()) {
-    throw InputError("the coordinator at " + options.coordinator + " did not admit worker " +
-                     options.worker_id + " (wrong token?)");
+  if (options.token.empty() == options.token_file.empty()) {
+    throw InputError("give the job's token with exactly one of --token-file FILE or --token T");
   }
-  const int rank = static_cast<int>(member - generation.members.begin());
-  torch::set_num_threads(std::max(1, options.threads > 0 ? options.threads : job.options.threads));
+  const std::string token =
+      options.token.empty() ? trimmed(read_file(options.token_file)) : options.token;
 
-  Worker worker(job, generation, rank, store);
-  const WorkerResult result = worker.run();
-  set_text(*store, generation_prefix(generation.generation) + "done/" + std::to_string(rank),
-           to_json(result).dump());
-  return 0;
+  Connection connection(endpoint, token, options.worker_id);
+  Worker worker(connection, options.threads);
+  connection.send({{"ready", true}});
+  return worker.run();
 }
 
 }  // namespace transient::train

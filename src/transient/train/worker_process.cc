@@ -27,6 +27,9 @@ WorkerProcess::WorkerProcess(const std::vector<std::string>& args) {
     throw std::runtime_error(std::string("cannot start a worker: ") + std::strerror(errno));
   if (pid == 0) {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    // Ctrl-C reaches the whole process group: the launcher turns it into a pause of the job, so
+    // its workers ignore it (an ignored signal stays ignored across exec).
+    ::signal(SIGINT, SIG_IGN);
     if (::getppid() != parent) ::_exit(127);  // the launcher died before prctl took effect
     ::execv("/proc/self/exe", argv.data());
     ::_exit(127);

@@ -1,0 +1,92 @@
+// The coordinator's front door: one TCP connection per worker carrying JSON objects, one per line.
+// The worker says hello with the job's token; the coordinator admits or refuses it; afterwards the
+// connection carries heartbeats and reports one way and generation configs the other. Its closing
+// is how the coordinator learns at once that a worker's process died (the kernel closes the
+// socket); a silent host keeps it open but stops its heartbeats.
+//
+// Torch-free. A LineChannel may be written from several threads (send() is serialised); reading is
+// done by one thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace transient::train {
+
+// HOST:PORT, e.g. "127.0.0.1:29400". Throws InputError naming `what` (a flag) if it is not.
+struct Endpoint {
+  std::string host;
+  std::uint16_t port = 0;
+  std::string text() const { return host + ":" + std::to_string(port); }
+};
+Endpoint parse_endpoint(const std::string& text, const std::string& what);
+
+// A listening TCP socket on `host` (an IPv4 address or name; "0.0.0.0" for every interface) and
+// `port` (0 = any free port), with SO_REUSEADDR so that a restarted coordinator can take its port
+// back at once. Throws InputError naming `what` if the address cannot be bound.
+class Listener {
+ public:
+  Listener(const std::string& host, std::uint16_t port, const std::string& what);
+  ~Listener();
+  Listener(const Listener&) = delete;
+  Listener& operator=(const Listener&) = delete;
+  int fd() const { return fd_; }
+  std::uint16_t port() const { return port_; }
+  // A new connection (non-blocking), or -1 if none is waiting. `peer` gets "ADDRESS:PORT".
+  int accept(std::string& peer);
+
+ private:
+  int fd_ = -1;
+  std::uint16_t port_ = 0;
+};
+
+class LineChannel {
+ public:
+  static constexpr std::size_t kMaxLine = 1 << 20;  // a longer line is garbage
+
+  explicit LineChannel(int fd, std::string peer = {});  // takes ownership of a connected socket
+  ~LineChannel();
+  LineChannel(const LineChannel&) = delete;
+  LineChannel& operator=(const LineChannel&) = delete;
+
+  // Connects to `endpoint`, trying until `timeout_s` has passed; nullptr if it could not.
+  static std::unique_ptr<LineChannel> connect(const Endpoint& endpoint, double timeout_s);
+
+  int fd() const { return fd_; }
+  const std::string& peer() const { return peer_; }
+
+  // Writes `message` and a newline; false if the connection is broken. Thread-safe.
+  bool send(const nlohmann::json& message);
+
+  enum class Status { kOpen, kClosed, kTooLong };
+  // Reads what has arrived without blocking and appends the complete lines to `lines`. kClosed
+  // once the peer has closed the connection (or it broke), kTooLong if a line exceeds kMaxLine.
+  Status read_available(std::vector<std::string>& lines);
+
+  // Waits up to `timeout_s` for the next line; nullopt on timeout, or if the connection closed
+  // (then closed() is true).
+  std::optional<std::string> read_line(double timeout_s);
+  bool closed() const { return closed_; }
+
+  // Shuts the connection down (both ways); a thread blocked in read_line returns.
+  void shutdown();
+
+  // Bytes received so far (for messages about garbage).
+  std::size_t bytes_received() const { return received_; }
+
+ private:
+  int fd_;
+  std::string peer_;
+  std::mutex send_mutex_;
+  std::string buffer_;
+  std::vector<std::string> ready_;
+  bool closed_ = false;
+  std::size_t received_ = 0;
+};
+
+}  // namespace transient::train

@@ -1,0 +1,681 @@
+#include "transient/train/coordinator.h"
+
+#include <poll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+#include "transient/core/atomic_file.h"
+#include "transient/core/duration.h"
+#include "transient/core/error.h"
+#include "transient/train/channel.h"
+#include "transient/train/checkpoint_choice.h"
+#include "transient/train/event_log.h"
+#include "transient/train/progress_line.h"
+#include "transient/train/sharding.h"
+#include "transient/train/step_records.h"
+
+namespace transient::train {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr double kHelloTimeoutS = 5;   // a connection must say hello within this
+constexpr double kBalanceCheckS = 10;  // how often speeds are compared with the split
+
+double seconds_between(std::chrono::steady_clock::time_point from,
+                       std::chrono::steady_clock::time_point to) {
+  return std::chrono::duration<double>(to - from).count();
+}
+
+double rounded_ms(double seconds) { return std::round(seconds * 1e6) / 1e6; }
+
+}  // namespace
+
+struct Coordinator::Peer {
+  std::unique_ptr<LineChannel> channel;
+  Clock::time_point opened;
+  std::string worker;  // empty until admitted
+  std::string bye;     // the reason the worker gave before closing
+  bool dead = false;   // to be removed at the end of the round
+};
+
+struct Coordinator::Worker {
+  enum class State { kLoading, kPending, kMember, kReported, kDone, kGone };
+  std::string id;
+  Peer* peer = nullptr;
+  State state = State::kLoading;
+  Clock::time_point last_heard;
+  long pid = 0;
+  double speed = 0;  // samples/s of forward+backward, as the worker measured it (0 = unknown)
+  // The report that ended its part in the current generation.
+  std::int64_t held = -1;       // steps completed in the state it holds
+  std::int64_t attempted = -1;  // the step it had started when the generation ended
+  bool leaving = false;
+  std::string leave_reason;
+};
+
+Coordinator::Coordinator(JobConfig job, std::string token, CoordinatorOptions options,
+                         EventLog& events, GenerationConfig start)
+    : job_(std::move(job)),
+      token_(std::move(token)),
+      options_(std::move(options)),
+      events_(events),
+      start_(std::move(start)),
+      progress_(std::make_unique<ProgressLine>()),
+      last_step_time_(Clock::now()) {
+  last_step_ = start_.start_step;
+  attempted_step_ = start_.start_step;
+  listener_ = std::make_unique<Listener>(options_.bind, options_.port, "--bind/--port");
+  c10d::TCPStoreOptions store_options;
+  store_options.port = options_.store_port;
+  store_options.isServer = true;
+  store_options.waitWorkers = false;
+  store_options.timeout = std::chrono::seconds(300);
+  try {
+    store_ = c10::make_intrusive<c10d::TCPStore>(options_.bind, store_options);
+  } catch (const std::exception& error) {
+    throw InputError("cannot host the rendezvous store on port " +
+                     std::to_string(options_.store_port) + ": " + error.what());
+  }
+  store_port_ = store_->getPort();
+  write_journal();
+}
+
+Coordinator::~Coordinator() = default;
+
+std::string Coordinator::address() const {
+  return options_.bind + ":" + std::to_string(listener_->port());
+}
+
+double Coordinator::samples_per_s() const {
+  if (!first_step_time_) return 0;
+  const double seconds = seconds_between(*first_step_time_, last_step_time_);
+  return seconds > 0
+             ? static_cast<double>((last_step_ - first_step_) * job_.options.global_batch) / seconds
+             : 0;
+}
+
+bool Coordinator::poll(double max_wait_s) {
+  if (outcome_.ended) return false;
+  std::vector<pollfd> fds;
+  fds.push_back({listener_->fd(), POLLIN, 0});
+  for (const auto& peer : peers_) fds.push_back({peer->channel->fd(), POLLIN, 0});
+  ::poll(fds.data(), fds.size(), static_cast<int>(std::max(0.0, max_wait_s) * 1000));
+  if (fds[0].revents != 0) accept_connections();
+  // Every peer is read, not only those poll flagged: a line may wait in a buffer.
+  for (std::size_t i = 0; i < peers_.size(); ++i) {
+    if (!peers_[i]->dead) read_peer(*peers_[i]);
+  }
+  const auto now = Clock::now();
+  for (auto& peer : peers_) {
+    if (!peer->dead && peer->worker.empty() &&
+        seconds_between(peer->opened, now) > kHelloTimeoutS) {
+      drop_garbage(*peer, "no hello within " + format_duration(kHelloTimeoutS));
+    }
+  }
+  peers_.erase(std::remove_if(peers_.begin(), peers_.end(), [](const auto& p) { return p->dead; }),
+               peers_.end());
+  check_heartbeats();
+  finish_if_done();
+  if (!outcome_.ended) {
+    maybe_signal_change();
+    maybe_form_generation();
+  }
+  return !outcome_.ended;
+}
+
+void Coordinator::accept_connections() {
+  for (;;) {
+    std::string peer_name;
+    const int fd = listener_->accept(peer_name);
+    if (fd < 0) return;
+    auto peer = std::make_unique<Peer>();
+    peer->channel = std::make_unique<LineChannel>(fd, peer_name);
+    peer->opened = Clock::now();
+    peers_.push_back(std::move(peer));
+  }
+}
+
+void Coordinator::drop_garbage(Peer& peer, const std::string& reason) {
+  std::fprintf(stderr, "transient: dropped a connection from %s: %s\n",
+               peer.channel->peer().c_str(), reason.c_str());
+  events_.append({{"event", "connection_dropped"},
+                  {"peer", peer.channel->peer()},
+                  {"bytes", peer.channel->bytes_received()},
+                  {"reason", reason}});
+  peer.dead = true;
+}
+
+void Coordinator::read_peer(Peer& peer) {
+  std::vector<std::string> lines;
+  const auto status = peer.channel->read_available(lines);
+  Worker* worker = peer.worker.empty() ? nullptr : find_worker(peer.worker);
+  for (const auto& line : lines) {
+    if (peer.dead) break;
+    nlohmann::json message;
+    try {
+      message = nlohmann::json::parse(line);
+    } catch (const nlohmann::json::exception&) {
+      message = nullptr;
+    }
+    if (!message.is_object()) {
+      // Garbage: before a hello the connection is dropped; from an admitted worker the line is
+      // logged and ignored.
+      std::string shown = line.substr(0, 40);
+      for (char& c : shown) {
+        if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) > 0x7e) c = '?';
+      }
+      if (worker == nullptr) {
+        drop_garbage(peer, "not a JSON hello (starts with \"" + shown + "\")");
+      } else {
+        events_.append({{"event", "garbage"}, {"worker", worker->id}, {"line", shown}});
+      }
+      continue;
+    }
+    if (worker == nullptr) {
+      handle_hello(peer, message);
+      worker = peer.worker.empty() ? nullptr : find_worker(peer.worker);
+      continue;
+    }
+    if (worker->peer != &peer) continue;  // an old connection of a worker that re-connected
+    worker->last_heard = Clock::now();
+    if (message.contains("bye")) {
+      peer.bye = message.value("bye", "stopped");
+      continue;
+    }
+    handle_message(*worker, message);
+  }
+  if (status == LineChannel::Status::kTooLong) {
+    drop_garbage(peer, "a line longer than 1 MiB");
+  }
+  if (status != LineChannel::Status::kOpen || peer.dead) {
+    peer.dead = true;
+    if (worker != nullptr && worker->peer == &peer) {
+      worker->peer = nullptr;
+      worker_gone(*worker, peer.bye.empty() ? "failed" : peer.bye);
+    }
+  }
+}
+
+void Coordinator::handle_hello(Peer& peer, const nlohmann::json& hello) {
+  if (hello.value("hello", "") != "transient-worker") {
+    drop_garbage(peer, "the first message is not a worker's hello");
+    return;
+  }
+  const std::string token = hello.value("token", "");
+  std::string id = hello.value("worker", "");
+  auto refuse = [&](const std::string& reason) {
+    std::fprintf(stderr, "transient: refused a worker from %s: %s\n", peer.channel->peer().c_str(),
+                 reason.c_str());
+    events_.append({{"event", "worker_refused"},
+                    {"peer", peer.channel->peer()},
+                    {"worker", id},
+                    {"reason", reason}});
+    peer.channel->send({{"refused", reason}});
+    peer.dead = true;
+  };
+  if (token != token_) return refuse("wrong job token");
+  if (outcome_.ended) return refuse("the job has ended");
+  const bool rejoin = hello.contains("rejoin");
+  Worker* worker = id.empty() ? nullptr : find_worker(id);
+  if (rejoin) {
+    // A member re-connecting after a coordinator restart (or a broken connection).
+    const auto& state = hello.at("rejoin");
+    if (worker == nullptr || worker->state == Worker::State::kGone ||
+        state.value("gen", std::int64_t{-2}) != generation_) {
+      return refuse("not a member of generation " + std::to_string(generation_) +
+                    " (it has left the job)");
+    }
+    if (worker->peer != nullptr) worker->peer->dead = true;
+    worker->peer = &peer;
+    peer.worker = id;
+    worker->last_heard = Clock::now();
+    if (state.value("reported", false) && worker->state == Worker::State::kMember) {
+      worker->state = Worker::State::kReported;
+      worker->held = state.value("step", std::int64_t{-1});
+      worker->attempted = state.value("attempted", worker->held);
+      worker->leaving = state.value("leaving", false);
+      end_generation(state.value("cause", "failed"));
+    }
+    peer.channel->send({{"admitted", id}, {"job", to_json(job_)}, {"store_port", store_port_}});
+    events_.append({{"event", "worker_rejoined"}, {"worker", id}, {"gen", generation_}});
+    return;
+  }
+  if (id.empty()) {
+    id = next_worker_id();
+  } else if (id.find_first_of("/ \"") != std::string::npos || worker != nullptr) {
+    return refuse("worker id \"" + id + "\" is taken or not a plain name");
+  }
+  auto fresh = std::make_unique<Worker>();
+  fresh->id = id;
+  fresh->peer = &peer;
+  fresh->last_heard = Clock::now();
+  fresh->pid = hello.value("pid", 0L);
+  peer.worker = id;
+  workers_[id] = std::move(fresh);
+  if (!first_admission_) first_admission_ = Clock::now();
+  peer.channel->send({{"admitted", id}, {"job", to_json(job_)}, {"store_port", store_port_}});
+  events_.append({{"event", "worker_joined"},
+                  {"worker", id},
+                  {"peer", peer.channel->peer()},
+                  {"pid", hello.value("pid", 0L)}});
+  if (on_admitted) on_admitted(id, hello.value("pid", 0L));
+}
+
+std::string Coordinator::next_worker_id() {
+  for (;;) {
+    std::string id = "w" + std::to_string(next_worker_++);
+    if (workers_.count(id) == 0) return id;
+  }
+}
+
+Coordinator::Worker* Coordinator::find_worker(const std::string& id) {
+  auto it = workers_.find(id);
+  return it == workers_.end() ? nullptr : it->second.get();
+}
+
+void Coordinator::handle_message(Worker& worker, const nlohmann::json& message) {
+  if (message.contains("hb")) {
+    if (message.contains("speed")) worker.speed = message.value("speed", 0.0);
+    return;
+  }
+  if (message.contains("ready")) {
+    // Loaded its data and model: it can be a member from the next generation on.
+    if (worker.state == Worker::State::kLoading) {
+      worker.state = Worker::State::kPending;
+      pending_.push_back(worker.id);
+    }
+    return;
+  }
+  if (message.contains("progress")) {
+    update_progress(progress_report_from_json(message.at("progress")));
+    return;
+  }
+  if (message.contains("event")) {
+    events_.append(message.at("event"));
+    return;
+  }
+  const std::string report = message.value("report", "");
+  const std::int64_t gen = message.value("gen", std::int64_t{-1});
+  if (gen != generation_) return;  // about a generation that is over
+  if (report == "formed") {
+    if (recovery_ && recovery_->generation == gen) recovery_->formed = Clock::now();
+    return;
+  }
+  if (report == "stepped") {
+    if (recovery_ && recovery_->generation == gen) {
+      const auto now = Clock::now();
+      const std::int64_t step = message.value("step", std::int64_t{0});
+      const std::int64_t redone = std::max<std::int64_t>(0, recovery_->attempted_step - (step - 1));
+      ++recoveries_;
+      redone_steps_ += redone;
+      nlohmann::json event = {
+          {"event", "recovery"},
+          {"gen", gen},
+          {"cause", recovery_->cause},
+          {"lost", recovery_->lost},
+          {"detect_s", rounded_ms(seconds_between(recovery_->failed, recovery_->decided))},
+          {"reform_s",
+           rounded_ms(seconds_between(recovery_->decided, recovery_->formed.value_or(now)))},
+          {"duration_s", rounded_ms(seconds_between(recovery_->failed, now))},
+          {"redone_steps", redone}};
+      events_.append(event);
+      progress_->finish();
+      std::fprintf(stderr,
+                   "transient: recovered from the loss of %s (%s) in %.0f ms: generation %lld "
+                   "with %zu workers goes on at step %lld (%lld step%s redone)\n",
+                   nlohmann::json(recovery_->lost).dump().c_str(), recovery_->cause.c_str(),
+                   1000 * seconds_between(recovery_->failed, now), static_cast<long long>(gen),
+                   members_.size(), static_cast<long long>(step), static_cast<long long>(redone),
+                   redone == 1 ? "" : "s");
+      recovery_.reset();
+    }
+    return;
+  }
+  if (worker.state != Worker::State::kMember) return;
+  if (report == "failed" || report == "boundary") {
+    worker.state = Worker::State::kReported;
+    worker.held = message.value("step", std::int64_t{-1});
+    worker.attempted = message.value("attempted", worker.held);
+    worker.leaving = message.value("leaving", false);
+    worker.leave_reason = message.value("reason", "preempted");
+    attempted_step_ = std::max(attempted_step_, worker.attempted);
+    if (report == "failed") {
+      if (!first_failure_) first_failure_ = Clock::now();
+      end_generation(message.value("cause", "failed"));
+    } else {
+      if (worker.leaving && !first_failure_) first_failure_ = Clock::now();
+      end_generation(worker.leaving ? worker.leave_reason : "change");
+    }
+    return;
+  }
+  if (report == "done") {
+    // Every member's result is the same (the evaluation is all-reduced).
+    worker.state = Worker::State::kDone;
+    outcome_.result = worker_result_from_json(message.at("result"));
+  }
+}
+
+void Coordinator::update_progress(const ProgressReport& report) {
+  if (report.step == last_step_ && first_step_time_) return;
+  last_step_ = report.step;
+  attempted_step_ = std::max(attempted_step_, report.step);
+  last_step_time_ = Clock::now();
+  if (!first_step_time_) {
+    first_step_time_ = last_step_time_;
+    first_step_ = report.step;
+  }
+  const double rate = samples_per_s();
+  const double steps_per_s = rate / static_cast<double>(job_.options.global_batch);
+  const double eta =
+      steps_per_s > 0 ? static_cast<double>(job_.total_steps - report.step) / steps_per_s : -1;
+  progress_->update(report.step, job_.total_steps, report.epoch, report.loss, rate, eta);
+}
+
+void Coordinator::worker_gone(Worker& worker, const std::string& reason) {
+  if (worker.state == Worker::State::kGone) return;
+  const auto previous = worker.state;
+  worker.state = Worker::State::kGone;
+  worker.leave_reason = reason;
+  if (worker.peer != nullptr) {
+    worker.peer->dead = true;
+    worker.peer = nullptr;
+  }
+  pending_.erase(std::remove(pending_.begin(), pending_.end(), worker.id), pending_.end());
+  if (outcome_.ended || previous == Worker::State::kDone) return;
+  const bool member = std::find(members_.begin(), members_.end(), worker.id) != members_.end();
+  if (reason != "stopped") ++revocations_;
+  progress_->finish();
+  std::fprintf(stderr, "transient: worker %s left (%s)%s\n", worker.id.c_str(), reason.c_str(),
+               member && running_ ? "" : " before it trained");
+  events_.append({{"event", "worker_left"},
+                  {"worker", worker.id},
+                  {"reason", reason},
+                  {"gen", generation_},
+                  {"step", last_step_}});
+  if (member && running_ && previous == Worker::State::kMember) {
+    if (!first_failure_) first_failure_ = Clock::now();
+    end_generation(reason);
+    // The others may not notice by themselves (a silent member that wakes up can still complete
+    // collectives with them): they are told to leave the generation at their next step.
+    for (const auto& id : members_) {
+      Worker* other = find_worker(id);
+      if (other->state == Worker::State::kMember && other->peer != nullptr) {
+        other->peer->channel->send({{"signal", "abort"}, {"gen", generation_}});
+      }
+    }
+  }
+  if (member) lost_.push_back(worker.id);
+  if (on_left) on_left(worker.id, reason);
+}
+
+void Coordinator::process_exited(const std::string& id, const std::string& status) {
+  Worker* worker = find_worker(id);
+  if (worker == nullptr || worker->state == Worker::State::kGone) return;
+  if (worker->state == Worker::State::kDone) return;
+  const std::string reason =
+      worker->peer != nullptr && !worker->peer->bye.empty() ? worker->peer->bye : "failed";
+  events_.append({{"event", "worker_exited"}, {"worker", id}, {"status", status}});
+  worker_gone(*worker, reason);
+}
+
+void Coordinator::check_heartbeats() {
+  const auto now = Clock::now();
+  for (auto& [id, worker] : workers_) {
+    if (worker->state == Worker::State::kGone || worker->state == Worker::State::kDone) continue;
+    if (seconds_between(worker->last_heard, now) <= job_.options.heartbeat_timeout_s) continue;
+    if (worker->peer != nullptr) worker->peer->channel->send({{"left", "silent"}});
+    // Its failure dates from its last sign of life.
+    if (running_ && worker->state == Worker::State::kMember && !first_failure_) {
+      first_failure_ = worker->last_heard;
+    }
+    worker_gone(*worker, "silent");
+  }
+}
+
+bool Coordinator::planned_change(const std::string& cause) {
+  return cause == "join" || cause == "change" || cause == "rebalance";
+}
+
+void Coordinator::end_generation(const std::string& cause) {
+  // A loss outranks a planned change that ends the same generation (the members of a boundary
+  // that a preempted member raised report "change" before the leaver says why).
+  if (ending_ && !(planned_change(ending_cause_) && !planned_change(cause))) return;
+  ending_ = true;
+  ending_cause_ = cause;
+}
+
+void Coordinator::request_stop() {
+  if (stop_requested_) return;
+  stop_requested_ = true;
+  progress_->finish();
+  events_.append({{"event", "stop_requested"}, {"step", last_step_}});
+  if (!running_) {
+    outcome_.ended = true;
+    outcome_.result.step = last_step_;
+    outcome_.result.stopped = true;
+    return;
+  }
+  if (Worker* rank0 = find_worker(members_.front()); rank0 != nullptr && rank0->peer != nullptr) {
+    rank0->peer->channel->send({{"signal", "stop"}, {"gen", generation_}});
+  }
+}
+
+void Coordinator::maybe_signal_change() {
+  if (!running_ || ending_ || stop_requested_) return;
+  std::string cause;
+  if (!pending_.empty()) {
+    cause = "join";
+  } else if (seconds_between(last_balance_check_, Clock::now()) >= kBalanceCheckS) {
+    // Speeds drift (another tenant, thermal limits): re-split the batch when the members'
+    // measured speeds call for shares that differ from the current ones by more than 10%.
+    last_balance_check_ = Clock::now();
+    std::vector<double> speeds;
+    for (const auto& id : members_) speeds.push_back(find_worker(id)->speed);
+    const auto now = member_shares(job_.options.global_batch, speeds);
+    const auto current = member_shares(job_.options.global_batch, generation_speeds_);
+    for (std::size_t i = 0; i < now.size() && i < current.size(); ++i) {
+      const auto change = std::abs(now[i] - current[i]);
+      if (change > std::max<std::int64_t>(1, current[i] / 10)) cause = "rebalance";
+    }
+  }
+  if (cause.empty()) return;
+  // Rank 0 raises the flag inside the next step's all-reduce, so that every member stops at the
+  // same boundary.
+  Worker* rank0 = find_worker(members_.front());
+  if (rank0 == nullptr || rank0->peer == nullptr) return;
+  rank0->peer->channel->send({{"signal", "change"}, {"gen", generation_}});
+  ending_ = true;
+  ending_cause_ = cause;
+}
+
+void Coordinator::maybe_form_generation() {
+  const auto now = Clock::now();
+  if (running_) {
+    if (!ending_) return;
+    // Wait until every member has reported or is gone.
+    std::vector<std::string> survivors;
+    for (const auto& id : members_) {
+      const Worker* worker = find_worker(id);
+      if (worker->state == Worker::State::kMember) return;
+      if (worker->state == Worker::State::kDone) return;  // the job is finishing
+      if (worker->state == Worker::State::kReported && !worker->leaving) survivors.push_back(id);
+    }
+    for (const auto& id : members_) {
+      Worker* worker = find_worker(id);
+      if (worker->state == Worker::State::kReported && worker->leaving) {
+        worker_gone(*worker, worker->leave_reason);
+      }
+    }
+    running_ = false;
+    if (!planned_change(ending_cause_)) {
+      Recovery recovery;
+      recovery.generation = generation_ + 1;
+      recovery.cause = ending_cause_;
+      recovery.failed = first_failure_.value_or(now);
+      recovery.decided = now;
+      recovery.attempted_step = attempted_step_;
+      recovery.lost = lost_;
+      recovery_ = recovery;
+    }
+    first_failure_.reset();
+    lost_.clear();
+    if (!survivors.empty() || !pending_.empty()) {
+      form_generation(survivors, pending_);
+      return;
+    }
+  }
+  // No generation runs: form one from the pending workers.
+  if (pending_.empty()) {
+    if (generation_ >= 0 && !waiting_announced_) {
+      waiting_announced_ = true;
+      progress_->finish();
+      std::fprintf(stderr,
+                   "transient: no worker left; the job waits for one to join (transient worker "
+                   "--coordinator %s --token-file <job>/token)\n",
+                   address().c_str());
+      events_.append({{"event", "waiting"}, {"step", last_step_}});
+    }
+    return;
+  }
+  if (generation_ < 0) {
+    const bool enough = static_cast<int>(pending_.size()) >= options_.initial_workers;
+    const bool waited_long =
+        first_admission_ && seconds_between(*first_admission_, now) > options_.initial_wait_s;
+    if (!enough && !waited_long) return;
+  }
+  if (stop_requested_) return;
+  form_generation({}, pending_);
+}
+
+void Coordinator::form_generation(std::vector<std::string> survivors,
+                                  std::vector<std::string> joiners) {
+  GenerationConfig config;
+  config.generation = generation_ + 1;
+  config.members = survivors;
+  for (const auto& id : joiners) config.members.push_back(id);
+  if (survivors.empty()) {
+    // Nobody holds the state: everyone loads the latest valid checkpoint (or starts afresh).
+    if (generation_ >= 0) {
+      CheckpointDirectory directory((fs::path(job_.options.job_dir) / "checkpoints").string(),
+                                    job_.options.keep);
+      start_ = GenerationConfig{};
+      if (auto chosen = choose_checkpoint(directory, job_.options, events_)) {
+        start_.start_step = chosen->step;
+        start_.checkpoint = chosen->record.file;
+        start_.checkpoint_bytes = chosen->record.bytes;
+        start_.checkpoint_crc32 = chosen->record.crc32;
+      }
+      // Rows of the steps after the checkpoint will be redone.
+      merge_step_records(job_.options.job_dir, start_.start_step);
+      if (recovery_) recovery_->attempted_step = std::max(recovery_->attempted_step, last_step_);
+    }
+    config.start_step = start_.start_step;
+    config.checkpoint = start_.checkpoint;
+    config.checkpoint_bytes = start_.checkpoint_bytes;
+    config.checkpoint_crc32 = start_.checkpoint_crc32;
+    last_step_ = start_.start_step;
+  } else {
+    std::int64_t held = -1;
+    for (const auto& id : survivors) held = std::max(held, find_worker(id)->held);
+    config.start_step = held;
+  }
+  for (const auto& id : config.members) config.speeds.push_back(find_worker(id)->speed);
+  generation_speeds_ = config.speeds;
+  last_balance_check_ = Clock::now();
+  generation_ = config.generation;
+  members_ = config.members;
+  running_ = true;
+  ending_ = false;
+  ending_cause_.clear();
+  waiting_announced_ = false;
+  attempted_step_ = config.start_step;
+  pending_.clear();
+  for (const auto& id : members_) {
+    Worker* worker = find_worker(id);
+    worker->state = Worker::State::kMember;
+    worker->held = -1;
+    worker->attempted = -1;
+    worker->leaving = false;
+    if (worker->peer != nullptr) worker->peer->channel->send({{"generation", to_json(config)}});
+  }
+  write_journal();
+  events_.append({{"event", "generation"},
+                  {"gen", config.generation},
+                  {"members", config.members},
+                  {"shares", member_shares(job_.options.global_batch, config.speeds)},
+                  {"start_step", config.start_step},
+                  {"checkpoint", config.checkpoint},
+                  {"coordinator", address()}});
+  if (config.generation == 0) {
+    std::fprintf(stderr,
+                 "transient: training %s on %s with %zu workers, %lld steps of %lld samples%s; "
+                 "records in %s\n",
+                 job_.options.model.c_str(), job_.options.dataset.c_str(), members_.size(),
+                 static_cast<long long>(job_.total_steps),
+                 static_cast<long long>(job_.options.global_batch),
+                 config.checkpoint.empty()
+                     ? ""
+                     : (", resuming after step " + std::to_string(config.start_step)).c_str(),
+                 job_.options.job_dir.c_str());
+  } else if (!survivors.empty() || !config.checkpoint.empty() || recovery_) {
+    progress_->finish();
+    std::fprintf(stderr, "transient: generation %lld: %zu workers from step %lld%s\n",
+                 static_cast<long long>(config.generation), members_.size(),
+                 static_cast<long long>(config.start_step),
+                 config.checkpoint.empty() ? "" : " (from the latest checkpoint)");
+  }
+}
+
+void Coordinator::finish_if_done() {
+  if (!running_ || members_.empty()) return;
+  bool any_done = false;
+  for (const auto& id : members_) {
+    const Worker* worker = find_worker(id);
+    if (worker->state != Worker::State::kDone && worker->state != Worker::State::kGone) return;
+    any_done = any_done || worker->state == Worker::State::kDone;
+  }
+  if (!any_done) return;
+  running_ = false;
+  outcome_.ended = true;
+  progress_->finish();
+  for (auto& [id, worker] : workers_) {
+    if (worker->peer != nullptr) worker->peer->channel->send({{"finished", true}});
+  }
+}
+
+void Coordinator::take_back(const nlohmann::json& journal) {
+  generation_ = journal.at("generation").get<std::int64_t>();
+  next_worker_ = journal.at("next_worker").get<int>();
+  members_ = journal.at("members").get<std::vector<std::string>>();
+  for (const auto& id : members_) {
+    // Each member has a heartbeat timeout to re-join; one that does not is taken for lost.
+    auto worker = std::make_unique<Worker>();
+    worker->id = id;
+    worker->state = Worker::State::kMember;
+    worker->last_heard = Clock::now();
+    workers_[id] = std::move(worker);
+  }
+  running_ = generation_ >= 0 && !members_.empty();
+  events_.append({{"event", "coordinator_restarted"},
+                  {"gen", generation_},
+                  {"members", members_},
+                  {"coordinator", address()}});
+  write_journal();
+}
+
+void Coordinator::write_journal() const {
+  nlohmann::json journal = {{"front_door", address()},     {"store_port", store_port_},
+                            {"generation", generation_},   {"members", members_},
+                            {"next_worker", next_worker_}, {"pid", static_cast<long>(::getpid())},
+                            {"job", to_json(job_)}};
+  write_file_atomically((fs::path(job_.options.job_dir) / "coordinator.json").string(),
+                        journal.dump(2) + "\n");
+}
+
+}  // namespace transient::train

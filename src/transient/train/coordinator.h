@@ -1,0 +1,176 @@
+// The coordinator of a job: membership, generations, the job's progress and records. It hosts
+// the c10d TCPStore the members' ProcessGroupGloo rendezvous on, and the front door (channel.h)
+// through which workers join with the job's token, send heartbeats and reports, and receive the
+// configs of their generations. It holds no tensors.
+//
+// Generations: every membership change starts generation g+1 (a fresh process group under the
+// store prefix gen/<g+1>/pg). A failure (a member's connection closes, its process exits, or its
+// heartbeats stop for --heartbeat-timeout) ends the generation at once: the survivors' collective
+// fails, they report the step they hold, and g+1 is formed from them. A planned change (a pending
+// join, a member's preemption notice, a rebalance) is signalled to rank 0, which raises a flag
+// inside the step's gradient all-reduce, so every member reports at the same step boundary and
+// nothing is redone. With no member left the coordinator keeps the job and waits; the next
+// generation then starts from the latest valid checkpoint.
+//
+// The state needed to take the job back after a restart (generation, members, ports, next worker
+// number, the job's config) is journaled in <job>/coordinator.json at every generation. Used by
+// one thread.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#include "transient/train/protocol.h"
+
+namespace transient::train {
+
+class EventLog;
+class Listener;
+class LineChannel;
+class ProgressLine;
+
+struct CoordinatorOptions {
+  std::string bind = "127.0.0.1";  // address of the front door and the store
+  std::uint16_t port = 0;          // front door port (0 = any free port)
+  std::uint16_t store_port = 0;    // TCPStore port (0 = any free port)
+  int initial_workers = 1;         // members generation 0 waits for
+  double initial_wait_s = 60;      // ... at most this long after the first admission
+};
+
+// What the job came to.
+struct JobOutcome {
+  bool ended = false;
+  WorkerResult result;  // rank 0's result of the last generation
+};
+
+class Coordinator {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // Opens the front door and the store; writes the journal. `token` is the job's token. Throws
+  // InputError if an address cannot be bound.
+  Coordinator(JobConfig job, std::string token, CoordinatorOptions options, EventLog& events,
+              GenerationConfig start);
+  ~Coordinator();
+  Coordinator(const Coordinator&) = delete;
+  Coordinator& operator=(const Coordinator&) = delete;
+
+  // The front door, HOST:PORT, as workers pass it to --coordinator.
+  std::string address() const;
+
+  // One round: accepts connections, reads what workers sent, drops silent workers, forms the
+  // next generation when the current one has ended. Waits at most `max_wait_s` for input.
+  // Returns false once the job has ended (finished or paused).
+  bool poll(double max_wait_s);
+
+  // Continues the job journaled in `journal` (coordinator.json of a coordinator that died): the
+  // members of its generation go on training and re-join; membership changes work again.
+  void take_back(const nlohmann::json& journal);
+
+  // The launcher saw the process of `worker` exit (`status` for people).
+  void process_exited(const std::string& worker, const std::string& status);
+  // Pause at the next step boundary (Ctrl-C): the members checkpoint and stop.
+  void request_stop();
+  // The members of the current generation, in rank order (empty between generations).
+  const std::vector<std::string>& members() const { return members_; }
+  std::int64_t generation() const { return generation_; }
+
+  // Called when a worker is admitted (id, pid it reported) and when one leaves (id, reason:
+  // failed, silent, preempted, stopped).
+  std::function<void(const std::string&, long)> on_admitted;
+  std::function<void(const std::string&, const std::string&)> on_left;
+
+  const JobOutcome& outcome() const { return outcome_; }
+  // Totals for summary.json.
+  int revocations() const { return revocations_; }
+  int recoveries() const { return recoveries_; }
+  std::int64_t redone_steps() const { return redone_steps_; }
+  // Progress as rank 0 reported it: the last step and the throughput between the first and the
+  // last step this coordinator saw.
+  std::int64_t last_step() const { return last_step_; }
+  // When the first step this coordinator saw was completed (nullopt before).
+  std::optional<Clock::time_point> first_step_time() const { return first_step_time_; }
+  double samples_per_s() const;
+
+ private:
+  struct Peer;
+  struct Worker;
+
+  void accept_connections();
+  void read_peer(Peer& peer);
+  void handle_hello(Peer& peer, const nlohmann::json& hello);
+  void handle_message(Worker& worker, const nlohmann::json& message);
+  void drop_garbage(Peer& peer, const std::string& reason);
+  void worker_gone(Worker& worker, const std::string& reason);
+  void check_heartbeats();
+  void end_generation(const std::string& cause);
+  static bool planned_change(const std::string& cause);
+  void maybe_signal_change();
+  void maybe_form_generation();
+  void form_generation(std::vector<std::string> survivors, std::vector<std::string> joiners);
+  void finish_if_done();
+  void write_journal() const;
+  void update_progress(const ProgressReport& report);
+  Worker* find_worker(const std::string& id);
+  std::string next_worker_id();
+
+  JobConfig job_;
+  std::string token_;
+  CoordinatorOptions options_;
+  EventLog& events_;
+  std::unique_ptr<Listener> listener_;
+  c10::intrusive_ptr<c10d::TCPStore> store_;
+  std::uint16_t store_port_ = 0;
+  std::vector<std::unique_ptr<Peer>> peers_;
+  std::map<std::string, std::unique_ptr<Worker>> workers_;
+  std::vector<std::string> pending_;  // admitted, waiting for a generation, in admission order
+  int next_worker_ = 0;
+
+  std::int64_t generation_ = -1;      // the current (or last) generation
+  std::vector<std::string> members_;  // of the current generation, in rank order
+  GenerationConfig start_;            // where the next generation with no survivor starts
+  bool running_ = false;              // a generation is running
+  bool ending_ = false;               // ... and has been told or found to end
+  std::string ending_cause_;          // failed, silent, preempted, join, timeout, ...
+  std::optional<Clock::time_point> first_failure_;
+  std::optional<Clock::time_point> first_admission_;
+  bool stop_requested_ = false;
+  bool waiting_announced_ = false;
+
+  // A recovery in progress: from the end of a generation by a loss to the first step of the next.
+  struct Recovery {
+    std::int64_t generation = 0;
+    std::string cause;
+    Clock::time_point failed;
+    Clock::time_point decided;
+    std::optional<Clock::time_point> formed;
+    std::int64_t attempted_step = 0;  // the furthest step any member had started
+    std::vector<std::string> lost;    // the members that left
+  };
+  std::optional<Recovery> recovery_;
+  std::int64_t attempted_step_ = 0;        // of the current generation
+  std::vector<std::string> lost_;          // members of the current generation that left
+  std::vector<double> generation_speeds_;  // the speeds the current generation's split used
+  Clock::time_point last_balance_check_;
+
+  std::unique_ptr<ProgressLine> progress_;
+  std::int64_t last_step_ = 0;
+  std::optional<Clock::time_point> first_step_time_;
+  std::int64_t first_step_ = 0;
+  Clock::time_point last_step_time_;
+
+  int revocations_ = 0;
+  int recoveries_ = 0;
+  std::int64_t redone_steps_ = 0;
+  JobOutcome outcome_;
+};
+
+}  // namespace transient::train

@@ -1,0 +1,236 @@
+// Reading a job's records in the trainer's tests: its arguments, steps.csv, events.jsonl and
+// checkpoints.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "train/cli_process.h"
+#include "transient/train/checkpoint.h"
+
+namespace transient::train::testing {
+
+namespace fs = std::filesystem;
+
+// A small job that crosses three epoch boundaries (20 steps of 100 samples per epoch).
+inline std::vector<std::string> small_job(const std::string& job_dir, int workers) {
+  return {"train",
+          "--model",
+          "mlp",
+          "--workers",
+          std::to_string(workers),
+          "--steps",
+          "80",
+          "--global-batch",
+          "100",
+          "--lr",
+          "0.1",
+          "--seed",
+          "5",
+          "--threads",
+          "1",
+          "--train-subset",
+          "2000",
+          "--test-subset",
+          "500",
+          "--job-dir",
+          job_dir};
+}
+
+inline std::vector<std::string> with(std::vector<std::string> args,
+                                     const std::vector<std::string>& more) {
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
+inline CliResult run_ok(const std::vector<std::string>& args, const std::string& job_dir) {
+  auto result = run_cli(args, job_dir + ".log");
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  return result;
+}
+
+inline CheckpointState latest_checkpoint(const std::string& job_dir) {
+  CheckpointDirectory directory((fs::path(job_dir) / "checkpoints").string(), 1);
+  const auto records = directory.list();
+  EXPECT_FALSE(records.empty()) << job_dir;
+  if (records.empty()) return {};
+  return deserialize_checkpoint(directory.read_verified(records.back()),
+                                directory.path_of(records.back()));
+}
+
+// The largest absolute difference between two states' parameters and momentum buffers.
+inline double max_difference(const CheckpointState& a, const CheckpointState& b) {
+  EXPECT_EQ(a.parameters.size(), b.parameters.size());
+  EXPECT_EQ(a.momentum.size(), b.momentum.size());
+  double worst = 0;
+  auto compare = [&](const NamedTensors& x, const NamedTensors& y) {
+    for (std::size_t i = 0; i < std::min(x.size(), y.size()); ++i) {
+      EXPECT_EQ(x[i].first, y[i].first);
+      worst = std::max(worst, (x[i].second - y[i].second).abs().max().item<double>());
+    }
+  };
+  compare(a.parameters, b.parameters);
+  compare(a.momentum, b.momentum);
+  return worst;
+}
+
+inline bool bitwise_equal(const CheckpointState& a, const CheckpointState& b) {
+  if (a.parameters.size() != b.parameters.size() || a.momentum.size() != b.momentum.size()) {
+    return false;
+  }
+  for (std::size_t i = 0; i < a.parameters.size(); ++i) {
+    if (!torch::equal(a.parameters[i].second, b.parameters[i].second)) return false;
+  }
+  for (std::size_t i = 0; i < a.momentum.size(); ++i) {
+    if (!torch::equal(a.momentum[i].second, b.momentum[i].second)) return false;
+  }
+  return true;
+}
+
+struct StepRow {
+  std::int64_t step = 0;
+  std::int64_t worker = 0;  // rank in the generation
+  std::int64_t batch = 0;
+  double loss = 0;
+  std::int64_t generation = 0;
+  std::int64_t sample_begin = 0;
+};
+
+inline std::vector<StepRow> read_steps(const std::string& job_dir) {
+  std::istringstream in(slurp((fs::path(job_dir) / "steps.csv").string()));
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line,
+            "step,worker,batch,data_s,compute_s,allreduce_s,optimizer_s,loss,gen,sample_begin");
+  std::vector<StepRow> rows;
+  while (std::getline(in, line)) {
+    std::vector<std::string> fields;
+    std::istringstream cells(line);
+    std::string cell;
+    while (std::getline(cells, cell, ',')) fields.push_back(cell);
+    EXPECT_EQ(fields.size(), 10u) << line;
+    if (fields.size() != 10) continue;
+    rows.push_back({std::stoll(fields[0]), std::stoll(fields[1]), std::stoll(fields[2]),
+                    std::stod(fields[7]), std::stoll(fields[8]), std::stoll(fields[9])});
+  }
+  return rows;
+}
+
+inline std::vector<nlohmann::json> read_events(const std::string& job_dir) {
+  std::istringstream in(slurp((fs::path(job_dir) / "events.jsonl").string()));
+  std::vector<nlohmann::json> events;
+  std::string line;
+  while (std::getline(in, line)) {
+    auto event = nlohmann::json::parse(line);
+    EXPECT_TRUE(event.contains("t")) << line;
+    EXPECT_TRUE(event.contains("event")) << line;
+    events.push_back(event);
+  }
+  return events;
+}
+
+inline int count_events(const std::vector<nlohmann::json>& events, const std::string& name) {
+  return static_cast<int>(std::count_if(events.begin(), events.end(),
+                                        [&](const auto& e) { return e.at("event") == name; }));
+}
+
+// Every sample of every epoch consumed exactly once: for each step 1..`steps`, the rows kept in
+// steps.csv (one generation's) tile the step's positions [cursor, cursor + batch) of the epoch's
+// permutation without an overlap, so each epoch's steps tile [0, samples). A member killed after
+// its part of a step's all-reduce but before it wrote its row leaves a gap in that step: a gap is
+// accepted only in a generation that lost a member by failure (worker_left in events.jsonl).
+inline void expect_every_sample_once(const std::string& job_dir, std::int64_t steps,
+                                     std::int64_t samples, std::int64_t global_batch) {
+  std::map<std::int64_t, std::vector<StepRow>> by_step;
+  for (const auto& row : read_steps(job_dir)) by_step[row.step].push_back(row);
+  ASSERT_EQ(static_cast<std::int64_t>(by_step.size()), steps);
+  std::set<std::int64_t> failed_generations;
+  std::istringstream events(slurp((fs::path(job_dir) / "events.jsonl").string()));
+  for (std::string line; std::getline(events, line);) {
+    const auto event = nlohmann::json::parse(line);
+    if (event.at("event") == "worker_left" && event.at("reason") != "preempted") {
+      failed_generations.insert(event.at("gen").get<std::int64_t>());
+    }
+  }
+  const std::int64_t per_epoch = (samples + global_batch - 1) / global_batch;
+  int gaps = 0;
+  for (auto& [step, rows] : by_step) {
+    const std::int64_t cursor = ((step - 1) % per_epoch) * global_batch;
+    const std::int64_t batch = std::min(global_batch, samples - cursor);
+    std::sort(rows.begin(), rows.end(),
+              [](const StepRow& a, const StepRow& b) { return a.sample_begin < b.sample_begin; });
+    const std::int64_t generation = rows.front().generation;
+    const bool may_miss = failed_generations.count(generation) > 0;
+    std::int64_t next = cursor;
+    for (const auto& row : rows) {
+      EXPECT_EQ(row.generation, generation) << "step " << step;
+      if (row.batch == 0) continue;
+      EXPECT_GE(row.sample_begin, next) << "step " << step << ": an overlap";
+      if (row.sample_begin != next) {
+        ++gaps;
+        EXPECT_TRUE(may_miss) << "step " << step << ": a gap in generation " << generation;
+      }
+      next = row.sample_begin + row.batch;
+    }
+    EXPECT_LE(next, cursor + batch) << "step " << step << ": extra samples";
+    if (next != cursor + batch) {
+      ++gaps;
+      EXPECT_TRUE(may_miss) << "step " << step << ": samples missing in generation " << generation;
+    }
+  }
+  EXPECT_LE(gaps, static_cast<int>(failed_generations.size()));
+}
+
+// The coordinator's front door (HOST:PORT) from its journal, once it is written.
+inline std::string front_door(const std::string& job_dir) {
+  const auto path = fs::path(job_dir) / "coordinator.json";
+  for (int i = 0; i < 3000 && !fs::exists(path); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return nlohmann::json::parse(slurp(path.string())).at("front_door").get<std::string>();
+}
+
+// Waits up to `seconds` for `done()`.
+template <typename Predicate>
+bool wait_until(Predicate done, double seconds = 120) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+// Events of `job_dir` so far (the file may be growing: a last partial line is skipped).
+inline std::vector<nlohmann::json> events_so_far(const std::string& job_dir) {
+  std::istringstream in(slurp((fs::path(job_dir) / "events.jsonl").string()));
+  std::vector<nlohmann::json> events;
+  for (std::string line; std::getline(in, line);) {
+    try {
+      events.push_back(nlohmann::json::parse(line));
+    } catch (const nlohmann::json::exception&) {
+    }
+  }
+  return events;
+}
+
+// The last event named `name`, or null.
+inline nlohmann::json last_event(const std::vector<nlohmann::json>& events,
+                                 const std::string& name) {
+  for (auto it = events.rbegin(); it != events.rend(); ++it) {
+    if (it->at("event") == name) return *it;
+  }
+  return nullptr;
+}
+
+}  // namespace transient::train::testing
