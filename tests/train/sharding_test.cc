@@ -1,5 +1,5 @@
-#include "transient/train/protocol.h"
 #include "transient/train/sharding.h"
+#include "transient/train/protocol.h"
 
 #include <gtest/gtest.h>
 
