@@ -238,10 +238,12 @@ TEST(Elastic, GarbageOnTheCoordinatorPortIsLoggedAndDroppedAndTheJobGoesOn) {
   send_and_close(address, std::string("\x00\x01\x02\xff\xfe garbage\n", 17));
   send_and_close(address, "{\"hello\":\"someone-else\"}\n");
   send_and_close(address, std::string(2 << 20, 'x'));
+  send_and_close(address, "{\"hello\":1}\n");
+  send_and_close(address, "{\"hello\":\"transient-worker\",\"token\":5,\"worker\":[]}\n");
   const auto done = job.wait();
   EXPECT_EQ(done.exit_code, 0) << done.err;
   const auto events = read_events(dir);
-  EXPECT_EQ(events_named(events, "connection_dropped").size(), 4u);
+  EXPECT_EQ(events_named(events, "connection_dropped").size(), 6u);
   EXPECT_NE(done.err.find("dropped a connection from 127.0.0.1:"), std::string::npos) << done.err;
   EXPECT_EQ(summary_of(dir).at("steps"), 600);
   EXPECT_EQ(summary_of(dir).at("recoveries"), 0);

@@ -1,5 +1,9 @@
 #include "transient/train/checkpoint.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <zlib.h>
 
 #include <chrono>
@@ -126,12 +130,26 @@ CheckpointRecord CheckpointDirectory::write(const CheckpointState& state) {
   record.crc32 = crc32_of(bytes.data(), bytes.size());
   write_file_atomically(path_of(record), std::string_view(bytes.data(), bytes.size()));
 
+  // Two workers may write at once (a rank 0 dropped as silent that wakes mid-write, and the new
+  // one): the manifest's read-modify-write is under an exclusive lock on the directory, and the
+  // manifest is kept in step order, so the newest checkpoint is the one of the latest step.
+  const int lock_fd =
+      ::open((std::filesystem::path(dir_) / ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock_fd >= 0) ::flock(lock_fd, LOCK_EX);
+  struct Unlock {
+    int fd;
+    ~Unlock() {
+      if (fd >= 0) ::close(fd);  // closing releases the lock
+    }
+  } unlock{lock_fd};
   auto records = list();
   std::vector<CheckpointRecord> kept;
   for (const auto& old : records) {
     if (old.step != record.step) kept.push_back(old);
   }
   kept.push_back(record);
+  std::stable_sort(kept.begin(), kept.end(),
+                   [](const auto& a, const auto& b) { return a.step < b.step; });
   std::vector<CheckpointRecord> dropped;
   while (static_cast<int>(kept.size()) > keep_) {
     dropped.push_back(kept.front());
@@ -223,6 +241,15 @@ void CheckpointWriter::rethrow_locked() {
     error_ = nullptr;
     std::rethrow_exception(error);
   }
+}
+
+void CheckpointWriter::abandon() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    pending_.reset();
+    stopping_ = true;
+  }
+  changed_.notify_all();
 }
 
 void CheckpointWriter::submit(CheckpointState state) {

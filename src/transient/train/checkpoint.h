@@ -112,6 +112,8 @@ class CheckpointWriter {
   void submit(CheckpointState state);
   // Returns when everything submitted is written; rethrows a write error.
   void wait();
+  // Drops a state submitted but not yet being written; a write in progress completes.
+  void abandon();
 
  private:
   void run();

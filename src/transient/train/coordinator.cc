@@ -26,6 +26,7 @@ namespace {
 
 constexpr double kHelloTimeoutS = 5;   // a connection must say hello within this
 constexpr double kBalanceCheckS = 10;  // how often speeds are compared with the split
+constexpr long kMaxStrangers = 64;     // connections not yet admitted
 
 double seconds_between(std::chrono::steady_clock::time_point from,
                        std::chrono::steady_clock::time_point to) {
@@ -83,7 +84,7 @@ Coordinator::Coordinator(JobConfig job, std::string token, CoordinatorOptions op
                      std::to_string(options_.store_port) + ": " + error.what());
   }
   store_port_ = store_->getPort();
-  write_journal();
+  if (!options_.taking_back) write_journal();
 }
 
 Coordinator::~Coordinator() = default;
@@ -136,6 +137,12 @@ void Coordinator::accept_connections() {
     if (fd < 0) return;
     auto peer = std::make_unique<Peer>();
     peer->channel = std::make_unique<LineChannel>(fd, peer_name);
+    const auto strangers = std::count_if(peers_.begin(), peers_.end(),
+                                         [](const auto& p) { return p->worker.empty(); });
+    if (strangers >= kMaxStrangers) {
+      drop_garbage(*peer, "too many connections that have not said hello");
+      continue;  // the channel closes as `peer` goes
+    }
     peer->opened = Clock::now();
     peers_.push_back(std::move(peer));
   }
@@ -177,18 +184,27 @@ void Coordinator::read_peer(Peer& peer) {
       }
       continue;
     }
-    if (worker == nullptr) {
-      handle_hello(peer, message);
-      worker = peer.worker.empty() ? nullptr : find_worker(peer.worker);
-      continue;
+    try {
+      if (worker == nullptr) {
+        handle_hello(peer, message);
+        worker = peer.worker.empty() ? nullptr : find_worker(peer.worker);
+        continue;
+      }
+      if (worker->peer != &peer) continue;  // an old connection of a worker that re-connected
+      worker->last_heard = Clock::now();
+      if (message.contains("bye")) {
+        peer.bye = message.value("bye", "stopped");
+        continue;
+      }
+      handle_message(*worker, message);
+    } catch (const nlohmann::json::exception& error) {
+      // Well-formed JSON of the wrong shape (a number where a name belongs, ...).
+      if (worker == nullptr) {
+        drop_garbage(peer, std::string("a malformed hello: ") + error.what());
+      } else {
+        events_.append({{"event", "garbage"}, {"worker", worker->id}, {"reason", error.what()}});
+      }
     }
-    if (worker->peer != &peer) continue;  // an old connection of a worker that re-connected
-    worker->last_heard = Clock::now();
-    if (message.contains("bye")) {
-      peer.bye = message.value("bye", "stopped");
-      continue;
-    }
-    handle_message(*worker, message);
   }
   if (status == LineChannel::Status::kTooLong) {
     drop_garbage(peer, "a line longer than 1 MiB");
@@ -221,10 +237,12 @@ void Coordinator::handle_hello(Peer& peer, const nlohmann::json& hello) {
   };
   if (token != token_) return refuse("wrong job token");
   if (outcome_.ended) return refuse("the job has ended");
-  const bool rejoin = hello.contains("rejoin");
+  if (token_.empty()) return refuse("the job has no token");
   Worker* worker = id.empty() ? nullptr : find_worker(id);
+  const bool rejoin = hello.contains("rejoin") && hello.at("rejoin").is_object() &&
+                      hello.at("rejoin").contains("gen");
   if (rejoin) {
-    // A member re-connecting after a coordinator restart (or a broken connection).
+    // A member of the journaled generation re-connecting after a coordinator restart.
     const auto& state = hello.at("rejoin");
     if (worker == nullptr || worker->state == Worker::State::kGone ||
         state.value("gen", std::int64_t{-2}) != generation_) {
@@ -240,12 +258,16 @@ void Coordinator::handle_hello(Peer& peer, const nlohmann::json& hello) {
       worker->held = state.value("step", std::int64_t{-1});
       worker->attempted = state.value("attempted", worker->held);
       worker->leaving = state.value("leaving", false);
-      end_generation(state.value("cause", "failed"));
+      worker->leave_reason = state.value("cause", "failed");
+      attempted_step_ = std::max(attempted_step_, worker->attempted);
+      end_generation(worker->leave_reason);
     }
     peer.channel->send({{"admitted", id}, {"job", to_json(job_)}, {"store_port", store_port_}});
     events_.append({{"event", "worker_rejoined"}, {"worker", id}, {"gen", generation_}});
     return;
   }
+  // A worker that was loading or waiting for a generation when the coordinator died comes back
+  // with its id but no generation: it is admitted as a new worker (it holds no state).
   if (id.empty()) {
     id = next_worker_id();
   } else if (id.find_first_of("/ \"") != std::string::npos || worker != nullptr) {
@@ -264,6 +286,7 @@ void Coordinator::handle_hello(Peer& peer, const nlohmann::json& hello) {
                   {"worker", id},
                   {"peer", peer.channel->peer()},
                   {"pid", hello.value("pid", 0L)}});
+  write_journal();  // the next worker number
   if (on_admitted) on_admitted(id, hello.value("pid", 0L));
 }
 
@@ -323,6 +346,7 @@ void Coordinator::handle_message(Worker& worker, const nlohmann::json& message) 
           {"reform_s",
            rounded_ms(seconds_between(recovery_->decided, recovery_->formed.value_or(now)))},
           {"duration_s", rounded_ms(seconds_between(recovery_->failed, now))},
+          {"waited_s", rounded_ms(recovery_->waited_s)},
           {"redone_steps", redone}};
       events_.append(event);
       progress_->finish();
@@ -418,6 +442,9 @@ void Coordinator::process_exited(const std::string& id, const std::string& statu
   Worker* worker = find_worker(id);
   if (worker == nullptr || worker->state == Worker::State::kGone) return;
   if (worker->state == Worker::State::kDone) return;
+  // What it said before it exited (a report, a bye) is read first: a preemption is not a failure.
+  if (worker->peer != nullptr) read_peer(*worker->peer);
+  if (worker->state == Worker::State::kGone || worker->state == Worker::State::kDone) return;
   const std::string reason =
       worker->peer != nullptr && !worker->peer->bye.empty() ? worker->peer->bye : "failed";
   events_.append({{"event", "worker_exited"}, {"worker", id}, {"status", status}});
@@ -477,6 +504,7 @@ void Coordinator::maybe_signal_change() {
     last_balance_check_ = Clock::now();
     std::vector<double> speeds;
     for (const auto& id : members_) speeds.push_back(find_worker(id)->speed);
+    if (generation_speeds_.size() != speeds.size()) return;  // the split in force is unknown
     const auto now = member_shares(job_.options.global_batch, speeds);
     const auto current = member_shares(job_.options.global_batch, generation_speeds_);
     for (std::size_t i = 0; i < now.size() && i < current.size(); ++i) {
@@ -514,14 +542,29 @@ void Coordinator::maybe_form_generation() {
     }
     running_ = false;
     if (!planned_change(ending_cause_)) {
-      Recovery recovery;
-      recovery.generation = generation_ + 1;
-      recovery.cause = ending_cause_;
-      recovery.failed = first_failure_.value_or(now);
-      recovery.decided = now;
-      recovery.attempted_step = attempted_step_;
-      recovery.lost = lost_;
-      recovery_ = recovery;
+      // The cause is why the first lost member left (a survivor's failed collective is only the
+      // symptom of a silent or preempted peer).
+      std::string cause = ending_cause_;
+      if (!lost_.empty()) cause = find_worker(lost_.front())->leave_reason;
+      if (recovery_) {
+        // Lost again before the previous recovery completed a step: one longer recovery.
+        recovery_->generation = generation_ + 1;
+        recovery_->decided = now;
+        recovery_->formed.reset();
+        recovery_->attempted_step = std::max(recovery_->attempted_step, attempted_step_);
+        recovery_->lost.insert(recovery_->lost.end(), lost_.begin(), lost_.end());
+      } else {
+        Recovery recovery;
+        recovery.generation = generation_ + 1;
+        recovery.cause = cause;
+        recovery.failed = first_failure_.value_or(now);
+        recovery.decided = now;
+        recovery.attempted_step = attempted_step_;
+        recovery.lost = lost_;
+        recovery_ = recovery;
+      }
+    } else if (recovery_) {
+      recovery_->generation = generation_ + 1;  // a join before the recovery's first step
     }
     first_failure_.reset();
     lost_.clear();
@@ -529,6 +572,8 @@ void Coordinator::maybe_form_generation() {
       form_generation(survivors, pending_);
       return;
     }
+    members_.clear();
+    write_journal();
   }
   // No generation runs: form one from the pending workers.
   if (pending_.empty()) {
@@ -559,6 +604,10 @@ void Coordinator::form_generation(std::vector<std::string> survivors,
   config.generation = generation_ + 1;
   config.members = survivors;
   for (const auto& id : joiners) config.members.push_back(id);
+  if (recovery_ && survivors.empty()) {
+    // Time spent with no worker at all is part of the recovery, and said apart.
+    recovery_->waited_s = seconds_between(recovery_->decided, Clock::now());
+  }
   if (survivors.empty()) {
     // Nobody holds the state: everyone loads the latest valid checkpoint (or starts afresh).
     if (generation_ >= 0) {
@@ -584,6 +633,14 @@ void Coordinator::form_generation(std::vector<std::string> survivors,
     std::int64_t held = -1;
     for (const auto& id : survivors) held = std::max(held, find_worker(id)->held);
     config.start_step = held;
+    if (held < 0) {
+      // The survivors never got a state (they failed while forming): start where the last
+      // generation without survivors would have.
+      config.start_step = start_.start_step;
+      config.checkpoint = start_.checkpoint;
+      config.checkpoint_bytes = start_.checkpoint_bytes;
+      config.checkpoint_crc32 = start_.checkpoint_crc32;
+    }
   }
   for (const auto& id : config.members) config.speeds.push_back(find_worker(id)->speed);
   generation_speeds_ = config.speeds;
@@ -596,6 +653,7 @@ void Coordinator::form_generation(std::vector<std::string> survivors,
   waiting_announced_ = false;
   attempted_step_ = config.start_step;
   pending_.clear();
+  write_journal();  // before the members hear of it
   for (const auto& id : members_) {
     Worker* worker = find_worker(id);
     worker->state = Worker::State::kMember;
@@ -604,7 +662,13 @@ void Coordinator::form_generation(std::vector<std::string> survivors,
     worker->leaving = false;
     if (worker->peer != nullptr) worker->peer->channel->send({{"generation", to_json(config)}});
   }
-  write_journal();
+  if (stop_requested_) {
+    // Ctrl-C came while the previous generation was ending: this one stops at its first step.
+    Worker* rank0 = find_worker(members_.front());
+    if (rank0->peer != nullptr) {
+      rank0->peer->channel->send({{"signal", "stop"}, {"gen", generation_}});
+    }
+  }
   events_.append({{"event", "generation"},
                   {"gen", config.generation},
                   {"members", config.members},
@@ -637,7 +701,9 @@ void Coordinator::finish_if_done() {
   bool any_done = false;
   for (const auto& id : members_) {
     const Worker* worker = find_worker(id);
-    if (worker->state != Worker::State::kDone && worker->state != Worker::State::kGone) return;
+    // A member that reported a failure while another finished (the last all-reduce completed on
+    // one rank only) has nothing left to do either.
+    if (worker->state == Worker::State::kMember) return;
     any_done = any_done || worker->state == Worker::State::kDone;
   }
   if (!any_done) return;
@@ -647,6 +713,7 @@ void Coordinator::finish_if_done() {
   for (auto& [id, worker] : workers_) {
     if (worker->peer != nullptr) worker->peer->channel->send({{"finished", true}});
   }
+  write_journal();
 }
 
 void Coordinator::take_back(const nlohmann::json& journal) {
@@ -662,6 +729,9 @@ void Coordinator::take_back(const nlohmann::json& journal) {
     workers_[id] = std::move(worker);
   }
   running_ = generation_ >= 0 && !members_.empty();
+  // The split in force is not journaled: speeds are compared with it from the next generation.
+  generation_speeds_.clear();
+  last_balance_check_ = Clock::now();
   events_.append({{"event", "coordinator_restarted"},
                   {"gen", generation_},
                   {"members", members_},
@@ -670,9 +740,13 @@ void Coordinator::take_back(const nlohmann::json& journal) {
 }
 
 void Coordinator::write_journal() const {
-  nlohmann::json journal = {{"front_door", address()},     {"store_port", store_port_},
-                            {"generation", generation_},   {"members", members_},
-                            {"next_worker", next_worker_}, {"pid", static_cast<long>(::getpid())},
+  nlohmann::json journal = {{"front_door", address()},
+                            {"store_port", store_port_},
+                            {"generation", generation_},
+                            {"members", members_},
+                            {"next_worker", next_worker_},
+                            {"ended", outcome_.ended},
+                            {"pid", static_cast<long>(::getpid())},
                             {"job", to_json(job_)}};
   write_file_atomically((fs::path(job_.options.job_dir) / "coordinator.json").string(),
                         journal.dump(2) + "\n");

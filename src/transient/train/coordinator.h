@@ -43,6 +43,7 @@ struct CoordinatorOptions {
   std::uint16_t store_port = 0;    // TCPStore port (0 = any free port)
   int initial_workers = 1;         // members generation 0 waits for
   double initial_wait_s = 60;      // ... at most this long after the first admission
+  bool taking_back = false;        // take_back() follows: the journal is not rewritten before
 };
 
 // What the job came to.
@@ -154,6 +155,7 @@ class Coordinator {
     std::optional<Clock::time_point> formed;
     std::int64_t attempted_step = 0;  // the furthest step any member had started
     std::vector<std::string> lost;    // the members that left
+    double waited_s = 0;              // of it, with no worker at all
   };
   std::optional<Recovery> recovery_;
   std::int64_t attempted_step_ = 0;        // of the current generation

@@ -38,7 +38,6 @@
 #include "transient/train/protocol.h"
 #include "transient/train/sharding.h"
 #include "transient/train/step_records.h"
-#include "transient/train/store_text.h"
 #include "transient/train/trainer.h"
 #include "transient/train/worker_process.h"
 
@@ -233,11 +232,7 @@ PreparedJob prepare_job(const TrainOptions& given, int workers_for_threads) {
 
   prepared.token_path = (fs::path(o.job_dir) / "token").string();
   if (!fs::exists(prepared.token_path)) write_private_file(prepared.token_path, new_token() + "\n");
-  prepared.token = read_file(prepared.token_path);
-  while (!prepared.token.empty() &&
-         (prepared.token.back() == '\n' || prepared.token.back() == '\r')) {
-    prepared.token.pop_back();
-  }
+  prepared.token = read_token_file(prepared.token_path);
   return prepared;
 }
 
@@ -299,9 +294,11 @@ int finish_job(const PreparedJob& prepared, const Coordinator& coordinator, Even
                  {"wall_s", wall_s},
                  {"samples_per_s", samples_per_s}});
   if (coordinator.revocations() > 0 || coordinator.recoveries() > 0) {
-    std::printf("%d workers lost, %d recoveries, %lld steps redone, %lld generations\n",
-                coordinator.revocations(), coordinator.recoveries(),
-                static_cast<long long>(coordinator.redone_steps()),
+    const auto redone = coordinator.redone_steps();
+    std::printf("%d worker%s lost, %d recover%s, %lld step%s redone, %lld generations\n",
+                coordinator.revocations(), coordinator.revocations() == 1 ? "" : "s",
+                coordinator.recoveries(), coordinator.recoveries() == 1 ? "y" : "ies",
+                static_cast<long long>(redone), redone == 1 ? "" : "s",
                 static_cast<long long>(coordinator.generation() + 1));
   }
   if (result.stopped) {
@@ -527,14 +524,22 @@ int run_coordinator(const TrainOptions& given, int min_workers) {
     journal = load_json_file(journal_path);
     try {
       prepared.job = job_config_from_json(journal.at("job"));
+      journal.at("generation").get<std::int64_t>();
+      journal.at("members").get<std::vector<std::string>>();
+      journal.at("next_worker").get<int>();
+      journal.at("store_port").get<std::uint16_t>();
+      journal.at("front_door").get<std::string>();
     } catch (const nlohmann::json::exception& error) {
       throw InputError(journal_path, 0, std::string("not a coordinator journal: ") + error.what());
+    }
+    if (journal.value("ended", false)) {
+      throw InputError(journal_path, 0,
+                       "the job has ended (see summary.json); there is nothing to take back");
     }
     prepared.options = prepared.job.options;
     prepared.options.bind = given.bind;
     prepared.token_path = (fs::path(prepared.options.job_dir) / "token").string();
-    prepared.token = read_file(prepared.token_path);
-    while (!prepared.token.empty() && prepared.token.back() == '\n') prepared.token.pop_back();
+    prepared.token = read_token_file(prepared.token_path);
   } else {
     TrainOptions o = given;
     o.workers = min_workers;
@@ -549,6 +554,7 @@ int run_coordinator(const TrainOptions& given, int min_workers) {
   coordinator_options.port = static_cast<std::uint16_t>(given.port);
   coordinator_options.store_port = static_cast<std::uint16_t>(given.store_port);
   coordinator_options.initial_workers = min_workers;
+  coordinator_options.taking_back = take_back;
   if (take_back) {
     const auto front_door = journal.at("front_door").get<std::string>();
     coordinator_options.port = parse_endpoint(front_door, journal_path).port;

@@ -1,6 +1,10 @@
 #include "transient/train/protocol.h"
 
 #include <algorithm>
+#include <cctype>
+
+#include "transient/core/atomic_file.h"
+#include "transient/core/error.h"
 
 #include "transient/launch/batch_split.h"
 #include "transient/train/sharding.h"
@@ -116,6 +120,13 @@ WorkerResult worker_result_from_json(const nlohmann::json& j) {
   result.test_loss = j.at("test_loss").get<double>();
   result.stopped = j.at("stopped").get<bool>();
   return result;
+}
+
+std::string read_token_file(const std::string& path) {
+  std::string token = read_file(path);
+  while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) token.pop_back();
+  if (token.empty()) throw InputError(path, 0, "the job's token file is empty");
+  return token;
 }
 
 std::string generation_prefix(std::int64_t generation) {

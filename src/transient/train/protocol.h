@@ -5,9 +5,11 @@
 // worker -> coordinator
 //   {"hello":"transient-worker","token":T,"worker":ID or "","pid":P}   first line; with
 //        "rejoin":{"gen":g,"reported":bool,"step":s,...} after the coordinator restarted
+//   {"ready":true}                         data and model loaded: it can join a generation
 //   {"hb":n,"speed":samples/s}            heartbeat, every heartbeat timeout / 5
-//   {"report":"failed"|"boundary","gen":g,"step":held,"attempted":a,"leaving":b,"reason":r}
-//                                          the worker's part in generation g ended
+//   {"report":"failed"|"boundary","gen":g,"step":held,"attempted":a,"leaving":b,"reason":r,
+//    "cause":c}                            the worker's part in generation g ended (held = -1:
+//                                          it held no state yet)
 //   {"report":"formed"|"stepped","gen":g,"step":s}   rank 0: group formed, first step done
 //   {"report":"done","gen":g,"result":WorkerResult}  the job ended (finished or paused)
 //   {"progress":ProgressReport}            rank 0, after every step
@@ -17,6 +19,7 @@
 //   {"admitted":ID,"job":JobConfig,"store_port":p} or {"refused":reason}   the reply to hello
 //   {"generation":GenerationConfig}        the worker is a member of this generation
 //   {"signal":"change"|"stop","gen":g}     to rank 0: end the generation at the next boundary
+//   {"signal":"abort","gen":g}             to every member: a member was lost, leave generation g
 //   {"left":reason}                        the worker was dropped (silent); it exits
 //   {"finished":true}                      the job has ended
 #pragma once
@@ -71,6 +74,10 @@ nlohmann::json to_json(const WorkerResult& result);
 WorkerResult worker_result_from_json(const nlohmann::json& json);
 
 std::string generation_prefix(std::int64_t generation);  // "gen/<g>/"
+
+// The job's token from its file (trailing blanks and line ends dropped). Throws InputError
+// naming the file if it cannot be read or is empty.
+std::string read_token_file(const std::string& path);
 
 // The shard sizes of a step of `batch` samples among members of measured `speeds` (samples/s):
 // in proportion to them when the fastest is more than 25% faster than the slowest, else (and

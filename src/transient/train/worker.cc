@@ -41,13 +41,6 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-std::string trimmed(std::string text) {
-  while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) {
-    text.pop_back();
-  }
-  return text;
-}
-
 // Set by SIGTERM (the cloud's preemption notice) and, for a worker started by hand, SIGINT.
 std::atomic<int> g_leave_signal{0};
 void on_leave_signal(int signal) { g_leave_signal = signal; }
@@ -65,23 +58,29 @@ class Connection {
  public:
   Connection(const Endpoint& coordinator, std::string token, std::string worker_id)
       : coordinator_(coordinator), token_(std::move(token)), id_(std::move(worker_id)) {
-    channel_ = LineChannel::connect(coordinator_, 30);
-    if (!channel_) {
+    std::shared_ptr<LineChannel> channel = LineChannel::connect(coordinator_, 30);
+    if (!channel) {
       throw InputError("--coordinator: nothing answers at " + coordinator_.text() +
                        " (is the coordinator running?)");
     }
-    if (const auto answer = hello(nullptr); answer != Hello::kAdmitted) {
+    if (const auto answer = hello(*channel, nullptr); answer != Hello::kAdmitted) {
       throw InputError(
           "the coordinator at " + coordinator_.text() +
           (answer == Hello::kRefused ? " refused this worker: " : " did not admit this worker: ") +
           refusal_);
     }
+    channel_ = std::move(channel);
     thread_ = std::thread([this] { run(); });
   }
 
   ~Connection() {
     stopping_ = true;
-    if (channel_) channel_->shutdown();
+    std::shared_ptr<LineChannel> channel;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      channel = channel_;
+    }
+    if (channel) channel->shutdown();
     thread_.join();
   }
 
@@ -109,6 +108,12 @@ class Connection {
   }
 
   void set_speed(double samples_per_s) { speed_ = samples_per_s; }
+
+  // Data and model are loaded: the worker can be a member from the next generation on.
+  void mark_ready() {
+    ready_ = true;
+    send({{"ready", true}});
+  }
 
   // Says goodbye: the coordinator will close the connection, which is then not re-opened.
   void leave(const std::string& reason) {
@@ -151,17 +156,18 @@ class Connection {
   enum class Hello { kAdmitted, kRefused, kNoAnswer };
 
   // Says hello (with `rejoin` after a reconnection) and reads the reply.
-  Hello hello(const nlohmann::json* rejoin) {
+  // The id and the job are taken from the first admission only: the training thread reads them.
+  Hello hello(LineChannel& channel, const nlohmann::json* rejoin) {
     nlohmann::json message = {{"hello", "transient-worker"},
                               {"token", token_},
                               {"worker", id_},
                               {"pid", static_cast<long>(::getpid())}};
     if (rejoin != nullptr) message["rejoin"] = *rejoin;
-    if (!channel_->send(message)) {
+    if (!channel.send(message)) {
       refusal_ = "the connection broke";
       return Hello::kNoAnswer;
     }
-    const auto line = channel_->read_line(30);
+    const auto line = channel.read_line(30);
     nlohmann::json reply;
     try {
       reply = nlohmann::json::parse(line.value_or(""));
@@ -177,10 +183,13 @@ class Connection {
       refusal_ = "it answered something else than a coordinator's reply";
       return Hello::kNoAnswer;
     }
+    const auto store_port = reply.at("store_port").get<std::uint16_t>();
+    if (rejoin == nullptr) {
+      id_ = reply.at("admitted").get<std::string>();
+      job_ = job_config_from_json(reply.at("job"));
+    }
     std::lock_guard<std::mutex> lock(mutex_);
-    id_ = reply.at("admitted").get<std::string>();
-    job_ = job_config_from_json(reply.at("job"));
-    store_port_ = reply.at("store_port").get<std::uint16_t>();
+    store_port_ = store_port;
     return Hello::kAdmitted;
   }
 
@@ -225,10 +234,13 @@ class Connection {
         continue;
       }
       if (!channel_->closed() || stopping_) continue;
-      if (leaving_) return;
       {
         std::lock_guard<std::mutex> lock(mutex_);
-        if (!left_.empty()) return;
+        if (leaving_ && left_.empty()) left_ = "the job has ended";  // after its goodbye
+        if (!left_.empty()) {
+          changed_.notify_all();
+          return;
+        }
       }
       reconnect();
     }
@@ -241,16 +253,20 @@ class Connection {
                  "re-connecting\n",
                  id_.c_str());
     while (!stopping_) {
-      auto channel = LineChannel::connect(coordinator_, 0.25);
+      std::shared_ptr<LineChannel> channel = LineChannel::connect(coordinator_, 0.25);
       if (channel) {
         nlohmann::json state;
         {
           std::lock_guard<std::mutex> lock(mutex_);
-          channel_ = std::move(channel);
           state = state_;
         }
-        const auto answer = hello(&state);
+        const auto answer = hello(*channel, &state);
         if (answer == Hello::kAdmitted) {
+          // Installed only once admitted, so that no report goes out before the hello.
+          std::lock_guard<std::mutex> lock(mutex_);
+          channel_ = std::move(channel);
+          // One that was waiting for its first generation says again that it is ready.
+          if (state_.is_null() && ready_) channel_->send({{"ready", true}});
           std::fprintf(stderr, "transient worker %s: re-joined the coordinator\n", id_.c_str());
           return;
         }
@@ -265,7 +281,6 @@ class Connection {
       std::this_thread::sleep_for(std::chrono::milliseconds(250));
     }
   }
-
   Endpoint coordinator_;
   std::string token_;
   std::string id_;
@@ -284,6 +299,7 @@ class Connection {
   std::atomic<double> speed_{0};
   std::atomic<bool> stopping_{false};
   std::atomic<bool> leaving_{false};
+  std::atomic<bool> ready_{false};
   std::thread thread_;
 };
 
@@ -475,9 +491,13 @@ class Worker {
         // A peer died or went silent (or its group broke first): tear the group down, which
         // closes this worker's connections so that peers still waiting on it fail at once too,
         // and report the step held.
-        finish_writer_quietly();
-        report("failed", step_, std::max(attempted, step_), false, "failed");
         group_.reset();
+        if (connection_.dropped()) {
+          abandon_writer();  // the new rank 0 writes from now on
+        } else {
+          finish_writer_quietly();
+        }
+        report("failed", holds_state_ ? step_ : -1, std::max(attempted, step_), false, "failed");
         std::fprintf(stderr, "transient worker %s: generation %lld failed (%s)\n",
                      connection_.id().c_str(), static_cast<long long>(config_.generation),
                      failure.what());
@@ -578,21 +598,29 @@ class Worker {
         if (buffer.defined()) floats.push_back(buffer.view(-1));
       }
     }
+    // Everything is received into temporaries and committed only once the last broadcast has
+    // succeeded: a source lost half-way leaves this member's state and step as they were.
     auto flat = torch::cat(floats);
     broadcast({flat}, source);
+    std::vector<torch::Tensor> buffers;
+    for (auto& item : model_->named_buffers()) buffers.push_back(item.value().clone());
+    for (auto& buffer : buffers) broadcast({buffer}, source);
+    auto generator = at::detail::getDefaultCPUGenerator();
+    torch::Tensor rng;
+    {
+      std::lock_guard<std::mutex> lock(generator.mutex());
+      rng = generator.get_state().clone();
+    }
+    broadcast({rng}, source);
     if (rank_ != source) {
       std::int64_t offset = 0;
       for (auto& part : floats) {
         part.copy_(flat.narrow(0, offset, part.numel()));
         offset += part.numel();
       }
-    }
-    for (auto& item : model_->named_buffers()) broadcast({item.value()}, source);
-    auto generator = at::detail::getDefaultCPUGenerator();
-    {
+      std::size_t i = 0;
+      for (auto& item : model_->named_buffers()) item.value().copy_(buffers[i++]);
       std::lock_guard<std::mutex> lock(generator.mutex());
-      auto rng = generator.get_state().clone();
-      broadcast({rng}, source);
       generator.set_state(rng);
     }
     step_ = most;
@@ -755,6 +783,13 @@ class Worker {
   void finish_writer() {
     if (!writer_) return;
     writer_->wait();
+    writer_.reset();
+  }
+
+  // Drops what was handed to the writer but not started (a write in progress completes).
+  void abandon_writer() {
+    if (!writer_) return;
+    writer_->abandon();
     writer_.reset();
   }
 
@@ -925,11 +960,11 @@ int run_worker(const WorkerOptions& options) {
     throw InputError("give the job's token with exactly one of --token-file FILE or --token T");
   }
   const std::string token =
-      options.token.empty() ? trimmed(read_file(options.token_file)) : options.token;
+      options.token.empty() ? read_token_file(options.token_file) : options.token;
 
   Connection connection(endpoint, token, options.worker_id);
   Worker worker(connection, options.threads);
-  connection.send({{"ready", true}});
+  connection.mark_ready();
   return worker.run();
 }
 
