@@ -29,7 +29,8 @@
 #
 # transient: `transient train --model cnn --workers 3 --threads 1 --global-batch 128 --steps STEPS
 # --checkpoint-every 20 --revoke kill@17s:any --revoke kill@34s:any ... --replace 0s` (one rule
-# per kill, at the same times after the launch), with `--test-subset 512` so that its
+# per kill; transient counts these times from its first completed step, a second or two after the
+# launch), with `--test-subset 512` so that its
 # evaluations at the ends of epochs and of the run (which the peer does not do) stay short. The
 # figures come from events.jsonl: each `revocation_injected` is paired with the next `recovery`
 # (emitted when the re-formed group completes its first step): kill -> next step is the

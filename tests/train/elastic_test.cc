@@ -182,9 +182,12 @@ TEST(Elastic, AWorkerJoinsARunningJobAndGetsTheStateByBroadcast) {
   const auto done = job.wait();
   ASSERT_EQ(done.exit_code, 0) << done.err;
   const auto events = read_events(dir);
+  // Generation 1 admits the joiner; later ones (a re-split when the two run at different speeds
+  // on this shared machine) keep both.
   const auto generations = events_named(events, "generation");
-  ASSERT_EQ(generations.size(), 2u);
+  ASSERT_GE(generations.size(), 2u);
   EXPECT_EQ(generations[1].at("members"), nlohmann::json({"w0", "w1"}));
+  EXPECT_EQ(generations.back().at("members"), nlohmann::json({"w0", "w1"}));
   EXPECT_GT(generations[1].at("start_step").get<int>(), 0);
   EXPECT_EQ(events_named(events, "recovery").size(), 0u) << "a join is not a recovery";
   expect_every_sample_once(dir, 1500, 2000, 100);

@@ -88,7 +88,9 @@ TEST(Trainer, TwoWorkerProcessesLearnFashionMnist) {
   EXPECT_LT(last, 0.5 * first) << "the training loss did not fall";
 
   const auto events = read_events(dir);
-  EXPECT_EQ(count_events(events, "generation"), 1);
+  // One generation, or more if the two workers' speeds drifted apart and the batch was re-split.
+  EXPECT_GE(count_events(events, "generation"), 1);
+  EXPECT_EQ(count_events(events, "recovery"), 0);
   EXPECT_GE(count_events(events, "checkpoint"), 1);
   EXPECT_EQ(count_events(events, "done"), 1);
   EXPECT_EQ(events.back().at("event"), "done");
