@@ -170,6 +170,31 @@ TEST(Elastic, ASilentWorkerIsDroppedByHeartbeatAndToldItLeftWhenItWakes) {
   expect_every_sample_once(dir, 500, 2000, 100);
 }
 
+// Revocations drawn from a market model: every worker's lifetime from the exponential model
+// (mean 2 h of market time = 2 s of the run at --time-scale 3600; a 400-step run lasts 5 s or more,
+// so both first workers outlive it with a probability under 1%), carried out as preemptions, each
+// followed by a replacement.
+TEST(Elastic, RevocationsDrawnFromAMarketModelArePreemptions) {
+  const std::string dir = fresh_dir("market");
+  run_ok(with(elastic_job(dir, 2, 400),
+              {"--revocations", "exponential", "--revocation-param", "mean=2h", "--time-scale",
+               "3600", "--replace", "0s", "--market-data-dir", TRANSIENT_SHARED_DATA_DIR}),
+         dir);
+  const auto events = read_events(dir);
+  const auto injected = events_named(events, "revocation_injected");
+  ASSERT_GE(injected.size(), 1u);
+  for (const auto& e : injected) {
+    EXPECT_EQ(e.at("rule"), "market:exponential");
+    EXPECT_EQ(e.at("action"), "preempt");
+  }
+  // Each preempted member leaves, unless the notice came during the job's last step.
+  EXPECT_LE(events_named(events, "worker_left").size(), injected.size());
+  EXPECT_GE(events_named(events, "worker_left").size() + 1, injected.size());
+  EXPECT_EQ(summary_of(dir).at("steps"), 400);
+  EXPECT_EQ(summary_of(dir).at("redone_steps"), 0);
+  expect_every_sample_once(dir, 400, 2000, 100);
+}
+
 TEST(Elastic, AWorkerJoinsARunningJobAndGetsTheStateByBroadcast) {
   const std::string dir = fresh_dir("join");
   CliProcess job(elastic_job(dir, 1, 1500), dir + ".log");
