@@ -22,29 +22,18 @@ using namespace testing;
 // long so that a loaded machine's slow step is never taken for a silent worker, except where a
 // test is about silence.
 std::vector<std::string> elastic_job(const std::string& job_dir, int workers, int steps) {
-  return {"train",
-          "--model",
-          "mlp",
-          "--workers",
-          std::to_string(workers),
-          "--steps",
-          std::to_string(steps),
-          "--global-batch",
-          "100",
-          "--lr",
-          "0.1",
-          "--seed",
-          "5",
-          "--threads",
-          "1",
-          "--train-subset",
-          "2000",
-          "--test-subset",
-          "500",
-          "--heartbeat-timeout",
-          "30s",
-          "--job-dir",
-          job_dir};
+  return with(small_job(job_dir, workers, steps), {"--heartbeat-timeout", "30s"});
+}
+
+// `transient coordinator` for the same job, waiting for `min_workers`, with `more` flags.
+std::vector<std::string> coordinator_job(const std::string& job_dir, int steps, int min_workers,
+                                         const std::vector<std::string>& more = {}) {
+  auto args = small_job(job_dir, min_workers, steps);
+  args[0] = "coordinator";
+  const auto workers = std::find(args.begin(), args.end(), "--workers");
+  args.erase(workers, workers + 2);  // the coordinator starts no workers
+  args = with(args, {"--heartbeat-timeout", "30s", "--min-workers", std::to_string(min_workers)});
+  return with(args, more);
 }
 
 std::vector<nlohmann::json> events_named(const std::vector<nlohmann::json>& events,
@@ -152,8 +141,7 @@ TEST(Elastic, TheLastWorkerPreemptedWritesACheckpointAndTheNextOneResumesFromIt)
 
 TEST(Elastic, ASilentWorkerIsDroppedByHeartbeatAndToldItLeftWhenItWakes) {
   const std::string dir = fresh_dir("silent");
-  auto args = elastic_job(dir, 3, 500);
-  args[args.size() - 3] = "2s";  // --heartbeat-timeout
+  const auto args = set_flag(elastic_job(dir, 3, 500), "--heartbeat-timeout", "2s");
   const auto result = run_ok(with(args, {"--revoke", "stop@1s:any"}), dir);
   const auto events = read_events(dir);
   const auto left = events_named(events, "worker_left");
@@ -304,28 +292,7 @@ TEST(Elastic, KillingTheCheckpointWriterWhileItWritesLosesNoValidCheckpoint) {
 
 TEST(Elastic, WhenEveryWorkerIsGoneTheNextToJoinResumesFromTheLatestCheckpoint) {
   const std::string dir = fresh_dir("all-gone");
-  CliProcess coordinator({"coordinator",
-                          "--model",
-                          "mlp",
-                          "--steps",
-                          "600",
-                          "--global-batch",
-                          "100",
-                          "--seed",
-                          "5",
-                          "--train-subset",
-                          "2000",
-                          "--test-subset",
-                          "500",
-                          "--checkpoint-every",
-                          "20",
-                          "--heartbeat-timeout",
-                          "30s",
-                          "--min-workers",
-                          "2",
-                          "--job-dir",
-                          dir},
-                         dir + ".log");
+  CliProcess coordinator(coordinator_job(dir, 600, 2, {"--checkpoint-every", "20"}), dir + ".log");
   const std::string address = front_door(dir);
   const std::vector<std::string> worker{"worker",       "--coordinator", address, "--token-file",
                                         dir + "/token", "--threads",     "1"};
@@ -357,25 +324,7 @@ TEST(Elastic, WhenEveryWorkerIsGoneTheNextToJoinResumesFromTheLatestCheckpoint) 
 
 TEST(Elastic, ARestartedCoordinatorTakesTheJobBackAndMembershipChangesWorkAgain) {
   const std::string dir = fresh_dir("coordinator-restart");
-  const std::vector<std::string> coordinator_args{"coordinator",
-                                                  "--model",
-                                                  "mlp",
-                                                  "--steps",
-                                                  "1500",
-                                                  "--global-batch",
-                                                  "100",
-                                                  "--seed",
-                                                  "5",
-                                                  "--train-subset",
-                                                  "2000",
-                                                  "--test-subset",
-                                                  "500",
-                                                  "--heartbeat-timeout",
-                                                  "30s",
-                                                  "--min-workers",
-                                                  "2",
-                                                  "--job-dir",
-                                                  dir};
+  const auto coordinator_args = coordinator_job(dir, 1500, 2);
   auto coordinator = std::make_unique<CliProcess>(coordinator_args, dir + "-1");
   const std::string address = front_door(dir);
   const std::vector<std::string> worker{"worker",       "--coordinator", address, "--token-file",
@@ -415,9 +364,7 @@ TEST(Elastic, ARunWithKillsAPreemptionAndJoinsEndsWhereAnUndisturbedRunEnds) {
   constexpr double kParameterTolerance = 1e-4;
   constexpr double kAccuracyTolerance = 0.003;  // 0.3 points of test accuracy
   auto job = [](const std::string& dir, int workers) {
-    auto args = elastic_job(dir, workers, 500);
-    args[args.size() - 5] = "0";  // --test-subset: the whole test set
-    return args;
+    return set_flag(elastic_job(dir, workers, 500), "--test-subset", "0");  // the whole test set
   };
   const std::string reference = fresh_dir("equivalence-reference");
   run_ok(job(reference, 2), reference);

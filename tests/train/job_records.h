@@ -23,14 +23,14 @@ namespace transient::train::testing {
 namespace fs = std::filesystem;
 
 // A small job that crosses three epoch boundaries (20 steps of 100 samples per epoch).
-inline std::vector<std::string> small_job(const std::string& job_dir, int workers) {
+inline std::vector<std::string> small_job(const std::string& job_dir, int workers, int steps = 80) {
   return {"train",
           "--model",
           "mlp",
           "--workers",
           std::to_string(workers),
           "--steps",
-          "80",
+          std::to_string(steps),
           "--global-batch",
           "100",
           "--lr",
@@ -50,6 +50,15 @@ inline std::vector<std::string> small_job(const std::string& job_dir, int worker
 inline std::vector<std::string> with(std::vector<std::string> args,
                                      const std::vector<std::string>& more) {
   args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
+// `args` with the value after `flag` replaced by `value`.
+inline std::vector<std::string> set_flag(std::vector<std::string> args, const std::string& flag,
+                                         const std::string& value) {
+  const auto it = std::find(args.begin(), args.end(), flag);
+  EXPECT_TRUE(it != args.end() && it + 1 != args.end()) << flag;
+  if (it != args.end() && it + 1 != args.end()) *(it + 1) = value;
   return args;
 }
 
