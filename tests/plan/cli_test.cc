@@ -71,6 +71,18 @@ TEST(PlanCli, ZeroDeadlineIsOneLineError) {
   EXPECT_EQ(count_lines(o.out), 1) << o.out;
 }
 
+TEST(PlanCli, TooManyServersOrNoZoneIsOneLineError) {
+  const CliResult many =
+      run_cli("plan --workload resnet-32 --steps 64000 --deadline 2h --max-servers 100000");
+  EXPECT_EQ(many.exit_code, 2) << many.out;
+  EXPECT_NE(many.out.find("--max-servers"), std::string::npos) << many.out;
+  EXPECT_EQ(count_lines(many.out), 1) << many.out;
+  const CliResult none = run_cli("plan --workload resnet-32 --steps 64000 --deadline 2h --zones ,");
+  EXPECT_EQ(none.exit_code, 2) << none.out;
+  EXPECT_NE(none.out.find("--zones: \",\" names no zone"), std::string::npos) << none.out;
+  EXPECT_EQ(count_lines(none.out), 1) << none.out;
+}
+
 TEST(PlanCli, NeitherDeadlineNorBudgetSaysOneIsNeeded) {
   const CliResult o = run_cli("plan --workload resnet-32 --steps 64000");
   EXPECT_EQ(o.exit_code, 2) << o.out;

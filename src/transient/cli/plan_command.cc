@@ -137,6 +137,11 @@ void run_plan(const PlanFlags& flags) {
   if (flags.budget_given) options.budget_usd = flags.budget_usd;
   options.architecture = architecture;
   options.zones = split_list(flags.zones);
+  if (!flags.zones.empty() && options.zones.empty()) {
+    throw InputError("--zones: \"" + flags.zones +
+                     "\" names no zone; accepted: comma-separated zones or regions, e.g. "
+                     "us-west1-b,europe-west4");
+  }
   options.max_servers = flags.max_servers;
   options.top_k = flags.top_k;
   options.confidence = flags.confidence;
@@ -319,7 +324,9 @@ void add_plan_command(CLI::App& app) {
   cmd->add_option("--catalog", flags->catalog, "a built-in catalog name or a catalog CSV")
       ->capture_default_str();
   cmd->add_option("--zones", flags->zones, "comma-separated zones or regions (default: all)");
-  cmd->add_option("--max-servers", flags->max_servers, "workers at most")->capture_default_str();
+  cmd->add_option("--max-servers", flags->max_servers, "workers at most (1..64)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64).description("").name("1..64"));
   cmd->add_option("--arch", flags->arch, "allreduce (ours) or ps (asynchronous parameter server)")
       ->capture_default_str();
   cmd->add_option("--confidence", flags->confidence,
