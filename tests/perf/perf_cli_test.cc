@@ -66,4 +66,13 @@ TEST(FitCli, UnrecognisedFileIsNamed) {
   EXPECT_NE(r.out.find("unrecognised measurement file"), std::string::npos) << r.out;
 }
 
+// A bad -o is refused before the fit's seconds of work (the data directory here is unreadable
+// too: the -o error comes first).
+TEST(FitCli, OutputInAMissingDirectoryIsRefusedFirst) {
+  const CliResult r = run_cli("fit --data /nonexistent-data -o /nonexistent-dir/model.json");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out.rfind("error: /nonexistent-dir/model.json: -o: the directory", 0), 0u) << r.out;
+  EXPECT_EQ(transient::testing::count_lines(r.out), 1) << r.out;
+}
+
 }  // namespace

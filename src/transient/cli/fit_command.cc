@@ -2,6 +2,7 @@
 // models on measurement files and cross-validates them.
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <string>
 
 #include "transient/cli/commands.h"
@@ -64,6 +65,16 @@ void print_trainer_calibration(const perf::MeasurementSet& data) {
 }
 
 void fit(const FitArgs& args) {
+  if (!args.output.empty()) {
+    // Checked before the fit (seconds of work), not after it.
+    const auto parent = std::filesystem::absolute(args.output).parent_path();
+    if (!std::filesystem::is_directory(parent)) {
+      throw InputError(args.output, 0, "-o: the directory " + parent.string() + " does not exist");
+    }
+    if (std::filesystem::is_directory(args.output)) {
+      throw InputError(args.output, 0, "-o: is a directory; accepted: a file name for the model");
+    }
+  }
   const perf::MeasurementSet data = perf::read_measurements(args.data_dir);
   if (!data.trainer_steps.empty()) print_trainer_calibration(data);
   if (data.single_worker.empty()) {
