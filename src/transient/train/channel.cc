@@ -165,9 +165,11 @@ bool LineChannel::send(const nlohmann::json& message) {
 
 LineChannel::Status LineChannel::read_available(std::vector<std::string>& lines) {
   char chunk[65536];
-  for (;;) {
+  // At most kMaxLine bytes per call: one fast sender cannot hold the coordinator's thread.
+  for (std::size_t read = 0; read < kMaxLine;) {
     const ssize_t n = ::recv(fd_, chunk, sizeof(chunk), 0);
     if (n > 0) {
+      read += static_cast<std::size_t>(n);
       received_ += static_cast<std::size_t>(n);
       buffer_.append(chunk, static_cast<std::size_t>(n));
       std::size_t start = 0;
@@ -184,6 +186,7 @@ LineChannel::Status LineChannel::read_available(std::vector<std::string>& lines)
     closed_ = true;
     return Status::kClosed;
   }
+  return Status::kOpen;
 }
 
 std::optional<std::string> LineChannel::read_line(double timeout_s) {

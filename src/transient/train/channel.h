@@ -64,7 +64,8 @@ class LineChannel {
   bool send(const nlohmann::json& message);
 
   enum class Status { kOpen, kClosed, kTooLong };
-  // Reads what has arrived without blocking and appends the complete lines to `lines`. kClosed
+  // Reads what has arrived (up to kMaxLine bytes) without blocking and appends the complete lines
+  // to `lines`. kClosed
   // once the peer has closed the connection (or it broke), kTooLong if a line exceeds kMaxLine.
   Status read_available(std::vector<std::string>& lines);
 
