@@ -575,6 +575,13 @@ void Coordinator::maybe_form_generation() {
     members_.clear();
     write_journal();
   }
+  if (stop_requested_) {
+    // Paused while no generation runs: nothing is left to checkpoint, the job ends here.
+    outcome_.ended = true;
+    outcome_.result.step = last_step_;
+    outcome_.result.stopped = true;
+    return;
+  }
   // No generation runs: form one from the pending workers.
   if (pending_.empty()) {
     if (generation_ >= 0 && !waiting_announced_) {
@@ -594,7 +601,6 @@ void Coordinator::maybe_form_generation() {
         first_admission_ && seconds_between(*first_admission_, now) > options_.initial_wait_s;
     if (!enough && !waited_long) return;
   }
-  if (stop_requested_) return;
   form_generation({}, pending_);
 }
 
