@@ -93,6 +93,27 @@ TEST(Elastic, KillingRank0RedoesAtMostOneStepAndAReplacementJoins) {
   expect_every_sample_once(dir, 400, 2000, 100);
 }
 
+// With four members a killed rank's non-neighbours learn of it from their neighbours, whose torn-
+// down groups close their connections: nobody waits for the collective timeout (60 s here).
+TEST(Elastic, WithFourWorkersEverySurvivorSeesTheFailureWithoutATimeout) {
+  const std::string dir = fresh_dir("kill-of-four");
+  const auto result =
+      run_ok(set_flag(with(elastic_job(dir, 4, 300), {"--revoke", "kill@step100:rank1"}),
+                      "--heartbeat-timeout", "60s"),
+             dir);
+  const auto events = read_events(dir);
+  const auto recoveries = events_named(events, "recovery");
+  ASSERT_EQ(recoveries.size(), 1u);
+  EXPECT_EQ(recoveries[0].at("cause"), "failed");
+  EXPECT_LE(recoveries[0].at("redone_steps").get<int>(), 1);
+  EXPECT_EQ(events_named(events, "generation").back().at("members").size(), 3u);
+  for (const char* timeout : {"Timed out", "timed out", "Timeout"}) {
+    EXPECT_EQ(result.err.find(timeout), std::string::npos) << result.err;
+  }
+  EXPECT_EQ(summary_of(dir).at("steps"), 300);
+  expect_every_sample_once(dir, 300, 2000, 100);
+}
+
 TEST(Elastic, APreemptedWorkerLeavesAtAStepBoundaryAndNothingIsRedone) {
   const std::string dir = fresh_dir("preempt");
   run_ok(with(elastic_job(dir, 2, 300), {"--revoke", "preempt@1s:worker1"}), dir);
