@@ -66,4 +66,11 @@ inline int count_lines(const std::string& text) {
   return count;
 }
 
+// `result` is a refusal: exit code 2 and one line that contains `needle`.
+inline void expect_one_line_error(const CliResult& result, const std::string& needle) {
+  EXPECT_EQ(result.exit_code, 2) << result.out;
+  EXPECT_NE(result.out.find(needle), std::string::npos) << result.out;
+  EXPECT_EQ(count_lines(result.out), 1) << result.out;
+}
+
 }  // namespace transient::testing

@@ -17,6 +17,7 @@ namespace {
 
 using transient::testing::CliResult;
 using transient::testing::count_lines;
+using transient::testing::expect_one_line_error;
 using transient::testing::run_cli;
 
 std::string write_csv(const std::string& name, const std::string& contents) {
@@ -59,42 +60,30 @@ TEST(PlanCli, UnknownGpuIsOneLineError) {
                                    "cpu,,0,0,4,15,8,0.14,,us-east1,us-east1-c\n");
   const CliResult o =
       run_cli("plan --workload resnet-32 --steps 64000 --deadline 2h --catalog " + csv);
-  EXPECT_EQ(o.exit_code, 2) << o.out;
-  EXPECT_NE(o.out.find("Z99"), std::string::npos) << o.out;
-  EXPECT_EQ(count_lines(o.out), 1) << o.out;
+  expect_one_line_error(o, "Z99");
 }
 
 TEST(PlanCli, ZeroDeadlineIsOneLineError) {
   const CliResult o = run_cli("plan --workload resnet-32 --steps 64000 --deadline 0s");
-  EXPECT_EQ(o.exit_code, 2) << o.out;
-  EXPECT_NE(o.out.find("--deadline"), std::string::npos) << o.out;
-  EXPECT_EQ(count_lines(o.out), 1) << o.out;
+  expect_one_line_error(o, "--deadline");
 }
 
 TEST(PlanCli, TooManyServersOrNoZoneIsOneLineError) {
   const CliResult many =
       run_cli("plan --workload resnet-32 --steps 64000 --deadline 2h --max-servers 100000");
-  EXPECT_EQ(many.exit_code, 2) << many.out;
-  EXPECT_NE(many.out.find("--max-servers"), std::string::npos) << many.out;
-  EXPECT_EQ(count_lines(many.out), 1) << many.out;
+  expect_one_line_error(many, "--max-servers");
   const CliResult none = run_cli("plan --workload resnet-32 --steps 64000 --deadline 2h --zones ,");
-  EXPECT_EQ(none.exit_code, 2) << none.out;
-  EXPECT_NE(none.out.find("--zones: \",\" names no zone"), std::string::npos) << none.out;
-  EXPECT_EQ(count_lines(none.out), 1) << none.out;
+  expect_one_line_error(none, "--zones: \",\" names no zone");
 }
 
 TEST(PlanCli, NeitherDeadlineNorBudgetSaysOneIsNeeded) {
   const CliResult o = run_cli("plan --workload resnet-32 --steps 64000");
-  EXPECT_EQ(o.exit_code, 2) << o.out;
-  EXPECT_NE(o.out.find("needs a --deadline"), std::string::npos) << o.out;
-  EXPECT_EQ(count_lines(o.out), 1) << o.out;
+  expect_one_line_error(o, "needs a --deadline");
 }
 
 TEST(PlanCli, UnknownWorkloadListsTheWorkloads) {
   const CliResult o = run_cli("plan --workload resnet-9000 --steps 64000 --deadline 2h");
-  EXPECT_EQ(o.exit_code, 2) << o.out;
-  EXPECT_NE(o.out.find("resnet-32"), std::string::npos) << o.out;
-  EXPECT_EQ(count_lines(o.out), 1) << o.out;
+  expect_one_line_error(o, "resnet-32");
 }
 
 TEST(PlanCli, InfeasibleRequestIsAnsweredNotFailed) {
@@ -170,16 +159,12 @@ TEST(PlanCli, PlotWritesAPng) {
 TEST(PlanCli, PlotMustBeAnSvgOrPngFile) {
   const CliResult o =
       run_cli("plan --workload resnet-32 --steps 64000 --deadline 2h --plot front.pdf");
-  EXPECT_EQ(o.exit_code, 2) << o.out;
-  EXPECT_NE(o.out.find(".svg or .png"), std::string::npos) << o.out;
-  EXPECT_EQ(count_lines(o.out), 1) << o.out;
+  expect_one_line_error(o, ".svg or .png");
 }
 
 TEST(PlanCli, UnknownZoneListsTheZones) {
   const CliResult o = run_cli("plan --workload resnet-32 --steps 64000 --deadline 2h --zones mars");
-  EXPECT_EQ(o.exit_code, 2) << o.out;
-  EXPECT_NE(o.out.find("us-east1-c"), std::string::npos) << o.out;
-  EXPECT_EQ(count_lines(o.out), 1) << o.out;
+  expect_one_line_error(o, "us-east1-c");
 }
 
 }  // namespace

@@ -135,7 +135,7 @@ TEST(Elastic, TheLastWorkerPreemptedWritesACheckpointAndTheNextOneResumesFromIt)
   const std::string dir = fresh_dir("preempt-last");
   CliProcess job(with(elastic_job(dir, 1, 100000), {"--checkpoint-every", "0"}), dir + ".log");
   ASSERT_TRUE(wait_until([&] { return last_event(events_so_far(dir), "generation") != nullptr; }));
-  ASSERT_TRUE(wait_until([&] { return fs::exists(dir + "/records/steps-w0.part.csv"); }));
+  ASSERT_TRUE(wait_for_training(dir));
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   const auto workers = children_of(job.pid());
   ASSERT_EQ(workers.size(), 1u);
@@ -207,7 +207,7 @@ TEST(Elastic, RevocationsDrawnFromAMarketModelArePreemptions) {
 TEST(Elastic, AWorkerJoinsARunningJobAndGetsTheStateByBroadcast) {
   const std::string dir = fresh_dir("join");
   CliProcess job(elastic_job(dir, 1, 1500), dir + ".log");
-  ASSERT_TRUE(wait_until([&] { return fs::exists(dir + "/records/steps-w0.part.csv"); }));
+  ASSERT_TRUE(wait_for_training(dir));
   CliProcess joiner({"worker", "--coordinator", front_door(dir), "--token-file", dir + "/token",
                      "--threads", "1"},
                     dir + "-joiner.log");
@@ -352,7 +352,7 @@ TEST(Elastic, ARestartedCoordinatorTakesTheJobBackAndMembershipChangesWorkAgain)
                                         dir + "/token", "--threads",     "1"};
   CliProcess a(worker, dir + "-a");
   CliProcess b(worker, dir + "-b");
-  ASSERT_TRUE(wait_until([&] { return fs::exists(dir + "/records/steps-w0.part.csv"); }));
+  ASSERT_TRUE(wait_for_training(dir));
   coordinator->kill_group();
   // The workers keep training without their coordinator.
   const auto size_before = fs::file_size(dir + "/records/steps-w0.part.csv");

@@ -220,6 +220,12 @@ bool wait_until(Predicate done, double seconds = 120) {
   return false;
 }
 
+// Waits until the first worker (w0) has recorded a step: training runs.
+inline bool wait_for_training(const std::string& job_dir) {
+  const std::string part = job_dir + "/records/steps-w0.part.csv";
+  return wait_until([&] { return fs::exists(part) && fs::file_size(part) > 0; });
+}
+
 // Events of `job_dir` so far (the file may be growing: a last partial line is skipped).
 inline std::vector<nlohmann::json> events_so_far(const std::string& job_dir) {
   std::istringstream in(slurp((fs::path(job_dir) / "events.jsonl").string()));

@@ -183,17 +183,6 @@ TEST(Trainer, CorruptNewestCheckpointFallsBackToThePreviousOne) {
   expect_complete_step_records(dir, 80, 1, 100);
 }
 
-// Waits until `job_dir`/events.jsonl or the step records show that training runs.
-bool wait_for_training(const std::string& job_dir) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  while (std::chrono::steady_clock::now() < deadline) {
-    const std::string part = job_dir + "/records/steps-w0.part.csv";
-    if (fs::exists(part) && fs::file_size(part) > 0) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return false;
-}
-
 // A killed worker is dropped and the job goes on with the others (elastic_test.cc has the rest);
 // when the launcher is killed, no worker outlives it.
 TEST(Trainer, AKilledWorkerIsDroppedAndNoWorkerOutlivesTheLauncher) {
