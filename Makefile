@@ -5,16 +5,21 @@
 BUILD_DIR ?= build
 BUILD_TYPE ?= Release
 CTEST_JOBS ?= 2
+# The python3 whose torch package carries libtorch: the project's .venv/ (made by `make deps`) or,
+# given on the command line, a torch already installed (a GPU machine that reaches no registry).
+TORCH_PYTHON ?=
+torch_python = $(if $(TORCH_PYTHON),$(TORCH_PYTHON),$(CURDIR)/.venv/bin/python3)
 
 .PHONY: all deps configure build run test bench format clean
 
 all: build
 
 deps:
-	@scripts/install-deps.sh
+	@TORCH_PYTHON=$(TORCH_PYTHON) scripts/install-deps.sh
 
 $(BUILD_DIR)/build.ninja: | deps
-	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE)
+	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
+	  -DTRANSIENT_TORCH_PYTHON=$(torch_python)
 
 configure: deps $(BUILD_DIR)/build.ninja
 

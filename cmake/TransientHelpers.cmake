@@ -6,6 +6,14 @@ function(transient_add_library name)
   target_link_libraries(${name} PUBLIC ${ARG_DEPS})
 endfunction()
 
+# The python3 the tests run Python's torch with (exporting TorchScript files, torch.load of our
+# checkpoints): the one the trainer was built against, else python3 on PATH.
+if(TRANSIENT_TORCH_PYTHON)
+  set(TRANSIENT_TEST_PYTHON "${TRANSIENT_TORCH_PYTHON}")
+else()
+  set(TRANSIENT_TEST_PYTHON "python3")
+endif()
+
 # transient_add_test(NAME SOURCES ... DEPS ...): one GoogleTest binary per part, every test
 # registered with CTest. Tests find the shared data and the built CLI through compile definitions.
 function(transient_add_test name)
@@ -19,7 +27,8 @@ function(transient_add_test name)
   target_compile_definitions(${name} PRIVATE
     TRANSIENT_SHARED_DATA_DIR="${TRANSIENT_SHARED_DATA_DIR}"
     TRANSIENT_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
-    TRANSIENT_CLI_PATH="$<TARGET_FILE:transient>")
+    TRANSIENT_CLI_PATH="$<TARGET_FILE:transient>"
+    TRANSIENT_PYTHON="${TRANSIENT_TEST_PYTHON}")
   add_dependencies(${name} transient)
   gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT ${ARG_TIMEOUT})
 endfunction()

@@ -1,23 +1,33 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages transient needs to build, test and benchmark.
-# Idempotent: when everything is present it only asks dpkg and returns in well under a second.
-# Works as root or through sudo.
+# Installs what transient needs to build, test and benchmark: Debian 12 packages, and libtorch
+# from PyPI's `torch` wheel (pinned; CUDA and NCCL compiled in) in the project-local virtual
+# environment .venv/, whose python also runs the Python peers in bench/.
+# With TORCH_PYTHON=/path/to/python3 set, that python's torch is used instead and nothing is
+# installed from PyPI (a GPU machine with torch installed and no registry).
+# Idempotent: when everything is present it only asks dpkg and looks at .venv, in well under a
+# second. Works as root or through sudo.
 set -euo pipefail
+cd "$(dirname "$0")/.."
+
+torch_version=2.11.0
+numpy_version=2.4.6  # torch.from_numpy and the tests that write .npy files
 
 packages=(
   # build
   cmake ninja-build g++ make pkg-config
   # libraries
-  libtorch-dev libfmt-dev libspdlog-dev nlohmann-json3-dev libcli11-dev libtomlplusplus-dev
+  libfmt-dev libspdlog-dev nlohmann-json3-dev libcli11-dev libtomlplusplus-dev
   libcpp-httplib-dev libeigen3-dev coinor-libcbc-dev libcsv-dev librsvg2-dev
-  # the trainer: Gloo's headers for c10d's ProcessGroupGloo, zlib for the gzipped data set
-  libgloo-dev zlib1g-dev
+  # the trainer: zlib for the gzipped data set; gloo's headers only, which c10d's
+  # ProcessGroupGloo.hpp includes and the torch wheel does not ship (what runs is the gloo built
+  # into libtorch_cpu; Debian's libgloo is never linked)
+  zlib1g-dev libgloo-dev
   # tests and benchmarks
   googletest libgtest-dev libgmock-dev libbenchmark-dev clang-format
   # data
   dataset-fashion-mnist
-  # the peer to beat in bench/ and the torch.load interoperability test
-  python3-torch
+  # the project-local environment that carries libtorch (PyPI's torch wheel)
+  python3 python3-venv
 )
 
 missing=()
@@ -26,20 +36,38 @@ for package in "${packages[@]}"; do
   [[ "$status" == "install ok installed" ]] || missing+=("$package")
 done
 
-if [[ ${#missing[@]} -eq 0 ]]; then
+if [[ ${#missing[@]} -gt 0 ]]; then
+  echo "install-deps: installing ${missing[*]}" >&2
+  if [[ $(id -u) -eq 0 ]]; then
+    sudo=()
+  elif command -v sudo >/dev/null 2>&1; then
+    sudo=(sudo)
+  else
+    echo "error: missing packages (${missing[*]}) and neither root nor sudo is available;" \
+         "install them with apt-get" >&2
+    exit 2
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo[@]}" apt-get update -q
+  "${sudo[@]}" apt-get install -y -q "${missing[@]}"
+fi
+
+if [[ -n "${TORCH_PYTHON:-}" ]]; then
+  if ! "$TORCH_PYTHON" -c 'import torch' 2>/dev/null; then
+    echo "error: TORCH_PYTHON=$TORCH_PYTHON cannot import torch; accepted: a python3 with" \
+         "PyTorch 2.x installed" >&2
+    exit 2
+  fi
   exit 0
 fi
 
-echo "install-deps: installing ${missing[*]}" >&2
-if [[ $(id -u) -eq 0 ]]; then
-  sudo=()
-elif command -v sudo >/dev/null 2>&1; then
-  sudo=(sudo)
-else
-  echo "error: missing packages (${missing[*]}) and neither root nor sudo is available;" \
-       "install them with apt-get" >&2
-  exit 2
+# Debian's python3 makes the environment, so that it does not depend on whichever python3 is
+# first on PATH. The dist-info folders tell, without starting python, that the pins are installed.
+site=".venv/lib/python3*/site-packages"
+if ! compgen -G "$site/torch-${torch_version}.dist-info" >/dev/null ||
+   ! compgen -G "$site/numpy-${numpy_version}.dist-info" >/dev/null; then
+  echo "install-deps: installing torch ${torch_version} from PyPI into .venv/" >&2
+  [[ -x .venv/bin/python3 ]] || /usr/bin/python3 -m venv .venv
+  .venv/bin/python3 -m pip install -q --disable-pip-version-check "torch==${torch_version}" \
+    "numpy==${numpy_version}"
 fi
-export DEBIAN_FRONTEND=noninteractive
-"${sudo[@]}" apt-get update -q
-"${sudo[@]}" apt-get install -y -q "${missing[@]}"

@@ -34,7 +34,7 @@ const ProfiledLayer& layer_named(const ModelProfile& profile, const std::string&
   throw std::runtime_error("no layer " + name);
 }
 
-// TorchScript files exported by Python's torch (Debian's /usr/bin/python3 has it), once.
+// TorchScript files exported by Python's torch (the python3 of the torch we build against), once.
 class ProfileTorchScript : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -49,7 +49,8 @@ class ProfileTorchScript : public ::testing::Test {
                              "torch.jit.script(nn.Sequential(nn.Conv2d(1, 8, 3, padding=1), "
                              "nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(8 * 14 * 14, "
                              "10))).save(d + '/small.pt')\n";
-    exported_ = std::system(("/usr/bin/python3 " + script + " " + dir_).c_str()) == 0;
+    exported_ =
+        std::system((std::string(TRANSIENT_PYTHON) + " " + script + " " + dir_).c_str()) == 0;
   }
   static std::string dir_;
   static bool exported_;
@@ -99,7 +100,7 @@ TEST(Profile, ResNet20CountsEveryConvolutionIncludingTheShortcuts) {
 }
 
 TEST_F(ProfileTorchScript, SingleLinearAndConv2dMatchTheFormula) {
-  ASSERT_TRUE(exported_) << "/usr/bin/python3 could not export the TorchScript files";
+  ASSERT_TRUE(exported_) << TRANSIENT_PYTHON " could not export the TorchScript files";
   auto options = quick(dir_ + "/linear.pt");
   options.channels = 1;
   options.height = 1;
@@ -119,7 +120,7 @@ TEST_F(ProfileTorchScript, SingleLinearAndConv2dMatchTheFormula) {
 }
 
 TEST_F(ProfileTorchScript, ASequentialFileProfilesThroughTheCli) {
-  ASSERT_TRUE(exported_) << "/usr/bin/python3 could not export the TorchScript files";
+  ASSERT_TRUE(exported_) << TRANSIENT_PYTHON " could not export the TorchScript files";
   const auto out = dir_ + "/small.json";
   const auto result = run_cli({"profile", "--model", dir_ + "/small.pt", "--batch", "8",
                                "--iterations", "2", "--threads", "1", "-o", out},

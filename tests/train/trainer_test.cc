@@ -296,14 +296,13 @@ TEST(Trainer, JobDirectoryOfAnotherJobOrWithRecordsIsRefusedUntouched) {
   EXPECT_EQ(after, expected);
 }
 
-// Python users open checkpoints with torch.load (Debian's python3-torch).
+// Python users open checkpoints with torch.load (the torch package we build against).
 TEST(Trainer, PythonTorchLoadOpensACheckpoint) {
   const std::string dir = fresh_dir("python");
   run_ok({"train", "--model", "resnet20", "--workers", "1", "--steps", "2", "--global-batch", "8",
           "--test-subset", "100", "--threads", "1", "--job-dir", dir},
          dir);
-  const std::string python = "/usr/bin/python3";
-  ASSERT_TRUE(fs::exists(python)) << "python3 with torch (Debian's python3-torch) is required";
+  const std::string python = TRANSIENT_PYTHON;
   const std::string script =
       "import torch; d = torch.load('" + dir +
       "/checkpoints/step-00000002.pt'); "

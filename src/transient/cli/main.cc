@@ -8,13 +8,25 @@
 
 #include "transient/cli/commands.h"
 #include "transient/core/error.h"
+#if TRANSIENT_WITH_TORCH
+#include "transient/train/build_info.h"
+#endif
 
 int main(int argc, char** argv) {
   CLI::App app{
       "transient: train deep-learning models on cheap, revocable cloud servers, and know before "
       "renting which cluster meets a deadline or a budget.",
       "transient"};
-  app.set_version_flag("--version", "transient 0.1.0");
+  // The libtorch line and the GPU line are asked of libtorch only when --version is given.
+  app.set_version_flag("--version", [] {
+    std::string text = "transient " TRANSIENT_VERSION;
+#if TRANSIENT_WITH_TORCH
+    text += "\n" + transient::train::describe(transient::train::build_info());
+#else
+    text += "\nbuilt without libtorch (no trainer)";
+#endif
+    return text;
+  });
   app.require_subcommand(1);
   app.fallthrough(false);
   transient::cli::add_catalog_command(app);

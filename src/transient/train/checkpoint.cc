@@ -11,6 +11,10 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include <caffe2/serialize/inline_container.h>
+#include <torch/csrc/jit/serialization/export.h>
+#include <torch/csrc/jit/serialization/pickler.h>
+
 #include "transient/core/atomic_file.h"
 #include "transient/core/error.h"
 #include "transient/core/structured_input.h"
@@ -73,7 +77,28 @@ std::vector<char> serialize_checkpoint(const CheckpointState& state) {
   dict.insert("buffers", to_dict(state.buffers));
   dict.insert("momentum", to_dict(state.momentum));
   dict.insert("rng_state", state.rng_state);
-  return torch::pickle_save(dict);
+  // torch::pickle_save's layout (data.pkl and data/<i> in a zip archive, as torch.save writes),
+  // but without the TorchScript type tags on dicts: Python's torch.load, whose default since
+  // PyTorch 2.6 is weights_only=True, refuses them (torch.jit._pickle.restore_type_tag).
+  std::vector<char> pickled;
+  torch::jit::Pickler pickler(
+      [&](const char* bytes, std::size_t size) {
+        pickled.insert(pickled.end(), bytes, bytes + size);
+      },
+      nullptr, nullptr, nullptr, nullptr, /*tag_aggregates=*/false);
+  pickler.protocol();
+  pickler.pushIValue(dict);
+  pickler.stop();
+  std::vector<char> archive;
+  caffe2::serialize::PyTorchStreamWriter writer([&](const void* bytes, std::size_t size) {
+    const auto* begin = static_cast<const char*>(bytes);
+    archive.insert(archive.end(), begin, begin + size);
+    return size;
+  });
+  torch::jit::writeArchiveAndTensors("data", pickled.data(), pickled.size(), pickler.tensorData(),
+                                     writer);
+  writer.writeEndOfFile();
+  return archive;
 }
 
 CheckpointState deserialize_checkpoint(const std::vector<char>& bytes, const std::string& path) {

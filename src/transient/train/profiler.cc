@@ -84,7 +84,7 @@ void walk_libtorch_model(const std::string& model_name, nn::Module& model, const
     layer.name = name;
     if (auto* conv = module.as<nn::Conv2d>()) {
       const auto& o = conv->options;
-      const auto* padding = c10::get_if<torch::ExpandingArray<2>>(&o.padding());
+      const auto* padding = std::get_if<torch::ExpandingArray<2>>(&o.padding());
       TRANSIENT_CHECK(padding != nullptr);
       const Activation in = ends_with(name, "shortcut_conv") ? block_input : current;
       TRANSIENT_CHECK_OP(in.channels, ==, o.in_channels());

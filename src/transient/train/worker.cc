@@ -379,9 +379,9 @@ class StepRecorder {
   std::ofstream out_;
 };
 
-std::string sgd_state_key(const torch::Tensor& parameter) {
+void* sgd_state_key(const torch::Tensor& parameter) {
   // torch::optim::SGD keys its per-parameter state by the address of the TensorImpl.
-  return c10::guts::to_string(parameter.unsafeGetTensorImpl());
+  return parameter.unsafeGetTensorImpl();
 }
 
 // How a generation ended for this worker.
