@@ -18,7 +18,8 @@
 #
 # --peer-only runs only the DDP half (to check the peer without a built trainer).
 # Environment: STEPS (150), BATCH (128), ROUNDS (3), WARMUP (10), LR (0.05), MOMENTUM (0.9),
-# SEED (1), PYTHON (/usr/bin/python3: Debian's, which has torch), TORCHRUN (/usr/bin/torchrun),
+# SEED (1), PYTHON (.venv/bin/python3: the torch we build against, so both sides run the same
+# kernels), TORCHRUN (.venv/bin/torchrun),
 # KEEP=1 keeps the job directories and logs.
 set -euo pipefail
 
@@ -32,12 +33,12 @@ warmup=${WARMUP:-10}
 lr=${LR:-0.05}
 momentum=${MOMENTUM:-0.9}
 seed=${SEED:-1}
-python=${PYTHON:-/usr/bin/python3}
-torchrun=${TORCHRUN:-/usr/bin/torchrun}
 model=cnn
 
 cd "$(dirname "$0")/.."
 here=$PWD
+python=${PYTHON:-$here/.venv/bin/python3}
+torchrun=${TORCHRUN:-$here/.venv/bin/torchrun}
 transient="$build/transient"
 [[ "$transient" == /* ]] || transient="$here/$transient"
 
@@ -48,7 +49,7 @@ if [[ $peer_only == 0 && ! -x "$transient" ]]; then
 fi
 if [[ ! -x "$torchrun" ]] || ! "$python" -c 'import torch.distributed' 2>/dev/null; then
   echo "error: PyTorch peer unavailable: needs $torchrun and $python with torch" \
-    "(Debian: apt-get install python3-torch)" >&2
+    "(make deps installs torch into .venv/)" >&2
   exit 1
 fi
 

@@ -296,6 +296,42 @@ TEST(Trainer, JobDirectoryOfAnotherJobOrWithRecordsIsRefusedUntouched) {
   EXPECT_EQ(after, expected);
 }
 
+// `transient --version` names the libtorch it runs on as Python's torch of the same package
+// names itself, and says whether CUDA and NCCL are in it and how many GPUs are usable.
+TEST(Trainer, VersionNamesTheLibtorchCudaAndNcclOfThePythonPackage) {
+  const std::string dir = fresh_dir("version");
+  const std::string out = dir + "/python.out";
+  const std::string script =
+      "import torch; print(torch.__version__); print(torch.version.cuda or ''); "
+      "print('.'.join(map(str, torch.cuda.nccl.version())) if torch.version.cuda else ''); "
+      "print(torch.cuda.device_count())";
+  ASSERT_EQ(std::system(
+                (std::string(TRANSIENT_PYTHON) + " -c \"" + script + "\" > " + out + " 2>/dev/null")
+                    .c_str()),
+            0);
+  std::istringstream python(slurp(out));
+  std::string version, cuda, nccl, gpus;
+  std::getline(python, version);
+  std::getline(python, cuda);
+  std::getline(python, nccl);
+  std::getline(python, gpus);
+  const CliResult result = run_cli({"--version"}, dir + "/version");
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_NE(result.out.find("libtorch " + version + ";"), std::string::npos) << result.out;
+  if (cuda.empty()) {
+    EXPECT_NE(result.out.find("CUDA not compiled in"), std::string::npos) << result.out;
+  } else {
+    EXPECT_NE(result.out.find("CUDA " + cuda + " compiled in, NCCL " + nccl + " compiled in"),
+              std::string::npos)
+        << result.out;
+  }
+  if (gpus == "0") {
+    EXPECT_NE(result.out.find("GPU: none"), std::string::npos) << result.out;
+  } else {
+    EXPECT_NE(result.out.find("GPU: " + gpus + " usable"), std::string::npos) << result.out;
+  }
+}
+
 // Python users open checkpoints with torch.load (the torch package we build against).
 TEST(Trainer, PythonTorchLoadOpensACheckpoint) {
   const std::string dir = fresh_dir("python");
