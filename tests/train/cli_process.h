@@ -89,6 +89,16 @@ class CliProcess {
     wait();
   }
 
+  // Whether the process has exited (it is reaped then), without waiting.
+  bool exited() {
+    if (reaped_) return true;
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) != pid_) return false;
+    status_ = status;
+    reaped_ = true;
+    return true;
+  }
+
   CliResult wait() {
     if (!reaped_) {
       int status = 0;

@@ -156,7 +156,7 @@ TEST(Elastic, TheLastWorkerPreemptedWritesACheckpointAndTheNextOneResumesFromIt)
   EXPECT_EQ(generation.at("start_step"), saved.step);
   EXPECT_NE(generation.at("checkpoint"), "");
   ::kill(job.pid(), SIGINT);
-  EXPECT_EQ(job.wait().exit_code, 0);
+  EXPECT_EQ(job.wait().exit_code, kExitPaused);  // paused, not finished
   EXPECT_EQ(joiner.wait().exit_code, 0);
 }
 

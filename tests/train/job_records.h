@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -17,6 +18,7 @@
 
 #include "train/cli_process.h"
 #include "transient/train/checkpoint.h"
+#include "transient/train/trainer.h"
 
 namespace transient::train::testing {
 
@@ -64,8 +66,24 @@ inline std::vector<std::string> set_flag(std::vector<std::string> args, const st
 
 inline CliResult run_ok(const std::vector<std::string>& args, const std::string& job_dir) {
   auto result = run_cli(args, job_dir + ".log");
-  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.exit_code, kExitFinished) << result.err;
   return result;
+}
+
+// A job that pauses (--stop-at, Ctrl-C) has not finished: it exits with its own code.
+inline CliResult run_paused(const std::vector<std::string>& args, const std::string& job_dir) {
+  auto result = run_cli(args, job_dir + ".log");
+  EXPECT_EQ(result.exit_code, kExitPaused) << result.err;
+  return result;
+}
+
+// Every file under `dir` and its contents: equal snapshots mean nothing was touched.
+inline std::map<std::string, std::string> snapshot_files(const std::string& dir) {
+  std::map<std::string, std::string> files;
+  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+    if (entry.is_regular_file()) files[entry.path().string()] = slurp(entry.path().string());
+  }
+  return files;
 }
 
 inline CheckpointState latest_checkpoint(const std::string& job_dir) {
@@ -143,6 +161,11 @@ inline std::vector<nlohmann::json> read_events(const std::string& job_dir) {
     auto event = nlohmann::json::parse(line);
     EXPECT_TRUE(event.contains("t")) << line;
     EXPECT_TRUE(event.contains("event")) << line;
+    // The wall clock beside `t`: UTC, ISO 8601 with milliseconds.
+    EXPECT_TRUE(event.contains("time") &&
+                std::regex_match(event.at("time").get<std::string>(),
+                                 std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)")))
+        << line;
     events.push_back(event);
   }
   return events;

@@ -101,7 +101,7 @@ TEST(Trainer, TwoWorkerProcessesLearnFashionMnist) {
 
 TEST(Trainer, OneWorkerResumeIsBitwiseExact) {
   const std::string dir = fresh_dir("resume-1");
-  const auto paused = run_ok(with(small_job(dir, 1), {"--stop-at", "50"}), dir);
+  const auto paused = run_paused(with(small_job(dir, 1), {"--stop-at", "50"}), dir);
   EXPECT_NE(paused.out.find("paused after step 50"), std::string::npos) << paused.out;
   EXPECT_EQ(latest_checkpoint(dir).step, 50);
   run_ok(with(small_job(dir, 1), {"--resume"}), dir);
@@ -120,7 +120,7 @@ TEST(Trainer, OneWorkerResumeIsBitwiseExact) {
 // parameter and momentum element; in practice Gloo's ring all-reduce gives the same bits.
 TEST(Trainer, TwoWorkerResumeIsWithinTolerance) {
   const std::string dir = fresh_dir("resume-2");
-  run_ok(with(small_job(dir, 2), {"--stop-at", "35"}), dir);
+  run_paused(with(small_job(dir, 2), {"--stop-at", "35"}), dir);
   run_ok(with(small_job(dir, 2), {"--resume"}), dir);
   const auto resumed = latest_checkpoint(dir);
   EXPECT_EQ(resumed.step, 80);
@@ -170,7 +170,7 @@ TEST(Trainer, JobKilledWhileWritingCheckpointsResumesExactly) {
 
 TEST(Trainer, CorruptNewestCheckpointFallsBackToThePreviousOne) {
   const std::string dir = fresh_dir("fallback");
-  run_ok(with(small_job(dir, 1), {"--stop-at", "50", "--checkpoint-every", "20"}), dir);
+  run_paused(with(small_job(dir, 1), {"--stop-at", "50", "--checkpoint-every", "20"}), dir);
   flip_a_byte(dir + "/checkpoints/step-00000050.pt");
   const auto resumed = run_ok(with(small_job(dir, 1), {"--resume"}), dir);
   EXPECT_NE(resumed.err.find("step-00000050.pt"), std::string::npos) << resumed.err;
@@ -215,7 +215,7 @@ TEST(Trainer, InterruptPausesTheJobAndResumeFinishesIt) {
   ASSERT_TRUE(wait_for_training(dir));
   ::kill(job.pid(), SIGINT);
   const auto paused = job.wait();
-  EXPECT_EQ(paused.exit_code, 0) << paused.err;
+  EXPECT_EQ(paused.exit_code, kExitPaused) << paused.err;
   EXPECT_NE(paused.out.find("paused after step"), std::string::npos) << paused.out;
   const auto step = latest_checkpoint(dir).step;
   EXPECT_GT(step, 0);
@@ -230,14 +230,6 @@ void expect_one_error_line(const CliResult& result, const std::string& needle) {
   EXPECT_EQ(result.err.rfind("error: ", 0), 0u) << result.err;
   EXPECT_EQ(std::count(result.err.begin(), result.err.end(), '\n'), 1) << result.err;
   EXPECT_NE(result.err.find(needle), std::string::npos) << result.err;
-}
-
-std::map<std::string, std::string> snapshot_files(const std::string& dir) {
-  std::map<std::string, std::string> files;
-  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
-    if (entry.is_regular_file()) files[entry.path().string()] = slurp(entry.path().string());
-  }
-  return files;
 }
 
 TEST(Trainer, BadInputIsOneErrorLineAndExitCode2) {
@@ -256,6 +248,13 @@ TEST(Trainer, BadInputIsOneErrorLineAndExitCode2) {
       "dataset-fashion-mnist");
   expect_one_error_line(run_cli({"train", "--resume", "--job-dir", job}, dir + "/f"),
                         "no job to continue");
+  // Numbers that every worker would fail on (issue 18): refused where they enter.
+  expect_one_error_line(run_cli({"train", "--lr", "inf", "--job-dir", job}, dir + "/g"),
+                        "--lr: inf is out of range; accepted: 0 < LR <= 1000");
+  expect_one_error_line(run_cli({"train", "--weight-decay", "nan", "--job-dir", job}, dir + "/h"),
+                        "--weight-decay: nan is out of range");
+  expect_one_error_line(run_cli({"train", "--weight-decay", "-1", "--job-dir", job}, dir + "/i"),
+                        "accepted: 0 <= WD <= 1");
   EXPECT_FALSE(fs::exists(job + "/job.json")) << "a refused job left records behind";
 }
 

@@ -127,6 +127,10 @@ bool Coordinator::poll(double max_wait_s) {
     maybe_signal_change();
     maybe_form_generation();
   }
+  if (outcome_.ended && !journal_closed_) {
+    journal_closed_ = true;
+    write_journal();  // says how it ended: a paused job can be continued from it
+  }
   return !outcome_.ended;
 }
 
@@ -325,6 +329,27 @@ void Coordinator::handle_message(Worker& worker, const nlohmann::json& message) 
   }
   const std::string report = message.value("report", "");
   const std::int64_t gen = message.value("gen", std::int64_t{-1});
+  if (report == "fatal") {
+    // An error of the job, not of this worker's peers: the next member would meet it too (a
+    // full disk, a read-only checkpoints/, a checkpoint that does not fit): the job stops here.
+    const std::string error = message.value("error", "an unknown error");
+    events_.append({{"event", "worker_failed"}, {"worker", worker.id}, {"error", error}});
+    end_job("worker " + worker.id + " failed: " + error);
+    return;
+  }
+  if (report == "diverged") {
+    const std::int64_t step = message.value("step", std::int64_t{0});
+    if (!outcome_.ended) {
+      outcome_.diverged_at_step = step;
+      events_.append({{"event", "diverged"},
+                      {"step", step},
+                      {"loss", message.value("loss", "nan")},
+                      {"worker", worker.id}});
+      end_job("the training loss was " + message.value("loss", std::string("nan")) + " at step " +
+              std::to_string(step));
+    }
+    return;
+  }
   if (gen != generation_) return;  // about a generation that is over
   if (report == "formed") {
     if (recovery_ && recovery_->generation == gen) recovery_->formed = Clock::now();
@@ -702,6 +727,23 @@ void Coordinator::form_generation(std::vector<std::string> survivors,
   }
 }
 
+void Coordinator::end_job(const std::string& failure) {
+  if (outcome_.ended) return;
+  running_ = false;
+  outcome_.ended = true;
+  outcome_.failure = failure;
+  outcome_.result.step = last_step_;
+  progress_->finish();
+  for (auto& [id, worker] : workers_) {
+    if (worker->peer != nullptr) worker->peer->channel->send({{"finished", true}});
+  }
+}
+
+void Coordinator::fail(const std::string& cause) {
+  events_.append({{"event", "job_failed"}, {"error", cause}});
+  end_job(cause);
+}
+
 void Coordinator::finish_if_done() {
   if (!running_ || members_.empty()) return;
   bool any_done = false;
@@ -746,14 +788,16 @@ void Coordinator::take_back(const nlohmann::json& journal) {
 }
 
 void Coordinator::write_journal() const {
-  nlohmann::json journal = {{"front_door", address()},
-                            {"store_port", store_port_},
-                            {"generation", generation_},
-                            {"members", members_},
-                            {"next_worker", next_worker_},
-                            {"ended", outcome_.ended},
-                            {"pid", static_cast<long>(::getpid())},
-                            {"job", to_json(job_)}};
+  nlohmann::json journal = {
+      {"front_door", address()},
+      {"store_port", store_port_},
+      {"generation", generation_},
+      {"members", members_},
+      {"next_worker", next_worker_},
+      {"ended", outcome_.ended},
+      {"paused", outcome_.ended && outcome_.result.stopped && outcome_.failure.empty()},
+      {"pid", static_cast<long>(::getpid())},
+      {"job", to_json(job_)}};
   write_file_atomically((fs::path(job_.options.job_dir) / "coordinator.json").string(),
                         journal.dump(2) + "\n");
 }

@@ -50,6 +50,11 @@ struct CoordinatorOptions {
 struct JobOutcome {
   bool ended = false;
   WorkerResult result;  // rank 0's result of the last generation
+  // Why the job failed ("" = it did not): an error of the job itself that a member met (a
+  // checkpoint that cannot be written or read, ...), which every member would meet in turn.
+  std::string failure;
+  // The training loss was not finite (NaN or infinite) at this step (0 = it never was).
+  std::int64_t diverged_at_step = 0;
 };
 
 class Coordinator {
@@ -80,6 +85,8 @@ class Coordinator {
   void process_exited(const std::string& worker, const std::string& status);
   // Pause at the next step boundary (Ctrl-C): the members checkpoint and stop.
   void request_stop();
+  // Ends the job as failed with `cause` (the launcher found that no worker is left or will come).
+  void fail(const std::string& cause);
   // The members of the current generation, in rank order (empty between generations).
   const std::vector<std::string>& members() const { return members_; }
   std::int64_t generation() const { return generation_; }
@@ -118,6 +125,7 @@ class Coordinator {
   void maybe_form_generation();
   void form_generation(std::vector<std::string> survivors, std::vector<std::string> joiners);
   void finish_if_done();
+  void end_job(const std::string& failure);
   void write_journal() const;
   void update_progress(const ProgressReport& report);
   Worker* find_worker(const std::string& id);
@@ -173,6 +181,7 @@ class Coordinator {
   int recoveries_ = 0;
   std::int64_t redone_steps_ = 0;
   JobOutcome outcome_;
+  bool journal_closed_ = false;  // the journal says the job ended
 };
 
 }  // namespace transient::train

@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <ctime>
 
 #include "transient/core/error.h"
 
@@ -24,6 +26,20 @@ EventLog::~EventLog() {
   }
 }
 
+std::string utc_now_iso8601() {
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t seconds = std::chrono::system_clock::to_time_t(now);
+  const auto millis =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  std::tm utc{};
+  ::gmtime_r(&seconds, &utc);
+  char text[64];
+  std::snprintf(text, sizeof(text), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", utc.tm_year + 1900,
+                utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec,
+                static_cast<int>(millis));
+  return text;
+}
+
 double EventLog::elapsed_s() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
 }
@@ -31,6 +47,7 @@ double EventLog::elapsed_s() const {
 void EventLog::append(nlohmann::json event) {
   nlohmann::ordered_json line = nlohmann::ordered_json::object();
   line["t"] = std::round(elapsed_s() * 1000.0) / 1000.0;
+  line["time"] = utc_now_iso8601();
   line["event"] = event.value("event", "unknown");
   for (auto& [key, value] : event.items()) {
     if (key != "event") line[key] = value;

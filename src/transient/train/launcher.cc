@@ -71,6 +71,12 @@ class InterruptHandler {
   struct sigaction previous_term_ {};
 };
 
+std::string shown(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g", value);
+  return text;
+}
+
 void validate(const TrainOptions& o) {
   require_model(o.model);
   if (o.dataset != "fashion-mnist") {
@@ -80,11 +86,23 @@ void validate(const TrainOptions& o) {
     throw InputError("--workers: " + std::to_string(o.workers) +
                      " is out of range; accepted: 1..64");
   }
-  if (o.epochs < 1) throw InputError("--epochs: must be at least 1");
-  if (o.steps < 0) throw InputError("--steps: must be at least 1");
-  if (o.global_batch < 1) throw InputError("--global-batch: must be at least 1");
-  if (!(o.lr > 0)) throw InputError("--lr: must be a positive number");
+  // Every number is bounded here, where it enters: a NaN or an infinity travels to the workers
+  // as JSON null and libtorch refuses a negative weight decay, and every worker would then fail.
+  if (o.epochs < 1 || o.epochs > 100000) throw InputError("--epochs: accepted: 1..100000");
+  if (o.steps < 0 || o.steps > 1'000'000'000) {
+    throw InputError("--steps: accepted: 1..1000000000");
+  }
+  if (o.global_batch < 1 || o.global_batch > 1'000'000) {
+    throw InputError("--global-batch: accepted: 1..1000000");
+  }
+  if (!(o.lr > 0 && o.lr <= 1e3)) {
+    throw InputError("--lr: " + shown(o.lr) + " is out of range; accepted: 0 < LR <= 1000");
+  }
   if (!(o.momentum >= 0 && o.momentum < 1)) throw InputError("--momentum: accepted: 0 <= M < 1");
+  if (!(o.weight_decay >= 0 && o.weight_decay <= 1)) {
+    throw InputError("--weight-decay: " + shown(o.weight_decay) +
+                     " is out of range; accepted: 0 <= WD <= 1");
+  }
   if (o.keep < 1) throw InputError("--keep: must be at least 1");
   if (o.threads < 0) throw InputError("--threads: must be at least 1 (or 0 for cores / workers)");
   if (o.stop_at_step < 0) throw InputError("--stop-at: must be a step number >= 1");
@@ -244,6 +262,26 @@ GenerationConfig open_records(const TrainOptions& o, EventLog& events) {
   checkpoints.remove_leftovers();
   GenerationConfig start;
   if (o.resume) {
+    // Without its manifest nothing vouches for the checkpoint files (the reader checks no
+    // checksum of its own): resuming from step 0 would silently replace them, so it is refused.
+    if (!fs::exists(checkpoints.manifest_path())) {
+      std::string newest;
+      int count = 0;
+      for (const auto& entry : fs::directory_iterator(checkpoints.dir())) {
+        const std::string name = entry.path().filename().string();
+        if (name.rfind("step-", 0) == 0 && entry.path().extension() == ".pt") {
+          ++count;
+          newest = std::max(newest, name);
+        }
+      }
+      if (count > 0) {
+        throw InputError(checkpoints.manifest_path(), 0,
+                         "missing, while the directory holds " + std::to_string(count) +
+                             " checkpoint" + (count == 1 ? "" : "s") + " (newest " + newest +
+                             ") that nothing vouches for; accepted: the manifest restored, or "
+                             "the checkpoints moved away to start the job afresh");
+      }
+    }
     if (auto chosen = choose_checkpoint(checkpoints, o, events)) {
       start.start_step = chosen->step;
       start.checkpoint = chosen->record.file;
@@ -261,34 +299,44 @@ int finish_job(const PreparedJob& prepared, const Coordinator& coordinator, Even
                double wall_s, int workers) {
   const TrainOptions& o = prepared.options;
   const JobConfig& job = prepared.job;
-  const WorkerResult& result = coordinator.outcome().result;
+  const JobOutcome& outcome = coordinator.outcome();
+  const WorkerResult& result = outcome.result;
   const std::int64_t steps = std::max(result.step, coordinator.last_step());
+  const bool failed = !outcome.failure.empty();
+  const bool finished = !failed && steps >= job.total_steps && !result.stopped;
   const std::int64_t rows = merge_step_records(o.job_dir, steps);
   CheckpointDirectory((fs::path(o.job_dir) / "checkpoints").string(), o.keep).remove_leftovers();
   const double epochs = static_cast<double>(steps) /
                         static_cast<double>(steps_per_epoch(job.train_samples, o.global_batch));
   const double samples_per_s = coordinator.samples_per_s();
-  nlohmann::json summary = {{"steps", steps},
-                            {"epochs", std::round(epochs * 1000.0) / 1000.0},
-                            {"test_accuracy", number_or_null(result.test_accuracy)},
-                            {"test_loss", number_or_null(result.test_loss)},
-                            {"wall_s", wall_s},
-                            {"samples_per_s", samples_per_s},
-                            {"workers", workers},
-                            {"threads_per_worker", o.threads},
-                            {"model", o.model},
-                            {"dataset", o.dataset},
-                            {"global_batch", o.global_batch},
-                            {"total_steps", job.total_steps},
-                            {"resumed_from_step", prepared.start.start_step},
-                            {"stopped", result.stopped},
-                            {"step_rows", rows},
-                            {"generations", coordinator.generation() + 1},
-                            {"revocations", coordinator.revocations()},
-                            {"recoveries", coordinator.recoveries()},
-                            {"redone_steps", coordinator.redone_steps()}};
+  nlohmann::json summary = {
+      {"steps", steps},
+      {"epochs", std::round(epochs * 1000.0) / 1000.0},
+      {"test_accuracy", number_or_null(result.test_accuracy)},
+      {"test_loss", number_or_null(result.test_loss)},
+      {"wall_s", wall_s},
+      {"samples_per_s", samples_per_s},
+      {"workers", workers},
+      {"threads_per_worker", o.threads},
+      {"model", o.model},
+      {"dataset", o.dataset},
+      {"global_batch", o.global_batch},
+      {"total_steps", job.total_steps},
+      {"resumed_from_step", prepared.start.start_step},
+      {"stopped", !failed && !finished},
+      {"finished", finished},
+      {"failure", failed ? nlohmann::json(outcome.failure) : nullptr},
+      {"diverged_at_step",
+       outcome.diverged_at_step > 0 ? nlohmann::json(outcome.diverged_at_step) : nullptr},
+      {"step_rows", rows},
+      {"generations", coordinator.generation() + 1},
+      {"revocations", coordinator.revocations()},
+      {"recoveries", coordinator.recoveries()},
+      {"redone_steps", coordinator.redone_steps()}};
   write_file_atomically((fs::path(o.job_dir) / "summary.json").string(), summary.dump(2) + "\n");
-  events.append({{"event", result.stopped ? "stopped" : "done"},
+  events.append({{"event", failed     ? "failed"
+                           : finished ? "done"
+                                      : "stopped"},
                  {"step", steps},
                  {"test_accuracy", number_or_null(result.test_accuracy)},
                  {"wall_s", wall_s},
@@ -301,12 +349,36 @@ int finish_job(const PreparedJob& prepared, const Coordinator& coordinator, Even
                 static_cast<long long>(redone), redone == 1 ? "" : "s",
                 static_cast<long long>(coordinator.generation() + 1));
   }
-  if (result.stopped) {
+  if (failed) {
+    // Nothing is printed as a result: the newest checkpoint (written before the failure) is
+    // where the job can be continued from once the cause is mended.
+    CheckpointDirectory directory((fs::path(o.job_dir) / "checkpoints").string(), o.keep);
+    std::string newest = "no checkpoint";
+    for (const auto& record : directory.list()) {
+      if (outcome.diverged_at_step == 0 || record.step < outcome.diverged_at_step) {
+        newest = directory.path_of(record) + " (step " + std::to_string(record.step) + ")";
+      }
+    }
+    std::fflush(stdout);
+    if (outcome.diverged_at_step > 0) {
+      std::fprintf(stderr,
+                   "error: training diverged: %s; the newest checkpoint before it is %s: lower "
+                   "--lr and continue from it with --resume\n",
+                   outcome.failure.c_str(), newest.c_str());
+      return kExitDiverged;
+    }
+    std::fprintf(stderr, "error: the job failed after step %lld: %s; its newest checkpoint is %s\n",
+                 static_cast<long long>(steps), outcome.failure.c_str(), newest.c_str());
+    return kExitFailed;
+  }
+  if (!finished) {
     std::printf(
         "paused after step %lld of %lld in %s; continue with: transient train --resume "
         "--job-dir %s (and the same flags)\n",
         static_cast<long long>(steps), static_cast<long long>(job.total_steps),
         format_duration(wall_s).c_str(), o.job_dir.c_str());
+    std::fflush(stdout);
+    return kExitPaused;
   } else {
     std::printf(
         "test accuracy %.2f%% after %lld steps (%.2f epochs) in %s, %.0f samples/s\n"
@@ -393,9 +465,23 @@ class LocalFleet {
       if (local.reported) continue;
       if (const auto status = local.process->poll()) {
         local.reported = true;
-        if (!local.id.empty()) coordinator_.process_exited(local.id, describe_wait_status(*status));
+        last_exit_ = describe_wait_status(*status);
+        last_exit_failed_ = !(WIFEXITED(*status) && WEXITSTATUS(*status) == 0);
+        if (!local.id.empty()) coordinator_.process_exited(local.id, last_exit_);
       }
     }
+  }
+
+  // Why the job cannot go on here: every local worker has exited, the last of them in failure,
+  // no replacement is due, and no other worker is a member. nullopt while it can (a job whose
+  // last workers were preempted waits for one to join, as `transient worker` can).
+  std::optional<std::string> exhausted() const {
+    if (processes_.empty() || !replacements_.empty() || !last_exit_failed_) return std::nullopt;
+    if (!coordinator_.members().empty()) return std::nullopt;
+    for (const auto& local : processes_) {
+      if (!local.reported) return std::nullopt;
+    }
+    return "every worker has exited and none is left to continue (the last " + last_exit_ + ")";
   }
 
   // Waits for the workers to exit after the job ended; kills those that do not within 30 s.
@@ -474,6 +560,8 @@ class LocalFleet {
   std::vector<Local> processes_;
   std::map<std::string, long> pids_;  // of every admitted worker, as it said
   std::set<std::string> stopped_;     // SIGSTOPped by an injection
+  std::string last_exit_;             // how the last worker process to exit ended
+  bool last_exit_failed_ = false;     // ... in failure (not exit status 0)
   std::vector<double> replacements_;  // times at which to start one, ascending
   int replaced_ = 0;                  // replacements scheduled so far
 };
@@ -505,6 +593,7 @@ int run_training(const TrainOptions& given) {
   while (coordinator.poll(0.005)) {
     fleet.tick();
     if (g_stop_requested) coordinator.request_stop();
+    if (const auto cause = fleet.exhausted()) coordinator.fail(*cause);
   }
   fleet.wait_for_exit();
   const double wall_s = std::chrono::duration<double>(Clock::now() - start).count();
@@ -516,7 +605,8 @@ int run_coordinator(const TrainOptions& given, int min_workers) {
     throw InputError("--min-workers: accepted: 1..64");
   }
   const std::string journal_path = (fs::path(given.job_dir) / "coordinator.json").string();
-  const bool take_back = !given.job_dir.empty() && fs::exists(journal_path);
+  bool take_back = !given.job_dir.empty() && fs::exists(journal_path);
+  bool continue_paused = false;
   PreparedJob prepared;
   nlohmann::json journal;
   if (take_back) {
@@ -532,11 +622,15 @@ int run_coordinator(const TrainOptions& given, int min_workers) {
     } catch (const nlohmann::json::exception& error) {
       throw InputError(journal_path, 0, std::string("not a coordinator journal: ") + error.what());
     }
-    if (journal.value("ended", false)) {
+    if (journal.value("ended", false) && !journal.value("paused", false)) {
       throw InputError(journal_path, 0,
                        "the job has ended (see summary.json); there is nothing to take back");
     }
+    // A paused job is continued from its newest checkpoint, with the settings it was started
+    // with; one whose coordinator died is taken back as it was.
+    continue_paused = journal.value("ended", false);
     prepared.options = prepared.job.options;
+    prepared.options.resume = continue_paused;
     prepared.options.bind = given.bind;
     prepared.token_path = (fs::path(prepared.options.job_dir) / "token").string();
     prepared.token = read_token_file(prepared.token_path);
@@ -545,6 +639,7 @@ int run_coordinator(const TrainOptions& given, int min_workers) {
     o.workers = min_workers;
     prepared = prepare_job(o, 1);
   }
+  if (continue_paused) take_back = false;
   const TrainOptions& o = prepared.options;
   EventLog events((fs::path(o.job_dir) / "events.jsonl").string());
   if (!take_back) prepared.start = open_records(o, events);

@@ -19,6 +19,14 @@
 
 namespace transient::train {
 
+// Exit codes of `transient train`, `transient coordinator` and `transient worker`.
+constexpr int kExitFinished = 0;  // the job trained all its steps (a worker: it left as asked)
+constexpr int kExitFailed = 1;    // the job stopped on an error (named on stderr), or a bug
+constexpr int kExitBadInput = 2;  // a flag or a file was refused before anything ran
+constexpr int kExitDropped = 3;   // a worker the coordinator dropped or refused
+constexpr int kExitDiverged = 4;  // the training loss became NaN or infinite
+constexpr int kExitPaused = 5;    // paused (Ctrl-C, --stop-at): continue with --resume
+
 struct TrainOptions {
   // What is trained.
   std::string model = "cnn";                                   // a name from model_catalog()

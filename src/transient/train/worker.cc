@@ -14,6 +14,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstdio>
 #include <deque>
@@ -45,6 +46,9 @@ double seconds_since(Clock::time_point start) {
 std::atomic<int> g_leave_signal{0};
 void on_leave_signal(int signal) { g_leave_signal = signal; }
 
+// A preemption notice (SIGTERM) or Ctrl-C came before the worker was admitted: nothing to leave.
+struct LeftBeforeJoining {};
+
 // A collective of the current generation failed (a peer died, went silent or left it).
 struct CollectiveFailure : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -58,7 +62,14 @@ class Connection {
  public:
   Connection(const Endpoint& coordinator, std::string token, std::string worker_id)
       : coordinator_(coordinator), token_(std::move(token)), id_(std::move(worker_id)) {
-    std::shared_ptr<LineChannel> channel = LineChannel::connect(coordinator_, 30);
+    // Tries for 30 s, a quarter of a second at a time, so that a preemption notice (or Ctrl-C)
+    // in the meantime ends the worker at once rather than after the 30 s.
+    std::shared_ptr<LineChannel> channel;
+    const auto give_up = Clock::now() + std::chrono::seconds(30);
+    while (!channel && Clock::now() < give_up) {
+      if (g_leave_signal != 0) throw LeftBeforeJoining{};
+      channel = LineChannel::connect(coordinator_, 0.25);
+    }
     if (!channel) {
       throw InputError("--coordinator: nothing answers at " + coordinator_.text() +
                        " (is the coordinator running?)");
@@ -167,7 +178,11 @@ class Connection {
       refusal_ = "the connection broke";
       return Hello::kNoAnswer;
     }
-    const auto line = channel.read_line(30);
+    std::optional<std::string> line;
+    for (int i = 0; i < 120 && !line && !channel.closed(); ++i) {
+      if (rejoin == nullptr && g_leave_signal != 0) throw LeftBeforeJoining{};
+      line = channel.read_line(0.25);
+    }
     nlohmann::json reply;
     try {
       reply = nlohmann::json::parse(line.value_or(""));
@@ -183,10 +198,19 @@ class Connection {
       refusal_ = "it answered something else than a coordinator's reply";
       return Hello::kNoAnswer;
     }
-    const auto store_port = reply.at("store_port").get<std::uint16_t>();
-    if (rejoin == nullptr) {
-      id_ = reply.at("admitted").get<std::string>();
-      job_ = job_config_from_json(reply.at("job"));
+    // A reply of the wrong shape (not from a coordinator of ours) is no admission, never an
+    // exception: on the heartbeat thread one would end the process.
+    std::uint16_t store_port = 0;
+    try {
+      store_port = reply.at("store_port").get<std::uint16_t>();
+      if (rejoin == nullptr) {
+        const auto id = reply.at("admitted").get<std::string>();
+        job_ = job_config_from_json(reply.at("job"));
+        id_ = id;
+      }
+    } catch (const std::exception& error) {
+      refusal_ = std::string("it sent a malformed admission (") + error.what() + ")";
+      return Hello::kNoAnswer;
     }
     std::lock_guard<std::mutex> lock(mutex_);
     store_port_ = store_port;
@@ -385,7 +409,7 @@ void* sgd_state_key(const torch::Tensor& parameter) {
 }
 
 // How a generation ended for this worker.
-enum class Ending { kFinished, kStopped, kBoundary };
+enum class Ending { kFinished, kStopped, kBoundary, kDiverged };
 
 class Worker {
  public:
@@ -441,7 +465,7 @@ class Worker {
         if (why == "the job has ended") return 0;
         std::fprintf(stderr, "transient worker %s: %s; exiting\n", connection_.id().c_str(),
                      why.c_str());
-        return 3;
+        return kExitDropped;
       }
       last_generation = config->generation;
       const auto member =
@@ -460,6 +484,21 @@ class Worker {
           connection_.send({{"report", "formed"}, {"gen", config_.generation}, {"step", step_}});
         }
         const Ending ending = train_generation(attempted);
+        if (ending == Ending::kDiverged) {
+          finish_writer();  // the good states handed to the writer are kept
+          const std::string loss = std::isnan(diverged_loss_) ? "nan"
+                                   : diverged_loss_ > 0       ? "inf"
+                                                              : "-inf";
+          connection_.send({{"report", "diverged"},
+                            {"gen", config_.generation},
+                            {"step", step_ + 1},
+                            {"loss", loss}});
+          connection_.leave("stopped");
+          group_.reset();
+          std::string ignored;
+          connection_.next_generation(config_.generation, ignored);
+          return kExitDiverged;
+        }
         if (ending == Ending::kBoundary) {
           const bool leaving = g_leave_signal != 0;
           const std::string reason = g_leave_signal == SIGINT ? "stopped" : "preempted";
@@ -501,6 +540,20 @@ class Worker {
         std::fprintf(stderr, "transient worker %s: generation %lld failed (%s)\n",
                      connection_.id().c_str(), static_cast<long long>(config_.generation),
                      failure.what());
+      } catch (const std::exception& error) {
+        // Not a lost peer: an error of the job itself (a checkpoint that cannot be written or
+        // read, a state that does not fit the model), which the next member would meet in turn.
+        // The coordinator stops the job with it instead of re-forming around this worker.
+        abandon_writer_quietly();
+        connection_.send(
+            {{"report", "fatal"}, {"gen", config_.generation}, {"error", error.what()}});
+        connection_.leave("failed");
+        group_.reset();
+        std::fprintf(stderr, "transient worker %s: %s; the job stops\n", connection_.id().c_str(),
+                     error.what());
+        std::string ignored;
+        connection_.next_generation(config_.generation, ignored);
+        return kExitFailed;
       }
     }
   }
@@ -708,6 +761,13 @@ class Worker {
       }
       wait_all(works);
       const double allreduce_s = seconds_since(phase_start);
+      // The loss is all-reduced: every member sees the same value and stops at the same step,
+      // before a NaN or infinite gradient reaches the parameters.
+      if (const double summed = buckets_->control()[0].item<double>(); !std::isfinite(summed)) {
+        diverged_loss_ = summed;
+        attempted = step_;
+        return Ending::kDiverged;
+      }
 
       phase_start = Clock::now();
       const double lr = learning_rate_at(step_, job_.total_steps, job_.warmup_steps, options_.lr);
@@ -791,6 +851,14 @@ class Worker {
     if (!writer_) return;
     writer_->abandon();
     writer_.reset();
+  }
+
+  void abandon_writer_quietly() {
+    try {
+      abandon_writer();
+    } catch (const std::exception&) {
+      writer_.reset();
+    }
   }
 
   void finish_writer_quietly() {
@@ -934,6 +1002,7 @@ class Worker {
   Clock::time_point last_checkpoint_time_;
   double speed_ = 0;              // samples/s of forward + backward, smoothed
   bool everyone_leaves_ = false;  // every member leaves at this boundary
+  double diverged_loss_ = 0;      // the non-finite loss that ended training
   WorkerResult result_;
 };
 
@@ -962,9 +1031,16 @@ int run_worker(const WorkerOptions& options) {
   const std::string token =
       options.token.empty() ? read_token_file(options.token_file) : options.token;
 
-  Connection connection(endpoint, token, options.worker_id);
-  Worker worker(connection, options.threads);
-  connection.mark_ready();
+  std::optional<Connection> connection;
+  try {
+    connection.emplace(endpoint, token, options.worker_id);
+  } catch (const LeftBeforeJoining&) {
+    std::fprintf(stderr, "transient worker: %s before it joined the job; exiting\n",
+                 g_leave_signal == SIGINT ? "interrupted" : "preempted");
+    return 0;
+  }
+  Worker worker(*connection, options.threads);
+  connection->mark_ready();
   return worker.run();
 }
 

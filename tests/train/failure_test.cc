@@ -1,0 +1,187 @@
+// Every failure path ends, and nothing that did not finish exits 0 (issue 18's reproducers):
+// a diverging run, a checkpoint of NaN parameters, a checkpoint that does not fit the model, a
+// checkpoint directory that cannot be written, a missing manifest, a worker that cannot reach
+// its coordinator, a paused standalone coordinator. Real processes, real files.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/mount.h>
+
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "train/cli_process.h"
+#include "train/job_records.h"
+#include "transient/train/checkpoint.h"
+#include "transient/train/trainer.h"
+
+namespace transient::train {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace testing;  // the job record readers of job_records.h
+
+nlohmann::json summary_in(const std::string& dir) {
+  return nlohmann::json::parse(slurp(dir + "/summary.json"));
+}
+
+// The job's newest checkpoint, written again in its place with every parameter changed by
+// `change` (and the manifest's checksum with it, so that resume takes it).
+void write_altered_checkpoint(const std::string& dir,
+                              const std::function<torch::Tensor(const torch::Tensor&)>& change) {
+  CheckpointState state = latest_checkpoint(dir);
+  for (auto& [name, tensor] : state.parameters) tensor = change(tensor);
+  CheckpointDirectory(dir + "/checkpoints", 3).write(state);
+}
+
+// A learning rate far too large: the loss becomes NaN or infinite. The job stops at that step
+// with exit code 4, names the newest checkpoint before it, and prints no result.
+TEST(Failure, ADivergingRunStopsWithTheStepAndTheLastGoodCheckpoint) {
+  const std::string dir = fresh_dir("diverging");
+  const auto result =
+      run_cli(set_flag(with(small_job(dir, 2, 300), {"--checkpoint-every", "1"}), "--lr", "1000"),
+              dir + ".log");
+  EXPECT_EQ(result.exit_code, kExitDiverged) << result.err;
+  EXPECT_NE(result.err.find("error: training diverged: the training loss was "), std::string::npos)
+      << result.err;
+  EXPECT_NE(result.err.find("the newest checkpoint before it is "), std::string::npos)
+      << result.err;
+  EXPECT_EQ(result.out.find("test accuracy"), std::string::npos) << result.out;
+  const auto summary = summary_in(dir);
+  EXPECT_FALSE(summary.at("finished").get<bool>());
+  const auto step = summary.at("diverged_at_step").get<std::int64_t>();
+  EXPECT_GT(step, 0);
+  EXPECT_LT(step, 300);
+  // Every checkpoint kept was written before the divergence and holds finite parameters.
+  CheckpointDirectory directory(dir + "/checkpoints", 3);
+  for (const auto& record : directory.list()) {
+    EXPECT_LT(record.step, step);
+    const auto state =
+        deserialize_checkpoint(directory.read_verified(record), directory.path_of(record));
+    for (const auto& [name, tensor] : state.parameters) {
+      EXPECT_TRUE(torch::isfinite(tensor).all().item<bool>()) << name << " at " << record.file;
+    }
+  }
+  EXPECT_EQ(last_event(read_events(dir), "diverged").at("step"), step);
+}
+
+// A checkpoint of NaN parameters is no "finished" run: resuming from it diverges at once.
+TEST(Failure, ResumingFromNanParametersIsADivergenceNotASuccess) {
+  const std::string dir = fresh_dir("nan-checkpoint");
+  run_paused(with(small_job(dir, 1, 300), {"--stop-at", "100"}), dir);
+  write_altered_checkpoint(
+      dir, [](const torch::Tensor& t) { return torch::full_like(t, std::nan("")); });
+  const auto result = run_cli(with(small_job(dir, 1, 300), {"--resume"}), dir + ".resume");
+  EXPECT_EQ(result.exit_code, kExitDiverged) << result.err;
+  EXPECT_EQ(summary_in(dir).at("diverged_at_step"), 101);
+  EXPECT_EQ(result.out.find("test accuracy"), std::string::npos) << result.out;
+}
+
+// A checkpoint that does not fit the model fails in every member alike: the job stops with the
+// cause instead of waiting for a worker that could load it.
+TEST(Failure, ACheckpointThatDoesNotFitStopsTheJobWithItsCause) {
+  const std::string dir = fresh_dir("misfit");
+  run_paused(with(small_job(dir, 2, 300), {"--stop-at", "50"}), dir);
+  write_altered_checkpoint(dir,
+                           [](const torch::Tensor& t) { return torch::zeros({t.numel() + 1}); });
+  const auto result = run_cli(with(small_job(dir, 2, 300), {"--resume"}), dir + ".resume");
+  EXPECT_EQ(result.exit_code, kExitFailed) << result.err;
+  EXPECT_NE(result.err.find("error: the job failed after step"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("does not fit the model mlp"), std::string::npos) << result.err;
+  EXPECT_FALSE(summary_in(dir).at("finished").get<bool>());
+  // The checkpoint is kept as it was (still listed, at its step).
+  const auto records = CheckpointDirectory(dir + "/checkpoints", 3).list();
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].step, 50);
+}
+
+// A full disk under checkpoints/ is an error naming the path, not a cascade of rank-0 deaths or
+// a job that waits for ever. The disk is a 256 KiB tmpfs mounted there (root only).
+TEST(Failure, AFullCheckpointDiskStopsTheJobNamingThePath) {
+  const std::string dir = fresh_dir("full-disk");
+  fs::create_directories(dir + "/checkpoints");
+  if (::mount("tmpfs", (dir + "/checkpoints").c_str(), "tmpfs", 0, "size=256k") != 0) {
+    GTEST_SKIP() << "cannot mount a small tmpfs (needs root): " << std::strerror(errno);
+  }
+  const auto result = run_cli(
+      with(small_job(dir, 2, 300), {"--checkpoint-every", "5", "--keep", "5"}), dir + ".log");
+  ::umount2((dir + "/checkpoints").c_str(), MNT_DETACH);
+  EXPECT_EQ(result.exit_code, kExitFailed) << result.err;
+  EXPECT_NE(result.err.find("error: the job failed after step"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find(dir + "/checkpoints"), std::string::npos) << result.err;
+  const auto events = read_events(dir);
+  EXPECT_EQ(count_events(events, "worker_failed"), 1) << "one failure ends the job";
+  EXPECT_EQ(count_events(events, "recovery"), 0) << "no member was re-formed around";
+}
+
+// --resume with checkpoints but no manifest is refused, never a silent restart from step 0.
+TEST(Failure, AMissingManifestIsRefusedAndTheCheckpointsKept) {
+  const std::string dir = fresh_dir("no-manifest");
+  run_paused(with(small_job(dir, 1), {"--stop-at", "40", "--checkpoint-every", "20"}), dir);
+  fs::remove(dir + "/checkpoints/manifest.json");
+  const auto before = snapshot_files(dir + "/checkpoints");
+  const auto result = run_cli(with(small_job(dir, 1), {"--resume"}), dir + ".resume");
+  EXPECT_EQ(result.exit_code, kExitBadInput) << result.err;
+  EXPECT_EQ(std::count(result.err.begin(), result.err.end(), '\n'), 1) << result.err;
+  EXPECT_NE(result.err.find("manifest.json: missing, while the directory holds 2 checkpoints "
+                            "(newest step-00000040.pt)"),
+            std::string::npos)
+      << result.err;
+  EXPECT_EQ(snapshot_files(dir + "/checkpoints"), before);
+}
+
+// A worker that cannot reach its coordinator honours a preemption notice at once (it used to
+// keep trying for 30 s).
+TEST(Failure, AWorkerThatCannotReachItsCoordinatorLeavesOnSigterm) {
+  const std::string dir = fresh_dir("unreachable");
+  CliProcess worker({"worker", "--coordinator", "127.0.0.1:1", "--token", "t"}, dir + ".log");
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  ::kill(worker.pid(), SIGTERM);
+  ASSERT_TRUE(wait_until([&] { return worker.exited(); }, 10))
+      << "the worker ignored SIGTERM while connecting";
+  const auto result = worker.wait();
+  EXPECT_EQ(result.exit_code, kExitFinished) << result.err;
+  EXPECT_NE(result.err.find("preempted before it joined the job"), std::string::npos) << result.err;
+}
+
+// A standalone coordinator paused by SIGTERM exits as paused, and `transient coordinator
+// --job-dir` continues that job from its newest checkpoint with its own settings.
+TEST(Failure, APausedStandaloneCoordinatorIsContinuedByTheNextOne) {
+  const std::string dir = fresh_dir("coordinator-paused");
+  auto args = small_job(dir, 1, 300);
+  args[0] = "coordinator";
+  args.erase(args.begin() + 3, args.begin() + 5);  // --workers 1
+  args = with(args, {"--min-workers", "1", "--checkpoint-every", "20"});
+  CliProcess coordinator(args, dir + "-1");
+  const std::vector<std::string> worker{
+      "worker", "--coordinator", front_door(dir), "--token-file", dir + "/token", "--threads", "1"};
+  CliProcess first(worker, dir + "-a");
+  ASSERT_TRUE(wait_for_training(dir));
+  ::kill(coordinator.pid(), SIGTERM);
+  const auto paused = coordinator.wait();
+  EXPECT_EQ(paused.exit_code, kExitPaused) << paused.err;
+  first.wait();
+  const auto saved = latest_checkpoint(dir).step;
+  EXPECT_LT(saved, 300);
+
+  CliProcess again({"coordinator", "--job-dir", dir, "--min-workers", "1"}, dir + "-2");
+  // Its journal replaces the paused one's (and names its own front door) before it listens.
+  ASSERT_TRUE(wait_until([&] {
+    try {
+      return nlohmann::json::parse(slurp(dir + "/coordinator.json")).at("pid") == again.pid();
+    } catch (const std::exception&) {
+      return false;
+    }
+  }));
+  CliProcess second({"worker", "--coordinator", front_door(dir), "--token-file", dir + "/token"},
+                    dir + "-b");
+  const auto done = again.wait();
+  ASSERT_EQ(done.exit_code, kExitFinished) << done.err;
+  EXPECT_EQ(second.wait().exit_code, kExitFinished);
+  EXPECT_EQ(summary_in(dir).at("steps"), 300);
+  EXPECT_EQ(last_event(read_events(dir), "generation").at("start_step"), saved);
+  expect_every_sample_once(dir, 300, 2000, 100);
+}
+
+}  // namespace
+}  // namespace transient::train
