@@ -271,10 +271,10 @@ TEST(Trainer, JobDirectoryOfAnotherJobOrWithRecordsIsRefusedUntouched) {
       "pass --resume");
   expect_one_error_line(
       run_cli({"train", "--model", "cnn", "--resume", "--job-dir", job}, dir + "/b"),
-      "belongs to another job");
+      "--model is \"cnn\" here but \"mlp\" in the job being resumed");
   expect_one_error_line(
       run_cli({"train", "--model", "mlp", "--seed", "9", "--resume", "--job-dir", job}, dir + "/c"),
-      "belongs to another job");
+      "--seed is 9 here but 1 in the job being resumed");
   EXPECT_EQ(snapshot_files(job), before);
 
   // Every checkpoint corrupt: refused, naming the checkpoint, and nothing else changes.
@@ -353,6 +353,24 @@ TEST(Trainer, PythonTorchLoadOpensACheckpoint) {
       << printed;
   EXPECT_NE(printed.find("2 resnet20 "), std::string::npos) << printed;
   EXPECT_NE(printed.find("True"), std::string::npos) << printed;
+}
+
+// --resume continues the job of the directory: its settings come from job.json, so a resume
+// without the original flags is the same job, and a flag that contradicts them is refused.
+TEST(Trainer, ResumeTakesTheJobsSettingsAndRefusesAContradiction) {
+  const std::string dir = fresh_dir("resume-settings");
+  run_paused(with(set_flag(small_job(dir, 1), "--lr", "0.2"), {"--stop-at", "40"}), dir);
+  const auto before = snapshot_files(dir);
+  expect_one_error_line(
+      run_cli({"train", "--resume", "--lr", "0.3", "--job-dir", dir}, dir + ".refused"),
+      "--lr is 0.3 here but 0.2 in the job being resumed; a resumed job keeps its settings");
+  EXPECT_EQ(snapshot_files(dir), before);
+  const auto resumed =
+      run_ok({"train", "--resume", "--workers", "1", "--threads", "1", "--job-dir", dir}, dir);
+  const auto summary = nlohmann::json::parse(slurp(dir + "/summary.json"));
+  EXPECT_EQ(summary.at("total_steps"), 80) << "the job's --steps, not the default epochs";
+  EXPECT_EQ(summary.at("steps"), 80);
+  expect_complete_step_records(dir, 80, 1, 100);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // `transient train` and the `transient worker` process it starts.
 #include <string>
+#include <vector>
 
 #include "transient/cli/commands.h"
 #include "transient/core/duration.h"
@@ -89,6 +90,17 @@ void add_elastic_options(CLI::App& cmd, train::TrainOptions& options, std::strin
                  "port of the rendezvous store (default: any free port)");
 }
 
+// The flags of a job's settings that were given (a resumed job refuses those that differ).
+std::vector<std::string> given_job_flags(const CLI::App& cmd) {
+  std::vector<std::string> given;
+  for (const char* flag :
+       {"--model", "--dataset", "--train-subset", "--test-subset", "--epochs", "--steps",
+        "--global-batch", "--lr", "--momentum", "--weight-decay", "--seed"}) {
+    if (cmd.count(flag) > 0) given.push_back(flag);
+  }
+  return given;
+}
+
 void parse_elastic_durations(const std::string& heartbeat, const std::string& replace,
                              train::TrainOptions& options) {
   if (!heartbeat.empty())
@@ -135,7 +147,8 @@ void add_train_commands(CLI::App& app) {
       ->capture_default_str();
   train->add_option("--market-data-dir", options->data_root,
                     "the shared data directory of the market models");
-  train->callback([options, checkpoint_every, heartbeat, replace] {
+  train->callback([train, options, checkpoint_every, heartbeat, replace] {
+    options->given_flags = given_job_flags(*train);
     parse_checkpoint_every(*checkpoint_every, *options);
     parse_elastic_durations(*heartbeat, *replace, *options);
     const int code = train::run_training(*options);
@@ -155,14 +168,15 @@ void add_train_commands(CLI::App& app) {
   add_elastic_options(*coordinator, *coordinator_options, *coordinator_heartbeat);
   coordinator->add_option("--min-workers", *min_workers, "workers that generation 0 waits for")
       ->capture_default_str();
-  coordinator->callback(
-      [coordinator_options, coordinator_checkpoint_every, coordinator_heartbeat, min_workers] {
-        parse_checkpoint_every(*coordinator_checkpoint_every, *coordinator_options);
-        std::string no_replace;
-        parse_elastic_durations(*coordinator_heartbeat, no_replace, *coordinator_options);
-        const int code = train::run_coordinator(*coordinator_options, *min_workers);
-        if (code != 0) throw CLI::RuntimeError(code);
-      });
+  coordinator->callback([coordinator, coordinator_options, coordinator_checkpoint_every,
+                         coordinator_heartbeat, min_workers] {
+    coordinator_options->given_flags = given_job_flags(*coordinator);
+    parse_checkpoint_every(*coordinator_checkpoint_every, *coordinator_options);
+    std::string no_replace;
+    parse_elastic_durations(*coordinator_heartbeat, no_replace, *coordinator_options);
+    const int code = train::run_coordinator(*coordinator_options, *min_workers);
+    if (code != 0) throw CLI::RuntimeError(code);
+  });
 
   auto worker_options = std::make_shared<train::WorkerOptions>();
   auto* worker = app.add_subcommand(

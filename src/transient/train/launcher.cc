@@ -156,6 +156,64 @@ nlohmann::json job_identity(const TrainOptions& o) {
           {"train_subset", o.train_subset}};
 }
 
+// The settings that define what a job computes: job.json keeps them, and --resume takes them
+// from there, so that a resumed job is the same job whatever flags are left out.
+nlohmann::json job_settings(const TrainOptions& o) {
+  return {{"model", o.model},
+          {"dataset", o.dataset},
+          {"train_subset", o.train_subset},
+          {"test_subset", o.test_subset},
+          {"epochs", o.epochs},
+          {"steps", o.steps},
+          {"global_batch", o.global_batch},
+          {"lr", o.lr},
+          {"momentum", o.momentum},
+          {"weight_decay", o.weight_decay},
+          {"warmup_fraction", o.warmup_fraction},
+          {"seed", o.seed}};
+}
+
+// With --resume, the job's settings replace the options; a flag given that contradicts them is
+// refused with the difference named. A job.json of an earlier version (no settings) is left to
+// the identity check of prepare_job_dir.
+void adopt_job_settings(TrainOptions& o) {
+  const std::string job_json = (fs::path(o.job_dir) / "job.json").string();
+  if (!o.resume || !fs::exists(job_json)) return;
+  const auto recorded = load_json_file(job_json);
+  if (!recorded.contains("settings") || !recorded.at("settings").is_object()) return;
+  const auto& settings = recorded.at("settings");
+  const auto mine = job_settings(o);
+  for (const auto& [key, value] : settings.items()) {
+    std::string flag = "--" + key;
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    const bool given =
+        std::find(o.given_flags.begin(), o.given_flags.end(), flag) != o.given_flags.end();
+    if (given && mine.contains(key) && mine.at(key) != value) {
+      throw InputError(job_json, 0,
+                       flag + " is " + mine.at(key).dump() + " here but " + value.dump() +
+                           " in the job being resumed; a resumed job keeps its settings: drop " +
+                           flag + ", or start a new job in another --job-dir");
+    }
+  }
+  try {
+    o.model = settings.at("model").get<std::string>();
+    o.dataset = settings.at("dataset").get<std::string>();
+    o.train_subset = settings.at("train_subset").get<std::int64_t>();
+    o.test_subset = settings.at("test_subset").get<std::int64_t>();
+    o.epochs = settings.at("epochs").get<int>();
+    o.steps = settings.at("steps").get<std::int64_t>();
+    o.global_batch = settings.at("global_batch").get<std::int64_t>();
+    o.lr = settings.at("lr").get<double>();
+    o.momentum = settings.at("momentum").get<double>();
+    o.weight_decay = settings.at("weight_decay").get<double>();
+    o.warmup_fraction = settings.at("warmup_fraction").get<double>();
+    o.seed = settings.at("seed").get<std::uint64_t>();
+  } catch (const nlohmann::json::exception& error) {
+    throw InputError(job_json, 0, std::string("its settings are damaged: ") + error.what());
+  }
+  validate(o);
+}
+
 bool holds_records(const std::string& dir) {
   for (const char* name : {"job.json", "events.jsonl", "steps.csv", "summary.json"}) {
     if (fs::exists(fs::path(dir) / name)) return true;
@@ -201,6 +259,7 @@ void prepare_job_dir(const TrainOptions& o) {
   }
   fs::create_directories(o.job_dir);
   auto identity = job_identity(o);
+  identity["settings"] = job_settings(o);
   identity["created_utc"] = utc_stamp();
   write_file_atomically(job_json, identity.dump(2) + "\n");
 }
@@ -230,6 +289,7 @@ PreparedJob prepare_job(const TrainOptions& given, int workers_for_threads) {
   o = given;
   validate(o);
   if (o.job_dir.empty()) o.job_dir = "jobs/" + utc_stamp() + "-" + o.model;
+  adopt_job_settings(o);
   if (o.threads == 0) o.threads = default_threads(workers_for_threads);
   JobConfig& job = prepared.job;
   job.train_samples = FashionMnist::count_training_samples(o.data_dir);
@@ -374,7 +434,7 @@ int finish_job(const PreparedJob& prepared, const Coordinator& coordinator, Even
   if (!finished) {
     std::printf(
         "paused after step %lld of %lld in %s; continue with: transient train --resume "
-        "--job-dir %s (and the same flags)\n",
+        "--job-dir %s\n",
         static_cast<long long>(steps), static_cast<long long>(job.total_steps),
         format_duration(wall_s).c_str(), o.job_dir.c_str());
     std::fflush(stdout);

@@ -72,6 +72,10 @@ struct TrainOptions {
   std::vector<std::string> revocation_params;  // KEY=VALUE parameters of that model
   double time_scale = 3600;                    // market seconds per second of the run
   std::string data_root;                       // the shared data directory ("" = default)
+
+  // The job settings given on the command line, by flag name ("--lr", ...): a resumed job takes
+  // its settings from its job directory and refuses a given one that contradicts them.
+  std::vector<std::string> given_flags;
 };
 
 struct WorkerOptions {
