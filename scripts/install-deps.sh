@@ -22,6 +22,8 @@ packages=(
   # ProcessGroupGloo.hpp includes and the torch wheel does not ship (what runs is the gloo built
   # into libtorch_cpu; Debian's libgloo is never linked)
   zlib1g-dev libgloo-dev
+  # the job token's challenge-response (HMAC-SHA256, nonces)
+  libssl-dev
   # tests and benchmarks
   googletest libgtest-dev libgmock-dev libbenchmark-dev clang-format
   # data

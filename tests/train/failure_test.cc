@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "train/cli_process.h"
@@ -20,6 +21,18 @@ namespace {
 
 namespace fs = std::filesystem;
 using namespace testing;  // the job record readers of job_records.h
+
+// Whether process `pid` has a handler for `signal` (its SigCgt mask in /proc).
+bool catches_signal(pid_t pid, int signal) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("SigCgt:", 0) == 0) {
+      const unsigned long long mask = std::stoull(line.substr(7), nullptr, 16);
+      return (mask >> (signal - 1)) & 1u;
+    }
+  }
+  return false;
+}
 
 nlohmann::json summary_in(const std::string& dir) {
   return nlohmann::json::parse(slurp(dir + "/summary.json"));
@@ -135,7 +148,8 @@ TEST(Failure, AMissingManifestIsRefusedAndTheCheckpointsKept) {
 TEST(Failure, AWorkerThatCannotReachItsCoordinatorLeavesOnSigterm) {
   const std::string dir = fresh_dir("unreachable");
   CliProcess worker({"worker", "--coordinator", "127.0.0.1:1", "--token", "t"}, dir + ".log");
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  // Once it handles SIGTERM (its handler is installed before it first tries to connect).
+  ASSERT_TRUE(wait_until([&] { return catches_signal(worker.pid(), SIGTERM); }, 30));
   ::kill(worker.pid(), SIGTERM);
   ASSERT_TRUE(wait_until([&] { return worker.exited(); }, 10))
       << "the worker ignored SIGTERM while connecting";

@@ -166,7 +166,7 @@ bool LineChannel::send(const nlohmann::json& message) {
 LineChannel::Status LineChannel::read_available(std::vector<std::string>& lines) {
   char chunk[65536];
   // At most kMaxLine bytes per call: one fast sender cannot hold the coordinator's thread.
-  for (std::size_t read = 0; read < kMaxLine;) {
+  for (std::size_t read = 0; read < max_line_;) {
     const ssize_t n = ::recv(fd_, chunk, sizeof(chunk), 0);
     if (n > 0) {
       read += static_cast<std::size_t>(n);
@@ -178,7 +178,7 @@ LineChannel::Status LineChannel::read_available(std::vector<std::string>& lines)
         lines.push_back(buffer_.substr(start, end - start));
       }
       buffer_.erase(0, start);
-      if (buffer_.size() > kMaxLine) return Status::kTooLong;
+      if (buffer_.size() > max_line_) return Status::kTooLong;
       continue;
     }
     if (n < 0 && errno == EINTR) continue;

@@ -8,6 +8,7 @@
 // done by one thread.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -73,6 +74,8 @@ class LineChannel {
   // (then closed() is true).
   std::optional<std::string> read_line(double timeout_s);
   bool closed() const { return closed_; }
+  // A line longer than `bytes` (at most kMaxLine) makes read_available() return kTooLong.
+  void set_max_line(std::size_t bytes) { max_line_ = std::min(bytes, kMaxLine); }
 
   // Shuts the connection down (both ways); a thread blocked in read_line returns.
   void shutdown();
@@ -87,6 +90,7 @@ class LineChannel {
   std::string buffer_;
   std::vector<std::string> ready_;
   bool closed_ = false;
+  std::size_t max_line_ = kMaxLine;
   std::size_t received_ = 0;
 };
 

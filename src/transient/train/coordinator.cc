@@ -17,6 +17,7 @@
 #include "transient/train/progress_line.h"
 #include "transient/train/sharding.h"
 #include "transient/train/step_records.h"
+#include "transient/train/token_proof.h"
 
 namespace transient::train {
 
@@ -24,9 +25,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr double kHelloTimeoutS = 5;   // a connection must say hello within this
-constexpr double kBalanceCheckS = 10;  // how often speeds are compared with the split
-constexpr long kMaxStrangers = 64;     // connections not yet admitted
+constexpr double kHelloTimeoutS = 5;            // a connection must say hello within this
+constexpr double kBalanceCheckS = 10;           // how often speeds are compared with the split
+constexpr long kMaxStrangers = 64;              // connections not yet admitted
+constexpr std::size_t kStrangerMaxLine = 4096;  // bytes of a line before the token is proven
+constexpr long kMaxStrangersPerHost = 8;        // ... of them from one host
+constexpr long kLoggedDropsPerWindow = 20;      // dropped connections logged one by one ...
+constexpr double kDropWindowS = 10;             // ... in each window of this length
 
 double seconds_between(std::chrono::steady_clock::time_point from,
                        std::chrono::steady_clock::time_point to) {
@@ -40,9 +45,11 @@ double rounded_ms(double seconds) { return std::round(seconds * 1e6) / 1e6; }
 struct Coordinator::Peer {
   std::unique_ptr<LineChannel> channel;
   Clock::time_point opened;
-  std::string worker;  // empty until admitted
-  std::string bye;     // the reason the worker gave before closing
-  bool dead = false;   // to be removed at the end of the round
+  std::string worker;     // empty until admitted
+  nlohmann::json hello;   // the hello, kept until the worker proves the token
+  std::string challenge;  // the nonce this coordinator sent it ("" before the hello)
+  std::string bye;        // the reason the worker gave before closing
+  bool dead = false;      // to be removed at the end of the round
 };
 
 struct Coordinator::Worker {
@@ -134,6 +141,9 @@ bool Coordinator::poll(double max_wait_s) {
   return !outcome_.ended;
 }
 
+// The host part of HOST:PORT (an IPv6 host keeps its brackets).
+std::string host_of(const std::string& peer) { return peer.substr(0, peer.rfind(':')); }
+
 void Coordinator::accept_connections() {
   for (;;) {
     std::string peer_name;
@@ -141,25 +151,71 @@ void Coordinator::accept_connections() {
     if (fd < 0) return;
     auto peer = std::make_unique<Peer>();
     peer->channel = std::make_unique<LineChannel>(fd, peer_name);
-    const auto strangers = std::count_if(peers_.begin(), peers_.end(),
-                                         [](const auto& p) { return p->worker.empty(); });
-    if (strangers >= kMaxStrangers) {
-      drop_garbage(*peer, "too many connections that have not said hello");
+    // Connections that have not proven the token are bounded per source host and in all. At a
+    // bound the oldest of them that has not even said hello gives way to the newest (a worker
+    // says hello at once and proves the token in a round trip), so that idle connections,
+    // however many, cannot keep a worker that holds the token out.
+    const std::string host = host_of(peer_name);
+    long from_host = 0;
+    long strangers = 0;
+    Peer* idle_of_host = nullptr;
+    Peer* idle = nullptr;
+    for (const auto& p : peers_) {
+      if (!p->worker.empty() || p->dead) continue;
+      ++strangers;
+      const bool same_host = host_of(p->channel->peer()) == host;
+      from_host += same_host;
+      if (!p->challenge.empty()) continue;  // in the middle of its handshake
+      if (idle == nullptr || p->opened < idle->opened) idle = p.get();
+      if (same_host && (idle_of_host == nullptr || p->opened < idle_of_host->opened)) {
+        idle_of_host = p.get();
+      }
+    }
+    Peer* evicted = from_host >= kMaxStrangersPerHost ? idle_of_host
+                    : strangers >= kMaxStrangers      ? idle
+                                                      : nullptr;
+    if ((from_host >= kMaxStrangersPerHost || strangers >= kMaxStrangers) && evicted == nullptr) {
+      drop_garbage(*peer, "too many connections from " + host + " that have not proven the token");
       continue;  // the channel closes as `peer` goes
     }
+    if (evicted != nullptr) {
+      drop_garbage(*evicted, "idle without a hello while newer connections wait");
+    }
     peer->opened = Clock::now();
+    // Before it has proven the token a connection may send a few KiB, not a megabyte per line.
+    peer->channel->set_max_line(kStrangerMaxLine);
     peers_.push_back(std::move(peer));
   }
 }
 
 void Coordinator::drop_garbage(Peer& peer, const std::string& reason) {
+  peer.dead = true;
+  // Logged in full up to kLoggedDropsPerWindow a window; beyond, counted and summed up once the
+  // window is over, so that a flood cannot fill the disk or the terminal.
+  const auto now = Clock::now();
+  if (seconds_between(drop_window_start_, now) >= kDropWindowS) {
+    if (drops_unlogged_ > 0) {
+      std::fprintf(stderr,
+                   "transient: dropped %ld more connections in %.0f s (not logged one by one)\n",
+                   drops_unlogged_, kDropWindowS);
+      events_.append({{"event", "connections_dropped"},
+                      {"count", drops_unlogged_},
+                      {"window_s", kDropWindowS}});
+    }
+    drop_window_start_ = now;
+    drops_in_window_ = 0;
+    drops_unlogged_ = 0;
+  }
+  if (++drops_in_window_ > kLoggedDropsPerWindow) {
+    ++drops_unlogged_;
+    return;
+  }
   std::fprintf(stderr, "transient: dropped a connection from %s: %s\n",
                peer.channel->peer().c_str(), reason.c_str());
   events_.append({{"event", "connection_dropped"},
                   {"peer", peer.channel->peer()},
                   {"bytes", peer.channel->bytes_received()},
                   {"reason", reason}});
-  peer.dead = true;
 }
 
 void Coordinator::read_peer(Peer& peer) {
@@ -211,7 +267,8 @@ void Coordinator::read_peer(Peer& peer) {
     }
   }
   if (status == LineChannel::Status::kTooLong) {
-    drop_garbage(peer, "a line longer than 1 MiB");
+    drop_garbage(peer, peer.worker.empty() ? "a line longer than 4 KiB before the token was proven"
+                                           : "a line longer than 1 MiB");
   }
   if (status != LineChannel::Status::kOpen || peer.dead) {
     peer.dead = true;
@@ -222,12 +279,34 @@ void Coordinator::read_peer(Peer& peer) {
   }
 }
 
-void Coordinator::handle_hello(Peer& peer, const nlohmann::json& hello) {
-  if (hello.value("hello", "") != "transient-worker") {
-    drop_garbage(peer, "the first message is not a worker's hello");
+void Coordinator::handle_hello(Peer& peer, const nlohmann::json& message) {
+  if (peer.challenge.empty()) {
+    // The hello: answered with this coordinator's proof of the token (bound to the worker's
+    // nonce) and a challenge of its own. Nothing else of the job is said before the worker's
+    // proof.
+    if (message.value("hello", "") != "transient-worker") {
+      drop_garbage(peer, "the first message is not a worker's hello");
+      return;
+    }
+    if (message.value("version", 0) != kProtocolVersion) {
+      drop_garbage(peer, "a hello of protocol version " +
+                             message.value("version", nlohmann::json(0)).dump() +
+                             "; this coordinator speaks version " +
+                             std::to_string(kProtocolVersion));
+      return;
+    }
+    const std::string nonce = message.value("nonce", "");
+    if (!is_nonce(nonce)) {
+      drop_garbage(peer, "a hello without a nonce of 32 hex digits");
+      return;
+    }
+    peer.hello = message;
+    peer.challenge = new_nonce();
+    peer.channel->send({{"challenge", peer.challenge},
+                        {"proof", token_proof(token_, "coordinator", nonce, peer.challenge)}});
     return;
   }
-  const std::string token = hello.value("token", "");
+  const nlohmann::json& hello = peer.hello;
   std::string id = hello.value("worker", "");
   auto refuse = [&](const std::string& reason) {
     std::fprintf(stderr, "transient: refused a worker from %s: %s\n", peer.channel->peer().c_str(),
@@ -239,7 +318,17 @@ void Coordinator::handle_hello(Peer& peer, const nlohmann::json& hello) {
     peer.channel->send({{"refused", reason}});
     peer.dead = true;
   };
-  if (token != token_) return refuse("wrong job token");
+  if (message.contains("bye")) {
+    // It found this coordinator's proof wrong: it holds another token.
+    return refuse("wrong job token (" + message.value("bye", std::string()) + ")");
+  }
+  const std::string proof = message.value("proof", "");
+  const std::string expected =
+      token_proof(token_, "worker", peer.challenge, hello.value("nonce", std::string()));
+  if (!proofs_equal(proof, expected)) {
+    return refuse("wrong job token");
+  }
+  peer.channel->set_max_line(LineChannel::kMaxLine);  // a proven worker may send large lines
   if (outcome_.ended) return refuse("the job has ended");
   if (token_.empty()) return refuse("the job has no token");
   Worker* worker = id.empty() ? nullptr : find_worker(id);

@@ -181,7 +181,10 @@ class Coordinator {
   int recoveries_ = 0;
   std::int64_t redone_steps_ = 0;
   JobOutcome outcome_;
-  bool journal_closed_ = false;  // the journal says the job ended
+  bool journal_closed_ = false;          // the journal says the job ended
+  Clock::time_point drop_window_start_;  // the window of dropped connections being counted
+  long drops_in_window_ = 0;
+  long drops_unlogged_ = 0;  // of them, beyond those logged one by one
 };
 
 }  // namespace transient::train

@@ -38,6 +38,7 @@
 #include "transient/train/protocol.h"
 #include "transient/train/sharding.h"
 #include "transient/train/step_records.h"
+#include "transient/train/token_proof.h"
 #include "transient/train/trainer.h"
 #include "transient/train/worker_process.h"
 
@@ -55,6 +56,8 @@ void on_interrupt(int) { g_stop_requested = true; }
 class InterruptHandler {
  public:
   InterruptHandler() {
+    // A write to a worker that is gone is an error of that write, never the coordinator's end.
+    ::signal(SIGPIPE, SIG_IGN);
     struct sigaction action {};
     action.sa_handler = on_interrupt;
     sigemptyset(&action.sa_mask);
@@ -121,17 +124,6 @@ std::string utc_stamp() {
   char text[32];
   std::strftime(text, sizeof(text), "%Y%m%d-%H%M%S", &tm);
   return text;
-}
-
-std::string new_token() {
-  std::random_device entropy;
-  std::string token;
-  char hex[9];
-  for (int i = 0; i < 8; ++i) {
-    std::snprintf(hex, sizeof(hex), "%08x", entropy());
-    token += hex;
-  }
-  return token;
 }
 
 void write_private_file(const std::string& path, const std::string& contents) {
@@ -309,7 +301,8 @@ PreparedJob prepare_job(const TrainOptions& given, int workers_for_threads) {
   job.options = o;
 
   prepared.token_path = (fs::path(o.job_dir) / "token").string();
-  if (!fs::exists(prepared.token_path)) write_private_file(prepared.token_path, new_token() + "\n");
+  if (!fs::exists(prepared.token_path))
+    write_private_file(prepared.token_path, new_job_token() + "\n");
   prepared.token = read_token_file(prepared.token_path);
   return prepared;
 }

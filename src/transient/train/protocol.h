@@ -2,9 +2,16 @@
 // to the coordinator's front door (channel.h). The c10d TCPStore the coordinator hosts serves
 // only the rendezvous of each generation's ProcessGroupGloo, under the prefix gen/<g>/pg.
 //
-// worker -> coordinator
-//   {"hello":"transient-worker","token":T,"worker":ID or "","pid":P}   first line; with
-//        "rejoin":{"gen":g,"reported":bool,"step":s,...} after the coordinator restarted
+// The handshake proves the job's token on both sides without sending it (token_proof.h):
+//   worker -> {"hello":"transient-worker","version":2,"worker":ID or "","pid":P,"nonce":Nw}
+//        (with "rejoin":{"gen":g,"reported":bool,"step":s,...} after the coordinator restarted)
+//   coordinator -> {"challenge":Nc,"proof":HMAC(token, "coordinator:Nw:Nc")}
+//   worker -> {"proof":HMAC(token, "worker:Nc:Nw")}, only if the coordinator's proof holds; else
+//        {"bye":reason} and it closes (a stranger on the port learns nothing and is not believed)
+//   coordinator -> {"admitted":...} or {"refused":reason}
+// Before the worker's proof the coordinator reads at most 4 KiB a line from it; a hello of
+// another version is dropped by name.
+// worker -> coordinator, once admitted
 //   {"ready":true}                         data and model loaded: it can join a generation
 //   {"hb":n,"speed":samples/s}            heartbeat, every heartbeat timeout / 5
 //   {"report":"failed"|"boundary","gen":g,"step":held,"attempted":a,"leaving":b,"reason":r,
@@ -16,7 +23,7 @@
 //   {"event":{...}}                        appended to events.jsonl (checkpoints, epochs)
 //   {"bye":reason}                         before a planned exit (preempted, stopped)
 // coordinator -> worker
-//   {"admitted":ID,"job":JobConfig,"store_port":p} or {"refused":reason}   the reply to hello
+//   {"admitted":ID,"job":JobConfig,"store_port":p} or {"refused":reason}   the reply to the proof
 //   {"generation":GenerationConfig}        the worker is a member of this generation
 //   {"signal":"change"|"stop","gen":g}     to rank 0: end the generation at the next boundary
 //   {"signal":"abort","gen":g}             to every member: a member was lost, leave generation g
@@ -32,6 +39,9 @@
 #include "transient/train/trainer.h"
 
 namespace transient::train {
+
+// Version 2: the token is proven by a challenge-response (token_proof.h), never sent.
+constexpr int kProtocolVersion = 2;
 
 struct JobConfig {
   TrainOptions options;            // as given, job_dir resolved, threads resolved (>= 1)

@@ -31,6 +31,7 @@
 #include "transient/train/models.h"
 #include "transient/train/protocol.h"
 #include "transient/train/sharding.h"
+#include "transient/train/token_proof.h"
 #include "transient/train/trainer.h"
 
 namespace transient::train {
@@ -75,10 +76,11 @@ class Connection {
                        " (is the coordinator running?)");
     }
     if (const auto answer = hello(*channel, nullptr); answer != Hello::kAdmitted) {
-      throw InputError(
-          "the coordinator at " + coordinator_.text() +
-          (answer == Hello::kRefused ? " refused this worker: " : " did not admit this worker: ") +
-          refusal_);
+      throw InputError("the coordinator at " + coordinator_.text() +
+                       (answer == Hello::kRefused    ? " refused this worker: "
+                        : answer == Hello::kUnproven ? " was refused by this worker: "
+                                                     : " did not admit this worker: ") +
+                       refusal_);
     }
     channel_ = std::move(channel);
     thread_ = std::thread([this] { run(); });
@@ -164,48 +166,79 @@ class Connection {
   }
 
  private:
-  enum class Hello { kAdmitted, kRefused, kNoAnswer };
+  enum class Hello { kAdmitted, kRefused, kUnproven, kNoAnswer };
 
-  // Says hello (with `rejoin` after a reconnection) and reads the reply.
+  // Reads one line from a peer that has not proven itself, a quarter of a second at a time so
+  // that a preemption notice ends a first connection at once; nullopt after 30 s or a close.
+  std::optional<nlohmann::json> read_reply(LineChannel& channel, bool first) {
+    std::optional<std::string> line;
+    for (int i = 0; i < 120 && !line && !channel.closed(); ++i) {
+      if (first && g_leave_signal != 0) throw LeftBeforeJoining{};
+      line = channel.read_line(0.25);
+    }
+    if (!line) {
+      refusal_ = "no answer";
+      return std::nullopt;
+    }
+    try {
+      auto reply = nlohmann::json::parse(*line);
+      if (reply.is_object()) return reply;
+    } catch (const nlohmann::json::exception&) {
+    }
+    refusal_ = "it answered something else than a coordinator's reply";
+    return std::nullopt;
+  }
+
+  // Says hello (with `rejoin` after a reconnection), checks the coordinator's proof of the token
+  // (token_proof.h), proves it in turn, and reads the admission. The token itself is never sent.
   // The id and the job are taken from the first admission only: the training thread reads them.
   Hello hello(LineChannel& channel, const nlohmann::json* rejoin) {
+    const std::string nonce = new_nonce();
     nlohmann::json message = {{"hello", "transient-worker"},
-                              {"token", token_},
+                              {"version", kProtocolVersion},
                               {"worker", id_},
-                              {"pid", static_cast<long>(::getpid())}};
+                              {"pid", static_cast<long>(::getpid())},
+                              {"nonce", nonce}};
     if (rejoin != nullptr) message["rejoin"] = *rejoin;
     if (!channel.send(message)) {
       refusal_ = "the connection broke";
       return Hello::kNoAnswer;
     }
-    std::optional<std::string> line;
-    for (int i = 0; i < 120 && !line && !channel.closed(); ++i) {
-      if (rejoin == nullptr && g_leave_signal != 0) throw LeftBeforeJoining{};
-      line = channel.read_line(0.25);
+    const auto challenge = read_reply(channel, rejoin == nullptr);
+    if (!challenge) return Hello::kNoAnswer;
+    const std::string theirs = challenge->value("challenge", "");
+    if (!is_nonce(theirs) || !proofs_equal(challenge->value("proof", ""),
+                                           token_proof(token_, "coordinator", nonce, theirs))) {
+      // Either this worker holds another job's token, or what answers is not the job's
+      // coordinator (a stranger that bound its port): nothing it says is believed.
+      refusal_ =
+          "it did not prove that it holds this worker's job token (a wrong token, or not the "
+          "job's coordinator)";
+      channel.send({{"bye", "the coordinator's proof does not match this worker's token"}});
+      return Hello::kUnproven;
     }
-    nlohmann::json reply;
-    try {
-      reply = nlohmann::json::parse(line.value_or(""));
-    } catch (const nlohmann::json::exception&) {
-      refusal_ = line ? "it answered something else than a coordinator's reply" : "no answer";
+    if (!channel.send({{"proof", token_proof(token_, "worker", theirs, nonce)}})) {
+      refusal_ = "the connection broke";
       return Hello::kNoAnswer;
     }
-    if (reply.is_object() && reply.contains("refused")) {
-      refusal_ = reply.value("refused", "no reason given");
+    const auto reply = read_reply(channel, rejoin == nullptr);
+    if (!reply) return Hello::kNoAnswer;
+    if (reply->contains("refused")) {
+      refusal_ = reply->value("refused", "no reason given");
       return Hello::kRefused;
     }
-    if (!reply.is_object() || !reply.contains("admitted")) {
+    if (!reply->contains("admitted")) {
       refusal_ = "it answered something else than a coordinator's reply";
       return Hello::kNoAnswer;
     }
-    // A reply of the wrong shape (not from a coordinator of ours) is no admission, never an
-    // exception: on the heartbeat thread one would end the process.
+    // A reply of the wrong shape is no admission, never an exception: on the heartbeat thread
+    // one would end the process.
     std::uint16_t store_port = 0;
     try {
-      store_port = reply.at("store_port").get<std::uint16_t>();
+      store_port = reply->at("store_port").get<std::uint16_t>();
       if (rejoin == nullptr) {
-        const auto id = reply.at("admitted").get<std::string>();
-        job_ = job_config_from_json(reply.at("job"));
+        const auto id = reply->at("admitted").get<std::string>();
+        job_ = job_config_from_json(reply->at("job"));
         id_ = id;
       }
     } catch (const std::exception& error) {
@@ -1012,6 +1045,10 @@ int run_worker(const WorkerOptions& options) {
   // SIGTERM is the cloud's preemption notice: leave at the next step boundary. A worker started
   // by hand leaves the same way on Ctrl-C; one started by `transient train` ignores SIGINT (the
   // launcher turns Ctrl-C into a pause of the whole job).
+  // A write to a peer that is gone must be an error, not the end of the process: Gloo writes
+  // to its pairs without MSG_NOSIGNAL, and a worker woken after a stop (its peers long gone)
+  // died of SIGPIPE.
+  ::signal(SIGPIPE, SIG_IGN);
   struct sigaction action {};
   action.sa_handler = on_leave_signal;
   sigemptyset(&action.sa_mask);
