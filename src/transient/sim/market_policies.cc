@@ -1,4 +1,5 @@
 // The deadline-aware market policies of the registry.
+#include <algorithm>
 #include <cmath>
 
 #include "transient/core/error.h"
@@ -8,12 +9,18 @@
 namespace transient::sim {
 namespace {
 
-// True when waiting one more tick without progress would leave too little time to finish on
-// demand: the last moment greedy and uniform-progress can still switch.
-bool must_switch_to_on_demand(const DeadlineState& s) {
-  const double remaining_s = (s.total_steps - s.progress_steps) / s.steps_per_s;
-  const double changeover_s = s.mode == ClusterMode::on_demand ? 0.0 : s.on_demand_changeover_s;
-  return s.now_s + s.decision_interval_s + changeover_s + remaining_s > s.deadline_s;
+double remaining_work_s(const DeadlineState& s) {
+  return std::max(0.0, s.total_steps - s.progress_steps) / s.steps_per_s;
+}
+
+// The policy's answer when spot_unsafe(): on demand while that still makes the deadline; when it
+// no longer can, a spot cluster that is training is the only chance left and is kept.
+ClusterMode safety_net(const DeadlineState& s) {
+  if (s.mode == ClusterMode::spot && std::isfinite(s.training_from_s) &&
+      !on_demand_meets_deadline(s)) {
+    return ClusterMode::spot;
+  }
+  return ClusterMode::on_demand;
 }
 
 class SpotOnly : public MarketPolicy {
@@ -39,17 +46,15 @@ class Greedy : public MarketPolicy {
     return "spot (or wait for it) while the deadline allows, then on demand to the end";
   }
   ClusterMode decide(const DeadlineState& s) override {
-    if (s.mode == ClusterMode::on_demand || must_switch_to_on_demand(s)) {
-      return ClusterMode::on_demand;
-    }
-    return ClusterMode::spot;
+    if (s.mode == ClusterMode::on_demand) return ClusterMode::on_demand;
+    return spot_unsafe(s) ? safety_net(s) : ClusterMode::spot;
   }
 };
 
 // "Can't Be Late" (Wu et al., NSDI 2024), Uniform Progress: keep progress at or above the line
 // from (0, 0) to (deadline, total steps). Spot whenever it can be had and the job is not behind;
-// on demand while behind; back to spot once ahead by more than a changeover's work; and the
-// greedy safety net near the deadline, after which it stays on demand.
+// on demand while behind; back to spot once ahead by more than a changeover's work, if the
+// on-demand fallback stays open; and the safety net, after which it stays on demand.
 class UniformProgress : public MarketPolicy {
  public:
   std::string name() const override { return "uniform-progress"; }
@@ -59,14 +64,17 @@ class UniformProgress : public MarketPolicy {
   }
   void begin_run(const OfflineMarket*) override { final_on_demand_ = false; }
   ClusterMode decide(const DeadlineState& s) override {
-    if (final_on_demand_ || must_switch_to_on_demand(s)) {
-      final_on_demand_ = true;
-      return ClusterMode::on_demand;
+    if (final_on_demand_) return ClusterMode::on_demand;
+    if (s.mode != ClusterMode::on_demand && spot_unsafe(s)) {
+      const ClusterMode mode = safety_net(s);
+      final_on_demand_ = mode == ClusterMode::on_demand;
+      return mode;
     }
     const double line_steps = s.total_steps * s.now_s / s.deadline_s;
     if (s.mode == ClusterMode::on_demand) {
       const double margin_steps = s.steps_per_s * s.spot_changeover_s;
-      return s.spot_available && s.progress_steps >= line_steps + margin_steps
+      return s.spot_available && s.progress_steps >= line_steps + margin_steps &&
+                     leaving_on_demand_is_safe(s)
                  ? ClusterMode::spot
                  : ClusterMode::on_demand;
     }
@@ -103,6 +111,36 @@ class Optimal : public MarketPolicy {
 };
 
 }  // namespace
+
+double worst_on_demand_fallback_finish_s(const DeadlineState& s) {
+  // Revoked at t, the job keeps the progress of t - notice (checkpoint at the notice) and the
+  // policy is asked at once; t + on-demand changeover + work left then is largest for a
+  // revocation one notice after training resumes, or at the next tick if it does not.
+  double revoked_s = s.now_s + s.decision_interval_s;
+  if (s.mode == ClusterMode::spot && s.checkpoint_on_notice && std::isfinite(s.training_from_s)) {
+    revoked_s = std::min(revoked_s, std::max(s.now_s, s.training_from_s) + s.notice_s);
+  }
+  return revoked_s + s.on_demand_changeover_s + remaining_work_s(s);
+}
+
+bool spot_unsafe(const DeadlineState& s) {
+  return worst_on_demand_fallback_finish_s(s) > s.deadline_s;
+}
+
+bool leaving_on_demand_is_safe(const DeadlineState& s) {
+  DeadlineState on_spot = s;
+  on_spot.mode = ClusterMode::spot;
+  on_spot.training_from_s = INFINITY;
+  return !spot_unsafe(on_spot);
+}
+
+bool on_demand_meets_deadline(const DeadlineState& s) {
+  double from_s = s.now_s + s.on_demand_changeover_s;
+  if (s.mode == ClusterMode::on_demand && std::isfinite(s.training_from_s)) {
+    from_s = std::max(s.now_s, s.training_from_s);
+  }
+  return from_s + remaining_work_s(s) <= s.deadline_s;
+}
 
 std::string_view to_string(ClusterMode mode) {
   switch (mode) {
