@@ -120,8 +120,8 @@ int policy_costs() {
   const std::vector<std::string> files = {
       "us-west-2a_k80_1", "us-west-2a_k80_8", "us-west-2a_v100_1", "us-west-2a_v100_8",
       "us-west-2b_k80_1", "us-west-2b_k80_8", "us-west-2b_v100_1", "us-west-2b_v100_8"};
-  const std::vector<std::string> policies = {"on-demand-only", "spot-only", "greedy",
-                                             "uniform-progress", "optimal"};
+  const std::vector<std::string> policies = {"on-demand-only",   "spot-only",    "greedy",
+                                             "uniform-progress", "market-aware", "optimal"};
   // AWS on-demand list prices; spot at 30% of them (the traces carry no prices).
   const std::map<std::string, std::pair<std::string, double>> servers = {
       {"k80_1", {"p2.xlarge", 0.90}},
@@ -131,8 +131,8 @@ int policy_costs() {
   constexpr double kWorkS = 24 * 3600.0;
   constexpr double kDeadlineS = 36 * 3600.0;
   constexpr double kOffsetStepS = 12 * 3600.0;
-  std::printf("%-20s %7s  %14s %14s %14s %14s  %s\n", "trace", "offsets", "on-demand-only",
-              "spot-only", "greedy", "uniform-prog.", "optimal $ (mean)");
+  std::printf("%-20s %7s  %14s %14s %14s %14s %14s  %s\n", "trace", "offsets", "on-demand-only",
+              "spot-only", "greedy", "uniform-prog.", "market-aware", "optimal $ (mean)");
   std::map<std::string, double> total_ratio;
   std::map<std::string, int> total_missed;
   int total_runs = 0;
@@ -192,9 +192,9 @@ int policy_costs() {
       std::snprintf(text, sizeof text, "%.3f (%d miss)", ratio[policy] / runs, missed[policy]);
       return std::string(text);
     };
-    std::printf("%-20s %7d  %14s %14s %14s %14s  %.2f\n", file.c_str(), runs,
+    std::printf("%-20s %7d  %14s %14s %14s %14s %14s  %.2f\n", file.c_str(), runs,
                 cell("on-demand-only").c_str(), cell("spot-only").c_str(), cell("greedy").c_str(),
-                cell("uniform-progress").c_str(), optimal_usd / runs);
+                cell("uniform-progress").c_str(), cell("market-aware").c_str(), optimal_usd / runs);
     for (const auto& policy : policies) {
       total_ratio[policy] += ratio[policy];
       total_missed[policy] += missed[policy];
@@ -202,7 +202,8 @@ int policy_costs() {
     total_runs += runs;
   }
   std::printf("%-20s %7d", "all traces", total_runs);
-  for (const auto& policy : {"on-demand-only", "spot-only", "greedy", "uniform-progress"}) {
+  for (const auto& policy :
+       {"on-demand-only", "spot-only", "greedy", "uniform-progress", "market-aware"}) {
     char text[64];
     std::snprintf(text, sizeof text, "%.3f (%d miss)", total_ratio[policy] / total_runs,
                   total_missed[policy]);

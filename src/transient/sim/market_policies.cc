@@ -1,6 +1,7 @@
 // The deadline-aware market policies of the registry.
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "transient/core/error.h"
 #include "transient/sim/market_policy.h"
@@ -86,6 +87,77 @@ class UniformProgress : public MarketPolicy {
   bool final_on_demand_ = false;
 };
 
+// Spends the slack waiting for spot while it lasts, runs on demand only through outages once the
+// slack is low, and goes back to spot as soon as spot returns and the fallback stays open. What
+// it knows of the market it learns in the run: the lengths of the outages and spot periods seen
+// so far at its decisions, and how long the current one has lasted; from them it expects how much
+// longer an outage will last (none seen yet: as long again as it has lasted, Lindy's rule) and
+// keeps waiting only if that leaves the reserve one return to spot needs. It leaves on-demand
+// servers only when the spot period is expected to last long enough to repay both changeovers
+// at the two prices, and it keeps the safety net of the other deadline-safe policies.
+class MarketAware : public MarketPolicy {
+ public:
+  std::string name() const override { return "market-aware"; }
+  std::string describe() const override {
+    return "wait for spot while the slack lasts, on demand only through outages once it is low, "
+           "back to spot when the spot period learnt so far repays the changeovers";
+  }
+  void begin_run(const OfflineMarket*) override { *this = MarketAware(); }
+  ClusterMode decide(const DeadlineState& s) override {
+    observe(s);
+    if (s.mode != ClusterMode::on_demand && spot_unsafe(s)) return safety_net(s);
+    const double slack_s = s.deadline_s - s.now_s - s.on_demand_changeover_s - remaining_work_s(s);
+    const double age_s = s.now_s - changed_s_;
+    if (s.spot_available) {
+      if (s.mode != ClusterMode::on_demand) return ClusterMode::spot;
+      if (!leaving_on_demand_is_safe(s)) return ClusterMode::on_demand;
+      const double changeovers_usd =
+          s.spot_changeover_s * s.spot_usd_per_s + s.on_demand_changeover_s * s.on_demand_usd_per_s;
+      const double saving_usd_per_s = s.on_demand_usd_per_s - s.spot_usd_per_s;
+      return expected_left_s(up_runs_, age_s) * saving_usd_per_s > changeovers_usd
+                 ? ClusterMode::spot
+                 : ClusterMode::on_demand;
+    }
+    if (s.mode == ClusterMode::on_demand) return ClusterMode::on_demand;
+    // Enough to go on demand at the next tick and come back to spot once.
+    const double reserve_s = s.decision_interval_s + s.spot_changeover_s + s.on_demand_changeover_s;
+    return slack_s - expected_left_s(down_runs_, age_s) > reserve_s ? ClusterMode::spot
+                                                                    : ClusterMode::on_demand;
+  }
+
+ private:
+  // Mean of (d - age) over the runs d seen longer than `age`; none: `age` again.
+  static double expected_left_s(const std::vector<double>& runs, double age_s) {
+    double sum = 0.0;
+    int count = 0;
+    for (const double d : runs) {
+      if (d > age_s) {
+        sum += d - age_s;
+        ++count;
+      }
+    }
+    return count > 0 ? sum / count : age_s;
+  }
+  void observe(const DeadlineState& s) {
+    if (!seen_) {
+      seen_ = true;
+      available_ = s.spot_available;
+      changed_s_ = s.now_s;
+      return;
+    }
+    if (s.spot_available == available_) return;
+    (available_ ? up_runs_ : down_runs_).push_back(s.now_s - changed_s_);
+    available_ = s.spot_available;
+    changed_s_ = s.now_s;
+  }
+
+  bool seen_ = false;
+  bool available_ = false;
+  double changed_s_ = 0.0;
+  std::vector<double> up_runs_;    // lengths of the spot periods seen, seconds
+  std::vector<double> down_runs_;  // lengths of the outages seen, seconds
+};
+
 class Optimal : public MarketPolicy {
  public:
   std::string name() const override { return "optimal"; }
@@ -156,8 +228,11 @@ std::string_view to_string(ClusterMode mode) {
 
 const std::vector<MarketPolicyInfo>& market_policies() {
   static const std::vector<MarketPolicyInfo> infos = {
-      {"spot-only", SpotOnly().describe()}, {"on-demand-only", OnDemandOnly().describe()},
-      {"greedy", Greedy().describe()},      {"uniform-progress", UniformProgress().describe()},
+      {"spot-only", SpotOnly().describe()},
+      {"on-demand-only", OnDemandOnly().describe()},
+      {"greedy", Greedy().describe()},
+      {"uniform-progress", UniformProgress().describe()},
+      {"market-aware", MarketAware().describe()},
       {"optimal", Optimal().describe()},
   };
   return infos;
@@ -168,6 +243,7 @@ std::unique_ptr<MarketPolicy> create_market_policy(const std::string& name) {
   if (name == "on-demand-only") return std::make_unique<OnDemandOnly>();
   if (name == "greedy") return std::make_unique<Greedy>();
   if (name == "uniform-progress") return std::make_unique<UniformProgress>();
+  if (name == "market-aware") return std::make_unique<MarketAware>();
   if (name == "optimal") return std::make_unique<Optimal>();
   std::string valid;
   for (const auto& info : market_policies()) valid += (valid.empty() ? "" : ", ") + info.name;
