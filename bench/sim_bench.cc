@@ -8,6 +8,7 @@
 //                                        `optimal`, beside on-demand-only
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -18,7 +19,9 @@
 #include "transient/market/availability_trace_model.h"
 #include "transient/market/registry.h"
 #include "transient/perf/table_throughput_model.h"
+#include "transient/sim/market_policy.h"
 #include "transient/sim/monte_carlo.h"
+#include "transient/sim/optimal_schedule.h"
 #include "transient/sim/simulator.h"
 
 namespace {
@@ -111,6 +114,68 @@ void monte_carlo(benchmark::State& state) {
   state.counters["events/s"] = benchmark::Counter(events, benchmark::Counter::kIsRate);
 }
 BENCHMARK(monte_carlo)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The time of one decision of each market policy (it runs live in the coordinator), over the
+// states of a day on a flickering market; `optimal` plans the whole run in begin_run (timed
+// apart below) and only looks the tick up here.
+void policy_decision(benchmark::State& state, const std::string& policy_name) {
+  auto policy = sim::create_market_policy(policy_name);
+  sim::OfflineMarket market;
+  market.spot_ticks.assign(217, 1);
+  for (std::size_t i = 0; i < market.spot_ticks.size(); ++i) market.spot_ticks[i] = (i % 7) < 4;
+  market.work_s = 24 * 3600.0;
+  market.deadline_s = 36 * 3600.0;
+  market.spot_changeover_s = market.on_demand_changeover_s = 310;
+  market.notice_s = 120;
+  market.spot_usd_per_s = 0.3;
+  market.on_demand_usd_per_s = 1.0;
+  policy->begin_run(policy->needs_offline_market() ? &market : nullptr);
+  std::vector<sim::DeadlineState> states;
+  for (int i = 0; i < 216; ++i) {
+    sim::DeadlineState s;
+    s.now_s = i * 600.0;
+    s.progress_steps = std::min(24 * 3600.0, i * 600.0 * 0.7);
+    s.total_steps = 24 * 3600.0;
+    s.deadline_s = 36 * 3600.0;
+    s.steps_per_s = 1.0;
+    s.spot_changeover_s = s.on_demand_changeover_s = 310;
+    s.decision_interval_s = 600;
+    s.spot_available = market.spot_ticks[i] != 0;
+    s.mode = s.spot_available ? sim::ClusterMode::spot : sim::ClusterMode::on_demand;
+    s.notice_s = 120;
+    s.spot_usd_per_s = 0.3;
+    s.on_demand_usd_per_s = 1.0;
+    states.push_back(s);
+  }
+  std::size_t i = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(policy->decide(states[i]));
+    if (++i == states.size()) {
+      // A new day: policies that learn in a run start again (optimal's plan stays).
+      i = 0;
+      if (!policy->needs_offline_market()) policy->begin_run(nullptr);
+    }
+  }
+}
+BENCHMARK_CAPTURE(policy_decision, greedy, std::string("greedy"));
+BENCHMARK_CAPTURE(policy_decision, uniform_progress, std::string("uniform-progress"));
+BENCHMARK_CAPTURE(policy_decision, market_aware, std::string("market-aware"));
+BENCHMARK_CAPTURE(policy_decision, optimal, std::string("optimal"));
+
+// `optimal`'s plan of one run: the dynamic programme over a 36 h deadline on 10-minute ticks.
+void optimal_plan(benchmark::State& state) {
+  sim::OfflineMarket market;
+  market.spot_ticks.assign(217, 1);
+  for (std::size_t i = 0; i < market.spot_ticks.size(); ++i) market.spot_ticks[i] = (i % 7) < 4;
+  market.work_s = 24 * 3600.0;
+  market.deadline_s = 36 * 3600.0;
+  market.spot_changeover_s = market.on_demand_changeover_s = 310;
+  market.notice_s = 120;
+  market.spot_usd_per_s = 0.3;
+  market.on_demand_usd_per_s = 1.0;
+  for (auto _ : state) benchmark::DoNotOptimize(sim::optimal_schedule(market).cost_usd);
+}
+BENCHMARK(optimal_plan)->Unit(benchmark::kMillisecond);
 
 // --policy-costs: every deadline policy on every availability trace, from offsets every 12 h
 // (on the trace's 10-minute grid), one server, 24 h of work, a 36 h deadline.
