@@ -156,9 +156,11 @@ MultiRegionResult optimal_multi_region(const MultiRegionMarket& m) {
     for (const auto& f : front) {
       for (const std::int32_t index : f) {
         const JobState s = arena[index].state;
-        // Cannot finish even on demand from here: drop.
-        if (s.progress_s + (m.deadline_s - tick_start - m.on_demand_changeover_s) <
-            m.work_s - 1e-9) {
+        // Cannot finish from here even if it never stopped again: drop. (Servers already
+        // running need no changeover.)
+        const double changeover_s =
+            s.running == kNone ? std::min(m.spot_changeover_s, m.on_demand_changeover_s) : 0.0;
+        if (s.progress_s + (m.deadline_s - tick_start - changeover_s) < m.work_s - 1e-9) {
           continue;
         }
         for (const RegionTick choice : choices) {
