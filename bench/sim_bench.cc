@@ -118,11 +118,8 @@ void monte_carlo(benchmark::State& state) {
 }
 BENCHMARK(monte_carlo)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-// The time of one decision of each market policy (it runs live in the coordinator), over the
-// states of a day on a flickering market; `optimal` plans the whole run in begin_run (timed
-// apart below) and only looks the tick up here.
-void policy_decision(benchmark::State& state, const std::string& policy_name) {
-  auto policy = sim::create_market_policy(policy_name);
+// 24 h of work by a 36 h deadline on 10-minute ticks, spot up 40 minutes of every 70.
+sim::OfflineMarket flickering_day_and_a_half() {
   sim::OfflineMarket market;
   market.spot_ticks.assign(217, 1);
   for (std::size_t i = 0; i < market.spot_ticks.size(); ++i) market.spot_ticks[i] = (i % 7) < 4;
@@ -132,6 +129,15 @@ void policy_decision(benchmark::State& state, const std::string& policy_name) {
   market.notice_s = 120;
   market.spot_usd_per_s = 0.3;
   market.on_demand_usd_per_s = 1.0;
+  return market;
+}
+
+// The time of one decision of each market policy (it runs live in the coordinator), over the
+// states of a day on a flickering market; `optimal` plans the whole run in begin_run (timed
+// apart below) and only looks the tick up here.
+void policy_decision(benchmark::State& state, const std::string& policy_name) {
+  auto policy = sim::create_market_policy(policy_name);
+  const sim::OfflineMarket market = flickering_day_and_a_half();
   policy->begin_run(policy->needs_offline_market() ? &market : nullptr);
   std::vector<sim::DeadlineState> states;
   for (int i = 0; i < 216; ++i) {
@@ -167,15 +173,7 @@ BENCHMARK_CAPTURE(policy_decision, optimal, std::string("optimal"));
 
 // `optimal`'s plan of one run: the dynamic programme over a 36 h deadline on 10-minute ticks.
 void optimal_plan(benchmark::State& state) {
-  sim::OfflineMarket market;
-  market.spot_ticks.assign(217, 1);
-  for (std::size_t i = 0; i < market.spot_ticks.size(); ++i) market.spot_ticks[i] = (i % 7) < 4;
-  market.work_s = 24 * 3600.0;
-  market.deadline_s = 36 * 3600.0;
-  market.spot_changeover_s = market.on_demand_changeover_s = 310;
-  market.notice_s = 120;
-  market.spot_usd_per_s = 0.3;
-  market.on_demand_usd_per_s = 1.0;
+  const sim::OfflineMarket market = flickering_day_and_a_half();
   for (auto _ : state) benchmark::DoNotOptimize(sim::optimal_schedule(market).cost_usd);
 }
 BENCHMARK(optimal_plan)->Unit(benchmark::kMillisecond);

@@ -37,19 +37,6 @@ Scenario safety_scenario(const std::vector<std::uint8_t>& ticks, double work_s, 
   return s;
 }
 
-// Availability that changes at random, in runs of a random mean length.
-std::vector<std::uint8_t> random_trace(Rng& rng, int ticks) {
-  const double p_up = rng.uniform();
-  const double p_change = 0.02 + 0.5 * rng.uniform();
-  std::vector<std::uint8_t> trace(ticks);
-  std::uint8_t state = rng.uniform() < p_up;
-  for (auto& tick : trace) {
-    if (rng.uniform() < p_change) state = rng.uniform() < p_up;
-    tick = state;
-  }
-  return trace;
-}
-
 // Spot up for most of each decision interval and gone in a window around every decision (or the
 // reverse), so that the policy always sees the market just before or just after it changes.
 std::vector<std::uint8_t> flicker_trace(Rng& rng, int ticks) {
@@ -86,7 +73,8 @@ TEST_P(DeadlineSafety, NeverMissesWhenOnDemandAloneCouldMakeIt) {
     const double work_s = 3600.0 * (1.0 + 5.0 * rng.uniform());
     const double deadline_s = 360.0 + work_s * (1.0 + rng.uniform()) + 300.0 * rng.uniform();
     const int ticks = static_cast<int>(std::ceil(deadline_s / kTraceTickS)) + 1;
-    const auto trace = flicker ? flicker_trace(rng, ticks) : random_trace(rng, ticks);
+    const auto trace =
+        flicker ? flicker_trace(rng, ticks) : testing::random_availability(rng, ticks);
     EXPECT_EQ(measure_misses(trace, work_s, deadline_s, GetParam(), &checked), 0)
         << (flicker ? "flicker" : "random") << " trial " << trial << ": work " << work_s
         << " s, deadline " << deadline_s << " s";

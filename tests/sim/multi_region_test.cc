@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/test_models.h"
 #include "transient/core/random.h"
 
 namespace transient::sim {
@@ -71,17 +72,8 @@ MultiRegionMarket random_market(Rng& rng, int regions, double work_s, double dea
   m.spot_usd_per_s = 0.3 / 3600;
   m.on_demand_usd_per_s = 1.0 / 3600;
   const int ticks = static_cast<int>(std::ceil(deadline_s / m.tick_s)) + 1;
-  for (int r = 0; r < regions; ++r) {
-    const double p_up = rng.uniform();
-    const double p_change = 0.05 + 0.6 * rng.uniform();
-    std::vector<std::uint8_t> t(ticks);
-    std::uint8_t state = rng.uniform() < p_up;
-    for (auto& tick : t) {
-      if (rng.uniform() < p_change) state = rng.uniform() < p_up;
-      tick = state;
-    }
-    m.spot_ticks.push_back(t);
-  }
+  for (int r = 0; r < regions; ++r)
+    m.spot_ticks.push_back(testing::random_availability(rng, ticks));
   return m;
 }
 
