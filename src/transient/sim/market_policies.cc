@@ -120,7 +120,16 @@ class MarketAware : public MarketPolicy {
     }
     if (s.mode == ClusterMode::on_demand) return ClusterMode::on_demand;
     // Enough to go on demand at the next tick and come back to spot once.
-    const double reserve_s = s.decision_interval_s + s.spot_changeover_s + s.on_demand_changeover_s;
+    // Enough to go on demand at the next tick and come back to spot once, and to pay part of the
+    // spot changeover and the notice's loss of each spot period still to come (the work left
+    // over the mean spot period seen): slack spent waiting now cannot buy those later.
+    double up_s = 0.0;
+    for (const double d : up_runs_) up_s += d;
+    const double periods_left =
+        up_runs_.empty() ? 0.0 : remaining_work_s(s) / (up_s / up_runs_.size());
+    const double reserve_s = s.decision_interval_s + s.spot_changeover_s +
+                             s.on_demand_changeover_s +
+                             kReservedPerPeriod * periods_left * (s.spot_changeover_s + s.notice_s);
     return slack_s - expected_left_s(down_runs_, age_s) > reserve_s ? ClusterMode::spot
                                                                     : ClusterMode::on_demand;
   }
@@ -150,6 +159,10 @@ class MarketAware : public MarketPolicy {
     available_ = s.spot_available;
     changed_s_ = s.now_s;
   }
+
+  // The share of each future spot period's overheads kept in reserve: 0.5 was the best of
+  // 0, 0.25, 0.5, 1 and 2 on the shared traces (docs/scenarios.md), a choice fitted to them.
+  static constexpr double kReservedPerPeriod = 0.5;
 
   bool seen_ = false;
   bool available_ = false;
@@ -202,7 +215,9 @@ bool spot_unsafe(const DeadlineState& s) {
 bool leaving_on_demand_is_safe(const DeadlineState& s) {
   DeadlineState on_spot = s;
   on_spot.mode = ClusterMode::spot;
-  on_spot.training_from_s = INFINITY;
+  // Spot that can be had now starts training after its changeover, and a revocation before that
+  // is a decision at once; spot that cannot waits, maybe a whole tick without progress.
+  on_spot.training_from_s = s.spot_available ? s.now_s + s.spot_changeover_s : INFINITY;
   return !spot_unsafe(on_spot);
 }
 
