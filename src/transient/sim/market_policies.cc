@@ -92,7 +92,8 @@ class UniformProgress : public MarketPolicy {
 // it knows of the market it learns in the run: the lengths of the outages and spot periods seen
 // so far at its decisions, and how long the current one has lasted; from them it expects how much
 // longer an outage will last (none seen yet: as long again as it has lasted, Lindy's rule) and
-// keeps waiting only if that leaves the reserve one return to spot needs. It leaves on-demand
+// keeps waiting only if that leaves a reserve: one return to spot, and part of the overheads of
+// the spot periods still to come (the work left over the mean period seen). It leaves on-demand
 // servers only when the spot period is expected to last long enough to repay both changeovers
 // at the two prices, and it keeps the safety net of the other deadline-safe policies.
 class MarketAware : public MarketPolicy {
