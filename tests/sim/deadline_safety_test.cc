@@ -83,7 +83,7 @@ TEST_P(DeadlineSafety, NeverMissesWhenOnDemandAloneCouldMakeIt) {
   EXPECT_GT(checked, 300);
 }
 
-INSTANTIATE_TEST_SUITE_P(Policies, DeadlineSafety,
+INSTANTIATE_TEST_SUITE_P(SimulatedPolicies, DeadlineSafety,
                          ::testing::Values("greedy", "uniform-progress", "market-aware"),
                          [](const auto& info) {
                            std::string name = info.param;

@@ -32,7 +32,7 @@ MultiRegionMarket hand_market(double deadline_s) {
   return m;
 }
 
-TEST(MultiRegion, HandWorkedOptimum) {
+TEST(MultiRegionSimulation, HandWorkedOptimum) {
   // Spot in region 0 for tick 0 (85 s kept, $100), then move to region 1: a changeover and the
   // move (30 s) and the last 65 s of work, $95 + $5 for the move.
   const MultiRegionResult best = optimal_multi_region(hand_market(300));
@@ -77,7 +77,7 @@ MultiRegionMarket random_market(Rng& rng, int regions, double work_s, double dea
   return m;
 }
 
-TEST(MultiRegion, OptimumIsALowerBoundAndTheSafePoliciesNeverMiss) {
+TEST(MultiRegionSimulation, OptimumIsALowerBoundAndTheSafePoliciesNeverMiss) {
   Rng rng(9);
   int checked = 0;
   for (int trial = 0; trial < 150; ++trial) {
@@ -108,7 +108,7 @@ TEST(MultiRegion, OptimumIsALowerBoundAndTheSafePoliciesNeverMiss) {
   EXPECT_EQ(checked, 600);
 }
 
-TEST(MultiRegion, MoreRegionsNeverCostTheOptimumMore) {
+TEST(MultiRegionSimulation, MoreRegionsNeverCostTheOptimumMore) {
   Rng rng(3);
   MultiRegionMarket m = random_market(rng, 9, 4 * 3600.0, 6 * 3600.0);
   double previous = INFINITY;
