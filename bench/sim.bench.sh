@@ -14,3 +14,5 @@ echo "-- simulator speed"
 echo "-- deadline policies: cost / optimal cost (runs missing the deadline), one server,"
 echo "   24 h of work, 36 h deadline, offsets every 12 h"
 "$bin" --policy-costs
+echo "-- the same, free to move between the two zones of each server (multi-region)"
+"$bin" --multi-region

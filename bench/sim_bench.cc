@@ -6,8 +6,11 @@
 //   sim_bench --policy-costs             each deadline policy's cost on every trace of
 //                                        spot-traces/aws-availability-2022-10 as a ratio to
 //                                        `optimal`, beside on-demand-only
+//   sim_bench --multi-region             the same, the job free to move between the two zones
+//                                        of each server's traces, against the multi-region optimum
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -18,7 +21,10 @@
 #include "transient/market/availability_trace_model.h"
 #include "transient/market/registry.h"
 #include "transient/perf/table_throughput_model.h"
+#include "transient/sim/market_policy.h"
 #include "transient/sim/monte_carlo.h"
+#include "transient/sim/multi_region.h"
+#include "transient/sim/optimal_schedule.h"
 #include "transient/sim/simulator.h"
 
 namespace {
@@ -112,6 +118,66 @@ void monte_carlo(benchmark::State& state) {
 }
 BENCHMARK(monte_carlo)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// 24 h of work by a 36 h deadline on 10-minute ticks, spot up 40 minutes of every 70.
+sim::OfflineMarket flickering_day_and_a_half() {
+  sim::OfflineMarket market;
+  market.spot_ticks.assign(217, 1);
+  for (std::size_t i = 0; i < market.spot_ticks.size(); ++i) market.spot_ticks[i] = (i % 7) < 4;
+  market.work_s = 24 * 3600.0;
+  market.deadline_s = 36 * 3600.0;
+  market.spot_changeover_s = market.on_demand_changeover_s = 310;
+  market.notice_s = 120;
+  market.spot_usd_per_s = 0.3;
+  market.on_demand_usd_per_s = 1.0;
+  return market;
+}
+
+// The time of one decision of each market policy (it runs live in the coordinator), over the
+// states of a day on a flickering market; `optimal` plans the whole run in begin_run (timed
+// apart below) and only looks the tick up here.
+void policy_decision(benchmark::State& state, const std::string& policy_name) {
+  auto policy = sim::create_market_policy(policy_name);
+  const sim::OfflineMarket market = flickering_day_and_a_half();
+  policy->begin_run(policy->needs_offline_market() ? &market : nullptr);
+  std::vector<sim::DeadlineState> states;
+  for (int i = 0; i < 216; ++i) {
+    sim::DeadlineState s;
+    s.now_s = i * 600.0;
+    s.progress_steps = std::min(24 * 3600.0, i * 600.0 * 0.7);
+    s.total_steps = 24 * 3600.0;
+    s.deadline_s = 36 * 3600.0;
+    s.steps_per_s = 1.0;
+    s.spot_changeover_s = s.on_demand_changeover_s = 310;
+    s.decision_interval_s = 600;
+    s.spot_available = market.spot_ticks[i] != 0;
+    s.mode = s.spot_available ? sim::ClusterMode::spot : sim::ClusterMode::on_demand;
+    s.notice_s = 120;
+    s.spot_usd_per_s = 0.3;
+    s.on_demand_usd_per_s = 1.0;
+    states.push_back(s);
+  }
+  std::size_t i = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(policy->decide(states[i]));
+    if (++i == states.size()) {
+      // A new day: policies that learn in a run start again (optimal's plan stays).
+      i = 0;
+      if (!policy->needs_offline_market()) policy->begin_run(nullptr);
+    }
+  }
+}
+BENCHMARK_CAPTURE(policy_decision, greedy, std::string("greedy"));
+BENCHMARK_CAPTURE(policy_decision, uniform_progress, std::string("uniform-progress"));
+BENCHMARK_CAPTURE(policy_decision, market_aware, std::string("market-aware"));
+BENCHMARK_CAPTURE(policy_decision, optimal, std::string("optimal"));
+
+// `optimal`'s plan of one run: the dynamic programme over a 36 h deadline on 10-minute ticks.
+void optimal_plan(benchmark::State& state) {
+  const sim::OfflineMarket market = flickering_day_and_a_half();
+  for (auto _ : state) benchmark::DoNotOptimize(sim::optimal_schedule(market).cost_usd);
+}
+BENCHMARK(optimal_plan)->Unit(benchmark::kMillisecond);
+
 // --policy-costs: every deadline policy on every availability trace, from offsets every 12 h
 // (on the trace's 10-minute grid), one server, 24 h of work, a 36 h deadline.
 int policy_costs() {
@@ -120,8 +186,8 @@ int policy_costs() {
   const std::vector<std::string> files = {
       "us-west-2a_k80_1", "us-west-2a_k80_8", "us-west-2a_v100_1", "us-west-2a_v100_8",
       "us-west-2b_k80_1", "us-west-2b_k80_8", "us-west-2b_v100_1", "us-west-2b_v100_8"};
-  const std::vector<std::string> policies = {"on-demand-only", "spot-only", "greedy",
-                                             "uniform-progress", "optimal"};
+  const std::vector<std::string> policies = {"on-demand-only",   "spot-only",    "greedy",
+                                             "uniform-progress", "market-aware", "optimal"};
   // AWS on-demand list prices; spot at 30% of them (the traces carry no prices).
   const std::map<std::string, std::pair<std::string, double>> servers = {
       {"k80_1", {"p2.xlarge", 0.90}},
@@ -131,8 +197,8 @@ int policy_costs() {
   constexpr double kWorkS = 24 * 3600.0;
   constexpr double kDeadlineS = 36 * 3600.0;
   constexpr double kOffsetStepS = 12 * 3600.0;
-  std::printf("%-20s %7s  %14s %14s %14s %14s  %s\n", "trace", "offsets", "on-demand-only",
-              "spot-only", "greedy", "uniform-prog.", "optimal $ (mean)");
+  std::printf("%-20s %7s  %14s %14s %14s %14s %14s  %s\n", "trace", "offsets", "on-demand-only",
+              "spot-only", "greedy", "uniform-prog.", "market-aware", "optimal $ (mean)");
   std::map<std::string, double> total_ratio;
   std::map<std::string, int> total_missed;
   int total_runs = 0;
@@ -192,9 +258,9 @@ int policy_costs() {
       std::snprintf(text, sizeof text, "%.3f (%d miss)", ratio[policy] / runs, missed[policy]);
       return std::string(text);
     };
-    std::printf("%-20s %7d  %14s %14s %14s %14s  %.2f\n", file.c_str(), runs,
+    std::printf("%-20s %7d  %14s %14s %14s %14s %14s  %.2f\n", file.c_str(), runs,
                 cell("on-demand-only").c_str(), cell("spot-only").c_str(), cell("greedy").c_str(),
-                cell("uniform-progress").c_str(), optimal_usd / runs);
+                cell("uniform-progress").c_str(), cell("market-aware").c_str(), optimal_usd / runs);
     for (const auto& policy : policies) {
       total_ratio[policy] += ratio[policy];
       total_missed[policy] += missed[policy];
@@ -202,7 +268,8 @@ int policy_costs() {
     total_runs += runs;
   }
   std::printf("%-20s %7d", "all traces", total_runs);
-  for (const auto& policy : {"on-demand-only", "spot-only", "greedy", "uniform-progress"}) {
+  for (const auto& policy :
+       {"on-demand-only", "spot-only", "greedy", "uniform-progress", "market-aware"}) {
     char text[64];
     std::snprintf(text, sizeof text, "%.3f (%d miss)", total_ratio[policy] / total_runs,
                   total_missed[policy]);
@@ -213,11 +280,103 @@ int policy_costs() {
   return below_optimal == 0 ? 0 : 1;
 }
 
+// --multi-region: Can't Be Late's multi-region setting on the same traces: for each server the
+// job may move between the zones that have a trace of it (us-west-2a and -2b), a move costing a
+// changeover plus a minute to move the checkpoint; 24 h of work, a 36 h deadline, offsets every
+// 12 h, every online policy against the multi-region optimum.
+int multi_region_costs() {
+  const std::string dir =
+      std::string(TRANSIENT_SHARED_DATA_DIR) + "/spot-traces/aws-availability-2022-10/";
+  const std::vector<std::string> zones = {"us-west-2a", "us-west-2b"};
+  const std::vector<std::pair<std::string, double>> servers = {
+      {"k80_1", 0.90}, {"k80_8", 7.20}, {"v100_1", 3.06}, {"v100_8", 24.48}};
+  const std::vector<std::string> policies = {"on-demand-only", "spot-only", "greedy",
+                                             "uniform-progress", "market-aware"};
+  constexpr double kTickS = 600.0;
+  std::printf("%-10s %7s ", "server", "offsets");
+  for (const auto& p : policies) std::printf(" %16s", p.c_str());
+  std::printf("  %s\n", "optimal $ (mean), moves");
+  std::map<std::string, double> total_ratio;
+  std::map<std::string, int> total_missed;
+  int total_runs = 0;
+  int below_optimal = 0;
+  for (const auto& [server, on_demand_usd_per_h] : servers) {
+    std::vector<std::unique_ptr<market::AvailabilityTraceModel>> traces;
+    double duration_s = market::kNever;
+    for (const auto& zone : zones) {
+      traces.push_back(market::AvailabilityTraceModel::read(dir + zone + "_" + server + ".json",
+                                                            0.0, market::kNever));
+      duration_s = std::min(duration_s, traces.back()->duration_s());
+    }
+    std::map<std::string, double> ratio;
+    std::map<std::string, int> missed;
+    double optimal_usd = 0.0;
+    double moves = 0.0;
+    int runs = 0;
+    for (double offset = 0.0; offset + 36 * 3600.0 <= duration_s; offset += 12 * 3600.0) {
+      sim::MultiRegionMarket m;
+      m.tick_s = kTickS;
+      m.work_s = 24 * 3600.0;
+      m.deadline_s = 36 * 3600.0;
+      m.spot_changeover_s = m.on_demand_changeover_s = 310;  // 5 min start-up + 10 s re-form
+      m.move_s = 60;
+      m.notice_s = 120;
+      m.spot_usd_per_s = 0.3 * on_demand_usd_per_h / 3600;
+      m.on_demand_usd_per_s = on_demand_usd_per_h / 3600;
+      const int ticks = static_cast<int>(m.deadline_s / kTickS) + 1;
+      for (const auto& trace : traces) {
+        Rng rng(1);
+        auto timeline = trace->start_run(0.0, rng);
+        std::vector<std::uint8_t> spot(ticks);
+        for (int i = 0; i < ticks; ++i) spot[i] = timeline->available_at(offset + i * kTickS);
+        m.spot_ticks.push_back(spot);
+      }
+      const sim::MultiRegionResult best = sim::optimal_multi_region(m);
+      if (!best.finished) {
+        std::fprintf(stderr, "no schedule meets the deadline on %s at offset %.0f s\n",
+                     server.c_str(), offset);
+        return 1;
+      }
+      optimal_usd += best.cost_usd;
+      moves += best.moves;
+      for (const auto& name : policies) {
+        auto policy = sim::create_market_policy(name);
+        const sim::MultiRegionResult r = sim::run_multi_region(m, *policy);
+        ratio[name] += r.cost_usd / best.cost_usd;
+        missed[name] += r.missed_deadline;
+        if (!r.missed_deadline && r.cost_usd < best.cost_usd - 1e-9) ++below_optimal;
+      }
+      ++runs;
+    }
+    std::printf("%-10s %7d ", server.c_str(), runs);
+    for (const auto& name : policies) {
+      char text[64];
+      std::snprintf(text, sizeof text, "%.3f (%d miss)", ratio[name] / runs, missed[name]);
+      std::printf(" %16s", text);
+      total_ratio[name] += ratio[name];
+      total_missed[name] += missed[name];
+    }
+    std::printf("  %.2f, %.1f\n", optimal_usd / runs, moves / runs);
+    total_runs += runs;
+  }
+  std::printf("%-10s %7d ", "all", total_runs);
+  for (const auto& name : policies) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%.3f (%d miss)", total_ratio[name] / total_runs,
+                  total_missed[name]);
+    std::printf(" %16s", text);
+  }
+  std::printf("\nruns in which a policy met the deadline for less than optimal: %d\n",
+              below_optimal);
+  return below_optimal == 0 ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--policy-costs") == 0) return policy_costs();
+    if (std::strcmp(argv[i], "--multi-region") == 0) return multi_region_costs();
   }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

@@ -7,6 +7,7 @@
 
 #include "plan/test_catalog.h"
 #include "transient/core/error.h"
+#include "transient/market/availability_trace_model.h"
 #include "transient/market/exponential_model.h"
 #include "transient/plan/pareto_svg.h"
 
@@ -174,6 +175,55 @@ TEST(Planner, RiskCheckTurnsDownPlansThatAreLateWhenRevoked) {
     EXPECT_TRUE(r.recommended->simulated);
     EXPECT_LE(r.recommended->quantile_time_s, o.deadline_s);
   }
+}
+
+TEST(Planner, AdvisesTheCheapestSafePolicyAgainstTheOptimum) {
+  PlanOptions o = base_options();
+  o.deadline_s = 4 * 3600.0;
+  o.heterogeneous = false;
+  // Spot comes and goes on a 10-minute trace: up 40 min, down 20 min, up 1 h, down 30 min, ...
+  std::vector<std::uint8_t> ticks;
+  for (int i = 0; i < 60; ++i) ticks.push_back((i % 9) < 4 || (i % 9) == 6 || (i % 9) == 7);
+  o.market_for = [ticks](const cloud::InstanceType&) {
+    return std::make_shared<market::AvailabilityTraceModel>(ticks, 600.0, 0.0, market::kNever,
+                                                            "test trace");
+  };
+  o.startup.spot_mean_s = 60.0;
+  o.startup.on_demand_mean_s = 60.0;
+  const PlanResult r = plan_with(o);
+  ASSERT_TRUE(r.feasible) << r.reason;
+  ASSERT_EQ(r.recommended->configuration.workers.size(), 1u);
+  ASSERT_EQ(r.recommended->configuration.workers[0].market, cloud::Market::spot);
+  ASSERT_TRUE(r.policy_advice.has_value());
+  const PolicyAdvice& advice = *r.policy_advice;
+  EXPECT_EQ(advice.runs, o.runs);
+  ASSERT_EQ(advice.policies.size(), 4u);  // the three safe policies, then the optimum
+  EXPECT_EQ(advice.policies.back().name, "optimal");
+  const PolicyFigures* chosen = nullptr;
+  for (const auto& f : advice.policies) {
+    if (f.name == advice.recommended) chosen = &f;
+  }
+  ASSERT_NE(chosen, nullptr);
+  EXPECT_EQ(chosen->deadline_miss_share, 0.0);
+  for (const auto& f : advice.policies) {
+    // On a trace the optimum is exact: no policy that meets the deadline costs less.
+    if (f.deadline_miss_share == 0.0) {
+      EXPECT_GE(f.cost_over_optimal, 1.0 - 1e-9) << f.name;
+    }
+    if (f.name != "optimal" && f.deadline_miss_share == 0.0) {
+      EXPECT_LE(chosen->expected_cost_usd, f.expected_cost_usd) << f.name;
+    }
+  }
+  EXPECT_NE(r.recommended->policy.find(advice.statement), std::string::npos);
+  EXPECT_NE(advice.statement.find("above the offline optimum"), std::string::npos);
+}
+
+TEST(Planner, NoPolicyAdviceWithoutADeadline) {
+  PlanOptions o = base_options();
+  o.budget_usd = 5.0;
+  const PlanResult r = plan_with(o);
+  ASSERT_TRUE(r.feasible);
+  EXPECT_FALSE(r.policy_advice.has_value());
 }
 
 TEST(Planner, EvaluateGivesTheSameFigures) {

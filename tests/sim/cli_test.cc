@@ -72,7 +72,7 @@ TEST(SimulateCli, ListsTheRegistries) {
   const CliResult r = run_cli("simulate --list");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   for (const char* name : {"table", "in-place", "restart-from-checkpoint", "async-ps-chief", "same",
-                           "cheapest", "greedy", "uniform-progress", "optimal"}) {
+                           "cheapest", "greedy", "uniform-progress", "market-aware", "optimal"}) {
     EXPECT_NE(r.out.find(name), std::string::npos) << name;
   }
 }

@@ -106,7 +106,7 @@ TEST(ScenarioLoader, ErrorsNameFileLineAndAcceptedValues) {
       "bad.toml:27: [policy] market: a market policy needs a deadline; add deadline to [job]");
   EXPECT_EQ(error_of(valid + "[policy]\nmarket = \"lucky\"\n"),
             "bad.toml:27: [policy] market: unknown market policy \"lucky\"; accepted: spot-only, "
-            "on-demand-only, greedy, uniform-progress, optimal, none");
+            "on-demand-only, greedy, uniform-progress, market-aware, optimal, none");
   EXPECT_EQ(error_of(replace(valid, "model = \"table\"", "model = \"oracle\""))
                 .rfind("bad.toml:5: [throughput] model: unknown throughput model \"oracle\"; "
                        "accepted: table",

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "transient/core/random.h"
 #include "transient/market/revocation_model.h"
 #include "transient/perf/table_throughput_model.h"
 #include "transient/sim/scenario.h"
@@ -108,6 +109,20 @@ inline Scenario base_scenario(int count, cloud::Market market = cloud::Market::s
   s.recovery_options.reform_s = 5.0;
   s.recovery_options.restart_s = 20.0;
   return s;
+}
+
+// Availability ticks (1 = spot can be had) in runs of random lengths: each tick the state is drawn
+// again with a probability in [0.02, 0.62), up with a probability drawn once per trace.
+inline std::vector<std::uint8_t> random_availability(Rng& rng, int ticks) {
+  const double p_up = rng.uniform();
+  const double p_change = 0.02 + 0.6 * rng.uniform();
+  std::vector<std::uint8_t> trace(ticks);
+  std::uint8_t state = rng.uniform() < p_up;
+  for (auto& tick : trace) {
+    if (rng.uniform() < p_change) state = rng.uniform() < p_up;
+    tick = state;
+  }
+  return trace;
 }
 
 }  // namespace transient::sim::testing

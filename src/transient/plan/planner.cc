@@ -171,6 +171,96 @@ std::string Planner::policy_for(const Evaluation& e) const {
   return out;
 }
 
+sim::Scenario Planner::scenario_for(const Configuration& configuration,
+                                    const std::string& label) const {
+  sim::Scenario s;
+  s.name = label;
+  s.total_steps = options_.total_steps;
+  s.deadline_s = options_.deadline_s;
+  s.workers = configuration.workers;
+  s.parameter_servers = configuration.parameter_servers;
+  s.architecture = options_.architecture;
+  s.throughput = throughput_;
+  const sim::ServerGroup* largest_spot = nullptr;
+  for (const auto& g : configuration.workers) {
+    if (g.market == cloud::Market::spot && (!largest_spot || g.count > largest_spot->count)) {
+      largest_spot = &g;
+    }
+  }
+  if (largest_spot && options_.market_for) s.market = options_.market_for(largest_spot->type);
+  s.startup = options_.startup;
+  s.recovery = recovery_name();
+  s.checkpoint_interval_s = 600.0;  // TensorFlow's default, and our trainer's periodic one
+  s.replacement = options_.replacement;
+  return s;
+}
+
+std::optional<PolicyAdvice> Planner::advise_policy(const Configuration& configuration) const {
+  if (options_.deadline_s == sim::kNoDeadline || options_.runs <= 0 ||
+      configuration.workers.size() != 1 || configuration.workers[0].market != cloud::Market::spot) {
+    return std::nullopt;
+  }
+  sim::Scenario s = scenario_for(configuration, "policy advice");
+  // The market policies move the cluster between markets themselves; periodic checkpoints cost
+  // nothing here, as in the optimum's accounting.
+  s.checkpoint_interval_s = 0.0;
+  sim::MonteCarloOptions mc;
+  mc.runs = options_.runs;
+  mc.seed = options_.seed;
+  mc.threads = options_.threads;
+  std::vector<double> optimal_usd;
+  try {
+    s.market_policy = "optimal";
+    for (const auto& r : sim::run_many(s, mc)) optimal_usd.push_back(r.cost_usd);
+  } catch (const InputError&) {
+    optimal_usd.clear();  // a decision interval too short for the optimum: no ratio to state
+  }
+  PolicyAdvice advice;
+  advice.runs = mc.runs;
+  for (const std::string name : {"greedy", "uniform-progress", "market-aware"}) {
+    s.market_policy = name;
+    const std::vector<sim::RunResult> runs = sim::run_many(s, mc);
+    PolicyFigures f;
+    f.name = name;
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      f.expected_cost_usd += runs[i].cost_usd / runs.size();
+      f.deadline_miss_share += runs[i].missed_deadline ? 1.0 / runs.size() : 0.0;
+      if (!optimal_usd.empty())
+        f.cost_over_optimal += runs[i].cost_usd / optimal_usd[i] / runs.size();
+    }
+    advice.policies.push_back(f);
+  }
+  const auto best = std::min_element(advice.policies.begin(), advice.policies.end(),
+                                     [](const auto& a, const auto& b) {
+                                       if (a.deadline_miss_share != b.deadline_miss_share) {
+                                         return a.deadline_miss_share < b.deadline_miss_share;
+                                       }
+                                       return a.expected_cost_usd < b.expected_cost_usd;
+                                     });
+  advice.recommended = best->name;
+  advice.statement = fmt::format("run with the `{}` market policy: expected {}", best->name,
+                                 money(best->expected_cost_usd));
+  if (!optimal_usd.empty()) {
+    PolicyFigures optimal;
+    optimal.name = "optimal";
+    for (const double usd : optimal_usd) optimal.expected_cost_usd += usd / optimal_usd.size();
+    optimal.cost_over_optimal = 1.0;
+    advice.policies.push_back(optimal);
+    // Replayed traces fix availability and revocations on the decision grid, where the optimum
+    // is exact; on lifetime models it plans on availability only (sim/optimal_schedule.h).
+    const bool exact = s.market && s.market->name() == "trace";
+    advice.statement += fmt::format(
+        ", {:.1f}% above the offline {} ({}) on average", 100 * (best->cost_over_optimal - 1),
+        exact ? "optimum" : "schedule (a heuristic on this market, not a bound)",
+        money(optimal.expected_cost_usd));
+  }
+  advice.statement += fmt::format(
+      " over {} runs of the market planned with; {:.0f}% missed the "
+      "deadline",
+      advice.runs, 100 * best->deadline_miss_share);
+  return advice;
+}
+
 Evaluation Planner::evaluate(const Configuration& configuration, const std::string& label) {
   Evaluation e;
   e.label = label;
@@ -186,25 +276,7 @@ Evaluation Planner::evaluate(const Configuration& configuration, const std::stri
   e.deadline_miss_probability = e.predicted_time_s > options_.deadline_s ? 1.0 : 0.0;
 
   if (options_.runs > 0 && p.steps_per_s > 0.0) {
-    sim::Scenario s;
-    s.name = label;
-    s.total_steps = options_.total_steps;
-    s.deadline_s = options_.deadline_s;
-    s.workers = configuration.workers;
-    s.parameter_servers = configuration.parameter_servers;
-    s.architecture = options_.architecture;
-    s.throughput = throughput_;
-    const sim::ServerGroup* largest_spot = nullptr;
-    for (const auto& g : configuration.workers) {
-      if (g.market == cloud::Market::spot && (!largest_spot || g.count > largest_spot->count)) {
-        largest_spot = &g;
-      }
-    }
-    if (largest_spot && options_.market_for) s.market = options_.market_for(largest_spot->type);
-    s.startup = options_.startup;
-    s.recovery = recovery_name();
-    s.checkpoint_interval_s = 600.0;  // TensorFlow's default, and our trainer's periodic one
-    s.replacement = options_.replacement;
+    const sim::Scenario s = scenario_for(configuration, label);
     sim::MonteCarloOptions mc;
     mc.runs = options_.runs;
     mc.seed = options_.seed;
@@ -517,6 +589,10 @@ PlanResult Planner::plan() {
     }
   }
   result.feasible = result.recommended.has_value();
+  if (result.recommended) {
+    result.policy_advice = advise_policy(result.recommended->configuration);
+    if (result.policy_advice) result.recommended->policy += "; " + result.policy_advice->statement;
+  }
 
   const std::string request =
       fmt::format("{} steps{}{}", format_steps(options_.total_steps),

@@ -79,6 +79,22 @@ struct Evaluation {
   std::string policy;             // the run-time policy to follow, for acceptable plans
 };
 
+// The deadline policy to run the recommended plan with: every deadline-safe market policy
+// (sim/market_policy.h) simulated on the market the plan was made with, against the offline
+// optimum on the same runs.
+struct PolicyFigures {
+  std::string name;                  // a market policy of the registry
+  double expected_cost_usd = 0.0;    // mean over the runs
+  double cost_over_optimal = 0.0;    // mean of cost / optimal cost, run by run (0: unknown)
+  double deadline_miss_share = 0.0;  // runs that missed the deadline
+};
+struct PolicyAdvice {
+  std::string recommended;              // the cheapest policy that missed no deadline
+  std::vector<PolicyFigures> policies;  // every safe policy, then `optimal`
+  int runs = 0;                         // Monte Carlo runs behind the figures
+  std::string statement;                // one line for people
+};
+
 struct PlanResult {
   bool feasible = false;               // some configuration is recommended
   std::string reason;                  // why not, or what the recommendation rests on
@@ -87,6 +103,8 @@ struct PlanResult {
   std::vector<Evaluation> baselines;   // all on-demand, cheapest spot, DeepVM cost/perf first
   std::vector<Evaluation> pareto;      // non-dominated (predicted time, predicted cost), by time
   std::optional<Evaluation> recommended;
+  // With a deadline, for a recommended plan of one group of spot workers.
+  std::optional<PolicyAdvice> policy_advice;
   int mip_solves = 0;  // CBC solves
 };
 
@@ -107,6 +125,8 @@ class Planner {
 
  private:
   Configuration with_support(std::vector<sim::ServerGroup> workers) const;
+  sim::Scenario scenario_for(const Configuration& configuration, const std::string& label) const;
+  std::optional<PolicyAdvice> advise_policy(const Configuration& configuration) const;
   double predicted_time_s(const Configuration& c, double steps_per_s) const;
   bool objective_less(const Evaluation& a, const Evaluation& b) const;
   std::string policy_for(const Evaluation& e) const;

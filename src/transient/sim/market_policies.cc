@@ -1,5 +1,7 @@
 // The deadline-aware market policies of the registry.
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "transient/core/error.h"
 #include "transient/sim/market_policy.h"
@@ -8,12 +10,18 @@
 namespace transient::sim {
 namespace {
 
-// True when waiting one more tick without progress would leave too little time to finish on
-// demand: the last moment greedy and uniform-progress can still switch.
-bool must_switch_to_on_demand(const DeadlineState& s) {
-  const double remaining_s = (s.total_steps - s.progress_steps) / s.steps_per_s;
-  const double changeover_s = s.mode == ClusterMode::on_demand ? 0.0 : s.on_demand_changeover_s;
-  return s.now_s + s.decision_interval_s + changeover_s + remaining_s > s.deadline_s;
+double remaining_work_s(const DeadlineState& s) {
+  return std::max(0.0, s.total_steps - s.progress_steps) / s.steps_per_s;
+}
+
+// The policy's answer when spot_unsafe(): on demand while that still makes the deadline; when it
+// no longer can, a spot cluster that is training is the only chance left and is kept.
+ClusterMode safety_net(const DeadlineState& s) {
+  if (s.mode == ClusterMode::spot && std::isfinite(s.training_from_s) &&
+      !on_demand_meets_deadline(s)) {
+    return ClusterMode::spot;
+  }
+  return ClusterMode::on_demand;
 }
 
 class SpotOnly : public MarketPolicy {
@@ -39,17 +47,15 @@ class Greedy : public MarketPolicy {
     return "spot (or wait for it) while the deadline allows, then on demand to the end";
   }
   ClusterMode decide(const DeadlineState& s) override {
-    if (s.mode == ClusterMode::on_demand || must_switch_to_on_demand(s)) {
-      return ClusterMode::on_demand;
-    }
-    return ClusterMode::spot;
+    if (s.mode == ClusterMode::on_demand) return ClusterMode::on_demand;
+    return spot_unsafe(s) ? safety_net(s) : ClusterMode::spot;
   }
 };
 
 // "Can't Be Late" (Wu et al., NSDI 2024), Uniform Progress: keep progress at or above the line
 // from (0, 0) to (deadline, total steps). Spot whenever it can be had and the job is not behind;
-// on demand while behind; back to spot once ahead by more than a changeover's work; and the
-// greedy safety net near the deadline, after which it stays on demand.
+// on demand while behind; back to spot once ahead by more than a changeover's work, if the
+// on-demand fallback stays open; and the safety net, after which it stays on demand.
 class UniformProgress : public MarketPolicy {
  public:
   std::string name() const override { return "uniform-progress"; }
@@ -59,14 +65,17 @@ class UniformProgress : public MarketPolicy {
   }
   void begin_run(const OfflineMarket*) override { final_on_demand_ = false; }
   ClusterMode decide(const DeadlineState& s) override {
-    if (final_on_demand_ || must_switch_to_on_demand(s)) {
-      final_on_demand_ = true;
-      return ClusterMode::on_demand;
+    if (final_on_demand_) return ClusterMode::on_demand;
+    if (s.mode != ClusterMode::on_demand && spot_unsafe(s)) {
+      const ClusterMode mode = safety_net(s);
+      final_on_demand_ = mode == ClusterMode::on_demand;
+      return mode;
     }
     const double line_steps = s.total_steps * s.now_s / s.deadline_s;
     if (s.mode == ClusterMode::on_demand) {
       const double margin_steps = s.steps_per_s * s.spot_changeover_s;
-      return s.spot_available && s.progress_steps >= line_steps + margin_steps
+      return s.spot_available && s.progress_steps >= line_steps + margin_steps &&
+                     leaving_on_demand_is_safe(s)
                  ? ClusterMode::spot
                  : ClusterMode::on_demand;
     }
@@ -76,6 +85,91 @@ class UniformProgress : public MarketPolicy {
 
  private:
   bool final_on_demand_ = false;
+};
+
+// Spends the slack waiting for spot while it lasts, runs on demand only through outages once the
+// slack is low, and goes back to spot as soon as spot returns and the fallback stays open. What
+// it knows of the market it learns in the run: the lengths of the outages and spot periods seen
+// so far at its decisions, and how long the current one has lasted; from them it expects how much
+// longer an outage will last (none seen yet: as long again as it has lasted, Lindy's rule) and
+// keeps waiting only if that leaves a reserve: one return to spot, and part of the overheads of
+// the spot periods still to come (the work left over the mean period seen). It leaves on-demand
+// servers only when the spot period is expected to last long enough to repay both changeovers
+// at the two prices, and it keeps the safety net of the other deadline-safe policies.
+class MarketAware : public MarketPolicy {
+ public:
+  std::string name() const override { return "market-aware"; }
+  std::string describe() const override {
+    return "wait for spot while the slack lasts, on demand only through outages once it is low, "
+           "back to spot when the spot period learnt so far repays the changeovers";
+  }
+  void begin_run(const OfflineMarket*) override { *this = MarketAware(); }
+  ClusterMode decide(const DeadlineState& s) override {
+    observe(s);
+    if (s.mode != ClusterMode::on_demand && spot_unsafe(s)) return safety_net(s);
+    const double slack_s = s.deadline_s - s.now_s - s.on_demand_changeover_s - remaining_work_s(s);
+    const double age_s = s.now_s - changed_s_;
+    if (s.spot_available) {
+      if (s.mode != ClusterMode::on_demand) return ClusterMode::spot;
+      if (!leaving_on_demand_is_safe(s)) return ClusterMode::on_demand;
+      const double changeovers_usd =
+          s.spot_changeover_s * s.spot_usd_per_s + s.on_demand_changeover_s * s.on_demand_usd_per_s;
+      const double saving_usd_per_s = s.on_demand_usd_per_s - s.spot_usd_per_s;
+      return expected_left_s(up_runs_, age_s) * saving_usd_per_s > changeovers_usd
+                 ? ClusterMode::spot
+                 : ClusterMode::on_demand;
+    }
+    if (s.mode == ClusterMode::on_demand) return ClusterMode::on_demand;
+    // Enough to go on demand at the next tick and come back to spot once.
+    // Enough to go on demand at the next tick and come back to spot once, and to pay part of the
+    // spot changeover and the notice's loss of each spot period still to come (the work left
+    // over the mean spot period seen): slack spent waiting now cannot buy those later.
+    double up_s = 0.0;
+    for (const double d : up_runs_) up_s += d;
+    const double periods_left =
+        up_runs_.empty() ? 0.0 : remaining_work_s(s) / (up_s / up_runs_.size());
+    const double reserve_s = s.decision_interval_s + s.spot_changeover_s +
+                             s.on_demand_changeover_s +
+                             kReservedPerPeriod * periods_left * (s.spot_changeover_s + s.notice_s);
+    return slack_s - expected_left_s(down_runs_, age_s) > reserve_s ? ClusterMode::spot
+                                                                    : ClusterMode::on_demand;
+  }
+
+ private:
+  // Mean of (d - age) over the runs d seen longer than `age`; none: `age` again.
+  static double expected_left_s(const std::vector<double>& runs, double age_s) {
+    double sum = 0.0;
+    int count = 0;
+    for (const double d : runs) {
+      if (d > age_s) {
+        sum += d - age_s;
+        ++count;
+      }
+    }
+    return count > 0 ? sum / count : age_s;
+  }
+  void observe(const DeadlineState& s) {
+    if (!seen_) {
+      seen_ = true;
+      available_ = s.spot_available;
+      changed_s_ = s.now_s;
+      return;
+    }
+    if (s.spot_available == available_) return;
+    (available_ ? up_runs_ : down_runs_).push_back(s.now_s - changed_s_);
+    available_ = s.spot_available;
+    changed_s_ = s.now_s;
+  }
+
+  // The share of each future spot period's overheads kept in reserve: 0.5 was the best of
+  // 0, 0.25, 0.5, 1 and 2 on the shared traces (docs/scenarios.md), a choice fitted to them.
+  static constexpr double kReservedPerPeriod = 0.5;
+
+  bool seen_ = false;
+  bool available_ = false;
+  double changed_s_ = 0.0;
+  std::vector<double> up_runs_;    // lengths of the spot periods seen, seconds
+  std::vector<double> down_runs_;  // lengths of the outages seen, seconds
 };
 
 class Optimal : public MarketPolicy {
@@ -104,6 +198,38 @@ class Optimal : public MarketPolicy {
 
 }  // namespace
 
+double worst_on_demand_fallback_finish_s(const DeadlineState& s) {
+  // Revoked at t, the job keeps the progress of t - notice (checkpoint at the notice) and the
+  // policy is asked at once; t + on-demand changeover + work left then is largest for a
+  // revocation one notice after training resumes, or at the next tick if it does not.
+  double revoked_s = s.now_s + s.decision_interval_s;
+  if (s.mode == ClusterMode::spot && s.checkpoint_on_notice && std::isfinite(s.training_from_s)) {
+    revoked_s = std::min(revoked_s, std::max(s.now_s, s.training_from_s) + s.notice_s);
+  }
+  return revoked_s + s.on_demand_changeover_s + remaining_work_s(s);
+}
+
+bool spot_unsafe(const DeadlineState& s) {
+  return worst_on_demand_fallback_finish_s(s) > s.deadline_s;
+}
+
+bool leaving_on_demand_is_safe(const DeadlineState& s) {
+  DeadlineState on_spot = s;
+  on_spot.mode = ClusterMode::spot;
+  // Spot that can be had now starts training after its changeover, and a revocation before that
+  // is a decision at once; spot that cannot waits, maybe a whole tick without progress.
+  on_spot.training_from_s = s.spot_available ? s.now_s + s.spot_changeover_s : INFINITY;
+  return !spot_unsafe(on_spot);
+}
+
+bool on_demand_meets_deadline(const DeadlineState& s) {
+  double from_s = s.now_s + s.on_demand_changeover_s;
+  if (s.mode == ClusterMode::on_demand && std::isfinite(s.training_from_s)) {
+    from_s = std::max(s.now_s, s.training_from_s);
+  }
+  return from_s + remaining_work_s(s) <= s.deadline_s;
+}
+
 std::string_view to_string(ClusterMode mode) {
   switch (mode) {
     case ClusterMode::idle:
@@ -118,8 +244,11 @@ std::string_view to_string(ClusterMode mode) {
 
 const std::vector<MarketPolicyInfo>& market_policies() {
   static const std::vector<MarketPolicyInfo> infos = {
-      {"spot-only", SpotOnly().describe()}, {"on-demand-only", OnDemandOnly().describe()},
-      {"greedy", Greedy().describe()},      {"uniform-progress", UniformProgress().describe()},
+      {"spot-only", SpotOnly().describe()},
+      {"on-demand-only", OnDemandOnly().describe()},
+      {"greedy", Greedy().describe()},
+      {"uniform-progress", UniformProgress().describe()},
+      {"market-aware", MarketAware().describe()},
       {"optimal", Optimal().describe()},
   };
   return infos;
@@ -130,6 +259,7 @@ std::unique_ptr<MarketPolicy> create_market_policy(const std::string& name) {
   if (name == "on-demand-only") return std::make_unique<OnDemandOnly>();
   if (name == "greedy") return std::make_unique<Greedy>();
   if (name == "uniform-progress") return std::make_unique<UniformProgress>();
+  if (name == "market-aware") return std::make_unique<MarketAware>();
   if (name == "optimal") return std::make_unique<Optimal>();
   std::string valid;
   for (const auto& info : market_policies()) valid += (valid.empty() ? "" : ", ") + info.name;

@@ -9,6 +9,7 @@
 // deadline (optimal_schedule.h).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -32,7 +33,32 @@ struct DeadlineState {
   double decision_interval_s = 0.0;      // seconds between decision ticks
   ClusterMode mode = ClusterMode::idle;  // the mode chosen last
   bool spot_available = false;           // can spot servers be had now
+  double notice_s = 0.0;                 // warning before a revocation
+  // When the whole cluster trains (or resumes training after its pause) in the current mode:
+  // now or later; infinity when it is not all in and formed. With checkpoints at every notice a
+  // revocation then loses at most the work of the notice period, so a running spot cluster is
+  // worth more to the safety net than one still waiting for its servers.
+  double training_from_s = INFINITY;
+  bool checkpoint_on_notice = true;  // a checkpoint is written at every preemption notice
+  double spot_usd_per_s = 0.0;       // the cluster's workers on spot, $ per second
+  double on_demand_usd_per_s = 0.0;  // the cluster's workers on demand, $ per second
 };
+
+// The deadline-safety rules shared by the deadline-safe policies (greedy, uniform-progress,
+// market-aware). A policy that goes on demand whenever spot_unsafe() says so, and only leaves
+// on-demand servers when leaving_on_demand_is_safe() says so, finishes by the deadline whenever
+// on-demand servers alone could still have made it at the start, provided start-up takes its
+// mean, checkpoints are taken at notices and the policy is asked at every tick and revocation.
+//
+// The latest the job can finish if it stays in spot mode (or idle) until the next decision and
+// then falls back to on demand, assuming the worst revocation in between.
+double worst_on_demand_fallback_finish_s(const DeadlineState& state);
+// Staying on spot (or idle) one more decision could make the deadline unreachable on demand.
+bool spot_unsafe(const DeadlineState& state);
+// Leaving a running on-demand cluster for spot now keeps the on-demand fallback open.
+bool leaving_on_demand_is_safe(const DeadlineState& state);
+// Going on demand now (or staying) finishes by the deadline.
+bool on_demand_meets_deadline(const DeadlineState& state);
 
 // The whole market of one run, for offline policies, on the decision grid.
 struct OfflineMarket {

@@ -9,7 +9,7 @@
 // (progress, cost) labels, so progress is exact (no discretisation). This is the simulator's own
 // accounting for in-place recovery with deterministic start-up, decisions on the tick grid and no
 // checkpoint write time, so on the same realisation no policy run by the simulator that meets the
-// deadline costs less.
+// deadline costs less. It is optimal_multi_region() (multi_region.h) with one region.
 #pragma once
 
 #include <vector>

@@ -457,6 +457,15 @@ DeadlineState Simulator::deadline_state() const {
   state.decision_interval_s = scenario_.decision_interval_s;
   state.mode = mode_;
   state.spot_available = timeline_ == nullptr || timeline_->available_at(now_s_);
+  state.notice_s = scenario_.notice_s;
+  if (running_ && members_ == scenario_.workers[0].count) {
+    state.training_from_s = std::max(now_s_, pause_until_s_);
+  }
+  state.checkpoint_on_notice = scenario_.checkpoint_on_notice;
+  const auto& group = scenario_.workers[0];
+  state.spot_usd_per_s = group.count * group.type.price_usd_per_h(cloud::Market::spot) * kS;
+  state.on_demand_usd_per_s =
+      group.count * group.type.price_usd_per_h(cloud::Market::on_demand) * kS;
   return state;
 }
 
