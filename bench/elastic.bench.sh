@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Elastic recovery: `transient train --revoke` against torchrun's elastic agent (PyTorch DDP over
-# Gloo, restarted from its latest checkpoint), side by side in one run: same model (cnn), data
-# (Fashion-MNIST), global batch, workers (3 x 1 thread), steps, checkpoint interval and kills.
+# Gloo, restarted from its latest checkpoint) and against torchft (its Lighthouse and Manager, a
+# quorum per step, live recovery from a peer; bench/torchft_peer.py), side by side in one run:
+# same model (cnn), data (Fashion-MNIST), global batch, workers (3 x 1 thread), steps and kills,
+# all on the torch of the project's .venv/ (torchft 0.2.0 is installed into it on first use).
 #
 #   bench/elastic.bench.sh [BUILD_DIR] [--peer-only]
 #
@@ -36,12 +38,16 @@
 # (emitted when the re-formed group completes its first step): kill -> next step is the
 # difference of their `t`, steps redone the recovery's `redone_steps`.
 #
-# --peer-only runs only the torchrun half (to check the peer without a trainer that has --revoke).
+# torchft: `bench/torchft_peer.py run --replicas 3 --kill-at 17,34,51 -- --steps STEPS ...`: a
+# Lighthouse and 3 replica groups of one process each; a killed replica is started again at once
+# and heals from a peer. Its figures come from the replicas' logs of committed steps.
+#
+# --peer-only runs only the peers (to check them without a trainer that has --revoke).
 # Environment: STEPS (1000), KILLS (3), KILL_EVERY (17, seconds), CHECKPOINT_EVERY (20, steps),
 # BATCH (128), WORKERS (3), KILL_RANKS (1,2: torchrun local ranks killed in rotation),
 # MONITOR_INTERVAL (5: torchrun's default), LR (0.05), MOMENTUM (0.9), SEED (1),
-# TIMEOUT (1200, seconds per training), PYTHON (/usr/bin/python3: Debian's, which has torch),
-# TORCHRUN (/usr/bin/torchrun), KEEP=1 keeps the job directories and logs.
+# TIMEOUT (1200, seconds per training), PYTHON (.venv/bin/python3), TORCHRUN (.venv/bin/torchrun),
+# PEERS ("torchrun torchft": the peers to run), KEEP=1 keeps the job directories and logs.
 set -euo pipefail
 
 build=build
@@ -68,12 +74,13 @@ lr=${LR:-0.05}
 momentum=${MOMENTUM:-0.9}
 seed=${SEED:-1}
 timeout_s=${TIMEOUT:-1200}
-python=${PYTHON:-/usr/bin/python3}
-torchrun=${TORCHRUN:-/usr/bin/torchrun}
+peers=${PEERS:-torchrun torchft}
 model=cnn
 
 cd "$(dirname "$0")/.."
 here=$PWD
+python=${PYTHON:-$here/.venv/bin/python3}
+torchrun=${TORCHRUN:-$here/.venv/bin/torchrun}
 transient="$build/transient"
 [[ "$transient" == /* ]] || transient="$here/$transient"
 
@@ -83,8 +90,13 @@ if ((kills < 1 || workers < 2)); then
 fi
 if [[ ! -x "$torchrun" ]] || ! "$python" -c 'import torch.distributed' 2>/dev/null; then
   echo "error: PyTorch peer unavailable: needs $torchrun and $python with torch" \
-    "(Debian: apt-get install python3-torch)" >&2
+    "(make deps installs torch into .venv/)" >&2
   exit 1
+fi
+# torchft, pinned, into the same environment (its only requirement on torch, >= 2.7, holds).
+if ! "$python" -c 'import torchft' 2>/dev/null; then
+  echo "installing torchft 0.2.0 into $("$python" -c 'import sys; print(sys.prefix)')" >&2
+  "$python" -m pip install -q --disable-pip-version-check torchft==0.2.0
 fi
 if [[ $peer_only == 0 ]]; then
   if [[ ! -x "$transient" ]]; then
@@ -155,7 +167,7 @@ run_torchrun() {  # name kills
     bench/elastic_peer.py train --model "$model" --steps "$steps" --global-batch "$batch" \
     --lr "$lr" --momentum "$momentum" --seed "$seed" --threads 1 \
     --checkpoint-every "$checkpoint_every" --checkpoint "$dir/checkpoint.pt" \
-    --log "$dir/steps.log" >"$dir/torchrun.log" 2>&1 &
+    --step-log "$dir/steps.log" >"$dir/torchrun.log" 2>&1 &
   local agent=$!
   groups+=("$agent")
   if (($2 > 0)); then
@@ -218,19 +230,39 @@ run_transient() {  # name kills
   printf '  transient  %-9s %4ds\n' "$1" $((SECONDS - start))
 }
 
-echo "elastic recovery, transient vs torchrun's elastic agent: model $model, $workers workers x" \
+run_torchft() {  # name kills
+  local dir="$work/torchft-$1" t0 at=""
+  mkdir -p "$dir"
+  (($2 > 0)) && at=$kill_times
+  uptime >"$dir/load" 2>/dev/null || true
+  local start=$SECONDS
+  if ! "$python" bench/torchft_peer.py run --replicas "$workers" --kill-at "$at" \
+    --timeout "$timeout_s" --work "$dir" --out "$dir/summary.json" -- --model "$model" \
+    --steps "$steps" --global-batch "$batch" --lr "$lr" --momentum "$momentum" --seed "$seed" \
+    --threads 1 >"$dir/run.log" 2>&1; then
+    echo "error: torchft ($1) failed; its output:" >&2
+    tail -n 20 "$dir/run.log" >&2
+    exit 1
+  fi
+  printf '  torchft    %-9s %4ds\n' "$1" $((SECONDS - start))
+}
+
+echo "elastic recovery, transient vs torchrun's elastic agent and torchft: model $model, $workers workers x" \
   "1 thread, global batch $batch, $steps steps, checkpoint every $checkpoint_every steps," \
   "$kills kills at ${kill_times//,/, } s, $(nproc) cores"
 # Alternating systems, the runs with kills first.
 [[ $peer_only == 1 ]] || run_transient kills "$kills"
-run_torchrun kills "$kills"
+[[ " $peers " == *" torchrun "* ]] && run_torchrun kills "$kills"
+[[ " $peers " == *" torchft "* ]] && run_torchft kills "$kills"
 [[ $peer_only == 1 ]] || run_transient base 0
-run_torchrun base 0
+[[ " $peers " == *" torchrun "* ]] && run_torchrun base 0
+[[ " $peers " == *" torchft "* ]] && run_torchft base 0
 
-"$python" - "$work" "$kills" "$peer_only" <<'EOF'
+"$python" - "$work" "$kills" "$peer_only" "$peers" <<'EOF'
 import json, os, statistics, sys
 
 work, kills_asked, peer_only = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1"
+peers = sys.argv[4].split()
 
 
 def load(path):
@@ -239,6 +271,18 @@ def load(path):
             return f.read().split("load average:")[-1].split(",")[0].strip()
     except OSError:
         return "?"
+
+
+def torchft(name):
+    d = os.path.join(work, f"torchft-{name}")
+    with open(os.path.join(d, "summary.json")) as f:
+        s = json.load(f)
+    s["load"] = load(os.path.join(d, "load"))
+    s["recoveries"] = [k["recovery_s"] for k in s["kills"] if "recovery_s" in k]
+    s["redone"] = [k["redone_steps"] for k in s["kills"] if "recovery_s" in k]
+    for k in s["kills"]:
+        k["worker"] = f"replica {k['replica']}"
+    return s
 
 
 def torchrun(name):
@@ -282,7 +326,8 @@ def transient(name):
     return s
 
 
-systems = [("torchrun", torchrun)] + ([] if peer_only else [("transient", transient)])
+systems = [(n, f) for n, f in (("torchrun", torchrun), ("torchft", torchft)) if n in peers] + (
+    [] if peer_only else [("transient", transient)])
 runs = {name: (f("kills"), f("base")) for name, f in systems}
 
 
@@ -321,7 +366,7 @@ for name, (k, b) in runs.items():
                      f" {x['new_workers_started_s']:.2f} s, torch imported {x['torch_imported_s']:.2f}"
                      f" s, group {x['group_formed_s']:.2f} s, data {x['data_loaded_s']:.2f} s,"
                      f" ready {x['ready_s']:.2f} s (resumed from {x['resumed_from']})")
-        else:
+        elif name == "transient":
             line += (f"; detected {ms(x['detect_s']).strip()} ms, re-formed"
                      f" {ms(x['reform_s']).strip()} ms, recovery {ms(x['duration_s']).strip()} ms"
                      f" (generation {x['gen']})")
@@ -336,10 +381,11 @@ for name, (k, b) in runs.items():
         problems.append(f"{name}: the runs with and without kills ended at steps {k['steps']}"
                         f" and {b['steps']}")
 print()
-if not peer_only and runs["torchrun"][0]["recoveries"] and runs["transient"][0]["recoveries"]:
-    ratio = statistics.median(runs["torchrun"][0]["recoveries"]) / statistics.median(
-        runs["transient"][0]["recoveries"])
-    print(f"torchrun/transient, median kill -> next step: {ratio:.1f}x")
+for peer in peers:
+    if not peer_only and runs[peer][0]["recoveries"] and runs["transient"][0]["recoveries"]:
+        ratio = statistics.median(runs[peer][0]["recoveries"]) / statistics.median(
+            runs["transient"][0]["recoveries"])
+        print(f"{peer}/transient, median kill -> next step: {ratio:.1f}x")
 for p in problems:
     print(f"error: {p}", file=sys.stderr)
 sys.exit(1 if problems else 0)

@@ -8,7 +8,7 @@ Three commands:
 
              torchrun --nnodes 1 --nproc_per_node 3 --rdzv_backend c10d \\
                  --rdzv_endpoint 127.0.0.1:PORT --max_restarts 4 --redirects 1:2 --tee 0:1 \\
-                 bench/elastic_peer.py train --steps 600 --checkpoint DIR/ckpt.pt --log DIR/steps.log
+                 bench/elastic_peer.py train --steps 600 --checkpoint DIR/ckpt.pt --step-log DIR/steps.log
 
            The model, data, sharding and optimiser are bench/ddp_peer.py's (imported from it).
            Rank 0 saves a checkpoint every --checkpoint-every steps (torch.save to a temporary
@@ -60,7 +60,8 @@ def parse_args():
     t.add_argument("--threads", type=int, default=1, help="torch.set_num_threads per rank")
     t.add_argument("--checkpoint-every", type=int, default=20, help="steps between checkpoints")
     t.add_argument("--checkpoint", required=True, help="checkpoint file (rank 0 writes it)")
-    t.add_argument("--log", required=True, help="step log (rank 0 appends to it)")
+    # Not --log: torchrun 2.x takes an abbreviation of its own --log-dir from the script's flags.
+    t.add_argument("--step-log", dest="log", required=True, help="step log (rank 0 appends to it)")
     t.add_argument("--mean", type=float, default=0.2860, help="normalisation mean")
     t.add_argument("--std", type=float, default=0.3530, help="normalisation std")
     t.add_argument("--data-dir", default="/usr/share/datasets/fashion-mnist")
