@@ -36,15 +36,6 @@ std::uintmax_t recorded_bytes(const std::string& dir) {
   return bytes;
 }
 
-std::vector<nlohmann::json> events_named(const std::vector<nlohmann::json>& events,
-                                         const std::string& name) {
-  std::vector<nlohmann::json> found;
-  for (const auto& event : events) {
-    if (event.at("event") == name) found.push_back(event);
-  }
-  return found;
-}
-
 std::string joined(const std::vector<std::string>& names) {
   std::string text;
   for (const auto& name : names) text += (text.empty() ? "" : ", ") + name;
@@ -164,14 +155,7 @@ TEST(Chaos, KillsStopsPreemptionsJoinsAndACoordinatorKillEndWhereAnUndisturbedRu
   const auto summary = nlohmann::json::parse(slurp(dir + "/summary.json"));
   EXPECT_EQ(summary.at("steps"), kSteps);
   expect_every_sample_once(dir, kSteps, 2000, 100);
-  CheckpointDirectory directory(dir + "/checkpoints", 3);
-  const auto records = directory.list();
-  ASSERT_FALSE(records.empty());
-  for (const auto& record : records) {
-    EXPECT_EQ(
-        deserialize_checkpoint(directory.read_verified(record), directory.path_of(record)).step,
-        record.step);
-  }
+  expect_every_checkpoint_loads(dir);
   const double accuracy = summary.at("test_accuracy").get<double>();
   const double undisturbed =
       nlohmann::json::parse(slurp(reference + "/summary.json")).at("test_accuracy").get<double>();

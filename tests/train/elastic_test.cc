@@ -37,15 +37,6 @@ std::vector<std::string> coordinator_job(const std::string& job_dir, int steps, 
   return with(args, more);
 }
 
-std::vector<nlohmann::json> events_named(const std::vector<nlohmann::json>& events,
-                                         const std::string& name) {
-  std::vector<nlohmann::json> found;
-  for (const auto& event : events) {
-    if (event.at("event") == name) found.push_back(event);
-  }
-  return found;
-}
-
 nlohmann::json summary_of(const std::string& job_dir) {
   return nlohmann::json::parse(slurp(job_dir + "/summary.json"));
 }

@@ -171,6 +171,27 @@ inline std::vector<nlohmann::json> read_events(const std::string& job_dir) {
   return events;
 }
 
+inline std::vector<nlohmann::json> events_named(const std::vector<nlohmann::json>& events,
+                                                const std::string& name) {
+  std::vector<nlohmann::json> found;
+  for (const auto& event : events) {
+    if (event.at("event") == name) found.push_back(event);
+  }
+  return found;
+}
+
+// Every checkpoint the manifest lists passes its checksum and holds the step it is listed at.
+inline void expect_every_checkpoint_loads(const std::string& job_dir) {
+  CheckpointDirectory directory((fs::path(job_dir) / "checkpoints").string(), 1);
+  const auto records = directory.list();
+  ASSERT_FALSE(records.empty()) << job_dir;
+  for (const auto& record : records) {
+    EXPECT_EQ(
+        deserialize_checkpoint(directory.read_verified(record), directory.path_of(record)).step,
+        record.step);
+  }
+}
+
 inline int count_events(const std::vector<nlohmann::json>& events, const std::string& name) {
   return static_cast<int>(std::count_if(events.begin(), events.end(),
                                         [&](const auto& e) { return e.at("event") == name; }));

@@ -155,14 +155,7 @@ TEST(Trainer, JobKilledWhileWritingCheckpointsResumesExactly) {
     ASSERT_GE(seen, 20);
     ASSERT_LT(seen, 80) << "the job finished before it could be killed";
   }
-  CheckpointDirectory directory(dir + "/checkpoints", 2);
-  const auto records = directory.list();
-  ASSERT_FALSE(records.empty());
-  for (const auto& record : records) {
-    EXPECT_EQ(
-        deserialize_checkpoint(directory.read_verified(record), directory.path_of(record)).step,
-        record.step);
-  }
+  expect_every_checkpoint_loads(dir);
   run_ok(with(small_job(dir, 1), {"--resume", "--checkpoint-every", "1", "--keep", "2"}), dir);
   EXPECT_TRUE(bitwise_equal(latest_checkpoint(dir), reference_state(1)));
   expect_complete_step_records(dir, 80, 1, 100);
