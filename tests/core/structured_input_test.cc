@@ -31,5 +31,18 @@ TEST(StructuredInput, JsonErrorNamesLine) {
   }
 }
 
+// A number beyond a double's range is bad input naming its line, not an internal failure
+// (issue 18: 1e400 in any JSON input ended the program with exit 1).
+TEST(StructuredInput, AnOverflowingJsonNumberIsAnInputErrorNamingItsLine) {
+  try {
+    parse_json("{\n \"a\": 1,\n \"b\": 1e400\n}", "x.json");
+    FAIL() << "expected an InputError";
+  } catch (const InputError& error) {
+    EXPECT_EQ(error.line(), 3);
+    EXPECT_NE(std::string(error.what()).find("the number 1e400 is out of range"), std::string::npos)
+        << error.what();
+  }
+}
+
 }  // namespace
 }  // namespace transient

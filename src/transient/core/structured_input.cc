@@ -33,6 +33,21 @@ nlohmann::json parse_json(const std::string& text, const std::string& name) {
     const auto colon = reason.find(": ");
     if (colon != std::string::npos) reason = reason.substr(colon + 2);
     throw InputError(name, line, "invalid JSON: " + reason);
+  } catch (const nlohmann::json::out_of_range& error) {
+    // A number beyond a double's range (1e400): nlohmann names the literal but no position,
+    // so the line is that of the literal's first appearance.
+    std::string literal = error.what();
+    const auto open = literal.find('\'');
+    const auto close = literal.rfind('\'');
+    literal = open != std::string::npos && close > open ? literal.substr(open + 1, close - open - 1)
+                                                        : std::string();
+    const std::size_t at = literal.empty() ? std::string::npos : text.find(literal);
+    const int line = at == std::string::npos
+                         ? 0
+                         : 1 + static_cast<int>(std::count(text.begin(), text.begin() + at, '\n'));
+    throw InputError(name, line,
+                     "the number " + (literal.empty() ? std::string("given") : literal) +
+                         " is out of range; accepted: numbers of magnitude up to 1.7e308");
   }
 }
 
