@@ -91,6 +91,12 @@ TEST(ParseRevokeRule, BadInputsNameTheTextAndListWhatIsAccepted) {
       {"kill@every0s:any", "has a bad period \"every0s\""},
       {"kill@every:any", "has a bad period \"every\""},
       {"kill@every-3s:any", "has a bad period \"every-3s\""},
+      // Bounded where they enter (issue 18: every1e-300s built ~1e300 injections).
+      {"kill@every1e-300s:any",
+       "has a bad period \"every1e-300s\" (every needs a duration "
+       "from 100ms to 30d)"},
+      {"kill@every50ms:any", "has a bad period \"every50ms\""},
+      {"kill@1e300s:any", "has a bad time \"1e300s\" (a duration from 0 to 30d"},
       {"kill@30s:rank-1", "has a bad target \"rank-1\""},
       {"kill@30s:rankx", "has a bad target \"rankx\""},
       {"kill@30s:rank", "has a bad target \"rank\""},

@@ -12,6 +12,9 @@
 namespace transient::launch {
 namespace {
 
+constexpr double kMinPeriodS = 0.1;           // the shortest period of an "every" rule
+constexpr double kMaxTimeS = 30 * 24 * 3600;  // the latest time or longest period of a rule
+
 constexpr const char* kAccepted =
     "accepted: ACTION@TIME:TARGET, e.g. kill@30s:rank0, preempt@45s:worker2, stop@60s:any, "
     "kill@every20s:any, kill@step120:any (ACTION kill|preempt|stop, TARGET rankN|workerN|any)";
@@ -60,8 +63,11 @@ RevokeRule parse_revoke_rule(const std::string& text) {
   if (starts_with(time, "every")) {
     rule.every = true;
     const std::optional<double> period_s = parse_duration_s(time.substr(5));
-    if (!period_s || !std::isfinite(*period_s) || *period_s <= 0.0) {
-      fail(text, "has a bad period " + quoted(time) + " (every needs a duration > 0)");
+    // Bounded where it enters: a period of 1e-300 s would fire without end at one instant.
+    if (!period_s || !std::isfinite(*period_s) || *period_s < kMinPeriodS ||
+        *period_s > kMaxTimeS) {
+      fail(text,
+           "has a bad period " + quoted(time) + " (every needs a duration from 100ms to 30d)");
     }
     rule.at_s = *period_s;
   } else if (starts_with(time, "step")) {
@@ -73,8 +79,9 @@ RevokeRule parse_revoke_rule(const std::string& text) {
     rule.at_step = std::stoll(count);
   } else {
     const std::optional<double> at_s = parse_duration_s(time);
-    if (!at_s || !std::isfinite(*at_s)) {
-      fail(text, "has a bad time " + quoted(time) + " (a duration >= 0 such as 30s, 1.5m, 250ms)");
+    if (!at_s || !std::isfinite(*at_s) || *at_s > kMaxTimeS) {
+      fail(text, "has a bad time " + quoted(time) +
+                     " (a duration from 0 to 30d such as 30s, 1.5m, 250ms)");
     }
     rule.at_s = *at_s;
   }
