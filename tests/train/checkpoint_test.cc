@@ -106,7 +106,7 @@ TEST(Checkpoint, BackgroundWriterWritesEverythingSubmittedBeforeItIsDestroyed) {
   CheckpointDirectory directory(dir, 10);
   std::vector<std::int64_t> written;
   {
-    CheckpointWriter writer(directory,
+    CheckpointWriter writer([&](const CheckpointState& state) { return directory.write(state); },
                             [&](const CheckpointRecord& r) { written.push_back(r.step); });
     for (std::int64_t step = 1; step <= 5; ++step) writer.submit(sample_state(step));
   }

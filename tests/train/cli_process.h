@@ -55,12 +55,15 @@ inline std::string fresh_dir(const std::string& name) {
 }
 
 // `transient args...` started in a process group of its own (so that a test can SIGKILL it
-// together with its workers), stdout and stderr to files.
+// together with its workers), stdout and stderr to files. `through` is a command that runs it
+// (e.g. `ip netns exec HOST`, which execs it in the same process), or empty.
 class CliProcess {
  public:
-  explicit CliProcess(const std::vector<std::string>& args, const std::string& log_prefix)
+  explicit CliProcess(const std::vector<std::string>& args, const std::string& log_prefix,
+                      const std::vector<std::string>& through = {})
       : out_path_(log_prefix + ".out"), err_path_(log_prefix + ".err") {
-    std::vector<std::string> storage{TRANSIENT_CLI_PATH};
+    std::vector<std::string> storage = through;
+    storage.push_back(TRANSIENT_CLI_PATH);
     storage.insert(storage.end(), args.begin(), args.end());
     std::vector<char*> argv;
     for (auto& arg : storage) argv.push_back(arg.data());
@@ -72,7 +75,7 @@ class CliProcess {
           !std::freopen(err_path_.c_str(), "w", stderr)) {
         ::_exit(126);
       }
-      ::execv(TRANSIENT_CLI_PATH, argv.data());
+      ::execv(argv[0], argv.data());
       ::_exit(127);
     }
     ::setpgid(pid_, pid_);

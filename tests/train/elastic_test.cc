@@ -26,21 +26,6 @@ std::vector<std::string> elastic_job(const std::string& job_dir, int workers, in
   return with(small_job(job_dir, workers, steps), {"--heartbeat-timeout", "30s"});
 }
 
-// `transient coordinator` for the same job, waiting for `min_workers`, with `more` flags.
-std::vector<std::string> coordinator_job(const std::string& job_dir, int steps, int min_workers,
-                                         const std::vector<std::string>& more = {}) {
-  auto args = small_job(job_dir, min_workers, steps);
-  args[0] = "coordinator";
-  const auto workers = std::find(args.begin(), args.end(), "--workers");
-  args.erase(workers, workers + 2);  // the coordinator starts no workers
-  args = with(args, {"--heartbeat-timeout", "30s", "--min-workers", std::to_string(min_workers)});
-  return with(args, more);
-}
-
-nlohmann::json summary_of(const std::string& job_dir) {
-  return nlohmann::json::parse(slurp(job_dir + "/summary.json"));
-}
-
 // The members of the generation running when `event` happened.
 std::vector<std::string> members_at(const std::vector<nlohmann::json>& events,
                                     const nlohmann::json& event) {
@@ -56,7 +41,7 @@ std::vector<std::string> members_at(const std::vector<nlohmann::json>& events,
 TEST(Elastic, KillingRank0RedoesAtMostOneStepAndAReplacementJoins) {
   const std::string dir = fresh_dir("kill-rank0");
   const auto result = run_ok(
-      with(elastic_job(dir, 3, 400), {"--revoke", "kill@step20:rank0", "--replace", "0s"}), dir);
+      with(elastic_job(dir, 3, 1500), {"--revoke", "kill@step20:rank0", "--replace", "0s"}), dir);
   EXPECT_NE(result.err.find("recovered from the loss of"), std::string::npos) << result.err;
   const auto events = read_events(dir);
   const auto injected = events_named(events, "revocation_injected");
@@ -73,16 +58,16 @@ TEST(Elastic, KillingRank0RedoesAtMostOneStepAndAReplacementJoins) {
   EXPECT_EQ(recoveries[0].at("cause"), "failed");
   EXPECT_LE(recoveries[0].at("redone_steps").get<int>(), 1);
   EXPECT_GT(recoveries[0].at("duration_s").get<double>(), 0);
-  // The replacement joined a later generation of three.
+  // The replacement (it loads for a second or two) joined a later generation of three.
   const auto generations = events_named(events, "generation");
   ASSERT_GE(generations.size(), 3u);
   EXPECT_EQ(generations.back().at("members").size(), 3u);
   const auto summary = summary_of(dir);
-  EXPECT_EQ(summary.at("steps"), 400);
+  EXPECT_EQ(summary.at("steps"), 1500);
   EXPECT_EQ(summary.at("revocations"), 1);
   EXPECT_EQ(summary.at("recoveries"), 1);
   EXPECT_GT(summary.at("test_accuracy").get<double>(), 0.7);
-  expect_every_sample_once(dir, 400, 2000, 100);
+  expect_every_sample_once(dir, 1500, 2000, 100);
 }
 
 // With four members a killed rank's non-neighbours learn of it from their neighbours, whose torn-
@@ -269,7 +254,8 @@ TEST(Elastic, GarbageOnTheCoordinatorPortIsLoggedAndDroppedAndTheJobGoesOn) {
   CliProcess job(elastic_job(dir, 2, 600), dir + ".log");
   const std::string address = front_door(dir);
   send_and_close(address, "GET / HTTP/1.1\r\nHost: x\r\n\r\n");
-  send_and_close(address, std::string("\x00\x01\x02\xff\xfe garbage\n", 17));
+  const char binary[] = "\x00\x01\x02\xff\xfe garbage\n";
+  send_and_close(address, std::string(binary, sizeof(binary) - 1));
   send_and_close(address, "{\"hello\":\"someone-else\"}\n");
   send_and_close(address, std::string(2 << 20, 'x'));
   send_and_close(address, "{\"hello\":1}\n");
@@ -453,13 +439,15 @@ TEST(Elastic, ARestartedCoordinatorTakesTheJobBackAndMembershipChangesWorkAgain)
   CliProcess b(worker, dir + "-b");
   ASSERT_TRUE(wait_for_training(dir));
   coordinator->kill_group();
-  // The workers keep training without their coordinator.
+  // The workers keep training without their coordinator: the rows of the steps they train
+  // meanwhile reach the restarted one when they re-join.
   const auto size_before = fs::file_size(dir + "/records/steps-w0.part.csv");
-  ASSERT_TRUE(wait_until(
-      [&] { return fs::file_size(dir + "/records/steps-w0.part.csv") > size_before + 2000; }, 30));
+  std::this_thread::sleep_for(std::chrono::seconds(2));
   CliProcess restarted({"coordinator", "--job-dir", dir}, dir + "-2");
   ASSERT_TRUE(
       wait_until([&] { return events_named(events_so_far(dir), "worker_rejoined").size() == 2; }));
+  ASSERT_TRUE(wait_until(
+      [&] { return fs::file_size(dir + "/records/steps-w0.part.csv") > size_before + 2000; }, 30));
   // A new worker joins: generation 1 of three members.
   CliProcess c(worker, dir + "-c");
   ASSERT_TRUE(wait_until([&] {
@@ -542,6 +530,45 @@ TEST(Elastic, ARunWithKillsAPreemptionAndJoinsEndsWhereAnUndisturbedRunEnds) {
   const double reference_accuracy = summary_of(reference).at("test_accuracy").get<double>();
   std::printf("test accuracy %.4f, undisturbed %.4f\n", accuracy, reference_accuracy);
   EXPECT_LE(std::abs(accuracy - reference_accuracy), kAccuracyTolerance);
+}
+
+// Periodic checkpoints by time count training, not time since the last membership change: with
+// a preemption (and a replacement) every second and a checkpoint every two seconds of training,
+// checkpoints still come at that rate.
+TEST(Elastic, CheckpointsByTimeKeepComingWhenMembershipChangesMoreOftenThanTheyAreDue) {
+  const std::string dir = fresh_dir("checkpoint-rate");
+  run_ok(with(elastic_job(dir, 4, 2000),
+              {"--checkpoint-every", "2s", "--revoke", "preempt@every1s:any", "--replace", "0s"}),
+         dir);
+  const auto events = read_events(dir);
+  const auto generations = events_named(events, "generation");
+  EXPECT_GE(generations.size(), 10u) << "membership hardly changed";
+  // Between two checkpoints (of any kind: a checkpoint resets the count) there are never more
+  // than the interval's two seconds of training, and a step (rank 0's rows: its busy seconds).
+  std::map<std::int64_t, double> busy_by_step;
+  double longest_step_s = 0;
+  for (const auto& row : read_steps(dir)) {
+    if (row.worker != 0) continue;
+    busy_by_step[row.step] = row.busy_s;
+    longest_step_s = std::max(longest_step_s, row.busy_s);
+  }
+  std::int64_t previous = 0;
+  int checkpoints = 0;
+  for (const auto& e : events_named(events, "checkpoint")) {
+    const std::int64_t step = e.at("step").get<std::int64_t>();
+    double training_s = 0;
+    for (auto it = busy_by_step.upper_bound(previous);
+         it != busy_by_step.end() && it->first <= step; ++it) {
+      training_s += it->second;
+    }
+    EXPECT_LE(training_s, 2.0 + longest_step_s + 0.1)
+        << "steps " << previous << ".." << step << " trained without a checkpoint";
+    previous = std::max(previous, step);
+    ++checkpoints;
+  }
+  EXPECT_GE(checkpoints, 3);
+  EXPECT_EQ(previous, 2000);
+  EXPECT_EQ(summary_of(dir).at("steps"), 2000);
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
 // `transient train` and the `transient worker` process it starts.
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -86,8 +87,6 @@ void add_elastic_options(CLI::App& cmd, train::TrainOptions& options, std::strin
                  "address the coordinator listens on (default loopback only)")
       ->capture_default_str();
   cmd.add_option("--port", options.port, "coordinator port (default: any free port)");
-  cmd.add_option("--store-port", options.store_port,
-                 "port of the rendezvous store (default: any free port)");
 }
 
 // The flags of a job's settings that were given (a resumed job refuses those that differ).
@@ -183,15 +182,34 @@ void add_train_commands(CLI::App& app) {
       "worker",
       "A worker of a training job: joins the coordinator at HOST:PORT at the next step boundary "
       "and trains until the job ends; SIGTERM (a preemption notice) makes it leave after its step");
-  worker->add_option("--coordinator", worker_options->coordinator, "HOST:PORT of the coordinator")
-      ->required();
+  worker->add_option("--coordinator", worker_options->coordinator,
+                     "HOST:PORT of the coordinator (default: $TRANSIENT_COORDINATOR, else "
+                     "$MASTER_ADDR:$MASTER_PORT)");
   worker->add_option("--token-file", worker_options->token_file,
                      "the job's token file (<job>/token)");
-  worker->add_option("--token", worker_options->token, "the job's token itself");
+  worker->add_option("--token", worker_options->token,
+                     "the job's token itself (default: $TRANSIENT_TOKEN)");
   worker->add_option("--worker-id", worker_options->worker_id,
                      "a name unique in the job (default: the coordinator gives one)");
   worker->add_option("--threads", worker_options->threads, "intra-op threads");
-  worker->callback([worker_options] {
+  worker->add_option("--advertise", worker_options->advertise,
+                     "the address of this host that peers reach it at (default: the local "
+                     "address of its route to the coordinator)");
+  worker->add_option("--interface", worker_options->interface,
+                     "the network interface whose address peers reach it at (default: "
+                     "$GLOO_SOCKET_IFNAME)");
+  worker->add_option("--data-dir", worker_options->data_dir,
+                     "where this host holds the data set (default: the job's path)");
+  worker->callback([worker, worker_options] {
+    // Orchestrators (Kubernetes, Slurm, SkyPilot, torchrun's conventions) pass these in the
+    // environment; a flag given outright wins.
+    resolve_worker_environment(*worker_options, [](const char* name) {
+      const char* value = std::getenv(name);
+      return value == nullptr ? std::string() : std::string(value);
+    });
+    if (worker->count("--advertise") > 0 && worker->count("--interface") > 0) {
+      throw InputError("give at most one of --advertise ADDR and --interface IFNAME");
+    }
     const int code = train::run_worker(*worker_options);
     if (code != 0) throw CLI::RuntimeError(code);
   });

@@ -2,6 +2,8 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -9,6 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -33,21 +36,38 @@ std::string describe_address(const sockaddr_storage& address) {
     ::inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
     port = ntohs(in6->sin6_port);
   }
-  return std::string(host) + ":" + std::to_string(port);
+  return Endpoint{host, port}.text();
 }
 
-// The first IPv4 address of `host`, or nullopt.
-std::optional<in_addr> resolve(const std::string& host) {
+// The addresses of `host` (IPv4 or IPv6, numeric or a name) for a TCP socket; empty if none.
+std::vector<sockaddr_storage> resolve(const std::string& host, bool passive) {
   addrinfo hints{};
-  hints.ai_family = AF_INET;
+  hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = passive ? AI_PASSIVE : 0;
   addrinfo* found = nullptr;
-  if (::getaddrinfo(host.c_str(), nullptr, &hints, &found) != 0 || found == nullptr) {
-    return std::nullopt;
+  std::vector<sockaddr_storage> addresses;
+  if (::getaddrinfo(host.c_str(), nullptr, &hints, &found) != 0) return addresses;
+  for (const addrinfo* a = found; a != nullptr; a = a->ai_next) {
+    if (a->ai_family != AF_INET && a->ai_family != AF_INET6) continue;
+    sockaddr_storage address{};
+    std::memcpy(&address, a->ai_addr, a->ai_addrlen);
+    addresses.push_back(address);
   }
-  const in_addr address = reinterpret_cast<const sockaddr_in*>(found->ai_addr)->sin_addr;
   ::freeaddrinfo(found);
-  return address;
+  return addresses;
+}
+
+void set_port(sockaddr_storage& address, std::uint16_t port) {
+  if (address.ss_family == AF_INET) {
+    reinterpret_cast<sockaddr_in*>(&address)->sin_port = htons(port);
+  } else {
+    reinterpret_cast<sockaddr_in6*>(&address)->sin6_port = htons(port);
+  }
+}
+
+socklen_t size_of(const sockaddr_storage& address) {
+  return address.ss_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6);
 }
 
 }  // namespace
@@ -57,6 +77,10 @@ Endpoint parse_endpoint(const std::string& text, const std::string& what) {
   Endpoint endpoint;
   if (colon != std::string::npos && colon > 0) {
     endpoint.host = text.substr(0, colon);
+    // An IPv6 address is written in brackets: [::1]:29400.
+    if (endpoint.host.size() > 2 && endpoint.host.front() == '[' && endpoint.host.back() == ']') {
+      endpoint.host = endpoint.host.substr(1, endpoint.host.size() - 2);
+    }
     const std::string port = text.substr(colon + 1);
     if (!port.empty() && port.size() <= 5 &&
         port.find_first_not_of("0123456789") == std::string::npos) {
@@ -65,35 +89,91 @@ Endpoint parse_endpoint(const std::string& text, const std::string& what) {
     }
   }
   if (endpoint.port == 0) {
-    throw InputError(what + ": \"" + text + "\" is not HOST:PORT (e.g. 127.0.0.1:29400)");
+    throw InputError(what + ": \"" + text +
+                     "\" is not HOST:PORT (e.g. 10.0.0.5:29400, [fd00::5]:29400)");
   }
   return endpoint;
 }
 
+std::vector<std::string> host_addresses() {
+  std::vector<std::string> addresses;
+  ifaddrs* interfaces = nullptr;
+  if (::getifaddrs(&interfaces) != 0) return addresses;
+  for (const ifaddrs* i = interfaces; i != nullptr; i = i->ifa_next) {
+    if (i->ifa_addr == nullptr || (i->ifa_flags & IFF_UP) == 0 ||
+        (i->ifa_flags & IFF_LOOPBACK) != 0)
+      continue;
+    if (i->ifa_addr->sa_family != AF_INET && i->ifa_addr->sa_family != AF_INET6) continue;
+    sockaddr_storage address{};
+    std::memcpy(&address, i->ifa_addr,
+                i->ifa_addr->sa_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6));
+    if (address.ss_family == AF_INET6 &&
+        IN6_IS_ADDR_LINKLOCAL(&reinterpret_cast<sockaddr_in6*>(&address)->sin6_addr)) {
+      continue;  // needs a scope id to be of use
+    }
+    addresses.push_back(parse_endpoint(describe_address(address), "interface address").host);
+  }
+  ::freeifaddrs(interfaces);
+  return addresses;
+}
+
+std::string interface_address(const std::string& name, const std::string& what) {
+  ifaddrs* interfaces = nullptr;
+  if (::getifaddrs(&interfaces) != 0) {
+    throw InputError(what + ": cannot list the network interfaces: " + std::strerror(errno));
+  }
+  std::string v4;
+  std::string v6;
+  std::vector<std::string> names;
+  for (const ifaddrs* i = interfaces; i != nullptr; i = i->ifa_next) {
+    if (i->ifa_addr == nullptr) continue;
+    if (std::find(names.begin(), names.end(), i->ifa_name) == names.end())
+      names.push_back(i->ifa_name);
+    if (name != i->ifa_name) continue;
+    sockaddr_storage address{};
+    if (i->ifa_addr->sa_family == AF_INET && v4.empty()) {
+      std::memcpy(&address, i->ifa_addr, sizeof(sockaddr_in));
+      v4 = parse_endpoint(describe_address(address), what).host;
+    } else if (i->ifa_addr->sa_family == AF_INET6 && v6.empty()) {
+      std::memcpy(&address, i->ifa_addr, sizeof(sockaddr_in6));
+      if (!IN6_IS_ADDR_LINKLOCAL(&reinterpret_cast<sockaddr_in6*>(&address)->sin6_addr)) {
+        v6 = parse_endpoint(describe_address(address), what).host;
+      }
+    }
+  }
+  ::freeifaddrs(interfaces);
+  if (!v4.empty()) return v4;
+  if (!v6.empty()) return v6;
+  std::string known;
+  for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
+  throw InputError(what + ": no network interface \"" + name +
+                   "\" with an address here; this host has: " + known);
+}
+
 Listener::Listener(const std::string& host, std::uint16_t port, const std::string& what) {
-  const auto address = resolve(host);
-  if (!address)
+  auto addresses = resolve(host, true);
+  if (addresses.empty()) {
     throw InputError(what + ": cannot resolve \"" + host +
-                     "\"; accepted: an IPv4 address or host name");
-  fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+                     "\"; accepted: an IPv4 or IPv6 address (0.0.0.0 or :: for every interface) "
+                     "or a host name");
+  }
+  sockaddr_storage address = addresses.front();
+  set_port(address, port);
+  fd_ = ::socket(address.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd_ < 0) throw InputError(what + ": cannot create a socket: " + std::strerror(errno));
   const int on = 1;
   ::setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
-  sockaddr_in bind_address{};
-  bind_address.sin_family = AF_INET;
-  bind_address.sin_port = htons(port);
-  bind_address.sin_addr = *address;
-  if (::bind(fd_, reinterpret_cast<sockaddr*>(&bind_address), sizeof(bind_address)) != 0 ||
+  if (::bind(fd_, reinterpret_cast<sockaddr*>(&address), size_of(address)) != 0 ||
       ::listen(fd_, 64) != 0) {
     const std::string reason = std::strerror(errno);
     ::close(fd_);
-    throw InputError(what + ": cannot listen on " + host + ":" + std::to_string(port) + ": " +
-                     reason);
+    throw InputError(what + ": cannot listen on " + Endpoint{host, port}.text() + ": " + reason);
   }
-  sockaddr_in bound{};
+  sockaddr_storage bound{};
   socklen_t size = sizeof(bound);
   ::getsockname(fd_, reinterpret_cast<sockaddr*>(&bound), &size);
-  port_ = ntohs(bound.sin_port);
+  port_ = bound.ss_family == AF_INET ? ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port)
+                                     : ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port);
 }
 
 Listener::~Listener() {
@@ -122,24 +202,41 @@ LineChannel::~LineChannel() { ::close(fd_); }
 std::unique_ptr<LineChannel> LineChannel::connect(const Endpoint& endpoint, double timeout_s) {
   const auto deadline = Clock::now() + std::chrono::duration<double>(timeout_s);
   for (;;) {
-    if (const auto address = resolve(endpoint.host)) {
-      const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-      if (fd >= 0) {
-        sockaddr_in target{};
-        target.sin_family = AF_INET;
-        target.sin_port = htons(endpoint.port);
-        target.sin_addr = *address;
-        if (::connect(fd, reinterpret_cast<sockaddr*>(&target), sizeof(target)) == 0) {
-          const int on = 1;
-          ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
-          return std::make_unique<LineChannel>(fd, endpoint.text());
-        }
-        ::close(fd);
+    for (auto address : resolve(endpoint.host, false)) {
+      set_port(address, endpoint.port);
+      const int fd = ::socket(address.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+      if (fd < 0) continue;
+      // Non-blocking, so that a host that drops packets costs the time left, not the kernel's
+      // two minutes of SYN retries.
+      bool connected = ::connect(fd, reinterpret_cast<sockaddr*>(&address), size_of(address)) == 0;
+      if (!connected && errno == EINPROGRESS) {
+        const auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+        pollfd waiting{fd, POLLOUT, 0};
+        int error = 0;
+        socklen_t size = sizeof(error);
+        connected =
+            ::poll(&waiting, 1, static_cast<int>(std::max<std::int64_t>(1, left.count()))) == 1 &&
+            ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &size) == 0 && error == 0;
       }
+      if (connected) {
+        const int on = 1;
+        ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
+        return std::make_unique<LineChannel>(fd, endpoint.text());
+      }
+      ::close(fd);
     }
     if (Clock::now() >= deadline) return nullptr;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
+}
+
+std::string LineChannel::local_host() const {
+  sockaddr_storage address{};
+  socklen_t size = sizeof(address);
+  if (::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &size) != 0) return "";
+  const std::string text = describe_address(address);
+  return parse_endpoint(text, "local address").host;
 }
 
 bool LineChannel::send(const nlohmann::json& message) {

@@ -19,15 +19,20 @@
 
 namespace transient::train {
 
-// HOST:PORT, e.g. "127.0.0.1:29400". Throws InputError naming `what` (a flag) if it is not.
+// HOST:PORT, e.g. "10.0.0.5:29400", or "[fd00::5]:29400" for an IPv6 address (host holds it
+// without brackets). parse_endpoint throws InputError naming `what` (a flag) if it is not.
 struct Endpoint {
   std::string host;
   std::uint16_t port = 0;
-  std::string text() const { return host + ":" + std::to_string(port); }
+  std::string text() const {
+    const bool v6 = host.find(':') != std::string::npos;
+    return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+  }
 };
 Endpoint parse_endpoint(const std::string& text, const std::string& what);
 
-// A listening TCP socket on `host` (an IPv4 address or name; "0.0.0.0" for every interface) and
+// A listening TCP socket on `host` (an IPv4 or IPv6 address or a name; "0.0.0.0" or "::" for
+// every interface) and
 // `port` (0 = any free port), with SO_REUSEADDR so that a restarted coordinator can take its port
 // back at once. Throws InputError naming `what` if the address cannot be bound.
 class Listener {
@@ -46,6 +51,14 @@ class Listener {
   std::uint16_t port_ = 0;
 };
 
+// The addresses of this host's interfaces that are up, loopback left out (for telling people
+// how other hosts reach a coordinator that listens on every interface).
+std::vector<std::string> host_addresses();
+
+// The address of network interface `name` (its first IPv4 address, else its first IPv6 one).
+// Throws InputError naming `what` if there is no such interface or it has no address.
+std::string interface_address(const std::string& name, const std::string& what);
+
 class LineChannel {
  public:
   static constexpr std::size_t kMaxLine = 1 << 20;  // a longer line is garbage
@@ -60,6 +73,9 @@ class LineChannel {
 
   int fd() const { return fd_; }
   const std::string& peer() const { return peer_; }
+  // The local address of this connection (the address of this host's route to the peer), as
+  // text without brackets; "" if the socket cannot say.
+  std::string local_host() const;
 
   // Writes `message` and a newline; false if the connection is broken. Thread-safe.
   bool send(const nlohmann::json& message);

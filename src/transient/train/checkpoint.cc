@@ -44,13 +44,13 @@ NamedTensors from_dict(const c10::IValue& value, const std::string& key, const s
   return tensors;
 }
 
+}  // namespace
+
 std::string checkpoint_name(std::int64_t step) {
   char name[64];
   std::snprintf(name, sizeof(name), "step-%08lld.pt", static_cast<long long>(step));
   return name;
 }
-
-}  // namespace
 
 std::uint32_t crc32_of(const char* bytes, std::size_t size) {
   uLong crc = crc32(0L, Z_NULL, 0);
@@ -154,7 +154,28 @@ CheckpointRecord CheckpointDirectory::write(const CheckpointState& state) {
   record.bytes = static_cast<std::int64_t>(bytes.size());
   record.crc32 = crc32_of(bytes.data(), bytes.size());
   write_file_atomically(path_of(record), std::string_view(bytes.data(), bytes.size()));
+  add_to_manifest(record);
+  record.write_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return record;
+}
 
+std::string CheckpointDirectory::incoming_path(std::int64_t step, const std::string& sender) const {
+  return (std::filesystem::path(dir_) / (checkpoint_name(step) + ".tmp.incoming-" + sender))
+      .string();
+}
+
+void CheckpointDirectory::adopt(const std::string& temporary, const CheckpointRecord& record) {
+  std::error_code error;
+  std::filesystem::rename(temporary, path_of(record), error);
+  if (error) {
+    std::filesystem::remove(temporary, error);
+    throw InputError(path_of(record), 0, "cannot store the checkpoint: " + error.message());
+  }
+  sync_directory(dir_);
+  add_to_manifest(record);
+}
+
+void CheckpointDirectory::add_to_manifest(const CheckpointRecord& record) const {
   // Two workers may write at once (a rank 0 dropped as silent that wakes mid-write, and the new
   // one): the manifest's read-modify-write is under an exclusive lock on the directory, and the
   // manifest is kept in step order, so the newest checkpoint is the one of the latest step.
@@ -183,8 +204,6 @@ CheckpointRecord CheckpointDirectory::write(const CheckpointState& state) {
   write_manifest(kept);
   // Only now that the manifest no longer lists them may the old files go.
   for (const auto& old : dropped) std::filesystem::remove(path_of(old));
-  record.write_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return record;
 }
 
 void CheckpointDirectory::write_manifest(const std::vector<CheckpointRecord>& records) const {
@@ -247,9 +266,9 @@ void CheckpointDirectory::remove_leftovers() const {
   }
 }
 
-CheckpointWriter::CheckpointWriter(CheckpointDirectory& directory,
+CheckpointWriter::CheckpointWriter(Write write,
                                    std::function<void(const CheckpointRecord&)> on_written)
-    : directory_(directory), on_written_(std::move(on_written)), thread_([this] { run(); }) {}
+    : write_(std::move(write)), on_written_(std::move(on_written)), thread_([this] { run(); }) {}
 
 CheckpointWriter::~CheckpointWriter() {
   {
@@ -303,7 +322,7 @@ void CheckpointWriter::run() {
     changed_.notify_all();  // submit() may hand over the next state while this one is written
     std::exception_ptr error;
     try {
-      const auto record = directory_.write(state);
+      const auto record = write_(state);
       if (on_written_) on_written_(record);
     } catch (...) {
       error = std::current_exception();

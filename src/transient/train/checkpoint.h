@@ -57,6 +57,9 @@ std::vector<char> serialize_checkpoint(const CheckpointState& state);
 // Parses bytes written by serialize_checkpoint; throws InputError naming `path` if they are not.
 CheckpointState deserialize_checkpoint(const std::vector<char>& bytes, const std::string& path);
 
+// The file name of the checkpoint of `step`: step-NNNNNNNN.pt.
+std::string checkpoint_name(std::int64_t step);
+
 // zlib's CRC-32 of `bytes`.
 std::uint32_t crc32_of(const char* bytes, std::size_t size);
 
@@ -76,6 +79,14 @@ class CheckpointDirectory {
   // previous manifest stays valid).
   CheckpointRecord write(const CheckpointState& state);
 
+  // A temporary name in this directory for the checkpoint of `step` that `sender` is sending
+  // (remove_leftovers() removes it if it is never adopted).
+  std::string incoming_path(std::int64_t step, const std::string& sender) const;
+  // Takes the fsync'ed file `temporary` (from incoming_path) as the checkpoint of `record`:
+  // renames it into place and lists it in the manifest as write() does. Throws InputError if a
+  // step fails (the previous manifest stays valid).
+  void adopt(const std::string& temporary, const CheckpointRecord& record);
+
   // The manifest's entries, oldest first; empty if there is no manifest. Throws InputError naming
   // the manifest if it exists but cannot be parsed.
   std::vector<CheckpointRecord> list() const;
@@ -89,19 +100,20 @@ class CheckpointDirectory {
 
  private:
   void write_manifest(const std::vector<CheckpointRecord>& records) const;
+  void add_to_manifest(const CheckpointRecord& record) const;
 
   std::string dir_;
   int keep_;
 };
 
 // Writes checkpoints on a background thread so that training goes on while a checkpoint is
-// fsync'ed. Owns the thread and joins it in its destructor (after writing what was submitted).
-// submit() and wait() are called by the training thread only; `on_written` runs on the writer
-// thread.
+// serialised and stored. Owns the thread and joins it in its destructor (after writing what was
+// submitted). submit() and wait() are called by the training thread only; `write` (a directory's
+// write(), or a transfer to the coordinator's) and `on_written` run on the writer thread.
 class CheckpointWriter {
  public:
-  CheckpointWriter(CheckpointDirectory& directory,
-                   std::function<void(const CheckpointRecord&)> on_written);
+  using Write = std::function<CheckpointRecord(const CheckpointState&)>;
+  CheckpointWriter(Write write, std::function<void(const CheckpointRecord&)> on_written);
   ~CheckpointWriter();
   CheckpointWriter(const CheckpointWriter&) = delete;
   CheckpointWriter& operator=(const CheckpointWriter&) = delete;
@@ -119,7 +131,7 @@ class CheckpointWriter {
   void run();
   void rethrow_locked();
 
-  CheckpointDirectory& directory_;
+  Write write_;
   std::function<void(const CheckpointRecord&)> on_written_;
   std::mutex mutex_;
   std::condition_variable changed_;

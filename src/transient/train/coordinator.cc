@@ -1,7 +1,9 @@
 #include "transient/train/coordinator.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <cmath>
@@ -12,6 +14,7 @@
 #include "transient/core/duration.h"
 #include "transient/core/error.h"
 #include "transient/train/channel.h"
+#include "transient/train/checkpoint.h"
 #include "transient/train/checkpoint_choice.h"
 #include "transient/train/event_log.h"
 #include "transient/train/progress_line.h"
@@ -32,6 +35,9 @@ constexpr std::size_t kStrangerMaxLine = 4096;  // bytes of a line before the to
 constexpr long kMaxStrangersPerHost = 8;        // ... of them from one host
 constexpr long kLoggedDropsPerWindow = 20;      // dropped connections logged one by one ...
 constexpr double kDropWindowS = 10;             // ... in each window of this length
+constexpr std::int64_t kMaxCheckpointBytes = std::int64_t{1} << 40;  // 1 TiB
+constexpr std::size_t kChunkBytes = 512 << 10;  // of a checkpoint sent to a worker
+constexpr std::size_t kMaxRowBytes = 512;       // of a steps.csv row
 
 double seconds_between(std::chrono::steady_clock::time_point from,
                        std::chrono::steady_clock::time_point to) {
@@ -59,12 +65,28 @@ struct Coordinator::Worker {
   State state = State::kLoading;
   Clock::time_point last_heard;
   long pid = 0;
+  std::string address;                 // where its peers reach it, as it said (for messages)
+  std::string probe;                   // its reachability probe, HOST:PORT
+  std::int64_t rows_written = 0;       // the last steps row (its sequence number) written
+  std::int64_t rows_acknowledged = 0;  // ... and told to the worker
   double speed = 0;  // samples/s of forward+backward, as the worker measured it (0 = unknown)
   // The report that ended its part in the current generation.
   std::int64_t held = -1;       // steps completed in the state it holds
   std::int64_t attempted = -1;  // the step it had started when the generation ended
   bool leaving = false;
   std::string leave_reason;
+  // A checkpoint it is sending (rank 0): written to a temporary file as it comes.
+  struct Incoming {
+    std::int64_t id = -1;
+    CheckpointRecord record;
+    std::string path;
+    int fd = -1;
+    std::int64_t received = 0;
+    std::uint32_t crc32 = 0;
+    Clock::time_point started;
+    std::string failure;  // why it cannot be stored; told in the reply to its end
+  };
+  std::optional<Incoming> incoming;
 };
 
 Coordinator::Coordinator(JobConfig job, std::string token, CoordinatorOptions options,
@@ -79,25 +101,17 @@ Coordinator::Coordinator(JobConfig job, std::string token, CoordinatorOptions op
   last_step_ = start_.start_step;
   attempted_step_ = start_.start_step;
   listener_ = std::make_unique<Listener>(options_.bind, options_.port, "--bind/--port");
-  c10d::TCPStoreOptions store_options;
-  store_options.port = options_.store_port;
-  store_options.isServer = true;
-  store_options.waitWorkers = false;
-  store_options.timeout = std::chrono::seconds(300);
-  try {
-    store_ = c10::make_intrusive<c10d::TCPStore>(options_.bind, store_options);
-  } catch (const std::exception& error) {
-    throw InputError("cannot host the rendezvous store on port " +
-                     std::to_string(options_.store_port) + ": " + error.what());
-  }
-  store_port_ = store_->getPort();
+  checkpoints_ = std::make_unique<CheckpointDirectory>(
+      (fs::path(job_.options.job_dir) / "checkpoints").string(), job_.options.keep);
   if (!options_.taking_back) write_journal();
 }
 
-Coordinator::~Coordinator() = default;
+Coordinator::~Coordinator() {
+  for (auto& [id, worker] : workers_) discard_incoming(*worker);
+}
 
 std::string Coordinator::address() const {
-  return options_.bind + ":" + std::to_string(listener_->port());
+  return Endpoint{options_.bind, listener_->port()}.text();
 }
 
 double Coordinator::samples_per_s() const {
@@ -129,6 +143,20 @@ bool Coordinator::poll(double max_wait_s) {
   peers_.erase(std::remove_if(peers_.begin(), peers_.end(), [](const auto& p) { return p->dead; }),
                peers_.end());
   check_heartbeats();
+  for (auto& [client, reply] : store_.take_completed()) {
+    // Waits that keys set in this round completed.
+    if (Worker* worker = find_worker(client); worker != nullptr && worker->peer != nullptr) {
+      worker->peer->channel->send(reply);
+    }
+  }
+  if (stop_requested_ && running_ && !generation_formed_ && stop_time_ &&
+      seconds_between(*stop_time_, Clock::now()) > 1) {
+    // A group that has not formed within a second of Ctrl-C or SIGTERM holds no step in
+    // progress: the job pauses now instead of waiting for it (its members exit when told).
+    events_.append({{"event", "stopped_while_forming"}, {"gen", generation_}});
+    end_job("");
+    outcome_.result.stopped = true;
+  }
   finish_if_done();
   if (!outcome_.ended) {
     maybe_signal_change();
@@ -355,7 +383,7 @@ void Coordinator::handle_hello(Peer& peer, const nlohmann::json& message) {
       attempted_step_ = std::max(attempted_step_, worker->attempted);
       end_generation(worker->leave_reason);
     }
-    peer.channel->send({{"admitted", id}, {"job", to_json(job_)}, {"store_port", store_port_}});
+    peer.channel->send({{"admitted", id}, {"job", to_json(job_)}});
     events_.append({{"event", "worker_rejoined"}, {"worker", id}, {"gen", generation_}});
     return;
   }
@@ -374,7 +402,7 @@ void Coordinator::handle_hello(Peer& peer, const nlohmann::json& message) {
   peer.worker = id;
   workers_[id] = std::move(fresh);
   if (!first_admission_) first_admission_ = Clock::now();
-  peer.channel->send({{"admitted", id}, {"job", to_json(job_)}, {"store_port", store_port_}});
+  peer.channel->send({{"admitted", id}, {"job", to_json(job_)}});
   events_.append({{"event", "worker_joined"},
                   {"worker", id},
                   {"peer", peer.channel->peer()},
@@ -398,10 +426,38 @@ Coordinator::Worker* Coordinator::find_worker(const std::string& id) {
 void Coordinator::handle_message(Worker& worker, const nlohmann::json& message) {
   if (message.contains("hb")) {
     if (message.contains("speed")) worker.speed = message.value("speed", 0.0);
+    if (worker.rows_written > worker.rows_acknowledged && worker.peer != nullptr) {
+      // The worker may forget the rows written here (they are on this server's disk).
+      worker.peer->channel->send({{"rows_ack", worker.rows_written}});
+      worker.rows_acknowledged = worker.rows_written;
+    }
+    return;
+  }
+  if (message.contains("store")) {
+    handle_store(worker, message);
+    return;
+  }
+  if (message.contains("rows")) {
+    handle_rows(worker, message);
+    return;
+  }
+  if (message.contains("checkpoint")) {
+    handle_checkpoint(worker, message);
+    return;
+  }
+  if (message.contains("fetch_checkpoint")) {
+    send_checkpoint(worker, message);
     return;
   }
   if (message.contains("ready")) {
     // Loaded its data and model: it can be a member from the next generation on.
+    if (message.contains("address") && message.at("address").is_string()) {
+      worker.address = message.at("address").get<std::string>().substr(0, 256);
+    }
+    if (message.contains("probe") && message.at("probe").is_string()) {
+      worker.probe = message.at("probe").get<std::string>().substr(0, 300);
+    }
+    events_.append({{"event", "worker_ready"}, {"worker", worker.id}, {"address", worker.address}});
     if (worker.state == Worker::State::kLoading) {
       worker.state = Worker::State::kPending;
       pending_.push_back(worker.id);
@@ -441,6 +497,9 @@ void Coordinator::handle_message(Worker& worker, const nlohmann::json& message) 
   }
   if (gen != generation_) return;  // about a generation that is over
   if (report == "formed") {
+    generation_formed_ = true;
+    unformed_count_ = 0;
+    unformed_members_.clear();
     if (recovery_ && recovery_->generation == gen) recovery_->formed = Clock::now();
     return;
   }
@@ -483,6 +542,9 @@ void Coordinator::handle_message(Worker& worker, const nlohmann::json& message) 
     worker.leaving = message.value("leaving", false);
     worker.leave_reason = message.value("reason", "preempted");
     attempted_step_ = std::max(attempted_step_, worker.attempted);
+    if (report == "failed" && !generation_formed_ && message.contains("unreachable")) {
+      note_unreachable(message.at("unreachable"));
+    }
     if (report == "failed") {
       if (!first_failure_) first_failure_ = Clock::now();
       end_generation(message.value("cause", "failed"));
@@ -499,9 +561,245 @@ void Coordinator::handle_message(Worker& worker, const nlohmann::json& message) 
   }
 }
 
+void Coordinator::handle_store(Worker& worker, const nlohmann::json& request) {
+  // Only members of the running generation have anything to exchange; the store itself keeps
+  // every key under that generation's prefix.
+  const bool member = running_ && worker.state == Worker::State::kMember;
+  std::optional<nlohmann::json> reply =
+      member ? store_.handle(worker.id, request)
+             : nlohmann::json{
+                   {"store_reply", request.value("id", nlohmann::json(-1))},
+                   {"error", "worker " + worker.id + " is not a member of the running generation"}};
+  if (reply && worker.peer != nullptr) worker.peer->channel->send(*reply);
+}
+
+void Coordinator::handle_rows(Worker& worker, const nlohmann::json& message) {
+  // The worker's rows of steps.csv, kept in a part file of its own on this server (a worker's
+  // disk vanishes with it) and merged into steps.csv as before.
+  const auto& rows = message.at("rows");
+  if (!rows.is_array())
+    throw nlohmann::json::type_error::create(302, "\"rows\" must be an array", &rows);
+  std::string text;
+  for (const auto& row : rows) {
+    const std::string line = row.get<std::string>();
+    if (line.size() > kMaxRowBytes || line.find('\n') != std::string::npos) {
+      events_.append(
+          {{"event", "garbage"}, {"worker", worker.id}, {"reason", "a malformed steps row"}});
+      return;
+    }
+    text += line + "\n";
+  }
+  const std::string path =
+      (fs::path(job_.options.job_dir) / "records" / ("steps-" + worker.id + ".part.csv")).string();
+  std::FILE* out = std::fopen(path.c_str(), "ab");
+  if (out == nullptr || std::fwrite(text.data(), 1, text.size(), out) != text.size()) {
+    if (out != nullptr) std::fclose(out);
+    end_job("cannot write the step records " + path + ": " + std::strerror(errno));
+    return;
+  }
+  if (std::fclose(out) != 0) {
+    end_job("cannot write the step records " + path + ": " + std::strerror(errno));
+    return;
+  }
+  if (message.contains("last") && message.at("last").is_number_integer()) {
+    worker.rows_written = std::max(worker.rows_written, message.at("last").get<std::int64_t>());
+  }
+}
+
+void Coordinator::handle_checkpoint(Worker& worker, const nlohmann::json& message) {
+  // A checkpoint comes in pieces (begin, chunks of base64, end) on the worker's connection, is
+  // written to a temporary file as it comes, and is adopted into the job's checkpoint directory
+  // (renamed into place, then listed in the manifest) once its size and checksum hold.
+  const std::string part = message.at("checkpoint").get<std::string>();
+  const std::int64_t id = message.at("id").get<std::int64_t>();
+  // A failure is told in the reply to the end (the worker waits for that one); the chunks
+  // still on their way are dropped.
+  auto fail = [&](const std::string& why) {
+    if (!worker.incoming || worker.incoming->id != id) {
+      if (worker.peer != nullptr) worker.peer->channel->send({{"store_reply", id}, {"error", why}});
+      return;
+    }
+    if (worker.incoming->fd >= 0) ::close(worker.incoming->fd);
+    worker.incoming->fd = -1;
+    std::error_code ignored;
+    fs::remove(worker.incoming->path, ignored);
+    worker.incoming->failure = why;
+  };
+  if (part == "begin") {
+    discard_incoming(worker);
+    Worker::Incoming incoming;
+    incoming.id = id;
+    incoming.record.step = message.at("step").get<std::int64_t>();
+    incoming.record.bytes = message.at("bytes").get<std::int64_t>();
+    incoming.record.file = checkpoint_name(incoming.record.step);
+    incoming.started = Clock::now();
+    incoming.path = checkpoints_->incoming_path(incoming.record.step, worker.id);
+    incoming.crc32 = static_cast<std::uint32_t>(::crc32(0L, Z_NULL, 0));
+    worker.incoming = std::move(incoming);
+    if (worker.incoming->record.step < 0 || worker.incoming->record.bytes <= 0 ||
+        worker.incoming->record.bytes > kMaxCheckpointBytes) {
+      return fail("a checkpoint of step " + std::to_string(worker.incoming->record.step) + " and " +
+                  std::to_string(worker.incoming->record.bytes) + " bytes is refused");
+    }
+    worker.incoming->fd =
+        ::open(worker.incoming->path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (worker.incoming->fd < 0) {
+      return fail("cannot write " + worker.incoming->path + ": " + std::strerror(errno));
+    }
+    return;
+  }
+  if (!worker.incoming || worker.incoming->id != id) return fail("no checkpoint is being sent");
+  auto& incoming = *worker.incoming;
+  if (!incoming.failure.empty()) {
+    if (part == "end") {
+      if (worker.peer != nullptr) {
+        worker.peer->channel->send({{"store_reply", id}, {"error", incoming.failure}});
+      }
+      worker.incoming.reset();
+    }
+    return;
+  }
+  if (part == "chunk") {
+    const std::string bytes = decode_store_value(message.at("data").get<std::string>());
+    incoming.received += static_cast<std::int64_t>(bytes.size());
+    if (incoming.received > incoming.record.bytes) return fail("more bytes than announced");
+    for (std::size_t done = 0; done < bytes.size();) {
+      const ssize_t n = ::write(incoming.fd, bytes.data() + done, bytes.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        return fail("cannot write " + incoming.path + ": " + std::strerror(errno));
+      }
+      done += static_cast<std::size_t>(n);
+    }
+    incoming.crc32 = static_cast<std::uint32_t>(
+        ::crc32(incoming.crc32, reinterpret_cast<const Bytef*>(bytes.data()),
+                static_cast<uInt>(bytes.size())));
+    return;
+  }
+  if (part != "end") return fail("unknown checkpoint part \"" + part.substr(0, 16) + "\"");
+  auto answer_failure = [&](const std::string& why) {
+    fail(why);
+    if (worker.peer != nullptr) worker.peer->channel->send({{"store_reply", id}, {"error", why}});
+    worker.incoming.reset();
+  };
+  incoming.record.crc32 = message.at("crc32").get<std::uint32_t>();
+  if (incoming.received != incoming.record.bytes || incoming.crc32 != incoming.record.crc32) {
+    return answer_failure("the checkpoint of step " + std::to_string(incoming.record.step) +
+                          " arrived damaged (size or CRC-32 differs from what was sent)");
+  }
+  if (::fsync(incoming.fd) != 0) {
+    return answer_failure("cannot write " + incoming.path + ": " + std::strerror(errno));
+  }
+  ::close(incoming.fd);
+  incoming.fd = -1;
+  try {
+    checkpoints_->adopt(incoming.path, incoming.record);
+  } catch (const InputError& error) {
+    return answer_failure(error.what());
+  }
+  const double seconds = seconds_between(incoming.started, Clock::now());
+  events_.append({{"event", "checkpoint"},
+                  {"step", incoming.record.step},
+                  {"bytes", incoming.record.bytes},
+                  {"write_s", rounded_ms(seconds)},
+                  {"file", incoming.record.file},
+                  {"worker", worker.id}});
+  if (worker.peer != nullptr) {
+    worker.peer->channel->send({{"store_reply", id}, {"file", incoming.record.file}});
+  }
+  worker.incoming.reset();
+}
+
+void Coordinator::discard_incoming(Worker& worker) {
+  if (!worker.incoming) return;
+  if (worker.incoming->fd >= 0) ::close(worker.incoming->fd);
+  std::error_code ignored;
+  fs::remove(worker.incoming->path, ignored);
+  worker.incoming.reset();
+}
+
+void Coordinator::send_checkpoint(Worker& worker, const nlohmann::json& request) {
+  // A member that must start from a checkpoint gets it from here, in chunks, then a reply with
+  // its size and checksum (it checks them again).
+  const std::int64_t id = request.at("id").get<std::int64_t>();
+  const std::string file = request.at("fetch_checkpoint").get<std::string>();
+  if (worker.peer == nullptr) return;
+  LineChannel& channel = *worker.peer->channel;
+  try {
+    for (const auto& record : checkpoints_->list()) {
+      if (record.file != file) continue;
+      const auto bytes = checkpoints_->read_verified(record);
+      for (std::size_t at = 0; at < bytes.size(); at += kChunkBytes) {
+        const std::size_t size = std::min(kChunkBytes, bytes.size() - at);
+        if (!channel.send({{"chunk_of", id},
+                           {"data", encode_store_value(std::string(bytes.data() + at, size))}})) {
+          return;
+        }
+      }
+      channel.send({{"store_reply", id}, {"bytes", record.bytes}, {"crc32", record.crc32}});
+      return;
+    }
+    channel.send(
+        {{"store_reply", id}, {"error", "the job has no checkpoint " + file.substr(0, 64)}});
+  } catch (const InputError& error) {
+    channel.send({{"store_reply", id}, {"error", error.what()}});
+  }
+}
+
+void Coordinator::note_unreachable(const nlohmann::json& members) {
+  if (!members.is_array()) return;
+  for (const auto& id : members) {
+    if (id.is_string() &&
+        std::find(members_.begin(), members_.end(), id.get<std::string>()) != members_.end()) {
+      ++unreachable_votes_[id.get<std::string>()];
+    }
+  }
+}
+
+void Coordinator::drop_unreachable_member() {
+  std::vector<std::string> members = members_;
+  std::sort(members.begin(), members.end());
+  if (members == unformed_members_) {
+    ++unformed_count_;
+  } else {
+    unformed_members_ = members;
+    unformed_count_ = 1;
+  }
+  if (unformed_count_ < 2 || unreachable_votes_.empty()) return;
+  // The member the most others could not reach; a tie (a link cut both ways) names nobody.
+  std::string blamed;
+  int votes = 0;
+  bool tie = false;
+  for (const auto& [id, count] : unreachable_votes_) {
+    if (count > votes) {
+      blamed = id;
+      votes = count;
+      tie = false;
+    } else if (count == votes) {
+      tie = true;
+    }
+  }
+  if (tie) return;
+  Worker* worker = find_worker(blamed);
+  const std::string why =
+      "its peers could not reach it at " + worker->address +
+      " (twice); start it with --advertise ADDR or --interface IFNAME naming an address the "
+      "other workers can reach";
+  std::fprintf(stderr, "transient: worker %s dropped: %s\n", blamed.c_str(), why.c_str());
+  events_.append({{"event", "worker_unreachable"},
+                  {"worker", blamed},
+                  {"address", worker->address},
+                  {"gen", generation_}});
+  if (worker->peer != nullptr) worker->peer->channel->send({{"left", "unreachable: " + why}});
+  worker_gone(*worker, "unreachable");
+  unformed_count_ = 0;
+  unformed_members_.clear();
+}
+
 void Coordinator::update_progress(const ProgressReport& report) {
   if (report.step == last_step_ && first_step_time_) return;
   last_step_ = report.step;
+  since_checkpoint_s_ = report.since_checkpoint_s;
   attempted_step_ = std::max(attempted_step_, report.step);
   last_step_time_ = Clock::now();
   if (!first_step_time_) {
@@ -520,6 +818,8 @@ void Coordinator::worker_gone(Worker& worker, const std::string& reason) {
   const auto previous = worker.state;
   worker.state = Worker::State::kGone;
   worker.leave_reason = reason;
+  store_.drop_client(worker.id);
+  discard_incoming(worker);
   if (worker.peer != nullptr) {
     worker.peer->dead = true;
     worker.peer = nullptr;
@@ -527,7 +827,7 @@ void Coordinator::worker_gone(Worker& worker, const std::string& reason) {
   pending_.erase(std::remove(pending_.begin(), pending_.end(), worker.id), pending_.end());
   if (outcome_.ended || previous == Worker::State::kDone) return;
   const bool member = std::find(members_.begin(), members_.end(), worker.id) != members_.end();
-  if (reason != "stopped") ++revocations_;
+  if (reason != "stopped" && reason != "unreachable") ++revocations_;
   progress_->finish();
   std::fprintf(stderr, "transient: worker %s left (%s)%s\n", worker.id.c_str(), reason.c_str(),
                member && running_ ? "" : " before it trained");
@@ -594,6 +894,7 @@ void Coordinator::end_generation(const std::string& cause) {
 void Coordinator::request_stop() {
   if (stop_requested_) return;
   stop_requested_ = true;
+  stop_time_ = Clock::now();
   progress_->finish();
   events_.append({{"event", "stop_requested"}, {"step", last_step_}});
   if (!running_) {
@@ -655,6 +956,7 @@ void Coordinator::maybe_form_generation() {
       }
     }
     running_ = false;
+    if (!generation_formed_) drop_unreachable_member();
     if (!planned_change(ending_cause_)) {
       // The cause is why the first lost member left (a survivor's failed collective is only the
       // symptom of a silent or preempted peer).
@@ -682,6 +984,11 @@ void Coordinator::maybe_form_generation() {
     }
     first_failure_.reset();
     lost_.clear();
+    survivors.erase(std::remove_if(survivors.begin(), survivors.end(),
+                                   [&](const std::string& id) {
+                                     return find_worker(id)->state == Worker::State::kGone;
+                                   }),
+                    survivors.end());
     if (!survivors.empty() || !pending_.empty()) {
       form_generation(survivors, pending_);
       return;
@@ -728,8 +1035,12 @@ void Coordinator::form_generation(std::vector<std::string> survivors,
     // Time spent with no worker at all is part of the recovery, and said apart.
     recovery_->waited_s = seconds_between(recovery_->decided, Clock::now());
   }
-  if (survivors.empty()) {
-    // Nobody holds the state: everyone loads the latest valid checkpoint (or starts afresh).
+  std::int64_t held = -1;
+  for (const auto& id : survivors) held = std::max(held, find_worker(id)->held);
+  if (held < 0) {
+    // Nobody holds the state (no survivor, or survivors that never got one: they joined the
+    // generation that failed while forming): everyone loads the latest valid checkpoint (or
+    // starts afresh).
     if (generation_ >= 0) {
       CheckpointDirectory directory((fs::path(job_.options.job_dir) / "checkpoints").string(),
                                     job_.options.keep);
@@ -750,24 +1061,22 @@ void Coordinator::form_generation(std::vector<std::string> survivors,
     config.checkpoint_crc32 = start_.checkpoint_crc32;
     last_step_ = start_.start_step;
   } else {
-    std::int64_t held = -1;
-    for (const auto& id : survivors) held = std::max(held, find_worker(id)->held);
     config.start_step = held;
-    if (held < 0) {
-      // The survivors never got a state (they failed while forming): start where the last
-      // generation without survivors would have.
-      config.start_step = start_.start_step;
-      config.checkpoint = start_.checkpoint;
-      config.checkpoint_bytes = start_.checkpoint_bytes;
-      config.checkpoint_crc32 = start_.checkpoint_crc32;
-    }
   }
-  for (const auto& id : config.members) config.speeds.push_back(find_worker(id)->speed);
+  for (const auto& id : config.members) {
+    config.speeds.push_back(find_worker(id)->speed);
+    config.probes.push_back(find_worker(id)->probe);
+  }
+  // A generation that starts from a checkpoint starts the count afresh.
+  config.since_checkpoint_s = config.checkpoint.empty() ? since_checkpoint_s_ : 0;
   generation_speeds_ = config.speeds;
   last_balance_check_ = Clock::now();
   generation_ = config.generation;
   members_ = config.members;
   running_ = true;
+  generation_formed_ = false;
+  unreachable_votes_.clear();
+  store_.set_generation_prefix(generation_prefix(generation_));
   ending_ = false;
   ending_cause_.clear();
   waiting_announced_ = false;
@@ -866,6 +1175,8 @@ void Coordinator::take_back(const nlohmann::json& journal) {
     workers_[id] = std::move(worker);
   }
   running_ = generation_ >= 0 && !members_.empty();
+  generation_formed_ = true;  // its members formed their group before the restart
+  store_.set_generation_prefix(generation_prefix(generation_));
   // The split in force is not journaled: speeds are compared with it from the next generation.
   generation_speeds_.clear();
   last_balance_check_ = Clock::now();
@@ -879,7 +1190,6 @@ void Coordinator::take_back(const nlohmann::json& journal) {
 void Coordinator::write_journal() const {
   nlohmann::json journal = {
       {"front_door", address()},
-      {"store_port", store_port_},
       {"generation", generation_},
       {"members", members_},
       {"next_worker", next_worker_},

@@ -1,7 +1,9 @@
-// The coordinator of a job: membership, generations, the job's progress and records. It hosts
-// the c10d TCPStore the members' ProcessGroupGloo rendezvous on, and the front door (channel.h)
-// through which workers join with the job's token, send heartbeats and reports, and receive the
-// configs of their generations. It holds no tensors.
+// The coordinator of a job: membership, generations, the job's progress and records. It holds
+// the rendezvous keys the members' ProcessGroupGloo exchange addresses through
+// (rendezvous_store.h), served only on the front door (channel.h) through which workers join
+// with the job's token, send heartbeats and reports, and receive the configs of their
+// generations: the job has one port, and nothing of it answers without the token. It holds no
+// tensors.
 //
 // Generations: every membership change starts generation g+1 (a fresh process group under the
 // store prefix gen/<g+1>/pg). A failure (a member's connection closes, its process exits, or its
@@ -12,7 +14,11 @@
 // nothing is redone. With no member left the coordinator keeps the job and waits; the next
 // generation then starts from the latest valid checkpoint.
 //
-// The state needed to take the job back after a restart (generation, members, ports, next worker
+// A generation that fails to form twice with the same members, where the others name one
+// member's address as the one they could not reach, goes on without that member (it is told to
+// leave, naming the address and the flags that fix it) instead of trying for ever.
+//
+// The state needed to take the job back after a restart (generation, members, port, next worker
 // number, the job's config) is journaled in <job>/coordinator.json at every generation. Used by
 // one thread.
 #pragma once
@@ -26,21 +32,20 @@
 #include <string>
 #include <vector>
 
-#include <torch/csrc/distributed/c10d/TCPStore.hpp>
-
 #include "transient/train/protocol.h"
+#include "transient/train/rendezvous_store.h"
 
 namespace transient::train {
 
+class CheckpointDirectory;
 class EventLog;
 class Listener;
 class LineChannel;
 class ProgressLine;
 
 struct CoordinatorOptions {
-  std::string bind = "127.0.0.1";  // address of the front door and the store
+  std::string bind = "127.0.0.1";  // address of the front door (IPv4 or IPv6; 0.0.0.0, :: = all)
   std::uint16_t port = 0;          // front door port (0 = any free port)
-  std::uint16_t store_port = 0;    // TCPStore port (0 = any free port)
   int initial_workers = 1;         // members generation 0 waits for
   double initial_wait_s = 60;      // ... at most this long after the first admission
   bool taking_back = false;        // take_back() follows: the journal is not rewritten before
@@ -116,6 +121,13 @@ class Coordinator {
   void read_peer(Peer& peer);
   void handle_hello(Peer& peer, const nlohmann::json& hello);
   void handle_message(Worker& worker, const nlohmann::json& message);
+  void handle_store(Worker& worker, const nlohmann::json& request);
+  void handle_checkpoint(Worker& worker, const nlohmann::json& message);
+  void handle_rows(Worker& worker, const nlohmann::json& message);
+  void send_checkpoint(Worker& worker, const nlohmann::json& request);
+  void discard_incoming(Worker& worker);
+  void note_unreachable(const nlohmann::json& members);
+  void drop_unreachable_member();
   void drop_garbage(Peer& peer, const std::string& reason);
   void worker_gone(Worker& worker, const std::string& reason);
   void check_heartbeats();
@@ -136,8 +148,8 @@ class Coordinator {
   CoordinatorOptions options_;
   EventLog& events_;
   std::unique_ptr<Listener> listener_;
-  c10::intrusive_ptr<c10d::TCPStore> store_;
-  std::uint16_t store_port_ = 0;
+  std::unique_ptr<CheckpointDirectory> checkpoints_;  // the job's, on this (stable) server
+  RendezvousStore store_;
   std::vector<std::unique_ptr<Peer>> peers_;
   std::map<std::string, std::unique_ptr<Worker>> workers_;
   std::vector<std::string> pending_;  // admitted, waiting for a generation, in admission order
@@ -152,6 +164,13 @@ class Coordinator {
   std::optional<Clock::time_point> first_failure_;
   std::optional<Clock::time_point> first_admission_;
   bool stop_requested_ = false;
+  std::optional<Clock::time_point> stop_time_;  // when the stop was requested
+  bool generation_formed_ = false;              // the current generation's group has formed
+  // Generations that failed to form in a row with the same members, and which member the others
+  // could not reach (by the address they named), to drop it the second time.
+  std::vector<std::string> unformed_members_;
+  int unformed_count_ = 0;
+  std::map<std::string, int> unreachable_votes_;
   bool waiting_announced_ = false;
 
   // A recovery in progress: from the end of a generation by a loss to the first step of the next.
@@ -173,6 +192,7 @@ class Coordinator {
 
   std::unique_ptr<ProgressLine> progress_;
   std::int64_t last_step_ = 0;
+  double since_checkpoint_s_ = 0;  // as rank 0 last reported it
   std::optional<Clock::time_point> first_step_time_;
   std::int64_t first_step_ = 0;
   Clock::time_point last_step_time_;

@@ -541,6 +541,11 @@ class LocalFleet {
   void wait_for_exit() {
     const auto deadline = Clock::now() + std::chrono::seconds(30);
     for (auto& local : processes_) {
+      // One that was never admitted holds nothing of the job: it need not be waited for.
+      if (local.id.empty()) {
+        local.process->kill();
+        continue;
+      }
       while (!local.process->poll() && Clock::now() < deadline) {
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
       }
@@ -619,6 +624,32 @@ class LocalFleet {
   int replaced_ = 0;                  // replacements scheduled so far
 };
 
+// How workers join a standalone coordinator, from this host and from others: the address to
+// give, the token to copy, and the ports to open.
+std::string join_instructions(const std::string& bind, const std::string& address,
+                              const std::string& token_path) {
+  const Endpoint front_door = parse_endpoint(address, "the coordinator's address");
+  const std::string tail = " --token-file " + token_path + "\n";
+  const bool loopback = bind == "127.0.0.1" || bind == "::1" || bind == "localhost";
+  const bool wildcard = bind == "0.0.0.0" || bind == "::";
+  std::string text;
+  if (!wildcard) text = "join with: transient worker --coordinator " + address + tail;
+  if (loopback) {
+    return text +
+           "(listening on loopback only: for workers on other hosts start the coordinator with "
+           "--bind set to an address they reach)\n";
+  }
+  for (const auto& host : wildcard ? host_addresses() : std::vector<std::string>{}) {
+    text += "join with: transient worker --coordinator " + Endpoint{host, front_door.port}.text() +
+            tail;
+  }
+  return text + "workers on other hosts need a copy of " + token_path +
+         " (or TRANSIENT_TOKEN), the data set at their own path, TCP port " +
+         std::to_string(front_door.port) +
+         " of this host, and TCP ports between each other for Gloo's data plane (a private "
+         "network: it carries gradients unauthenticated)\n";
+}
+
 }  // namespace
 
 int run_training(const TrainOptions& given) {
@@ -634,7 +665,6 @@ int run_training(const TrainOptions& given) {
   CoordinatorOptions coordinator_options;
   coordinator_options.bind = o.bind;
   coordinator_options.port = static_cast<std::uint16_t>(o.port);
-  coordinator_options.store_port = static_cast<std::uint16_t>(o.store_port);
   coordinator_options.initial_workers = o.workers;
   Coordinator coordinator(job.job, job.token, coordinator_options, events, job.start);
   LocalFleet fleet(job, coordinator, events);
@@ -670,7 +700,6 @@ int run_coordinator(const TrainOptions& given, int min_workers) {
       journal.at("generation").get<std::int64_t>();
       journal.at("members").get<std::vector<std::string>>();
       journal.at("next_worker").get<int>();
-      journal.at("store_port").get<std::uint16_t>();
       journal.at("front_door").get<std::string>();
     } catch (const nlohmann::json::exception& error) {
       throw InputError(journal_path, 0, std::string("not a coordinator journal: ") + error.what());
@@ -700,22 +729,18 @@ int run_coordinator(const TrainOptions& given, int min_workers) {
   CoordinatorOptions coordinator_options;
   coordinator_options.bind = o.bind;
   coordinator_options.port = static_cast<std::uint16_t>(given.port);
-  coordinator_options.store_port = static_cast<std::uint16_t>(given.store_port);
   coordinator_options.initial_workers = min_workers;
   coordinator_options.taking_back = take_back;
   if (take_back) {
     const auto front_door = journal.at("front_door").get<std::string>();
     coordinator_options.port = parse_endpoint(front_door, journal_path).port;
-    coordinator_options.store_port = journal.at("store_port").get<std::uint16_t>();
   }
   Coordinator coordinator(prepared.job, prepared.token, coordinator_options, events,
                           prepared.start);
   if (take_back) coordinator.take_back(journal);
-  std::printf(
-      "coordinator of %s listening on %s\njoin with: transient worker --coordinator %s "
-      "--token-file %s\n",
-      o.job_dir.c_str(), coordinator.address().c_str(), coordinator.address().c_str(),
-      prepared.token_path.c_str());
+  std::printf("coordinator of %s listening on %s\n", o.job_dir.c_str(),
+              coordinator.address().c_str());
+  std::printf("%s", join_instructions(o.bind, coordinator.address(), prepared.token_path).c_str());
   std::fflush(stdout);
 
   InterruptHandler interrupts;

@@ -78,7 +78,9 @@ nlohmann::json to_json(const GenerationConfig& config) {
           {"checkpoint", config.checkpoint},
           {"checkpoint_bytes", config.checkpoint_bytes},
           {"checkpoint_crc32", config.checkpoint_crc32},
-          {"speeds", config.speeds}};
+          {"speeds", config.speeds},
+          {"since_checkpoint_s", config.since_checkpoint_s},
+          {"probes", config.probes}};
 }
 
 GenerationConfig generation_config_from_json(const nlohmann::json& j) {
@@ -90,11 +92,17 @@ GenerationConfig generation_config_from_json(const nlohmann::json& j) {
   config.checkpoint_bytes = j.at("checkpoint_bytes").get<std::int64_t>();
   config.checkpoint_crc32 = j.at("checkpoint_crc32").get<std::uint32_t>();
   config.speeds = j.at("speeds").get<std::vector<double>>();
+  config.since_checkpoint_s = j.value("since_checkpoint_s", 0.0);
+  config.probes = j.value("probes", std::vector<std::string>{});
   return config;
 }
 
 nlohmann::json to_json(const ProgressReport& report) {
-  return {{"step", report.step}, {"epoch", report.epoch}, {"loss", report.loss}, {"lr", report.lr}};
+  return {{"step", report.step},
+          {"epoch", report.epoch},
+          {"loss", report.loss},
+          {"lr", report.lr},
+          {"since_checkpoint_s", report.since_checkpoint_s}};
 }
 
 ProgressReport progress_report_from_json(const nlohmann::json& j) {
@@ -103,6 +111,7 @@ ProgressReport progress_report_from_json(const nlohmann::json& j) {
   report.epoch = j.at("epoch").get<std::int64_t>();
   report.loss = j.at("loss").get<double>();
   report.lr = j.at("lr").get<double>();
+  report.since_checkpoint_s = j.value("since_checkpoint_s", 0.0);
   return report;
 }
 

@@ -1,6 +1,7 @@
 // The coordinator <-> worker protocol: JSON objects, one per line, over the worker's connection
-// to the coordinator's front door (channel.h). The c10d TCPStore the coordinator hosts serves
-// only the rendezvous of each generation's ProcessGroupGloo, under the prefix gen/<g>/pg.
+// to the coordinator's front door (channel.h). The same connection carries the rendezvous of each
+// generation's ProcessGroupGloo (keys under gen/<g>/pg, rendezvous_store.h): the job has one
+// port, and nothing of it is reachable without the token.
 //
 // The handshake proves the job's token on both sides without sending it (token_proof.h):
 //   worker -> {"hello":"transient-worker","version":2,"worker":ID or "","pid":P,"nonce":Nw}
@@ -12,22 +13,26 @@
 // Before the worker's proof the coordinator reads at most 4 KiB a line from it; a hello of
 // another version is dropped by name.
 // worker -> coordinator, once admitted
-//   {"ready":true}                         data and model loaded: it can join a generation
+//   {"ready":true,"address":A,"probe":P}   data and model loaded: it can join a generation; its
+//                                          peers reach it at A, and its probe port at P
+//   {"store":OP,"id":n,...}                a rendezvous store request (rendezvous_store.h)
 //   {"hb":n,"speed":samples/s}            heartbeat, every heartbeat timeout / 5
 //   {"report":"failed"|"boundary","gen":g,"step":held,"attempted":a,"leaving":b,"reason":r,
-//    "cause":c}                            the worker's part in generation g ended (held = -1:
-//                                          it held no state yet)
+//    "cause":c,"unreachable":[ids]}        the worker's part in generation g ended (held = -1:
+//                                          it held no state yet; ids: the members whose probe it
+//                                          could not reach, if the group could not form)
 //   {"report":"formed"|"stepped","gen":g,"step":s}   rank 0: group formed, first step done
 //   {"report":"done","gen":g,"result":WorkerResult}  the job ended (finished or paused)
 //   {"progress":ProgressReport}            rank 0, after every step
 //   {"event":{...}}                        appended to events.jsonl (checkpoints, epochs)
 //   {"bye":reason}                         before a planned exit (preempted, stopped)
 // coordinator -> worker
-//   {"admitted":ID,"job":JobConfig,"store_port":p} or {"refused":reason}   the reply to the proof
+//   {"admitted":ID,"job":JobConfig} or {"refused":reason}   the reply to the proof
 //   {"generation":GenerationConfig}        the worker is a member of this generation
 //   {"signal":"change"|"stop","gen":g}     to rank 0: end the generation at the next boundary
 //   {"signal":"abort","gen":g}             to every member: a member was lost, leave generation g
-//   {"left":reason}                        the worker was dropped (silent); it exits
+//   {"store_reply":n,...}                  the reply to store request n
+//   {"left":reason}                        the worker was dropped (silent, unreachable); it exits
 //   {"finished":true}                      the job has ended
 #pragma once
 
@@ -58,13 +63,21 @@ struct GenerationConfig {
   std::int64_t checkpoint_bytes = 0;
   std::uint32_t checkpoint_crc32 = 0;
   std::vector<double> speeds;  // members' measured samples/s, in rank order (0 = unknown)
+  // Seconds of training since the job's last checkpoint was taken, whoever took it: a periodic
+  // checkpoint by time counts training, so membership changes do not put it off.
+  double since_checkpoint_s = 0;
+  // Each member's reachability probe, HOST:PORT in rank order ("" = unknown): a plain TCP port
+  // on the address it advertises, which its peers try when their group could not form, so that
+  // the member nobody can reach is named.
+  std::vector<std::string> probes;
 };
 
 struct ProgressReport {
-  std::int64_t step = 0;   // steps completed
-  std::int64_t epoch = 0;  // epoch of the last step (0-based)
-  double loss = 0;         // training loss of the last step (mean over its global batch)
-  double lr = 0;           // learning rate of the last step
+  std::int64_t step = 0;          // steps completed
+  std::int64_t epoch = 0;         // epoch of the last step (0-based)
+  double loss = 0;                // training loss of the last step (mean over its global batch)
+  double lr = 0;                  // learning rate of the last step
+  double since_checkpoint_s = 0;  // seconds of training since the last checkpoint was taken
 };
 
 struct WorkerResult {

@@ -1,9 +1,9 @@
 // The trainer's public surface for the CLI: synchronous data-parallel training with libtorch and
 // c10d/Gloo across worker processes on this machine (issue 2), shaped for the elastic trainer.
 //
-// run_training() is `transient train`: it runs the coordinator in this process (a c10d TCPStore
-// server on loopback, the job directory, the records) and starts `options.workers` worker
-// processes by exec'ing this program's `worker` subcommand; run_worker() is that subcommand.
+// run_training() is `transient train`: it runs the coordinator in this process (the front door on
+// loopback, the rendezvous keys, the job directory, the records) and starts `options.workers`
+// worker processes by exec'ing this program's `worker` subcommand; run_worker() is that subcommand.
 // This header is torch-free on purpose, so that the CLI compiles without libtorch's headers.
 //
 // Failure: bad input (a flag, a missing data set, a job directory of another job, an unreadable
@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -60,9 +61,8 @@ struct TrainOptions {
 
   // Elasticity (issue 3).
   double heartbeat_timeout_s = 5;  // a member silent this long is dropped from the job
-  std::string bind = "127.0.0.1";  // address of the coordinator's front door and store
+  std::string bind = "127.0.0.1";  // address of the coordinator's front door (IPv4 or IPv6)
   int port = 0;                    // front door port (0 = any free port)
-  int store_port = 0;              // rendezvous store port (0 = any free port)
 
   // Revocation injection into a local run (`transient train` only).
   std::vector<std::string> revoke;  // --revoke SPECs, e.g. kill@30s:rank0
@@ -84,6 +84,11 @@ struct WorkerOptions {
   std::string token;        // the token itself
   std::string worker_id;    // a name unique in the job ("" = the coordinator gives one)
   int threads = 0;          // intra-op threads; 0 = what the coordinator says
+  // Where its peers reach this worker (Gloo's data plane). Default: the local address of its
+  // route to the coordinator.
+  std::string advertise;  // an address of this host to advertise instead
+  std::string interface;  // ... or a network interface whose address to use (GLOO_SOCKET_IFNAME)
+  std::string data_dir;   // where this host holds the data set ("" = the job's path)
 };
 
 // Runs a whole job and prints where its records are. Returns the process exit code.
@@ -93,6 +98,15 @@ int run_training(const TrainOptions& options);
 // `transient worker --coordinator HOST:PORT --token-file F`. With a job directory that holds a
 // journal (coordinator.json) it takes that job back. Returns the process exit code.
 int run_coordinator(const TrainOptions& options, int min_workers);
+
+// Fills what the flags left empty from an orchestrator's environment, read through `getenv`
+// (name -> value, "" if unset): the coordinator from TRANSIENT_COORDINATOR, else MASTER_ADDR and
+// MASTER_PORT; the token from TRANSIENT_TOKEN when neither --token nor --token-file is given; the
+// interface from GLOO_SOCKET_IFNAME when neither --interface nor --advertise is given. Throws
+// InputError naming both ways if no coordinator is named at all, or MASTER_ADDR comes without
+// MASTER_PORT.
+void resolve_worker_environment(WorkerOptions& options,
+                                const std::function<std::string(const char*)>& getenv);
 
 // Runs one worker until the job is done or it leaves. Returns the process exit code.
 int run_worker(const WorkerOptions& options);

@@ -10,15 +10,16 @@
 
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
-#include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <deque>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -27,9 +28,11 @@
 #include "transient/core/error.h"
 #include "transient/train/channel.h"
 #include "transient/train/checkpoint.h"
+#include "transient/train/coordinator_store.h"
 #include "transient/train/fashion_mnist.h"
 #include "transient/train/models.h"
 #include "transient/train/protocol.h"
+#include "transient/train/rendezvous_store.h"
 #include "transient/train/sharding.h"
 #include "transient/train/token_proof.h"
 #include "transient/train/trainer.h"
@@ -45,7 +48,23 @@ double seconds_since(Clock::time_point start) {
 
 // Set by SIGTERM (the cloud's preemption notice) and, for a worker started by hand, SIGINT.
 std::atomic<int> g_leave_signal{0};
-void on_leave_signal(int signal) { g_leave_signal = signal; }
+// When it first came, on the steady clock (clock_gettime is async-signal-safe); 0: never.
+std::atomic<std::chrono::steady_clock::rep> g_leave_signal_at{0};
+void on_leave_signal(int signal) {
+  g_leave_signal = signal;
+  std::chrono::steady_clock::rep unset = 0;
+  g_leave_signal_at.compare_exchange_strong(
+      unset, std::chrono::steady_clock::now().time_since_epoch().count());
+}
+
+// A leave signal came over a second ago.
+bool signalled_long_ago() {
+  const auto at = g_leave_signal_at.load();
+  return at != 0 &&
+         std::chrono::steady_clock::now() -
+                 std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(at)) >
+             std::chrono::seconds(1);
+}
 
 // A preemption notice (SIGTERM) or Ctrl-C came before the worker was admitted: nothing to leave.
 struct LeftBeforeJoining {};
@@ -59,8 +78,13 @@ struct CollectiveFailure : std::runtime_error {
 // (so that a busy training thread never looks silent) and reads what the coordinator sends; if
 // the connection breaks (the coordinator died) it re-connects and re-joins with the state the
 // training thread last recorded, while training goes on.
-class Connection {
+class Connection : public StoreTransport {
  public:
+  // What the training thread is doing, for the heartbeat thread's handling of a leave signal.
+  // kForming: building the group (waiting for peers' addresses, connecting); kAgreeing: the
+  // group exists and the state is being agreed on (a leaver may hold what its peers need).
+  enum class Phase { kWaiting, kForming, kAgreeing, kTraining };
+
   Connection(const Endpoint& coordinator, std::string token, std::string worker_id)
       : coordinator_(coordinator), token_(std::move(token)), id_(std::move(worker_id)) {
     // Tries for 30 s, a quarter of a second at a time, so that a preemption notice (or Ctrl-C)
@@ -82,6 +106,7 @@ class Connection {
                                                      : " did not admit this worker: ") +
                        refusal_);
     }
+    local_host_ = channel->local_host();
     channel_ = std::move(channel);
     thread_ = std::thread([this] { run(); });
   }
@@ -99,11 +124,166 @@ class Connection {
 
   const std::string& id() const { return id_; }
   const JobConfig& job() const { return job_; }
-  Endpoint store() const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return Endpoint{coordinator_.host, store_port_};
+  const Endpoint& coordinator() const { return coordinator_; }
+  // The local address of this worker's route to the coordinator: what it advertises to its peers
+  // unless told otherwise.
+  const std::string& local_host() const { return local_host_; }
+
+  void set_phase(Phase phase) { phase_ = phase; }
+  // The generation whose group is being formed: an "abort" for it ends the store's waits.
+  void set_forming(std::int64_t generation) { forming_ = generation; }
+
+  // StoreTransport: one request of the rendezvous store, answered on this connection.
+  nlohmann::json store_call(nlohmann::json request, std::chrono::milliseconds timeout) override {
+    return call(std::move(request), timeout).first;
   }
 
+  // Sends the checkpoint of `step` (`bytes`) to the coordinator, which keeps the job's
+  // checkpoints on its stable server, and returns its record once stored there. Returns nullopt
+  // if the coordinator is away (the next checkpoint goes instead); throws InputError with its
+  // reason if it could not store it (a full disk).
+  std::optional<CheckpointRecord> send_checkpoint(std::int64_t step,
+                                                  const std::vector<char>& bytes) {
+    std::int64_t id = 0;
+    std::shared_ptr<LineChannel> channel;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      id = next_call_++;
+      channel = channel_;
+    }
+    CheckpointRecord record;
+    record.step = step;
+    record.bytes = static_cast<std::int64_t>(bytes.size());
+    record.crc32 = crc32_of(bytes.data(), bytes.size());
+    constexpr std::size_t kChunk = 512 << 10;
+    bool sent = channel &&
+                channel->send(
+                    {{"checkpoint", "begin"}, {"id", id}, {"step", step}, {"bytes", record.bytes}});
+    for (std::size_t at = 0; sent && at < bytes.size(); at += kChunk) {
+      const std::size_t size = std::min(kChunk, bytes.size() - at);
+      sent = channel->send({{"checkpoint", "chunk"},
+                            {"id", id},
+                            {"data", encode_store_value(std::string(bytes.data() + at, size))}});
+    }
+    if (!sent) return std::nullopt;
+    try {
+      const auto reply = call({{"checkpoint", "end"}, {"crc32", record.crc32}},
+                              std::chrono::minutes(10), id, channel)
+                             .first;
+      record.file = reply.at("file").get<std::string>();
+      return record;
+    } catch (const Refused& refused) {
+      throw InputError(refused.what());
+    } catch (const std::runtime_error&) {
+      return std::nullopt;  // the coordinator went away meanwhile
+    }
+  }
+
+  // The bytes of the job's checkpoint `record`, from the coordinator, checked against the size
+  // and checksum the generation named. Throws InputError if they cannot be had.
+  std::vector<char> fetch_checkpoint(const CheckpointRecord& record) {
+    try {
+      auto [reply, data] = call({{"fetch_checkpoint", record.file}}, std::chrono::minutes(10));
+      if (static_cast<std::int64_t>(data.size()) != record.bytes ||
+          crc32_of(data.data(), data.size()) != record.crc32) {
+        throw InputError(record.file, 0,
+                         "the checkpoint came from the coordinator damaged (size or CRC-32 "
+                         "differs from the manifest's)");
+      }
+      return std::vector<char>(data.begin(), data.end());
+    } catch (const std::runtime_error& error) {
+      throw InputError(record.file, 0, std::string("cannot fetch the checkpoint: ") + error.what());
+    }
+  }
+
+  // A row of steps.csv for the coordinator's records. Each row is kept until the coordinator
+  // says it has written it (it acknowledges on heartbeats), and rows not acknowledged are sent
+  // again after a re-connection: none is lost to a coordinator that dies or restarts (a row
+  // written twice is merged away).
+  void record_row(std::string row) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (unacked_rows_.size() >= kMaxUnackedRows) unacked_rows_.pop_front();
+    unacked_rows_.emplace_back(next_row_++, std::move(row));
+    send_rows_locked();
+  }
+
+ private:
+  static constexpr std::size_t kMaxUnackedRows = 1000000;
+
+  // Sends the rows not sent on the current connection yet.
+  void send_rows_locked() {
+    if (!channel_ || unacked_rows_.empty() || unacked_rows_.back().first <= rows_sent_through_) {
+      return;
+    }
+    nlohmann::json rows = nlohmann::json::array();
+    for (const auto& [seq, text] : unacked_rows_) {
+      if (seq > rows_sent_through_) rows.push_back(text);
+    }
+    const std::int64_t last = unacked_rows_.back().first;
+    if (channel_->send({{"rows", rows}, {"last", last}})) rows_sent_through_ = last;
+  }
+
+  // A request the coordinator answered with an error.
+  struct Refused : std::runtime_error {
+    using std::runtime_error::runtime_error;
+  };
+
+  // Sends `request` with a new id (or `id`, on `on_channel`) and waits for the reply to it: the
+  // reply and the bytes of the chunks that came before it.
+  std::pair<nlohmann::json, std::string> call(nlohmann::json request,
+                                              std::chrono::milliseconds timeout,
+                                              std::int64_t id = -1,
+                                              std::shared_ptr<LineChannel> on_channel = nullptr) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (id < 0) id = next_call_++;
+    const std::int64_t epoch = channel_epoch_;
+    request["id"] = id;
+    std::shared_ptr<LineChannel> channel = on_channel ? on_channel : channel_;
+    calls_[id];
+    lock.unlock();
+    const bool sent = channel && channel->send(request);
+    lock.lock();
+    const auto deadline = Clock::now() + timeout;
+    std::string failure;
+    for (;;) {
+      auto it = calls_.find(id);
+      if (it->second.reply) break;
+      if (!sent || channel_epoch_ != epoch) {
+        failure = "the connection to the coordinator at " + coordinator_.text() + " was lost";
+      } else if (!left_.empty()) {
+        failure = left_;
+      } else if (signalled_long_ago()) {
+        // A group that forms at all forms within the second (and the state moves to the
+        // others); one that has not is stuck on a peer that does not answer.
+        failure = "interrupted by a preemption notice";
+      } else if (abort_gen_ >= 0 && abort_gen_ == forming_) {
+        failure = "the coordinator ended generation " + std::to_string(forming_.load());
+      } else if (Clock::now() >= deadline) {
+        failure = "no answer within " +
+                  std::to_string(std::chrono::duration<double>(timeout).count()) + " s to " +
+                  request.value("store", std::string("a request")) + " of " +
+                  request.value("keys", nlohmann::json::array()).dump() +
+                  " (a member of the generation did not publish its address)";
+      }
+      if (!failure.empty()) {
+        calls_.erase(it);
+        throw std::runtime_error(failure);
+      }
+      changed_.wait_for(lock, std::chrono::milliseconds(100));
+    }
+    auto node = calls_.extract(id);
+    const nlohmann::json reply = std::move(*node.mapped().reply);
+    if (reply.contains("error")) {
+      const std::string what =
+          request.contains("store")
+              ? "the coordinator refused " + request.value("store", std::string()) + ": "
+              : std::string();
+      throw Refused(what + reply.value("error", std::string()));
+    }
+    return {reply, std::move(node.mapped().data)};
+  }
+
+ public:
   // Sends `message` if connected; while the coordinator is away messages are dropped.
   void send(const nlohmann::json& message) {
     std::shared_ptr<LineChannel> channel;
@@ -122,10 +302,22 @@ class Connection {
 
   void set_speed(double samples_per_s) { speed_ = samples_per_s; }
 
-  // Data and model are loaded: the worker can be a member from the next generation on.
-  void mark_ready() {
+  // Data and model are loaded: the worker can be a member from the next generation on. `address`
+  // is the one it advertises to its peers (for messages about peers that cannot be reached).
+  void mark_ready(const std::string& address, const std::string& probe) {
+    ready_address_ = address;
+    ready_probe_ = probe;
     ready_ = true;
-    send({{"ready", true}});
+    send({{"ready", true}, {"address", address}, {"probe", probe}});
+  }
+
+  // Opens the reachability probe (protocol.h) on `address` and returns its HOST:PORT; the
+  // heartbeat thread accepts and closes connections to it. Throws InputError naming `what` if
+  // the address cannot be listened on (not an address of this host).
+  std::string open_probe(const std::string& address, const std::string& what) {
+    probe_listener_ = std::make_unique<Listener>(address, 0, what);
+    probe_ = probe_listener_.get();
+    return Endpoint{address, probe_listener_->port()}.text();
   }
 
   // Says goodbye: the coordinator will close the connection, which is then not re-opened.
@@ -149,6 +341,12 @@ class Connection {
       }
       if (!left_.empty()) {
         why = left_;
+        return std::nullopt;
+      }
+      if (signalled_long_ago()) {
+        // No generation came within a second of the signal (one that comes sooner is joined,
+        // so that a member holding the state hands it on before it leaves at the boundary).
+        why = "signalled";
         return std::nullopt;
       }
       changed_.wait_for(lock, std::chrono::milliseconds(200));
@@ -233,9 +431,7 @@ class Connection {
     }
     // A reply of the wrong shape is no admission, never an exception: on the heartbeat thread
     // one would end the process.
-    std::uint16_t store_port = 0;
     try {
-      store_port = reply->at("store_port").get<std::uint16_t>();
       if (rejoin == nullptr) {
         const auto id = reply->at("admitted").get<std::string>();
         job_ = job_config_from_json(reply->at("job"));
@@ -245,14 +441,37 @@ class Connection {
       refusal_ = std::string("it sent a malformed admission (") + error.what() + ")";
       return Hello::kNoAnswer;
     }
-    std::lock_guard<std::mutex> lock(mutex_);
-    store_port_ = store_port;
     return Hello::kAdmitted;
   }
 
   void handle(const nlohmann::json& message) {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (message.contains("generation")) {
+    if (message.contains("store_reply")) {
+      const auto& id = message.at("store_reply");
+      if (id.is_number_integer()) {
+        if (auto it = calls_.find(id.get<std::int64_t>()); it != calls_.end()) {
+          it->second.reply = message;
+        }
+      }
+    } else if (message.contains("rows_ack")) {
+      const auto& ack = message.at("rows_ack");
+      if (ack.is_number_integer()) {
+        while (!unacked_rows_.empty() && unacked_rows_.front().first <= ack.get<std::int64_t>()) {
+          unacked_rows_.pop_front();
+        }
+      }
+    } else if (message.contains("chunk_of")) {
+      const auto& id = message.at("chunk_of");
+      if (id.is_number_integer()) {
+        if (auto it = calls_.find(id.get<std::int64_t>()); it != calls_.end()) {
+          try {
+            it->second.data += decode_store_value(message.value("data", std::string()));
+          } catch (const std::invalid_argument&) {
+            it->second.reply = nlohmann::json{{"error", "a chunk that is not base64"}};
+          }
+        }
+      }
+    } else if (message.contains("generation")) {
       generations_.push_back(generation_config_from_json(message.at("generation")));
     } else if (message.contains("signal")) {
       const auto gen = message.value("gen", std::int64_t{-1});
@@ -276,6 +495,19 @@ class Connection {
     auto last_beat = Clock::now() - std::chrono::hours(1);
     std::int64_t beats = 0;
     while (!stopping_) {
+      if (phase_ == Phase::kForming && signalled_long_ago()) {
+        // A preemption notice while the group forms (peers that do not answer hold Gloo's
+        // connect for up to its timeout): the worker holds nothing its peers do not, so it says
+        // goodbye and goes now rather than when Gloo gives up.
+        std::fprintf(stderr, "transient worker %s: left the job while its group formed (%s)\n",
+                     id_.c_str(), g_leave_signal == SIGINT ? "stopped" : "preempted");
+        channel_->send({{"bye", g_leave_signal == SIGINT ? "stopped" : "preempted"}});
+        std::_Exit(0);
+      }
+      if (Listener* probe = probe_.load(); probe != nullptr) {
+        std::string prober;
+        for (int fd; (fd = probe->accept(prober)) >= 0;) ::close(fd);
+      }
       if (seconds_since(last_beat) >= interval) {
         channel_->send({{"hb", ++beats}, {"speed", speed_.load()}});
         last_beat = Clock::now();
@@ -293,6 +525,8 @@ class Connection {
       if (!channel_->closed() || stopping_) continue;
       {
         std::lock_guard<std::mutex> lock(mutex_);
+        ++channel_epoch_;  // store requests in flight on it fail now
+        changed_.notify_all();
         if (leaving_ && left_.empty()) left_ = "the job has ended";  // after its goodbye
         if (!left_.empty()) {
           changed_.notify_all();
@@ -323,7 +557,11 @@ class Connection {
           std::lock_guard<std::mutex> lock(mutex_);
           channel_ = std::move(channel);
           // One that was waiting for its first generation says again that it is ready.
-          if (state_.is_null() && ready_) channel_->send({{"ready", true}});
+          if (state_.is_null() && ready_) {
+            channel_->send({{"ready", true}, {"address", ready_address_}, {"probe", ready_probe_}});
+          }
+          rows_sent_through_ = 0;  // whatever was not acknowledged goes again
+          send_rows_locked();
           std::fprintf(stderr, "transient worker %s: re-joined the coordinator\n", id_.c_str());
           return;
         }
@@ -343,13 +581,32 @@ class Connection {
   std::string id_;
   std::shared_ptr<LineChannel> channel_;  // replaced (under mutex_) on a reconnection
   JobConfig job_;
-  std::uint16_t store_port_ = 0;
+  std::string local_host_;
+  std::string ready_address_;
+  std::string ready_probe_;
+  std::unique_ptr<Listener> probe_listener_;  // outlives thread_ (declared before it)
+  std::atomic<Listener*> probe_{nullptr};
   std::string refusal_;
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<GenerationConfig> generations_;  // GUARDED_BY(mutex_)
   std::string left_;                          // GUARDED_BY(mutex_)
   nlohmann::json state_;                      // GUARDED_BY(mutex_)
+  // Requests in flight by id: their replies once they came, and the chunks before them.
+  struct Call {
+    std::optional<nlohmann::json> reply;
+    std::string data;
+  };
+  std::map<std::int64_t, Call> calls_;  // GUARDED_BY(mutex_)
+  // Rows of steps.csv by sequence number, until the coordinator acknowledges them.
+  std::deque<std::pair<std::int64_t, std::string>> unacked_rows_;  // GUARDED_BY(mutex_)
+  std::int64_t next_row_ = 1;                                      // GUARDED_BY(mutex_)
+  std::int64_t rows_sent_through_ = 0;  // GUARDED_BY(mutex_): on the current connection
+  std::int64_t next_call_ = 0;          // GUARDED_BY(mutex_)
+  std::int64_t channel_epoch_ = 0;      // GUARDED_BY(mutex_); counts connections lost
+  std::atomic<Phase> phase_{Phase::kWaiting};
+
+  std::atomic<std::int64_t> forming_{-1};
   std::atomic<std::int64_t> change_gen_{-1};
   std::atomic<std::int64_t> stop_gen_{-1};
   std::atomic<std::int64_t> abort_gen_{-1};
@@ -408,33 +665,18 @@ class GradientBuckets {
   torch::Tensor control_;
 };
 
-// This worker's rows of steps.csv, in a part file of its own that the coordinator merges.
-class StepRecorder {
- public:
-  explicit StepRecorder(std::string path) : path_(std::move(path)) {}
-  void record(std::int64_t step, int rank, std::int64_t batch, double data_s, double compute_s,
-              double allreduce_s, double optimizer_s, double loss, std::int64_t generation,
-              std::int64_t sample_begin) {
-    // Opened at the first row, not before: the coordinator may merge (and delete) the part files
-    // before a generation that resumes from a checkpoint starts.
-    if (!out_.is_open()) {
-      out_.open(path_, std::ios::app);
-      if (!out_) throw InputError(path_, 0, "cannot open the step records for writing");
-    }
-    char line[256];
-    std::snprintf(line, sizeof(line), "%lld,%d,%lld,%.6f,%.6f,%.6f,%.6f,%.6f,%lld,%lld\n",
-                  static_cast<long long>(step), rank, static_cast<long long>(batch), data_s,
-                  compute_s, allreduce_s, optimizer_s, loss, static_cast<long long>(generation),
-                  static_cast<long long>(sample_begin));
-    // Flushed at once (one write(2) per step): a SIGKILLed worker loses no row of a step that a
-    // checkpoint already covers.
-    out_ << line << std::flush;
-  }
-
- private:
-  std::string path_;
-  std::ofstream out_;
-};
+// This worker's rows of steps.csv (step_records.h), sent to the coordinator, which keeps them
+// with the job's other records on its server.
+std::string step_row(std::int64_t step, int rank, std::int64_t batch, double data_s,
+                     double compute_s, double allreduce_s, double optimizer_s, double loss,
+                     std::int64_t generation, std::int64_t sample_begin) {
+  char line[256];
+  std::snprintf(line, sizeof(line), "%lld,%d,%lld,%.6f,%.6f,%.6f,%.6f,%.6f,%lld,%lld",
+                static_cast<long long>(step), rank, static_cast<long long>(batch), data_s,
+                compute_s, allreduce_s, optimizer_s, loss, static_cast<long long>(generation),
+                static_cast<long long>(sample_begin));
+  return line;
+}
 
 void* sgd_state_key(const torch::Tensor& parameter) {
   // torch::optim::SGD keys its per-parameter state by the address of the TensorImpl.
@@ -446,12 +688,16 @@ enum class Ending { kFinished, kStopped, kBoundary, kDiverged };
 
 class Worker {
  public:
-  Worker(Connection& connection, int threads)
+  // The worker's Gloo device listens on `interface` if given, else on the address `advertise`.
+  // It reads the data set from `data_dir` ("" = the job's path).
+  Worker(Connection& connection, int threads, std::string advertise, std::string interface,
+         const std::string& data_dir)
       : connection_(connection),
+        advertise_(std::move(advertise)),
+        interface_(std::move(interface)),
         job_(connection.job()),
-        options_(job_.options),
-        checkpoints_((std::filesystem::path(options_.job_dir) / "checkpoints").string(),
-                     options_.keep) {
+        options_(job_.options) {
+    if (!data_dir.empty()) job_.options.data_dir = data_dir;
     torch::set_num_threads(std::max(1, threads > 0 ? threads : options_.threads));
     torch::manual_seed(options_.seed);
     data_ = FashionMnist::load(options_.data_dir);
@@ -481,10 +727,6 @@ class Worker {
       }
     }
     buckets_ = std::make_unique<GradientBuckets>(parameters_, options_.bucket_bytes);
-    recorder_ =
-        std::make_unique<StepRecorder>((std::filesystem::path(options_.job_dir) / "records" /
-                                        ("steps-" + connection_.id() + ".part.csv"))
-                                           .string());
   }
 
   // Trains until the job ends or this worker leaves. Returns the process exit code.
@@ -492,10 +734,19 @@ class Worker {
     std::int64_t last_generation = -1;
     for (;;) {
       std::string why;
+      connection_.set_phase(Connection::Phase::kWaiting);
       const auto config = connection_.next_generation(last_generation, why);
       if (!config) {
         finish_writer();
         if (why == "the job has ended") return 0;
+        if (why == "signalled") {
+          // A preemption notice (or Ctrl-C) between generations: nothing to finish.
+          const std::string reason = g_leave_signal == SIGINT ? "stopped" : "preempted";
+          connection_.leave(reason);
+          std::fprintf(stderr, "transient worker %s: left the job between generations (%s)\n",
+                       connection_.id().c_str(), reason.c_str());
+          return 0;
+        }
         std::fprintf(stderr, "transient worker %s: %s; exiting\n", connection_.id().c_str(),
                      why.c_str());
         return kExitDropped;
@@ -509,9 +760,14 @@ class Worker {
       world_size_ = static_cast<int>(config->members.size());
       connection_.set_state({{"gen", config_.generation}, {"reported", false}});
       std::int64_t attempted = step_;
+      bool formed = false;
       try {
+        connection_.set_phase(Connection::Phase::kForming);
         form_group();
+        formed = true;
+        connection_.set_phase(Connection::Phase::kAgreeing);
         agree_on_state();
+        connection_.set_phase(Connection::Phase::kTraining);
         attempted = step_;
         if (rank_ == 0) {
           connection_.send({{"report", "formed"}, {"gen", config_.generation}, {"step", step_}});
@@ -569,10 +825,25 @@ class Worker {
         } else {
           finish_writer_quietly();
         }
-        report("failed", holds_state_ ? step_ : -1, std::max(attempted, step_), false, "failed");
-        std::fprintf(stderr, "transient worker %s: generation %lld failed (%s)\n",
+        const bool leaving = g_leave_signal != 0;
+        const std::string reason = !leaving                   ? "failed"
+                                   : g_leave_signal == SIGINT ? "stopped"
+                                                              : "preempted";
+        // A group that could not form: which peers can this worker not reach at all?
+        const auto unreachable = formed ? std::vector<std::string>{} : unreachable_members();
+        std::string named;
+        for (const auto& id : unreachable) {
+          named += (named.empty() ? "; it cannot reach " : ", ") + id + " at " + probe_of(id);
+        }
+        report("failed", holds_state_ ? step_ : -1, std::max(attempted, step_), leaving, reason,
+               unreachable);
+        std::fprintf(stderr, "transient worker %s: generation %lld failed (%s%s)\n",
                      connection_.id().c_str(), static_cast<long long>(config_.generation),
-                     failure.what());
+                     failure.what(), named.c_str());
+        if (leaving) {
+          connection_.leave(reason);
+          return 0;
+        }
       } catch (const std::exception& error) {
         // Not a lost peer: an error of the job itself (a checkpoint that cannot be written or
         // read, a state that does not fit the model), which the next member would meet in turn.
@@ -593,11 +864,12 @@ class Worker {
 
  private:
   void report(const std::string& what, std::int64_t held, std::int64_t attempted, bool leaving,
-              const std::string& reason) {
-    const nlohmann::json message = {{"report", what},     {"gen", config_.generation},
-                                    {"step", held},       {"attempted", attempted},
-                                    {"leaving", leaving}, {"reason", reason},
-                                    {"cause", reason}};
+              const std::string& reason, const std::vector<std::string>& unreachable = {}) {
+    nlohmann::json message = {{"report", what},     {"gen", config_.generation},
+                              {"step", held},       {"attempted", attempted},
+                              {"leaving", leaving}, {"reason", reason},
+                              {"cause", reason}};
+    if (!unreachable.empty()) message["unreachable"] = unreachable;
     connection_.set_state({{"gen", config_.generation},
                            {"reported", true},
                            {"step", held},
@@ -608,28 +880,56 @@ class Worker {
   }
 
   void form_group() {
+    connection_.set_forming(config_.generation);
     try {
-      const Endpoint store_at = connection_.store();
-      c10d::TCPStoreOptions store_options;
-      store_options.port = store_at.port;
-      store_options.isServer = false;
-      store_options.waitWorkers = false;
-      store_options.timeout = std::chrono::milliseconds(
+      // The rendezvous keys travel on this worker's authenticated connection to the coordinator
+      // (coordinator_store.h); there is no open store port.
+      const auto timeout = std::chrono::milliseconds(
           static_cast<std::int64_t>(1000 * std::max(10.0, 2 * options_.heartbeat_timeout_s)));
-      auto store = c10::make_intrusive<c10d::TCPStore>(store_at.host, store_options);
+      auto store = c10::make_intrusive<CoordinatorStore>(connection_, timeout);
       auto prefixed = c10::make_intrusive<c10d::PrefixStore>(
           generation_prefix(config_.generation) + "pg", store);
       // Collectives time out after the heartbeat timeout: a silent member makes its peers' step
       // fail in that time, as the coordinator drops it.
       auto pg_options = c10d::ProcessGroupGloo::Options::create(std::chrono::milliseconds(
           static_cast<std::int64_t>(1000 * options_.heartbeat_timeout_s)));
-      pg_options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
+      pg_options->devices.push_back(
+          interface_.empty() ? c10d::ProcessGroupGloo::createDeviceForHostname(advertise_)
+                             : c10d::ProcessGroupGloo::createDeviceForInterface(interface_));
       group_ =
           c10::make_intrusive<c10d::ProcessGroupGloo>(prefixed, rank_, world_size_, pg_options);
     } catch (const std::exception& error) {
-      throw CollectiveFailure(std::string("forming generation ") +
-                              std::to_string(config_.generation) + ": " + error.what());
+      std::string what = error.what();
+      what = what.substr(0, what.find('\n'));
+      throw CollectiveFailure(
+          "forming generation " + std::to_string(config_.generation) + ": " + what +
+          "; this worker listens for its peers on " +
+          (interface_.empty() ? advertise_ : "interface " + interface_) +
+          " (a peer that cannot be reached should name a reachable address of its own with "
+          "--advertise ADDR or --interface IFNAME)");
     }
+  }
+
+  // The members whose reachability probe this worker cannot connect to (one second each).
+  std::vector<std::string> unreachable_members() const {
+    std::vector<std::string> unreachable;
+    for (std::size_t r = 0; r < config_.members.size() && r < config_.probes.size(); ++r) {
+      if (static_cast<int>(r) == rank_ || config_.probes[r].empty()) continue;
+      try {
+        if (!LineChannel::connect(parse_endpoint(config_.probes[r], "probe"), 1.0)) {
+          unreachable.push_back(config_.members[r]);
+        }
+      } catch (const InputError&) {
+      }
+    }
+    return unreachable;
+  }
+
+  std::string probe_of(const std::string& id) const {
+    for (std::size_t r = 0; r < config_.members.size() && r < config_.probes.size(); ++r) {
+      if (config_.members[r] == id) return config_.probes[r];
+    }
+    return "?";
   }
 
   void wait_all(std::vector<c10::intrusive_ptr<c10d::Work>>& works) {
@@ -717,17 +1017,23 @@ class Worker {
   // that a failure reports what was interrupted.
   Ending train_generation(std::int64_t& attempted) {
     if (rank_ == 0 && !writer_) {
-      writer_ = std::make_unique<CheckpointWriter>(checkpoints_, [this](const CheckpointRecord& r) {
-        connection_.send({{"event",
-                           {{"event", "checkpoint"},
-                            {"step", r.step},
-                            {"bytes", r.bytes},
-                            {"write_s", r.write_s},
-                            {"file", r.file},
-                            {"worker", connection_.id()}}}});
-      });
+      // Checkpoints go to the coordinator's job directory (its server is the stable one), which
+      // records them when they are stored.
+      writer_ = std::make_unique<CheckpointWriter>(
+          [this](const CheckpointState& state) {
+            const auto stored =
+                connection_.send_checkpoint(state.step, serialize_checkpoint(state));
+            if (!stored) {
+              std::fprintf(stderr,
+                           "transient worker %s: the checkpoint of step %lld was not stored (the "
+                           "coordinator is away)\n",
+                           connection_.id().c_str(), static_cast<long long>(state.step));
+            }
+            return stored.value_or(CheckpointRecord{});
+          },
+          nullptr);
       last_checkpoint_step_ = step_;
-      last_checkpoint_time_ = Clock::now();
+      since_checkpoint_s_ = config_.since_checkpoint_s;
     }
     if (rank_ != 0) finish_writer();
     bool first_step = true;
@@ -811,22 +1117,20 @@ class Worker {
       const double optimizer_s = seconds_since(phase_start);
 
       ++step_;
+      since_checkpoint_s_ += data_s + compute_s + allreduce_s + optimizer_s;
       const double loss = buckets_->control()[0].item<double>();
-      recorder_->record(step_, rank_, shard.count, data_s, compute_s, allreduce_s, optimizer_s,
-                        loss, config_.generation, shard.begin);
+      connection_.record_row(step_row(step_, rank_, shard.count, data_s, compute_s, allreduce_s,
+                                      optimizer_s, loss, config_.generation, shard.begin));
       const bool stop = buckets_->control()[1].item<double>() > 0 ||
                         (options_.stop_at_step > 0 && step_ >= options_.stop_at_step);
       const double leaving = buckets_->control()[3].item<double>();
       const bool boundary = buckets_->control()[2].item<double>() > 0 || leaving > 0;
       everyone_leaves_ = leaving >= world_size_;
-      if (rank_ == 0) {
-        connection_.send({{"progress", to_json(ProgressReport{step_, position.epoch, loss, lr})}});
-        if (first_step) {
-          connection_.send({{"report", "stepped"}, {"gen", config_.generation}, {"step", step_}});
-        }
+      attempted = step_;
+      if (rank_ == 0 && first_step) {
+        connection_.send({{"report", "stepped"}, {"gen", config_.generation}, {"step", step_}});
       }
       first_step = false;
-      attempted = step_;
 
       const bool epoch_end = position.cursor + position.batch >= job_.train_samples;
       if (epoch_end) {
@@ -845,14 +1149,21 @@ class Worker {
       if (writer_) {
         const bool due_by_steps =
             options_.checkpoint_every_steps > 0 && step_ % options_.checkpoint_every_steps == 0;
+        // By time: seconds of training since the job's last checkpoint, carried from generation
+        // to generation, so that frequent membership changes cannot put checkpoints off.
         const bool due_by_time =
-            options_.checkpoint_every_s > 0 &&
-            seconds_since(last_checkpoint_time_) >= options_.checkpoint_every_s;
+            options_.checkpoint_every_s > 0 && since_checkpoint_s_ >= options_.checkpoint_every_s;
         if (due_by_steps || due_by_time) {
           writer_->submit(snapshot());
           last_checkpoint_step_ = step_;
-          last_checkpoint_time_ = Clock::now();
+          since_checkpoint_s_ = 0;
         }
+      }
+      if (rank_ == 0) {
+        // After the checkpoint decision, so that the training time since the last checkpoint
+        // it carries is the one the next generation starts counting from.
+        connection_.send({{"progress", to_json(ProgressReport{step_, position.epoch, loss, lr,
+                                                              since_checkpoint_s_})}});
       }
       if (stop) break;
       if (boundary && step_ < job_.total_steps) return Ending::kBoundary;
@@ -909,8 +1220,9 @@ class Worker {
     record.file = config_.checkpoint;
     record.bytes = config_.checkpoint_bytes;
     record.crc32 = config_.checkpoint_crc32;
-    const std::string path = checkpoints_.path_of(record);
-    const auto state = deserialize_checkpoint(checkpoints_.read_verified(record), path);
+    const std::string path =
+        (std::filesystem::path(options_.job_dir) / "checkpoints" / record.file).string();
+    const auto state = deserialize_checkpoint(connection_.fetch_checkpoint(record), path);
     if (state.model != options_.model || state.global_batch != options_.global_batch) {
       throw InputError(path, 0, "checkpoint of another job (model " + state.model + ")");
     }
@@ -1009,16 +1321,16 @@ class Worker {
   }
 
   Connection& connection_;
+  std::string advertise_;  // the address this worker's Gloo device listens on
+  std::string interface_;  // ... or the interface whose address it takes ("" = advertise_)
   JobConfig job_;
   const TrainOptions& options_;
-  CheckpointDirectory checkpoints_;
   FashionMnist data_;
   std::shared_ptr<Model> model_;
   std::vector<std::string> parameter_names_;
   std::vector<torch::Tensor> parameters_;
   std::unique_ptr<torch::optim::SGD> optimizer_;
   std::unique_ptr<GradientBuckets> buckets_;
-  std::unique_ptr<StepRecorder> recorder_;
   std::unique_ptr<CheckpointWriter> writer_;  // while this worker is rank 0
 
   GenerationConfig config_;  // of the current generation
@@ -1032,10 +1344,10 @@ class Worker {
   std::int64_t permutation_epoch_ = -1;
   std::int64_t evaluated_at_ = -1;
   std::int64_t last_checkpoint_step_ = -1;
-  Clock::time_point last_checkpoint_time_;
-  double speed_ = 0;              // samples/s of forward + backward, smoothed
-  bool everyone_leaves_ = false;  // every member leaves at this boundary
-  double diverged_loss_ = 0;      // the non-finite loss that ended training
+  double since_checkpoint_s_ = 0;  // seconds of training steps since the last checkpoint
+  double speed_ = 0;               // samples/s of forward + backward, smoothed
+  bool everyone_leaves_ = false;   // every member leaves at this boundary
+  double diverged_loss_ = 0;       // the non-finite loss that ended training
   WorkerResult result_;
 };
 
@@ -1076,8 +1388,17 @@ int run_worker(const WorkerOptions& options) {
                  g_leave_signal == SIGINT ? "interrupted" : "preempted");
     return 0;
   }
-  Worker worker(*connection, options.threads);
-  connection->mark_ready();
+  // Peers reach this worker at the local address of its route to the coordinator, unless the
+  // worker is told another (an interface, as GLOO_SOCKET_IFNAME names one, or an address).
+  const std::string advertise = !options.advertise.empty() ? options.advertise
+                                : !options.interface.empty()
+                                    ? interface_address(options.interface, "--interface")
+                                    : connection->local_host();
+  // The probe listens where Gloo will: a peer that cannot reach it cannot reach Gloo either.
+  const std::string probe =
+      connection->open_probe(advertise, options.advertise.empty() ? "--interface" : "--advertise");
+  Worker worker(*connection, options.threads, advertise, options.interface, options.data_dir);
+  connection->mark_ready(advertise, probe);
   return worker.run();
 }
 

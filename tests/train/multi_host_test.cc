@@ -1,0 +1,336 @@
+// Elastic training across hosts (issue 12): the coordinator and each worker on a host of its own,
+// the hosts being network namespaces on a bridge that the test makes (emulated_hosts.h). Real
+// processes, real sockets, real addresses; nothing on loopback.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <memory>
+
+#include "train/cli_process.h"
+#include "train/emulated_hosts.h"
+#include "train/job_records.h"
+
+namespace transient::train {
+namespace {
+
+using namespace testing;
+
+class MultiHost : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (const auto why = EmulatedHosts::unavailable()) {
+      GTEST_SKIP() << "skipped: " << *why;
+    }
+  }
+
+  // `count` hosts; host 0 runs the coordinator.
+  void make_hosts(int count) { hosts_ = std::make_unique<EmulatedHosts>(count); }
+
+  // The coordinator of a job of `steps` on host 0, listening on `bind` (host 0's IPv4 address by
+  // default), waiting for `min_workers`.
+  std::unique_ptr<CliProcess> start_coordinator(const std::string& dir, int steps, int min_workers,
+                                                std::vector<std::string> more = {},
+                                                std::string bind = "") {
+    if (bind.empty()) bind = hosts_->address(0);
+    auto args = with(coordinator_job(dir, steps, min_workers, more), {"--bind", bind});
+    return std::make_unique<CliProcess>(args, dir + "-coordinator", hosts_->on(0));
+  }
+
+  // A worker on `host` joining the coordinator at `address` with the job's token.
+  std::unique_ptr<CliProcess> start_worker(const std::string& dir, int host,
+                                           const std::string& address,
+                                           std::vector<std::string> more = {}) {
+    auto args =
+        with({"worker", "--coordinator", address, "--token-file", dir + "/token", "--threads", "1"},
+             more);
+    return std::make_unique<CliProcess>(args, dir + "-host" + std::to_string(host),
+                                        hosts_->on(host));
+  }
+
+  std::unique_ptr<EmulatedHosts> hosts_;
+};
+
+// The members' addresses as the generation events and the workers' own reports name them.
+std::set<std::string> peers_joined_from(const std::vector<nlohmann::json>& events) {
+  std::set<std::string> hosts;
+  for (const auto& e : events_named(events, "worker_joined")) {
+    const std::string peer = e.at("peer");
+    hosts.insert(peer.substr(0, peer.rfind(':')));
+  }
+  return hosts;
+}
+
+TEST_F(MultiHost, ACoordinatorAndThreeWorkersOnFourHostsSurviveAKillAndAdmitANewHost) {
+  make_hosts(5);
+  const std::string dir = fresh_dir("hosts-kill-join");
+  auto coordinator = start_coordinator(dir, 900, 3);
+  const std::string address = front_door(dir);
+  EXPECT_EQ(address, hosts_->address(0) + ":" + address.substr(address.rfind(':') + 1));
+  auto a = start_worker(dir, 1, address);
+  auto b = start_worker(dir, 2, address);
+  auto c = start_worker(dir, 3, address);
+  ASSERT_TRUE(wait_for_training(dir));
+  ASSERT_TRUE(wait_until([&] { return last_event(events_so_far(dir), "generation") != nullptr; }));
+  b->kill_group();  // host 2's worker dies
+  ASSERT_TRUE(wait_until([&] { return !events_named(events_so_far(dir), "recovery").empty(); }));
+  auto d = start_worker(dir, 4, address);  // a new host joins mid-run
+  ASSERT_TRUE(wait_until([&] {
+    const auto generation = last_event(events_so_far(dir), "generation");
+    return generation != nullptr && generation.at("members").size() == 3u &&
+           generation.at("gen").get<int>() >= 2;
+  }));
+  const auto done = coordinator->wait();
+  ASSERT_EQ(done.exit_code, 0) << done.err;
+  for (auto* worker : {a.get(), c.get(), d.get()}) EXPECT_EQ(worker->wait().exit_code, 0);
+  const auto events = read_events(dir);
+  // Every worker came from its own host's address, and the Gloo groups formed across hosts.
+  EXPECT_EQ(peers_joined_from(events),
+            (std::set<std::string>{hosts_->address(1), hosts_->address(2), hosts_->address(3),
+                                   hosts_->address(4)}));
+  const auto recoveries = events_named(events, "recovery");
+  ASSERT_EQ(recoveries.size(), 1u);
+  EXPECT_EQ(recoveries[0].at("cause"), "failed");
+  EXPECT_LE(recoveries[0].at("redone_steps").get<int>(), 1);
+  EXPECT_EQ(summary_of(dir).at("steps"), 900);
+  expect_every_sample_once(dir, 900, 2000, 100);
+}
+
+TEST_F(MultiHost, AHostCutOffSilentlyIsDroppedByHeartbeatAndTheOthersGoOn) {
+  make_hosts(4);
+  const std::string dir = fresh_dir("hosts-cut");
+  // A short heartbeat timeout: the cut is only seen as silence.
+  auto args = set_flag(with(coordinator_job(dir, 1200, 3, {"--checkpoint-every", "50"}),
+                            {"--bind", hosts_->address(0)}),
+                       "--heartbeat-timeout", "3s");
+  auto coordinator = std::make_unique<CliProcess>(args, dir + "-coordinator", hosts_->on(0));
+  const std::string address = front_door(dir);
+  auto a = start_worker(dir, 1, address);
+  auto b = start_worker(dir, 2, address);
+  auto c = start_worker(dir, 3, address);
+  ASSERT_TRUE(wait_for_training(dir));
+  hosts_->cut(3);  // no reset, no close: packets to and from host 3 vanish
+  ASSERT_TRUE(wait_until([&] {
+    for (const auto& e : events_named(events_so_far(dir), "worker_left")) {
+      if (e.at("reason") == "silent") return true;
+    }
+    return false;
+  }));
+  const auto done = coordinator->wait();
+  ASSERT_EQ(done.exit_code, 0) << done.err;
+  EXPECT_EQ(a->wait().exit_code, 0);
+  EXPECT_EQ(b->wait().exit_code, 0);
+  c->kill_group();  // cut off, it cannot hear that the job ended
+  const auto events = read_events(dir);
+  const auto left = events_named(events, "worker_left");
+  ASSERT_EQ(left.size(), 1u);
+  EXPECT_EQ(left[0].at("reason"), "silent");
+  EXPECT_EQ(summary_of(dir).at("steps"), 1200);
+  expect_every_sample_once(dir, 1200, 2000, 100);
+}
+
+TEST_F(MultiHost, ACoordinatorRestartedOnItsHostTakesTheJobBack) {
+  make_hosts(3);
+  const std::string dir = fresh_dir("hosts-restart");
+  auto coordinator = start_coordinator(dir, 1500, 2);
+  const std::string address = front_door(dir);
+  auto a = start_worker(dir, 1, address);
+  auto b = start_worker(dir, 2, address);
+  ASSERT_TRUE(wait_for_training(dir));
+  coordinator->kill_group();
+  CliProcess restarted({"coordinator", "--job-dir", dir, "--bind", hosts_->address(0)},
+                       dir + "-restarted", hosts_->on(0));
+  ASSERT_TRUE(
+      wait_until([&] { return events_named(events_so_far(dir), "worker_rejoined").size() == 2; }));
+  const auto done = restarted.wait();
+  ASSERT_EQ(done.exit_code, 0) << done.err;
+  EXPECT_EQ(a->wait().exit_code, 0);
+  EXPECT_EQ(b->wait().exit_code, 0);
+  EXPECT_EQ(summary_of(dir).at("steps"), 1500);
+}
+
+TEST_F(MultiHost, WorkersJoinOverIPv6) {
+  make_hosts(3);
+  const std::string dir = fresh_dir("hosts-ipv6");
+  auto coordinator = start_coordinator(dir, 200, 2, {}, hosts_->address6(0));
+  const std::string address = front_door(dir);
+  EXPECT_EQ(address.rfind("[" + hosts_->address6(0) + "]:", 0), 0u) << address;
+  auto a = start_worker(dir, 1, address);
+  auto b = start_worker(dir, 2, address);
+  const auto done = coordinator->wait();
+  ASSERT_EQ(done.exit_code, 0) << done.err;
+  EXPECT_EQ(a->wait().exit_code, 0);
+  EXPECT_EQ(b->wait().exit_code, 0);
+  EXPECT_EQ(
+      peers_joined_from(read_events(dir)),
+      (std::set<std::string>{"[" + hosts_->address6(1) + "]", "[" + hosts_->address6(2) + "]"}));
+  EXPECT_EQ(summary_of(dir).at("steps"), 200);
+}
+
+// What a host without the token can do: it cannot join, and it cannot read or write a
+// rendezvous key, because the job has no port but the front door, where nothing is served before
+// the token is proven.
+TEST_F(MultiHost, AHostWithoutTheTokenCanNeitherJoinNorTouchTheRendezvousKeys) {
+  make_hosts(4);
+  const std::string dir = fresh_dir("hosts-stranger");
+  auto coordinator = start_coordinator(dir, 1500, 2);
+  const std::string address = front_door(dir);
+  const std::string port = address.substr(address.rfind(':') + 1);
+  auto a = start_worker(dir, 1, address);
+  auto b = start_worker(dir, 2, address);
+  ASSERT_TRUE(wait_for_training(dir));
+  // The coordinator's host listens on the front door and nothing else.
+  const std::string listening = dir + "-listening";
+  ASSERT_EQ(hosts_->exec(0, "ss -ltnH > " + listening), 0);
+  const std::string sockets = slurp(listening);
+  EXPECT_EQ(std::count(sockets.begin(), sockets.end(), '\n'), 1) << sockets;
+  EXPECT_NE(sockets.find(":" + port), std::string::npos) << sockets;
+  // A worker with a wrong token, from another host, is refused.
+  CliProcess stranger({"worker", "--coordinator", address, "--token", "wrong"}, dir + "-stranger",
+                      hosts_->on(3));
+  const auto stranger_done = stranger.wait();
+  EXPECT_EQ(stranger_done.exit_code, kExitBadInput) << stranger_done.err;
+  // Store requests without the token's proof: the connection is dropped, nothing answered.
+  const std::string heard = dir + "-heard";
+  const std::string probe =
+      "bash -c 'exec 3<>/dev/tcp/" + hosts_->address(0) + "/" + port +
+      "; printf \"%s\\n\" "
+      "\"{\\\"store\\\":\\\"get\\\",\\\"id\\\":1,\\\"keys\\\":[\\\"gen/0/pg/0\\\"]}\" "
+      "\"{\\\"store\\\":\\\"set\\\",\\\"id\\\":2,\\\"keys\\\":[\\\"gen/1/pg/"
+      "0\\\"],\\\"values\\\":[\\\"eA==\\\"]}\" >&3; "
+      "timeout 3 cat <&3 > " +
+      heard + "'";
+  hosts_->exec(3, probe);
+  EXPECT_EQ(slurp(heard), "") << "the coordinator answered a stranger";
+  const auto done = coordinator->wait();
+  ASSERT_EQ(done.exit_code, 0) << done.err;
+  EXPECT_EQ(a->wait().exit_code, 0);
+  EXPECT_EQ(b->wait().exit_code, 0);
+  const auto events = read_events(dir);
+  EXPECT_GE(events_named(events, "worker_refused").size(), 1u);
+  bool dropped = false;
+  for (const auto& e : events_named(events, "connection_dropped")) {
+    dropped = dropped || e.at("peer").get<std::string>().rfind(hosts_->address(3), 0) == 0;
+  }
+  EXPECT_TRUE(dropped) << "the store requests without a hello were not dropped";
+  EXPECT_EQ(summary_of(dir).at("steps"), 1500);
+}
+
+// A worker that advertises an address its peers cannot reach: the group cannot form; the errors
+// name the address, and the second failure with the same members drops that worker, so that the
+// others train instead of trying for ever.
+TEST_F(MultiHost, AWorkerNobodyCanReachIsNamedAndDroppedAfterTwoFailedGenerations) {
+  make_hosts(4);
+  const std::string dir = fresh_dir("hosts-unreachable");
+  // An address that host 3 holds but that no other host has a route to.
+  ASSERT_EQ(hosts_->exec(3, "ip addr add 10.0.0.7/32 dev lo"), 0);
+  auto args = set_flag(with(coordinator_job(dir, 300, 3), {"--bind", hosts_->address(0)}),
+                       "--heartbeat-timeout", "2s");
+  CliProcess coordinator(args, dir + "-coordinator", hosts_->on(0));
+  const std::string address = front_door(dir);
+  // In Gloo's mesh the member of a pair with the lower address is the one reached (the other
+  // connects): 10.0.0.7 is lower than every host's own address, so every peer must reach it.
+  auto a = start_worker(dir, 1, address);
+  auto b = start_worker(dir, 2, address);
+  ASSERT_TRUE(
+      wait_until([&] { return events_named(events_so_far(dir), "worker_ready").size() == 2; }));
+  auto c = start_worker(dir, 3, address, {"--advertise", "10.0.0.7"});
+  const auto done = coordinator.wait();
+  ASSERT_EQ(done.exit_code, 0) << done.err;
+  EXPECT_NE(done.err.find("10.0.0.7"), std::string::npos) << done.err;
+  EXPECT_NE(done.err.find("--advertise"), std::string::npos) << done.err;
+  EXPECT_EQ(a->wait().exit_code, 0);
+  EXPECT_EQ(b->wait().exit_code, 0);
+  const auto dropped = c->wait();
+  EXPECT_EQ(dropped.exit_code, kExitDropped) << dropped.err;
+  EXPECT_NE(dropped.err.find("unreachable"), std::string::npos) << dropped.err;
+  const auto events = read_events(dir);
+  const auto unreachable = events_named(events, "worker_unreachable");
+  ASSERT_EQ(unreachable.size(), 1u);
+  EXPECT_EQ(unreachable[0].at("address"), "10.0.0.7");
+  EXPECT_EQ(summary_of(dir).at("steps"), 300);
+}
+
+// A preemption notice to a worker whose group cannot form (a peer does not answer) is honoured
+// at once, not when Gloo gives up; so is one to the coordinator of such a job.
+TEST_F(MultiHost, SigtermEndsAWorkerAndACoordinatorWhileTheGroupCannotForm) {
+  make_hosts(3);
+  const std::string dir = fresh_dir("hosts-sigterm-forming");
+  // A long heartbeat timeout: waiting for it would take a minute.
+  auto args = set_flag(with(coordinator_job(dir, 300, 2), {"--bind", hosts_->address(0)}),
+                       "--heartbeat-timeout", "60s");
+  CliProcess coordinator(args, dir + "-coordinator", hosts_->on(0));
+  const std::string address = front_door(dir);
+  // Host 2's worker is ready, then cut off; host 1's joins: generation 0 has both, and host 1's
+  // worker waits for an address host 2 will never publish.
+  auto b = start_worker(dir, 2, address);
+  ASSERT_TRUE(
+      wait_until([&] { return last_event(events_so_far(dir), "worker_ready") != nullptr; }));
+  hosts_->cut(2);
+  auto a = start_worker(dir, 1, address);
+  ASSERT_TRUE(wait_until([&] { return last_event(events_so_far(dir), "generation") != nullptr; }));
+  ::kill(a->pid(), SIGTERM);
+  // Well within the heartbeat timeout: the worker did not wait for its peer.
+  ASSERT_TRUE(wait_until([&] { return a->exited(); }, 30)) << "the worker ignored SIGTERM";
+  const auto left = a->wait();
+  EXPECT_EQ(left.exit_code, 0) << left.err;
+  ::kill(coordinator.pid(), SIGTERM);
+  ASSERT_TRUE(wait_until([&] { return coordinator.exited(); }, 30))
+      << "the coordinator ignored SIGTERM";
+  EXPECT_EQ(coordinator.wait().exit_code, kExitPaused);
+  b->kill_group();
+}
+
+// The job's files live with the coordinator: workers whose hosts cannot see the job directory
+// at all (a tmpfs hides it in their mount namespace; the token comes in TRANSIENT_TOKEN, as an
+// orchestrator passes it) train, send their step records and checkpoints to the coordinator, and
+// a worker that joins after every other left resumes from a checkpoint it fetches from there.
+TEST_F(MultiHost,
+       WorkersThatCannotSeeTheJobDirectoryKeepItsRecordsAndCheckpointsWithTheCoordinator) {
+  make_hosts(4);
+  const std::string dir = fresh_dir("hosts-own-disks");
+  auto coordinator = start_coordinator(dir, 1500, 2, {"--checkpoint-every", "50"});
+  const std::string address = front_door(dir);
+  const std::string token = slurp(dir + "/token").substr(0, 64);
+  auto without_the_job = [&](int host, const std::string& log) {
+    auto through = hosts_->on(host);
+    const std::vector<std::string> hidden{"/usr/bin/unshare",
+                                          "--mount",
+                                          "--propagation",
+                                          "private",
+                                          "/usr/bin/env",
+                                          "TRANSIENT_TOKEN=" + token,
+                                          "/bin/sh",
+                                          "-c",
+                                          "mount -t tmpfs tmpfs \"$0\" && exec \"$@\"",
+                                          dir};
+    through.insert(through.end(), hidden.begin(), hidden.end());
+    return std::make_unique<CliProcess>(
+        std::vector<std::string>{"worker", "--coordinator", address, "--threads", "1"}, log,
+        through);
+  };
+  auto a = without_the_job(1, dir + "-a");
+  auto b = without_the_job(2, dir + "-b");
+  ASSERT_TRUE(wait_until([&] {
+    return events_named(events_so_far(dir), "checkpoint").size() >= 2;
+  })) << slurp(dir + "-a.err");
+  ::kill(a->pid(), SIGTERM);
+  ::kill(b->pid(), SIGTERM);
+  EXPECT_EQ(a->wait().exit_code, 0);
+  EXPECT_EQ(b->wait().exit_code, 0);
+  ASSERT_TRUE(wait_until([&] { return last_event(events_so_far(dir), "waiting") != nullptr; }));
+  auto c = without_the_job(3, dir + "-c");
+  const auto done = coordinator->wait();
+  ASSERT_EQ(done.exit_code, 0) << done.err;
+  EXPECT_EQ(c->wait().exit_code, 0) << slurp(dir + "-c.err");
+  const auto events = read_events(dir);
+  const auto generations = events_named(events, "generation");
+  ASSERT_GE(generations.size(), 2u);
+  EXPECT_NE(generations.back().at("checkpoint"), "")
+      << "the last worker did not resume from a checkpoint";
+  EXPECT_EQ(summary_of(dir).at("steps"), 1500);
+  expect_every_checkpoint_loads(dir);
+  expect_every_sample_once(dir, 1500, 2000, 100);
+}
+
+}  // namespace
+}  // namespace transient::train
