@@ -1,0 +1,20 @@
+// A damage found while reading a record file: the reader skips what it cannot read and says where
+// and why, so that a job directory cut short by a crash can still be shown.
+#pragma once
+
+#include <string>
+
+namespace transient::records {
+
+struct ReadProblem {
+  std::string file;  // the path of the file
+  int line = 0;      // 1-based line; 0 = the whole file
+  std::string what;  // what is wrong there
+
+  // "file:line: what" (or "file: what" for the whole file).
+  std::string text() const {
+    return file + (line > 0 ? ":" + std::to_string(line) : std::string()) + ": " + what;
+  }
+};
+
+}  // namespace transient::records
