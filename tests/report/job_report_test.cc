@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <fmt/format.h>
+
 #include "report/browser.h"
 #include "report/job_dir_fixture.h"
 #include "transient/core/atomic_file.h"
@@ -153,6 +155,35 @@ TEST(ReportJobPage, TextFromTheRecordsCannotEndTheScript) {
   EXPECT_EQ(html.find("</script><b>"), std::string::npos);
   EXPECT_NE(html.find("a &lt;title&gt;"), std::string::npos);
   EXPECT_NE(html.find("var x = '<\\/script>';"), std::string::npos);
+}
+
+TEST(ReportJobPage, ALongJobIsDrawnInGroupsOfSteps) {
+  const std::string dir = ::testing::TempDir() + "/report_job_long";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::string steps =
+      "step,worker,batch,data_s,compute_s,allreduce_s,optimizer_s,loss,gen,sample_begin\n";
+  for (int step = 1; step <= 10000; ++step) {
+    for (int rank = 0; rank < 2; ++rank)
+      steps += fmt::format("{},{},64,0.001,0.01,0.002,0.001,{},0,{}\n", step, rank, 1.0 / step,
+                           64 * rank);
+  }
+  write_file_atomically(dir + "/steps.csv", steps);
+  write_file_atomically(
+      dir + "/events.jsonl",
+      R"({"t":0,"event":"generation","gen":0,"members":["w0","w1"],"start_step":0})"
+      "\n"
+      R"({"t":140,"event":"done","step":10000})"
+      "\n");
+  const std::string page = render_job_report(dir, {});
+  const json charts = chart_data(page);
+  const json& loss = charts["loss-step"]["data"]["datasets"][0]["data"];
+  EXPECT_EQ(loss.size(), 2500u);  // groups of 4 steps
+  EXPECT_EQ(loss.back()["x"], 10000);
+  EXPECT_NEAR(loss[0]["y"].get<double>(), (1.0 + 1.0 / 2 + 1.0 / 3 + 1.0 / 4) / 4, 1e-12);
+  EXPECT_EQ(charts["phases-0"]["data"]["labels"].size(), 770u);  // groups of 13 steps
+  EXPECT_EQ(charts["phases-0"]["data"]["labels"][0], "1-13");
+  EXPECT_LT(page.size(), 2'000'000u);
 }
 
 TEST(ReportJobBrowser, EveryChartDrawsWithoutAScriptError) {

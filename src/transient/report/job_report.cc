@@ -32,6 +32,18 @@ std::string cell(const json& value) {
   return value.dump();
 }
 
+// A long job's steps drawn in groups of consecutive steps (means), so that a page of a 100,000-step
+// job stays a few megabytes and quick to draw: at most `most` groups of [begin, end) indices.
+std::vector<std::pair<std::size_t, std::size_t>> step_groups(std::size_t steps, std::size_t most) {
+  const std::size_t size = std::max<std::size_t>(1, (steps + most - 1) / most);
+  std::vector<std::pair<std::size_t, std::size_t>> groups;
+  for (std::size_t begin = 0; begin < steps; begin += size)
+    groups.emplace_back(begin, std::min(steps, begin + size));
+  return groups;
+}
+constexpr std::size_t kMostPoints = 3000;  // per line
+constexpr std::size_t kMostBars = 800;     // per bar chart
+
 // What a page is drawn from: the records and the figures derived from them once.
 struct Job {
   const records::JobRecords& records;
@@ -86,10 +98,16 @@ void add_summary(HtmlPage& page, const Job& job) {
 void add_training(HtmlPage& page, const Job& job) {
   page.add_heading("Training");
   json loss_by_step = json::array(), loss_by_time = json::array();
-  for (const auto& p : job.points) {
-    if (!std::isfinite(p.loss)) continue;
-    loss_by_step.push_back(xy(static_cast<double>(p.step), p.loss));
-    loss_by_time.push_back(xy(p.t, p.loss));
+  for (const auto& [begin, end] : step_groups(job.points.size(), kMostPoints)) {
+    double sum = 0.0;
+    int finite = 0;
+    for (std::size_t i = begin; i < end; ++i) {
+      if (std::isfinite(job.points[i].loss)) sum += job.points[i].loss, ++finite;
+    }
+    if (finite == 0) continue;
+    const auto& last = job.points[end - 1];
+    loss_by_step.push_back(xy(static_cast<double>(last.step), sum / finite));
+    loss_by_time.push_back(xy(last.t, sum / finite));
   }
   std::map<std::string, std::pair<json, json>> evaluations;  // field -> (by step, by time)
   for (const auto& e : job.records.events) {
@@ -307,6 +325,11 @@ void add_membership(HtmlPage& page, const Job& job) {
 // seconds in a step (the others wait for it in the all-reduce).
 void add_phases(HtmlPage& page, const Job& job) {
   page.add_heading("Where the steps' time went");
+  page.add_paragraph(
+      "The straggler of a step is the worker with the most data + compute seconds: "
+      "the others wait for it in the all-reduce. Long jobs are drawn in groups of "
+      "consecutive steps (their means).",
+      "note");
   const auto& rows = job.records.steps;
   if (rows.empty()) {
     page.add_paragraph("No step timings recorded.", "note");
@@ -324,8 +347,13 @@ void add_phases(HtmlPage& page, const Job& job) {
     if (!by_worker.count(w)) workers.push_back(w);
     by_worker[w][r.step] = &r;
   }
+  const auto groups = step_groups(job.points.size(), kMostBars);
   std::vector<std::string> step_labels;
-  for (const auto& p : job.points) step_labels.push_back(std::to_string(p.step));
+  for (const auto& [begin, end] : groups) {
+    const auto first = job.points[begin].step, last = job.points[end - 1].step;
+    step_labels.push_back(first == last ? std::to_string(first)
+                                        : fmt::format("{}-{}", first, last));
+  }
   // Mean of each phase per worker.
   json means = json::array();
   for (std::size_t i = 0; i < kPhases.size(); ++i) {
@@ -344,9 +372,14 @@ void add_phases(HtmlPage& page, const Job& job) {
     json sets = json::array();
     for (std::size_t i = 0; i < kPhases.size(); ++i) {
       json values = json::array();
-      for (const auto& p : job.points) {
-        const auto it = steps.find(p.step);
-        values.push_back(it == steps.end() ? json() : json(phase(*it->second, i)));
+      for (const auto& [begin, end] : groups) {
+        double sum = 0.0;
+        int trained = 0;
+        for (std::size_t p = begin; p < end; ++p) {
+          const auto it = steps.find(job.points[p].step);
+          if (it != steps.end()) sum += phase(*it->second, i), ++trained;
+        }
+        values.push_back(trained == 0 ? json() : json(sum / trained));
       }
       sets.push_back(internal::bars(kPhases[i], values, color(i)));
     }
@@ -357,10 +390,17 @@ void add_phases(HtmlPage& page, const Job& job) {
   }
   json slowest = json::array(), median = json::array();
   std::map<std::string, int> slowest_count;
-  for (const auto& p : job.points) {
-    slowest.push_back(xy(static_cast<double>(p.step), p.slowest_busy_s));
-    median.push_back(xy(static_cast<double>(p.step), p.median_busy_s));
-    ++slowest_count[job.names.worker_of(p.gen, p.slowest_rank)];
+  for (const auto& p : job.points) ++slowest_count[job.names.worker_of(p.gen, p.slowest_rank)];
+  for (const auto& [begin, end] : step_groups(job.points.size(), kMostPoints)) {
+    double slow = 0.0, middle = 0.0;
+    for (std::size_t i = begin; i < end; ++i) {
+      slow += job.points[i].slowest_busy_s;
+      middle += job.points[i].median_busy_s;
+    }
+    const double n = static_cast<double>(end - begin);
+    const double step = static_cast<double>(job.points[end - 1].step);
+    slowest.push_back(xy(step, slow / n));
+    median.push_back(xy(step, middle / n));
   }
   page.add_chart("stragglers",
                  xy_chart("stragglers: data + compute seconds of each step's slowest worker",
