@@ -5,16 +5,6 @@
 #include "transient/records/internal/record_file.h"
 
 namespace transient::records {
-namespace {
-
-// The start of a bad line, for a message that shows what was there.
-std::string shown(const std::string& line) {
-  constexpr std::size_t kShown = 60;
-  return line.size() <= kShown ? line : line.substr(0, kShown) + "...";
-}
-
-}  // namespace
-
 double Event::number(const char* key, double fallback) const {
   const auto it = json.find(key);
   return it != json.end() && it->is_number() ? it->get<double>() : fallback;
@@ -36,15 +26,16 @@ EventsRead parse_events(const std::string& text, const std::string& name) {
     const nlohmann::json json = nlohmann::json::parse(line, nullptr, false);
     if (json.is_discarded()) {
       read.problems.push_back(
-          {name, number, "not a JSON line (cut short or garbled): " + shown(line)});
+          {name, number, "not a JSON line (cut short or garbled): " + excerpt(line)});
       continue;
     }
     if (!json.is_object() || !json.contains("event") || !json["event"].is_string()) {
-      read.problems.push_back({name, number, "no \"event\" name: " + shown(line)});
+      read.problems.push_back({name, number, "no \"event\" name: " + excerpt(line)});
       continue;
     }
     if (!json.contains("t") || !json["t"].is_number()) {
-      read.problems.push_back({name, number, "no \"t\" (seconds since the start): " + shown(line)});
+      read.problems.push_back(
+          {name, number, "no \"t\" (seconds since the start): " + excerpt(line)});
       continue;
     }
     Event event;

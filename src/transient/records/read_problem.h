@@ -17,4 +17,15 @@ struct ReadProblem {
   }
 };
 
+// The start of a damaged line as shown in a problem: at most 60 characters, control characters
+// (a garbled byte, a terminal escape) as '?', so that printing a problem is always safe.
+inline std::string excerpt(const std::string& line) {
+  constexpr std::size_t kShown = 60;
+  std::string shown = line.size() <= kShown ? line : line.substr(0, kShown) + "...";
+  for (char& c : shown) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  }
+  return shown;
+}
+
 }  // namespace transient::records

@@ -74,7 +74,8 @@ StepsRead parse_steps(const std::string& text, const std::string& name, bool has
     if (fields.size() != width) {
       read.problems.push_back({name, number,
                                "has " + std::to_string(fields.size()) + " fields, expected " +
-                                   std::to_string(width) + " (cut short or garbled): " + line});
+                                   std::to_string(width) +
+                                   " (cut short or garbled): " + excerpt(line)});
       continue;
     }
     std::array<double, kColumns.size()> values{};
@@ -87,8 +88,8 @@ StepsRead parse_steps(const std::string& text, const std::string& name, bool has
       }
       if (!value) {
         read.problems.push_back({name, number,
-                                 std::string("column \"") + kColumns[i] + "\": \"" + fields[at[i]] +
-                                     "\" is not a number"});
+                                 std::string("column \"") + kColumns[i] + "\": \"" +
+                                     excerpt(fields[at[i]]) + "\" is not a number"});
         good = false;
       } else {
         values[i] = *value;

@@ -12,15 +12,22 @@ namespace transient::report {
 
 namespace fs = std::filesystem;
 
+constexpr const char* kAccepted =
+    "accepted: a job directory, the output of `transient simulate --json` or of `transient plan "
+    "--json`";
+
 std::string render_report(const std::string& path, const ReportOptions& options) {
   if (fs::is_directory(path)) return render_job_report(path, options);
   if (!fs::exists(path)) throw InputError(path, 0, "no such file or directory");
-  const nlohmann::json json = parse_json(read_file(path), path);
+  nlohmann::json json;
+  try {
+    json = parse_json(read_file(path), path);
+  } catch (const InputError& error) {
+    throw InputError(error.file(), error.line(), error.message() + "; " + kAccepted);
+  }
   if (is_plan_output(json)) return render_plan_report(json, path, options);
   if (is_simulation_output(json)) return render_simulation_report(json, path, options);
-  throw InputError(path, 0,
-                   "not a report's input; accepted: a job directory, the output of `transient "
-                   "simulate --json` or of `transient plan --json`");
+  throw InputError(path, 0, std::string("not a report's input; ") + kAccepted);
 }
 
 std::string default_report_path(const std::string& path) {
