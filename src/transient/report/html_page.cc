@@ -75,6 +75,22 @@ std::string script_safe(std::string text) {
   return text;
 }
 
+// JSON placed inside <script>: every '<' (only ever inside a string) as \u003c, so that no text
+// from the records ("</script>", "<!--<script>") can end the element or change how it is parsed.
+std::string json_in_script(const nlohmann::json& json) {
+  const std::string text = json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    if (c == '<') {
+      out += "\\u003c";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string escape_html(const std::string& text) {
@@ -140,9 +156,8 @@ std::string HtmlPage::render(const std::string& chart_js) const {
   page += std::string("<script>") + kErrorCatcher + "</script>\n";
   page += "<script>\n" + script_safe(chart_js) + "\n</script>\n</head>\n<body>\n";
   page += "<h1>" + escape_html(title_) + "</h1>\n" + body_;
-  const std::string data = charts_.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  page +=
-      "<script id=\"report-data\" type=\"application/json\">" + script_safe(data) + "</script>\n";
+  page += "<script id=\"report-data\" type=\"application/json\">" + json_in_script(charts_) +
+          "</script>\n";
   page += std::string("<script>") + kDrawCharts + "</script>\n</body>\n</html>\n";
   return page;
 }
