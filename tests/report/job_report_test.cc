@@ -118,6 +118,8 @@ TEST(ReportJobPage, StragglersAndTablesAreOnThePage) {
   EXPECT_NE(page.find("removed"), std::string::npos);
   EXPECT_NE(page.find("<td>samples_per_s</td><td>1988</td>"), std::string::npos);
   EXPECT_NE(page.find("No prices: this job was not given its servers"), std::string::npos);
+  EXPECT_NE(page.find("<td>workers</td><td>2 in generation 3 (w0, w3)</td>"), std::string::npos);
+  EXPECT_NE(page.find("<td>newest checkpoint</td><td>step 300"), std::string::npos);
 }
 
 TEST(ReportJobPage, CostOverTimeByMarketWhenTheJobKnewPrices) {

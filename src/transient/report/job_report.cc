@@ -73,6 +73,19 @@ void add_summary(HtmlPage& page, const Job& job) {
                {"cost", f.cost_usd ? fmt::format("${:.2f}", *f.cost_usd) : "unknown (no prices)"}};
   if (f.test_accuracy)
     rows.push_back({"test accuracy", fmt::format("{:.2f}%", 100 * *f.test_accuracy)});
+  std::string members;
+  for (const auto& w : f.workers) members += (members.empty() ? "" : ", ") + w;
+  rows.push_back({"workers", f.generation < 0
+                                 ? "no generation formed"
+                                 : fmt::format("{} in generation {} ({})", f.workers.size(),
+                                               f.generation, members)});
+  if (f.checkpoint_step) {
+    rows.push_back({"newest checkpoint",
+                    fmt::format("step {}{}", *f.checkpoint_step,
+                                f.checkpoint_age_s ? fmt::format(", {:.0f} s before this page",
+                                                                 *f.checkpoint_age_s)
+                                                   : std::string())});
+  }
   page.add_table({"", ""}, rows);
   if (job.records.summary) {
     Rows summary;
