@@ -26,6 +26,9 @@ packages=(
   libssl-dev
   # tests and benchmarks
   googletest libgtest-dev libgmock-dev libbenchmark-dev clang-format
+  # reports: Chart.js is embedded in `transient report`'s pages; the browser tests open them in
+  # headless Chromium
+  libjs-chart.js chromium
   # data
   dataset-fashion-mnist
   # the project-local environment that carries libtorch (PyPI's torch wheel)

@@ -82,3 +82,20 @@ TEST(MonteCarlo, NearestRankStatistics) {
 
 }  // namespace
 }  // namespace transient::sim
+
+namespace transient::sim {
+namespace {
+
+// The histograms `transient simulate --json` prints for `transient report`.
+TEST(MonteCarloReportHistogram, CountsEveryValueOnceInEqualBins) {
+  const Histogram h = histogram({1.0, 2.0, 2.5, 3.0, 5.0}, 4);
+  EXPECT_EQ(h.edges, (std::vector<double>{1.0, 2.0, 3.0, 4.0, 5.0}));
+  EXPECT_EQ(h.counts, (std::vector<int>{1, 2, 1, 1}));  // 3.0 opens bin 3; 5.0 closes the last
+  const Histogram same = histogram({7.0, 7.0}, 20);
+  EXPECT_EQ(same.edges, (std::vector<double>{7.0, 7.0}));
+  EXPECT_EQ(same.counts, (std::vector<int>{2}));
+  EXPECT_TRUE(histogram({}, 20).counts.empty());
+}
+
+}  // namespace
+}  // namespace transient::sim

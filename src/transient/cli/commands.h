@@ -24,4 +24,8 @@ void add_plan_command(CLI::App& app);
 // `transient profile`: a model's FLOPs, parameters and step time as a workload profile
 // (needs TRANSIENT_WITH_TORCH).
 void add_profile_command(CLI::App& app);
+// `transient report`: a job directory or a simulate/plan --json output as an HTML page.
+void add_report_command(CLI::App& app);
+// `transient status`: where a job stands, from its job directory.
+void add_status_command(CLI::App& app);
 }  // namespace transient::cli

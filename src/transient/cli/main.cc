@@ -35,6 +35,8 @@ int main(int argc, char** argv) {
   transient::cli::add_fit_command(app);
   transient::cli::add_predict_command(app);
   transient::cli::add_plan_command(app);
+  transient::cli::add_report_command(app);
+  transient::cli::add_status_command(app);
 
 #if TRANSIENT_WITH_TORCH
   transient::cli::add_train_commands(app);

@@ -129,8 +129,20 @@ void print_many_runs(const sim::Scenario& scenario, const SimulateFlags& flags, 
   options.runs = flags.runs;
   options.seed = flags.seed;
   options.threads = threads;
-  const sim::MonteCarloSummary s = sim::run_monte_carlo(scenario, options);
+  const std::vector<sim::RunResult> results = sim::run_many(scenario, options);
+  const sim::MonteCarloSummary s = sim::summarize(results);
   if (flags.json) {
+    // The runs' spread, for `transient report` to draw: times of the finished runs (as
+    // summarize() counts them), costs of all runs.
+    std::vector<double> times, costs;
+    for (const auto& r : results) {
+      if (r.finished) times.push_back(r.time_s);
+      costs.push_back(r.cost_usd);
+    }
+    const auto histogram_json = [](const sim::Histogram& h) {
+      return nlohmann::json{{"edges", h.edges}, {"counts", h.counts}};
+    };
+    constexpr int kBins = 20;
     nlohmann::json out = {{"scenario", scenario.name},
                           {"runs", s.runs},
                           {"seed", flags.seed},
@@ -143,7 +155,10 @@ void print_many_runs(const sim::Scenario& scenario, const SimulateFlags& flags, 
                           {"mean_revocations", s.mean_revocations},
                           {"mean_redone_steps", s.mean_redone_steps},
                           {"deadline_miss_probability", s.deadline_miss_probability},
-                          {"events", s.events}};
+                          {"events", s.events},
+                          {"histograms",
+                           {{"time_s", histogram_json(sim::histogram(times, kBins))},
+                            {"cost_usd", histogram_json(sim::histogram(costs, kBins))}}}};
     if (scenario.deadline_s != sim::kNoDeadline) out["deadline_s"] = scenario.deadline_s;
     std::printf("%s\n", out.dump(2).c_str());
     return;

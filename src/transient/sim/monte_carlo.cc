@@ -98,6 +98,26 @@ MonteCarloSummary summarize(const std::vector<RunResult>& results) {
   return s;
 }
 
+Histogram histogram(const std::vector<double>& values, int bins) {
+  TRANSIENT_CHECK_GE(bins, 1);
+  Histogram h;
+  if (values.empty()) return h;
+  const auto [low, high] = std::minmax_element(values.begin(), values.end());
+  if (*low == *high) {
+    h.edges = {*low, *high};
+    h.counts = {static_cast<int>(values.size())};
+    return h;
+  }
+  const double width = (*high - *low) / bins;
+  for (int i = 0; i <= bins; ++i) h.edges.push_back(i == bins ? *high : *low + width * i);
+  h.counts.assign(static_cast<std::size_t>(bins), 0);
+  for (double v : values) {
+    const int bin = std::min(bins - 1, static_cast<int>((v - *low) / width));
+    ++h.counts[static_cast<std::size_t>(bin)];
+  }
+  return h;
+}
+
 MonteCarloSummary run_monte_carlo(const Scenario& scenario, const MonteCarloOptions& options) {
   return summarize(run_many(scenario, options));
 }

@@ -41,6 +41,15 @@ struct MonteCarloSummary {
   std::uint64_t events = 0;                // events processed, all runs
 };
 
+// Counts of values in `bins` equal bins between the least and the greatest value: counts[i] holds
+// the values in [edges[i], edges[i+1]) (the last bin includes its upper edge), so every value is
+// counted once. No values: no bins; all values equal: one bin of width 0 holding them all.
+struct Histogram {
+  std::vector<double> edges;  // bins + 1 increasing edges
+  std::vector<int> counts;    // values per bin
+};
+Histogram histogram(const std::vector<double>& values, int bins);
+
 // Every run's result, in run order. Throws InputError for a scenario the simulator rejects.
 std::vector<RunResult> run_many(const Scenario& scenario, const MonteCarloOptions& options);
 

@@ -1,0 +1,37 @@
+// Reading events.jsonl (README, "The job directory"): one JSON object per line with `t` (seconds
+// since the coordinator started), `time` (UTC, ISO 8601) and `event` (its type). A line that is
+// not such an object (cut short by a crash, garbled) is skipped and reported.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "transient/records/read_problem.h"
+
+namespace transient::records {
+
+struct Event {
+  std::string type;     // the `event` field: "worker_joined", "recovery", ...
+  double t = 0.0;       // seconds since the coordinator started
+  std::string time;     // the wall clock, UTC, ISO 8601 ("" in records older than that field)
+  nlohmann::json json;  // the whole line, every field included
+  int line = 0;         // 1-based line in the file
+
+  // Field `key` as a number, or `fallback` if absent or not a number.
+  double number(const char* key, double fallback = 0.0) const;
+  // Field `key` as text, or "" if absent or not a string.
+  std::string text(const char* key) const;
+};
+
+struct EventsRead {
+  std::vector<Event> events;          // the readable lines, in file order
+  std::vector<ReadProblem> problems;  // the others
+};
+
+// Reads `path`. A missing file is one problem and no events; never throws for bad content.
+EventsRead read_events(const std::string& path);
+// The same from text; `name` stands for the path in problems.
+EventsRead parse_events(const std::string& text, const std::string& name);
+
+}  // namespace transient::records

@@ -1,0 +1,23 @@
+#include "transient/records/job_files.h"
+
+#include <filesystem>
+
+namespace transient::records {
+
+std::string JobFiles::in_dir(const char* name) const {
+  return (std::filesystem::path(dir_) / name).string();
+}
+
+std::string JobFiles::manifest() const {
+  return (std::filesystem::path(dir_) / kCheckpointsDir / kManifestFile).string();
+}
+
+bool JobFiles::holds_records() const {
+  namespace fs = std::filesystem;
+  for (const std::string& path : {events(), steps(), summary(), job(), manifest()}) {
+    if (fs::exists(path)) return true;
+  }
+  return false;
+}
+
+}  // namespace transient::records

@@ -1,0 +1,176 @@
+#include "transient/report/html_page.h"
+
+#include <filesystem>
+
+#include "transient/core/atomic_file.h"
+#include "transient/core/error.h"
+
+namespace transient::report {
+namespace {
+
+constexpr const char* kStyle = R"(
+body { font-family: sans-serif; margin: 1.5em auto; max-width: 1200px; color: #222; }
+h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 2em; border-bottom: 1px solid #ccc; }
+table { border-collapse: collapse; margin: 0.5em 0; font-size: 0.9em; }
+td, th { border: 1px solid #ddd; padding: 2px 8px; text-align: left; }
+th { background: #f3f3f3; }
+.chart { position: relative; width: 100%; margin: 0.5em 0 1.5em; }
+.note { color: #555; font-style: italic; }
+.problem { color: #a00; font-family: monospace; }
+)";
+
+// Installed before the library so that an error anywhere on the page is caught.
+constexpr const char* kErrorCatcher = R"(
+window.reportErrors = [];
+window.addEventListener('error', function (e) {
+  window.reportErrors.push(String(e.message) + ' (line ' + e.lineno + ')');
+});
+)";
+
+// Draws every chart, then writes what it drew into #report-check.
+constexpr const char* kDrawCharts = R"(
+(function () {
+  var check = { charts: {}, errors: window.reportErrors };
+  try {
+    var configs = JSON.parse(document.getElementById('report-data').textContent);
+    Object.keys(configs).forEach(function (id) {
+      var entry = { points: 0, painted: false };
+      check.charts[id] = entry;
+      try {
+        var config = configs[id];
+        config.options = config.options || {};
+        config.options.animation = false;
+        config.options.responsive = true;
+        config.options.maintainAspectRatio = false;
+        var canvas = document.getElementById('chart-' + id);
+        var chart = new Chart(canvas, config);
+        chart.data.datasets.forEach(function (dataset, i) {
+          chart.getDatasetMeta(i).data.forEach(function (element) {
+            if (isFinite(element.x) && isFinite(element.y)) entry.points += 1;
+          });
+        });
+        var pixels = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+        for (var p = 3; p < pixels.length; p += 4) {
+          if (pixels[p] !== 0) { entry.painted = true; break; }
+        }
+      } catch (error) {
+        check.errors.push('chart ' + id + ': ' + error);
+      }
+    });
+  } catch (error) {
+    check.errors.push(String(error));
+  }
+  var marker = document.createElement('pre');
+  marker.id = 'report-check';
+  marker.hidden = true;
+  marker.textContent = JSON.stringify(check);
+  document.body.appendChild(marker);
+})();
+)";
+
+// Text placed inside <script>: a "</" could end the element early.
+std::string script_safe(std::string text) {
+  for (std::size_t at = text.find("</"); at != std::string::npos; at = text.find("</", at + 3))
+    text.replace(at, 2, "<\\/");
+  return text;
+}
+
+// JSON placed inside <script>: every '<' (only ever inside a string) as \u003c, so that no text
+// from the records ("</script>", "<!--<script>") can end the element or change how it is parsed.
+std::string json_in_script(const nlohmann::json& json) {
+  const std::string text = json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    if (c == '<') {
+      out += "\\u003c";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string escape_html(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+HtmlPage::HtmlPage(std::string title) : title_(std::move(title)) {}
+
+void HtmlPage::add_heading(const std::string& text) {
+  body_ += "<h2>" + escape_html(text) + "</h2>\n";
+}
+
+void HtmlPage::add_paragraph(const std::string& text, const std::string& css_class) {
+  body_ += (css_class.empty() ? "<p>" : "<p class=\"" + css_class + "\">") + escape_html(text) +
+           "</p>\n";
+}
+
+void HtmlPage::add_table(const std::vector<std::string>& header,
+                         const std::vector<std::vector<std::string>>& rows) {
+  body_ += "<table>\n<tr>";
+  for (const auto& cell : header) body_ += "<th>" + escape_html(cell) + "</th>";
+  body_ += "</tr>\n";
+  for (const auto& row : rows) {
+    body_ += "<tr>";
+    for (const auto& cell : row) body_ += "<td>" + escape_html(cell) + "</td>";
+    body_ += "</tr>\n";
+  }
+  body_ += "</table>\n";
+}
+
+void HtmlPage::add_chart(const std::string& id, nlohmann::json config, int height_px) {
+  body_ += "<div class=\"chart\" style=\"height:" + std::to_string(height_px) +
+           "px\"><canvas id=\"chart-" + escape_html(id) + "\"></canvas></div>\n";
+  charts_[id] = std::move(config);
+}
+
+std::string HtmlPage::render(const std::string& chart_js) const {
+  std::string page = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+  page += "<title>" + escape_html(title_) + "</title>\n<style>" + kStyle + "</style>\n";
+  page += std::string("<script>") + kErrorCatcher + "</script>\n";
+  page += "<script>\n" + script_safe(chart_js) + "\n</script>\n</head>\n<body>\n";
+  page += "<h1>" + escape_html(title_) + "</h1>\n" + body_;
+  page += "<script id=\"report-data\" type=\"application/json\">" + json_in_script(charts_) +
+          "</script>\n";
+  page += std::string("<script>") + kDrawCharts + "</script>\n</body>\n</html>\n";
+  return page;
+}
+
+std::string default_chart_js_path() { return TRANSIENT_CHARTJS_PATH; }
+
+std::string read_chart_js(const std::string& path) {
+  if (!std::filesystem::is_regular_file(path)) {
+    throw InputError(path, 0,
+                     "Chart.js is missing: the report's charts need Debian's libjs-chart.js "
+                     "(apt-get install libjs-chart.js, or scripts/install-deps.sh)");
+  }
+  return read_file(path);
+}
+
+}  // namespace transient::report

@@ -1,0 +1,172 @@
+#include "transient/report/job_facts.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+#include <map>
+
+#include "transient/report/internal/step_series.h"
+
+namespace transient::report {
+namespace {
+
+// The cost so far from "cost" events (each with a market and that market's cost so far in
+// cost_usd): the latest figure of each market, added up.
+std::optional<double> cost_from_events(const std::vector<records::Event>& events) {
+  std::map<std::string, double> by_market;
+  for (const auto& e : events) {
+    if (e.type == "cost" && e.json.contains("cost_usd") && e.json["cost_usd"].is_number())
+      by_market[e.text("market")] = e.number("cost_usd");
+  }
+  if (by_market.empty()) return std::nullopt;
+  double total = 0.0;
+  for (const auto& [market, usd] : by_market) total += usd;
+  return total;
+}
+
+std::string state_of(const records::JobRecords& records, std::string& failure) {
+  const auto& s = records.summary;
+  if (s) {
+    if (s->failure) {
+      failure = *s->failure;
+      return "failed";
+    }
+    if (s->finished) return "finished";
+    return "paused";
+  }
+  if (records.coordinator && records.coordinator->value("ended", false)) return "ended";
+  return "running";
+}
+
+std::string duration_text(double seconds) {
+  if (seconds < 120) return fmt::format("{:.0f} s", seconds);
+  if (seconds < 7200) return fmt::format("{:.1f} min", seconds / 60);
+  return fmt::format("{:.1f} h", seconds / 3600);
+}
+
+}  // namespace
+
+std::optional<double> parse_utc_iso8601(const std::string& text) {
+  std::tm utc{};
+  double seconds = 0.0;
+  char zone = 0;
+  if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%lf%c", &utc.tm_year, &utc.tm_mon,
+                  &utc.tm_mday, &utc.tm_hour, &utc.tm_min, &seconds, &zone) != 7 ||
+      zone != 'Z') {
+    return std::nullopt;
+  }
+  utc.tm_year -= 1900;
+  utc.tm_mon -= 1;
+  utc.tm_sec = 0;
+  return static_cast<double>(::timegm(&utc)) + seconds;
+}
+
+JobFacts job_facts(const records::JobRecords& records, double now_unix_s) {
+  JobFacts f;
+  f.dir = records.dir;
+  f.problems = records.problems;
+  f.state = state_of(records, f.failure);
+  const auto points = internal::step_points(records.steps, records.events);
+  const internal::RankNames names(records.events);
+  f.generation = names.last_gen();
+  f.workers = names.last_members();
+  if (!points.empty()) f.step = points.back().step;
+  for (const auto& e : records.events) {
+    if (e.json.contains("step") && e.json["step"].is_number())
+      f.step = std::max(f.step, e.json["step"].get<std::int64_t>());
+    if (e.type == "recovery") {
+      ++f.recoveries;
+      f.redone_steps += static_cast<std::int64_t>(e.number("redone_steps"));
+    }
+    if (e.type == "worker_left" && e.text("reason") != "stopped") ++f.revocations;
+    if (e.type == "checkpoint") {
+      f.checkpoint_step = static_cast<std::int64_t>(e.number("step"));
+      const auto written = parse_utc_iso8601(e.time);
+      f.checkpoint_age_s =
+          written ? std::optional<double>(std::max(0.0, now_unix_s - *written)) : std::nullopt;
+    }
+    if (e.type == "epoch" && e.json.contains("test_accuracy") &&
+        e.json["test_accuracy"].is_number())
+      f.test_accuracy = e.number("test_accuracy");
+  }
+  if (!f.checkpoint_step && !records.checkpoints.empty())
+    f.checkpoint_step = records.checkpoints.back().step;
+  if (records.coordinator && records.coordinator->contains("job")) {
+    const auto& job = (*records.coordinator)["job"];
+    if (job.contains("total_steps") && job["total_steps"].is_number())
+      f.total_steps = job["total_steps"].get<std::int64_t>();
+  }
+  // While a job runs its speed is that of its last steps; once it ended, the summary's.
+  const std::size_t recent = std::min<std::size_t>(points.size(), 20);
+  f.samples_per_s = internal::samples_per_s(points, points.size() - recent, points.size());
+  f.cost_usd = cost_from_events(records.events);
+  if (const auto& s = records.summary) {
+    f.step = std::max(f.step, s->steps);
+    if (s->total_steps > 0) f.total_steps = s->total_steps;
+    if (s->samples_per_s > 0) f.samples_per_s = s->samples_per_s;
+    f.recoveries = std::max(f.recoveries, s->recoveries);
+    f.redone_steps = std::max(f.redone_steps, s->redone_steps);
+    f.revocations = std::max(f.revocations, s->revocations);
+    if (s->cost_usd) f.cost_usd = s->cost_usd;
+    if (s->test_accuracy) f.test_accuracy = s->test_accuracy;
+  }
+  return f;
+}
+
+std::string status_text(const JobFacts& f) {
+  std::string out = fmt::format("job {}: {}{}\n", f.dir, f.state,
+                                f.failure.empty() ? "" : " (" + f.failure + ")");
+  out += f.total_steps > 0 ? fmt::format("step {} of {}\n", f.step, f.total_steps)
+                           : fmt::format("step {}\n", f.step);
+  if (f.generation >= 0) {
+    std::string members;
+    for (const auto& w : f.workers) members += (members.empty() ? "" : ", ") + w;
+    out += fmt::format("workers: {} in generation {} ({})\n", f.workers.size(), f.generation,
+                       members.empty() ? "none" : members);
+  } else {
+    out += "workers: no generation formed yet\n";
+  }
+  out += fmt::format("samples/s: {:.0f}\n", f.samples_per_s);
+  out += fmt::format("recoveries: {} ({} step{} redone), workers lost: {}\n", f.recoveries,
+                     f.redone_steps, f.redone_steps == 1 ? "" : "s", f.revocations);
+  if (f.checkpoint_step) {
+    out += fmt::format(
+        "newest checkpoint: step {}{}\n", *f.checkpoint_step,
+        f.checkpoint_age_s ? ", " + duration_text(*f.checkpoint_age_s) + " ago" : std::string());
+  } else {
+    out += "newest checkpoint: none\n";
+  }
+  out += f.cost_usd ? fmt::format("cost: ${:.2f}\n", *f.cost_usd)
+                    : "cost: unknown (the job was given no prices)\n";
+  if (f.test_accuracy) out += fmt::format("test accuracy: {:.2f}%\n", 100.0 * *f.test_accuracy);
+  if (!f.problems.empty()) {
+    out += fmt::format("{} problem{} reading the records:\n", f.problems.size(),
+                       f.problems.size() == 1 ? "" : "s");
+    for (const auto& p : f.problems) out += "  " + p.text() + "\n";
+  }
+  return out;
+}
+
+std::string prometheus_text(const JobFacts& f) {
+  std::string out;
+  const auto metric = [&out](const char* name, const char* type, const char* help, double value) {
+    out += fmt::format("# HELP {} {}\n# TYPE {} {}\n{} {}\n", name, help, name, type, name, value);
+  };
+  metric("transient_step", "gauge", "Steps completed.", static_cast<double>(f.step));
+  metric("transient_workers", "gauge", "Workers in the latest generation.",
+         static_cast<double>(f.workers.size()));
+  metric("transient_samples_per_second", "gauge", "Training samples per second.", f.samples_per_s);
+  metric("transient_recoveries_total", "counter", "Recoveries from lost workers.",
+         static_cast<double>(f.recoveries));
+  if (f.checkpoint_age_s) {
+    metric("transient_checkpoint_age_seconds", "gauge", "Seconds since the newest checkpoint.",
+           *f.checkpoint_age_s);
+  }
+  if (f.cost_usd)
+    metric("transient_cost_usd", "gauge", "What the servers cost so far, USD.", *f.cost_usd);
+  return out;
+}
+
+}  // namespace transient::report

@@ -1,0 +1,48 @@
+// The few facts that say where a job stands, from its records: what `transient status` prints,
+// the summary at the top of a report, and what /metrics serves (prometheus_text()).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "transient/records/job_records.h"
+
+namespace transient::report {
+
+struct JobFacts {
+  std::string dir;                   // the job directory
+  std::string state;                 // "finished", "paused", "failed", "running", ...
+  std::string failure;               // why it failed, when state is "failed"
+  std::int64_t step = 0;             // steps completed
+  std::int64_t total_steps = 0;      // steps to train (0 if unknown)
+  std::int64_t generation = -1;      // the latest generation (-1: none formed)
+  std::vector<std::string> workers;  // the members of the latest generation
+  double samples_per_s = 0.0;        // over the job if it ended, else over its last steps
+  std::int64_t recoveries = 0;       // recoveries from lost workers
+  std::int64_t redone_steps = 0;     // steps trained again because of them
+  std::int64_t revocations = 0;      // workers lost (failed, silent, preempted)
+  std::optional<std::int64_t> checkpoint_step;  // the newest checkpoint's step
+  std::optional<double> checkpoint_age_s;       // seconds since it was written
+  std::optional<double> cost_usd;               // what the servers cost, if prices were known
+  std::optional<double> test_accuracy;          // the latest evaluation
+  std::vector<records::ReadProblem> problems;   // what could not be read
+};
+
+// The facts of `records` at the wall-clock time `now_unix_s` (seconds since 1970, UTC), which
+// only the checkpoint's age depends on.
+JobFacts job_facts(const records::JobRecords& records, double now_unix_s);
+
+// The facts as lines for a terminal (`transient status`), ending in a newline.
+std::string status_text(const JobFacts& facts);
+
+// The facts in Prometheus' text exposition format (version 0.0.4): transient_step,
+// transient_workers, transient_samples_per_second, transient_recoveries_total and, when known,
+// transient_checkpoint_age_seconds and transient_cost_usd.
+std::string prometheus_text(const JobFacts& facts);
+
+// "2026-11-24T01:02:03.456Z" as seconds since 1970; nullopt if it is not such a time.
+std::optional<double> parse_utc_iso8601(const std::string& text);
+
+}  // namespace transient::report

@@ -1,0 +1,531 @@
+#include "transient/report/job_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "transient/report/html_page.h"
+#include "transient/report/internal/charts.h"
+#include "transient/report/internal/step_series.h"
+#include "transient/report/job_facts.h"
+
+namespace transient::report {
+namespace {
+
+using internal::color;
+using internal::number_text;
+using internal::series;
+using internal::xy;
+using internal::xy_chart;
+using nlohmann::json;
+using Rows = std::vector<std::vector<std::string>>;
+
+// A field's value for a table cell: strings without their quotes.
+std::string cell(const json& value) {
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_number_float()) return number_text(value.get<double>());
+  return value.dump();
+}
+
+// A long job's steps drawn in groups of consecutive steps (means), so that a page of a 100,000-step
+// job stays a few megabytes and quick to draw: at most `most` groups of [begin, end) indices.
+std::vector<std::pair<std::size_t, std::size_t>> step_groups(std::size_t steps, std::size_t most) {
+  const std::size_t size = std::max<std::size_t>(1, (steps + most - 1) / most);
+  std::vector<std::pair<std::size_t, std::size_t>> groups;
+  for (std::size_t begin = 0; begin < steps; begin += size)
+    groups.emplace_back(begin, std::min(steps, begin + size));
+  return groups;
+}
+constexpr std::size_t kMostPoints = 3000;  // per line
+constexpr std::size_t kMostBars = 800;     // per bar chart
+
+// What a page is drawn from: the records and the figures derived from them once.
+struct Job {
+  const records::JobRecords& records;
+  std::vector<internal::StepPoint> points;
+  internal::RankNames names;
+  JobFacts facts;
+};
+
+void add_problems(HtmlPage& page, const std::vector<records::ReadProblem>& problems) {
+  if (problems.empty()) return;
+  page.add_heading(fmt::format("Problems reading the records ({})", problems.size()));
+  page.add_paragraph(
+      "These lines could not be read and are left out of everything below; the rest is shown.",
+      "note");
+  for (const auto& p : problems) page.add_paragraph(p.text(), "problem");
+}
+
+void add_summary(HtmlPage& page, const Job& job) {
+  const JobFacts& f = job.facts;
+  page.add_heading("Summary");
+  Rows rows = {{"state", f.state + (f.failure.empty() ? "" : ": " + f.failure)},
+               {"step", f.total_steps > 0 ? fmt::format("{} of {}", f.step, f.total_steps)
+                                          : std::to_string(f.step)},
+               {"samples/s", number_text(f.samples_per_s)},
+               {"recoveries", fmt::format("{} ({} steps redone)", f.recoveries, f.redone_steps)},
+               {"workers lost", std::to_string(f.revocations)},
+               {"cost", f.cost_usd ? fmt::format("${:.2f}", *f.cost_usd) : "unknown (no prices)"}};
+  if (f.test_accuracy)
+    rows.push_back({"test accuracy", fmt::format("{:.2f}%", 100 * *f.test_accuracy)});
+  std::string members;
+  for (const auto& w : f.workers) members += (members.empty() ? "" : ", ") + w;
+  rows.push_back({"workers", f.generation < 0
+                                 ? "no generation formed"
+                                 : fmt::format("{} in generation {} ({})", f.workers.size(),
+                                               f.generation, members)});
+  if (f.checkpoint_step) {
+    rows.push_back({"newest checkpoint",
+                    fmt::format("step {}{}", *f.checkpoint_step,
+                                f.checkpoint_age_s ? fmt::format(", {:.0f} s before this page",
+                                                                 *f.checkpoint_age_s)
+                                                   : std::string())});
+  }
+  page.add_table({"", ""}, rows);
+  if (job.records.summary) {
+    Rows summary;
+    for (const auto& [key, value] : job.records.summary->json.items())
+      summary.push_back({key, cell(value)});
+    page.add_paragraph("summary.json:");
+    page.add_table({"field", "value"}, summary);
+  } else {
+    page.add_paragraph("No summary.json: the job is running or ended without one.", "note");
+  }
+  if (job.records.job && job.records.job->contains("settings") &&
+      (*job.records.job)["settings"].is_object()) {
+    Rows settings;
+    for (const auto& [key, value] : (*job.records.job)["settings"].items())
+      settings.push_back({key, cell(value)});
+    page.add_paragraph("Settings (job.json):");
+    page.add_table({"setting", "value"}, settings);
+  }
+}
+
+// Loss and accuracy against step and time: the training loss of every step (steps.csv) and the
+// evaluations at the end of epochs (events "epoch": every *_loss and *_accuracy field).
+void add_training(HtmlPage& page, const Job& job) {
+  page.add_heading("Training");
+  json loss_by_step = json::array(), loss_by_time = json::array();
+  for (const auto& [begin, end] : step_groups(job.points.size(), kMostPoints)) {
+    double sum = 0.0;
+    int finite = 0;
+    for (std::size_t i = begin; i < end; ++i) {
+      if (std::isfinite(job.points[i].loss)) sum += job.points[i].loss, ++finite;
+    }
+    if (finite == 0) continue;
+    const auto& last = job.points[end - 1];
+    loss_by_step.push_back(xy(static_cast<double>(last.step), sum / finite));
+    loss_by_time.push_back(xy(last.t, sum / finite));
+  }
+  std::map<std::string, std::pair<json, json>> evaluations;  // field -> (by step, by time)
+  for (const auto& e : job.records.events) {
+    if (e.type != "epoch") continue;
+    for (const auto& [key, value] : e.json.items()) {
+      const bool loss = key.size() > 5 && key.compare(key.size() - 5, 5, "_loss") == 0;
+      const bool accuracy = key.size() > 9 && key.compare(key.size() - 9, 9, "_accuracy") == 0;
+      if ((!loss && !accuracy) || !value.is_number() || key == "train_loss") continue;
+      auto& [by_step, by_time] = evaluations[key];
+      if (by_step.is_null()) by_step = json::array(), by_time = json::array();
+      by_step.push_back(xy(e.number("step"), value.get<double>()));
+      by_time.push_back(xy(e.t, value.get<double>()));
+    }
+  }
+  const auto add_pair = [&](const std::string& id, const std::string& what, json by_step_sets,
+                            json by_time_sets) {
+    page.add_chart(id + "-step",
+                   xy_chart(what + " against step", "step", what, std::move(by_step_sets)));
+    page.add_chart(id + "-time", xy_chart(what + " against time", "seconds since the start", what,
+                                          std::move(by_time_sets)));
+  };
+  json loss_step = json::array(), loss_time = json::array();
+  json accuracy_step = json::array(), accuracy_time = json::array();
+  if (!loss_by_step.empty()) {
+    loss_step.push_back(series("training loss", loss_by_step, color(0)));
+    loss_time.push_back(series("training loss", loss_by_time, color(0)));
+  }
+  std::size_t colour = 1;
+  for (auto& [key, sets] : evaluations) {
+    const bool loss = key.find("_loss") != std::string::npos;
+    (loss ? loss_step : accuracy_step).push_back(series(key, sets.first, color(colour), false));
+    (loss ? loss_time : accuracy_time).push_back(series(key, sets.second, color(colour), false));
+    ++colour;
+  }
+  if (!loss_step.empty()) {
+    add_pair("loss", "loss", loss_step, loss_time);
+  } else {
+    page.add_paragraph("No loss recorded: steps.csv has no readable row.", "note");
+  }
+  if (!accuracy_step.empty()) {
+    add_pair("accuracy", "accuracy", accuracy_step, accuracy_time);
+  } else {
+    page.add_paragraph("No accuracy recorded yet: the job evaluates at the end of each epoch.",
+                       "note");
+  }
+}
+
+void add_throughput(HtmlPage& page, const Job& job) {
+  page.add_heading("Samples per second");
+  if (job.points.empty()) {
+    page.add_paragraph("No step timings recorded.", "note");
+    return;
+  }
+  // Over windows of about 1% of the steps, from the steps' own durations.
+  const std::size_t window = std::max<std::size_t>(1, job.points.size() / 100);
+  json points = json::array();
+  for (std::size_t i = 0; i < job.points.size(); i += window) {
+    const std::size_t end = std::min(job.points.size(), i + window);
+    points.push_back(xy(job.points[end - 1].t, internal::samples_per_s(job.points, i, end)));
+  }
+  page.add_chart("samples-per-s",
+                 xy_chart("samples/s over time (from the step timings)", "seconds since the start",
+                          "samples/s", json::array({series("samples/s", points, color(2))})));
+}
+
+// Lanes of the membership timeline: a worker's time joined (waiting for a generation), training,
+// and how it left; one more lane for the recoveries.
+void add_membership(HtmlPage& page, const Job& job) {
+  page.add_heading("Membership");
+  const auto& events = job.records.events;
+  if (events.empty()) {
+    page.add_paragraph("No events recorded.", "note");
+    return;
+  }
+  struct Open {
+    std::string state;
+    double from = 0.0;
+  };
+  std::vector<std::string> order;
+  std::map<std::string, Open> open;
+  std::map<std::string, std::string> lane_label;
+  std::map<std::string, std::vector<json>> segments;  // state -> bars
+  std::vector<std::string> lost;                      // lost workers not replaced yet
+  const auto lane = [&](const std::string& worker) {
+    if (!lane_label.count(worker)) {
+      order.push_back(worker);
+      lane_label[worker] = worker;
+    }
+    return lane_label[worker];
+  };
+  const auto close = [&](const std::string& worker, double t) {
+    auto it = open.find(worker);
+    if (it == open.end()) return;
+    segments[it->second.state].push_back({{"x", {it->second.from, t}}, {"y", worker}});
+    open.erase(it);
+  };
+  double end_t = 0.0;
+  for (const auto& e : events) {
+    end_t = std::max(end_t, e.t);
+    const std::string worker = e.text("worker");
+    if (e.type == "worker_joined" || e.type == "worker_rejoined") {
+      lane(worker);
+      if (e.type == "worker_joined" && !lost.empty()) {
+        lane_label[worker] = worker + " (replaces " + lost.front() + ")";
+        lane_label[lost.front()] += " (replaced by " + worker + ")";
+        lost.erase(lost.begin());
+      }
+      close(worker, e.t);
+      open[worker] = {"joined", e.t};
+    } else if (e.type == "generation" && e.json.contains("members")) {
+      for (const auto& m : e.json["members"]) {
+        if (!m.is_string()) continue;
+        const std::string id = m.get<std::string>();
+        lane(id);
+        if (open.count(id) && open[id].state == "training") continue;
+        close(id, e.t);
+        open[id] = {"training", e.t};
+      }
+    } else if ((e.type == "worker_left" || e.type == "worker_failed") && !worker.empty()) {
+      lane(worker);
+      close(worker, e.t);
+      const std::string reason = e.type == "worker_failed" ? "failed" : e.text("reason");
+      segments["left: " + (reason.empty() ? std::string("unknown") : reason)].push_back(
+          {{"x", {e.t, e.t}}, {"y", worker}});
+      if (reason != "stopped") lost.push_back(worker);
+    }
+  }
+  for (const auto& worker : order) close(worker, end_t);
+  const std::string recovery_lane = "recoveries";
+  Rows recovery_rows;
+  for (const auto& e : events) {
+    if (e.type != "recovery") continue;
+    const double duration = e.number("duration_s");
+    segments["recovery"].push_back({{"x", {e.t - duration, e.t}}, {"y", recovery_lane}});
+    recovery_rows.push_back({number_text(e.t), cell(e.json.value("gen", json())), e.text("cause"),
+                             cell(e.json.value("lost", json())), number_text(e.number("detect_s")),
+                             number_text(e.number("reform_s")), number_text(duration),
+                             std::to_string(static_cast<long long>(e.number("redone_steps")))});
+  }
+  // The lanes' labels replace the ids once every replacement is known.
+  std::vector<std::string> labels;
+  for (const auto& worker : order) labels.push_back(lane_label[worker]);
+  if (!recovery_rows.empty()) labels.push_back(recovery_lane);
+  const std::map<std::string, std::string> colours = {
+      {"joined", "#bbbbbb"},       {"training", "#2ca02c"},     {"left: preempted", "#ff7f0e"},
+      {"left: failed", "#d62728"}, {"left: silent", "#9467bd"}, {"left: stopped", "#1f77b4"},
+      {"recovery", "#000000"}};
+  json datasets = json::array();
+  std::size_t other = 5;
+  for (auto& [state, bars] : segments) {
+    for (auto& bar : bars) {
+      const std::string id = bar["y"];
+      if (lane_label.count(id)) bar["y"] = lane_label[id];
+    }
+    const auto known = colours.find(state);
+    const std::string colour = known != colours.end() ? known->second : color(other++);
+    datasets.push_back({{"label", state},
+                        {"data", bars},
+                        {"backgroundColor", colour},
+                        {"grouped", false},
+                        {"minBarLength", 4},
+                        {"barPercentage", 0.8}});
+  }
+  json config = {
+      {"type", "bar"},
+      {"data", {{"labels", labels}, {"datasets", datasets}}},
+      {"options",
+       {{"indexAxis", "y"},
+        {"plugins",
+         {{"title", {{"display", true}, {"text", "workers over time (one lane per worker)"}}},
+          {"legend", {{"position", "bottom"}}}}},
+        {"scales",
+         {{"x",
+           {{"type", "linear"},
+            {"min", 0},
+            {"title", {{"display", true}, {"text", "seconds since the start"}}}}},
+          {"y", {{"type", "category"}}}}}}}};
+  page.add_chart("membership", config, 60 + 34 * static_cast<int>(labels.size()) + 60);
+  if (!recovery_rows.empty()) {
+    page.add_paragraph(
+        "Recoveries (duration_s: from the first sign of the loss to the first step "
+        "of the new generation):");
+    page.add_table({"t (s)", "generation", "cause", "lost", "detect_s", "reform_s", "duration_s",
+                    "redone_steps"},
+                   recovery_rows);
+  }
+  Rows changes;
+  static const std::set<std::string> kShown = {"worker_joined",
+                                               "worker_rejoined",
+                                               "worker_left",
+                                               "worker_failed",
+                                               "revocation_injected",
+                                               "generation",
+                                               "recovery",
+                                               "diverged",
+                                               "done",
+                                               "stopped",
+                                               "failed",
+                                               "job_failed",
+                                               "coordinator_restarted"};
+  for (const auto& e : events) {
+    if (!kShown.count(e.type)) continue;
+    std::string details;
+    for (const auto& [key, value] : e.json.items()) {
+      if (key == "t" || key == "time" || key == "event") continue;
+      details += (details.empty() ? "" : ", ") + key + "=" + cell(value);
+    }
+    changes.push_back({number_text(e.t), e.time, e.type, details});
+  }
+  page.add_paragraph("Membership events:");
+  page.add_table({"t (s)", "time (UTC)", "event", "details"}, changes);
+}
+
+// Each step's phases per worker, and the stragglers: the member with the most data + compute
+// seconds in a step (the others wait for it in the all-reduce).
+void add_phases(HtmlPage& page, const Job& job) {
+  page.add_heading("Where the steps' time went");
+  page.add_paragraph(
+      "The straggler of a step is the worker with the most data + compute seconds: "
+      "the others wait for it in the all-reduce. Long jobs are drawn in groups of "
+      "consecutive steps (their means).",
+      "note");
+  const auto& rows = job.records.steps;
+  if (rows.empty()) {
+    page.add_paragraph("No step timings recorded.", "note");
+    return;
+  }
+  static const std::array<const char*, 4> kPhases = {"data_s", "compute_s", "allreduce_s",
+                                                     "optimizer_s"};
+  const auto phase = [](const records::StepRow& r, std::size_t i) {
+    return i == 0 ? r.data_s : i == 1 ? r.compute_s : i == 2 ? r.allreduce_s : r.optimizer_s;
+  };
+  std::vector<std::string> workers;
+  std::map<std::string, std::map<std::int64_t, const records::StepRow*>> by_worker;
+  for (const auto& r : rows) {
+    const std::string w = job.names.worker_of(r.gen, r.rank);
+    if (!by_worker.count(w)) workers.push_back(w);
+    by_worker[w][r.step] = &r;
+  }
+  const auto groups = step_groups(job.points.size(), kMostBars);
+  std::vector<std::string> step_labels;
+  for (const auto& [begin, end] : groups) {
+    const auto first = job.points[begin].step, last = job.points[end - 1].step;
+    step_labels.push_back(first == last ? std::to_string(first)
+                                        : fmt::format("{}-{}", first, last));
+  }
+  // Mean of each phase per worker.
+  json means = json::array();
+  for (std::size_t i = 0; i < kPhases.size(); ++i) {
+    json values = json::array();
+    for (const auto& w : workers) {
+      double sum = 0.0;
+      for (const auto& [step, r] : by_worker[w]) sum += phase(*r, i);
+      values.push_back(sum / static_cast<double>(by_worker[w].size()));
+    }
+    means.push_back(internal::bars(kPhases[i], values, color(i)));
+  }
+  page.add_chart("phases-mean", internal::bar_chart("mean seconds per step, by phase and worker",
+                                                    workers, "worker", "seconds", means, true));
+  for (std::size_t k = 0; k < workers.size(); ++k) {
+    const auto& steps = by_worker[workers[k]];
+    json sets = json::array();
+    for (std::size_t i = 0; i < kPhases.size(); ++i) {
+      json values = json::array();
+      for (const auto& [begin, end] : groups) {
+        double sum = 0.0;
+        int trained = 0;
+        for (std::size_t p = begin; p < end; ++p) {
+          const auto it = steps.find(job.points[p].step);
+          if (it != steps.end()) sum += phase(*it->second, i), ++trained;
+        }
+        values.push_back(trained == 0 ? json() : json(sum / trained));
+      }
+      sets.push_back(internal::bars(kPhases[i], values, color(i)));
+    }
+    page.add_chart("phases-" + std::to_string(k),
+                   internal::bar_chart("phases of each step: " + workers[k], step_labels, "step",
+                                       "seconds", sets, true),
+                   260);
+  }
+  json slowest = json::array(), median = json::array();
+  std::map<std::string, int> slowest_count;
+  for (const auto& p : job.points) ++slowest_count[job.names.worker_of(p.gen, p.slowest_rank)];
+  for (const auto& [begin, end] : step_groups(job.points.size(), kMostPoints)) {
+    double slow = 0.0, middle = 0.0;
+    for (std::size_t i = begin; i < end; ++i) {
+      slow += job.points[i].slowest_busy_s;
+      middle += job.points[i].median_busy_s;
+    }
+    const double n = static_cast<double>(end - begin);
+    const double step = static_cast<double>(job.points[end - 1].step);
+    slowest.push_back(xy(step, slow / n));
+    median.push_back(xy(step, middle / n));
+  }
+  page.add_chart("stragglers",
+                 xy_chart("stragglers: data + compute seconds of each step's slowest worker",
+                          "step", "seconds",
+                          json::array({series("slowest worker", slowest, color(3)),
+                                       series("median worker", median, color(0))})));
+  Rows table;
+  for (const auto& w : workers) {
+    const int n = slowest_count.count(w) ? slowest_count[w] : 0;
+    table.push_back({w, std::to_string(by_worker[w].size()), std::to_string(n),
+                     fmt::format("{:.0f}%", 100.0 * n / static_cast<double>(job.points.size()))});
+  }
+  page.add_table({"worker", "steps trained", "steps as the slowest", "share of all steps"}, table);
+}
+
+void add_checkpoints(HtmlPage& page, const Job& job) {
+  page.add_heading("Checkpoints");
+  std::map<std::int64_t, const records::CheckpointEntry*> kept;
+  for (const auto& c : job.records.checkpoints) kept[c.step] = &c;
+  json write_s = json::array(), megabytes = json::array();
+  Rows table;
+  std::set<std::int64_t> listed;
+  for (const auto& e : job.records.events) {
+    if (e.type != "checkpoint") continue;
+    const auto step = static_cast<std::int64_t>(e.number("step"));
+    const auto it = kept.find(step);
+    const double bytes =
+        it != kept.end() ? static_cast<double>(it->second->bytes) : e.number("bytes");
+    write_s.push_back(xy(e.t, e.number("write_s")));
+    megabytes.push_back(xy(e.t, bytes / 1e6));
+    table.push_back({std::to_string(step), number_text(e.t), e.time,
+                     number_text(e.number("write_s")), fmt::format("{:.0f}", bytes),
+                     it != kept.end() ? "kept" : "removed"});
+    listed.insert(step);
+  }
+  for (const auto& c : job.records.checkpoints) {
+    if (listed.count(c.step)) continue;
+    table.push_back({std::to_string(c.step), "", "", "", std::to_string(c.bytes), "kept"});
+  }
+  if (table.empty()) {
+    page.add_paragraph("No checkpoint recorded.", "note");
+    return;
+  }
+  if (!write_s.empty()) {
+    json config = xy_chart("checkpoints: when, how long, how big", "seconds since the start",
+                           "seconds to write",
+                           json::array({series("seconds to write", write_s, color(4), false),
+                                        series("MB", megabytes, color(5), false)}));
+    config["data"]["datasets"][1]["yAxisID"] = "size";
+    config["options"]["scales"]["size"] = {{"type", "linear"},
+                                           {"position", "right"},
+                                           {"title", {{"display", true}, {"text", "MB"}}},
+                                           {"grid", {{"drawOnChartArea", false}}}};
+    page.add_chart("checkpoints", config, 260);
+  }
+  page.add_table({"step", "t (s)", "time (UTC)", "write_s", "bytes", "in manifest.json"}, table);
+}
+
+// Cost over time by market, from "cost" events (market, cost_usd so far) when the job knew its
+// servers' prices.
+void add_cost(HtmlPage& page, const Job& job) {
+  page.add_heading("Cost");
+  std::map<std::string, json> by_market;
+  for (const auto& e : job.records.events) {
+    if (e.type != "cost" || !e.json.contains("cost_usd")) continue;
+    auto& points = by_market[e.text("market").empty() ? "all" : e.text("market")];
+    if (points.is_null()) points = json::array();
+    points.push_back(xy(e.t, e.number("cost_usd")));
+  }
+  if (by_market.empty()) {
+    page.add_paragraph(job.facts.cost_usd
+                           ? fmt::format("The job cost ${:.2f}; it recorded no cost over time.",
+                                         *job.facts.cost_usd)
+                           : "No prices: this job was not given its servers' prices, so its cost "
+                             "is unknown.",
+                       "note");
+    return;
+  }
+  json sets = json::array();
+  std::size_t i = 0;
+  for (auto& [market, points] : by_market) sets.push_back(series(market, points, color(i++)));
+  page.add_chart("cost",
+                 xy_chart("cost over time by market", "seconds since the start", "USD", sets));
+}
+
+double now_or_clock(double now_unix_s) {
+  if (now_unix_s > 0) return now_unix_s;
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+std::string render_job_report(const records::JobRecords& records, const ReportOptions& options) {
+  const std::string chart_js = read_chart_js(options.chart_js_path.empty() ? default_chart_js_path()
+                                                                           : options.chart_js_path);
+  Job job{records, internal::step_points(records.steps, records.events),
+          internal::RankNames(records.events),
+          job_facts(records, now_or_clock(options.now_unix_s))};
+  HtmlPage page("transient report: " + records.dir);
+  add_problems(page, records.problems);
+  add_summary(page, job);
+  add_training(page, job);
+  add_throughput(page, job);
+  add_membership(page, job);
+  add_phases(page, job);
+  add_checkpoints(page, job);
+  add_cost(page, job);
+  return page.render(chart_js);
+}
+
+std::string render_job_report(const std::string& job_dir, const ReportOptions& options) {
+  return render_job_report(records::read_job_records(job_dir), options);
+}
+
+}  // namespace transient::report

@@ -1,0 +1,228 @@
+#include "transient/report/study_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "transient/core/error.h"
+#include "transient/report/html_page.h"
+#include "transient/report/internal/charts.h"
+
+namespace transient::report {
+namespace {
+
+using internal::color;
+using internal::number_text;
+using nlohmann::json;
+using Rows = std::vector<std::vector<std::string>>;
+
+std::string chart_js_of(const ReportOptions& options) {
+  return read_chart_js(options.chart_js_path.empty() ? default_chart_js_path()
+                                                     : options.chart_js_path);
+}
+
+// The number at `key` of `object`; throws InputError naming the file and the field otherwise.
+double number_at(const json& object, const char* key, const std::string& name) {
+  const auto it = object.find(key);
+  if (it == object.end() || !it->is_number()) {
+    throw InputError(name, 0, std::string("field \"") + key + "\" is missing or not a number");
+  }
+  return it->get<double>();
+}
+
+// A histogram {"edges": [b0..bn], "counts": [c1..cn]} as a bar chart with one bar per bin.
+void add_histogram(HtmlPage& page, const std::string& id, const json& histogram,
+                   const std::string& what, double scale, const std::string& name) {
+  if (!histogram.is_object() || !histogram.contains("edges") || !histogram.contains("counts") ||
+      !histogram["edges"].is_array() || !histogram["counts"].is_array() ||
+      histogram["edges"].size() != histogram["counts"].size() + 1) {
+    throw InputError(name, 0,
+                     "histogram of " + what +
+                         ": expected {\"edges\": [n+1 numbers], "
+                         "\"counts\": [n numbers]}");
+  }
+  std::vector<std::string> labels;
+  json counts = json::array();
+  for (std::size_t i = 0; i < histogram["counts"].size(); ++i) {
+    const double from = histogram["edges"][i].get<double>() / scale;
+    const double to = histogram["edges"][i + 1].get<double>() / scale;
+    labels.push_back(number_text(from) + "-" + number_text(to));
+    counts.push_back(histogram["counts"][i]);
+  }
+  page.add_chart(
+      id, internal::bar_chart("distribution of " + what, labels, what, "runs",
+                              json::array({internal::bars("runs", counts, color(0))}), false));
+}
+
+void render_monte_carlo(HtmlPage& page, const json& j, const std::string& name) {
+  page.add_heading("Summary");
+  const double runs = number_at(j, "runs", name);
+  Rows rows = {{"runs", number_text(runs)},
+               {"finished", number_text(number_at(j, "finished", name))},
+               {"failed", number_text(number_at(j, "failed", name))},
+               {"P(miss deadline)", number_text(number_at(j, "deadline_miss_probability", name))}};
+  if (j.contains("deadline_s"))
+    rows.push_back({"deadline (h)", number_text(number_at(j, "deadline_s", name) / 3600)});
+  page.add_table({"", ""}, rows);
+  Rows stats;
+  for (const auto& [key, label, scale] :
+       {std::tuple{"time_s", "time (h, finished runs)", 3600.0},
+        std::tuple{"cost_usd", "cost ($)", 1.0}, std::tuple{"revocations", "revocations", 1.0},
+        std::tuple{"redone_steps", "redone steps", 1.0}}) {
+    if (!j.contains(key) || !j[key].is_object())
+      throw InputError(name, 0, std::string("field \"") + key + "\" is missing");
+    const json& d = j[key];
+    stats.push_back({label, number_text(number_at(d, "mean", name) / scale),
+                     number_text(number_at(d, "p50", name) / scale),
+                     number_text(number_at(d, "p95", name) / scale),
+                     number_text(number_at(d, "p99", name) / scale)});
+  }
+  page.add_table({"", "mean", "p50", "p95", "p99"}, stats);
+  page.add_heading("Distributions");
+  if (!j.contains("histograms")) {
+    page.add_paragraph(
+        "This output has no histograms (made by an older transient); run "
+        "`transient simulate --runs N --json` again to draw them.",
+        "note");
+    return;
+  }
+  const json& h = j["histograms"];
+  add_histogram(page, "time", h.value("time_s", json()), "time (h)", 3600.0, name);
+  add_histogram(page, "cost", h.value("cost_usd", json()), "cost ($)", 1.0, name);
+}
+
+void render_one_run(HtmlPage& page, const json& j, const std::string& name) {
+  page.add_heading("Summary");
+  Rows rows;
+  for (const auto& [key, value] : j.items()) {
+    if (key == "timeline") continue;
+    rows.push_back(
+        {key, value.is_number_float() ? number_text(value.get<double>()) : value.dump()});
+  }
+  page.add_table({"", ""}, rows);
+  page.add_heading("Timeline");
+  // Servers over time: one point per event, on the lane of its server.
+  std::map<std::string, json> by_event;
+  Rows table;
+  for (const auto& e : j["timeline"]) {
+    const double t = number_at(e, "time_s", name);
+    const std::string event = e.value("event", "");
+    auto& points = by_event[event];
+    if (points.is_null()) points = json::array();
+    points.push_back(internal::xy(t / 3600.0, e.value("server", -1)));
+    table.push_back({number_text(t / 3600.0), event, std::to_string(e.value("server", -1)),
+                     e.value("detail", "")});
+  }
+  json sets = json::array();
+  std::size_t i = 0;
+  for (auto& [event, points] : by_event)
+    sets.push_back(internal::series(event, points, color(i++), false));
+  page.add_chart("timeline", internal::xy_chart("events by server", "hours", "server", sets));
+  page.add_table({"hours", "event", "server", "detail"}, table);
+}
+
+// The time and cost a candidate is judged by: the simulated ones when it was simulated.
+std::pair<double, double> time_and_cost(const json& e) {
+  const bool simulated = e.value("simulated", false) && e.value("expected_time_s", -1.0) >= 0;
+  return {simulated ? e.value("expected_time_s", -1.0) : e.value("predicted_time_s", -1.0),
+          simulated ? e.value("expected_cost_usd", -1.0) : e.value("predicted_cost_usd", -1.0)};
+}
+
+json plan_points(const json& list) {
+  json points = json::array();
+  for (const auto& e : list) {
+    const auto [time_s, cost] = time_and_cost(e);
+    if (time_s >= 0 && cost >= 0) points.push_back(internal::xy(time_s / 3600.0, cost));
+  }
+  return points;
+}
+
+std::string hours_text(double seconds) { return seconds < 0 ? "-" : number_text(seconds / 3600.0); }
+
+}  // namespace
+
+bool is_simulation_output(const json& j) {
+  return j.is_object() && j.contains("scenario") && (j.contains("runs") || j.contains("timeline"));
+}
+
+bool is_plan_output(const json& j) {
+  return j.is_object() && j.contains("candidates") && j.contains("pareto") &&
+         j.contains("feasible");
+}
+
+std::string render_simulation_report(const json& j, const std::string& name,
+                                     const ReportOptions& options) {
+  const std::string chart_js = chart_js_of(options);
+  HtmlPage page("transient simulate: " + j.value("scenario", std::string("scenario")) + " (" +
+                name + ")");
+  if (j.contains("timeline")) {
+    if (!j["timeline"].is_array()) throw InputError(name, 0, "field \"timeline\" is not a list");
+    render_one_run(page, j, name);
+  } else {
+    render_monte_carlo(page, j, name);
+  }
+  return page.render(chart_js);
+}
+
+std::string render_plan_report(const json& j, const std::string& name,
+                               const ReportOptions& options) {
+  const std::string chart_js = chart_js_of(options);
+  for (const char* key : {"candidates", "pareto", "baselines"}) {
+    if (j.contains(key) && !j[key].is_array())
+      throw InputError(name, 0, std::string("field \"") + key + "\" is not a list");
+  }
+  HtmlPage page("transient plan (" + name + ")");
+  page.add_heading("Summary");
+  Rows rows = {{"feasible", j.value("feasible", false) ? "yes" : "no"},
+               {"reason", j.value("reason", "")},
+               {"steps", j.contains("steps") && j["steps"].is_number()
+                             ? number_text(j["steps"].get<double>())
+                             : "-"}};
+  if (j.contains("deadline_s") && j["deadline_s"].is_number())
+    rows.push_back({"deadline (h)", hours_text(j["deadline_s"].get<double>())});
+  if (j.contains("budget_usd") && j["budget_usd"].is_number())
+    rows.push_back({"budget ($)", number_text(j["budget_usd"].get<double>())});
+  const json recommended = j.value("recommended", json());
+  rows.push_back(
+      {"recommended", recommended.is_object() ? recommended.value("configuration", "") : "none"});
+  page.add_table({"", ""}, rows);
+  page.add_heading("Time against cost");
+  // Chart.js draws the first dataset on top: the recommended plan first, larger.
+  json sets = json::array();
+  if (recommended.is_object()) {
+    sets.push_back(
+        internal::series("recommended", plan_points(json::array({recommended})), color(2), false));
+    sets.back()["pointRadius"] = 7;
+  }
+  sets.push_back(internal::series("candidates", plan_points(j["candidates"]), color(0), false));
+  if (j.contains("baselines"))
+    sets.push_back(internal::series("baselines", plan_points(j["baselines"]), color(7), false));
+  json front = plan_points(j["pareto"]);
+  std::sort(front.begin(), front.end(), [](const json& a, const json& b) {
+    return a["x"].get<double>() < b["x"].get<double>();
+  });
+  sets.push_back(internal::series("Pareto front", front, color(3)));
+  page.add_chart("pareto",
+                 internal::xy_chart("expected time against expected cost (simulated where "
+                                    "simulated, else predicted)",
+                                    "hours", "USD", sets),
+                 400);
+  page.add_heading("Candidates");
+  Rows table;
+  for (const auto& e : j["candidates"]) {
+    const auto [time_s, cost] = time_and_cost(e);
+    table.push_back({e.value("label", ""), e.value("configuration", ""),
+                     number_text(e.value("usd_per_h", 0.0)), hours_text(time_s),
+                     hours_text(e.value("p95_time_s", -1.0)), cost < 0 ? "-" : number_text(cost),
+                     number_text(e.value("deadline_miss_probability", 0.0)),
+                     e.value("acceptable", false) ? "yes" : "no", e.value("verdict", "")});
+  }
+  page.add_table({"label", "configuration", "$/h", "time (h)", "p95 time (h)", "cost ($)",
+                  "P(miss)", "acceptable", "verdict"},
+                 table);
+  return page.render(chart_js);
+}
+
+}  // namespace transient::report

@@ -1,0 +1,164 @@
+// The readers of events.jsonl, steps.csv, summary.json and the checkpoint manifest: good lines
+// become typed records, a bad line becomes a problem naming file:line, never an exception.
+#include <gtest/gtest.h>
+
+#include "transient/records/event_reader.h"
+#include "transient/records/manifest_reader.h"
+#include "transient/records/step_reader.h"
+#include "transient/records/summary_reader.h"
+
+namespace transient::records {
+namespace {
+
+TEST(RecordsEvents, ReadsTypeTimeAndFields) {
+  const auto read = parse_events(
+      R"({"t":0.5,"time":"2026-11-24T01:02:03.456Z","event":"worker_joined","worker":"w0"})"
+      "\n"
+      R"({"t":2.25,"time":"2026-11-24T01:02:05.206Z","event":"recovery","duration_s":0.087,"redone_steps":1})"
+      "\n",
+      "events.jsonl");
+  EXPECT_TRUE(read.problems.empty());
+  ASSERT_EQ(read.events.size(), 2u);
+  EXPECT_EQ(read.events[0].type, "worker_joined");
+  EXPECT_EQ(read.events[0].text("worker"), "w0");
+  EXPECT_EQ(read.events[0].time, "2026-11-24T01:02:03.456Z");
+  EXPECT_DOUBLE_EQ(read.events[1].t, 2.25);
+  EXPECT_DOUBLE_EQ(read.events[1].number("duration_s"), 0.087);
+  EXPECT_EQ(read.events[1].number("absent", -1.0), -1.0);
+  EXPECT_EQ(read.events[1].line, 2);
+}
+
+TEST(RecordsEvents, AGarbledOrTruncatedLineIsAProblemNamingItsLine) {
+  const auto read = parse_events(
+      "{\"t\":1,\"event\":\"generation\",\"gen\":0}\n"
+      "garbage\x1b[2J here\n"
+      "{\"t\":2,\"gen\":1}\n"
+      "\n"
+      "{\"t\":3,\"event\":\"done\"}\n"
+      "{\"t\":4,\"event\":\"chec",
+      "job/events.jsonl");
+  ASSERT_EQ(read.events.size(), 2u);
+  EXPECT_EQ(read.events[1].type, "done");
+  EXPECT_EQ(read.events[1].line, 5);
+  ASSERT_EQ(read.problems.size(), 3u);
+  EXPECT_EQ(read.problems[0].text(),
+            "job/events.jsonl:2: not a JSON line (cut short or garbled): garbage?[2J here");
+  EXPECT_EQ(read.problems[1].line, 3);
+  EXPECT_NE(read.problems[1].what.find("no \"event\""), std::string::npos);
+  EXPECT_EQ(read.problems[2].line, 6);
+}
+
+TEST(RecordsEvents, AMissingFileIsOneProblem) {
+  const auto read = read_events("/nonexistent/events.jsonl");
+  EXPECT_TRUE(read.events.empty());
+  ASSERT_EQ(read.problems.size(), 1u);
+  EXPECT_EQ(read.problems[0].text(), "/nonexistent/events.jsonl: missing");
+}
+
+TEST(RecordsSteps, ReadsRowsInTheHeadersOrder) {
+  const auto read = parse_steps(
+      "step,worker,batch,data_s,compute_s,allreduce_s,optimizer_s,loss,gen,sample_begin\n"
+      "1,0,43,0.001,0.02,0.003,0.0005,2.30,0,0\n"
+      "1,1,43,0.002,0.03,0.001,0.0005,2.30,0,43\n",
+      "steps.csv");
+  EXPECT_TRUE(read.problems.empty());
+  ASSERT_EQ(read.rows.size(), 2u);
+  EXPECT_EQ(read.rows[1].rank, 1);
+  EXPECT_EQ(read.rows[1].sample_begin, 43);
+  EXPECT_DOUBLE_EQ(read.rows[1].compute_s, 0.03);
+  EXPECT_NEAR(read.rows[0].total_s(), 0.0245, 1e-12);
+  EXPECT_EQ(read.rows[1].line, 3);
+
+  const auto reordered = parse_steps(
+      "worker,step,batch,data_s,compute_s,allreduce_s,optimizer_s,loss,gen,sample_begin\n"
+      "2,7,43,0,0,0,0,1.5,3,0\n",
+      "steps.csv");
+  ASSERT_EQ(reordered.rows.size(), 1u);
+  EXPECT_EQ(reordered.rows[0].step, 7);
+  EXPECT_EQ(reordered.rows[0].rank, 2);
+  EXPECT_EQ(reordered.rows[0].gen, 3);
+}
+
+TEST(RecordsSteps, BadRowsAreProblemsAndTheRestIsKept) {
+  const auto read = parse_steps(
+      "step,worker,batch,data_s,compute_s,allreduce_s,optimizer_s,loss,gen,sample_begin\n"
+      "1,0,43,0.001,0.02,0.003,0.0005,2.30,0,0\n"
+      "2,0,43,0.001,zz,0.003,0.0005,2.20,0,43\n"
+      "3,0,43,0.001,0.02,0.003,0.0005,nan,0,86\n"
+      "4,0,43,0.00",
+      "job/steps.csv");
+  ASSERT_EQ(read.rows.size(), 2u);
+  EXPECT_TRUE(std::isnan(read.rows[1].loss));
+  ASSERT_EQ(read.problems.size(), 2u);
+  EXPECT_EQ(read.problems[0].text(),
+            "job/steps.csv:3: column \"compute_s\": \"zz\" is not a number");
+  EXPECT_EQ(read.problems[1].line, 5);
+  EXPECT_NE(read.problems[1].what.find("cut short"), std::string::npos);
+}
+
+TEST(RecordsSteps, AHeaderWithoutAColumnIsOneProblem) {
+  const auto read = parse_steps("step,worker,batch\n1,0,3\n", "steps.csv");
+  EXPECT_TRUE(read.rows.empty());
+  ASSERT_EQ(read.problems.size(), 1u);
+  EXPECT_EQ(read.problems[0].line, 1);
+  EXPECT_NE(read.problems[0].what.find("\"data_s\""), std::string::npos);
+}
+
+TEST(RecordsSteps, PartFilesHaveNoHeader) {
+  const auto read = parse_steps("5,1,43,0.001,0.02,0.003,0.0005,2.30,2,0\n", "part.csv", false);
+  EXPECT_TRUE(read.problems.empty());
+  ASSERT_EQ(read.rows.size(), 1u);
+  EXPECT_EQ(read.rows[0].step, 5);
+  EXPECT_EQ(read.rows[0].gen, 2);
+}
+
+TEST(RecordsSummary, ReadsTypedFieldsAndKeepsTheRest) {
+  const auto read = parse_summary(
+      R"({"steps":300,"total_steps":300,"test_accuracy":0.9,"test_loss":null,"finished":true,
+          "failure":null,"recoveries":2,"samples_per_s":1234.5,"model":"mlp","extra":7})",
+      "summary.json");
+  EXPECT_TRUE(read.problems.empty());
+  ASSERT_TRUE(read.summary);
+  EXPECT_EQ(read.summary->steps, 300);
+  EXPECT_TRUE(read.summary->finished);
+  EXPECT_DOUBLE_EQ(*read.summary->test_accuracy, 0.9);
+  EXPECT_FALSE(read.summary->test_loss);
+  EXPECT_FALSE(read.summary->failure);
+  EXPECT_FALSE(read.summary->cost_usd);
+  EXPECT_EQ(read.summary->recoveries, 2);
+  EXPECT_EQ(read.summary->model, "mlp");
+  EXPECT_EQ(read.summary->json["extra"], 7);
+}
+
+TEST(RecordsSummary, AWrongTypeOrBrokenFileIsAProblem) {
+  const auto typed = parse_summary(R"({"steps":"many","recoveries":1})", "summary.json");
+  ASSERT_TRUE(typed.summary);
+  EXPECT_EQ(typed.summary->steps, 0);
+  EXPECT_EQ(typed.summary->recoveries, 1);
+  ASSERT_EQ(typed.problems.size(), 1u);
+  EXPECT_NE(typed.problems[0].what.find("\"steps\""), std::string::npos);
+
+  const auto broken = parse_summary(R"({"steps":3)", "job/summary.json");
+  EXPECT_FALSE(broken.summary);
+  ASSERT_EQ(broken.problems.size(), 1u);
+  EXPECT_EQ(broken.problems[0].file, "job/summary.json");
+}
+
+TEST(RecordsManifest, ReadsEntriesAndReportsBadOnes) {
+  const auto read = parse_manifest(
+      R"({"format":"transient-checkpoint-v1","checkpoints":[
+          {"file":"step-00000100.pt","step":100,"bytes":1000,"crc32":12345},
+          {"file":"step-00000200.pt","step":"x","bytes":1000,"crc32":1}]})",
+      "manifest.json");
+  ASSERT_EQ(read.checkpoints.size(), 1u);
+  EXPECT_EQ(read.checkpoints[0].file, "step-00000100.pt");
+  EXPECT_EQ(read.checkpoints[0].step, 100);
+  EXPECT_EQ(read.checkpoints[0].bytes, 1000);
+  EXPECT_EQ(read.checkpoints[0].crc32, 12345u);
+  ASSERT_EQ(read.problems.size(), 1u);
+  EXPECT_NE(read.problems[0].what.find("checkpoint 2"), std::string::npos);
+  EXPECT_EQ(parse_manifest("[]", "m.json").problems.size(), 1u);
+}
+
+}  // namespace
+}  // namespace transient::records

@@ -1,0 +1,114 @@
+// Opens a report page in headless Chromium (Debian's `chromium`) and reads back what the page's
+// own script wrote into <pre id="report-check">: per chart the points laid out and whether its
+// canvas was painted, and every script error. Tests skip, saying why, where Chromium is missing.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+namespace transient::testing {
+
+// The Chromium program, or "" if none is installed.
+inline std::string find_chromium() {
+  for (const char* path :
+       {"/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"}) {
+    if (::access(path, X_OK) == 0) return path;
+  }
+  return "";
+}
+
+// Everything `command` prints on standard output.
+inline std::string output_of(const std::string& command) {
+  std::string out;
+  std::FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return out;
+  char buffer[65536];
+  std::size_t n = 0;
+  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) out.append(buffer, n);
+  pclose(pipe);
+  return out;
+}
+
+inline std::string chromium_command(const std::string& chromium, const std::string& page,
+                                    const std::string& what) {
+  // A profile of its own, outside the job directory: tests that run at the same time do not
+  // share one.
+  const std::string profile =
+      ::testing::TempDir() + "/chromium_profile_" + std::to_string(::getpid());
+  return "timeout 120 " + chromium +
+         " --headless=new --no-sandbox --disable-gpu --no-first-run --user-data-dir=" + profile +
+         " --virtual-time-budget=5000 --window-size=1280,6000 " + what + " file://" + page +
+         " 2>/dev/null";
+}
+
+// The DOM of `page` after its scripts ran.
+inline std::string dump_dom(const std::string& chromium, const std::string& page) {
+  return output_of(chromium_command(chromium, page, "--dump-dom"));
+}
+
+// Keeps a screenshot of `page` beside it and returns its path.
+inline std::string screenshot(const std::string& chromium, const std::string& page) {
+  const std::string png = page + ".png";
+  output_of(chromium_command(chromium, page, "--screenshot=" + png));
+  return png;
+}
+
+// The JSON inside <pre id="report-check">, or null if the page never wrote it.
+inline nlohmann::json report_check(const std::string& dom) {
+  const std::string open = "<pre id=\"report-check\"";
+  const auto at = dom.find(open);
+  if (at == std::string::npos) return nullptr;
+  const auto begin = dom.find('>', at) + 1;
+  const auto end = dom.find("</pre>", begin);
+  std::string text = dom.substr(begin, end - begin);
+  for (const auto& [entity, plain] : {std::pair<std::string, std::string>{"&lt;", "<"},
+                                      {"&gt;", ">"},
+                                      {"&quot;", "\""},
+                                      {"&#39;", "'"},
+                                      {"&nbsp;", " "},
+                                      {"&amp;", "&"}}) {
+    for (auto p = text.find(entity); p != std::string::npos;
+         p = text.find(entity, p + plain.size()))
+      text.replace(p, entity.size(), plain);
+  }
+  return nlohmann::json::parse(text, nullptr, false);
+}
+
+// Opens `page` in the browser and expects no script error and every chart of `charts` to have
+// drawn points on a painted canvas; on failure keeps a screenshot and prints its path. Returns the
+// check (null if the page wrote none).
+inline nlohmann::json expect_page_draws(const std::string& page,
+                                        const std::vector<std::string>& charts) {
+  const std::string chromium = find_chromium();
+  const std::string dom = dump_dom(chromium, page);
+  const nlohmann::json check = report_check(dom);
+  bool good = check.is_object() && check["errors"].is_array() && check["errors"].empty();
+  EXPECT_TRUE(check.is_object()) << "the page wrote no #report-check; DOM starts: "
+                                 << dom.substr(0, 300);
+  if (check.is_object()) {
+    EXPECT_TRUE(check["errors"].empty()) << check["errors"].dump();
+    for (const auto& id : charts) {
+      const auto& chart = check["charts"].value(id, nlohmann::json());
+      const bool drew =
+          chart.is_object() && chart.value("points", 0) > 0 && chart.value("painted", false);
+      EXPECT_TRUE(drew) << "chart " << id << " drew nothing: " << chart.dump();
+      good = good && drew;
+    }
+  }
+  if (!good) ADD_FAILURE() << "screenshot of the page: " << screenshot(chromium, page);
+  return check;
+}
+
+}  // namespace transient::testing
+
+#define TRANSIENT_SKIP_WITHOUT_CHROMIUM()                                               \
+  do {                                                                                  \
+    if (::transient::testing::find_chromium().empty())                                  \
+      GTEST_SKIP() << "headless Chromium is not installed (Debian package `chromium`, " \
+                      "scripts/install-deps.sh installs it): the page is not opened";   \
+  } while (0)

@@ -1,0 +1,109 @@
+// A job's facts (`transient status`, /metrics): figures from the records checked against the
+// summary.json and events the fixture wrote, and the Prometheus text parsed back.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <sstream>
+
+#include "report/job_dir_fixture.h"
+#include "transient/records/job_records.h"
+#include "transient/report/job_facts.h"
+
+namespace transient::report {
+namespace {
+
+// name -> value of every sample line; the HELP and TYPE lines must name each metric first.
+std::map<std::string, double> parse_prometheus(const std::string& text) {
+  std::map<std::string, double> samples;
+  std::map<std::string, std::string> types;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("# TYPE ", 0) == 0) {
+      std::istringstream words(line.substr(7));
+      std::string name, type;
+      words >> name >> type;
+      types[name] = type;
+      continue;
+    }
+    if (line.rfind("# HELP ", 0) == 0) continue;
+    std::istringstream words(line);
+    std::string name;
+    double value = 0;
+    words >> name >> value;
+    EXPECT_FALSE(words.fail()) << line;
+    EXPECT_TRUE(types.count(name)) << name << " has no # TYPE line";
+    samples[name] = value;
+  }
+  return samples;
+}
+
+TEST(ReportFacts, ParsesUtcIso8601) {
+  EXPECT_DOUBLE_EQ(*parse_utc_iso8601("1970-01-02T00:00:01.500Z"), 86401.5);
+  EXPECT_DOUBLE_EQ(*parse_utc_iso8601("2026-11-24T10:00:18.000Z"), 1795514418.0);
+  EXPECT_FALSE(parse_utc_iso8601("2026-11-24 10:00:18"));
+  EXPECT_FALSE(parse_utc_iso8601(""));
+}
+
+TEST(ReportFacts, FromAFinishedJob) {
+  const auto job = testing::write_job_dir("facts");
+  const double now = *parse_utc_iso8601(job.checkpoint_time) + 42.0;
+  const JobFacts f = job_facts(records::read_job_records(job.dir), now);
+  EXPECT_EQ(f.state, "finished");
+  EXPECT_EQ(f.step, 300);
+  EXPECT_EQ(f.total_steps, 300);
+  EXPECT_EQ(f.generation, 3);
+  EXPECT_EQ(f.workers, (std::vector<std::string>{"w0", "w3"}));
+  EXPECT_DOUBLE_EQ(f.samples_per_s, job.samples_per_s);
+  EXPECT_EQ(f.recoveries, 2);
+  EXPECT_EQ(f.redone_steps, 1);
+  EXPECT_EQ(f.revocations, 2);
+  EXPECT_EQ(f.checkpoint_step, 300);
+  EXPECT_DOUBLE_EQ(*f.checkpoint_age_s, 42.0);
+  EXPECT_FALSE(f.cost_usd);
+  EXPECT_DOUBLE_EQ(*f.test_accuracy, 0.88);
+  EXPECT_TRUE(f.problems.empty());
+}
+
+TEST(ReportFacts, ARunningJobHasItsSpeedFromItsLastSteps) {
+  const auto job = testing::write_job_dir("running");
+  std::filesystem::remove(job.dir + "/summary.json");
+  const JobFacts f = job_facts(records::read_job_records(job.dir), 0.0);
+  EXPECT_EQ(f.state, "running");
+  EXPECT_EQ(f.step, 300);
+  // The last 20 steps: 2 members of 60 samples, the slowest taking 0.001+0.021+0.012+0.001 s.
+  EXPECT_NEAR(f.samples_per_s, 120 / 0.035, 1e-6);
+}
+
+TEST(ReportMetrics, PrometheusTextAgreesWithTheSummary) {
+  const auto job = testing::write_job_dir("metrics", false, true);
+  const double now = *parse_utc_iso8601(job.checkpoint_time) + 5.0;
+  const auto records = records::read_job_records(job.dir);
+  const std::string text = prometheus_text(job_facts(records, now));
+  const auto samples = parse_prometheus(text);
+  const auto& summary = records.summary->json;
+  EXPECT_EQ(samples.at("transient_step"), summary["steps"].get<double>());
+  EXPECT_EQ(samples.at("transient_workers"), 2);
+  EXPECT_DOUBLE_EQ(samples.at("transient_samples_per_second"),
+                   summary["samples_per_s"].get<double>());
+  EXPECT_EQ(samples.at("transient_recoveries_total"), summary["recoveries"].get<double>());
+  EXPECT_DOUBLE_EQ(samples.at("transient_checkpoint_age_seconds"), 5.0);
+  EXPECT_DOUBLE_EQ(samples.at("transient_cost_usd"), summary["cost_usd"].get<double>());
+  EXPECT_NE(text.find("# TYPE transient_recoveries_total counter"), std::string::npos);
+}
+
+TEST(ReportMetrics, UnknownFiguresAreLeftOut) {
+  const auto job = testing::write_job_dir("metrics_no_cost");
+  const auto samples =
+      parse_prometheus(prometheus_text(job_facts(records::read_job_records(job.dir), 0)));
+  EXPECT_EQ(samples.count("transient_cost_usd"), 0u);
+  EXPECT_EQ(samples.size(), 5u);
+  // The cost from the "cost" events when summary.json has none: each market's latest, added.
+  const auto priced = testing::write_job_dir("metrics_cost_events", false, true);
+  std::filesystem::remove(priced.dir + "/summary.json");
+  const JobFacts f = job_facts(records::read_job_records(priced.dir), 0);
+  EXPECT_DOUBLE_EQ(*f.cost_usd, 0.25 + 0.05);
+}
+
+}  // namespace
+}  // namespace transient::report

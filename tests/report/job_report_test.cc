@@ -1,0 +1,252 @@
+// The report of a job directory: the page's structure and data (what each chart is given), and
+// the page opened in headless Chromium, where every chart must draw and no script may fail;
+// a directory with damaged records still renders and names the bad lines.
+#include <gtest/gtest-spi.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "report/browser.h"
+#include "report/job_dir_fixture.h"
+#include "transient/core/atomic_file.h"
+#include "transient/core/error.h"
+#include "transient/report/html_page.h"
+#include "transient/report/job_report.h"
+
+namespace transient::report {
+namespace {
+
+using nlohmann::json;
+
+// The charts' configurations the page carries.
+json chart_data(const std::string& page) {
+  const std::string open = "<script id=\"report-data\" type=\"application/json\">";
+  const auto begin = page.find(open);
+  EXPECT_NE(begin, std::string::npos);
+  const auto from = begin + open.size();
+  return json::parse(page.substr(from, page.find("</script>", from) - from));
+}
+
+std::size_t points_of(const json& chart) {
+  std::size_t n = 0;
+  for (const auto& set : chart["data"]["datasets"]) n += set["data"].size();
+  return n;
+}
+
+json dataset(const json& chart, const std::string& label) {
+  for (const auto& set : chart["data"]["datasets"]) {
+    if (set["label"] == label) return set;
+  }
+  return nullptr;
+}
+
+std::string write_page(const std::string& dir, const std::string& page) {
+  const std::string path = dir + "/report.html";
+  write_file_atomically(path, page);
+  return path;
+}
+
+TEST(ReportJobPage, IsOneSelfContainedPageWithEveryChart) {
+  const auto job = testing::write_job_dir("structure");
+  const std::string page = render_job_report(job.dir, {});
+  EXPECT_EQ(page.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_NE(page.find("</html>"), std::string::npos);
+  // Nothing is fetched: no src= or href= anywhere, Chart.js is inline.
+  EXPECT_EQ(page.find(" src="), std::string::npos);
+  EXPECT_EQ(page.find("<link"), std::string::npos);
+  EXPECT_NE(page.find("Chart.js v3"), std::string::npos);
+  EXPECT_EQ(page.find("Problems reading"), std::string::npos);
+  const json charts = chart_data(page);
+  for (const char* id : {"loss-step", "loss-time", "accuracy-step", "accuracy-time",
+                         "samples-per-s", "membership", "phases-mean", "phases-0", "phases-1",
+                         "phases-2", "phases-3", "stragglers", "checkpoints"}) {
+    ASSERT_TRUE(charts.contains(id)) << id;
+    EXPECT_GT(points_of(charts[id]), 0u) << id;
+    EXPECT_NE(page.find(std::string("id=\"chart-") + id + "\""), std::string::npos) << id;
+  }
+  EXPECT_EQ(charts["loss-step"]["data"]["datasets"][0]["data"].size(), 300u);
+  EXPECT_EQ(dataset(charts["accuracy-step"], "test_accuracy")["data"].size(), 3u);
+  // Loss against time: the steps are placed between the events that carry step and time.
+  const json& by_time = charts["loss-time"]["data"]["datasets"][0]["data"];
+  EXPECT_NEAR(by_time[99]["x"].get<double>(), 5.5, 1e-9);    // step 100: its checkpoint's t
+  EXPECT_NEAR(by_time[299]["x"].get<double>(), 18.0, 1e-9);  // step 300
+  for (std::size_t i = 1; i < by_time.size(); ++i)
+    EXPECT_GE(by_time[i]["x"].get<double>(), by_time[i - 1]["x"].get<double>()) << i;
+}
+
+TEST(ReportJobPage, MembershipLanesShowJoinsLossesReplacementAndRecoveries) {
+  const auto job = testing::write_job_dir("membership");
+  const json chart = chart_data(render_job_report(job.dir, {}))["membership"];
+  const std::vector<std::string> lanes = chart["data"]["labels"];
+  EXPECT_EQ(lanes, (std::vector<std::string>{"w0", "w1", "w2 (replaced by w3)", "w3 (replaces w2)",
+                                             "recoveries"}));
+  EXPECT_EQ(dataset(chart, "left: failed")["data"].size(), 1u);
+  EXPECT_EQ(dataset(chart, "left: failed")["data"][0]["y"], "w2 (replaced by w3)");
+  EXPECT_EQ(dataset(chart, "left: preempted")["data"][0]["y"], "w1");
+  const json recoveries = dataset(chart, "recovery")["data"];
+  ASSERT_EQ(recoveries.size(), 2u);
+  EXPECT_NEAR(recoveries[0]["x"][0].get<double>(), 7.2 - 0.7, 1e-9);
+  EXPECT_NEAR(recoveries[0]["x"][1].get<double>(), 7.2, 1e-9);
+  // w3 waited from its join to generation 2, then trained to the end.
+  const json training = dataset(chart, "training")["data"];
+  EXPECT_EQ(training.size(), 4u);
+  const json joined = dataset(chart, "joined")["data"];
+  bool w3_waited = false;
+  for (const auto& bar : joined) {
+    w3_waited |= bar["y"] == "w3 (replaces w2)" && bar["x"][0] == 8.8 && bar["x"][1] == 9.0;
+  }
+  EXPECT_TRUE(w3_waited) << joined.dump();
+}
+
+TEST(ReportJobPage, StragglersAndTablesAreOnThePage) {
+  const auto job = testing::write_job_dir("tables");
+  const std::string page = render_job_report(job.dir, {});
+  // w1 computes slowest while it trains: the straggler of steps 1..220.
+  EXPECT_NE(page.find("<td>w1</td><td>220</td><td>220</td>"), std::string::npos);
+  // The recoveries with their duration and redone steps.
+  EXPECT_NE(page.find("<td>7.2</td><td>1</td><td>failed</td><td>[&quot;w2&quot;]</td><td>0.05</td>"
+                      "<td>0.4</td><td>0.7</td><td>1</td>"),
+            std::string::npos);
+  // Checkpoints: the size from the manifest when it keeps the file.
+  EXPECT_NE(page.find("<td>300</td><td>18</td><td>2026-11-24T10:00:18.000Z</td><td>0.047</td>"
+                      "<td>2400456</td><td>kept</td>"),
+            std::string::npos);
+  EXPECT_NE(page.find("<td>100</td><td>5.5</td>"), std::string::npos);
+  EXPECT_NE(page.find("removed"), std::string::npos);
+  EXPECT_NE(page.find("<td>samples_per_s</td><td>1988</td>"), std::string::npos);
+  EXPECT_NE(page.find("No prices: this job was not given its servers"), std::string::npos);
+  EXPECT_NE(page.find("<td>workers</td><td>2 in generation 3 (w0, w3)</td>"), std::string::npos);
+  EXPECT_NE(page.find("<td>newest checkpoint</td><td>step 300"), std::string::npos);
+}
+
+TEST(ReportJobPage, CostOverTimeByMarketWhenTheJobKnewPrices) {
+  const auto job = testing::write_job_dir("cost", false, true);
+  const std::string page = render_job_report(job.dir, {});
+  const json chart = chart_data(page)["cost"];
+  EXPECT_EQ(dataset(chart, "spot")["data"].size(), 2u);
+  EXPECT_EQ(dataset(chart, "on-demand")["data"].size(), 1u);
+  EXPECT_EQ(page.find("No prices"), std::string::npos);
+  EXPECT_NE(page.find("$0.30"), std::string::npos);
+}
+
+TEST(ReportJobPage, AMissingChartLibraryIsAClearError) {
+  const auto job = testing::write_job_dir("nochartjs");
+  ReportOptions options;
+  options.chart_js_path = job.dir + "/no-chart.js";
+  try {
+    render_job_report(job.dir, options);
+    FAIL() << "rendered without Chart.js";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find(options.chart_js_path), std::string::npos);
+    EXPECT_NE(std::string(error.what()).find("libjs-chart.js"), std::string::npos);
+  }
+}
+
+TEST(ReportJobPage, TextFromTheRecordsCannotEndTheScript) {
+  HtmlPage page("a <title>");
+  page.add_chart(
+      "c", {{"type", "scatter"},
+            {"data",
+             {{"datasets", {{{"label", "<!--<script></script><b>x"}, {"data", json::array()}}}}}}});
+  const std::string html = page.render("var x = '</script>';");
+  EXPECT_EQ(html.find("</script><b>"), std::string::npos);
+  EXPECT_EQ(html.find("<!--"), std::string::npos);
+  EXPECT_NE(html.find(R"(\u003c!--\u003cscript>\u003c/script>\u003cb>x)"), std::string::npos);
+  EXPECT_NE(html.find("a &lt;title&gt;"), std::string::npos);
+  EXPECT_NE(html.find("var x = '<\\/script>';"), std::string::npos);
+}
+
+TEST(ReportJobPage, ALongJobIsDrawnInGroupsOfSteps) {
+  const std::string dir = ::testing::TempDir() + "/report_job_long";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::string steps =
+      "step,worker,batch,data_s,compute_s,allreduce_s,optimizer_s,loss,gen,sample_begin\n";
+  for (int step = 1; step <= 10000; ++step) {
+    for (int rank = 0; rank < 2; ++rank)
+      steps += fmt::format("{},{},64,0.001,0.01,0.002,0.001,{},0,{}\n", step, rank, 1.0 / step,
+                           64 * rank);
+  }
+  write_file_atomically(dir + "/steps.csv", steps);
+  write_file_atomically(
+      dir + "/events.jsonl",
+      R"({"t":0,"event":"generation","gen":0,"members":["w0","w1"],"start_step":0})"
+      "\n"
+      R"({"t":140,"event":"done","step":10000})"
+      "\n");
+  const std::string page = render_job_report(dir, {});
+  const json charts = chart_data(page);
+  const json& loss = charts["loss-step"]["data"]["datasets"][0]["data"];
+  EXPECT_EQ(loss.size(), 2500u);  // groups of 4 steps
+  EXPECT_EQ(loss.back()["x"], 10000);
+  EXPECT_NEAR(loss[0]["y"].get<double>(), (1.0 + 1.0 / 2 + 1.0 / 3 + 1.0 / 4) / 4, 1e-12);
+  EXPECT_EQ(charts["phases-0"]["data"]["labels"].size(), 770u);  // groups of 13 steps
+  EXPECT_EQ(charts["phases-0"]["data"]["labels"][0], "1-13");
+  EXPECT_LT(page.size(), 2'000'000u);
+}
+
+TEST(ReportJobBrowser, EveryChartDrawsWithoutAScriptError) {
+  TRANSIENT_SKIP_WITHOUT_CHROMIUM();
+  const auto job = testing::write_job_dir("browser");
+  const std::string path = write_page(job.dir, render_job_report(job.dir, {}));
+  const json check = testing::expect_page_draws(
+      path, {"loss-step", "loss-time", "accuracy-step", "accuracy-time", "samples-per-s",
+             "membership", "phases-mean", "phases-0", "phases-3", "stragglers", "checkpoints"});
+  ASSERT_TRUE(check.is_object());
+  // Chart.js laid out every point it was given: 300 training losses and 3 test losses.
+  EXPECT_EQ(check["charts"]["loss-step"]["points"], 303);
+  EXPECT_GE(check["charts"]["membership"]["points"].get<int>(), 10);
+}
+
+TEST(ReportJobBrowser, TheCheckFailsOnAScriptErrorOrAnEmptyChart) {
+  TRANSIENT_SKIP_WITHOUT_CHROMIUM();
+  // The check itself must be able to fail: a script error and a chart that draws nothing.
+  HtmlPage page("broken");
+  page.add_chart("empty",
+                 {{"type", "scatter"},
+                  {"data", {{"datasets", {{{"label", "none"}, {"data", json::array()}}}}}}});
+  const std::string dir = ::testing::TempDir() + "/report_broken";
+  std::filesystem::create_directories(dir);
+  const std::string path = write_page(
+      dir, page.render(read_chart_js(default_chart_js_path()) + "\nundefinedFunction();"));
+  const json check = testing::report_check(testing::dump_dom(testing::find_chromium(), path));
+  ASSERT_TRUE(check.is_object());
+  ASSERT_EQ(check["errors"].size(), 1u) << check.dump();
+  EXPECT_NE(check["errors"][0].get<std::string>().find("undefinedFunction"), std::string::npos);
+  EXPECT_EQ(check["charts"]["empty"]["points"], 0);
+  ::testing::TestPartResultArray failures;
+  {
+    ::testing::ScopedFakeTestPartResultReporter reporter(
+        ::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &failures);
+    testing::expect_page_draws(path, {"empty"});
+  }
+  std::string messages;
+  for (int i = 0; i < failures.size(); ++i) messages += failures.GetTestPartResult(i).message();
+  EXPECT_NE(messages.find("undefinedFunction"), std::string::npos) << messages;
+  EXPECT_NE(messages.find("chart empty drew nothing"), std::string::npos) << messages;
+  EXPECT_NE(messages.find("screenshot of the page: " + path + ".png"), std::string::npos);
+  EXPECT_TRUE(std::filesystem::exists(path + ".png"));  // the screenshot kept on failure
+}
+
+TEST(ReportJobBrowser, DamagedRecordsStillRenderAndNameTheBadLines) {
+  const auto job = testing::write_job_dir("damaged", true);
+  const std::string page = render_job_report(job.dir, {});
+  const std::string steps = job.dir + "/steps.csv";
+  const std::string events = job.dir + "/events.jsonl";
+  EXPECT_NE(page.find("Problems reading the records (4)"), std::string::npos);
+  EXPECT_NE(page.find(steps + ":58: has 4 fields, expected 10 (cut short or garbled)"),
+            std::string::npos);
+  EXPECT_NE(page.find(steps + ":91: column &quot;compute_s&quot;"), std::string::npos);
+  EXPECT_NE(page.find(events + ":4: not a JSON line"), std::string::npos);
+  EXPECT_NE(page.find(events + ":22: not a JSON line"), std::string::npos);
+  // The readable rest is drawn: the two bad rows' steps keep their other members' rows.
+  EXPECT_EQ(chart_data(page)["loss-step"]["data"]["datasets"][0]["data"].size(), 300u);
+  if (testing::find_chromium().empty()) GTEST_SKIP() << "headless Chromium is not installed";
+  testing::expect_page_draws(write_page(job.dir, page), {"loss-step", "membership", "stragglers"});
+}
+
+}  // namespace
+}  // namespace transient::report

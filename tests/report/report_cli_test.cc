@@ -1,0 +1,129 @@
+// `transient report` and `transient status` as a user runs them: the real program on a job
+// directory, on the JSON that `transient simulate --json` and `transient plan --json` print (made
+// by running them), and on bad input (one line `error: ...`, exit code 2).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "common/cli_run.h"
+#include "report/browser.h"
+#include "report/job_dir_fixture.h"
+#include "transient/core/atomic_file.h"
+
+namespace transient::report {
+namespace {
+
+using testing::CliResult;
+using testing::run_cli;
+using testing::run_cli_split;
+
+std::string temp_dir(const std::string& name) {
+  const std::string dir = ::testing::TempDir() + "/report_cli_" + name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+TEST(ReportCli, WritesTheJobPageIntoTheJobDirectory) {
+  const auto job = testing::write_job_dir("cli");
+  const CliResult r = run_cli_split("report " + job.dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, job.dir + "/report.html\n");
+  EXPECT_NE(read_file(job.dir + "/report.html").find("chart-membership"), std::string::npos);
+  const std::string elsewhere = temp_dir("output") + "/page.html";
+  ASSERT_EQ(run_cli("report " + job.dir + " -o " + elsewhere).exit_code, 0);
+  EXPECT_TRUE(std::filesystem::exists(elsewhere));
+}
+
+TEST(ReportCli, BadInputIsOneLineNamingTheFile) {
+  const std::string dir = temp_dir("bad");
+  testing::expect_one_line_error(run_cli("report " + dir + "/nothing"), dir + "/nothing");
+  testing::expect_one_line_error(run_cli("report " + dir), "not a job directory");
+  std::ofstream(dir + "/other.json") << R"({"hello": 1})";
+  testing::expect_one_line_error(run_cli("report " + dir + "/other.json"),
+                                 dir + "/other.json: not a report's input; accepted:");
+  std::ofstream(dir + "/broken.json") << R"({"scenario": )";
+  testing::expect_one_line_error(run_cli("report " + dir + "/broken.json"), dir + "/broken.json");
+  std::ofstream(dir + "/plan.json") << R"({"feasible": true, "candidates": 3, "pareto": []})";
+  testing::expect_one_line_error(run_cli("report " + dir + "/plan.json"),
+                                 "\"candidates\" is not a list");
+  testing::expect_one_line_error(run_cli("status " + dir), "not a job directory");
+}
+
+TEST(StatusCli, PrintsWhereTheJobStands) {
+  const auto job = testing::write_job_dir("status");
+  const CliResult r = run_cli_split("status " + job.dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("job " + job.dir + ": finished\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("step 300 of 300\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("workers: 2 in generation 3 (w0, w3)\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("samples/s: 1988\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("recoveries: 2 (1 step redone), workers lost: 2\n"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("newest checkpoint: step 300, "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("cost: unknown (the job was given no prices)\n"), std::string::npos);
+  EXPECT_NE(r.out.find("test accuracy: 88.00%\n"), std::string::npos) << r.out;
+}
+
+TEST(StatusCli, NamesTheDamagedLines) {
+  const auto job = testing::write_job_dir("status_damaged", true);
+  const CliResult r = run_cli_split("status " + job.dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("4 problems reading the records:\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(job.dir + "/steps.csv:58: "), std::string::npos) << r.out;
+}
+
+TEST(ReportCli, SimulationDistributionsFromARealSimulateJson) {
+  const std::string dir = temp_dir("simulate");
+  const CliResult sim =
+      run_cli_split("simulate " + std::string(TRANSIENT_SOURCE_DIR) +
+                    "/examples/paper_4_spot_k80.toml --runs 200 --threads 2 --json");
+  ASSERT_EQ(sim.exit_code, 0) << sim.err;
+  write_file_atomically(dir + "/study.json", sim.out);
+  const CliResult r = run_cli_split("report " + dir + "/study.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, dir + "/study.html\n");
+  const std::string page = read_file(dir + "/study.html");
+  EXPECT_NE(page.find("chart-time"), std::string::npos);
+  EXPECT_NE(page.find("chart-cost"), std::string::npos);
+  EXPECT_NE(page.find("<td>runs</td><td>200</td>"), std::string::npos);
+  TRANSIENT_SKIP_WITHOUT_CHROMIUM();
+  testing::expect_page_draws(dir + "/study.html", {"time", "cost"});
+}
+
+TEST(ReportCli, OneSimulatedRunsTimeline) {
+  const std::string dir = temp_dir("simulate_one");
+  const CliResult sim = run_cli_split("simulate " + std::string(TRANSIENT_SOURCE_DIR) +
+                                      "/examples/paper_4_spot_k80.toml --json");
+  ASSERT_EQ(sim.exit_code, 0) << sim.err;
+  write_file_atomically(dir + "/run.json", sim.out);
+  ASSERT_EQ(run_cli("report " + dir + "/run.json -o " + dir + "/run.html").exit_code, 0);
+  EXPECT_NE(read_file(dir + "/run.html").find("chart-timeline"), std::string::npos);
+  TRANSIENT_SKIP_WITHOUT_CHROMIUM();
+  testing::expect_page_draws(dir + "/run.html", {"timeline"});
+}
+
+TEST(ReportCli, PlanFrontAndCandidatesFromARealPlanJson) {
+  const std::string dir = temp_dir("plan");
+  const CliResult plan = run_cli_split(
+      "plan --workload resnet-32 --steps 64000 --deadline 2h --arch ps --runs 50 --json");
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  write_file_atomically(dir + "/plan.json", plan.out);
+  const CliResult r = run_cli_split("report " + dir + "/plan.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string page = read_file(dir + "/plan.html");
+  const auto json = nlohmann::json::parse(plan.out);
+  ASSERT_FALSE(json["candidates"].empty());
+  // Every candidate is a row of the table.
+  EXPECT_NE(page.find("<td>" + json["candidates"][0]["label"].get<std::string>() + "</td>"),
+            std::string::npos);
+  EXPECT_NE(page.find("Pareto front"), std::string::npos);
+  TRANSIENT_SKIP_WITHOUT_CHROMIUM();
+  const auto check = testing::expect_page_draws(dir + "/plan.html", {"pareto"});
+  ASSERT_TRUE(check.is_object());
+  EXPECT_GE(check["charts"]["pareto"]["points"].get<std::size_t>(), json["pareto"].size());
+}
+
+}  // namespace
+}  // namespace transient::report
