@@ -87,6 +87,11 @@ void add_elastic_options(CLI::App& cmd, train::TrainOptions& options, std::strin
                  "address the coordinator listens on (default loopback only)")
       ->capture_default_str();
   cmd.add_option("--port", options.port, "coordinator port (default: any free port)");
+  cmd.add_option("--dashboard", options.dashboard,
+                 "serve the live dashboard (/ the job's report page, /metrics for Prometheus) "
+                 "on ADDR:PORT (port 0 = any free port); peers other than loopback need the "
+                 "job's token; \"off\" serves none")
+      ->capture_default_str();
 }
 
 // The flags of a job's settings that were given (a resumed job refuses those that differ).

@@ -13,6 +13,7 @@
 #include "transient/core/atomic_file.h"
 #include "transient/core/duration.h"
 #include "transient/core/error.h"
+#include "transient/report/live_dashboard.h"
 #include "transient/train/channel.h"
 #include "transient/train/checkpoint.h"
 #include "transient/train/checkpoint_choice.h"
@@ -101,6 +102,13 @@ Coordinator::Coordinator(JobConfig job, std::string token, CoordinatorOptions op
   last_step_ = start_.start_step;
   attempted_step_ = start_.start_step;
   listener_ = std::make_unique<Listener>(options_.bind, options_.port, "--bind/--port");
+  if (options_.dashboard != "off") {
+    const auto at = report::parse_dashboard_address(options_.dashboard, "--dashboard");
+    dashboard_ = std::make_unique<report::LiveDashboard>(job_.options.job_dir, token_, at.host,
+                                                         at.port, "--dashboard");
+    std::fprintf(stderr, "transient: dashboard on http://%s/\n", dashboard_->address().c_str());
+    std::fflush(stderr);
+  }
   checkpoints_ = std::make_unique<CheckpointDirectory>(
       (fs::path(job_.options.job_dir) / "checkpoints").string(), job_.options.keep);
   if (!options_.taking_back) write_journal();
@@ -112,6 +120,10 @@ Coordinator::~Coordinator() {
 
 std::string Coordinator::address() const {
   return Endpoint{options_.bind, listener_->port()}.text();
+}
+
+std::string Coordinator::dashboard_address() const {
+  return dashboard_ ? dashboard_->address() : "";
 }
 
 double Coordinator::samples_per_s() const {
@@ -1197,6 +1209,7 @@ void Coordinator::write_journal() const {
       {"paused", outcome_.ended && outcome_.result.stopped && outcome_.failure.empty()},
       {"pid", static_cast<long>(::getpid())},
       {"job", to_json(job_)}};
+  if (dashboard_) journal["dashboard"] = dashboard_->address();
   write_file_atomically((fs::path(job_.options.job_dir) / "coordinator.json").string(),
                         journal.dump(2) + "\n");
 }

@@ -18,6 +18,10 @@
 // member's address as the one they could not reach, goes on without that member (it is told to
 // leave, naming the address and the flags that fix it) instead of trying for ever.
 //
+// The coordinator also owns the job's live dashboard (report/live_dashboard.h, --dashboard): its
+// report page and /metrics on a port of their own, served on a thread of their own from the job
+// directory; loopback peers are served freely, others only with the job's token.
+//
 // The state needed to take the job back after a restart (generation, members, port, next worker
 // number, the job's config) is journaled in <job>/coordinator.json at every generation. Used by
 // one thread.
@@ -42,6 +46,11 @@ class EventLog;
 class Listener;
 class LineChannel;
 class ProgressLine;
+}  // namespace transient::train
+namespace transient::report {
+class LiveDashboard;
+}  // namespace transient::report
+namespace transient::train {
 
 struct CoordinatorOptions {
   std::string bind = "127.0.0.1";  // address of the front door (IPv4 or IPv6; 0.0.0.0, :: = all)
@@ -49,6 +58,8 @@ struct CoordinatorOptions {
   int initial_workers = 1;         // members generation 0 waits for
   double initial_wait_s = 60;      // ... at most this long after the first admission
   bool taking_back = false;        // take_back() follows: the journal is not rewritten before
+  // The live dashboard's HOST:PORT (port 0 = any free port); "off" serves none.
+  std::string dashboard = "127.0.0.1:0";
 };
 
 // What the job came to.
@@ -76,6 +87,8 @@ class Coordinator {
 
   // The front door, HOST:PORT, as workers pass it to --coordinator.
   std::string address() const;
+  // The live dashboard, HOST:PORT as bound ("" with --dashboard off).
+  std::string dashboard_address() const;
 
   // One round: accepts connections, reads what workers sent, drops silent workers, forms the
   // next generation when the current one has ended. Waits at most `max_wait_s` for input.
@@ -148,6 +161,7 @@ class Coordinator {
   CoordinatorOptions options_;
   EventLog& events_;
   std::unique_ptr<Listener> listener_;
+  std::unique_ptr<report::LiveDashboard> dashboard_;  // none with --dashboard off
   std::unique_ptr<CheckpointDirectory> checkpoints_;  // the job's, on this (stable) server
   RendezvousStore store_;
   std::vector<std::unique_ptr<Peer>> peers_;

@@ -665,6 +665,7 @@ int run_training(const TrainOptions& given) {
   CoordinatorOptions coordinator_options;
   coordinator_options.bind = o.bind;
   coordinator_options.port = static_cast<std::uint16_t>(o.port);
+  coordinator_options.dashboard = o.dashboard;
   coordinator_options.initial_workers = o.workers;
   Coordinator coordinator(job.job, job.token, coordinator_options, events, job.start);
   LocalFleet fleet(job, coordinator, events);
@@ -729,6 +730,7 @@ int run_coordinator(const TrainOptions& given, int min_workers) {
   CoordinatorOptions coordinator_options;
   coordinator_options.bind = o.bind;
   coordinator_options.port = static_cast<std::uint16_t>(given.port);
+  coordinator_options.dashboard = given.dashboard;
   coordinator_options.initial_workers = min_workers;
   coordinator_options.taking_back = take_back;
   if (take_back) {

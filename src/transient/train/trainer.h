@@ -63,6 +63,8 @@ struct TrainOptions {
   double heartbeat_timeout_s = 5;  // a member silent this long is dropped from the job
   std::string bind = "127.0.0.1";  // address of the coordinator's front door (IPv4 or IPv6)
   int port = 0;                    // front door port (0 = any free port)
+  // The live dashboard (/ and /metrics), HOST:PORT (port 0 = any free port); "off" = none.
+  std::string dashboard = "127.0.0.1:0";
 
   // Revocation injection into a local run (`transient train` only).
   std::vector<std::string> revoke;  // --revoke SPECs, e.g. kill@30s:rank0

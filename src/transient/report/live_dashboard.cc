@@ -1,0 +1,233 @@
+#include "transient/report/live_dashboard.h"
+
+#include <fcntl.h>
+#include <httplib.h>
+#include <sys/socket.h>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <exception>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "transient/core/error.h"
+#include "transient/records/job_records.h"
+#include "transient/report/job_facts.h"
+#include "transient/report/job_report.h"
+
+namespace transient::report {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr double kRefusalLogEveryS = 10;
+
+double now_unix_s() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// The token a request carries: `Authorization: Bearer TOKEN`, else `?token=TOKEN`.
+std::string token_of(const httplib::Request& request) {
+  const std::string authorization = request.get_header_value("Authorization");
+  const std::string bearer = "Bearer ";
+  if (authorization.compare(0, bearer.size(), bearer) == 0) {
+    return authorization.substr(bearer.size());
+  }
+  return request.get_param_value("token");
+}
+
+}  // namespace
+
+struct LiveDashboard::Server {
+  std::string job_dir;
+  std::string token;
+  std::string host;
+  int port = 0;
+  ReportOptions options;
+  int refresh_s = 5;
+  httplib::Server http;
+  std::thread thread;
+  std::once_flag stopped;
+
+  std::mutex log_mutex;
+  std::optional<Clock::time_point> last_logged;
+  long unlogged = 0;
+
+  // Whether `request` may be served; answers 401 and logs the refusal if not.
+  bool admitted(const httplib::Request& request, httplib::Response& response) {
+    if (is_loopback_address(request.remote_addr)) return true;
+    if (!token.empty() && tokens_equal(token_of(request), token)) return true;
+    response.status = 401;
+    response.set_header("WWW-Authenticate", "Bearer realm=\"transient\"");
+    response.set_content(
+        "401: the job's token is needed from this address (Authorization: Bearer TOKEN or "
+        "?token=TOKEN; TOKEN is in <job>/token)\n",
+        "text/plain; charset=utf-8");
+    log_refusal(request);
+    return false;
+  }
+
+  void log_refusal(const httplib::Request& request) {
+    std::lock_guard<std::mutex> lock(log_mutex);
+    const auto now = Clock::now();
+    if (last_logged &&
+        std::chrono::duration<double>(now - *last_logged).count() < kRefusalLogEveryS) {
+      ++unlogged;
+      return;
+    }
+    std::string more;
+    if (unlogged > 0) {
+      more = " (and " + std::to_string(unlogged) + " more refused since the last one logged)";
+    }
+    std::fprintf(stderr, "transient: dashboard: refused %s %s from %s: no valid job token%s\n",
+                 request.method.c_str(), request.path.c_str(), request.remote_addr.c_str(),
+                 more.c_str());
+    std::fflush(stderr);
+    last_logged = now;
+    unlogged = 0;
+  }
+
+  void serve_page(httplib::Response& response) {
+    try {
+      ReportOptions now = options;
+      now.now_unix_s = 0.0;  // the page's ages are counted to this request
+      response.set_content(with_refresh(render_job_report(job_dir, now), refresh_s),
+                           "text/html; charset=utf-8");
+      response.set_header("Cache-Control", "no-store");
+    } catch (const std::exception& error) {
+      response.status = 500;
+      response.set_content(std::string("the job's page could not be made: ") + error.what() + "\n",
+                           "text/plain; charset=utf-8");
+    }
+  }
+
+  void serve_metrics(httplib::Response& response) {
+    try {
+      const auto facts = job_facts(records::read_job_records(job_dir), now_unix_s());
+      response.set_content(prometheus_text(facts), "text/plain; version=0.0.4; charset=utf-8");
+      response.set_header("Cache-Control", "no-store");
+    } catch (const std::exception& error) {
+      response.status = 500;
+      response.set_content(
+          std::string("the job's metrics could not be read: ") + error.what() + "\n",
+          "text/plain; charset=utf-8");
+    }
+  }
+};
+
+LiveDashboard::LiveDashboard(std::string job_dir, std::string token, const std::string& host,
+                             int port, const std::string& what, ReportOptions options,
+                             int refresh_s)
+    : server_(std::make_unique<Server>()) {
+  Server& s = *server_;
+  s.job_dir = std::move(job_dir);
+  s.token = std::move(token);
+  s.host = host;
+  s.options = std::move(options);
+  s.refresh_s = refresh_s;
+  // Two threads answer: the dashboard must not take the coordinator's cores.
+  s.http.new_task_queue = [] { return new httplib::ThreadPool(2); };
+  // SO_REUSEADDR (a restarted coordinator takes its port back at once), not httplib's default
+  // SO_REUSEPORT (which would let another process bind the same port and take its requests); and
+  // the listening socket is not inherited by the workers the coordinator starts.
+  s.http.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    ::fcntl(sock, F_SETFD, ::fcntl(sock, F_GETFD) | FD_CLOEXEC);
+  });
+  s.http.set_read_timeout(10, 0);
+  s.http.set_write_timeout(10, 0);
+  s.http.Get("/", [&s](const httplib::Request& request, httplib::Response& response) {
+    if (s.admitted(request, response)) s.serve_page(response);
+  });
+  s.http.Get("/metrics", [&s](const httplib::Request& request, httplib::Response& response) {
+    if (s.admitted(request, response)) s.serve_metrics(response);
+  });
+  if (port < 0 || port > 65535) {
+    throw InputError(what + ": port " + std::to_string(port) +
+                     " is out of range; accepted: 0..65535 (0 = any free port)");
+  }
+  if (port == 0) {
+    s.port = s.http.bind_to_any_port(host);
+  } else {
+    s.port = s.http.bind_to_port(host, port) ? port : -1;
+  }
+  if (s.port <= 0) {
+    throw InputError(what + ": cannot listen on " + host + " port " + std::to_string(port) +
+                     " (an address of this host, and a port not in use; \"off\" serves no "
+                     "dashboard)");
+  }
+  s.thread = std::thread([&s] { s.http.listen_after_bind(); });
+}
+
+LiveDashboard::~LiveDashboard() { stop(); }
+
+void LiveDashboard::stop() {
+  if (!server_) return;
+  std::call_once(server_->stopped, [this] {
+    server_->http.stop();
+    if (server_->thread.joinable()) server_->thread.join();
+  });
+}
+
+std::string LiveDashboard::address() const {
+  const bool ipv6 = server_->host.find(':') != std::string::npos;
+  return (ipv6 ? "[" + server_->host + "]" : server_->host) + ":" + std::to_string(server_->port);
+}
+
+int LiveDashboard::port() const { return server_->port; }
+
+DashboardAddress parse_dashboard_address(const std::string& text, const std::string& what) {
+  const auto refuse = [&] {
+    return InputError(what + ": \"" + text +
+                      "\" is not ADDR:PORT; accepted e.g. 127.0.0.1:0 (0 = any free port), "
+                      "0.0.0.0:9100, [::1]:9100, or off");
+  };
+  const auto colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == text.size()) throw refuse();
+  DashboardAddress address;
+  address.host = text.substr(0, colon);
+  if (address.host.front() == '[') {
+    if (address.host.size() < 3 || address.host.back() != ']') throw refuse();
+    address.host = address.host.substr(1, address.host.size() - 2);
+  } else if (address.host.find(':') != std::string::npos) {
+    throw refuse();  // an IPv6 address goes in brackets
+  }
+  const std::string port = text.substr(colon + 1);
+  if (port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos) throw refuse();
+  address.port = std::stoi(port);
+  if (address.port > 65535) throw refuse();
+  return address;
+}
+
+bool is_loopback_address(const std::string& address) {
+  if (address == "::1") return true;
+  std::string v4 = address;
+  const std::string mapped = "::ffff:";
+  if (v4.compare(0, mapped.size(), mapped) == 0) v4 = v4.substr(mapped.size());
+  return v4.compare(0, 4, "127.") == 0;
+}
+
+bool tokens_equal(const std::string& given, const std::string& expected) {
+  if (given.size() != expected.size()) return false;
+  volatile unsigned char difference = 0;
+  for (std::size_t i = 0; i < given.size(); ++i) {
+    difference = difference | static_cast<unsigned char>(given[i] ^ expected[i]);
+  }
+  return difference == 0;
+}
+
+std::string with_refresh(std::string page, int seconds) {
+  if (seconds <= 0) return page;
+  const std::string meta =
+      "<meta http-equiv=\"refresh\" content=\"" + std::to_string(seconds) + "\">\n";
+  const auto head = page.find("<head>");
+  if (head == std::string::npos) return meta + page;
+  page.insert(head + std::string("<head>").size() + (page.compare(head + 6, 1, "\n") == 0 ? 1 : 0),
+              meta);
+  return page;
+}
+
+}  // namespace transient::report

@@ -1,0 +1,239 @@
+// The coordinator's live dashboard (issue 15): a real `transient train` / `transient coordinator`
+// serves its job's report page and /metrics while it runs; the page draws in headless Chromium;
+// a peer other than loopback needs the job's token.
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <map>
+#include <memory>
+#include <regex>
+#include <sstream>
+
+#include "report/browser.h"
+#include "train/cli_process.h"
+#include "train/emulated_hosts.h"
+#include "train/job_records.h"
+#include "transient/report/live_dashboard.h"
+
+namespace transient::train {
+namespace {
+
+using namespace testing;
+
+// The dashboard's HOST:PORT from the job's journal, once written.
+std::string dashboard_of(const std::string& job_dir) {
+  const auto path = fs::path(job_dir) / "coordinator.json";
+  EXPECT_TRUE(wait_until([&] { return fs::exists(path); }, 60)) << path;
+  return nlohmann::json::parse(slurp(path.string())).value("dashboard", "");
+}
+
+std::string token_of(const std::string& job_dir) {
+  std::string token = slurp(job_dir + "/token");
+  while (!token.empty() && (token.back() == '\n' || token.back() == '\r')) token.pop_back();
+  return token;
+}
+
+// Prometheus' text format: every sample's name and value (comments skipped).
+std::map<std::string, double> parse_metrics(const std::string& text) {
+  std::map<std::string, double> metrics;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream fields(line);
+    std::string name;
+    double value = 0;
+    EXPECT_TRUE(static_cast<bool>(fields >> name >> value)) << line;
+    metrics[name] = value;
+  }
+  return metrics;
+}
+
+// GET /metrics of the dashboard at `address`; empty if it did not answer 200.
+std::map<std::string, double> fetch_metrics(const std::string& address) {
+  const auto at = report::parse_dashboard_address(address, "dashboard");
+  httplib::Client client(at.host, at.port);
+  client.set_connection_timeout(5, 0);
+  client.set_read_timeout(30, 0);
+  const auto response = client.Get("/metrics");
+  if (!response || response->status != 200) return {};
+  EXPECT_NE(response->get_header_value("Content-Type").find("text/plain"), std::string::npos);
+  return parse_metrics(response->body);
+}
+
+int count_of(const std::string& text, const std::string& part) {
+  int count = 0;
+  for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++count;
+  return count;
+}
+
+TEST(Dashboard, MetricsWhileTheJobRunsAndAfterAgreeWithItsSummary) {
+  const std::string dir = fresh_dir("dashboard-metrics");
+  CliProcess job(with(small_job(dir, 2, 3000), {"--checkpoint-every", "200"}), dir);
+  const std::string address = dashboard_of(dir);
+  ASSERT_TRUE(std::regex_match(address, std::regex(R"(127\.0\.0\.1:\d+)"))) << address;
+  ASSERT_TRUE(wait_for_training(dir));
+  // While it runs: the facts so far, a checkpoint's age once there is one.
+  std::map<std::string, double> running;
+  ASSERT_TRUE(wait_until(
+      [&] {
+        running = fetch_metrics(address);
+        return job.exited() || (running.count("transient_checkpoint_age_seconds") > 0 &&
+                                running["transient_step"] >= 1);
+      },
+      120));
+  ASSERT_FALSE(running.empty()) << "the job ended before /metrics answered with a checkpoint";
+  for (const char* name : {"transient_step", "transient_workers", "transient_samples_per_second",
+                           "transient_recoveries_total", "transient_checkpoint_age_seconds"}) {
+    EXPECT_EQ(running.count(name), 1u) << name;
+  }
+  EXPECT_GE(running["transient_step"], 1);
+  EXPECT_LE(running["transient_step"], 3000);
+  EXPECT_EQ(running["transient_workers"], 2);
+  EXPECT_GE(running["transient_checkpoint_age_seconds"], 0);
+
+  const auto done = job.wait();
+  ASSERT_EQ(done.exit_code, kExitFinished) << done.err;
+  EXPECT_EQ(count_of(done.err, "transient: dashboard on http://" + address + "/\n"), 1) << done.err;
+
+  // After: the dashboard's server on the finished job's directory says what summary.json says.
+  report::LiveDashboard after(dir, token_of(dir), "127.0.0.1", 0);
+  auto final = fetch_metrics(after.address());
+  const auto summary = summary_of(dir);
+  ASSERT_FALSE(final.empty());
+  EXPECT_EQ(final["transient_step"], summary.at("steps").get<double>());
+  EXPECT_EQ(final["transient_recoveries_total"], summary.at("recoveries").get<double>());
+  EXPECT_EQ(final["transient_workers"], summary.at("workers").get<double>());
+  EXPECT_GT(final["transient_samples_per_second"], 0);
+  EXPECT_EQ(final.count("transient_checkpoint_age_seconds"), 1u);
+  // A local job knows no prices: its cost is left out rather than said to be 0.
+  if (summary.contains("cost_usd") && summary.at("cost_usd").is_number()) {
+    EXPECT_NEAR(final["transient_cost_usd"], summary.at("cost_usd").get<double>(), 1e-9);
+  } else {
+    EXPECT_EQ(final.count("transient_cost_usd"), 0u);
+  }
+}
+
+TEST(Dashboard, TheLivePageOfARunningJobDrawsInABrowserAndReloadsItself) {
+  TRANSIENT_SKIP_WITHOUT_CHROMIUM();
+  const std::string dir = fresh_dir("dashboard-page");
+  CliProcess job(with(small_job(dir, 2, 200000), {"--checkpoint-every", "200"}), dir);
+  const std::string address = dashboard_of(dir);
+  ASSERT_FALSE(address.empty());
+  ASSERT_TRUE(wait_for_training(dir));
+  ASSERT_TRUE(wait_until([&] { return fetch_metrics(address)["transient_step"] >= 300; }));
+
+  const auto at = report::parse_dashboard_address(address, "dashboard");
+  httplib::Client client(at.host, at.port);
+  client.set_read_timeout(30, 0);
+  const auto page = client.Get("/");
+  ASSERT_TRUE(page && page->status == 200);
+  EXPECT_NE(page->body.find("<meta http-equiv=\"refresh\" content=\"5\">"), std::string::npos);
+  EXPECT_NE(page->body.find("<title>transient report: " + dir + "</title>"), std::string::npos);
+
+  // The page as the browser gets it over HTTP from the running job (less virtual time than the
+  // reload's 5 s, so that the DOM read is the page's first load).
+  const std::string chromium = ::transient::testing::find_chromium();
+  const std::string url = "http://" + address + "/";
+  const std::string profile = dir + "-chromium-profile";
+  const auto browse = [&](const std::string& what) {
+    return ::transient::testing::output_of(
+        "timeout 120 " + chromium +
+        " --headless=new --no-sandbox --disable-gpu --no-first-run --user-data-dir=" + profile +
+        " --virtual-time-budget=3000 --window-size=1280,6000 " + what + " " + url + " 2>/dev/null");
+  };
+  const std::string dom = browse("--dump-dom");
+  const auto check = ::transient::testing::report_check(dom);
+  bool good = check.is_object() && check["errors"].is_array() && check["errors"].empty();
+  EXPECT_TRUE(check.is_object()) << "the page wrote no #report-check; DOM starts: "
+                                 << dom.substr(0, 300);
+  if (check.is_object()) {
+    EXPECT_TRUE(check["errors"].empty()) << check["errors"].dump();
+    for (const char* id : {"loss-step", "samples-per-s", "membership", "phases-mean"}) {
+      const auto& chart = check["charts"].value(id, nlohmann::json());
+      const bool drew =
+          chart.is_object() && chart.value("points", 0) > 0 && chart.value("painted", false);
+      EXPECT_TRUE(drew) << "chart " << id << " drew nothing: " << chart.dump();
+      good = good && drew;
+    }
+  }
+  if (!good) {
+    const std::string png = dir + "-page.png";
+    browse("--screenshot=" + png);
+    ADD_FAILURE() << "screenshot of the live page: " << png;
+  }
+  EXPECT_FALSE(job.exited()) << "the job ended while its page was being checked";
+  job.kill_group();
+}
+
+// A peer on another host gets nothing without the job's token; with it, the metrics.
+TEST(Dashboard, APeerOnAnotherHostNeedsTheJobsToken) {
+  if (const auto why = EmulatedHosts::unavailable()) GTEST_SKIP() << "skipped: " << *why;
+  EmulatedHosts hosts(2);
+  const std::string dir = fresh_dir("dashboard-token");
+  // A coordinator waiting for its first worker: the job directory is there to be served.
+  CliProcess coordinator(with(coordinator_job(dir, 1000, 1),
+                              {"--bind", hosts.address(0), "--dashboard", hosts.address(0) + ":0"}),
+                         dir + "-coordinator", hosts.on(0));
+  const std::string address = dashboard_of(dir);
+  ASSERT_EQ(address.rfind(hosts.address(0) + ":", 0), 0u) << address;
+  const std::string url = "http://" + address + "/metrics";
+  const auto status_from_host1 = [&](const std::string& curl_flags, const std::string& at) {
+    return ::transient::testing::output_of(
+        "ip netns exec " + hosts.name(1) +
+        " curl -s -o /dev/null --max-time 20 -w '%{http_code}' " + curl_flags + " '" + at + "'");
+  };
+  const std::string token = token_of(dir);
+  ASSERT_FALSE(token.empty());
+  EXPECT_EQ(status_from_host1("", url), "401");
+  EXPECT_EQ(status_from_host1("-H 'Authorization: Bearer wrong'", url), "401");
+  EXPECT_EQ(status_from_host1("", "http://" + address + "/"), "401");
+  EXPECT_EQ(status_from_host1("-H 'Authorization: Bearer " + token + "'", url), "200");
+  EXPECT_EQ(status_from_host1("", url + "?token=" + token), "200");
+  // What it served is the metrics.
+  const std::string body = ::transient::testing::output_of(
+      "ip netns exec " + hosts.name(1) + " curl -s --max-time 20 -H 'Authorization: Bearer " +
+      token + "' '" + url + "'");
+  EXPECT_NE(body.find("\ntransient_step 0\n"), std::string::npos) << body;
+  coordinator.kill_group();
+  const auto done = coordinator.wait();
+  // The refusals were logged (rate-limited: the first one at least).
+  EXPECT_NE(done.err.find("transient: dashboard: refused GET /metrics from " + hosts.address(1)),
+            std::string::npos)
+      << done.err;
+}
+
+TEST(Dashboard, OffServesNoneAndABadAddressIsRefused) {
+  const std::string dir = fresh_dir("dashboard-off");
+  const auto done = run_cli(with(small_job(dir, 1, 5), {"--dashboard", "off"}), dir);
+  ASSERT_EQ(done.exit_code, kExitFinished) << done.err;
+  EXPECT_EQ(done.err.find("dashboard on"), std::string::npos) << done.err;
+  EXPECT_FALSE(nlohmann::json::parse(slurp(dir + "/coordinator.json")).contains("dashboard"));
+
+  const std::string bad = fresh_dir("dashboard-bad");
+  const auto refused = run_cli(with(small_job(bad, 1, 5), {"--dashboard", "localhost"}), bad);
+  EXPECT_EQ(refused.exit_code, kExitBadInput) << refused.err;
+  EXPECT_NE(refused.err.find("--dashboard: \"localhost\" is not ADDR:PORT"), std::string::npos)
+      << refused.err;
+}
+
+TEST(Dashboard, AddressesAndTokens) {
+  EXPECT_EQ(report::parse_dashboard_address("127.0.0.1:0", "x").port, 0);
+  EXPECT_EQ(report::parse_dashboard_address("[::1]:9100", "x").host, "::1");
+  EXPECT_EQ(report::parse_dashboard_address("0.0.0.0:9100", "x").port, 9100);
+  EXPECT_THROW(report::parse_dashboard_address("::1:9100", "x"), std::exception);
+  EXPECT_THROW(report::parse_dashboard_address("host:70000", "x"), std::exception);
+  EXPECT_TRUE(report::is_loopback_address("127.0.0.1"));
+  EXPECT_TRUE(report::is_loopback_address("127.3.2.1"));
+  EXPECT_TRUE(report::is_loopback_address("::1"));
+  EXPECT_TRUE(report::is_loopback_address("::ffff:127.0.0.1"));
+  EXPECT_FALSE(report::is_loopback_address("10.0.0.1"));
+  EXPECT_FALSE(report::is_loopback_address("::ffff:10.0.0.1"));
+  EXPECT_FALSE(report::is_loopback_address("fd00::1"));
+  EXPECT_TRUE(report::tokens_equal("abc", "abc"));
+  EXPECT_FALSE(report::tokens_equal("abd", "abc"));
+  EXPECT_FALSE(report::tokens_equal("ab", "abc"));
+  EXPECT_FALSE(report::tokens_equal("", "abc"));
+}
+
+}  // namespace
+}  // namespace transient::train
