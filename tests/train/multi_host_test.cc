@@ -81,6 +81,8 @@ TEST_F(MultiHost, ACoordinatorAndThreeWorkersOnFourHostsSurviveAKillAndAdmitANew
   }));
   const auto done = coordinator->wait();
   ASSERT_EQ(done.exit_code, 0) << done.err;
+  EXPECT_NE(done.out.find("join with: transient worker --coordinator " + address), std::string::npos)
+      << done.out;
   for (auto* worker : {a.get(), c.get(), d.get()}) EXPECT_EQ(worker->wait().exit_code, 0);
   const auto events = read_events(dir);
   // Every worker came from its own host's address, and the Gloo groups formed across hosts.
@@ -148,21 +150,29 @@ TEST_F(MultiHost, ACoordinatorRestartedOnItsHostTakesTheJobBack) {
   EXPECT_EQ(summary_of(dir).at("steps"), 1500);
 }
 
-TEST_F(MultiHost, WorkersJoinOverIPv6) {
+// A coordinator bound to every interface (IPv4 and IPv6 alike) says how to join it at each of
+// its host's addresses; workers join over IPv6.
+TEST_F(MultiHost, WorkersJoinOverIPv6AndTheCoordinatorSaysHowToJoinAtEachAddress) {
   make_hosts(3);
   const std::string dir = fresh_dir("hosts-ipv6");
-  auto coordinator = start_coordinator(dir, 200, 2, {}, hosts_->address6(0));
-  const std::string address = front_door(dir);
-  EXPECT_EQ(address.rfind("[" + hosts_->address6(0) + "]:", 0), 0u) << address;
+  auto coordinator = start_coordinator(dir, 200, 2, {}, "::");
+  const std::string port = front_door(dir).substr(front_door(dir).rfind(':') + 1);
+  const std::string address = "[" + hosts_->address6(0) + "]:" + port;
   auto a = start_worker(dir, 1, address);
   auto b = start_worker(dir, 2, address);
   const auto done = coordinator->wait();
   ASSERT_EQ(done.exit_code, 0) << done.err;
   EXPECT_EQ(a->wait().exit_code, 0);
   EXPECT_EQ(b->wait().exit_code, 0);
-  EXPECT_EQ(
-      peers_joined_from(read_events(dir)),
-      (std::set<std::string>{"[" + hosts_->address6(1) + "]", "[" + hosts_->address6(2) + "]"}));
+  for (const auto& at : {hosts_->address(0) + ":" + port, address}) {
+    EXPECT_NE(done.out.find("join with: transient worker --coordinator " + at + " --token-file " +
+                            dir + "/token"),
+              std::string::npos)
+        << done.out;
+  }
+  EXPECT_NE(done.out.find("TCP port " + port + " of this host"), std::string::npos) << done.out;
+  EXPECT_EQ(peers_joined_from(read_events(dir)),
+            (std::set<std::string>{"[" + hosts_->address6(1) + "]", "[" + hosts_->address6(2) + "]"}));
   EXPECT_EQ(summary_of(dir).at("steps"), 200);
 }
 
