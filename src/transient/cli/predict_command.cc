@@ -7,6 +7,7 @@
 
 #include "transient/cli/commands.h"
 #include "transient/cloud/catalog_registry.h"
+#include "transient/core/bounds.h"
 #include "transient/core/error.h"
 #include "transient/perf/cluster_spec.h"
 #include "transient/perf/registry.h"
@@ -48,7 +49,10 @@ void predict(const PredictArgs& args) {
     throw InputError("--throughput " + args.throughput + ": accepted: analytic, fitted");
   }
   const auto model = perf::create_throughput_model(args.throughput, params);
-  const perf::Prediction p = model->predict(shape);
+  perf::Prediction p = model->predict(shape);
+  p.step_time_s = check_result(p.step_time_s, "step time of " + args.cluster);
+  p.steps_per_s = check_result(p.steps_per_s, "steps per second of " + args.cluster);
+  p.samples_per_s = check_result(p.samples_per_s, "samples per second of " + args.cluster);
 
   if (args.json) {
     const nlohmann::json out = {

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "transient/core/bounds.h"
 #include "transient/core/csv_table.h"
 
 namespace transient::cli {
@@ -30,5 +31,17 @@ inline const CLI::Validator kSteps(
                  : "\"" + text + "\"; accepted: a whole number of steps from 1 to 1e12";
     },
     "STEPS");
+
+// A number within `bound` (core/bounds.h), checked where the flag enters; the message says the
+// bound.
+inline CLI::Validator within(const Bound& bound) {
+  return CLI::Validator(
+      [bound](std::string& text) {
+        const auto value = parse_number(text);
+        return value && bound.contains(*value) ? std::string()
+                                               : "\"" + text + "\"; accepted: " + bound.accepted();
+      },
+      "");
+}
 
 }  // namespace transient::cli

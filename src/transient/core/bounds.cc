@@ -1,0 +1,54 @@
+#include "transient/core/bounds.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "transient/core/error.h"
+
+namespace transient {
+
+bool Bound::contains(double value) const {
+  return std::isfinite(value) && value >= lo && value <= hi &&
+         (!whole || value == std::floor(value));
+}
+
+std::string Bound::accepted() const {
+  std::string text = std::string(whole ? "a whole number" : "a number") + " from " +
+                     number_text(lo) + " to " + number_text(hi);
+  if (unit[0] != '\0') text += std::string(" ") + unit;
+  return text;
+}
+
+double require_within(double value, const Bound& bound, const std::string& what,
+                      const std::string& file, int line) {
+  if (bound.contains(value)) return value;
+  const std::string message =
+      what + " is " + number_text(value) + "; accepted: " + bound.accepted();
+  if (file.empty()) throw InputError(message);
+  throw InputError(file, line, message);
+}
+
+double check_result(double value, const std::string& what) {
+  if (std::isfinite(value)) return value;
+  throw CheckFailure("the result " + what + " is " + number_text(value) +
+                     ", not a finite number; its inputs were within bounds, so this is a bug");
+}
+
+std::string number_text(double value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.6g", value);
+  std::string text = buffer;
+  // "1e+18" -> "1e18", "1e-06" -> "1e-6": the form people write.
+  const auto e = text.find('e');
+  if (e != std::string::npos) {
+    std::string mantissa = text.substr(0, e);
+    std::string exponent = text.substr(e + 1);
+    const bool negative = exponent[0] == '-';
+    if (exponent[0] == '+' || exponent[0] == '-') exponent.erase(0, 1);
+    while (exponent.size() > 1 && exponent[0] == '0') exponent.erase(0, 1);
+    text = mantissa + "e" + (negative ? "-" : "") + exponent;
+  }
+  return text;
+}
+
+}  // namespace transient
