@@ -55,6 +55,48 @@ TEST(PredictCli, BadProfileNamesFileAndLine) {
   EXPECT_EQ(r.out.rfind("error: " + path.string() + ":3:", 0), 0u) << r.out;
 }
 
+// Issue 18, item 11: predict printed "step time inf s" for 1e100 FLOPs per sample.
+TEST(PredictCli, AbsurdProfileIsOneLineErrorNotInfinity) {
+  const auto path = std::filesystem::temp_directory_path() / "transient_perf_flops_1e100.json";
+  std::ofstream(path) << "{\n  \"name\": \"net\",\n  \"forward_flops_per_sample\": 1e100,\n"
+                         "  \"parameters\": 1000000\n}\n";
+  const CliResult r = run_cli("predict --profile " + path.string() + " --cluster 2xk80");
+  std::filesystem::remove(path);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_EQ(r.out, "error: " + path.string() +
+                       ":3: \"forward_flops_per_sample\" is 1e100; accepted: a number from 1 to "
+                       "1e18 FLOPs\n");
+  EXPECT_EQ(r.out.find("inf"), std::string::npos) << r.out;
+}
+
+// At the bounds the figures are finite numbers.
+TEST(PredictCli, ProfileAtTheBoundGivesFiniteFigures) {
+  const auto path = std::filesystem::temp_directory_path() / "transient_perf_flops_1e18.json";
+  std::ofstream(path) << "{\"name\": \"net\", \"forward_flops_per_sample\": 1e18, "
+                         "\"batch_per_worker\": 1000000, \"parameters\": 1e13}\n";
+  const CliResult r = run_cli("predict --profile " + path.string() + " --cluster 64xk80 --json");
+  std::filesystem::remove(path);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto json = nlohmann::json::parse(r.out);
+  for (const char* key : {"step_time_s", "steps_per_s", "samples_per_s"}) {
+    ASSERT_TRUE(json.at(key).is_number()) << key << "\n" << r.out;
+    EXPECT_GT(json.at(key).get<double>(), 0.0) << key;
+  }
+}
+
+TEST(PerfCli, NumericFlagsAreBoundedWithTheBoundInTheLine) {
+  const CliResult ps = run_cli("predict --workload resnet-32 --cluster 2xk80 --ps 0");
+  EXPECT_EQ(ps.exit_code, 2) << ps.out;
+  EXPECT_NE(ps.out.find("--ps"), std::string::npos) << ps.out;
+  EXPECT_NE(ps.out.find("accepted: a whole number from 1 to 1e4 servers"), std::string::npos)
+      << ps.out;
+  const CliResult link =
+      run_cli("fit --data /nonexistent-data --worker-network-gbps 1e300 -o /tmp/never.json");
+  EXPECT_EQ(link.exit_code, 2) << link.out;
+  EXPECT_NE(link.out.find("accepted: a number from 0.01 to 1e5 Gbit/s"), std::string::npos)
+      << link.out;
+}
+
 TEST(FitCli, UnrecognisedFileIsNamed) {
   const auto dir = std::filesystem::temp_directory_path() / "transient_perf_fit_cli";
   std::filesystem::create_directories(dir);

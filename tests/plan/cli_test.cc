@@ -76,6 +76,45 @@ TEST(PlanCli, TooManyServersOrNoZoneIsOneLineError) {
   expect_one_line_error(none, "--zones: \",\" names no zone");
 }
 
+// Issue 18, item 11: a profile of 1e100 FLOPs per sample aborted CBC (SIGABRT on its objective
+// coefficients). It is refused where it is read, with the bound in the line.
+TEST(PlanCli, AbsurdProfileIsOneLineErrorNotAnAbort) {
+  const auto path = std::filesystem::temp_directory_path() / "transient_plan_flops_1e100.json";
+  std::ofstream(path) << "{\n  \"name\": \"net\",\n  \"forward_flops_per_sample\": 1e100,\n"
+                         "  \"parameters\": 1000000\n}\n";
+  const CliResult o = run_cli("plan --profile " + path.string() + " --steps 1000 --deadline 2h");
+  std::filesystem::remove(path);
+  expect_one_line_error(o, "error: " + path.string() +
+                               ":3: \"forward_flops_per_sample\" is 1e100; accepted: a number "
+                               "from 1 to 1e18 FLOPs");
+}
+
+// At the bound itself (1e18 FLOPs per sample, 1e6 samples a step) the plan is an answer, not a
+// solver abort: no cluster finishes in time.
+TEST(PlanCli, ProfileAtTheBoundIsAnswered) {
+  const auto path = std::filesystem::temp_directory_path() / "transient_plan_flops_1e18.json";
+  std::ofstream(path) << "{\"name\": \"net\", \"forward_flops_per_sample\": 1e18, "
+                         "\"batch_per_worker\": 1000000, \"parameters\": 1e13}\n";
+  const CliResult o =
+      run_cli("plan --profile " + path.string() + " --steps 1e12 --deadline 30d --runs 5");
+  std::filesystem::remove(path);
+  EXPECT_EQ(o.exit_code, 0) << o.out;
+  EXPECT_EQ(o.out.find("inf"), std::string::npos) << o.out;
+  EXPECT_EQ(o.out.find("nan"), std::string::npos) << o.out;
+}
+
+TEST(PlanCli, NumericFlagsAreBoundedWithTheBoundInTheLine) {
+  const std::string base = "plan --workload resnet-32 --steps 64000 --deadline 2h ";
+  expect_one_line_error(run_cli(base + "--budget 1e300"), "accepted: a number from 0.01 to 1e9 $");
+  expect_one_line_error(run_cli(base + "--budget nan"), "--budget");
+  expect_one_line_error(run_cli(base + "--confidence 1"), "from 0.01 to 0.999");
+  expect_one_line_error(run_cli(base + "--runs 1e9"), "a whole number from 0 to 1e5 runs");
+  expect_one_line_error(run_cli("plan --workload resnet-32 --steps 64000 --deadline 31d"),
+                        "not a duration up to 30 days");
+  expect_one_line_error(run_cli("plan --workload resnet-32 --steps 64000 --deadline 1e308d"),
+                        "not a duration up to 30 days");
+}
+
 TEST(PlanCli, NeitherDeadlineNorBudgetSaysOneIsNeeded) {
   const CliResult o = run_cli("plan --workload resnet-32 --steps 64000");
   expect_one_line_error(o, "needs a --deadline");

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "transient/cli/commands.h"
+#include "transient/cli/validators.h"
 #include "transient/cloud/catalog_registry.h"
 #include "transient/core/bounds.h"
 #include "transient/core/error.h"
@@ -101,8 +102,10 @@ void add_predict_command(CLI::App& app) {
       ->required();
   command->add_option("--arch", args->arch, "ps (asynchronous parameter servers) or allreduce")
       ->capture_default_str();
-  command->add_option("--ps", args->ps,
-                      "parameter servers for --arch ps (default: the spec's ps entries, else 1)");
+  command
+      ->add_option("--ps", args->ps,
+                   "parameter servers for --arch ps (default: the spec's ps entries, else 1)")
+      ->check(within(bounds::kServers));
   command->add_option("--model", args->model_file, "a model file written by `transient fit`");
   command->add_option("--throughput", args->throughput, "analytic or fitted")
       ->capture_default_str();

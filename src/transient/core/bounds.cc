@@ -35,20 +35,23 @@ double check_result(double value, const std::string& what) {
 }
 
 std::string number_text(double value) {
+  // Large magnitudes as people write bounds: 1e4, 2.592e6, 1e18 (not 10000 or 1e+18).
+  const bool large = std::isfinite(value) && std::fabs(value) >= 1e4;
   char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.6g", value);
+  std::snprintf(buffer, sizeof buffer, large ? "%.5e" : "%.6g", value);
   std::string text = buffer;
-  // "1e+18" -> "1e18", "1e-06" -> "1e-6": the form people write.
   const auto e = text.find('e');
-  if (e != std::string::npos) {
-    std::string mantissa = text.substr(0, e);
-    std::string exponent = text.substr(e + 1);
-    const bool negative = exponent[0] == '-';
-    if (exponent[0] == '+' || exponent[0] == '-') exponent.erase(0, 1);
-    while (exponent.size() > 1 && exponent[0] == '0') exponent.erase(0, 1);
-    text = mantissa + "e" + (negative ? "-" : "") + exponent;
+  if (e == std::string::npos) return text;
+  std::string mantissa = text.substr(0, e);
+  if (mantissa.find('.') != std::string::npos) {
+    mantissa.erase(mantissa.find_last_not_of('0') + 1);
+    if (mantissa.back() == '.') mantissa.pop_back();
   }
-  return text;
+  std::string exponent = text.substr(e + 1);
+  const bool negative = exponent[0] == '-';
+  if (exponent[0] == '+' || exponent[0] == '-') exponent.erase(0, 1);
+  while (exponent.size() > 1 && exponent[0] == '0') exponent.erase(0, 1);
+  return mantissa + "e" + (negative ? "-" : "") + exponent;
 }
 
 }  // namespace transient

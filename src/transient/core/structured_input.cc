@@ -53,4 +53,13 @@ nlohmann::json parse_json(const std::string& text, const std::string& name) {
 
 nlohmann::json load_json_file(const std::string& path) { return parse_json(read_file(path), path); }
 
+std::string json_text(const nlohmann::json& object, const std::string& key,
+                      const std::string& fallback, const std::string& where) {
+  if (!object.is_object()) return fallback;
+  const auto found = object.find(key);
+  if (found == object.end()) return fallback;
+  if (!found->is_string()) throw InputError(where + ": \"" + key + "\" must be a string");
+  return found->get<std::string>();
+}
+
 }  // namespace transient

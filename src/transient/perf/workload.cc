@@ -152,7 +152,7 @@ class ProfileReader {
     const double number = value.get<double>();
     if (!bound.contains(number) || (!allow_zero && number == 0)) {
       fail(key,
-           "\"" + key + "\" is " + value.dump() + "; accepted: " + bound.accepted() +
+           "\"" + key + "\" is " + number_text(number) + "; accepted: " + bound.accepted() +
                (allow_zero || bound.lo > 0 ? "" : ", not 0"),
            from);
     }
