@@ -26,6 +26,8 @@ packages=(
   libssl-dev
   # tests and benchmarks
   googletest libgtest-dev libgmock-dev libbenchmark-dev clang-format
+  # the libFuzzer targets (scripts/fuzz.sh): clang and its fuzzer and sanitizer runtimes
+  clang-14 libclang-rt-14-dev
   # data
   dataset-fashion-mnist
   # the project-local environment that carries libtorch (PyPI's torch wheel)
