@@ -14,7 +14,10 @@
 namespace {
 
 using transient::testing::CliResult;
+using transient::testing::kProfileAtTheBounds;
+using transient::testing::kProfileFlops1e100;
 using transient::testing::run_cli;
+using transient::testing::TempFile;
 
 TEST(PredictCli, UnknownTypeListsTheCatalogTypes) {
   const CliResult r = run_cli("predict --workload resnet-32 --cluster 4xa100:spot");
@@ -57,13 +60,10 @@ TEST(PredictCli, BadProfileNamesFileAndLine) {
 
 // Issue 18, item 11: predict printed "step time inf s" for 1e100 FLOPs per sample.
 TEST(PredictCli, AbsurdProfileIsOneLineErrorNotInfinity) {
-  const auto path = std::filesystem::temp_directory_path() / "transient_perf_flops_1e100.json";
-  std::ofstream(path) << "{\n  \"name\": \"net\",\n  \"forward_flops_per_sample\": 1e100,\n"
-                         "  \"parameters\": 1000000\n}\n";
-  const CliResult r = run_cli("predict --profile " + path.string() + " --cluster 2xk80");
-  std::filesystem::remove(path);
+  const TempFile profile("transient_perf_flops_1e100.json", kProfileFlops1e100);
+  const CliResult r = run_cli("predict --profile " + profile.path() + " --cluster 2xk80");
   EXPECT_EQ(r.exit_code, 2) << r.out;
-  EXPECT_EQ(r.out, "error: " + path.string() +
+  EXPECT_EQ(r.out, "error: " + profile.path() +
                        ":3: \"forward_flops_per_sample\" is 1e100; accepted: a number from 1 to "
                        "1e18 FLOPs\n");
   EXPECT_EQ(r.out.find("inf"), std::string::npos) << r.out;
@@ -71,11 +71,8 @@ TEST(PredictCli, AbsurdProfileIsOneLineErrorNotInfinity) {
 
 // At the bounds the figures are finite numbers.
 TEST(PredictCli, ProfileAtTheBoundGivesFiniteFigures) {
-  const auto path = std::filesystem::temp_directory_path() / "transient_perf_flops_1e18.json";
-  std::ofstream(path) << "{\"name\": \"net\", \"forward_flops_per_sample\": 1e18, "
-                         "\"batch_per_worker\": 1000000, \"parameters\": 1e13}\n";
-  const CliResult r = run_cli("predict --profile " + path.string() + " --cluster 64xk80 --json");
-  std::filesystem::remove(path);
+  const TempFile profile("transient_perf_flops_1e18.json", kProfileAtTheBounds);
+  const CliResult r = run_cli("predict --profile " + profile.path() + " --cluster 64xk80 --json");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const auto json = nlohmann::json::parse(r.out);
   for (const char* key : {"step_time_s", "steps_per_s", "samples_per_s"}) {

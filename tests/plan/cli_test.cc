@@ -18,7 +18,10 @@ namespace {
 using transient::testing::CliResult;
 using transient::testing::count_lines;
 using transient::testing::expect_one_line_error;
+using transient::testing::kProfileAtTheBounds;
+using transient::testing::kProfileFlops1e100;
 using transient::testing::run_cli;
+using transient::testing::TempFile;
 
 std::string write_csv(const std::string& name, const std::string& contents) {
   const auto path = std::filesystem::temp_directory_path() / ("transient_plan_" + name + ".csv");
@@ -79,12 +82,9 @@ TEST(PlanCli, TooManyServersOrNoZoneIsOneLineError) {
 // Issue 18, item 11: a profile of 1e100 FLOPs per sample aborted CBC (SIGABRT on its objective
 // coefficients). It is refused where it is read, with the bound in the line.
 TEST(PlanCli, AbsurdProfileIsOneLineErrorNotAnAbort) {
-  const auto path = std::filesystem::temp_directory_path() / "transient_plan_flops_1e100.json";
-  std::ofstream(path) << "{\n  \"name\": \"net\",\n  \"forward_flops_per_sample\": 1e100,\n"
-                         "  \"parameters\": 1000000\n}\n";
-  const CliResult o = run_cli("plan --profile " + path.string() + " --steps 1000 --deadline 2h");
-  std::filesystem::remove(path);
-  expect_one_line_error(o, "error: " + path.string() +
+  const TempFile profile("transient_plan_flops_1e100.json", kProfileFlops1e100);
+  const CliResult o = run_cli("plan --profile " + profile.path() + " --steps 1000 --deadline 2h");
+  expect_one_line_error(o, "error: " + profile.path() +
                                ":3: \"forward_flops_per_sample\" is 1e100; accepted: a number "
                                "from 1 to 1e18 FLOPs");
 }
@@ -92,12 +92,9 @@ TEST(PlanCli, AbsurdProfileIsOneLineErrorNotAnAbort) {
 // At the bound itself (1e18 FLOPs per sample, 1e6 samples a step) the plan is an answer, not a
 // solver abort: no cluster finishes in time.
 TEST(PlanCli, ProfileAtTheBoundIsAnswered) {
-  const auto path = std::filesystem::temp_directory_path() / "transient_plan_flops_1e18.json";
-  std::ofstream(path) << "{\"name\": \"net\", \"forward_flops_per_sample\": 1e18, "
-                         "\"batch_per_worker\": 1000000, \"parameters\": 1e13}\n";
+  const TempFile profile("transient_plan_flops_1e18.json", kProfileAtTheBounds);
   const CliResult o =
-      run_cli("plan --profile " + path.string() + " --steps 1e12 --deadline 30d --runs 5");
-  std::filesystem::remove(path);
+      run_cli("plan --profile " + profile.path() + " --steps 1e12 --deadline 30d --runs 5");
   EXPECT_EQ(o.exit_code, 0) << o.out;
   EXPECT_EQ(o.out.find("inf"), std::string::npos) << o.out;
   EXPECT_EQ(o.out.find("nan"), std::string::npos) << o.out;
