@@ -26,15 +26,31 @@ inline std::string as_text(const std::uint8_t* data, std::size_t size) {
   return std::string(reinterpret_cast<const char*>(data), size);
 }
 
-// A folder of this process's own under the system's temporary folder, made once.
+// A folder of this process's own under the system's temporary folder, made on first use and
+// removed when the process exits normally.
+class ScratchDir {
+ public:
+  ScratchDir()
+      : path_(std::filesystem::temp_directory_path() /
+              ("transient_fuzz_" + std::to_string(::getpid()))) {
+    std::filesystem::create_directories(path_);
+  }
+  ~ScratchDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
 inline const std::filesystem::path& scratch_dir() {
-  static const std::filesystem::path dir = [] {
-    const auto path =
-        std::filesystem::temp_directory_path() / ("transient_fuzz_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(path);
-    return path;
-  }();
-  return dir;
+  static const ScratchDir dir;
+  return dir.path();
 }
 
 // `bytes` written to scratch_dir()/`name` for parsers that take a path; removed when destroyed.

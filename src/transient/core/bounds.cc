@@ -19,15 +19,6 @@ std::string Bound::accepted() const {
   return text;
 }
 
-double require_within(double value, const Bound& bound, const std::string& what,
-                      const std::string& file, int line) {
-  if (bound.contains(value)) return value;
-  const std::string message =
-      what + " is " + number_text(value) + "; accepted: " + bound.accepted();
-  if (file.empty()) throw InputError(message);
-  throw InputError(file, line, message);
-}
-
 double check_result(double value, const std::string& what) {
   if (std::isfinite(value)) return value;
   throw CheckFailure("the result " + what + " is " + number_text(value) +

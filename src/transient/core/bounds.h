@@ -39,7 +39,6 @@ inline constexpr Bound kBudgetUsd{0.0, 1e9, "$"};
 inline constexpr Bound kBandwidthGbps{0.0, 1e5, "Gbit/s"};
 inline constexpr Bound kBytes{0.0, 1e15, "bytes"};
 inline constexpr Bound kMemoryGib{0.0, 1e6, "GiB"};
-inline constexpr Bound kProbability{0.0, 1.0, ""};
 inline constexpr Bound kBatch{1.0, 1e6, "samples", true};
 inline constexpr Bound kParameters{0.0, 1e13, "parameters", true};
 inline constexpr Bound kTensors{1.0, 1e7, "tensors", true};
@@ -47,11 +46,6 @@ inline constexpr Bound kServers{1.0, 1e4, "servers", true};
 inline constexpr Bound kStepsPerS{0.0, 1e6, "steps per second"};
 
 }  // namespace bounds
-
-// `value` when `bound` contains it; otherwise throws InputError("<what> is <value>; accepted:
-// <bound>"), located at `file`:`line` when `file` is not empty.
-double require_within(double value, const Bound& bound, const std::string& what,
-                      const std::string& file = "", int line = 0);
 
 // `value` when it is finite. A result about to be printed (a step time, a cost) that is NaN or
 // infinite is a bug, since every input is bounded: throws CheckFailure("<what> is inf ...") so that
