@@ -68,7 +68,7 @@ std::vector<std::string> split_list(const std::string& text) {
 
 // Every figure of `e` about to be printed is a number: its time and cost are "never" only when
 // it trains at no speed at all.
-void checked(const plan::Evaluation& e) {
+void check_figures(const plan::Evaluation& e) {
   check_result(e.configuration.usd_per_h(), "price per hour of " + e.label);
   check_result(e.steps_per_s, "steps per second of " + e.label);
   if (e.steps_per_s > 0) {
@@ -96,7 +96,7 @@ nlohmann::json evaluation_json(const plan::Evaluation& e) {
   for (const auto& g : e.configuration.parameter_servers) {
     servers.push_back({{"type", g.type.name}, {"zone", g.type.zone}, {"count", g.count}});
   }
-  checked(e);
+  check_figures(e);
   return {{"label", e.label},
           {"configuration", e.configuration.text()},
           {"workers", workers},
@@ -124,7 +124,7 @@ void print_header(int percent) {
 }
 
 void print_row(const plan::Evaluation& e) {
-  checked(e);
+  check_figures(e);
   fmt::print("{:<24} {:>7.3f} {:>9} {:>9} {:>9} {:>8.3f} {:>6.2f}  {}\n", e.label,
              e.configuration.usd_per_h(), plan::format_hours(e.expected_time_s),
              plan::format_hours(e.quantile_time_s), fmt::format("${:.2f}", e.expected_cost_usd),
@@ -307,7 +307,7 @@ void run_plan(const PlanFlags& flags) {
   for (const auto& e : result.baselines) print_row(e);
   fmt::print("\nPareto front (time against cost, no revocations):\n");
   for (const auto& e : result.pareto) {
-    checked(e);
+    check_figures(e);
     fmt::print("  {:>9} {:>9}  {}\n", plan::format_hours(e.predicted_time_s),
                fmt::format("${:.2f}", e.predicted_cost_usd), e.configuration.text());
   }
@@ -339,7 +339,7 @@ void add_plan_command(CLI::App& app) {
   cmd->add_option("--steps", flags->steps, "global steps to train")->required()->check(kSteps);
   cmd->add_option("--deadline", flags->deadline, "finish within this duration, e.g. 2h");
   cmd->add_option("--budget", flags->budget_usd, "spend at most this many dollars")
-      ->check(within(Bound{0.01, bounds::kBudgetUsd.hi, "$"}))
+      ->check(within(bounds::kBudgetUsd))
       ->each([flags](const std::string&) { flags->budget_given = true; });
   cmd->add_option("--catalog", flags->catalog, "a built-in catalog name or a catalog CSV")
       ->capture_default_str();

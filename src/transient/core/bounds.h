@@ -35,7 +35,7 @@ inline constexpr Bound kStepTimeS{1e-6, kMaxDurationS, "s"};
 inline constexpr Bound kFlopsPerSample{1.0, 1e18, "FLOPs"};
 inline constexpr Bound kGpuTflops{0.0, 1e4, "TFLOPS"};
 inline constexpr Bound kPriceUsdPerH{0.0, 1e4, "$ per hour"};
-inline constexpr Bound kBudgetUsd{0.0, 1e9, "$"};
+inline constexpr Bound kBudgetUsd{0.01, 1e9, "$"};
 inline constexpr Bound kBandwidthGbps{0.0, 1e5, "Gbit/s"};
 inline constexpr Bound kBytes{0.0, 1e15, "bytes"};
 inline constexpr Bound kMemoryGib{0.0, 1e6, "GiB"};
