@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -135,6 +136,22 @@ TEST(LifetimeModel, ScispotCdfHasTheBathtubShape) {
   EXPECT_GT(lifetime.distribution().share_at_cap(), 0.0);
   Rng rng(7);
   for (int i = 0; i < 1000; ++i) ASSERT_LE(model->sample_lifetime_s(rng), kCapS);
+}
+
+// Issue 18: a lifetime of 1e300 hours became an infinite point of the CDF; hours are bounded by
+// the 30 days every duration is, the bound in the error.
+TEST(LifetimeModel, CdfHoursAreBounded) {
+  const std::string path = ::testing::TempDir() + "/far_lifetimes.txt";
+  std::ofstream(path) << "0.5 0\n1 0.5\n1e300 1\n";
+  try {
+    LifetimeModel::from_cdf_file(path, 24 * 3600.0);
+    FAIL() << "expected an InputError";
+  } catch (const InputError& error) {
+    EXPECT_EQ(std::string(error.what()),
+              path +
+                  ":3: accepted: lifetime_hours a number from 0 to 720 h and "
+                  "cumulative_fraction in [0, 1]");
+  }
 }
 
 TEST(LifetimeModel, SameSeedSameLifetimes) {
