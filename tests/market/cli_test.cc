@@ -66,6 +66,10 @@ TEST(MarketCli, NumbersAreBoundedWhereTheyEnter) {
   EXPECT_EQ(count_lines(draws.out), 1) << draws.out;
   EXPECT_NE(draws.out.find("accepted: a whole number from 1 to 1e7 draws"), std::string::npos)
       << draws.out;
+  // A whole number may be written as the bound is written.
+  const CliResult thousand = run_cli("market sample exponential mean=5h --n 1e3");
+  EXPECT_EQ(thousand.exit_code, 0) << thousand.out;
+  EXPECT_EQ(count_lines(thousand.out), 1001) << thousand.out.substr(0, 200);
   const CliResult seed = run_cli("market sample exponential mean=5h --n 3 --seed -1");
   EXPECT_EQ(seed.exit_code, 2) << seed.out;
   EXPECT_NE(seed.out.find("accepted: a whole number >= 0"), std::string::npos) << seed.out;

@@ -149,7 +149,7 @@ void add_fit_command(CLI::App& app) {
   command
       ->add_option("--worker-network-gbps", args->options.worker_network_gbps,
                    "network link of the measured workers")
-      ->check(within(Bound{0.01, bounds::kBandwidthGbps.hi, "Gbit/s"}))
+      ->transform(within(Bound{0.01, bounds::kBandwidthGbps.hi, "Gbit/s"}))
       ->capture_default_str();
   command->callback([args] { fit(*args); });
 }

@@ -210,7 +210,8 @@ void add_market_command(CLI::App& app) {
       "A model's median lifetime, share revoked within 1 h and 2 h, share reaching the "
       "cap, mean time between revocations (by sampling with a fixed seed)");
   add_model_arguments(show_command, *show_args);
-  show_command->add_option("--n", show_args->n, "draws (default 100000)")->check(within(kDraws));
+  show_command->add_option("--n", show_args->n, "draws (default 100000)")
+      ->transform(within(kDraws));
   show_command->callback([show_args] { show(*show_args); });
 
   auto sample_args = std::make_shared<MarketArgs>();
@@ -219,7 +220,7 @@ void add_market_command(CLI::App& app) {
   add_model_arguments(sample_command, *sample_args);
   sample_command->add_option("--n", sample_args->n, "lifetimes to draw")
       ->required()
-      ->check(within(kDraws));
+      ->transform(within(kDraws));
   sample_command->callback([sample_args] { sample(*sample_args); });
 
   auto startup_args = std::make_shared<StartupArgs>();

@@ -339,7 +339,7 @@ void add_plan_command(CLI::App& app) {
   cmd->add_option("--steps", flags->steps, "global steps to train")->required()->check(kSteps);
   cmd->add_option("--deadline", flags->deadline, "finish within this duration, e.g. 2h");
   cmd->add_option("--budget", flags->budget_usd, "spend at most this many dollars")
-      ->check(within(bounds::kBudgetUsd))
+      ->transform(within(bounds::kBudgetUsd))
       ->each([flags](const std::string&) { flags->budget_given = true; });
   cmd->add_option("--catalog", flags->catalog, "a built-in catalog name or a catalog CSV")
       ->capture_default_str();
@@ -351,10 +351,10 @@ void add_plan_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--confidence", flags->confidence,
                   "quantile of simulated time that must meet the deadline")
-      ->check(within(Bound{0.01, 0.999, ""}))
+      ->transform(within(Bound{0.01, 0.999, ""}))
       ->capture_default_str();
   cmd->add_option("--runs", flags->runs, "Monte Carlo runs per plan (0: no simulation)")
-      ->check(within(Bound{0, 1e5, "runs", true}))
+      ->transform(within(Bound{0, 1e5, "runs", true}))
       ->capture_default_str();
   cmd->add_option("--seed", flags->seed, "seed of run 0; run i uses seed + i")
       ->check(kSeed)

@@ -105,7 +105,7 @@ void add_predict_command(CLI::App& app) {
   command
       ->add_option("--ps", args->ps,
                    "parameter servers for --arch ps (default: the spec's ps entries, else 1)")
-      ->check(within(bounds::kServers));
+      ->transform(within(bounds::kServers));
   command->add_option("--model", args->model_file, "a model file written by `transient fit`");
   command->add_option("--throughput", args->throughput, "analytic or fitted")
       ->capture_default_str();

@@ -33,13 +33,18 @@ inline const CLI::Validator kSteps(
     "STEPS");
 
 // A number within `bound` (core/bounds.h), checked where the flag enters; the message says the
-// bound.
+// bound. A whole number may be written as the bound is ("1e5"): it is handed on as digits, which
+// an integer option can read; so add it with ->transform(), which lets a validator rewrite the
+// text (->check() would not).
 inline CLI::Validator within(const Bound& bound) {
   return CLI::Validator(
       [bound](std::string& text) {
         const auto value = parse_number(text);
-        return value && bound.contains(*value) ? std::string()
-                                               : "\"" + text + "\"; accepted: " + bound.accepted();
+        if (!value || !bound.contains(*value)) {
+          return "\"" + text + "\"; accepted: " + bound.accepted();
+        }
+        if (bound.whole) text = std::to_string(static_cast<long long>(*value));
+        return std::string();
       },
       "");
 }
