@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -141,17 +140,12 @@ TEST(LifetimeModel, ScispotCdfHasTheBathtubShape) {
 // Issue 18: a lifetime of 1e300 hours became an infinite point of the CDF; hours are bounded by
 // the 30 days every duration is, the bound in the error.
 TEST(LifetimeModel, CdfHoursAreBounded) {
-  const std::string path = ::testing::TempDir() + "/far_lifetimes.txt";
-  std::ofstream(path) << "0.5 0\n1 0.5\n1e300 1\n";
-  try {
-    LifetimeModel::from_cdf_file(path, 24 * 3600.0);
-    FAIL() << "expected an InputError";
-  } catch (const InputError& error) {
-    EXPECT_EQ(std::string(error.what()),
-              path +
-                  ":3: accepted: lifetime_hours a number from 0 to 720 h and "
-                  "cumulative_fraction in [0, 1]");
-  }
+  EXPECT_EQ(testing::error_of_file(
+                "far_lifetimes.txt", "0.5 0\n1 0.5\n1e300 1\n",
+                [](const std::string& path) { LifetimeModel::from_cdf_file(path, 24 * 3600.0); }),
+            ::testing::TempDir() +
+                "/far_lifetimes.txt:3: accepted: lifetime_hours a number from 0 to 720 h and "
+                "cumulative_fraction in [0, 1]");
 }
 
 TEST(LifetimeModel, SameSeedSameLifetimes) {

@@ -134,42 +134,29 @@ TEST(AvailabilityTrace, BadTickIsAnErrorNamingIt) {
 // Issue 18: 4294967297 was read with get<int>() and wrapped around to 1; gap_seconds and event
 // times are bounded, the bound in the error.
 TEST(AvailabilityTrace, TicksAndGapsAreCheckedAsTheyAre) {
-  const std::string path = ::testing::TempDir() + "/wrapping_trace.json";
-  const auto error_of = [&](const char* text) {
-    std::FILE* f = std::fopen(path.c_str(), "w");
-    std::fputs(text, f);
-    std::fclose(f);
-    try {
-      AvailabilityTraceModel::read(path, 0.0, kNever);
-    } catch (const InputError& error) {
-      return std::string(error.what());
-    }
-    return std::string("accepted");
+  const auto read = [](const std::string& path) {
+    AvailabilityTraceModel::read(path, 0.0, kNever);
   };
-  EXPECT_EQ(error_of("{\"metadata\": {\"gap_seconds\": 60}, \"data\": [1, 4294967297, 0]}"),
+  const std::string path = ::testing::TempDir() + "/checked_trace.json";
+  EXPECT_EQ(testing::error_of_file(
+                "checked_trace.json",
+                "{\"metadata\": {\"gap_seconds\": 60}, \"data\": [1, 4294967297, 0]}", read),
             path + ": data[1] is 4294967297; accepted: 0 or 1");
-  EXPECT_EQ(error_of("{\"metadata\": {\"gap_seconds\": 1e300}, \"data\": [1, 0]}"),
-            path +
-                ": metadata.gap_seconds is 1e300; accepted: a number from 0.001 to 8.64e4 s "
-                "between ticks");
+  EXPECT_EQ(
+      testing::error_of_file("checked_trace.json",
+                             "{\"metadata\": {\"gap_seconds\": 1e300}, \"data\": [1, 0]}", read),
+      path +
+          ": metadata.gap_seconds is 1e300; accepted: a number from 0.001 to 8.64e4 s "
+          "between ticks");
 }
 
 TEST(NodeTrace, EventTimesAreBounded) {
-  const std::string path = ::testing::TempDir() + "/far_nodes.csv";
-  {
-    std::FILE* f = std::fopen(path.c_str(), "w");
-    std::fputs("time_ms,event,node\n0,add,node1\n1e300,remove,node1\n", f);
-    std::fclose(f);
-  }
-  try {
-    NodeTraceModel::read(path, 0.0, kNever);
-    FAIL() << "expected InputError";
-  } catch (const InputError& error) {
-    EXPECT_EQ(std::string(error.what()),
-              path +
-                  ":3: time_ms 1e300 is out of range; accepted: a number from 0 to 3.1536e10 ms "
-                  "(a year)");
-  }
+  EXPECT_EQ(testing::error_of_file(
+                "far_nodes.csv", "time_ms,event,node\n0,add,node1\n1e300,remove,node1\n",
+                [](const std::string& path) { NodeTraceModel::read(path, 0.0, kNever); }),
+            ::testing::TempDir() +
+                "/far_nodes.csv:3: time_ms 1e300 is out of range; accepted: a number from 0 to "
+                "3.1536e10 ms (a year)");
 }
 
 // A fleet that takes every node it can: every removal in the trace revokes one server.
