@@ -95,7 +95,8 @@ AnalyticParams AnalyticParams::from_json(const nlohmann::json& json, const std::
   AnalyticParams p;
   for (const auto& item : json.at("efficiency").items()) {
     const auto& value = item.value();
-    if (!value.is_number() || !(value.get<double>() > 0) || !kEfficiency.contains(value.get<double>())) {
+    if (!value.is_number() || !(value.get<double>() > 0) ||
+        !kEfficiency.contains(value.get<double>())) {
       throw InputError(where + ": efficiency of \"" + item.key() + "\" is " + value.dump() +
                        "; accepted: " + kEfficiency.accepted() + ", not 0");
     }

@@ -67,15 +67,15 @@ CommunicationParams CommunicationParams::from_json(const nlohmann::json& json,
   constexpr Bound kMessageS{0.0, 60.0, "s"};
   p.worker_per_tensor_s =
       internal::read(json, "worker_per_tensor_s", p.worker_per_tensor_s, kMessageS, where);
-  p.network_efficiency = internal::read(json, "network_efficiency", p.network_efficiency,
-                                        kEfficiency, where);
+  p.network_efficiency =
+      internal::read(json, "network_efficiency", p.network_efficiency, kEfficiency, where);
   p.ps_per_tensor_s = internal::read(json, "ps_per_tensor_s", p.ps_per_tensor_s, kMessageS, where);
   p.ps_network_gbps = internal::read(json, "ps_network_gbps", p.ps_network_gbps,
                                      Bound{1e-6, bounds::kBandwidthGbps.hi, "Gbit/s"}, where);
   p.contention_sharpness = internal::read(json, "contention_sharpness", p.contention_sharpness,
                                           Bound{1.0, 1e3, ""}, where);
-  p.allreduce_hop_latency_s = internal::read(json, "allreduce_hop_latency_s",
-                                             p.allreduce_hop_latency_s, kMessageS, where);
+  p.allreduce_hop_latency_s =
+      internal::read(json, "allreduce_hop_latency_s", p.allreduce_hop_latency_s, kMessageS, where);
   return p;
 }
 
