@@ -2,6 +2,7 @@
 #   make run    installs what is missing, builds, runs the main job on its built-in defaults
 #   make test   the same, then the whole test suite
 #   make bench  the benchmarks (figures go to docs/benchmarks.md by hand, with the machine)
+#   make fuzz   the libFuzzer targets built with clang, FUZZ_SECONDS each (docs/errors.md)
 BUILD_DIR ?= build
 BUILD_TYPE ?= Release
 CTEST_JOBS ?= 2
@@ -10,7 +11,9 @@ CTEST_JOBS ?= 2
 TORCH_PYTHON ?=
 torch_python = $(if $(TORCH_PYTHON),$(TORCH_PYTHON),$(CURDIR)/.venv/bin/python3)
 
-.PHONY: all deps configure build run test bench format clean
+FUZZ_SECONDS ?= 10
+
+.PHONY: all deps configure build run test bench fuzz format clean
 
 all: build
 
@@ -37,6 +40,9 @@ test: build
 
 bench: build
 	bench/run-all.sh $(BUILD_DIR)
+
+fuzz: deps
+	scripts/fuzz.sh $(FUZZ_SECONDS)
 
 format:
 	find src tests bench -name '*.cc' -o -name '*.h' | xargs clang-format -i

@@ -29,6 +29,8 @@ packages=(
   # reports: Chart.js is embedded in `transient report`'s pages; the browser tests open them in
   # headless Chromium
   libjs-chart.js chromium
+  # the libFuzzer targets (scripts/fuzz.sh): clang and its fuzzer and sanitizer runtimes
+  clang-14 libclang-rt-14-dev
   # data
   dataset-fashion-mnist
   # the project-local environment that carries libtorch (PyPI's torch wheel)

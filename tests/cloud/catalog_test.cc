@@ -80,16 +80,30 @@ TEST(CatalogCsv, EveryBadRowNamesLineColumnAndWhatIsAccepted) {
   const std::string h = kHeader;
   EXPECT_EQ(error_of(h + "k80,K80,1,4.1,4,15,8,0.723,0.256,us,z\n"
                          "p100,P100,1,9.5,4,15,8,-1.43,0.551,us,z\n"),
-            ":3: column \"on_demand_usd_h\": \"-1.43\" is not accepted; accepted: a price > 0 in "
-            "$ per hour, or empty when the type has no on-demand market");
+            ":3: column \"on_demand_usd_h\": \"-1.43\" is not accepted; accepted: a price > 0 and "
+            "at most 1e4 in $ per hour, or empty when the type has no on-demand market");
   EXPECT_EQ(error_of(h + "k80,K80,1,4.1,4,15,8,0.723,0,us,z\n"),
-            ":2: column \"spot_usd_h\": \"0\" is not accepted; accepted: a price > 0 in $ per "
-            "hour, or empty when the type has no spot market");
+            ":2: column \"spot_usd_h\": \"0\" is not accepted; accepted: a price > 0 and at "
+            "most 1e4 in $ per hour, or empty when the type has no spot market");
   EXPECT_EQ(error_of(h + "k80,K80,one,4.1,4,15,8,0.723,0.256,us,z\n"),
-            ":2: column \"gpus\": \"one\" is not accepted; accepted: a whole number of GPUs >= 0");
+            ":2: column \"gpus\": \"one\" is not accepted; accepted: a whole number from 0 to "
+            "1024 GPUs");
   EXPECT_EQ(error_of(h + "k80,K80,1,fast,4,15,8,0.723,0.256,us,z\n"),
-            ":2: column \"gpu_tflops\": \"fast\" is not accepted; accepted: TFLOPS of one GPU, "
-            ">= 0");
+            ":2: column \"gpu_tflops\": \"fast\" is not accepted; accepted: a number from 0 to "
+            "1e4 TFLOPS of one GPU");
+  // Bounded where it enters (issue 18): an absurd price, speed or size is named with its bound.
+  EXPECT_EQ(error_of(h + "k80,K80,1,4.1,4,15,8,1e300,0.256,us,z\n"),
+            ":2: column \"on_demand_usd_h\": \"1e300\" is not accepted; accepted: a price > 0 and "
+            "at most 1e4 in $ per hour, or empty when the type has no on-demand market");
+  EXPECT_EQ(error_of(h + "k80,K80,1,1e300,4,15,8,0.7,0.2,us,z\n"),
+            ":2: column \"gpu_tflops\": \"1e300\" is not accepted; accepted: a number from 0 to "
+            "1e4 TFLOPS of one GPU");
+  EXPECT_EQ(error_of(h + "k80,K80,1e30,4.1,4,15,8,0.7,0.2,us,z\n"),
+            ":2: column \"gpus\": \"1e30\" is not accepted; accepted: a whole number from 0 to "
+            "1024 GPUs");
+  EXPECT_EQ(error_of(h + "k80,K80,1,4.1,4,15,1e9,0.7,0.2,us,z\n"),
+            ":2: column \"network_gbps\": \"1e9\" is not accepted; accepted: a number from 0 to "
+            "1e5 Gbit/s");
   EXPECT_EQ(error_of(h + "k80,K80,1,4.1,4,15,8,0.723,0.256,us,z\n"
                          "k80,K80,1,4.1,4,15,8,0.7,0.2,us,z\n"),
             ":3: duplicate type k80 in zone z; accepted: one row per type and zone");

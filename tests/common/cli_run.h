@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -67,6 +68,32 @@ inline int count_lines(const std::string& text) {
 }
 
 // `result` is a refusal: exit code 2 and one line that contains `needle`.
+// A file holding `contents` in the system's temporary folder, removed when this goes out of scope.
+class TempFile {
+ public:
+  TempFile(const std::string& name, const std::string& contents)
+      : path_((std::filesystem::temp_directory_path() / name).string()) {
+    std::ofstream(path_) << contents;
+  }
+  ~TempFile() { std::remove(path_.c_str()); }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// Workload profiles of issue 18, item 11: 1e100 FLOPs per sample (on line 3), which aborted CBC
+// and made predict print "inf"; and every figure at its upper bound, which must give numbers.
+inline const char* const kProfileFlops1e100 =
+    "{\n  \"name\": \"net\",\n  \"forward_flops_per_sample\": 1e100,\n  \"parameters\": "
+    "1000000\n}\n";
+inline const char* const kProfileAtTheBounds =
+    "{\"name\": \"net\", \"forward_flops_per_sample\": 1e18, \"batch_per_worker\": 1000000, "
+    "\"parameters\": 1e13}\n";
+
 inline void expect_one_line_error(const CliResult& result, const std::string& needle) {
   EXPECT_EQ(result.exit_code, 2) << result.out;
   EXPECT_NE(result.out.find(needle), std::string::npos) << result.out;

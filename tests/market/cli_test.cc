@@ -55,7 +55,28 @@ TEST(CatalogCli, BadCsvIsOneLineWithFileAndLine) {
   expect_one_error_line("catalog show " + path,
                         "error: " + path +
                             ":2: column \"spot_usd_h\": \"abc\" is not accepted; accepted: a "
-                            "price > 0 in $ per hour, or empty when the type has no spot market");
+                            "price > 0 and at most 1e4 in $ per hour, or empty when the type has "
+                            "no spot market");
+}
+
+// Issue 18: every number is bounded where it enters, the bound in the one line.
+TEST(MarketCli, NumbersAreBoundedWhereTheyEnter) {
+  const CliResult draws = run_cli("market sample exponential mean=5h --n 1e9");
+  EXPECT_EQ(draws.exit_code, 2) << draws.out;
+  EXPECT_EQ(count_lines(draws.out), 1) << draws.out;
+  EXPECT_NE(draws.out.find("accepted: a whole number from 1 to 1e7 draws"), std::string::npos)
+      << draws.out;
+  // A whole number may be written as the bound is written.
+  const CliResult thousand = run_cli("market sample exponential mean=5h --n 1e3");
+  EXPECT_EQ(thousand.exit_code, 0) << thousand.out;
+  EXPECT_EQ(count_lines(thousand.out), 1001) << thousand.out.substr(0, 200);
+  const CliResult seed = run_cli("market sample exponential mean=5h --n 3 --seed -1");
+  EXPECT_EQ(seed.exit_code, 2) << seed.out;
+  EXPECT_NE(seed.out.find("accepted: a whole number >= 0"), std::string::npos) << seed.out;
+  expect_one_error_line("market show exponential mean=1e308d",
+                        "error: market model \"exponential\", parameter mean: \"1e308d\" is not a "
+                        "duration up to 30 days; accepted: a number of seconds or a number with a "
+                        "unit ms, s, m, h, d, e.g. 90s, 1.5h, at most 30d");
 }
 
 TEST(MarketCli, UnknownModelListsTheValidOnes) {

@@ -137,6 +137,17 @@ TEST(LifetimeModel, ScispotCdfHasTheBathtubShape) {
   for (int i = 0; i < 1000; ++i) ASSERT_LE(model->sample_lifetime_s(rng), kCapS);
 }
 
+// Issue 18: a lifetime of 1e300 hours became an infinite point of the CDF; hours are bounded by
+// the 30 days every duration is, the bound in the error.
+TEST(LifetimeModel, CdfHoursAreBounded) {
+  EXPECT_EQ(testing::error_of_file(
+                "far_lifetimes.txt", "0.5 0\n1 0.5\n1e300 1\n",
+                [](const std::string& path) { LifetimeModel::from_cdf_file(path, 24 * 3600.0); }),
+            ::testing::TempDir() +
+                "/far_lifetimes.txt:3: accepted: lifetime_hours a number from 0 to 720 h and "
+                "cumulative_fraction in [0, 1]");
+}
+
 TEST(LifetimeModel, SameSeedSameLifetimes) {
   const auto model = create_revocation_model("lifetime", {}, testing::data_context());
   Rng a(123);

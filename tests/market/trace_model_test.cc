@@ -131,6 +131,34 @@ TEST(AvailabilityTrace, BadTickIsAnErrorNamingIt) {
   }
 }
 
+// Issue 18: 4294967297 was read with get<int>() and wrapped around to 1; gap_seconds and event
+// times are bounded, the bound in the error.
+TEST(AvailabilityTrace, TicksAndGapsAreCheckedAsTheyAre) {
+  const auto read = [](const std::string& path) {
+    AvailabilityTraceModel::read(path, 0.0, kNever);
+  };
+  const std::string path = ::testing::TempDir() + "/checked_trace.json";
+  EXPECT_EQ(testing::error_of_file(
+                "checked_trace.json",
+                "{\"metadata\": {\"gap_seconds\": 60}, \"data\": [1, 4294967297, 0]}", read),
+            path + ": data[1] is 4294967297; accepted: 0 or 1");
+  EXPECT_EQ(
+      testing::error_of_file("checked_trace.json",
+                             "{\"metadata\": {\"gap_seconds\": 1e300}, \"data\": [1, 0]}", read),
+      path +
+          ": metadata.gap_seconds is 1e300; accepted: a number from 0.001 to 8.64e4 s "
+          "between ticks");
+}
+
+TEST(NodeTrace, EventTimesAreBounded) {
+  EXPECT_EQ(testing::error_of_file(
+                "far_nodes.csv", "time_ms,event,node\n0,add,node1\n1e300,remove,node1\n",
+                [](const std::string& path) { NodeTraceModel::read(path, 0.0, kNever); }),
+            ::testing::TempDir() +
+                "/far_nodes.csv:3: time_ms 1e300 is out of range; accepted: a number from 0 to "
+                "3.1536e10 ms (a year)");
+}
+
 // A fleet that takes every node it can: every removal in the trace revokes one server.
 int replay_fleet(const RevocationModel& model, double end_s, int* peak_servers) {
   Rng rng(5);

@@ -14,7 +14,10 @@
 namespace {
 
 using transient::testing::CliResult;
+using transient::testing::kProfileAtTheBounds;
+using transient::testing::kProfileFlops1e100;
 using transient::testing::run_cli;
+using transient::testing::TempFile;
 
 TEST(PredictCli, UnknownTypeListsTheCatalogTypes) {
   const CliResult r = run_cli("predict --workload resnet-32 --cluster 4xa100:spot");
@@ -53,6 +56,42 @@ TEST(PredictCli, BadProfileNamesFileAndLine) {
   std::filesystem::remove(path);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.out.rfind("error: " + path.string() + ":3:", 0), 0u) << r.out;
+}
+
+// Issue 18, item 11: predict printed "step time inf s" for 1e100 FLOPs per sample.
+TEST(PredictCli, AbsurdProfileIsOneLineErrorNotInfinity) {
+  const TempFile profile("transient_perf_flops_1e100.json", kProfileFlops1e100);
+  const CliResult r = run_cli("predict --profile " + profile.path() + " --cluster 2xk80");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_EQ(r.out, "error: " + profile.path() +
+                       ":3: \"forward_flops_per_sample\" is 1e100; accepted: a number from 1 to "
+                       "1e18 FLOPs\n");
+  EXPECT_EQ(r.out.find("inf"), std::string::npos) << r.out;
+}
+
+// At the bounds the figures are finite numbers.
+TEST(PredictCli, ProfileAtTheBoundGivesFiniteFigures) {
+  const TempFile profile("transient_perf_flops_1e18.json", kProfileAtTheBounds);
+  const CliResult r = run_cli("predict --profile " + profile.path() + " --cluster 64xk80 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto json = nlohmann::json::parse(r.out);
+  for (const char* key : {"step_time_s", "steps_per_s", "samples_per_s"}) {
+    ASSERT_TRUE(json.at(key).is_number()) << key << "\n" << r.out;
+    EXPECT_GT(json.at(key).get<double>(), 0.0) << key;
+  }
+}
+
+TEST(PerfCli, NumericFlagsAreBoundedWithTheBoundInTheLine) {
+  const CliResult ps = run_cli("predict --workload resnet-32 --cluster 2xk80 --ps 0");
+  EXPECT_EQ(ps.exit_code, 2) << ps.out;
+  EXPECT_NE(ps.out.find("--ps"), std::string::npos) << ps.out;
+  EXPECT_NE(ps.out.find("accepted: a whole number from 1 to 1e4 servers"), std::string::npos)
+      << ps.out;
+  const CliResult link =
+      run_cli("fit --data /nonexistent-data --worker-network-gbps 1e300 -o /tmp/never.json");
+  EXPECT_EQ(link.exit_code, 2) << link.out;
+  EXPECT_NE(link.out.find("accepted: a number from 0.01 to 1e5 Gbit/s"), std::string::npos)
+      << link.out;
 }
 
 TEST(FitCli, UnrecognisedFileIsNamed) {

@@ -278,6 +278,50 @@ TEST_F(MeasurementFiles, BadTrainerEventsNameFileAndLine) {
   }
 }
 
+// Found writing the measurement-set fuzz target (issue 18): a number beyond a double, a
+// non-string "event", a folder naming 99999999999 workers and absurd figures escaped as
+// nlohmann's or the standard library's exceptions, or were accepted; each is now one InputError.
+TEST_F(MeasurementFiles, EveryNumberIsBoundedAndNoForeignExceptionEscapes) {
+  const std::string steps =
+      "step,worker,batch,data_s,compute_s,allreduce_s,optimizer_s\n1,0,64,0.01,0.2,0.0,0.01\n";
+  write("job/steps.csv", steps);
+  write("job/events.jsonl", "{\"event\": \"checkpoint\", \"bytes\": 1e400, \"write_s\": 1}\n");
+  EXPECT_THROW(read_measurements(dir_.string()), InputError);
+  write("job/events.jsonl", "{\"event\": 3}\n");
+  EXPECT_NO_THROW(read_measurements(dir_.string()));  // not a checkpoint: skipped, as before
+  write("job/events.jsonl", "{\"event\": \"checkpoint\", \"bytes\": 1e30, \"write_s\": 1}\n");
+  EXPECT_THROW(read_measurements(dir_.string()), InputError);
+  fs::remove_all(dir_ / "job");
+
+  write("job/job.json", "{\"model\": 3}\n");
+  write("job/steps.csv", steps);
+  EXPECT_THROW(read_measurements(dir_.string()), InputError);
+  fs::remove_all(dir_ / "job");
+
+  write("job/steps.csv",
+        "step,worker,batch,data_s,compute_s,allreduce_s,optimizer_s\n1e300,0,64,0.01,0.2,0,0\n");
+  try {
+    read_measurements(dir_.string());
+    FAIL();
+  } catch (const InputError& error) {
+    EXPECT_EQ(error.line(), 2) << error.what();
+    EXPECT_NE(std::string(error.what()).find("accepted: a whole number from 0 to 1e12 steps"),
+              std::string::npos)
+        << error.what();
+  }
+  fs::remove_all(dir_ / "job");
+
+  write("res32k80worker99999999999/run.csv", "Wall time,Step,Value\n1,1,2\n2,2,3\n");
+  try {
+    read_measurements(dir_.string());
+    FAIL();
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("accepted: a whole number from 1 to 1e4 servers"),
+              std::string::npos)
+        << error.what();
+  }
+}
+
 const std::string kCmdare = std::string(TRANSIENT_SHARED_DATA_DIR) + "/cmdare";
 
 TEST(CmdareData, EveryFileIsRecognisedAndTheBuiltinsAreItsFit) {

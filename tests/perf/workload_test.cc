@@ -69,8 +69,39 @@ void expect_error_at(const std::string& text, int line, const std::string& words
   }
 }
 
+// Issue 18, item 11: 1e100 FLOPs per sample reached CBC and aborted it; every number of a profile
+// is bounded where it is read, the bound in the error line.
+TEST(Workload, EveryNumberIsBoundedWithTheBoundInTheError) {
+  const std::string head = "{\n \"name\": \"x\",\n";
+  expect_error_at(head + " \"forward_flops_per_sample\": 1e100\n}", 3,
+                  "\"forward_flops_per_sample\" is 1e100; accepted: a number from 1 to 1e18 FLOPs");
+  const std::string flops = head + " \"forward_flops_per_sample\": 1e7,\n";
+  expect_error_at(flops + " \"backward_flops_per_sample\": 1e19\n}", 4, "from 1 to 1e18 FLOPs");
+  expect_error_at(flops + " \"parameters\": 1e30\n}", 4,
+                  "accepted: a whole number from 0 to 1e13 parameters");
+  expect_error_at(flops + " \"gradient_bytes\": 1e16\n}", 4, "from 0 to 1e15 bytes");
+  expect_error_at(flops + " \"parameters\": 10,\n \"batch_per_worker\": 1e7\n}", 5,
+                  "accepted: a whole number from 1 to 1e6 samples");
+  expect_error_at(flops + " \"parameters\": 10,\n \"tensors\": 2.5\n}", 5,
+                  "accepted: a whole number from 1 to 1e7 tensors");
+  expect_error_at(flops +
+                      " \"parameters\": 10,\n \"measured\": {\"device\": \"K80\", "
+                      "\"step_time_s\": 1e-300}\n}",
+                  5, "accepted: a number from 1e-6 to 2.592e6 s");
+  // The bounds themselves are accepted.
+  const Workload w = parse_workload_profile(
+      head +
+          " \"forward_flops_per_sample\": 1e18,\n \"backward_flops_per_sample\": 1,\n"
+          " \"parameters\": 1e13,\n \"batch_per_worker\": 1e6\n}",
+      "edge.json");
+  EXPECT_EQ(w.forward_flops_per_sample, 1e18);
+  EXPECT_EQ(w.parameters, 10000000000000);
+  EXPECT_EQ(w.batch_per_worker, 1000000);
+}
+
 TEST(Workload, BadProfilesNameFileAndLine) {
-  expect_error_at("{\n \"name\": \"x\",\n \"forward_flops_per_sample\": -3\n}", 3, "> 0");
+  expect_error_at("{\n \"name\": \"x\",\n \"forward_flops_per_sample\": -3\n}", 3,
+                  "accepted: a number from 1 to 1e18 FLOPs");
   expect_error_at("{\n \"name\": \"x\",\n \"forward_flops_per_sample\": 1e6,\n \"famly\": 1\n}", 4,
                   "unknown key \"famly\"");
   expect_error_at(

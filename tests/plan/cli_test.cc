@@ -18,7 +18,10 @@ namespace {
 using transient::testing::CliResult;
 using transient::testing::count_lines;
 using transient::testing::expect_one_line_error;
+using transient::testing::kProfileAtTheBounds;
+using transient::testing::kProfileFlops1e100;
 using transient::testing::run_cli;
+using transient::testing::TempFile;
 
 std::string write_csv(const std::string& name, const std::string& contents) {
   const auto path = std::filesystem::temp_directory_path() / ("transient_plan_" + name + ".csv");
@@ -74,6 +77,39 @@ TEST(PlanCli, TooManyServersOrNoZoneIsOneLineError) {
   expect_one_line_error(many, "--max-servers");
   const CliResult none = run_cli("plan --workload resnet-32 --steps 64000 --deadline 2h --zones ,");
   expect_one_line_error(none, "--zones: \",\" names no zone");
+}
+
+// Issue 18, item 11: a profile of 1e100 FLOPs per sample aborted CBC (SIGABRT on its objective
+// coefficients). It is refused where it is read, with the bound in the line.
+TEST(PlanCli, AbsurdProfileIsOneLineErrorNotAnAbort) {
+  const TempFile profile("transient_plan_flops_1e100.json", kProfileFlops1e100);
+  const CliResult o = run_cli("plan --profile " + profile.path() + " --steps 1000 --deadline 2h");
+  expect_one_line_error(o, "error: " + profile.path() +
+                               ":3: \"forward_flops_per_sample\" is 1e100; accepted: a number "
+                               "from 1 to 1e18 FLOPs");
+}
+
+// At the bound itself (1e18 FLOPs per sample, 1e6 samples a step) the plan is an answer, not a
+// solver abort: no cluster finishes in time.
+TEST(PlanCli, ProfileAtTheBoundIsAnswered) {
+  const TempFile profile("transient_plan_flops_1e18.json", kProfileAtTheBounds);
+  const CliResult o =
+      run_cli("plan --profile " + profile.path() + " --steps 1e12 --deadline 30d --runs 5");
+  EXPECT_EQ(o.exit_code, 0) << o.out;
+  EXPECT_EQ(o.out.find("inf"), std::string::npos) << o.out;
+  EXPECT_EQ(o.out.find("nan"), std::string::npos) << o.out;
+}
+
+TEST(PlanCli, NumericFlagsAreBoundedWithTheBoundInTheLine) {
+  const std::string base = "plan --workload resnet-32 --steps 64000 --deadline 2h ";
+  expect_one_line_error(run_cli(base + "--budget 1e300"), "accepted: a number from 0.01 to 1e9 $");
+  expect_one_line_error(run_cli(base + "--budget nan"), "--budget");
+  expect_one_line_error(run_cli(base + "--confidence 1"), "from 0.01 to 0.999");
+  expect_one_line_error(run_cli(base + "--runs 1e9"), "a whole number from 0 to 1e5 runs");
+  expect_one_line_error(run_cli("plan --workload resnet-32 --steps 64000 --deadline 31d"),
+                        "not a duration up to 30 days");
+  expect_one_line_error(run_cli("plan --workload resnet-32 --steps 64000 --deadline 1e308d"),
+                        "not a duration up to 30 days");
 }
 
 TEST(PlanCli, NeitherDeadlineNorBudgetSaysOneIsNeeded) {

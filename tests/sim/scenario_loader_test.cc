@@ -89,8 +89,18 @@ TEST(ScenarioLoader, ErrorsNameFileLineAndAcceptedValues) {
             "bad.toml:16: [[cluster.workers]] type: unknown instance type \"k90\"; accepted: "
             "cpu-server, k80-server");
   EXPECT_EQ(error_of(replace(valid, "reform = \"5s\"", "reform = \"soon\"")),
-            "bad.toml:25: [recovery] reform: \"soon\" is not a duration; accepted: e.g. \"90s\", "
-            "\"5m\", \"1.5h\", \"1h30m\", \"2d\", or a number of seconds");
+            "bad.toml:25: [recovery] reform: \"soon\" is not a duration up to 30 days; accepted: "
+            "e.g. \"90s\", \"5m\", \"1.5h\", \"1h30m\", \"2d\", or a number of seconds from 0 "
+            "to 2592000");
+  // Durations are bounded where they enter: 31 days, or 1e308 days (infinite seconds), are not.
+  EXPECT_EQ(
+      error_of(replace(valid, "reform = \"5s\"", "reform = \"31d\""))
+          .rfind("bad.toml:25: [recovery] reform: \"31d\" is not a duration up to 30 days", 0),
+      0u);
+  EXPECT_EQ(
+      error_of(replace(valid, "reform = \"5s\"", "reform = \"1e308d\""))
+          .rfind("bad.toml:25: [recovery] reform: \"1e308d\" is not a duration up to 30 days", 0),
+      0u);
   EXPECT_EQ(error_of(replace(valid, "steps = 1000", "steps = 1000\nsteps_per_epoch = 3")),
             "bad.toml:4: unknown key \"steps_per_epoch\" in [job]; accepted: steps, deadline, "
             "horizon, start_hour");

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "transient/cli/commands.h"
+#include "transient/cli/validators.h"
 #include "transient/core/atomic_file.h"
 #include "transient/core/error.h"
 #include "transient/perf/measurement_set.h"
@@ -148,6 +149,7 @@ void add_fit_command(CLI::App& app) {
   command
       ->add_option("--worker-network-gbps", args->options.worker_network_gbps,
                    "network link of the measured workers")
+      ->transform(within(Bound{0.01, bounds::kBandwidthGbps.hi, "Gbit/s"}))
       ->capture_default_str();
   command->callback([args] { fit(*args); });
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "transient/cli/commands.h"
+#include "transient/cli/validators.h"
 #include "transient/core/duration.h"
 #include "transient/core/error.h"
 #include "transient/market/data_dir.h"
@@ -75,6 +76,9 @@ void print_list() {
     for (const auto& param : info.params) fmt::print("{:<14} {}\n", "", param);
   }
 }
+
+// Lifetimes drawn by `market show` and `market sample`: ten million take a few seconds.
+constexpr Bound kDraws{1, 1e7, "draws", true};
 
 void show(const MarketArgs& args) {
   const auto model = build(args);
@@ -185,7 +189,9 @@ void add_model_arguments(CLI::App* command, MarketArgs& args) {
   command->add_option("--data-dir", args.data_dir,
                       "the shared data directory (default: the build's, else ./shared/data or "
                       "../shared/data)");
-  command->add_option("--seed", args.seed, "seed of the draws")->capture_default_str();
+  command->add_option("--seed", args.seed, "seed of the draws")
+      ->check(kSeed)
+      ->capture_default_str();
   command->add_flag("--json", args.json, "print JSON");
 }
 
@@ -204,14 +210,17 @@ void add_market_command(CLI::App& app) {
       "A model's median lifetime, share revoked within 1 h and 2 h, share reaching the "
       "cap, mean time between revocations (by sampling with a fixed seed)");
   add_model_arguments(show_command, *show_args);
-  show_command->add_option("--n", show_args->n, "draws (default 100000)");
+  show_command->add_option("--n", show_args->n, "draws (default 100000)")
+      ->transform(within(kDraws));
   show_command->callback([show_args] { show(*show_args); });
 
   auto sample_args = std::make_shared<MarketArgs>();
   auto* sample_command =
       market->add_subcommand("sample", "Draw server lifetimes (seconds) from a model");
   add_model_arguments(sample_command, *sample_args);
-  sample_command->add_option("--n", sample_args->n, "lifetimes to draw")->required();
+  sample_command->add_option("--n", sample_args->n, "lifetimes to draw")
+      ->required()
+      ->transform(within(kDraws));
   sample_command->callback([sample_args] { sample(*sample_args); });
 
   auto startup_args = std::make_shared<StartupArgs>();

@@ -17,6 +17,7 @@
 #include "transient/cli/validators.h"
 #include "transient/cloud/catalog_registry.h"
 #include "transient/core/atomic_file.h"
+#include "transient/core/bounds.h"
 #include "transient/core/duration.h"
 #include "transient/core/error.h"
 #include "transient/market/data_dir.h"
@@ -65,6 +66,21 @@ std::vector<std::string> split_list(const std::string& text) {
   return out;
 }
 
+// Every figure of `e` about to be printed is a number: its time and cost are "never" only when
+// it trains at no speed at all.
+void check_figures(const plan::Evaluation& e) {
+  check_result(e.configuration.usd_per_h(), "price per hour of " + e.label);
+  check_result(e.steps_per_s, "steps per second of " + e.label);
+  if (e.steps_per_s > 0) {
+    check_result(e.predicted_time_s, "predicted time of " + e.label);
+    check_result(e.predicted_cost_usd, "predicted cost of " + e.label);
+  }
+  if (e.simulated && e.unfinished_share == 0) {
+    check_result(e.expected_time_s, "expected time of " + e.label);
+    check_result(e.expected_cost_usd, "expected cost of " + e.label);
+  }
+}
+
 double json_number(double value) { return std::isfinite(value) ? value : -1.0; }
 
 nlohmann::json evaluation_json(const plan::Evaluation& e) {
@@ -80,6 +96,7 @@ nlohmann::json evaluation_json(const plan::Evaluation& e) {
   for (const auto& g : e.configuration.parameter_servers) {
     servers.push_back({{"type", g.type.name}, {"zone", g.type.zone}, {"count", g.count}});
   }
+  check_figures(e);
   return {{"label", e.label},
           {"configuration", e.configuration.text()},
           {"workers", workers},
@@ -107,6 +124,7 @@ void print_header(int percent) {
 }
 
 void print_row(const plan::Evaluation& e) {
+  check_figures(e);
   fmt::print("{:<24} {:>7.3f} {:>9} {:>9} {:>9} {:>8.3f} {:>6.2f}  {}\n", e.label,
              e.configuration.usd_per_h(), plan::format_hours(e.expected_time_s),
              plan::format_hours(e.quantile_time_s), fmt::format("${:.2f}", e.expected_cost_usd),
@@ -289,6 +307,7 @@ void run_plan(const PlanFlags& flags) {
   for (const auto& e : result.baselines) print_row(e);
   fmt::print("\nPareto front (time against cost, no revocations):\n");
   for (const auto& e : result.pareto) {
+    check_figures(e);
     fmt::print("  {:>9} {:>9}  {}\n", plan::format_hours(e.predicted_time_s),
                fmt::format("${:.2f}", e.predicted_cost_usd), e.configuration.text());
   }
@@ -320,6 +339,7 @@ void add_plan_command(CLI::App& app) {
   cmd->add_option("--steps", flags->steps, "global steps to train")->required()->check(kSteps);
   cmd->add_option("--deadline", flags->deadline, "finish within this duration, e.g. 2h");
   cmd->add_option("--budget", flags->budget_usd, "spend at most this many dollars")
+      ->transform(within(bounds::kBudgetUsd))
       ->each([flags](const std::string&) { flags->budget_given = true; });
   cmd->add_option("--catalog", flags->catalog, "a built-in catalog name or a catalog CSV")
       ->capture_default_str();
@@ -331,8 +351,10 @@ void add_plan_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--confidence", flags->confidence,
                   "quantile of simulated time that must meet the deadline")
+      ->transform(within(Bound{0.01, 0.999, ""}))
       ->capture_default_str();
   cmd->add_option("--runs", flags->runs, "Monte Carlo runs per plan (0: no simulation)")
+      ->transform(within(Bound{0, 1e5, "runs", true}))
       ->capture_default_str();
   cmd->add_option("--seed", flags->seed, "seed of run 0; run i uses seed + i")
       ->check(kSeed)

@@ -6,7 +6,9 @@
 #include <string>
 
 #include "transient/cli/commands.h"
+#include "transient/cli/validators.h"
 #include "transient/cloud/catalog_registry.h"
+#include "transient/core/bounds.h"
 #include "transient/core/error.h"
 #include "transient/perf/cluster_spec.h"
 #include "transient/perf/registry.h"
@@ -48,7 +50,10 @@ void predict(const PredictArgs& args) {
     throw InputError("--throughput " + args.throughput + ": accepted: analytic, fitted");
   }
   const auto model = perf::create_throughput_model(args.throughput, params);
-  const perf::Prediction p = model->predict(shape);
+  perf::Prediction p = model->predict(shape);
+  p.step_time_s = check_result(p.step_time_s, "step time of " + args.cluster);
+  p.steps_per_s = check_result(p.steps_per_s, "steps per second of " + args.cluster);
+  p.samples_per_s = check_result(p.samples_per_s, "samples per second of " + args.cluster);
 
   if (args.json) {
     const nlohmann::json out = {
@@ -97,8 +102,10 @@ void add_predict_command(CLI::App& app) {
       ->required();
   command->add_option("--arch", args->arch, "ps (asynchronous parameter servers) or allreduce")
       ->capture_default_str();
-  command->add_option("--ps", args->ps,
-                      "parameter servers for --arch ps (default: the spec's ps entries, else 1)");
+  command
+      ->add_option("--ps", args->ps,
+                   "parameter servers for --arch ps (default: the spec's ps entries, else 1)")
+      ->transform(within(bounds::kServers));
   command->add_option("--model", args->model_file, "a model file written by `transient fit`");
   command->add_option("--throughput", args->throughput, "analytic or fitted")
       ->capture_default_str();

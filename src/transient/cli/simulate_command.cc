@@ -10,6 +10,7 @@
 
 #include "transient/cli/commands.h"
 #include "transient/cli/validators.h"
+#include "transient/core/bounds.h"
 #include "transient/core/duration.h"
 #include "transient/core/error.h"
 #include "transient/perf/registry.h"
@@ -77,10 +78,28 @@ nlohmann::json distribution_json(const sim::Distribution& d) {
   return {{"mean", d.mean}, {"p50", d.p50}, {"p95", d.p95}, {"p99", d.p99}};
 }
 
+// Every figure about to be printed is a number (docs/errors.md): a run's time and costs, and the
+// Monte Carlo distributions of time (over finished runs) and cost.
+void check_figures(const sim::RunResult& r) {
+  check_result(r.time_s, "run time");
+  check_result(r.cost_usd, "cost of the run");
+  check_result(r.spot_cost_usd, "spot cost of the run");
+}
+
+void check_figures(const sim::MonteCarloSummary& s) {
+  for (const auto& [name, d] : {std::pair{"time", &s.time_s}, std::pair{"cost", &s.cost_usd}}) {
+    for (const double value : {d->mean, d->p50, d->p95, d->p99}) {
+      check_result(value, std::string(name) + " distribution of the Monte Carlo runs");
+    }
+  }
+  check_result(s.deadline_miss_probability, "deadline miss probability");
+}
+
 void print_one_run(const sim::Scenario& scenario, const SimulateFlags& flags) {
   sim::Simulator simulator(scenario);
   std::vector<sim::TimelineEntry> timeline;
   const sim::RunResult r = simulator.run(flags.seed, &timeline);
+  check_figures(r);
   if (flags.json) {
     nlohmann::json events = nlohmann::json::array();
     for (const auto& e : timeline) {
@@ -131,6 +150,7 @@ void print_many_runs(const sim::Scenario& scenario, const SimulateFlags& flags, 
   options.threads = threads;
   const std::vector<sim::RunResult> results = sim::run_many(scenario, options);
   const sim::MonteCarloSummary s = sim::summarize(results);
+  check_figures(s);
   if (flags.json) {
     // The runs' spread, for `transient report` to draw: times of the finished runs (as
     // summarize() counts them), costs of all runs.

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "transient/core/bounds.h"
 #include "transient/core/csv_table.h"
 
 namespace transient::cli {
@@ -30,5 +31,22 @@ inline const CLI::Validator kSteps(
                  : "\"" + text + "\"; accepted: a whole number of steps from 1 to 1e12";
     },
     "STEPS");
+
+// A number within `bound` (core/bounds.h), checked where the flag enters; the message says the
+// bound. A whole number may be written as the bound is ("1e5"): it is handed on as digits, which
+// an integer option can read; so add it with ->transform(), which lets a validator rewrite the
+// text (->check() would not).
+inline CLI::Validator within(const Bound& bound) {
+  return CLI::Validator(
+      [bound](std::string& text) {
+        const auto value = parse_number(text);
+        if (!value || !bound.contains(*value)) {
+          return "\"" + text + "\"; accepted: " + bound.accepted();
+        }
+        if (bound.whole) text = std::to_string(static_cast<long long>(*value));
+        return std::string();
+      },
+      "");
+}
 
 }  // namespace transient::cli

@@ -9,11 +9,15 @@
 #include <tuple>
 #include <utility>
 
+#include "transient/core/bounds.h"
 #include "transient/core/csv_table.h"
 #include "transient/core/error.h"
 
 namespace transient::cloud {
 namespace {
+
+constexpr Bound kGpus{0, 1024, "GPUs", true};   // of one server
+constexpr Bound kVcpus{0, 1e4, "vCPUs", true};  // of one server
 
 std::string lower(std::string text) {
   for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -43,26 +47,22 @@ class RowReader {
 
   std::string text(std::optional<int> c) const { return c ? field(*c) : std::string(); }
 
-  // A number >= 0 (0 when the column is absent or the field empty).
-  double non_negative(std::optional<int> c, const std::string& accepted) const {
+  // A number within `bound` (0 when the column is absent or the field empty); `of` says what it
+  // counts beyond the unit (" of one GPU").
+  double bounded(std::optional<int> c, const Bound& bound, const std::string& of = "") const {
     if (!c || field(*c).empty()) return 0.0;
     const auto value = parse_number(field(*c));
-    if (!value || *value < 0.0) fail(*c, accepted);
+    if (!value || !bound.contains(*value)) fail(*c, bound.accepted() + of);
     return *value;
   }
 
-  int count(std::optional<int> c, const std::string& accepted) const {
-    const double value = non_negative(c, accepted);
-    if (value != std::floor(value) || value > 1e6) fail(*c, accepted);
-    return static_cast<int>(value);
-  }
-
-  // A price > 0, or 0 when empty (not sold in that market).
+  // A price in (0, 1e4] $ per hour, or 0 when empty (not sold in that market).
   double price(std::optional<int> c, const std::string& market) const {
     if (!c || field(*c).empty()) return 0.0;
     const auto value = parse_number(field(*c));
-    if (!value || *value <= 0.0) {
-      fail(*c, "a price > 0 in $ per hour, or empty when the type has no " + market + " market");
+    if (!value || *value <= 0.0 || !bounds::kPriceUsdPerH.contains(*value)) {
+      fail(*c, "a price > 0 and at most " + number_text(bounds::kPriceUsdPerH.hi) +
+                   " in $ per hour, or empty when the type has no " + market + " market");
     }
     return *value;
   }
@@ -125,12 +125,12 @@ Catalog Catalog::read_csv(const std::string& path) {
     InstanceType type;
     type.name = table.text(row, *type_c);
     type.gpu = r.text(gpu_c);
-    type.gpus = r.count(gpus_c, "a whole number of GPUs >= 0");
+    type.gpus = static_cast<int>(r.bounded(gpus_c, kGpus));
     if (!type.gpu.empty() && (!gpus_c || r.field(*gpus_c).empty())) type.gpus = 1;
-    type.gpu_tflops = r.non_negative(tflops_c, "TFLOPS of one GPU, >= 0");
-    type.vcpus = r.count(vcpus_c, "a whole number of vCPUs >= 0");
-    type.memory_gib = r.non_negative(memory_c, "GiB >= 0");
-    type.network_gbps = r.non_negative(network_c, "Gbit/s >= 0");
+    type.gpu_tflops = r.bounded(tflops_c, bounds::kGpuTflops, " of one GPU");
+    type.vcpus = static_cast<int>(r.bounded(vcpus_c, kVcpus));
+    type.memory_gib = r.bounded(memory_c, bounds::kMemoryGib);
+    type.network_gbps = r.bounded(network_c, bounds::kBandwidthGbps);
     type.region = r.text(region_c);
     type.zone = r.text(zone_c);
     if (type.gpus > 0 && type.gpu.empty()) {

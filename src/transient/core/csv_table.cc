@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "transient/core/atomic_file.h"
+#include "transient/core/bounds.h"
 #include "transient/core/error.h"
 
 namespace transient {
@@ -121,6 +122,15 @@ double CsvTable::number(const CsvRow& row, int column) const {
   const std::string& field = row.fields.at(column);
   if (auto value = parse_number(field)) return *value;
   fail(row, "column \"" + header_.at(column) + "\": \"" + field + "\" is not a number");
+}
+
+double CsvTable::number(const CsvRow& row, int column, const Bound& bound) const {
+  const double value = number(row, column);
+  if (!bound.contains(value)) {
+    fail(row, "column \"" + header_.at(column) + "\": " + row.fields.at(column) +
+                  " is out of range; accepted: " + bound.accepted());
+  }
+  return value;
 }
 
 const std::string& CsvTable::text(const CsvRow& row, int column) const {

@@ -11,6 +11,8 @@
 
 namespace transient {
 
+struct Bound;
+
 struct CsvRow {
   int line = 0;                     // 1-based line in the file where the row starts
   std::vector<std::string> fields;  // as read, surrounding spaces removed
@@ -36,6 +38,8 @@ class CsvTable {
 
   // Field `column` of `row` as a finite number; throws InputError naming file, line and column.
   double number(const CsvRow& row, int column) const;
+  // The same within `bound` (core/bounds.h); the error line says the bound.
+  double number(const CsvRow& row, int column, const Bound& bound) const;
   // Field `column` of `row`, non-empty; throws InputError otherwise.
   const std::string& text(const CsvRow& row, int column) const;
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "transient/core/bounds.h"
 #include "transient/core/error.h"
 
 namespace transient {
@@ -48,14 +49,17 @@ std::optional<double> parse_duration_s(const std::string& text) {
     skip_spaces();
     if (unit.empty() && pos != text.size()) return std::nullopt;
   }
+  // "1e308d" overflows to infinity: not a duration.
+  if (!std::isfinite(total)) return std::nullopt;
   return total;
 }
 
 double require_duration_s(const std::string& text, const std::string& what) {
-  if (auto seconds = parse_duration_s(text)) return *seconds;
+  const auto seconds = parse_duration_s(text);
+  if (seconds && *seconds <= bounds::kMaxDurationS) return *seconds;
   throw InputError(what + ": \"" + text +
-                   "\" is not a duration; accepted: a number of seconds or a number with a unit "
-                   "ms, s, m, h, d, e.g. 90s, 5m, 1.5h, 1h30m");
+                   "\" is not a duration up to 30 days; accepted: a number of seconds or a number "
+                   "with a unit ms, s, m, h, d, e.g. 90s, 5m, 1.5h, 1h30m, at most 30d");
 }
 
 std::string format_duration(double seconds) {

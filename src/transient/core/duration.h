@@ -10,7 +10,8 @@ namespace transient {
 // Seconds in `text`, or nullopt if it is not a duration. Negative durations are not accepted.
 std::optional<double> parse_duration_s(const std::string& text);
 
-// Like parse_duration_s, but throws InputError("<what>: \"text\" is not a duration; ...").
+// Like parse_duration_s, but bounded to 30 days (bounds::kMaxDurationS); throws
+// InputError("<what>: \"text\" is not a duration up to 30 days; ...") otherwise.
 double require_duration_s(const std::string& text, const std::string& what);
 
 // "3.2 s", "4 min 05 s", "1 h 02 min", "2 d 03 h": short and unambiguous, for people.

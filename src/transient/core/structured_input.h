@@ -23,4 +23,10 @@ nlohmann::json load_json_file(const std::string& path);
 // Parses JSON text; `name` stands for the path in messages.
 nlohmann::json parse_json(const std::string& text, const std::string& name);
 
+// The string at `key` of the JSON object `object`, or `fallback` when the key is absent. Throws
+// InputError("<where>: \"key\" must be a string") when it is there but not a string (nlohmann's
+// value() would throw its own type_error instead).
+std::string json_text(const nlohmann::json& object, const std::string& key,
+                      const std::string& fallback, const std::string& where);
+
 }  // namespace transient

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "transient/core/bounds.h"
 #include "transient/core/duration.h"
 #include "transient/core/error.h"
 #include "transient/core/structured_input.h"
@@ -84,6 +85,10 @@ class AvailabilityTimeline : public MarketTimeline {
 
 }  // namespace
 
+// Between two ticks of a trace: SkyPilot's are 10 minutes apart; a day is the coarsest that still
+// says anything about a server's life.
+constexpr Bound kGapS{1e-3, 86400.0, "s"};
+
 std::unique_ptr<AvailabilityTraceModel> AvailabilityTraceModel::read(const std::string& path,
                                                                      double offset_s,
                                                                      double cap_s) {
@@ -97,14 +102,17 @@ std::unique_ptr<AvailabilityTraceModel> AvailabilityTraceModel::read(const std::
     throw InputError(path, 0, std::string("not an availability trace") + accepted);
   }
   const double gap_s = json["metadata"]["gap_seconds"].get<double>();
-  if (!(gap_s > 0.0) || !std::isfinite(gap_s)) {
-    throw InputError(path, 0, "metadata.gap_seconds must be > 0" + std::string(accepted));
+  if (!kGapS.contains(gap_s)) {
+    throw InputError(path, 0,
+                     "metadata.gap_seconds is " + number_text(gap_s) +
+                         "; accepted: " + kGapS.accepted() + " between ticks");
   }
   std::vector<std::uint8_t> ticks;
   ticks.reserve(json["data"].size());
   for (std::size_t i = 0; i < json["data"].size(); ++i) {
     const auto& tick = json["data"][i];
-    if (!tick.is_number_integer() || (tick.get<int>() != 0 && tick.get<int>() != 1)) {
+    // Compared as JSON numbers: get<int>() of 4294967297 would wrap around to 1.
+    if (!tick.is_number_integer() || (tick != 0 && tick != 1)) {
       throw InputError(path, 0,
                        "data[" + std::to_string(i) + "] is " + tick.dump() + "; accepted: 0 or 1");
     }

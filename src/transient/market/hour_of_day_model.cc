@@ -3,10 +3,14 @@
 #include <algorithm>
 #include <cmath>
 
+#include "transient/core/bounds.h"
 #include "transient/core/csv_table.h"
 #include "transient/core/error.h"
 
 namespace transient::market {
+
+// Revocations counted in one hour-of-day bin.
+constexpr Bound kCount{0.0, 1e9, "revocations"};
 namespace {
 
 constexpr double kHourS = 3600.0;
@@ -74,10 +78,7 @@ std::array<double, 24> HourOfDayModel::read_weights(const std::string& path,
                           " is not accepted; accepted: 0..24");
     }
     for (int c : columns) {
-      const double count = table.number(row, c);
-      if (count < 0.0) {
-        table.fail(row, "column \"" + table.header()[c] + "\": a count must be >= 0");
-      }
+      const double count = table.number(row, c, kCount);
       weights[static_cast<int>(bin) % 24] += count;
     }
   }

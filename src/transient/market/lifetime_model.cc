@@ -7,10 +7,14 @@
 #include <set>
 #include <sstream>
 
+#include "transient/core/bounds.h"
 #include "transient/core/csv_table.h"
 #include "transient/core/error.h"
 
 namespace transient::market {
+
+// A server's lifetime, in hours: at most the 30 days every duration is bounded by.
+constexpr Bound kLifetimeHours{0.0, bounds::kMaxDurationS / 3600.0, "h"};
 namespace {
 
 class LifetimeTimeline : public MarketTimeline {
@@ -70,11 +74,7 @@ std::unique_ptr<LifetimeModel> LifetimeModel::fit_gce_2019(const std::string& pa
   for (const CsvRow& row : table.rows()) {
     const std::string& row_gpu = table.text(row, gpu_column);
     const std::string& row_zone = table.text(row, zone_column);
-    const double hours = table.number(row, hours_column);
-    if (hours < 0.0) {
-      table.fail(row, "column \"lifetime_hours\": " + row.fields[hours_column] +
-                          " is negative; accepted: hours >= 0");
-    }
+    const double hours = table.number(row, hours_column, kLifetimeHours);
     gpus.insert(row_gpu);
     if (!gpu.empty() && lower(row_gpu) != lower(gpu)) continue;
     zones_for_gpu.insert(row_zone);
@@ -122,9 +122,10 @@ std::unique_ptr<LifetimeModel> LifetimeModel::from_cdf_file(const std::string& p
           path, line,
           "expected two numbers `lifetime_hours cumulative_fraction`, found \"" + text + "\"");
     }
-    if (hours < 0.0 || fraction < 0.0 || fraction > 1.0) {
+    if (!kLifetimeHours.contains(hours) || !(fraction >= 0.0 && fraction <= 1.0)) {
       throw InputError(path, line,
-                       "accepted: lifetime_hours >= 0 and cumulative_fraction in [0, 1]");
+                       "accepted: lifetime_hours " + kLifetimeHours.accepted() +
+                           " and cumulative_fraction in [0, 1]");
     }
     if (!points.empty() &&
         (hours < points.back().first / 3600.0 || fraction < points.back().second)) {

@@ -6,12 +6,16 @@
 #include <map>
 #include <sstream>
 
+#include "transient/core/bounds.h"
 #include "transient/core/csv_table.h"
 #include "transient/core/duration.h"
 #include "transient/core/error.h"
 
 namespace transient::market {
 namespace {
+
+// The time of an event: traces span weeks to months, a year is beyond any.
+constexpr Bound kTimeMs{0.0, 365 * 86400e3, "ms (a year)"};
 
 using Presence = NodeTraceModel::Presence;
 
@@ -107,8 +111,12 @@ std::unique_ptr<NodeTraceModel> NodeTraceModel::read(const std::string& path, do
       if (presences.empty() && ids.empty()) continue;  // a header line
       throw InputError(path, line, "time_ms \"" + fields[0] + "\" is not a number" + accepted);
     }
+    if (!kTimeMs.contains(*time_ms)) {
+      throw InputError(
+          path, line, "time_ms " + fields[0] + " is out of range; accepted: " + kTimeMs.accepted());
+    }
     const double t_s = *time_ms / 1000.0;
-    if (t_s < 0.0 || t_s < last_s) {
+    if (t_s < last_s) {
       throw InputError(path, line, "time_ms " + fields[0] + " goes backwards" + accepted);
     }
     last_s = t_s;

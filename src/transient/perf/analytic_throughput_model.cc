@@ -6,7 +6,9 @@
 #include <limits>
 #include <sstream>
 
+#include "transient/core/bounds.h"
 #include "transient/core/error.h"
+#include "transient/core/structured_input.h"
 #include "transient/perf/internal/cluster_composition.h"
 
 namespace transient::perf {
@@ -81,6 +83,10 @@ nlohmann::json AnalyticParams::to_json() const {
 }
 
 AnalyticParams AnalyticParams::from_json(const nlohmann::json& json, const std::string& where) {
+  // A fraction of peak FLOPS in CM-DARE's FLOP convention (which counts low, so a fit may pass 1).
+  constexpr Bound kEfficiency{0.0, 100.0, "of peak FLOPS"};
+  // A step's fixed overhead or one tensor's cost: a minute is beyond any step.
+  constexpr Bound kSeconds{0.0, 60.0, "s"};
   if (!json.is_object() || !json.contains("efficiency") || !json.at("efficiency").is_object()) {
     throw InputError(where +
                      ": the analytic model needs an object with \"efficiency\" "
@@ -89,9 +95,10 @@ AnalyticParams AnalyticParams::from_json(const nlohmann::json& json, const std::
   AnalyticParams p;
   for (const auto& item : json.at("efficiency").items()) {
     const auto& value = item.value();
-    if (!value.is_number() || !(value.get<double>() > 0) || !std::isfinite(value.get<double>())) {
+    if (!value.is_number() || !(value.get<double>() > 0) ||
+        !kEfficiency.contains(value.get<double>())) {
       throw InputError(where + ": efficiency of \"" + item.key() + "\" is " + value.dump() +
-                       "; accepted: a number > 0");
+                       "; accepted: " + kEfficiency.accepted() + ", not 0");
     }
     p.efficiency[item.key()] = value.get<double>();
   }
@@ -100,9 +107,9 @@ AnalyticParams AnalyticParams::from_json(const nlohmann::json& json, const std::
   }
   if (json.contains("step_overhead_s")) {
     const auto& value = json.at("step_overhead_s");
-    if (!value.is_number() || value.get<double>() < 0) {
+    if (!value.is_number() || !kSeconds.contains(value.get<double>())) {
       throw InputError(where + ": \"step_overhead_s\" is " + value.dump() +
-                       "; accepted: a number >= 0");
+                       "; accepted: " + kSeconds.accepted());
     }
     p.fitted_gpu_tflops = {{"K80", 4.113}, {"P100", 9.526}};
     p.step_overhead_s = 0.01220063313;
@@ -112,9 +119,9 @@ AnalyticParams AnalyticParams::from_json(const nlohmann::json& json, const std::
       throw InputError(where + ": \"per_tensor_s\" must be an object (GPU -> seconds)");
     }
     for (const auto& item : json.at("per_tensor_s").items()) {
-      if (!item.value().is_number() || item.value().get<double>() < 0) {
+      if (!item.value().is_number() || !kSeconds.contains(item.value().get<double>())) {
         throw InputError(where + ": per_tensor_s of \"" + item.key() + "\" is " +
-                         item.value().dump() + "; accepted: a number >= 0");
+                         item.value().dump() + "; accepted: " + kSeconds.accepted());
       }
       p.per_tensor_s[item.key()] = item.value().get<double>();
     }
@@ -124,9 +131,11 @@ AnalyticParams AnalyticParams::from_json(const nlohmann::json& json, const std::
       throw InputError(where + ": \"fitted_gpu_tflops\" must be an object (GPU -> TFLOPS)");
     }
     for (const auto& item : json.at("fitted_gpu_tflops").items()) {
-      if (!item.value().is_number() || !(item.value().get<double>() > 0)) {
+      if (!item.value().is_number() || !(item.value().get<double>() > 0) ||
+          !bounds::kGpuTflops.contains(item.value().get<double>())) {
         throw InputError(where + ": fitted_gpu_tflops of \"" + item.key() + "\" is " +
-                         item.value().dump() + "; accepted: a number > 0");
+                         item.value().dump() + "; accepted: " + bounds::kGpuTflops.accepted() +
+                         ", not 0");
       }
       p.fitted_gpu_tflops[item.key()] = item.value().get<double>();
     }
@@ -134,7 +143,7 @@ AnalyticParams AnalyticParams::from_json(const nlohmann::json& json, const std::
   if (json.contains("communication")) {
     p.communication = CommunicationParams::from_json(json.at("communication"), where);
   }
-  p.source = json.value("source", where);
+  p.source = json_text(json, "source", where, where);
   return p;
 }
 

@@ -4,7 +4,9 @@
 #include <cmath>
 #include <sstream>
 
+#include "transient/core/bounds.h"
 #include "transient/core/error.h"
+#include "transient/core/structured_input.h"
 #include "transient/perf/internal/cluster_composition.h"
 
 namespace transient::perf {
@@ -93,6 +95,8 @@ nlohmann::json FittedParams::to_json() const {
 }
 
 FittedParams FittedParams::from_json(const nlohmann::json& json, const std::string& where) {
+  // A fit on seconds against features up to ~1e10 never needs more: larger ones only overflow.
+  constexpr Bound kCoefficient{-1e12, 1e12, ""};
   FittedParams p;
   try {
     p.form = json.at("form").get<std::string>();
@@ -100,7 +104,13 @@ FittedParams FittedParams::from_json(const nlohmann::json& json, const std::stri
     p.coefficients = json.at("coefficients").get<std::vector<double>>();
     p.ridge_lambda = json.value("ridge_lambda", 0.0);
     p.cv_mape_percent = json.value("cv_mape_percent", 0.0);
-    p.source = json.value("source", where);
+    for (const double c : p.coefficients) {
+      if (!kCoefficient.contains(c)) {
+        throw InputError(where + ": a fitted coefficient is " + number_text(c) +
+                         "; accepted: " + kCoefficient.accepted());
+      }
+    }
+    p.source = json_text(json, "source", where, where);
   } catch (const nlohmann::json::exception&) {
     throw InputError(where +
                      ": the fitted model needs \"form\" (linear|log-linear), "

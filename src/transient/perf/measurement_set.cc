@@ -8,6 +8,7 @@
 #include <set>
 
 #include "transient/core/atomic_file.h"
+#include "transient/core/bounds.h"
 #include "transient/core/csv_table.h"
 #include "transient/core/error.h"
 #include "transient/core/structured_input.h"
@@ -17,6 +18,9 @@ namespace transient::perf {
 namespace {
 
 namespace fs = std::filesystem;
+
+constexpr Bound kMegabytes{0.0, 1e9, "MB"};       // a checkpoint's size
+constexpr Bound kStep{0.0, 1e12, "steps", true};  // a step number, as --steps allows
 
 std::string upper(std::string text) {
   for (char& c : text) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
@@ -124,7 +128,7 @@ void Reader::feature_table(const CsvTable& table) {
     if (!lat.empty() && parse_number(lat) != 0.3) continue;  // added-latency experiments
     const Workload& w = workload_at(table, row, table.text(row, *model));
     const std::string g = gpu_name(table.text(row, *gpu));
-    const double steps = table.number(row, speed);
+    const double steps = table.number(row, speed, bounds::kStepsPerS);
     if (!(steps > 0)) table.fail(row, "column \"Speed (steps/sec)\" must be > 0");
     // The same runs appear in several tables; count each once.
     const std::string key = w.name + "|" + g + "|" + row.fields[speed];
@@ -132,7 +136,7 @@ void Reader::feature_table(const CsvTable& table) {
     SpeedSum& sum = tables_[{false, w.name, g, 1}];
     sum.sum += steps;
     sum.count += 1;
-    sum.tflops = table.number(row, tflops);
+    sum.tflops = table.number(row, tflops, bounds::kGpuTflops);
     if (sum.source.empty()) sum.source = table.name();
     ++rows;
   }
@@ -153,7 +157,13 @@ void Reader::run_series(const CsvTable& table, const fs::path& path) {
   } else if (std::regex_match(folder, match, cluster)) {
     workload_name = match[1];
     gpu = gpu_name(match[2]);
-    workers = std::stoi(match[3]);
+    const auto count = parse_number(match[3]);
+    if (!count || !bounds::kServers.contains(*count)) {
+      throw InputError(path.string(), 0,
+                       "folder \"" + folder + "\" names " + std::string(match[3]) +
+                           " workers; accepted: " + bounds::kServers.accepted());
+    }
+    workers = static_cast<int>(*count);
     is_cluster = true;
   } else {
     not_used(path.string(),
@@ -169,7 +179,7 @@ void Reader::run_series(const CsvTable& table, const fs::path& path) {
   SpeedSum& sum = runs_[{is_cluster, w->name, gpu, workers}];
   bool first = true;
   for (const auto& row : table.rows()) {
-    const double steps = table.number(row, value);
+    const double steps = table.number(row, value, bounds::kStepsPerS);
     if (first) {  // the first sample includes start-up
       first = false;
       continue;
@@ -192,12 +202,10 @@ void Reader::cluster_figure(const CsvTable& table) {
   for (const auto& row : table.rows()) {
     if (table.number(row, ps) != 1) table.fail(row, "num_ps must be 1 (CM-DARE's set-up)");
     const Workload& w = workload_at(table, row, table.text(row, model));
-    const double n = table.number(row, workers);
-    if (n < 1 || n != static_cast<int>(n))
-      table.fail(row, "num_workers must be a whole number >= 1");
+    const double n = table.number(row, workers, bounds::kServers);
     const std::string g = gpu_name(table.text(row, gpu));
     SpeedSum& sum = tables_[{true, w.name, g, static_cast<int>(n)}];
-    sum.sum += table.number(row, speed);
+    sum.sum += table.number(row, speed, bounds::kStepsPerS);
     sum.count += 1;
     sum.tflops = gpu_tflops_of(g);
     sum.source = table.name() + ":" + std::to_string(row.line);
@@ -215,8 +223,8 @@ void Reader::published(const CsvTable& table) {
     PublishedPrediction p;
     p.workload = workload_at(table, row, table.text(row, model)).name;
     p.gpu = gpu_name(table.text(row, gpu));
-    p.measured_step_s = table.number(row, measured);
-    p.predicted_step_s = table.number(row, predicted);
+    p.measured_step_s = table.number(row, measured, bounds::kDurationS);
+    p.predicted_step_s = table.number(row, predicted, bounds::kDurationS);
     out_.published.push_back(p);
   }
   out_.used.push_back(table.name() + ": CM-DARE's published predictions");
@@ -232,12 +240,13 @@ void Reader::checkpoints(const CsvTable& table) {
   for (const auto& row : table.rows()) {
     CheckpointMeasurement c;
     if (model) c.workload = row.fields[*model];
-    c.size_mb = table.number(row, size);
-    c.duration_s = table.number(row, duration);
+    c.size_mb = table.number(row, size, kMegabytes);
+    c.duration_s = table.number(row, duration, bounds::kDurationS);
     // Some rows leave these empty: not measured.
-    if (local && !row.fields[*local].empty()) c.local_duration_s = table.number(row, *local);
+    if (local && !row.fields[*local].empty())
+      c.local_duration_s = table.number(row, *local, bounds::kDurationS);
     if (parameters && !row.fields[*parameters].empty()) {
-      c.parameters = table.number(row, *parameters);
+      c.parameters = table.number(row, *parameters, bounds::kParameters);
     }
     if (c.size_mb <= 0 || c.duration_s <= 0 || c.local_duration_s < 0 || c.parameters < 0) {
       table.fail(row, "sizes and durations must be > 0");
@@ -258,7 +267,7 @@ void Reader::restarts(const CsvTable& table) {
     const std::string kind = table.text(row, type);
     if (kind != "cold" && kind != "warm") table.fail(row, "start_type must be cold or warm");
     r.warm = kind == "warm";
-    r.seconds = table.number(row, seconds);
+    r.seconds = table.number(row, seconds, bounds::kDurationS);
     out_.restarts.push_back(r);
   }
   out_.used.push_back(table.name() + ": " + std::to_string(table.rows().size()) + " restart times");
@@ -273,13 +282,14 @@ void Reader::trainer_steps(const CsvTable& table) {
   const int optimizer = table.require_column({"optimizer_s"});
   std::map<long, TrainerStepMeasurement> steps;
   for (const auto& row : table.rows()) {
-    const double s = table.number(row, step);
+    const double s = table.number(row, step, kStep);
     TrainerStepMeasurement& m = steps[static_cast<long>(s)];
-    const double d = table.number(row, data), c = table.number(row, compute),
-                 a = table.number(row, allreduce), o = table.number(row, optimizer);
-    if (d < 0 || c < 0 || a < 0 || o < 0) table.fail(row, "phase times must be >= 0");
+    const double d = table.number(row, data, bounds::kDurationS),
+                 c = table.number(row, compute, bounds::kDurationS),
+                 a = table.number(row, allreduce, bounds::kDurationS),
+                 o = table.number(row, optimizer, bounds::kDurationS);
     m.workers += 1;
-    m.batch += table.number(row, batch);
+    m.batch += table.number(row, batch, bounds::kBatch);
     m.compute_s = std::max(m.compute_s, c);
     m.allreduce_s += a;
     m.step_s = std::max(m.step_s, d + c + a + o);
@@ -306,19 +316,24 @@ void Reader::trainer_events(const fs::path& path) {
     nlohmann::json event;
     try {
       event = nlohmann::json::parse(row);
-    } catch (const nlohmann::json::parse_error&) {
+    } catch (const nlohmann::json::exception&) {
+      // A syntax error, or a number beyond a double (1e400) that nlohmann reports apart.
       throw InputError(path.string(), line, "not a JSON object; accepted: one event per line");
     }
     if (!event.is_object()) {
       throw InputError(path.string(), line, "not a JSON object; accepted: one event per line");
     }
-    if (event.value("event", "") != "checkpoint") continue;
+    const auto kind = event.find("event");
+    if (kind == event.end() || !kind->is_string() || *kind != "checkpoint") continue;
     const auto bytes = event.find("bytes");
     const auto write_s = event.find("write_s");
     if (bytes == event.end() || write_s == event.end() || !bytes->is_number() ||
-        !write_s->is_number() || bytes->get<double>() <= 0 || write_s->get<double>() < 0) {
+        !write_s->is_number() || bytes->get<double>() <= 0 ||
+        !bounds::kBytes.contains(bytes->get<double>()) ||
+        !bounds::kDurationS.contains(write_s->get<double>())) {
       throw InputError(path.string(), line,
-                       "a checkpoint event needs \"bytes\" > 0 and \"write_s\" >= 0");
+                       "a checkpoint event needs \"bytes\" > 0 (" + bounds::kBytes.accepted() +
+                           ") and \"write_s\" (" + bounds::kDurationS.accepted() + ")");
     }
     out_.trainer_checkpoints.push_back({bytes->get<double>(), write_s->get<double>()});
     ++writes;

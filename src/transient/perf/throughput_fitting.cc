@@ -466,7 +466,7 @@ nlohmann::json PerfModelFile::to_json() const {
 
 PerfModelFile PerfModelFile::load(const std::string& path) {
   const nlohmann::json json = load_json_file(path);
-  if (!json.is_object() || json.value("format", "") != "transient-perf-model") {
+  if (!json.is_object() || json_text(json, "format", "", path) != "transient-perf-model") {
     throw InputError(path, 1,
                      "not a model file of `transient fit` (needs \"format\": "
                      "\"transient-perf-model\")");
@@ -476,7 +476,7 @@ PerfModelFile PerfModelFile::load(const std::string& path) {
                                             : AnalyticParams::builtin();
   file.fitted = json.contains("fitted") ? FittedParams::from_json(json.at("fitted"), path)
                                         : FittedParams::builtin();
-  file.report = json.value("report", nlohmann::json::object());
+  file.report = json.contains("report") ? json.at("report") : nlohmann::json::object();
   return file;
 }
 

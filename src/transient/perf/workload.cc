@@ -5,6 +5,7 @@
 #include <set>
 
 #include "transient/core/atomic_file.h"
+#include "transient/core/bounds.h"
 #include "transient/core/error.h"
 #include "transient/core/structured_input.h"
 #include "transient/perf/internal/json_lines.h"
@@ -137,19 +138,22 @@ class ProfileReader {
     throw InputError(name_, key.empty() ? 0 : internal::json_key_line(text_, key, from), message);
   }
 
-  double positive(const nlohmann::json& object, const std::string& key, bool required,
-                  double fallback, bool allow_zero = false, std::size_t from = 0) const {
+  // The number at `key`, or `fallback` when it is absent (an error when `required`). The number
+  // must lie within `bound`, and be above zero unless `allow_zero`.
+  double number(const nlohmann::json& object, const std::string& key, const Bound& bound,
+                bool required, double fallback, bool allow_zero = false,
+                std::size_t from = 0) const {
     if (!object.contains(key)) {
-      if (required) fail("", "missing \"" + key + "\" (a number > 0)");
+      if (required) fail("", "missing \"" + key + "\" (" + bound.accepted() + ")");
       return fallback;
     }
     const auto& value = object.at(key);
     if (!value.is_number()) fail(key, "\"" + key + "\" must be a number", from);
     const double number = value.get<double>();
-    if (!std::isfinite(number) || number < 0 || (!allow_zero && number == 0)) {
+    if (!bound.contains(number) || (!allow_zero && number == 0)) {
       fail(key,
-           "\"" + key + "\" is " + value.dump() + "; accepted: a number " +
-               (allow_zero ? ">= 0" : "> 0"),
+           "\"" + key + "\" is " + number_text(number) + "; accepted: " + bound.accepted() +
+               (allow_zero || bound.lo > 0 ? "" : ", not 0"),
            from);
     }
     return number;
@@ -227,32 +231,24 @@ Workload parse_workload_profile(const std::string& text, const std::string& name
   if (!known_family) {
     r.fail("family", "unknown family \"" + w.family + "\"; accepted: resnet, shake-shake, generic");
   }
-  const double batch = r.positive(root, "batch_per_worker", false, 128);
-  if (batch != std::floor(batch) || batch > 1e9) {
-    r.fail("batch_per_worker", "\"batch_per_worker\" must be a whole number > 0");
-  }
-  w.batch_per_worker = static_cast<int>(batch);
-  w.forward_flops_per_sample = r.positive(root, "forward_flops_per_sample", true, 0);
-  w.backward_flops_per_sample =
-      r.positive(root, "backward_flops_per_sample", false, 2.0 * w.forward_flops_per_sample);
-  const double parameters = r.positive(root, "parameters", false, 0, true);
-  if (parameters != std::floor(parameters)) {
-    r.fail("parameters", "\"parameters\" must be a whole number >= 0");
-  }
+  w.batch_per_worker =
+      static_cast<int>(r.number(root, "batch_per_worker", bounds::kBatch, false, 128));
+  w.forward_flops_per_sample =
+      r.number(root, "forward_flops_per_sample", bounds::kFlopsPerSample, true, 0);
+  w.backward_flops_per_sample = r.number(root, "backward_flops_per_sample", bounds::kFlopsPerSample,
+                                         false, 2.0 * w.forward_flops_per_sample);
+  const double parameters = r.number(root, "parameters", bounds::kParameters, false, 0, true);
   w.parameters = static_cast<std::int64_t>(parameters);
-  w.gradient_bytes = r.positive(root, "gradient_bytes", false, 4.0 * parameters, true);
+  w.gradient_bytes =
+      r.number(root, "gradient_bytes", bounds::kBytes, false, 4.0 * parameters, true);
   if (w.gradient_bytes <= 0) {
     r.fail(root.contains("gradient_bytes") ? "gradient_bytes" : "",
            "the profile needs \"parameters\" or \"gradient_bytes\" > 0 (the bytes a step moves)");
   }
-  const double tensors = r.positive(root, "tensors", false, 1);
-  if (tensors != std::floor(tensors) || tensors > 1e9) {
-    r.fail("tensors", "\"tensors\" must be a whole number > 0");
-  }
-  w.tensors = static_cast<int>(tensors);
+  w.tensors = static_cast<int>(r.number(root, "tensors", bounds::kTensors, false, 1));
   w.average_tensor_bytes =
-      r.positive(root, "average_tensor_bytes", false, w.gradient_bytes / w.tensors);
-  w.largest_tensor_bytes = r.positive(root, "largest_tensor_bytes", false, 0, true);
+      r.number(root, "average_tensor_bytes", bounds::kBytes, false, w.gradient_bytes / w.tensors);
+  w.largest_tensor_bytes = r.number(root, "largest_tensor_bytes", bounds::kBytes, false, 0, true);
   if (w.largest_tensor_bytes > w.gradient_bytes * (1 + 1e-9)) {
     r.fail("largest_tensor_bytes", "\"largest_tensor_bytes\" exceeds \"gradient_bytes\"");
   }
@@ -265,7 +261,7 @@ Workload parse_workload_profile(const std::string& text, const std::string& name
     r.only_keys(m, {"device", "step_time_s"}, at);
     MeasuredStep step;
     step.device = r.text(m, "device", true, "", at);
-    step.step_time_s = r.positive(m, "step_time_s", true, 0, false, at);
+    step.step_time_s = r.number(m, "step_time_s", bounds::kStepTimeS, true, 0, false, at);
     w.measured = step;
   }
   w.source = root.contains("source") ? r.text(root, "source", false, "") : "profile " + name;

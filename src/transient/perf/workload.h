@@ -9,7 +9,7 @@
 //     "family": "resnet",                  // resnet | shake-shake | generic: which fitted
 //                                          //   compute efficiency applies (default generic)
 //     "batch_per_worker": 128,             // samples per worker step (default 128)
-//     "forward_flops_per_sample": 1.3e7,   // FLOPs of one sample's forward pass, > 0
+//     "forward_flops_per_sample": 1.3e7,   // FLOPs of one sample's forward pass, 1 .. 1e18
 //     "backward_flops_per_sample": 2.6e7,  // of its backward pass (default 2 x forward)
 //     "parameters": 1857722,               // trainable parameters
 //     "gradient_bytes": 7430888,           // bytes of one full gradient (default 4 x parameters)
@@ -18,7 +18,9 @@
 //     "largest_tensor_bytes": 589824,      // 0 = unknown
 //     "measured": {"device": "K80", "step_time_s": 0.21}   // optional: one worker's step
 //   }
-// Every bad value is an InputError naming the file and the line of the key.
+// Every number is bounded (core/bounds.h: FLOPs 1 .. 1e18, batch 1 .. 1e6, bytes up to 1e15,
+// tensors up to 1e7, step time 1e-6 s .. 30 days); every bad value is an InputError naming the
+// file and the line of the key.
 //
 // FLOP convention: the built-in workloads carry CM-DARE's "Model FLOPs" (TensorFlow's profiler
 // count for a step of 128 samples) divided by 128 as the forward count, and twice that as the

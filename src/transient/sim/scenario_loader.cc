@@ -6,6 +6,7 @@
 #include <map>
 
 #include "transient/cloud/catalog_registry.h"
+#include "transient/core/bounds.h"
 #include "transient/core/error.h"
 #include "transient/core/structured_input.h"
 #include "transient/market/data_dir.h"
@@ -93,12 +94,13 @@ class Loader {
       type.name = section.require_text("name");
       type.gpu = section.text("gpu", "");
       type.gpus = section.integer("gpus", type.gpu.empty() ? 0 : 1, 0, 64);
-      type.gpu_tflops = section.number("gpu_tflops", 0.0, 0.0, 1e6);
+      type.gpu_tflops = section.number("gpu_tflops", 0.0, 0.0, bounds::kGpuTflops.hi);
       type.vcpus = section.integer("vcpus", 0, 0, 100000);
-      type.memory_gib = section.number("memory_gib", 0.0, 0.0, 1e9);
-      type.network_gbps = section.number("network_gbps", 0.0, 0.0, 1e6);
-      type.on_demand_usd_per_h = section.number("on_demand_usd_per_h", 0.0, 0.0, 1e6);
-      type.spot_usd_per_h = section.number("spot_usd_per_h", 0.0, 0.0, 1e6);
+      type.memory_gib = section.number("memory_gib", 0.0, 0.0, bounds::kMemoryGib.hi);
+      type.network_gbps = section.number("network_gbps", 0.0, 0.0, bounds::kBandwidthGbps.hi);
+      type.on_demand_usd_per_h =
+          section.number("on_demand_usd_per_h", 0.0, 0.0, bounds::kPriceUsdPerH.hi);
+      type.spot_usd_per_h = section.number("spot_usd_per_h", 0.0, 0.0, bounds::kPriceUsdPerH.hi);
       type.region = section.text("region", "");
       type.zone = section.text("zone", "");
       if (type.on_demand_usd_per_h <= 0.0 && type.spot_usd_per_h <= 0.0) {
@@ -130,7 +132,7 @@ class Loader {
   void read_job(Scenario& s) {
     TomlSection job(table("job"), file_, "[job]", {"steps", "deadline", "horizon", "start_hour"});
     if (!table("job")) throw InputError(file_, 0, "missing the [job] table; it needs steps");
-    s.total_steps = job.number("steps", 0.0, 0.0, 1e15);
+    s.total_steps = job.number("steps", 0.0, 0.0, 1e12);
     if (!(s.total_steps > 0.0) || s.total_steps != std::floor(s.total_steps)) {
       job.fail("steps", "accepted: a whole number of steps > 0");
     }

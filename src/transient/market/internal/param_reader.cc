@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "transient/core/bounds.h"
 #include "transient/core/csv_table.h"
 #include "transient/core/duration.h"
 #include "transient/core/error.h"
@@ -30,9 +31,11 @@ double ParamReader::duration_s(const std::string& key, double fallback, bool all
   if (allow_never && (value == "none" || value == "never")) {
     return std::numeric_limits<double>::infinity();
   }
-  if (auto seconds = parse_duration_s(value)) return *seconds;
-  fail(key, "\"" + value + "\" is not a duration; accepted: a number of seconds or a number " +
-                "with a unit ms, s, m, h, d, e.g. 90s, 1.5h" + (allow_never ? ", or none" : ""));
+  const auto seconds = parse_duration_s(value);
+  if (seconds && *seconds <= bounds::kMaxDurationS) return *seconds;
+  fail(key, "\"" + value + "\" is not a duration up to 30 days; accepted: a number of seconds " +
+                "or a number with a unit ms, s, m, h, d, e.g. 90s, 1.5h, at most 30d" +
+                (allow_never ? ", or none" : ""));
 }
 
 double ParamReader::number(const std::string& key, double fallback, double lo, double hi) {
@@ -43,8 +46,8 @@ double ParamReader::number(const std::string& key, double fallback, double lo, d
   const std::string value = text(key);
   const auto parsed = parse_number(value);
   if (!parsed || *parsed < lo || *parsed > hi) {
-    fail(key, "\"" + value + "\" is not accepted; accepted: a number in [" + std::to_string(lo) +
-                  ", " + std::to_string(hi) + "]");
+    fail(key, "\"" + value + "\" is not accepted; accepted: a number in [" + number_text(lo) +
+                  ", " + number_text(hi) + "]");
   }
   return *parsed;
 }

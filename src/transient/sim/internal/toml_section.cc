@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "transient/core/bounds.h"
 #include "transient/core/duration.h"
 #include "transient/core/error.h"
 #include "transient/core/structured_input.h"
@@ -14,13 +15,6 @@ std::string join(const std::vector<std::string>& names) {
   std::string out;
   for (const auto& name : names) out += (out.empty() ? "" : ", ") + name;
   return out;
-}
-
-std::string number_text(double value) {
-  std::string text = std::to_string(value);
-  text.erase(text.find_last_not_of('0') + 1);
-  if (!text.empty() && text.back() == '.') text.pop_back();
-  return text;
 }
 
 }  // namespace
@@ -103,12 +97,13 @@ double TomlSection::duration_s(const std::string& key, double fallback) const {
   const toml::node* n = node(key);
   if (!n) return fallback;
   if (const auto* s = n->as_string()) {
-    if (const auto seconds = parse_duration_s(s->get())) return *seconds;
+    const auto seconds = parse_duration_s(s->get());
+    if (seconds && *seconds <= bounds::kMaxDurationS) return *seconds;
     fail(key, "\"" + s->get() +
-                  "\" is not a duration; accepted: e.g. \"90s\", \"5m\", \"1.5h\", "
-                  "\"1h30m\", \"2d\", or a number of seconds");
+                  "\" is not a duration up to 30 days; accepted: e.g. \"90s\", \"5m\", "
+                  "\"1.5h\", \"1h30m\", \"2d\", or a number of seconds from 0 to 2592000");
   }
-  return number(key, fallback, 0.0, 1e12);
+  return number(key, fallback, 0.0, bounds::kMaxDurationS);
 }
 
 bool TomlSection::boolean(const std::string& key, bool fallback) const {
