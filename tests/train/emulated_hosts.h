@@ -32,7 +32,9 @@ class EmulatedHosts {
   explicit EmulatedHosts(int count) : tag_(std::to_string(::getpid() % 100000)) {
     const int pid = static_cast<int>(::getpid());
     subnet_ = std::to_string(60 + pid % 100) + "." + std::to_string((pid / 100) % 250);
-    subnet6_ = std::to_string(pid % 10000) + ":" + std::to_string((pid / 10000) % 10000);
+    // Written as inet_ntop writes it (no group that "::" would swallow), as addresses appear in
+    // the records.
+    subnet6_ = std::to_string(pid % 10000) + ":" + std::to_string((pid / 10000) % 9999 + 1);
     bridge_ = "trb" + tag_;
     run("ip link add " + bridge_ + " type bridge");
     run("ip link set " + bridge_ + " up");

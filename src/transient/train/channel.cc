@@ -24,19 +24,27 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string describe_address(const sockaddr_storage& address) {
+// The host of `address` as text (IPv6 without brackets), and its port.
+std::string host_of(const sockaddr_storage& address) {
   char host[INET6_ADDRSTRLEN] = "?";
-  std::uint16_t port = 0;
   if (address.ss_family == AF_INET) {
-    const auto* in = reinterpret_cast<const sockaddr_in*>(&address);
-    ::inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
-    port = ntohs(in->sin_port);
+    ::inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(&address)->sin_addr, host,
+                sizeof(host));
   } else if (address.ss_family == AF_INET6) {
-    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&address);
-    ::inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
-    port = ntohs(in6->sin6_port);
+    ::inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(&address)->sin6_addr, host,
+                sizeof(host));
   }
-  return Endpoint{host, port}.text();
+  return host;
+}
+
+std::uint16_t port_of(const sockaddr_storage& address) {
+  return address.ss_family == AF_INET
+             ? ntohs(reinterpret_cast<const sockaddr_in*>(&address)->sin_port)
+             : ntohs(reinterpret_cast<const sockaddr_in6*>(&address)->sin6_port);
+}
+
+std::string describe_address(const sockaddr_storage& address) {
+  return Endpoint{host_of(address), port_of(address)}.text();
 }
 
 // The addresses of `host` (IPv4 or IPv6, numeric or a name) for a TCP socket; empty if none.
@@ -111,7 +119,7 @@ std::vector<std::string> host_addresses() {
         IN6_IS_ADDR_LINKLOCAL(&reinterpret_cast<sockaddr_in6*>(&address)->sin6_addr)) {
       continue;  // needs a scope id to be of use
     }
-    addresses.push_back(parse_endpoint(describe_address(address), "interface address").host);
+    addresses.push_back(host_of(address));
   }
   ::freeifaddrs(interfaces);
   return addresses;
@@ -133,11 +141,11 @@ std::string interface_address(const std::string& name, const std::string& what) 
     sockaddr_storage address{};
     if (i->ifa_addr->sa_family == AF_INET && v4.empty()) {
       std::memcpy(&address, i->ifa_addr, sizeof(sockaddr_in));
-      v4 = parse_endpoint(describe_address(address), what).host;
+      v4 = host_of(address);
     } else if (i->ifa_addr->sa_family == AF_INET6 && v6.empty()) {
       std::memcpy(&address, i->ifa_addr, sizeof(sockaddr_in6));
       if (!IN6_IS_ADDR_LINKLOCAL(&reinterpret_cast<sockaddr_in6*>(&address)->sin6_addr)) {
-        v6 = parse_endpoint(describe_address(address), what).host;
+        v6 = host_of(address);
       }
     }
   }
@@ -235,8 +243,7 @@ std::string LineChannel::local_host() const {
   sockaddr_storage address{};
   socklen_t size = sizeof(address);
   if (::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &size) != 0) return "";
-  const std::string text = describe_address(address);
-  return parse_endpoint(text, "local address").host;
+  return host_of(address);
 }
 
 bool LineChannel::send(const nlohmann::json& message) {

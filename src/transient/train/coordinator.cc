@@ -508,6 +508,12 @@ void Coordinator::handle_message(Worker& worker, const nlohmann::json& message) 
     return;
   }
   if (gen != generation_) return;  // about a generation that is over
+  if (report == "grouped") {
+    generation_formed_ = true;
+    unformed_count_ = 0;
+    unformed_members_.clear();
+    return;
+  }
   if (report == "formed") {
     generation_formed_ = true;
     unformed_count_ = 0;

@@ -21,7 +21,8 @@
 //    "cause":c,"unreachable":[ids]}        the worker's part in generation g ended (held = -1:
 //                                          it held no state yet; ids: the members whose probe it
 //                                          could not reach, if the group could not form)
-//   {"report":"formed"|"stepped","gen":g,"step":s}   rank 0: group formed, first step done
+//   {"report":"grouped","gen":g}           rank 0: its process group exists
+//   {"report":"formed"|"stepped","gen":g,"step":s}   rank 0: state agreed, first step done
 //   {"report":"done","gen":g,"result":WorkerResult}  the job ended (finished or paused)
 //   {"progress":ProgressReport}            rank 0, after every step
 //   {"event":{...}}                        appended to events.jsonl (checkpoints, epochs)

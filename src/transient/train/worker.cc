@@ -244,6 +244,9 @@ class Connection : public StoreTransport {
     const bool sent = channel && channel->send(request);
     lock.lock();
     const auto deadline = Clock::now() + timeout;
+    // Only the rendezvous gives way to a leave signal or an abort: a checkpoint on its way to
+    // or from the coordinator is finished.
+    const bool rendezvous = request.contains("store");
     std::string failure;
     for (;;) {
       auto it = calls_.find(id);
@@ -252,11 +255,11 @@ class Connection : public StoreTransport {
         failure = "the connection to the coordinator at " + coordinator_.text() + " was lost";
       } else if (!left_.empty()) {
         failure = left_;
-      } else if (signalled_long_ago()) {
+      } else if (rendezvous && signalled_long_ago()) {
         // A group that forms at all forms within the second (and the state moves to the
         // others); one that has not is stuck on a peer that does not answer.
         failure = "interrupted by a preemption notice";
-      } else if (abort_gen_ >= 0 && abort_gen_ == forming_) {
+      } else if (rendezvous && abort_gen_ >= 0 && abort_gen_ == forming_) {
         failure = "the coordinator ended generation " + std::to_string(forming_.load());
       } else if (Clock::now() >= deadline) {
         failure = "no answer within " +
@@ -765,6 +768,9 @@ class Worker {
         connection_.set_phase(Connection::Phase::kForming);
         form_group();
         formed = true;
+        // The group exists (its members reached each other); agreeing on the state may take a
+        // while yet (a broadcast, a checkpoint fetched), and a pause now waits for its boundary.
+        if (rank_ == 0) connection_.send({{"report", "grouped"}, {"gen", config_.generation}});
         connection_.set_phase(Connection::Phase::kAgreeing);
         agree_on_state();
         connection_.set_phase(Connection::Phase::kTraining);
