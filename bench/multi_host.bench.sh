@@ -52,7 +52,8 @@ for ((i = 0; i < hosts; i++)); do
   ip -n "$tag$i" link set lo up
   ip netns exec "$tag$i" tc qdisc replace dev eth0 root tbf rate $rate burst 1mbit latency 50ms
 done
-on() { local host=$1; shift; ip netns exec "$tag$host" "$@"; }
+# exec: a command started with `on ... &` has the pid $! names (ip netns exec execs it too).
+on() { local host=$1; shift; exec ip netns exec "$tag$host" "$@"; }
 
 # transient: coordinator on host 0, a worker on each other host. $1: extra worker to kill ("" = none).
 run_transient() {
@@ -70,9 +71,8 @@ run_transient() {
   done
   if [[ -n $kill ]]; then
     # Once training runs for a while, one worker is SIGKILLed.
-    until [[ $(grep -c '"event":"epoch"\|"step":' "$job/events.jsonl" 2>/dev/null || echo 0) -gt 0 ]] &&
-          [[ -s $job/records/steps-w0.part.csv ]] &&
-          [[ $(wc -l <"$job/records/steps-w0.part.csv") -gt $((steps / 3)) ]]; do sleep 0.2; done
+    local rows=$job/records/steps-w0.part.csv
+    until [[ -s $rows ]] && (($(wc -l <"$rows") > steps / 3)); do sleep 0.2; done
     kill -9 "${pids[1]}"
   fi
   wait "$coordinator" || true
