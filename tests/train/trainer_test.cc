@@ -366,5 +366,47 @@ TEST(Trainer, ResumeTakesTheJobsSettingsAndRefusesAContradiction) {
   expect_complete_step_records(dir, 80, 1, 100);
 }
 
+// A job given its servers' price accounts for them: `cost` events by market as it runs, the
+// total in summary.json, shown by `transient status` and drawn by `transient report`. Each worker
+// is billed from its admission until it leaves, so the total lies between the workers' training
+// time and the whole run for both.
+TEST(Trainer, AJobGivenItsServersPriceAccountsForTheirCost) {
+  const std::string dir = fresh_dir("cost");
+  run_ok(with(small_job(dir, 2, 300), {"--catalog", "gce-2019", "--instance-type",
+                                       "n1-standard-4+k80", "--market", "spot"}),
+         dir);
+  const auto events = read_events(dir);
+  const auto costs = events_named(events, "cost");
+  ASSERT_FALSE(costs.empty());
+  for (const auto& e : costs) {
+    EXPECT_EQ(e.at("market"), "spot");
+    EXPECT_EQ(e.at("price_usd_per_h"), 0.256);  // gce-2019's preemptible K80 server
+  }
+  const auto summary = summary_of(dir);
+  const double cost = summary.at("cost_usd").get<double>();
+  EXPECT_DOUBLE_EQ(costs.back().at("cost_usd").get<double>(), cost);
+  EXPECT_EQ(costs.back().at("servers"), 0);
+  double busy_s = 0;
+  for (const auto& row : read_steps(dir)) busy_s += row.worker == 0 ? row.busy_s : 0;
+  EXPECT_GE(cost, 2 * 0.256 * busy_s / 3600);
+  EXPECT_LE(cost, 2 * 0.256 * summary.at("wall_s").get<double>() / 3600);
+  const auto status = run_cli({"status", dir}, dir + "-status");
+  EXPECT_EQ(status.exit_code, 0) << status.err;
+  EXPECT_NE(status.out.find("cost: $"), std::string::npos) << status.out;
+  const auto report = run_cli({"report", dir, "-o", dir + "-report.html"}, dir + "-report");
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  EXPECT_EQ(slurp(dir + "-report.html").find("no prices"), std::string::npos);
+  // A type the catalog does not have, or a catalog without a type: one line, exit 2.
+  for (const auto& bad : std::vector<std::vector<std::string>>{
+           {"--catalog", "gce-2019", "--instance-type", "n1-standard-4+a100"},
+           {"--catalog", "gce-2019"},
+           {"--catalog", "gce-2019", "--instance-type", "n1-standard-4+k80", "--market",
+            "reserved"}}) {
+    const auto refused = run_cli(with(small_job(fresh_dir("cost-bad"), 1, 10), bad), dir + "-bad");
+    EXPECT_EQ(refused.exit_code, kExitBadInput) << refused.err;
+    EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
+  }
+}
+
 }  // namespace
 }  // namespace transient::train

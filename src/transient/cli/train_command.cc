@@ -4,6 +4,8 @@
 #include <vector>
 
 #include "transient/cli/commands.h"
+#include "transient/cloud/catalog.h"
+#include "transient/cloud/catalog_registry.h"
 #include "transient/core/duration.h"
 #include "transient/core/error.h"
 #include "transient/train/trainer.h"
@@ -80,6 +82,50 @@ void add_job_options(CLI::App& cmd, train::TrainOptions& options, std::string& c
       ->capture_default_str();
 }
 
+// What the workers' servers cost: the raw flags, resolved by resolve_prices.
+struct PriceFlags {
+  std::string catalog;
+  std::string instance_type;
+  std::string market = "spot";
+};
+
+void add_price_options(CLI::App& cmd, PriceFlags& flags) {
+  cmd.add_option("--catalog", flags.catalog,
+                 "the catalog (a built-in name or a CSV file) the workers' servers come from, for "
+                 "cost accounting");
+  cmd.add_option("--instance-type", flags.instance_type,
+                 "the workers' instance type in --catalog: each worker is billed per second "
+                 "from its admission until it leaves");
+  cmd.add_option("--market", flags.market, "spot (default) or on-demand")->capture_default_str();
+}
+
+// The price of the workers' servers, from the catalog, into `options`.
+void resolve_prices(const CLI::App& cmd, const PriceFlags& flags, train::TrainOptions& options) {
+  if (flags.instance_type.empty()) {
+    if (!flags.catalog.empty() || cmd.count("--market") > 0) {
+      throw InputError("--catalog and --market need --instance-type TYPE (the workers' servers)");
+    }
+    return;
+  }
+  if (flags.catalog.empty()) {
+    throw InputError("--instance-type needs --catalog NAME|FILE (see `transient catalog list`)");
+  }
+  const auto market = cloud::parse_market(flags.market);
+  if (!market) {
+    throw InputError("--market: \"" + flags.market +
+                     "\" is not a market; accepted: spot, on-demand");
+  }
+  const cloud::Catalog catalog = cloud::load_catalog(flags.catalog);
+  const cloud::InstanceType& type = catalog.find(flags.instance_type);
+  if (!type.has_market(*market)) {
+    throw InputError("--market: " + flags.instance_type + " is not sold " +
+                     std::string(cloud::to_string(*market)) + " in " + flags.catalog);
+  }
+  options.instance_type = flags.instance_type;
+  options.market = std::string(cloud::to_string(*market));
+  options.price_usd_per_h = type.price_usd_per_h(*market);
+}
+
 // The coordinator's address and the heartbeat timeout.
 void add_elastic_options(CLI::App& cmd, train::TrainOptions& options, std::string& heartbeat) {
   cmd.add_option("--heartbeat-timeout", heartbeat, "drop a worker silent this long (default 5s)");
@@ -119,6 +165,7 @@ void add_train_commands(CLI::App& app) {
   auto checkpoint_every = std::make_shared<std::string>();
   auto heartbeat = std::make_shared<std::string>();
   auto replace = std::make_shared<std::string>();
+  auto prices = std::make_shared<PriceFlags>();
   auto* train = app.add_subcommand(
       "train",
       "Data-parallel training on this machine: a coordinator and N worker processes (libtorch, "
@@ -127,6 +174,7 @@ void add_train_commands(CLI::App& app) {
   train->add_option("--workers", options->workers, "worker processes")->capture_default_str();
   add_job_options(*train, *options, *checkpoint_every);
   add_elastic_options(*train, *options, *heartbeat);
+  add_price_options(*train, *prices);
   train
       ->add_option("--revoke", options->revoke,
                    "inject a revocation: ACTION@TIME:TARGET, ACTION kill|preempt|stop, TIME 30s "
@@ -151,10 +199,11 @@ void add_train_commands(CLI::App& app) {
       ->capture_default_str();
   train->add_option("--market-data-dir", options->data_root,
                     "the shared data directory of the market models");
-  train->callback([train, options, checkpoint_every, heartbeat, replace] {
+  train->callback([train, options, checkpoint_every, heartbeat, replace, prices] {
     options->given_flags = given_job_flags(*train);
     parse_checkpoint_every(*checkpoint_every, *options);
     parse_elastic_durations(*heartbeat, *replace, *options);
+    resolve_prices(*train, *prices, *options);
     const int code = train::run_training(*options);
     if (code != 0) throw CLI::RuntimeError(code);
   });
@@ -163,6 +212,7 @@ void add_train_commands(CLI::App& app) {
   auto coordinator_heartbeat = std::make_shared<std::string>();
   auto coordinator_checkpoint_every = std::make_shared<std::string>();
   auto min_workers = std::make_shared<int>(1);
+  auto coordinator_prices = std::make_shared<PriceFlags>();
   auto* coordinator = app.add_subcommand(
       "coordinator",
       "The coordinator of a job alone: workers join it from anywhere with `transient worker "
@@ -170,14 +220,16 @@ void add_train_commands(CLI::App& app) {
       "the job back from its journal");
   add_job_options(*coordinator, *coordinator_options, *coordinator_checkpoint_every);
   add_elastic_options(*coordinator, *coordinator_options, *coordinator_heartbeat);
+  add_price_options(*coordinator, *coordinator_prices);
   coordinator->add_option("--min-workers", *min_workers, "workers that generation 0 waits for")
       ->capture_default_str();
   coordinator->callback([coordinator, coordinator_options, coordinator_checkpoint_every,
-                         coordinator_heartbeat, min_workers] {
+                         coordinator_heartbeat, min_workers, coordinator_prices] {
     coordinator_options->given_flags = given_job_flags(*coordinator);
     parse_checkpoint_every(*coordinator_checkpoint_every, *coordinator_options);
     std::string no_replace;
     parse_elastic_durations(*coordinator_heartbeat, no_replace, *coordinator_options);
+    resolve_prices(*coordinator, *coordinator_prices, *coordinator_options);
     const int code = train::run_coordinator(*coordinator_options, *min_workers);
     if (code != 0) throw CLI::RuntimeError(code);
   });

@@ -66,10 +66,12 @@ struct Coordinator::Worker {
   State state = State::kLoading;
   Clock::time_point last_heard;
   long pid = 0;
-  std::string address;                 // where its peers reach it, as it said (for messages)
-  std::string probe;                   // its reachability probe, HOST:PORT
-  std::int64_t rows_written = 0;       // the last steps row (its sequence number) written
-  std::int64_t rows_acknowledged = 0;  // ... and told to the worker
+  std::string address;                        // where its peers reach it, as it said (for messages)
+  std::string probe;                          // its reachability probe, HOST:PORT
+  Clock::time_point admitted;                 // billed from then ...
+  std::optional<Clock::time_point> released;  // ... until it left
+  std::int64_t rows_written = 0;              // the last steps row (its sequence number) written
+  std::int64_t rows_acknowledged = 0;         // ... and told to the worker
   double speed = 0;  // samples/s of forward+backward, as the worker measured it (0 = unknown)
   // The report that ended its part in the current generation.
   std::int64_t held = -1;       // steps completed in the state it holds
@@ -174,6 +176,7 @@ bool Coordinator::poll(double max_wait_s) {
     maybe_signal_change();
     maybe_form_generation();
   }
+  account_cost(false);
   if (outcome_.ended && !journal_closed_) {
     journal_closed_ = true;
     write_journal();  // says how it ended: a paused job can be continued from it
@@ -410,6 +413,7 @@ void Coordinator::handle_hello(Peer& peer, const nlohmann::json& message) {
   fresh->id = id;
   fresh->peer = &peer;
   fresh->last_heard = Clock::now();
+  fresh->admitted = fresh->last_heard;
   fresh->pid = hello.value("pid", 0L);
   peer.worker = id;
   workers_[id] = std::move(fresh);
@@ -764,6 +768,40 @@ void Coordinator::send_checkpoint(Worker& worker, const nlohmann::json& request)
   }
 }
 
+std::optional<double> Coordinator::cost_usd() const {
+  if (job_.options.price_usd_per_h <= 0) return std::nullopt;
+  const auto end = ended_at_.value_or(Clock::now());
+  double seconds = 0;
+  for (const auto& [id, worker] : workers_) {
+    const auto until = std::min(worker->released.value_or(end), end);
+    if (until > worker->admitted) seconds += seconds_between(worker->admitted, until);
+  }
+  return cost_before_restart_usd_ + seconds * job_.options.price_usd_per_h / 3600;
+}
+
+void Coordinator::account_cost(bool now) {
+  // A `cost` event every 10 s while the job runs, and one when it ends: the report draws the cost
+  // over time by market from them.
+  if (job_.options.price_usd_per_h <= 0 || accounts_closed_) return;
+  if (outcome_.ended) {
+    // The last event: billing stops with the job.
+    if (!ended_at_) ended_at_ = Clock::now();
+    accounts_closed_ = true;
+    now = true;
+  }
+  if (!now && seconds_between(last_cost_event_, Clock::now()) < 10) return;
+  const auto cost = cost_usd();
+  last_cost_event_ = Clock::now();
+  int billed = 0;
+  for (const auto& [id, worker] : workers_) billed += !worker->released;
+  events_.append({{"event", "cost"},
+                  {"market", job_.options.market},
+                  {"instance_type", job_.options.instance_type},
+                  {"price_usd_per_h", job_.options.price_usd_per_h},
+                  {"servers", outcome_.ended ? 0 : billed},
+                  {"cost_usd", *cost}});
+}
+
 void Coordinator::note_unreachable(const nlohmann::json& members) {
   if (!members.is_array()) return;
   for (const auto& id : members) {
@@ -836,6 +874,7 @@ void Coordinator::worker_gone(Worker& worker, const std::string& reason) {
   const auto previous = worker.state;
   worker.state = Worker::State::kGone;
   worker.leave_reason = reason;
+  worker.released = Clock::now();
   store_.drop_client(worker.id);
   discard_incoming(worker);
   if (worker.peer != nullptr) {
@@ -1190,9 +1229,11 @@ void Coordinator::take_back(const nlohmann::json& journal) {
     worker->id = id;
     worker->state = Worker::State::kMember;
     worker->last_heard = Clock::now();
+    worker->admitted = worker->last_heard;
     workers_[id] = std::move(worker);
   }
   running_ = generation_ >= 0 && !members_.empty();
+  cost_before_restart_usd_ = journal.value("cost_usd", 0.0);
   generation_formed_ = true;  // its members formed their group before the restart
   store_.set_generation_prefix(generation_prefix(generation_));
   // The split in force is not journaled: speeds are compared with it from the next generation.
@@ -1211,6 +1252,7 @@ void Coordinator::write_journal() const {
       {"generation", generation_},
       {"members", members_},
       {"next_worker", next_worker_},
+      {"cost_usd", cost_usd().value_or(0)},
       {"ended", outcome_.ended},
       {"paused", outcome_.ended && outcome_.result.stopped && outcome_.failure.empty()},
       {"pid", static_cast<long>(::getpid())},

@@ -125,6 +125,11 @@ class Coordinator {
   // When the first step this coordinator saw was completed (nullopt before).
   std::optional<Clock::time_point> first_step_time() const { return first_step_time_; }
   double samples_per_s() const;
+  // What the workers' servers have cost so far (per second, from each one's admission to its
+  // leaving, at the job's price); nullopt when the job knows no price.
+  std::optional<double> cost_usd() const;
+  // Stops the billing of a job that has ended and records its last `cost` event.
+  void close_accounts() { account_cost(true); }
 
  private:
   struct Peer;
@@ -210,6 +215,12 @@ class Coordinator {
   std::optional<Clock::time_point> first_step_time_;
   std::int64_t first_step_ = 0;
   Clock::time_point last_step_time_;
+
+  void account_cost(bool now);
+  double cost_before_restart_usd_ = 0;  // from the journal of a coordinator that died
+  Clock::time_point last_cost_event_;
+  std::optional<Clock::time_point> ended_at_;  // billing stops when the job ends
+  bool accounts_closed_ = false;               // the last cost event is written
 
   int revocations_ = 0;
   int recoveries_ = 0;

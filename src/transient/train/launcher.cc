@@ -348,7 +348,7 @@ GenerationConfig open_records(const TrainOptions& o, EventLog& events) {
 }
 
 // summary.json and the last lines: what the job came to.
-int finish_job(const PreparedJob& prepared, const Coordinator& coordinator, EventLog& events,
+int finish_job(const PreparedJob& prepared, Coordinator& coordinator, EventLog& events,
                double wall_s, int workers) {
   const TrainOptions& o = prepared.options;
   const JobConfig& job = prepared.job;
@@ -362,6 +362,7 @@ int finish_job(const PreparedJob& prepared, const Coordinator& coordinator, Even
   const double epochs = static_cast<double>(steps) /
                         static_cast<double>(steps_per_epoch(job.train_samples, o.global_batch));
   const double samples_per_s = coordinator.samples_per_s();
+  coordinator.close_accounts();
   nlohmann::json summary = {
       {"steps", steps},
       {"epochs", std::round(epochs * 1000.0) / 1000.0},
@@ -386,6 +387,12 @@ int finish_job(const PreparedJob& prepared, const Coordinator& coordinator, Even
       {"revocations", coordinator.revocations()},
       {"recoveries", coordinator.recoveries()},
       {"redone_steps", coordinator.redone_steps()}};
+  if (const auto cost = coordinator.cost_usd()) {
+    summary["cost_usd"] = *cost;
+    summary["market"] = o.market;
+    summary["instance_type"] = o.instance_type;
+    summary["price_usd_per_h"] = o.price_usd_per_h;
+  }
   write_file_atomically((fs::path(o.job_dir) / "summary.json").string(), summary.dump(2) + "\n");
   events.append({{"event", failed     ? "failed"
                            : finished ? "done"

@@ -35,6 +35,9 @@ nlohmann::json to_json(const JobConfig& config) {
           {"keep", o.keep},
           {"bucket_bytes", o.bucket_bytes},
           {"heartbeat_timeout_s", o.heartbeat_timeout_s},
+          {"instance_type", o.instance_type},
+          {"market", o.market},
+          {"price_usd_per_h", o.price_usd_per_h},
           {"train_samples", config.train_samples},
           {"total_steps", config.total_steps},
           {"warmup_steps", config.warmup_steps}};
@@ -65,6 +68,9 @@ JobConfig job_config_from_json(const nlohmann::json& j) {
   o.keep = j.at("keep").get<int>();
   o.bucket_bytes = j.at("bucket_bytes").get<std::int64_t>();
   o.heartbeat_timeout_s = j.at("heartbeat_timeout_s").get<double>();
+  o.instance_type = j.value("instance_type", std::string());
+  o.market = j.value("market", std::string());
+  o.price_usd_per_h = j.value("price_usd_per_h", 0.0);
   config.train_samples = j.at("train_samples").get<std::int64_t>();
   config.total_steps = j.at("total_steps").get<std::int64_t>();
   config.warmup_steps = j.at("warmup_steps").get<std::int64_t>();

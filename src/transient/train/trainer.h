@@ -75,6 +75,12 @@ struct TrainOptions {
   double time_scale = 3600;                    // market seconds per second of the run
   std::string data_root;                       // the shared data directory ("" = default)
 
+  // What the workers' servers cost (`--catalog`, `--instance-type`, `--market`, resolved by the
+  // CLI): each worker is billed per second from its admission until it leaves; 0 = unknown.
+  std::string instance_type;   // e.g. n1-standard-4+k80
+  std::string market;          // spot or on-demand
+  double price_usd_per_h = 0;  // that type's price in that market
+
   // The job settings given on the command line, by flag name ("--lr", ...): a resumed job takes
   // its settings from its job directory and refuses a given one that contradicts them.
   std::vector<std::string> given_flags;
