@@ -90,6 +90,87 @@ TEST(Failure, ResumingFromNanParametersIsADivergenceNotASuccess) {
   EXPECT_EQ(result.out.find("test accuracy"), std::string::npos) << result.out;
 }
 
+// --on-divergence rollback after a fault: a checkpoint whose parameters went NaN (as silent
+// corruption would leave them) diverges at the next step; the job sets that checkpoint aside,
+// goes on from the one before it with the learning rate halved, and finishes.
+TEST(Failure, ARollbackGoesOnFromTheCheckpointBeforeTheDivergenceAndFinishes) {
+  const std::string dir = fresh_dir("rollback");
+  const auto job = with(small_job(dir, 1, 300), {"--checkpoint-every", "25"});
+  run_paused(with(job, {"--stop-at", "100"}), dir);
+  write_altered_checkpoint(
+      dir, [](const torch::Tensor& t) { return torch::full_like(t, std::nan("")); });
+  const auto result = run_cli(with(job, {"--resume", "--on-divergence", "rollback"}), dir + ".r");
+  ASSERT_EQ(result.exit_code, kExitFinished) << result.err;
+  EXPECT_NE(result.err.find("rolling back to the newest checkpoint before step 100"),
+            std::string::npos)
+      << result.err;
+  const auto summary = summary_in(dir);
+  EXPECT_TRUE(summary.at("finished").get<bool>());
+  EXPECT_EQ(summary.at("rollbacks"), 1);
+  EXPECT_EQ(summary.at("lr_scale"), 0.5);
+  EXPECT_GT(summary.at("test_accuracy").get<double>(), 0.6);
+  const auto diverged = last_event(read_events(dir), "diverged");
+  EXPECT_EQ(diverged.at("step"), 101);
+  EXPECT_EQ(diverged.at("action"), "rollback");
+  EXPECT_EQ(diverged.at("set_aside"), nlohmann::json::array({"step-00000100.pt"}));
+  // The NaN checkpoint is kept aside for a look; the manifest lists only finite states.
+  EXPECT_TRUE(fs::exists(dir + "/checkpoints/diverged-step-00000100.pt"));
+  CheckpointDirectory directory(dir + "/checkpoints", 3);
+  for (const auto& record : directory.list()) {
+    const auto state =
+        deserialize_checkpoint(directory.read_verified(record), directory.path_of(record));
+    for (const auto& [name, tensor] : state.parameters) {
+      EXPECT_TRUE(torch::isfinite(tensor).all().item<bool>()) << name << " at " << record.file;
+    }
+  }
+  // Steps 76..100 were trained again after the rollback: every step has its rows once.
+  expect_every_sample_once(dir, 300, 2000, 100);
+}
+
+// A rollback with no checkpoint before the divergence starts the job afresh, from the seeded
+// initial state, with the learning rate halved: exactly the run started with that rate.
+TEST(Failure, ARollbackWithNoCheckpointRestartsExactlyAsARunAtHalfTheRate) {
+  const std::string dir = fresh_dir("rollback-afresh");
+  const auto job = with(set_flag(small_job(dir, 1, 200), "--lr", "8"),
+                        {"--momentum", "0", "--checkpoint-every", "0"});
+  // Paused after the rollback and resumed without the flag: the halved rate is the job's now.
+  run_paused(with(job, {"--on-divergence", "rollback", "--stop-at", "120"}), dir);
+  EXPECT_EQ(summary_in(dir).at("rollbacks"), 1);
+  EXPECT_EQ(summary_in(dir).at("lr_scale"), 0.5);
+  run_ok(with(job, {"--resume"}), dir + "-resumed");
+  const auto summary = summary_in(dir);
+  EXPECT_EQ(summary.at("lr_scale"), 0.5);
+  const std::string half = fresh_dir("rollback-half-rate");
+  run_ok(with(set_flag(small_job(half, 1, 200), "--lr", "4"),
+              {"--momentum", "0", "--checkpoint-every", "0"}),
+         half);
+  EXPECT_EQ(summary.at("test_accuracy"), summary_in(half).at("test_accuracy"));
+  EXPECT_EQ(summary.at("test_loss"), summary_in(half).at("test_loss"));
+}
+
+// Rollbacks that do not help (the rate is far too large for any of its halves): after the
+// third the job stops as with --on-divergence stop, saying so.
+TEST(Failure, AfterTheLastRollbackADivergenceStopsTheJob) {
+  const std::string dir = fresh_dir("rollback-exhausted");
+  const auto result = run_cli(
+      with(set_flag(small_job(dir, 2, 300), "--lr", "1000"), {"--on-divergence", "rollback"}),
+      dir + ".log");
+  EXPECT_EQ(result.exit_code, kExitDiverged) << result.err;
+  EXPECT_NE(result.err.find("after 3 rollbacks with a learning rate x0.125"), std::string::npos)
+      << result.err;
+  const auto summary = summary_in(dir);
+  EXPECT_EQ(summary.at("rollbacks"), kMaxRollbacks);
+  EXPECT_FALSE(summary.at("finished").get<bool>());
+  const auto events = read_events(dir);
+  const auto diverged = events_named(events, "diverged");
+  ASSERT_EQ(diverged.size(), 4u);
+  EXPECT_EQ(diverged.back().at("action"), "stop");
+  const auto bad =
+      run_cli(with(small_job(fresh_dir("rollback-bad"), 1, 10), {"--on-divergence", "retry"}),
+              dir + "-bad");
+  EXPECT_EQ(bad.exit_code, kExitBadInput) << bad.err;
+}
+
 // A checkpoint that does not fit the model fails in every member alike: the job stops with the
 // cause instead of waiting for a worker that could load it.
 TEST(Failure, ACheckpointThatDoesNotFitStopsTheJobWithItsCause) {

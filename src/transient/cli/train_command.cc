@@ -66,6 +66,12 @@ void add_job_options(CLI::App& cmd, train::TrainOptions& options, std::string& c
   cmd.add_option("--weight-decay", options.weight_decay, "SGD weight decay")->capture_default_str();
   cmd.add_option("--seed", options.seed, "model initialisation and data order")
       ->capture_default_str();
+  cmd.add_option("--on-divergence", options.on_divergence,
+                 "a loss that becomes NaN or infinite: stop (name the step and the last good "
+                 "checkpoint) or rollback (continue from the newest checkpoint before it with the "
+                 "learning rate halved, at most 3 times)")
+      ->check(CLI::IsMember({"stop", "rollback"}))
+      ->capture_default_str();
   cmd.add_option("--job-dir", options.job_dir,
                  "the job's directory (default: jobs/<UTC time>-<model>)");
   cmd.add_option("--checkpoint-every", checkpoint_every,

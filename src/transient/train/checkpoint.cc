@@ -175,19 +175,33 @@ void CheckpointDirectory::adopt(const std::string& temporary, const CheckpointRe
   add_to_manifest(record);
 }
 
+namespace {
+
+// An exclusive lock on a checkpoint directory's manifest, held while it lives.
+class ManifestLock {
+ public:
+  explicit ManifestLock(const std::string& dir)
+      : fd_(::open((std::filesystem::path(dir) / ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC,
+                   0644)) {
+    if (fd_ >= 0) ::flock(fd_, LOCK_EX);
+  }
+  ~ManifestLock() {
+    if (fd_ >= 0) ::close(fd_);  // closing releases the lock
+  }
+  ManifestLock(const ManifestLock&) = delete;
+  ManifestLock& operator=(const ManifestLock&) = delete;
+
+ private:
+  int fd_;
+};
+
+}  // namespace
+
 void CheckpointDirectory::add_to_manifest(const CheckpointRecord& record) const {
   // Two workers may write at once (a rank 0 dropped as silent that wakes mid-write, and the new
   // one): the manifest's read-modify-write is under an exclusive lock on the directory, and the
   // manifest is kept in step order, so the newest checkpoint is the one of the latest step.
-  const int lock_fd =
-      ::open((std::filesystem::path(dir_) / ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (lock_fd >= 0) ::flock(lock_fd, LOCK_EX);
-  struct Unlock {
-    int fd;
-    ~Unlock() {
-      if (fd >= 0) ::close(fd);  // closing releases the lock
-    }
-  } unlock{lock_fd};
+  ManifestLock lock(dir_);
   auto records = list();
   std::vector<CheckpointRecord> kept;
   for (const auto& old : records) {
@@ -255,6 +269,23 @@ std::vector<char> CheckpointDirectory::read_verified(const CheckpointRecord& rec
     throw InputError(path, 0, "checkpoint is corrupt (CRC-32 differs from the manifest's)");
   }
   return std::vector<char>(bytes.begin(), bytes.end());
+}
+
+std::vector<CheckpointRecord> CheckpointDirectory::set_aside_from(std::int64_t step,
+                                                                  const std::string& prefix) {
+  ManifestLock lock(dir_);
+  std::vector<CheckpointRecord> kept;
+  std::vector<CheckpointRecord> set_aside;
+  for (const auto& record : list()) (record.step >= step ? set_aside : kept).push_back(record);
+  if (set_aside.empty()) return set_aside;
+  write_manifest(kept);
+  // Only now that the manifest no longer lists them are the files renamed.
+  for (const auto& record : set_aside) {
+    std::error_code ignored;  // a file already missing was not a checkpoint to resume from
+    std::filesystem::rename(path_of(record), std::filesystem::path(dir_) / (prefix + record.file),
+                            ignored);
+  }
+  return set_aside;
 }
 
 void CheckpointDirectory::remove_leftovers() const {

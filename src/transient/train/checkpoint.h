@@ -95,6 +95,11 @@ class CheckpointDirectory {
   // file and what is wrong.
   std::vector<char> read_verified(const CheckpointRecord& record) const;
 
+  // Takes the checkpoints of steps >= `step` out of the manifest and renames their files to
+  // `prefix` + name (kept for a look, never resumed from); returns them. Throws InputError if the
+  // manifest cannot be read or written (then nothing changed).
+  std::vector<CheckpointRecord> set_aside_from(std::int64_t step, const std::string& prefix);
+
   // Removes temporary files left by a writer that was killed mid-write.
   void remove_leftovers() const;
 

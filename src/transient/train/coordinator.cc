@@ -103,6 +103,7 @@ Coordinator::Coordinator(JobConfig job, std::string token, CoordinatorOptions op
       last_step_time_(Clock::now()) {
   last_step_ = start_.start_step;
   attempted_step_ = start_.start_step;
+  lr_scale_ = start_.lr_scale;
   listener_ = std::make_unique<Listener>(options_.bind, options_.port, "--bind/--port");
   if (options_.dashboard != "off") {
     const auto at = report::parse_dashboard_address(options_.dashboard, "--dashboard");
@@ -499,16 +500,27 @@ void Coordinator::handle_message(Worker& worker, const nlohmann::json& message) 
     return;
   }
   if (report == "diverged") {
+    // Every member reports it (the loss is all-reduced): the first report decides.
     const std::int64_t step = message.value("step", std::int64_t{0});
-    if (!outcome_.ended) {
-      outcome_.diverged_at_step = step;
-      events_.append({{"event", "diverged"},
-                      {"step", step},
-                      {"loss", message.value("loss", "nan")},
-                      {"worker", worker.id}});
-      end_job("the training loss was " + message.value("loss", std::string("nan")) + " at step " +
-              std::to_string(step));
+    if (outcome_.ended || (gen == generation_ && rolled_back_generation_ == gen)) return;
+    const std::string loss = message.value("loss", std::string("nan"));
+    if (job_.options.on_divergence == "rollback" && gen == generation_ &&
+        rollbacks_ < kMaxRollbacks) {
+      roll_back(step, loss, worker.id);
+      return;
     }
+    outcome_.diverged_at_step = step;
+    events_.append({{"event", "diverged"},
+                    {"step", step},
+                    {"loss", loss},
+                    {"worker", worker.id},
+                    {"action", "stop"},
+                    {"rollbacks", rollbacks_}});
+    end_job("the training loss was " + loss + " at step " + std::to_string(step) +
+            (rollbacks_ > 0 ? " after " + std::to_string(rollbacks_) + " rollback" +
+                                  (rollbacks_ == 1 ? "" : "s") + " with a learning rate x" +
+                                  nlohmann::json(lr_scale_).dump()
+                            : std::string()));
     return;
   }
   if (gen != generation_) return;  // about a generation that is over
@@ -581,6 +593,44 @@ void Coordinator::handle_message(Worker& worker, const nlohmann::json& message) 
     worker.state = Worker::State::kDone;
     outcome_.result = worker_result_from_json(message.at("result"));
   }
+}
+
+void Coordinator::roll_back(std::int64_t step, const std::string& loss, const std::string& by) {
+  // The state before step `step` gave a non-finite loss, and the one before it may already be on
+  // its way there: the checkpoints of steps >= step - 1 are set aside (renamed, kept for a look,
+  // never resumed from), and the members, which report the generation failed holding no state,
+  // start the next generation from the newest checkpoint left (or afresh) with the learning rate
+  // halved from there on.
+  rolled_back_generation_ = generation_;
+  ++rollbacks_;
+  lr_scale_ /= 2;
+  std::vector<std::string> set_aside;
+  try {
+    CheckpointDirectory directory((fs::path(job_.options.job_dir) / "checkpoints").string(),
+                                  job_.options.keep);
+    for (const auto& record : directory.set_aside_from(step - 1, "diverged-")) {
+      set_aside.push_back(record.file);
+    }
+  } catch (const std::exception& error) {
+    end_job(std::string("cannot roll back after the divergence at step ") + std::to_string(step) +
+            ": " + error.what());
+    return;
+  }
+  events_.append({{"event", "diverged"},
+                  {"step", step},
+                  {"loss", loss},
+                  {"worker", by},
+                  {"action", "rollback"},
+                  {"rollbacks", rollbacks_},
+                  {"lr_scale", lr_scale_},
+                  {"set_aside", set_aside}});
+  progress_->finish();
+  std::fprintf(stderr,
+               "transient: the training loss was %s at step %lld: rolling back to the newest "
+               "checkpoint before step %lld with the learning rate x%g (rollback %d of %d)\n",
+               loss.c_str(), static_cast<long long>(step), static_cast<long long>(step - 1),
+               lr_scale_, rollbacks_, kMaxRollbacks);
+  write_journal();
 }
 
 void Coordinator::handle_store(Worker& worker, const nlohmann::json& request) {
@@ -1126,6 +1176,7 @@ void Coordinator::form_generation(std::vector<std::string> survivors,
   }
   // A generation that starts from a checkpoint starts the count afresh.
   config.since_checkpoint_s = config.checkpoint.empty() ? since_checkpoint_s_ : 0;
+  config.lr_scale = lr_scale_;
   generation_speeds_ = config.speeds;
   last_balance_check_ = Clock::now();
   generation_ = config.generation;
@@ -1234,6 +1285,8 @@ void Coordinator::take_back(const nlohmann::json& journal) {
   }
   running_ = generation_ >= 0 && !members_.empty();
   cost_before_restart_usd_ = journal.value("cost_usd", 0.0);
+  lr_scale_ = journal.value("lr_scale", 1.0);
+  rollbacks_ = journal.value("rollbacks", 0);
   generation_formed_ = true;  // its members formed their group before the restart
   store_.set_generation_prefix(generation_prefix(generation_));
   // The split in force is not journaled: speeds are compared with it from the next generation.
@@ -1253,6 +1306,8 @@ void Coordinator::write_journal() const {
       {"members", members_},
       {"next_worker", next_worker_},
       {"cost_usd", cost_usd().value_or(0)},
+      {"lr_scale", lr_scale_},
+      {"rollbacks", rollbacks_},
       {"ended", outcome_.ended},
       {"paused", outcome_.ended && outcome_.result.stopped && outcome_.failure.empty()},
       {"pid", static_cast<long>(::getpid())},

@@ -118,6 +118,8 @@ class Coordinator {
   // Totals for summary.json.
   int revocations() const { return revocations_; }
   int recoveries() const { return recoveries_; }
+  int rollbacks() const { return rollbacks_; }
+  double lr_scale() const { return lr_scale_; }
   std::int64_t redone_steps() const { return redone_steps_; }
   // Progress as rank 0 reported it: the last step and the throughput between the first and the
   // last step this coordinator saw.
@@ -224,6 +226,12 @@ class Coordinator {
 
   int revocations_ = 0;
   int recoveries_ = 0;
+  // --on-divergence rollback: the learning rate's factor (halved by each rollback), how many
+  // there were, and the generation rolled back last (its members' reports of it are one).
+  void roll_back(std::int64_t step, const std::string& loss, const std::string& by);
+  double lr_scale_ = 1;
+  int rollbacks_ = 0;
+  std::int64_t rolled_back_generation_ = -1;
   std::int64_t redone_steps_ = 0;
   JobOutcome outcome_;
   bool journal_closed_ = false;          // the journal says the job ended

@@ -344,6 +344,17 @@ GenerationConfig open_records(const TrainOptions& o, EventLog& events) {
   }
   // Rows of steps after the checkpoint (left by a stopped or crashed run) will be redone.
   merge_step_records(o.job_dir, start.start_step);
+  // A job rolled back after a divergence goes on with the learning rate it was rolled back to.
+  const auto journal_path = fs::path(o.job_dir) / "coordinator.json";
+  if (o.resume && fs::exists(journal_path)) {
+    const auto journal = load_json_file(journal_path.string());
+    const auto scale = journal.contains("lr_scale") ? journal.at("lr_scale") : nlohmann::json(1.0);
+    if (!scale.is_number() || !(scale.get<double>() > 0 && scale.get<double>() <= 1)) {
+      throw InputError(journal_path.string(), 0,
+                       "lr_scale " + scale.dump() + " is not a learning-rate factor in (0, 1]");
+    }
+    start.lr_scale = scale.get<double>();
+  }
   return start;
 }
 
@@ -386,7 +397,9 @@ int finish_job(const PreparedJob& prepared, Coordinator& coordinator, EventLog& 
       {"generations", coordinator.generation() + 1},
       {"revocations", coordinator.revocations()},
       {"recoveries", coordinator.recoveries()},
-      {"redone_steps", coordinator.redone_steps()}};
+      {"redone_steps", coordinator.redone_steps()},
+      {"rollbacks", coordinator.rollbacks()},
+      {"lr_scale", coordinator.lr_scale()}};
   if (const auto cost = coordinator.cost_usd()) {
     summary["cost_usd"] = *cost;
     summary["market"] = o.market;

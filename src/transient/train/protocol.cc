@@ -35,6 +35,7 @@ nlohmann::json to_json(const JobConfig& config) {
           {"keep", o.keep},
           {"bucket_bytes", o.bucket_bytes},
           {"heartbeat_timeout_s", o.heartbeat_timeout_s},
+          {"on_divergence", o.on_divergence},
           {"instance_type", o.instance_type},
           {"market", o.market},
           {"price_usd_per_h", o.price_usd_per_h},
@@ -68,6 +69,7 @@ JobConfig job_config_from_json(const nlohmann::json& j) {
   o.keep = j.at("keep").get<int>();
   o.bucket_bytes = j.at("bucket_bytes").get<std::int64_t>();
   o.heartbeat_timeout_s = j.at("heartbeat_timeout_s").get<double>();
+  o.on_divergence = j.value("on_divergence", std::string("stop"));
   o.instance_type = j.value("instance_type", std::string());
   o.market = j.value("market", std::string());
   o.price_usd_per_h = j.value("price_usd_per_h", 0.0);
@@ -86,7 +88,8 @@ nlohmann::json to_json(const GenerationConfig& config) {
           {"checkpoint_crc32", config.checkpoint_crc32},
           {"speeds", config.speeds},
           {"since_checkpoint_s", config.since_checkpoint_s},
-          {"probes", config.probes}};
+          {"probes", config.probes},
+          {"lr_scale", config.lr_scale}};
 }
 
 GenerationConfig generation_config_from_json(const nlohmann::json& j) {
@@ -100,6 +103,7 @@ GenerationConfig generation_config_from_json(const nlohmann::json& j) {
   config.speeds = j.at("speeds").get<std::vector<double>>();
   config.since_checkpoint_s = j.value("since_checkpoint_s", 0.0);
   config.probes = j.value("probes", std::vector<std::string>{});
+  config.lr_scale = j.value("lr_scale", 1.0);
   return config;
 }
 

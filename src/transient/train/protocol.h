@@ -71,6 +71,8 @@ struct GenerationConfig {
   // on the address it advertises, which its peers try when their group could not form, so that
   // the member nobody can reach is named.
   std::vector<std::string> probes;
+  // The learning rate's factor from here on: 1, halved by each rollback after a divergence.
+  double lr_scale = 1;
 };
 
 struct ProgressReport {

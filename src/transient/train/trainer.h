@@ -26,6 +26,7 @@ constexpr int kExitFailed = 1;    // the job stopped on an error (named on stder
 constexpr int kExitBadInput = 2;  // a flag or a file was refused before anything ran
 constexpr int kExitDropped = 3;   // a worker the coordinator dropped or refused
 constexpr int kExitDiverged = 4;  // the training loss became NaN or infinite
+constexpr int kMaxRollbacks = 3;  // --on-divergence rollback: then the job stops as with "stop"
 constexpr int kExitPaused = 5;    // paused (Ctrl-C, --stop-at): continue with --resume
 
 struct TrainOptions {
@@ -48,6 +49,10 @@ struct TrainOptions {
   double weight_decay = 0.0;        // L2 penalty of SGD
   double warmup_fraction = 0.05;    // share of all steps spent warming up (at most 200 steps)
   std::uint64_t seed = 1;           // model initialisation and data order
+  // A training loss that becomes NaN or infinite: "stop" the job naming the step and the last
+  // good checkpoint, or "rollback": continue from the newest checkpoint taken at least two steps
+  // before it with the learning rate halved from there on (at most kMaxRollbacks times).
+  std::string on_divergence = "stop";
 
   // Where and how.
   int workers = 2;      // worker processes

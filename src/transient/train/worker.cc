@@ -788,6 +788,15 @@ class Worker {
                             {"gen", config_.generation},
                             {"step", step_ + 1},
                             {"loss", loss}});
+          if (options_.on_divergence == "rollback") {
+            // The coordinator rolls the job back to a checkpoint (or ends it after the last
+            // rollback): this worker's state is not one to go on from.
+            group_.reset();
+            holds_state_ = false;
+            rolled_back_ = true;
+            report("failed", -1, step_ + 1, false, "diverged");
+            continue;
+          }
           connection_.leave("stopped");
           group_.reset();
           std::string ignored;
@@ -959,7 +968,7 @@ class Worker {
 
   // The members agree on the step they hold; if they differ, the most advanced (lowest rank
   // among them) broadcasts its whole state. If no member holds a state, all load the generation's
-  // checkpoint (or keep the seeded initial state of a new job).
+  // checkpoint (or take the job's seeded initial state).
   void agree_on_state() {
     std::vector<std::vector<torch::Tensor>> gathered(1);
     for (int r = 0; r < world_size_; ++r) gathered[0].push_back(torch::zeros({1}, torch::kInt64));
@@ -970,7 +979,12 @@ class Worker {
     for (const auto& t : gathered[0]) steps.push_back(t.item<std::int64_t>());
     const std::int64_t most = *std::max_element(steps.begin(), steps.end());
     if (most < 0) {
-      if (!config_.checkpoint.empty()) load_checkpoint();
+      if (!config_.checkpoint.empty()) {
+        load_checkpoint();
+      } else if (rolled_back_) {
+        initial_state();  // a rollback with no checkpoint before the divergence
+      }
+      rolled_back_ = false;
       step_ = config_.start_step < 0 ? 0 : config_.start_step;
       holds_state_ = true;
       return;
@@ -1115,7 +1129,8 @@ class Worker {
       }
 
       phase_start = Clock::now();
-      const double lr = learning_rate_at(step_, job_.total_steps, job_.warmup_steps, options_.lr);
+      const double lr = learning_rate_at(step_, job_.total_steps, job_.warmup_steps,
+                                         options_.lr * config_.lr_scale);
       for (auto& group : optimizer_->param_groups()) {
         static_cast<torch::optim::SGDOptions&>(group.options()).lr(lr);
       }
@@ -1218,6 +1233,26 @@ class Worker {
       std::fprintf(stderr, "transient worker %s: a checkpoint write failed: %s\n",
                    connection_.id().c_str(), error.what());
       writer_.reset();
+    }
+  }
+
+  // The job's seeded initial state, as the constructor made it: the model built again from the
+  // seed, zero momentum, and the generator where building the model left it.
+  void initial_state() {
+    torch::manual_seed(options_.seed);
+    const auto fresh = make_model(options_.model, ImageShape{1, 28, 28});
+    torch::NoGradGuard no_grad;
+    auto fresh_parameters = fresh->named_parameters();
+    for (const auto& item : model_->named_parameters()) {
+      item.value().copy_(fresh_parameters[item.key()]);
+    }
+    auto fresh_buffers = fresh->named_buffers();
+    for (const auto& item : model_->named_buffers()) item.value().copy_(fresh_buffers[item.key()]);
+    for (const auto& parameter : parameters_) {
+      auto it = optimizer_->state().find(sgd_state_key(parameter));
+      if (it == optimizer_->state().end()) continue;
+      auto& buffer = static_cast<torch::optim::SGDParamState&>(*it->second).momentum_buffer();
+      if (buffer.defined()) buffer.zero_();
     }
   }
 
@@ -1345,6 +1380,7 @@ class Worker {
   c10::intrusive_ptr<c10d::ProcessGroupGloo> group_;
 
   bool holds_state_ = false;  // false until the first generation has given it a state
+  bool rolled_back_ = false;  // its state diverged: it takes a checkpoint's or the initial one
   std::int64_t step_ = 0;     // steps completed in the state held
   std::vector<std::int64_t> permutation_;
   std::int64_t permutation_epoch_ = -1;
