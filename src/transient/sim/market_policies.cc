@@ -199,14 +199,24 @@ class Optimal : public MarketPolicy {
 }  // namespace
 
 double worst_on_demand_fallback_finish_s(const DeadlineState& s) {
-  // Revoked at t, the job keeps the progress of t - notice (checkpoint at the notice) and the
-  // policy is asked at once; t + on-demand changeover + work left then is largest for a
-  // revocation one notice after training resumes, or at the next tick if it does not.
-  double revoked_s = s.now_s + s.decision_interval_s;
-  if (s.mode == ClusterMode::spot && s.checkpoint_on_notice && std::isfinite(s.training_from_s)) {
-    revoked_s = std::min(revoked_s, std::max(s.now_s, s.training_from_s) + s.notice_s);
-  }
-  return revoked_s + s.on_demand_changeover_s + remaining_work_s(s);
+  // Revoked at r, the job keeps what its last checkpoint saved (the notice's, at r - notice, or
+  // an older one) and the policy is asked at once: it finishes on demand at r + the on-demand
+  // changeover + the work left after the loss. r is at most the next tick, or for a training
+  // cluster the job's finish if that comes first; later revocations are a later decision's.
+  const double work_s = remaining_work_s(s);
+  const double unsaved_s = std::max(0.0, s.progress_steps - s.checkpoint_steps) / s.steps_per_s;
+  const bool training = s.mode == ClusterMode::spot && std::isfinite(s.training_from_s);
+  const double resumes_s = training ? std::max(s.now_s, s.training_from_s) : INFINITY;
+  const double last_s = std::min(s.now_s + s.decision_interval_s, resumes_s + work_s);
+  // Without notice checkpoints a revocation loses all the work since the last checkpoint.
+  if (!s.checkpoint_on_notice) return last_s + s.on_demand_changeover_s + unsaved_s + work_s;
+  // A revocation one notice after training resumes or later is repaid by the progress since.
+  double revoked_s = std::min(last_s, resumes_s + s.notice_s);
+  // One whose notice came before now saved less than the progress now: it loses the work done
+  // since its notice, up to all that is unsaved. The latest such revocation is one notice from
+  // now, and it may come after the next tick, where it is already too late to avoid.
+  revoked_s += std::min(unsaved_s, std::max(0.0, s.now_s + s.notice_s - revoked_s));
+  return revoked_s + s.on_demand_changeover_s + work_s;
 }
 
 bool spot_unsafe(const DeadlineState& s) {
@@ -219,6 +229,7 @@ bool leaving_on_demand_is_safe(const DeadlineState& s) {
   // Spot that can be had now starts training after its changeover, and a revocation before that
   // is a decision at once; spot that cannot waits, maybe a whole tick without progress.
   on_spot.training_from_s = s.spot_available ? s.now_s + s.spot_changeover_s : INFINITY;
+  on_spot.checkpoint_steps = s.progress_steps;  // leaving writes a checkpoint
   return !spot_unsafe(on_spot);
 }
 

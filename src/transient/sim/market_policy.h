@@ -25,6 +25,7 @@ std::string_view to_string(ClusterMode mode);  // "idle", "spot", "on-demand"
 struct DeadlineState {
   double now_s = 0.0;                    // seconds since the run's start
   double progress_steps = 0.0;           // steps done (not all checkpointed)
+  double checkpoint_steps = 0.0;         // steps the last checkpoint saved, <= progress_steps
   double total_steps = 0.0;              // steps the job needs
   double deadline_s = 0.0;               // the deadline, seconds since the start
   double steps_per_s = 0.0;              // speed of the full cluster, either market
@@ -48,10 +49,14 @@ struct DeadlineState {
 // market-aware). A policy that goes on demand whenever spot_unsafe() says so, and only leaves
 // on-demand servers when leaving_on_demand_is_safe() says so, finishes by the deadline whenever
 // on-demand servers alone could still have made it at the start, provided start-up takes its
-// mean, checkpoints are taken at notices and the policy is asked at every tick and revocation.
+// mean, periodic checkpoints do not stop training and the policy is asked at every tick and
+// revocation (tests/sim/deadline_safety_test.cc). The invariant behind it: at every decision,
+// going on demand still finishes by the deadline; spot_unsafe() keeps it to the next decision.
 //
 // The latest the job can finish if it stays in spot mode (or idle) until the next decision and
-// then falls back to on demand, assuming the worst revocation in between.
+// then falls back to on demand, assuming the worst revocation in between. That includes one
+// whose notice came before now and whose revocation comes after the next tick (a notice longer
+// than the decision interval): its loss, the work since the notice, is already fixed now.
 double worst_on_demand_fallback_finish_s(const DeadlineState& state);
 // Staying on spot (or idle) one more decision could make the deadline unreachable on demand.
 bool spot_unsafe(const DeadlineState& state);

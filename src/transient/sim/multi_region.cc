@@ -267,6 +267,7 @@ MultiRegionResult run_multi_region(const MultiRegionMarket& m, MarketPolicy& pol
     DeadlineState d;
     d.now_s = i * m.tick_s;
     d.progress_steps = s.progress_s;
+    d.checkpoint_steps = s.progress_s;  // a revocation loses only work of the tick it ends
     d.total_steps = m.work_s;
     d.deadline_s = m.deadline_s;
     d.steps_per_s = 1.0;

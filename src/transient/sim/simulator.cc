@@ -447,6 +447,7 @@ DeadlineState Simulator::deadline_state() const {
   DeadlineState state;
   state.now_s = now_s_;
   state.progress_steps = progress_steps_;
+  state.checkpoint_steps = checkpoint_steps_;
   state.total_steps = scenario_.total_steps;
   state.deadline_s = scenario_.deadline_s;
   state.steps_per_s = full_cluster_steps_per_s_;
