@@ -366,6 +366,30 @@ TEST(Trainer, ResumeTakesTheJobsSettingsAndRefusesAContradiction) {
   expect_complete_step_records(dir, 80, 1, 100);
 }
 
+// --compress bf16 and fp16 send half the bytes and train as far as full precision does on the
+// CNN (whose gradients span several buckets, all-reduced during backward); a name it does not
+// know is refused.
+TEST(Trainer, CompressedGradientsTrainAsFarAsFullPrecision) {
+  auto job = [](const std::string& dir) {
+    return std::vector<std::string>{
+        "train", "--model",   "cnn", "--workers",     "2",    "--steps",   "150", "--global-batch",
+        "64",    "--threads", "1",   "--test-subset", "1000", "--job-dir", dir};
+  };
+  const std::string full = fresh_dir("full-precision");
+  run_ok(job(full), full);
+  const double reference = summary_of(full).at("test_accuracy").get<double>();
+  for (const std::string half : {"bf16", "fp16"}) {
+    const std::string dir = fresh_dir("compress-" + half);
+    run_ok(with(job(dir), {"--compress", half}), dir);
+    const double accuracy = summary_of(dir).at("test_accuracy").get<double>();
+    EXPECT_NEAR(accuracy, reference, 0.02) << half;
+    expect_complete_step_records(dir, 150, 2, 64);
+  }
+  const auto refused =
+      run_cli(with(job(fresh_dir("compress-bad")), {"--compress", "int8"}), full + "-bad");
+  EXPECT_EQ(refused.exit_code, kExitBadInput) << refused.err;
+}
+
 // A job given its servers' price accounts for them: `cost` events by market as it runs, the
 // total in summary.json, shown by `transient status` and drawn by `transient report`. Each worker
 // is billed from its admission until it leaves, so the total lies between the workers' training

@@ -66,6 +66,11 @@ void add_job_options(CLI::App& cmd, train::TrainOptions& options, std::string& c
   cmd.add_option("--weight-decay", options.weight_decay, "SGD weight decay")->capture_default_str();
   cmd.add_option("--seed", options.seed, "model initialisation and data order")
       ->capture_default_str();
+  cmd.add_option("--compress", options.compress,
+                 "gradients on the wire: none, bf16 or fp16 (half the bytes, for slow links; "
+                 "summed in that precision)")
+      ->check(CLI::IsMember({"none", "bf16", "fp16"}))
+      ->capture_default_str();
   cmd.add_option("--on-divergence", options.on_divergence,
                  "a loss that becomes NaN or infinite: stop (name the step and the last good "
                  "checkpoint) or rollback (continue from the newest checkpoint before it with the "

@@ -34,6 +34,7 @@ nlohmann::json to_json(const JobConfig& config) {
           {"checkpoint_every_s", o.checkpoint_every_s},
           {"keep", o.keep},
           {"bucket_bytes", o.bucket_bytes},
+          {"compress", o.compress},
           {"heartbeat_timeout_s", o.heartbeat_timeout_s},
           {"on_divergence", o.on_divergence},
           {"instance_type", o.instance_type},
@@ -68,6 +69,7 @@ JobConfig job_config_from_json(const nlohmann::json& j) {
   o.checkpoint_every_s = j.at("checkpoint_every_s").get<double>();
   o.keep = j.at("keep").get<int>();
   o.bucket_bytes = j.at("bucket_bytes").get<std::int64_t>();
+  o.compress = j.value("compress", std::string("none"));
   o.heartbeat_timeout_s = j.at("heartbeat_timeout_s").get<double>();
   o.on_divergence = j.value("on_divergence", std::string("stop"));
   o.instance_type = j.value("instance_type", std::string());

@@ -62,7 +62,8 @@ struct TrainOptions {
   double checkpoint_every_s = 30;           // or every this many seconds (0 = off)
   int keep = 3;                             // checkpoints kept
   bool resume = false;                  // continue the job in job_dir from its latest checkpoint
-  std::int64_t bucket_bytes = 4 << 20;  // gradient all-reduce bucket size
+  std::int64_t bucket_bytes = 1 << 20;  // gradient all-reduce bucket size (fp32 bytes)
+  std::string compress = "none";        // gradients on the wire: none, bf16 or fp16
 
   // Elasticity (issue 3).
   double heartbeat_timeout_s = 5;  // a member silent this long is dropped from the job

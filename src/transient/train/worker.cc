@@ -30,6 +30,7 @@
 #include "transient/train/checkpoint.h"
 #include "transient/train/coordinator_store.h"
 #include "transient/train/fashion_mnist.h"
+#include "transient/train/gradient_buckets.h"
 #include "transient/train/models.h"
 #include "transient/train/protocol.h"
 #include "transient/train/rendezvous_store.h"
@@ -68,11 +69,6 @@ bool signalled_long_ago() {
 
 // A preemption notice (SIGTERM) or Ctrl-C came before the worker was admitted: nothing to leave.
 struct LeftBeforeJoining {};
-
-// A collective of the current generation failed (a peer died, went silent or left it).
-struct CollectiveFailure : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
 
 // The worker's side of its connection to the coordinator. A thread of its own sends heartbeats
 // (so that a busy training thread never looks silent) and reads what the coordinator sends; if
@@ -620,54 +616,6 @@ class Connection : public StoreTransport {
   std::thread thread_;
 };
 
-// One flat buffer per bucket; each parameter's .grad is a view into it, so backward accumulates
-// straight into the buffer and the all-reduce needs no copy. The last bucket carries four extra
-// elements after the gradients: this worker's part of the step's mean loss, a stop flag, a change
-// flag (the generation ends at this step's boundary) and a leave flag (this member leaves then;
-// summed: how many leave), so that they travel inside the gradient all-reduce instead of costing
-// a round trip of their own.
-class GradientBuckets {
- public:
-  GradientBuckets(const std::vector<torch::Tensor>& parameters, std::int64_t bucket_bytes) {
-    const std::int64_t bucket_elements = std::max<std::int64_t>(1, bucket_bytes / 4);
-    std::vector<std::vector<torch::Tensor>> groups(1);
-    std::int64_t filled = 0;
-    for (const auto& parameter : parameters) {
-      if (filled > 0 && filled + parameter.numel() > bucket_elements) {
-        groups.emplace_back();
-        filled = 0;
-      }
-      groups.back().push_back(parameter);
-      filled += parameter.numel();
-    }
-    for (std::size_t b = 0; b < groups.size(); ++b) {
-      std::int64_t size = 0;
-      for (const auto& parameter : groups[b]) size += parameter.numel();
-      const bool last = b + 1 == groups.size();
-      auto flat = torch::zeros({size + (last ? kControlElements : 0)}, torch::kFloat32);
-      std::int64_t offset = 0;
-      for (auto parameter : groups[b]) {
-        parameter.mutable_grad() =
-            flat.narrow(0, offset, parameter.numel()).view(parameter.sizes());
-        offset += parameter.numel();
-      }
-      if (last) control_ = flat.narrow(0, size, kControlElements);
-      flats_.push_back(flat);
-    }
-  }
-
-  void zero() {
-    for (auto& flat : flats_) flat.zero_();
-  }
-  std::vector<torch::Tensor>& flats() { return flats_; }
-  torch::Tensor& control() { return control_; }
-
- private:
-  static constexpr std::int64_t kControlElements = 4;
-  std::vector<torch::Tensor> flats_;
-  torch::Tensor control_;
-};
-
 // This worker's rows of steps.csv (step_records.h), sent to the coordinator, which keeps them
 // with the job's other records on its server.
 std::string step_row(std::int64_t step, int rank, std::int64_t batch, double data_s,
@@ -729,7 +677,9 @@ class Worker {
         optimizer_->state()[sgd_state_key(parameter)] = std::move(state);
       }
     }
-    buckets_ = std::make_unique<GradientBuckets>(parameters_, options_.bucket_bytes);
+    buckets_ = std::make_unique<GradientBuckets>(
+        parameters_, options_.bucket_bytes,
+        parse_compression(options_.compress).value_or(Compression::kNone));
   }
 
   // Trains until the job ends or this worker leaves. Returns the process exit code.
@@ -947,18 +897,6 @@ class Worker {
     return "?";
   }
 
-  void wait_all(std::vector<c10::intrusive_ptr<c10d::Work>>& works) {
-    std::string failure;
-    for (auto& work : works) {
-      try {
-        work->wait();
-      } catch (const std::exception& error) {
-        if (failure.empty()) failure = error.what();
-      }
-    }
-    if (!failure.empty()) throw CollectiveFailure(failure);
-  }
-
   void broadcast(std::vector<torch::Tensor> tensors, int source) {
     c10d::BroadcastOptions options;
     options.rootRank = source;
@@ -1084,8 +1022,16 @@ class Worker {
       }
       const double data_s = seconds_since(phase_start);
 
+      // Backward all-reduces each bucket of gradients as soon as it is complete
+      // (gradient_buckets.h); what is left of the all-reduce after backward is `allreduce_s`.
       phase_start = Clock::now();
-      buckets_->zero();
+      buckets_->begin(group_);
+      const bool stop_requested = rank_ == 0 && connection_.stop_signalled(config_.generation);
+      const bool leave = g_leave_signal != 0;
+      const bool change = rank_ == 0 && connection_.change_signalled(config_.generation);
+      buckets_->control()[1] = stop_requested ? 1.0 : 0.0;
+      buckets_->control()[2] = change ? 1.0 : 0.0;
+      buckets_->control()[3] = leave ? 1.0 : 0.0;
       double local_loss = 0;
       if (shard.count > 0) {
         auto scores = model_->forward(images);
@@ -1095,8 +1041,11 @@ class Worker {
                         scores, labels,
                         torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum)) /
                     static_cast<double>(position.batch);
-        loss.backward();
         local_loss = loss.item<double>();
+        buckets_->control()[0] = local_loss;  // before backward: it goes with the first bucket
+        loss.backward();
+      } else {
+        buckets_->control()[0] = 0.0;
       }
       const double compute_s = seconds_since(phase_start);
       if (shard.count > 0 && compute_s > 0) {
@@ -1104,21 +1053,9 @@ class Worker {
         speed_ = speed_ > 0 ? 0.8 * speed_ + 0.2 * speed : speed;
         connection_.set_speed(speed_);
       }
-      const bool stop_requested = rank_ == 0 && connection_.stop_signalled(config_.generation);
-      const bool leave = g_leave_signal != 0;
-      const bool change = rank_ == 0 && connection_.change_signalled(config_.generation);
-      buckets_->control()[0] = local_loss;
-      buckets_->control()[1] = stop_requested ? 1.0 : 0.0;
-      buckets_->control()[2] = change ? 1.0 : 0.0;
-      buckets_->control()[3] = leave ? 1.0 : 0.0;
 
       phase_start = Clock::now();
-      std::vector<c10::intrusive_ptr<c10d::Work>> works;
-      for (auto& flat : buckets_->flats()) {
-        std::vector<torch::Tensor> tensors{flat};
-        works.push_back(group_->allreduce(tensors));
-      }
-      wait_all(works);
+      buckets_->finish();
       const double allreduce_s = seconds_since(phase_start);
       // The loss is all-reduced: every member sees the same value and stops at the same step,
       // before a NaN or infinite gradient reaches the parameters.

@@ -1,0 +1,166 @@
+#include "transient/train/gradient_buckets.h"
+
+#include <torch/csrc/autograd/utils/lambda_post_hook.h>
+#include <torch/csrc/autograd/variable.h>
+
+#include <algorithm>
+
+namespace transient::train {
+namespace {
+
+constexpr std::int64_t kControlElements = 4;
+
+}  // namespace
+
+void wait_all(std::vector<c10::intrusive_ptr<c10d::Work>>& works) {
+  std::string failure;
+  for (auto& work : works) {
+    try {
+      work->wait();
+    } catch (const std::exception& error) {
+      if (failure.empty()) failure = error.what();
+    }
+  }
+  if (!failure.empty()) throw CollectiveFailure(failure);
+}
+
+std::optional<Compression> parse_compression(const std::string& text) {
+  if (text == "none") return Compression::kNone;
+  if (text == "bf16") return Compression::kBf16;
+  if (text == "fp16") return Compression::kFp16;
+  return std::nullopt;
+}
+
+GradientBuckets::GradientBuckets(const std::vector<torch::Tensor>& parameters,
+                                 std::int64_t bucket_bytes, Compression compression)
+    : compression_(compression), bucket_of_(parameters.size()) {
+  // Filled from the last parameter backwards: backward finishes the last layers first.
+  const std::int64_t bucket_elements = std::max<std::int64_t>(1, bucket_bytes / 4);
+  std::vector<std::vector<std::size_t>> groups(1);
+  std::int64_t filled = 0;
+  for (std::size_t i = parameters.size(); i-- > 0;) {
+    if (filled > 0 && filled + parameters[i].numel() > bucket_elements) {
+      groups.emplace_back();
+      filled = 0;
+    }
+    groups.back().push_back(i);
+    filled += parameters[i].numel();
+  }
+  // Uncompressed, the control values ride at the end of the first bucket launched; compressed,
+  // they have a buffer (and a collective) of their own.
+  const bool own_control = compression_ != Compression::kNone;
+  for (std::size_t b = 0; b < groups.size(); ++b) {
+    std::int64_t size = 0;
+    for (const std::size_t i : groups[b]) size += parameters[i].numel();
+    const bool carries_control = b == 0 && !own_control;
+    Bucket bucket;
+    bucket.flat = torch::zeros({size + (carries_control ? kControlElements : 0)}, torch::kFloat32);
+    bucket.gradients = bucket.flat.narrow(0, 0, size);
+    std::int64_t offset = 0;
+    for (const std::size_t i : groups[b]) {
+      torch::Tensor parameter = parameters[i];
+      parameter.mutable_grad() =
+          bucket.flat.narrow(0, offset, parameter.numel()).view(parameter.sizes());
+      offset += parameter.numel();
+      bucket_of_[i] = b;
+    }
+    if (carries_control) control_ = bucket.flat.narrow(0, size, kControlElements);
+    if (own_control) {
+      bucket.wire = torch::zeros(
+          {size}, compression_ == Compression::kBf16 ? torch::kBFloat16 : torch::kFloat16);
+    }
+    bucket.parameters = static_cast<int>(groups[b].size());
+    buckets_.push_back(std::move(bucket));
+  }
+  if (own_control) control_ = torch::zeros({kControlElements}, torch::kFloat32);
+  for (std::size_t i = 0; i < parameters.size(); ++i) {
+    auto accumulator = torch::autograd::impl::grad_accumulator(parameters[i]);
+    accumulator->add_post_hook(std::make_unique<torch::autograd::utils::LambdaPostHook>(
+        [this, i](const torch::autograd::variable_list& outputs,
+                  const torch::autograd::variable_list&) {
+          ready(i);
+          return outputs;
+        }));
+    accumulators_.push_back(std::move(accumulator));
+  }
+}
+
+GradientBuckets::~GradientBuckets() {
+  // The accumulators outlive this object only if a parameter does; their hooks then see a
+  // disarmed object no more: the hooks are removed with the accumulators' last reference here.
+  std::lock_guard<std::mutex> lock(mutex_);
+  armed_ = false;
+}
+
+void GradientBuckets::begin(c10::intrusive_ptr<c10d::ProcessGroupGloo> group) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto& bucket : buckets_) {
+    bucket.flat.zero_();
+    bucket.pending = bucket.parameters;
+  }
+  if (compression_ != Compression::kNone) control_.zero_();
+  group_ = std::move(group);
+  works_.clear();
+  error_.clear();
+  next_ = 0;
+  control_sent_ = false;
+  armed_ = true;
+}
+
+std::int64_t GradientBuckets::launched() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return static_cast<std::int64_t>(next_);
+}
+
+void GradientBuckets::ready(std::size_t parameter) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!armed_) return;
+  --buckets_[bucket_of_[parameter]].pending;
+  launch_ready_locked();
+}
+
+void GradientBuckets::launch_ready_locked() {
+  while (next_ < buckets_.size() && buckets_[next_].pending <= 0 && error_.empty()) {
+    launch_locked(buckets_[next_]);
+    ++next_;
+  }
+}
+
+void GradientBuckets::launch_locked(Bucket& bucket) {
+  try {
+    if (compression_ != Compression::kNone && !control_sent_) {
+      std::vector<torch::Tensor> control{control_};
+      works_.push_back(group_->allreduce(control));
+      control_sent_ = true;
+    }
+    std::vector<torch::Tensor> tensors{bucket.flat};
+    if (compression_ != Compression::kNone) {
+      bucket.wire.copy_(bucket.gradients);
+      tensors = {bucket.wire};
+    }
+    works_.push_back(group_->allreduce(tensors));
+  } catch (const std::exception& error) {
+    error_ = error.what();  // backward goes on; finish() says what went wrong
+  }
+}
+
+void GradientBuckets::finish() {
+  std::vector<c10::intrusive_ptr<c10d::Work>> works;
+  std::string error;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto& bucket : buckets_) bucket.pending = 0;
+    launch_ready_locked();
+    armed_ = false;
+    works.swap(works_);
+    error = error_;
+    group_.reset();
+  }
+  wait_all(works);  // throws the first failure after waiting for every work
+  if (!error.empty()) throw CollectiveFailure(error);
+  if (compression_ != Compression::kNone) {
+    for (auto& bucket : buckets_) bucket.gradients.copy_(bucket.wire);
+  }
+}
+
+}  // namespace transient::train

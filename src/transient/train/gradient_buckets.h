@@ -1,0 +1,99 @@
+// The gradient all-reduce of a step, overlapped with backward: parameters are grouped into
+// buckets of about `bucket_bytes`, each a flat buffer that the parameters' .grad are views into
+// (backward accumulates straight into it, with no copy); a hook on each parameter's gradient
+// accumulator counts the bucket's gradients as backward finishes them, and a bucket whose
+// gradients are all final is all-reduced at once, while backward goes on with the layers before
+// it (as DDP's reducer does).
+//
+// Buckets are launched in one fixed order, the last parameters' first (backward's order), and a
+// ready bucket waits for the ones before it: every member issues the same collectives in the same
+// order whatever its timing, including a member with no samples this step (whose backward does
+// not run) and parameters that got no gradient, which finish() launches.
+//
+// Four control values travel with the gradients: this member's part of the step's mean loss, a
+// stop flag, a change flag (the generation ends at this step's boundary) and a leave flag (summed:
+// how many leave), so that they cost no round trip of their own. They must be set before backward.
+//
+// Compression (`--compress bf16|fp16`) sends each bucket as a half-precision copy, summed in that
+// precision by Gloo and widened back into the fp32 buffer: half the bytes on the wire. The control
+// values then go in an fp32 collective of their own, first, so that the loss and the counts stay
+// exact.
+#pragma once
+
+#include <torch/torch.h>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace transient::train {
+
+// A collective of the current generation failed (a peer died, went silent or left it).
+struct CollectiveFailure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Waits for every work, then throws CollectiveFailure with the first one's error, if any.
+void wait_all(std::vector<c10::intrusive_ptr<c10d::Work>>& works);
+
+enum class Compression { kNone, kBf16, kFp16 };
+
+// "none", "bf16" or "fp16"; nullopt for anything else.
+std::optional<Compression> parse_compression(const std::string& text);
+
+class GradientBuckets {
+ public:
+  GradientBuckets(const std::vector<torch::Tensor>& parameters, std::int64_t bucket_bytes,
+                  Compression compression);
+  ~GradientBuckets();
+  GradientBuckets(const GradientBuckets&) = delete;
+  GradientBuckets& operator=(const GradientBuckets&) = delete;
+
+  // Zeroes the gradients and arms the hooks: backward's buckets go to `group` as they fill.
+  void begin(c10::intrusive_ptr<c10d::ProcessGroupGloo> group);
+  // After backward: launches what backward did not (all of it for a member with no samples),
+  // waits for every bucket and widens compressed ones back; disarms the hooks. Throws
+  // CollectiveFailure (after waiting for every work) if a collective failed.
+  void finish();
+
+  // The four control values (set before backward; summed over the members after finish()).
+  torch::Tensor& control() { return control_; }
+  std::int64_t bucket_count() const { return static_cast<std::int64_t>(buckets_.size()); }
+  // Buckets launched so far this step: after backward, those whose all-reduce overlapped it.
+  std::int64_t launched() const;
+
+ private:
+  struct Bucket {
+    torch::Tensor flat;       // fp32, the parameters' .grad are views into it (+ control, maybe)
+    torch::Tensor gradients;  // the part of `flat` that holds gradients
+    torch::Tensor wire;       // the half-precision copy sent when compressing
+    int parameters = 0;       // how many parameters' gradients it holds
+    int pending = 0;          // ... not final yet in this step's backward
+  };
+
+  void ready(std::size_t parameter);  // from the hook on that parameter's accumulator
+  void launch_ready_locked();         // launches buckets in order while they are ready
+  void launch_locked(Bucket& bucket);
+
+  Compression compression_;
+  std::vector<Bucket> buckets_;         // in launch order: the last parameters' first
+  std::vector<std::size_t> bucket_of_;  // parameter index -> index into buckets_
+  torch::Tensor control_;
+  std::vector<std::shared_ptr<torch::autograd::Node>> accumulators_;  // kept alive for the hooks
+
+  mutable std::mutex mutex_;  // the hooks may run on autograd's device threads
+  bool armed_ = false;
+  bool control_sent_ = false;
+  std::size_t next_ = 0;  // the next bucket to launch
+  c10::intrusive_ptr<c10d::ProcessGroupGloo> group_;
+  std::vector<c10::intrusive_ptr<c10d::Work>> works_;
+  std::string error_;  // a launch that threw: nothing more is launched this step
+};
+
+}  // namespace transient::train

@@ -1,0 +1,177 @@
+// The gradient all-reduce overlapped with backward (gradient_buckets.h), on a real two-member
+// Gloo group over loopback in one process: the gradients every member ends with are the sum of
+// the members' own, exactly as a plain backward and a sum give them, whatever each member's
+// backward does (no samples at all, a parameter without a gradient); compressed, they are the
+// half-precision sum, and the control values stay exact.
+#include "transient/train/gradient_buckets.h"
+
+#include <gtest/gtest.h>
+#include <torch/csrc/distributed/c10d/HashStore.hpp>
+
+#include <thread>
+
+namespace transient::train {
+namespace {
+
+// Two layers and a parameter that forward never uses (registered first: its bucket is the last
+// one launched, and the others go during backward).
+struct Net : torch::nn::Module {
+  Net() {
+    torch::manual_seed(3);
+    unused = register_parameter("unused", torch::zeros({3}));
+    first = register_module("first", torch::nn::Linear(8, 16));
+    second = register_module("second", torch::nn::Linear(16, 4));
+  }
+  torch::Tensor forward(const torch::Tensor& x) {
+    return second->forward(torch::relu(first->forward(x)));
+  }
+  torch::Tensor unused;
+  torch::nn::Linear first{nullptr};
+  torch::nn::Linear second{nullptr};
+};
+
+// Member `rank`'s input at `step`; undefined when it has no samples.
+torch::Tensor input_of(int rank, int step, bool second_has_none) {
+  if (rank == 1 && second_has_none) return {};
+  torch::manual_seed(100 + 10 * step + rank);
+  return torch::randn({5, 8});
+}
+
+// The gradients of a plain backward of `net` on `x` (zeros where it has none).
+std::vector<torch::Tensor> plain_gradients(const torch::Tensor& x) {
+  Net net;
+  if (x.defined()) net.forward(x).pow(2).sum().backward();
+  std::vector<torch::Tensor> gradients;
+  for (const auto& p : net.parameters()) {
+    gradients.push_back(p.grad().defined() ? p.grad().clone() : torch::zeros_like(p));
+  }
+  return gradients;
+}
+
+struct Case {
+  Compression compression;
+  bool second_has_none;  // member 1 has no samples (its backward does not run)
+  const char* name;
+};
+
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+
+class Buckets : public ::testing::TestWithParam<Case> {};
+
+TEST_P(Buckets, EveryMemberEndsWithTheSumOfTheMembersGradients) {
+  const Case c = GetParam();
+  constexpr int kSteps = 3;
+  auto store = c10::make_intrusive<c10d::HashStore>();
+  std::vector<std::unique_ptr<Net>> nets;
+  std::vector<std::unique_ptr<GradientBuckets>> buckets;
+  for (int rank = 0; rank < 2; ++rank) {
+    nets.push_back(std::make_unique<Net>());
+    // 64-byte buckets: the three tensors of the layers go in buckets of their own.
+    buckets.push_back(
+        std::make_unique<GradientBuckets>(nets.back()->parameters(), 64, c.compression));
+  }
+  ASSERT_GE(buckets[0]->bucket_count(), 3);
+  // Drawn here: the generator is global, and the members run on threads of their own.
+  std::vector<std::vector<torch::Tensor>> inputs(2);
+  for (int rank = 0; rank < 2; ++rank) {
+    for (int step = 0; step < kSteps; ++step) {
+      inputs[rank].push_back(input_of(rank, step, c.second_has_none));
+    }
+  }
+  std::vector<std::vector<std::vector<torch::Tensor>>> seen(2);  // [rank][step][parameter]
+  std::vector<std::vector<std::vector<double>>> controls(2);     // [rank][step][value]
+  std::vector<std::string> errors(2);
+  std::vector<std::vector<std::int64_t>> overlapped(2);  // [rank][step]: launched in backward
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < 2; ++rank) {
+    threads.emplace_back([&, rank] {
+      try {
+        auto options = c10d::ProcessGroupGloo::Options::create();
+        options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
+        auto group = c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, 2, options);
+        for (int step = 0; step < kSteps; ++step) {
+          buckets[rank]->begin(group);
+          buckets[rank]->control()[0] = 0.25 + rank;
+          buckets[rank]->control()[1] = 1.0;
+          buckets[rank]->control()[2] = rank == 0 ? 1.0 : 0.0;
+          buckets[rank]->control()[3] = 3.0;
+          const auto& x = inputs[rank][static_cast<std::size_t>(step)];
+          if (x.defined()) nets[rank]->forward(x).pow(2).sum().backward();
+          overlapped[rank].push_back(buckets[rank]->launched());
+          buckets[rank]->finish();
+          std::vector<torch::Tensor> gradients;
+          for (const auto& p : nets[rank]->parameters()) gradients.push_back(p.grad().clone());
+          seen[rank].push_back(gradients);
+          std::vector<double> values;
+          for (int i = 0; i < 4; ++i) {
+            values.push_back(buckets[rank]->control()[i].item<double>());
+          }
+          controls[rank].push_back(values);
+        }
+      } catch (const std::exception& error) {
+        errors[rank] = error.what();
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  ASSERT_EQ(errors[0], "");
+  ASSERT_EQ(errors[1], "");
+  for (int step = 0; step < kSteps; ++step) {
+    // The parameters do not change between steps here: each step's gradients are its own.
+    const auto mine = plain_gradients(inputs[0][static_cast<std::size_t>(step)]);
+    const auto theirs = plain_gradients(inputs[1][static_cast<std::size_t>(step)]);
+    for (std::size_t p = 0; p < mine.size(); ++p) {
+      torch::Tensor expected = mine[p] + theirs[p];
+      if (c.compression != Compression::kNone) {
+        const auto half = c.compression == Compression::kBf16 ? torch::kBFloat16 : torch::kFloat16;
+        expected = (mine[p].to(half) + theirs[p].to(half)).to(torch::kFloat32);
+      }
+      for (int rank = 0; rank < 2; ++rank) {
+        EXPECT_TRUE(torch::equal(seen[rank][static_cast<std::size_t>(step)][p], expected))
+            << c.name << ": step " << step << ", parameter " << p << ", member " << rank;
+      }
+    }
+    // Every bucket but the one of the parameter without a gradient went during backward; a
+    // member without samples launches them all after it.
+    for (int rank = 0; rank < 2; ++rank) {
+      const bool ran_backward = rank == 0 || !c.second_has_none;
+      EXPECT_EQ(overlapped[rank][static_cast<std::size_t>(step)],
+                ran_backward ? buckets[rank]->bucket_count() - 1 : 0)
+          << c.name << ": step " << step << ", member " << rank;
+    }
+    for (int rank = 0; rank < 2; ++rank) {
+      EXPECT_EQ(controls[rank][static_cast<std::size_t>(step)],
+                (std::vector<double>{1.5, 2.0, 1.0, 6.0}))
+          << c.name << ": step " << step << ", member " << rank;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Overlapped, Buckets,
+    ::testing::Values(Case{Compression::kNone, false, "fp32"},
+                      Case{Compression::kNone, true, "fp32, member 1 without samples"},
+                      Case{Compression::kBf16, false, "bf16"},
+                      Case{Compression::kFp16, true, "fp16, member 1 without samples"}),
+    [](const ::testing::TestParamInfo<Case>& info) {
+      switch (info.index) {
+        case 0:
+          return std::string("Fp32");
+        case 1:
+          return std::string("Fp32WithAMemberWithoutSamples");
+        case 2:
+          return std::string("Bf16");
+        default:
+          return std::string("Fp16WithAMemberWithoutSamples");
+      }
+    });
+
+TEST(Compression, NamesAreNoneBf16AndFp16) {
+  EXPECT_EQ(parse_compression("none"), Compression::kNone);
+  EXPECT_EQ(parse_compression("bf16"), Compression::kBf16);
+  EXPECT_EQ(parse_compression("fp16"), Compression::kFp16);
+  EXPECT_EQ(parse_compression("int8"), std::nullopt);
+}
+
+}  // namespace
+}  // namespace transient::train
