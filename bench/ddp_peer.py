@@ -91,7 +91,67 @@ class Mlp(nn.Module):
         return self.fc2(F.relu(self.fc1(x.flatten(1))))
 
 
-MODELS = {"cnn": Cnn, "mlp": Mlp}
+def conv3x3(cin, cout, stride):
+    return nn.Conv2d(cin, cout, 3, stride=stride, padding=1, bias=False)
+
+
+class BasicBlock(nn.Module):
+    """Two 3x3 convolutions with batch norm and a shortcut (1x1 + batch norm when the shape
+    changes), as `BasicBlock` in src/transient/train/models.cc."""
+
+    def __init__(self, cin, cout, stride):
+        super().__init__()
+        self.conv1 = conv3x3(cin, cout, stride)
+        self.bn1 = nn.BatchNorm2d(cout)
+        self.conv2 = conv3x3(cout, cout, 1)
+        self.bn2 = nn.BatchNorm2d(cout)
+        self.shortcut_conv = None
+        self.shortcut_bn = None
+        if stride != 1 or cin != cout:
+            self.shortcut_conv = nn.Conv2d(cin, cout, 1, stride=stride, bias=False)
+            self.shortcut_bn = nn.BatchNorm2d(cout)
+
+    def forward(self, x):
+        y = F.relu(self.bn1(self.conv1(x)))
+        y = self.bn2(self.conv2(y))
+        shortcut = x if self.shortcut_conv is None else self.shortcut_bn(self.shortcut_conv(x))
+        return F.relu(y + shortcut)
+
+
+class ResNet(nn.Module):
+    """CIFAR-style ResNet (3 stages of 16, 32, 64 channels) on 28x28x1, registered in the order
+    of `ResNet` in src/transient/train/models.cc (conv, bn, fc, then the blocks)."""
+
+    def __init__(self, blocks_per_stage):
+        super().__init__()
+        self.conv = conv3x3(1, 16, 1)
+        self.bn = nn.BatchNorm2d(16)
+        self.fc = nn.Linear(64, 10)
+        self.blocks = []
+        cin = 16
+        for stage, width in enumerate((16, 32, 64)):
+            for b in range(blocks_per_stage):
+                block = BasicBlock(cin, width, 2 if stage > 0 and b == 0 else 1)
+                self.add_module(f"stage{stage + 1}_block{b + 1}", block)
+                self.blocks.append(block)
+                cin = width
+        for module in self.modules():
+            if isinstance(module, nn.Conv2d):
+                nn.init.kaiming_normal_(module.weight, mode="fan_out", nonlinearity="relu")
+
+    def forward(self, x):
+        x = F.relu(self.bn(self.conv(x)))
+        for block in self.blocks:
+            x = block(x)
+        return self.fc(F.adaptive_avg_pool2d(x, 1).flatten(1))
+
+
+MODELS = {
+    "cnn": Cnn,
+    "mlp": Mlp,
+    "resnet20": lambda: ResNet(3),
+    "resnet32": lambda: ResNet(5),
+}
 
 
 def shard(batch, world, rank):
@@ -132,7 +192,9 @@ def main():
     n = x.shape[0]
     torch.manual_seed(args.seed)
     model = MODELS[args.model]()  # same seed on every rank; DDP also broadcasts rank 0's weights
-    ddp = nn.parallel.DistributedDataParallel(model)
+    # Batch-norm buffers are not broadcast every step (transient does not either: each worker's
+    # running statistics are its own until an evaluation); DDP's default would add a broadcast.
+    ddp = nn.parallel.DistributedDataParallel(model, broadcast_buffers=False)
     opt = torch.optim.SGD(ddp.parameters(), lr=args.lr, momentum=args.momentum)
 
     gen = torch.Generator().manual_seed(args.seed)

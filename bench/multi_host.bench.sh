@@ -5,6 +5,8 @@
 #
 #   bench/multi_host.bench.sh [BUILD_DIR]       (HOSTS=3 workers, PROFILE=zone|region)
 #
+# COMPRESS=none|bf16|fp16 and BUCKET_BYTES (default 1 MiB; 4 MiB puts the CNN's 1.7 MB of
+# gradients in one bucket, all-reduced after backward: no overlap) go to transient's job.
 # zone: 10 Gbit/s; region: 1 Gbit/s. This machine's kernel has no sch_netem (tc netem: "qdisc kind
 # is unknown"), so the profiles' latency (0.5 ms, 30 ms RTT) is NOT emulated: only the rate is.
 # Same model (MODEL, default cnn), data (Fashion-MNIST), global batch 128, 1 thread per worker,
@@ -23,6 +25,8 @@ workers=${HOSTS:-3}
 profile=${PROFILE:-zone}
 model=${MODEL:-cnn}
 steps=${STEPS:-300}
+compress=${COMPRESS:-none}
+bucket_bytes=${BUCKET_BYTES:-1048576}
 case $profile in
   zone) rate=10gbit ;;
   region) rate=1gbit ;;
@@ -60,7 +64,7 @@ run_transient() {
   local job=$work/job-$1 kill=$2
   on 0 "$transient" coordinator --job-dir "$job" --model "$model" --steps "$steps" \
     --global-batch 128 --threads 1 --test-subset 512 --checkpoint-every 0 --min-workers "$workers" \
-    --bind 10.79.0.1 --port 29411 >"$work/c-$1.out" 2>"$work/c-$1.err" &
+    --bind 10.79.0.1 --port 29411 --compress "$compress" --bucket-bytes "$bucket_bytes" >"$work/c-$1.out" 2>"$work/c-$1.err" &
   local coordinator=$!
   while [[ ! -f $job/coordinator.json ]]; do sleep 0.1; done
   local pids=()
@@ -92,7 +96,8 @@ run_ddp() {
 }
 
 echo "transient vs DDP across $workers hosts (network namespaces), profile $profile ($rate," \
-  "latency not emulated), model $model, $steps steps of 128, 1 thread per worker"
+  "latency not emulated), model $model, $steps steps of 128, 1 thread per worker;" \
+  "transient: --compress $compress --bucket-bytes $bucket_bytes"
 run_transient plain ""
 run_ddp
 run_transient kill yes
