@@ -9,9 +9,15 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <sstream>
 #include <string>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include "transient/cloud/catalog_registry.h"
+#include "transient/sim/scenario_loader.h"
 
 namespace {
 
@@ -201,6 +207,210 @@ TEST(PlanCli, PlotMustBeAnSvgOrPngFile) {
 TEST(PlanCli, UnknownZoneListsTheZones) {
   const CliResult o = run_cli("plan --workload resnet-32 --steps 64000 --deadline 2h --zones mars");
   expect_one_line_error(o, "us-east1-c");
+}
+
+}  // namespace
+
+// Issue 16, "a policy you can run": the recommended policy is data in --json, the same facts as
+// the text; --emit-scenario writes it as a scenario that `simulate` runs to the advice's figures;
+// --emit-train-flags prints flags of `transient coordinator`.
+namespace {
+
+const std::string kPlan =
+    "plan --workload resnet-32 --steps 64000 --deadline 2h --runs 20 --threads 1 --seed 1";
+
+std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// A path in a fresh folder of its own under the temporary folder.
+std::filesystem::path fresh_path(const std::string& test, const std::string& file) {
+  const auto dir = std::filesystem::temp_directory_path() / ("transient_plan_emit_" + test);
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir / file;
+}
+
+TEST(PlanCli, JsonPolicyIsDataAndTheTextIsRenderedFromIt) {
+  const CliResult json_run = run_cli(kPlan + " --json");
+  ASSERT_EQ(json_run.exit_code, 0) << json_run.out;
+  const auto j = nlohmann::json::parse(json_run.out);
+  const auto& r = j["recommended"];
+  const auto& p = r["policy"];
+  ASSERT_TRUE(p.is_object()) << p;
+  // One group of spot workers with a deadline: replaced by the same type, a fallback and a
+  // market policy chosen by simulation against the optimum.
+  ASSERT_EQ(r["workers"].size(), 1u);
+  EXPECT_EQ(r["workers"][0]["market"], "spot");
+  EXPECT_EQ(p["replacement"]["policy"], "same");
+  ASSERT_EQ(p["replacement"]["groups"].size(), 1u);
+  EXPECT_EQ(p["replacement"]["groups"][0]["type"], r["workers"][0]["type"]);
+  EXPECT_EQ(p["recovery"], "in-place");
+  const int servers = r["workers"][0]["count"];
+  const auto& f = p["fallback"];
+  ASSERT_TRUE(f.is_object()) << p;
+  EXPECT_EQ(f["servers"].get<int>(), servers);
+  EXPECT_EQ(f["market"], "on-demand");
+  EXPECT_DOUBLE_EQ(f["steps_per_s"].get<double>(), r["steps_per_s"].get<double>());
+  EXPECT_DOUBLE_EQ(f["reserve_s"].get<double>(), f["decision_interval_s"].get<double>() +
+                                                     f["on_demand_changeover_s"].get<double>());
+  EXPECT_GT(f["on_demand_changeover_s"].get<double>(), 0.0);
+  const auto& a = p["advice"];
+  ASSERT_TRUE(a.is_object()) << p;
+  EXPECT_EQ(p["market_policy"], a["recommended"]);
+  EXPECT_EQ(a["runs"].get<int>(), 20);
+  ASSERT_EQ(a["policies"].size(), 4u);
+  EXPECT_EQ(a["policies"][3]["name"], "optimal");
+  EXPECT_GE(a["cost_over_optimal"].get<double>(), 1.0 - 1e-9);
+  for (const auto& figures : a["policies"]) {
+    if (figures["name"] == a["recommended"]) {
+      EXPECT_EQ(figures["expected_cost_usd"], a["expected_cost_usd"]);
+    }
+  }
+
+  // The text prints the same policy, word for word, and says the fields' values.
+  const CliResult text_run = run_cli(kPlan);
+  ASSERT_EQ(text_run.exit_code, 0) << text_run.out;
+  const std::string text = p["text"];
+  EXPECT_NE(text_run.out.find("  policy: " + text + "\n"), std::string::npos) << text_run.out;
+  EXPECT_NE(text.find("fall back to on-demand (" + std::to_string(servers) + " servers)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find(fmt::format("falls below {:.0f} s", f["reserve_s"].get<double>())),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("run with the `" + p["market_policy"].get<std::string>() + "` market policy"),
+            std::string::npos)
+      << text;
+}
+
+TEST(PlanCli, AllOnDemandPolicyHasNoReplacementOrFallback) {
+  const CliResult o = run_cli(
+      "plan --workload resnet-32 --steps 64000 --deadline 2h --runs 5 --threads 1 --json "
+      "--evaluate 2xp100:on-demand,1xps");
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  const auto p = nlohmann::json::parse(o.out)["policy"];
+  EXPECT_EQ(p["replacement"]["policy"], "none");
+  EXPECT_TRUE(p["fallback"].is_null());
+  EXPECT_EQ(p["market_policy"], "none");
+  EXPECT_EQ(p["text"], "all on-demand: nothing is revoked, no fallback needed");
+}
+
+TEST(PlanCli, EmittedScenarioIsThePlanAndSimulateReproducesTheAdvice) {
+  const auto path = fresh_path("scenario", "plan.toml");
+  const CliResult o = run_cli(kPlan + " --json --emit-scenario " + path.string());
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  const auto j = nlohmann::json::parse(o.out);
+  EXPECT_EQ(j["scenario_file"], path.string());
+  const auto& r = j["recommended"];
+  const auto& p = r["policy"];
+
+  transient::sim::ScenarioLoadOptions options;
+  options.data_dir = TRANSIENT_SHARED_DATA_DIR;
+  const transient::sim::Scenario s = transient::sim::load_scenario(path.string(), options);
+  EXPECT_EQ(s.total_steps, 64000.0);
+  EXPECT_EQ(s.deadline_s, 7200.0);
+  EXPECT_EQ(s.architecture, transient::perf::Architecture::allreduce);
+  ASSERT_EQ(s.workers.size(), r["workers"].size());
+  for (std::size_t i = 0; i < s.workers.size(); ++i) {
+    EXPECT_EQ(s.workers[i].type.name, r["workers"][i]["type"]);
+    EXPECT_EQ(s.workers[i].type.zone, r["workers"][i]["zone"]);
+    EXPECT_EQ(std::string(transient::cloud::to_string(s.workers[i].market)),
+              r["workers"][i]["market"]);
+    EXPECT_EQ(s.workers[i].count, r["workers"][i]["count"].get<int>());
+  }
+  ASSERT_EQ(s.parameter_servers.size(), 1u);
+  EXPECT_EQ(s.parameter_servers[0].type.name, r["support_servers"][0]["type"]);
+  EXPECT_EQ(s.replacement, p["replacement"]["policy"]);
+  EXPECT_EQ(s.market_policy, p["market_policy"]);
+  EXPECT_EQ(s.recovery, p["recovery"]);
+  EXPECT_EQ(s.decision_interval_s, p["fallback"]["decision_interval_s"].get<double>());
+  ASSERT_NE(s.market, nullptr);
+  EXPECT_EQ(s.market->name(), "lifetime");
+
+  // The same runs (seeds 1..20) as the advice: the recommended policy's expected cost.
+  const CliResult sim =
+      run_cli("simulate " + path.string() + " --runs 20 --seed 1 --threads 1 --json");
+  ASSERT_EQ(sim.exit_code, 0) << sim.out;
+  const auto k = nlohmann::json::parse(sim.out);
+  EXPECT_NEAR(k["cost_usd"]["mean"].get<double>(), p["advice"]["expected_cost_usd"].get<double>(),
+              1e-9);
+  EXPECT_EQ(k["deadline_miss_probability"].get<double>(), 0.0);
+}
+
+TEST(PlanCli, EmitScenarioRefusesAnExistingFileAndLeavesItAsItWas) {
+  const auto path = fresh_path("exists", "plan.toml");
+  std::ofstream(path) << "mine\n";
+  const CliResult o = run_cli(kPlan + " --emit-scenario " + path.string());
+  expect_one_line_error(o, "--emit-scenario " + path.string() + ": the file exists");
+  EXPECT_EQ(read_text(path), "mine\n");
+}
+
+TEST(PlanCli, EmitScenarioToAnUnwritablePathIsOneLineAndWritesNothing) {
+  // The parent "folder" is a file: nothing can be created beside the target.
+  const auto blocker = fresh_path("unwritable", "not_a_folder");
+  std::ofstream(blocker) << "x\n";
+  const auto path = blocker / "plan.toml";
+  const CliResult o = run_cli(kPlan + " --emit-scenario " + path.string());
+  expect_one_line_error(o, "--emit-scenario " + path.string());
+  int entries = 0;
+  for (const auto& e : std::filesystem::directory_iterator(blocker.parent_path())) {
+    (void)e;
+    ++entries;
+  }
+  EXPECT_EQ(entries, 1);  // the blocker alone: no temporary file left
+  EXPECT_EQ(read_text(blocker), "x\n");
+}
+
+TEST(PlanCli, NothingToEmitForAnInfeasibleRequest) {
+  const auto path = fresh_path("infeasible", "plan.toml");
+  const CliResult o =
+      run_cli("plan --workload resnet-32 --steps 64000 --deadline 5min --runs 5 --emit-scenario " +
+              path.string());
+  expect_one_line_error(o, "--emit-scenario: no plan is recommended");
+  EXPECT_FALSE(std::filesystem::exists(path));
+}
+
+TEST(PlanCli, EmittedTrainFlagsAreTheCoordinatorsAndMatchThePlan) {
+  const CliResult flags_run = transient::testing::run_cli_split(kPlan + " --emit-train-flags");
+  ASSERT_EQ(flags_run.exit_code, 0) << flags_run.out << flags_run.err;
+  ASSERT_EQ(count_lines(flags_run.out), 1) << flags_run.out;
+  std::map<std::string, std::string> flags;
+  {
+    std::istringstream words(flags_run.out);
+    std::string flag, value;
+    while (words >> flag) {
+      ASSERT_EQ(flag.rfind("--", 0), 0u) << flags_run.out;
+      ASSERT_TRUE(static_cast<bool>(words >> value)) << flag;
+      flags[flag] = value;
+    }
+  }
+  const auto j = nlohmann::json::parse(run_cli(kPlan + " --json").out);
+  const auto& worker = j["recommended"]["workers"][0];
+  const int servers = worker["count"];
+  EXPECT_EQ(flags["--catalog"], "gce-2019");
+  EXPECT_EQ(flags["--instance-type"], worker["type"]);
+  EXPECT_EQ(flags["--market"], worker["market"]);
+  EXPECT_EQ(flags["--min-workers"], std::to_string(servers));
+  EXPECT_EQ(flags["--steps"], "64000");
+  EXPECT_EQ(flags["--global-batch"], std::to_string(128 * servers));  // resnet-32's per worker
+  EXPECT_EQ(flags["--checkpoint-every"], "600s");
+  EXPECT_EQ(flags.size(), 7u);
+  const auto catalog = transient::cloud::load_catalog(flags["--catalog"]);
+  EXPECT_TRUE(catalog.find(flags["--instance-type"])
+                  .has_market(*transient::cloud::parse_market(flags["--market"])));
+
+  // Every flag is one `transient coordinator` declares: in its --help where the trainer is built,
+  // else in the source that declares it.
+  const bool trainer = run_cli("--version").out.find("without libtorch") == std::string::npos;
+  const std::string options = trainer ? run_cli("coordinator --help").out
+                                      : read_text(std::filesystem::path(TRANSIENT_SOURCE_DIR) /
+                                                  "src/transient/cli/train_command.cc");
+  for (const auto& [flag, value] : flags) {
+    const std::string declared = trainer ? flag : "\"" + flag + "\"";
+    EXPECT_NE(options.find(declared), std::string::npos) << flag;
+  }
 }
 
 }  // namespace

@@ -59,7 +59,8 @@ TEST(Planner, CheapestPlanForADeadlineIsTheHandOptimum) {
   EXPECT_NEAR(e.expected_time_s, 3600.0 + kPause, 1e-6);
   EXPECT_TRUE(e.simulated);
   EXPECT_EQ(e.deadline_miss_probability, 0.0);
-  EXPECT_FALSE(e.policy.empty());
+  ASSERT_TRUE(e.policy.has_value());
+  EXPECT_FALSE(e.policy->text().empty());
 }
 
 TEST(Planner, LooseDeadlineTakesTheCheapestSpotServers) {
@@ -194,8 +195,11 @@ TEST(Planner, AdvisesTheCheapestSafePolicyAgainstTheOptimum) {
   ASSERT_TRUE(r.feasible) << r.reason;
   ASSERT_EQ(r.recommended->configuration.workers.size(), 1u);
   ASSERT_EQ(r.recommended->configuration.workers[0].market, cloud::Market::spot);
-  ASSERT_TRUE(r.policy_advice.has_value());
-  const PolicyAdvice& advice = *r.policy_advice;
+  ASSERT_TRUE(r.recommended->policy.has_value());
+  ASSERT_TRUE(r.recommended->policy->advice.has_value());
+  const PolicyAdvice& advice = *r.recommended->policy->advice;
+  EXPECT_EQ(r.recommended->policy->market_policy, advice.recommended);
+  EXPECT_TRUE(advice.optimal_exact);
   EXPECT_EQ(advice.runs, o.runs);
   ASSERT_EQ(advice.policies.size(), 4u);  // the three safe policies, then the optimum
   EXPECT_EQ(advice.policies.back().name, "optimal");
@@ -214,8 +218,8 @@ TEST(Planner, AdvisesTheCheapestSafePolicyAgainstTheOptimum) {
       EXPECT_LE(chosen->expected_cost_usd, f.expected_cost_usd) << f.name;
     }
   }
-  EXPECT_NE(r.recommended->policy.find(advice.statement), std::string::npos);
-  EXPECT_NE(advice.statement.find("above the offline optimum"), std::string::npos);
+  EXPECT_NE(r.recommended->policy->text().find(advice.text()), std::string::npos);
+  EXPECT_NE(advice.text().find("above the offline optimum"), std::string::npos);
 }
 
 TEST(Planner, NoPolicyAdviceWithoutADeadline) {
@@ -223,7 +227,9 @@ TEST(Planner, NoPolicyAdviceWithoutADeadline) {
   o.budget_usd = 5.0;
   const PlanResult r = plan_with(o);
   ASSERT_TRUE(r.feasible);
-  EXPECT_FALSE(r.policy_advice.has_value());
+  ASSERT_TRUE(r.recommended->policy.has_value());
+  EXPECT_FALSE(r.recommended->policy->advice.has_value());
+  EXPECT_FALSE(r.recommended->policy->fallback.has_value());
 }
 
 TEST(Planner, EvaluateGivesTheSameFigures) {

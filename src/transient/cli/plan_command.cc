@@ -3,6 +3,7 @@
 // --evaluate SPEC, the same figures for one given cluster.
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -25,8 +26,10 @@
 #include "transient/market/startup_model.h"
 #include "transient/perf/cluster_spec.h"
 #include "transient/perf/registry.h"
+#include "transient/perf/workload.h"
 #include "transient/plan/pareto_svg.h"
 #include "transient/plan/planner.h"
+#include "transient/plan/scenario_writer.h"
 #include "transient/report/svg_raster.h"
 
 namespace transient::cli {
@@ -54,6 +57,8 @@ struct PlanFlags {
   std::string data_dir;                 // the shared measurements
   std::string plot;                     // the Pareto front as .svg or .png
   bool json = false;                    // print JSON
+  std::string emit_scenario;            // write the plan as a scenario file (TOML) here
+  bool emit_train_flags = false;        // print only the flags of `transient coordinator`
 };
 
 std::vector<std::string> split_list(const std::string& text) {
@@ -83,15 +88,65 @@ void check_figures(const plan::Evaluation& e) {
 
 double json_number(double value) { return std::isfinite(value) ? value : -1.0; }
 
+nlohmann::json group_json(const sim::ServerGroup& g) {
+  return {{"type", g.type.name},
+          {"gpu", g.type.gpu},
+          {"zone", g.type.zone},
+          {"market", std::string(cloud::to_string(g.market))},
+          {"count", g.count}};
+}
+
+// The fields of plan::RunPolicy; "text" is what the table prints after "policy:".
+nlohmann::json policy_json(const plan::RunPolicy& p) {
+  nlohmann::json replaced = nlohmann::json::array();
+  for (const auto& g : p.replaced_groups) replaced.push_back(group_json(g));
+  nlohmann::json out = {
+      {"text", p.text()},
+      {"recovery", p.recovery},
+      {"checkpoint_interval_s", p.checkpoint_interval_s},
+      {"replacement", {{"policy", p.replacement}, {"groups", replaced}}},
+      {"support_server", {{"type", p.support_server}, {"parameter_server", p.parameter_server}}},
+      {"market_policy", p.market_policy},
+      {"fallback", nullptr},
+      {"stop_at_usd", p.stop_at_usd > 0.0 ? nlohmann::json(p.stop_at_usd) : nullptr},
+      {"advice", nullptr}};
+  if (p.fallback) {
+    const plan::Fallback& f = *p.fallback;
+    out["fallback"] = {{"market", "on-demand"},
+                       {"servers", f.servers},
+                       {"steps_per_s", f.steps_per_s},
+                       {"on_demand_changeover_s", f.on_demand_changeover_s},
+                       {"decision_interval_s", f.decision_interval_s},
+                       {"reserve_s", f.reserve_s()},
+                       {"margin_s", f.margin_s}};
+  }
+  if (p.advice) {
+    const plan::PolicyAdvice& a = *p.advice;
+    nlohmann::json policies = nlohmann::json::array();
+    for (const auto& f : a.policies) {
+      policies.push_back(
+          {{"name", f.name},
+           {"expected_cost_usd", f.expected_cost_usd},
+           {"cost_over_optimal",
+            f.cost_over_optimal > 0.0 ? nlohmann::json(f.cost_over_optimal) : nullptr},
+           {"deadline_miss_share", f.deadline_miss_share}});
+    }
+    const plan::PolicyFigures* chosen = a.chosen();
+    out["advice"] = {{"recommended", a.recommended},
+                     {"expected_cost_usd", chosen ? chosen->expected_cost_usd : -1.0},
+                     {"cost_over_optimal",
+                      chosen && a.optimal() ? nlohmann::json(chosen->cost_over_optimal) : nullptr},
+                     {"optimal_exact", a.optimal_exact},
+                     {"runs", a.runs},
+                     {"checkpoint_interval_s", a.checkpoint_interval_s},
+                     {"policies", policies}};
+  }
+  return out;
+}
+
 nlohmann::json evaluation_json(const plan::Evaluation& e) {
   nlohmann::json workers = nlohmann::json::array();
-  for (const auto& g : e.configuration.workers) {
-    workers.push_back({{"type", g.type.name},
-                       {"gpu", g.type.gpu},
-                       {"zone", g.type.zone},
-                       {"market", std::string(cloud::to_string(g.market))},
-                       {"count", g.count}});
-  }
+  for (const auto& g : e.configuration.workers) workers.push_back(group_json(g));
   nlohmann::json servers = nlohmann::json::array();
   for (const auto& g : e.configuration.parameter_servers) {
     servers.push_back({{"type", g.type.name}, {"zone", g.type.zone}, {"count", g.count}});
@@ -115,7 +170,7 @@ nlohmann::json evaluation_json(const plan::Evaluation& e) {
           {"unfinished_share", e.unfinished_share},
           {"acceptable", e.acceptable},
           {"verdict", e.verdict},
-          {"policy", e.policy}};
+          {"policy", e.policy ? policy_json(*e.policy) : nullptr}};
 }
 
 void print_header(int percent) {
@@ -129,6 +184,145 @@ void print_row(const plan::Evaluation& e) {
              e.configuration.usd_per_h(), plan::format_hours(e.expected_time_s),
              plan::format_hours(e.quantile_time_s), fmt::format("${:.2f}", e.expected_cost_usd),
              e.deadline_miss_probability, e.expected_revocations, e.configuration.text());
+}
+
+// The GCE 2019 lifetime distribution that revokes a spot server of `type`: its GPU's, or all GPUs
+// pooled for GPUs it has no data for.
+std::string lifetime_gpu(const cloud::InstanceType& type) {
+  std::string gpu = type.gpu;
+  std::transform(gpu.begin(), gpu.end(), gpu.begin(), ::toupper);
+  return gpu == "K80" || gpu == "P100" || gpu == "V100" ? gpu : "any";
+}
+
+// A file named on the command line as an absolute path (a scenario file may be run from
+// elsewhere); a name that is no file (a built-in catalog or workload) as it is.
+std::string absolute_if_file(const std::string& name) {
+  std::error_code error;
+  if (name.empty() || !std::filesystem::is_regular_file(name, error)) return name;
+  return std::filesystem::absolute(name).lexically_normal().string();
+}
+
+// Where a plan's recommendation is needed (--emit-*): the evaluation, or an error that says why
+// there is none.
+const plan::Evaluation& require_policy(const std::optional<plan::Evaluation>& e,
+                                       const std::string& why_none, const PlanFlags& flags) {
+  const std::string flag = !flags.emit_scenario.empty() ? "--emit-scenario" : "--emit-train-flags";
+  if (!e) throw InputError(flag + ": no plan is recommended (" + why_none + "); nothing emitted");
+  if (!e->policy) {
+    throw InputError(flag + ": the cluster is not acceptable (" + e->verdict +
+                     "); nothing emitted");
+  }
+  return *e;
+}
+
+// The plan as a scenario file that `transient simulate` runs (plan/scenario_writer.h), with the
+// models `run_plan` gives the planner, by name.
+std::string plan_scenario(const PlanFlags& flags, const plan::Evaluation& e,
+                          const plan::PlanOptions& options, const std::string& data_dir) {
+  plan::ScenarioFile file;
+  const std::string job = flags.workload.empty()
+                              ? std::filesystem::path(flags.profile).stem().string()
+                              : flags.workload;
+  file.name = "plan-" + job;
+  file.comment =
+      fmt::format("Written by `transient plan`: {} steps of {} on {}.\npolicy: {}",
+                  plan::format_steps(flags.steps), job, e.configuration.text(), e.policy->text());
+  file.total_steps = options.total_steps;
+  file.deadline_s = options.deadline_s;
+  file.architecture = options.architecture;
+  file.configuration = e.configuration;
+  file.policy = *e.policy;
+  plan::ScenarioModels& m = file.models;
+  m.catalog = absolute_if_file(flags.catalog);
+  m.throughput = flags.throughput;
+  if (!flags.workload.empty()) m.throughput_params["workload"] = flags.workload;
+  if (!flags.profile.empty()) m.throughput_params["profile"] = absolute_if_file(flags.profile);
+  if (!flags.model_file.empty()) m.throughput_params["model"] = absolute_if_file(flags.model_file);
+  // The planner's scenario draws revocations for its largest group of spot workers.
+  const sim::ServerGroup* largest_spot = nullptr;
+  for (const auto& g : e.configuration.workers) {
+    if (g.market == cloud::Market::spot && (!largest_spot || g.count > largest_spot->count)) {
+      largest_spot = &g;
+    }
+  }
+  if (largest_spot) {
+    m.market = "lifetime";
+    m.market_params["gpu"] = lifetime_gpu(largest_spot->type);
+  }
+  m.notice_s = sim::Scenario{}.notice_s;
+  std::error_code error;
+  m.startup = std::filesystem::is_directory(
+                  std::filesystem::path(data_dir) / "cmdare" / "startup_time", error)
+                  ? "cmdare"
+                  : "default";
+  return plan::scenario_toml(file);
+}
+
+// A word as the shell reads it back.
+std::string shell_word(const std::string& word) {
+  if (!word.empty() && word.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                              "0123456789._/+:=@%,-") == std::string::npos) {
+    return word;
+  }
+  std::string out = "'";
+  for (const char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// The flags of `transient coordinator` (cli/train_command.cc) that run the plan: the workers'
+// servers for cost accounting, the workers generation 0 waits for, the job, and the periodic
+// checkpoints the plan was simulated with. The trainer splits --global-batch among the workers;
+// the plan's throughput model gives every worker the workload's batch, hence their product.
+// Servers of several types are not one --instance-type: the price flags are left out then, with
+// a note on standard error.
+std::vector<std::string> coordinator_flags(const PlanFlags& flags, const plan::Evaluation& e) {
+  const plan::Configuration& c = e.configuration;
+  std::vector<std::string> out;
+  if (c.workers.size() == 1) {
+    out = {"--catalog",       absolute_if_file(flags.catalog),
+           "--instance-type", c.workers[0].type.name,
+           "--market",        std::string(cloud::to_string(c.workers[0].market))};
+  } else {
+    fmt::print(stderr,
+               "note: the plan has {} groups of workers; `transient coordinator` bills one "
+               "--instance-type, so the price flags are left out\n",
+               c.workers.size());
+  }
+  const int batch_per_worker = flags.workload.empty()
+                                   ? perf::load_workload_profile(flags.profile).batch_per_worker
+                                   : perf::find_workload(flags.workload).batch_per_worker;
+  out.insert(out.end(), {"--min-workers", std::to_string(c.total_workers()), "--steps",
+                         fmt::format("{:.0f}", flags.steps), "--global-batch",
+                         std::to_string(batch_per_worker * c.total_workers())});
+  if (e.policy->checkpoint_interval_s > 0.0) {
+    out.insert(out.end(),
+               {"--checkpoint-every", fmt::format("{}s", e.policy->checkpoint_interval_s)});
+  }
+  return out;
+}
+
+// --emit-scenario and --emit-train-flags for the plan `e`; true when the flags were printed (and
+// nothing else is to be).
+bool emit(const PlanFlags& flags, const std::optional<plan::Evaluation>& e,
+          const std::string& why_none, const plan::PlanOptions& options,
+          const std::string& data_dir) {
+  if (flags.emit_scenario.empty() && !flags.emit_train_flags) return false;
+  const plan::Evaluation& plan = require_policy(e, why_none, flags);
+  std::vector<std::string> words;
+  if (flags.emit_train_flags) words = coordinator_flags(flags, plan);
+  if (!flags.emit_scenario.empty()) {
+    const std::string text = plan_scenario(flags, plan, options, data_dir);
+    try {
+      write_file_atomically(flags.emit_scenario, text);
+    } catch (const InputError& error) {
+      throw InputError("--emit-scenario " + std::string(error.what()));
+    }
+  }
+  if (!flags.emit_train_flags) return false;
+  std::string line;
+  for (const auto& w : words) line += (line.empty() ? "" : " ") + shell_word(w);
+  fmt::print("{}\n", line);
+  return true;
 }
 
 void run_plan(const PlanFlags& flags) {
@@ -147,6 +341,14 @@ void run_plan(const PlanFlags& flags) {
   }
   if (flags.throughput != "analytic" && flags.throughput != "fitted") {
     throw InputError("--throughput " + flags.throughput + ": accepted: analytic, fitted");
+  }
+  // Refused before the search: an existing file is never replaced by a plan.
+  std::error_code exists_error;
+  if (!flags.emit_scenario.empty() &&
+      std::filesystem::symlink_status(flags.emit_scenario, exists_error).type() !=
+          std::filesystem::file_type::not_found) {
+    throw InputError("--emit-scenario " + flags.emit_scenario +
+                     ": the file exists; accepted: a new file name (remove the old one first)");
   }
   plan::PlanOptions options;
   options.total_steps = flags.steps;
@@ -184,9 +386,7 @@ void run_plan(const PlanFlags& flags) {
       std::make_shared<std::map<std::string, std::shared_ptr<const market::RevocationModel>>>();
   auto mutex = std::make_shared<std::mutex>();
   options.market_for = [models, mutex, data_dir](const cloud::InstanceType& type) {
-    std::string gpu = type.gpu;
-    std::transform(gpu.begin(), gpu.end(), gpu.begin(), ::toupper);
-    if (gpu != "K80" && gpu != "P100" && gpu != "V100") gpu = "any";
+    const std::string gpu = lifetime_gpu(type);
     std::lock_guard<std::mutex> lock(*mutex);
     auto& model = (*models)[gpu];
     if (!model) {
@@ -215,9 +415,11 @@ void run_plan(const PlanFlags& flags) {
     }
     plan::Planner planner(std::move(catalog), throughput, options);
     const plan::Evaluation e = planner.evaluate(configuration, "evaluate");
+    if (emit(flags, e, "", options, data_dir)) return;
     if (flags.json) {
       nlohmann::json out = evaluation_json(e);
       out["spec"] = flags.evaluate;
+      if (!flags.emit_scenario.empty()) out["scenario_file"] = flags.emit_scenario;
       out["steps"] = flags.steps;
       out["architecture"] = perf::to_string(architecture);
       out["runs"] = flags.runs;
@@ -236,13 +438,15 @@ void run_plan(const PlanFlags& flags) {
                plan::format_hours(e.predicted_time_s), e.predicted_cost_usd);
     if (options.deadline_s != sim::kNoDeadline || flags.budget_given) {
       fmt::print("{}: {}\n", e.acceptable ? "acceptable" : "NOT acceptable", e.verdict);
-      if (e.acceptable) fmt::print("policy: {}\n", e.policy);
+      if (e.policy) fmt::print("policy: {}\n", e.policy->text());
     }
+    if (!flags.emit_scenario.empty()) fmt::print("scenario written to {}\n", flags.emit_scenario);
     return;
   }
 
   plan::Planner planner(std::move(catalog), throughput, options);
   const plan::PlanResult result = planner.plan();
+  if (emit(flags, result.recommended, result.reason, options, data_dir)) return;
   const std::string title = fmt::format(
       "{} steps of {}, {}{}{}", plan::format_steps(flags.steps),
       flags.workload.empty() ? flags.profile : flags.workload, perf::to_string(architecture),
@@ -285,6 +489,7 @@ void run_plan(const PlanFlags& flags) {
       out[key] = items;
     }
     out["recommended"] = result.recommended ? evaluation_json(*result.recommended) : nullptr;
+    if (!flags.emit_scenario.empty()) out["scenario_file"] = flags.emit_scenario;
     fmt::print("{}\n", out.dump(2));
     return;
   }
@@ -317,12 +522,13 @@ void run_plan(const PlanFlags& flags) {
     fmt::print(
         "recommended ({}): {}\n  {}; expected {} and ${:.2f}, P(miss) {:.3f}\n  policy: {}\n",
         r.label, r.configuration.text(), r.verdict, plan::format_hours(r.expected_time_s),
-        r.expected_cost_usd, r.deadline_miss_probability, r.policy);
+        r.expected_cost_usd, r.deadline_miss_probability, r.policy ? r.policy->text() : "");
     fmt::print("  ({})\n", result.reason);
   } else {
     fmt::print("no plan recommended: {}\n", result.reason);
   }
   if (!flags.plot.empty()) fmt::print("Pareto front written to {}\n", flags.plot);
+  if (!flags.emit_scenario.empty()) fmt::print("scenario written to {}\n", flags.emit_scenario);
 }
 
 }  // namespace
@@ -372,7 +578,13 @@ void add_plan_command(CLI::App& app) {
                   "the shared measurements (default: the build's ../shared/data)");
   cmd->add_option("--plot", flags->plot,
                   "write the Pareto front as a picture: FILE.svg or FILE.png");
-  cmd->add_flag("--json", flags->json, "print JSON");
+  auto* json = cmd->add_flag("--json", flags->json, "print JSON");
+  cmd->add_option("--emit-scenario", flags->emit_scenario,
+                  "write the recommended cluster and policy as a scenario FILE.toml that "
+                  "`transient simulate` runs (a new file)");
+  cmd->add_flag("--emit-train-flags", flags->emit_train_flags,
+                "print only the flags of `transient coordinator` that run the recommended plan")
+      ->excludes(json);
   cmd->callback([flags] { run_plan(*flags); });
 }
 

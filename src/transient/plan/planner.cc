@@ -17,6 +17,8 @@ namespace transient::plan {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+// Periodic checkpoints of the simulated plans: TensorFlow's default, and our trainer's.
+constexpr double kCheckpointIntervalS = 600.0;
 // The price that keeps an offer out of a programme (an offer of the other market).
 constexpr double kUnavailableUsdPerH = 1e9;
 
@@ -134,41 +136,35 @@ bool Planner::objective_less(const Evaluation& a, const Evaluation& b) const {
   return a_cost < b_cost;
 }
 
-std::string Planner::policy_for(const Evaluation& e) const {
+RunPolicy Planner::policy_for(const Evaluation& e) const {
   const Configuration& c = e.configuration;
-  std::string spot, on_demand;
+  RunPolicy policy;
+  policy.recovery = recovery_name();
+  policy.checkpoint_interval_s = kCheckpointIntervalS;
+  policy.support_server = support_.name;
+  policy.parameter_server = options_.architecture != perf::Architecture::allreduce;
+  policy.deadline = options_.deadline_s != sim::kNoDeadline;
+  policy.worker_groups = static_cast<int>(c.workers.size());
   for (const auto& g : c.workers) {
-    std::string& list = g.market == cloud::Market::spot ? spot : on_demand;
-    list += (list.empty() ? "" : ", ") + g.type.name;
+    if (g.market == cloud::Market::spot) policy.replaced_groups.push_back(g);
   }
-  if (spot.empty()) return "all on-demand: nothing is revoked, no fallback needed";
-  std::string out;
-  if (options_.replacement == "same") {
-    out = "replace each revoked server with the same type on spot (" + spot + ")";
-  } else {
-    out = "replace revoked servers by the `" + options_.replacement + "` policy";
+  if (policy.replaced_groups.empty()) return policy;  // all on demand: nothing to replace
+  policy.replacement = options_.replacement;
+  if (!policy.deadline) {
+    if (std::isfinite(options_.budget_usd)) policy.stop_at_usd = options_.budget_usd;
+    return policy;
   }
-  out += options_.architecture == perf::Architecture::allreduce
-             ? "; survivors keep training (in-place recovery)"
-             : "; the parameter server (" + support_.name +
-                   " on-demand) keeps the model, a lost chief restarts from the last checkpoint";
-  if (options_.deadline_s == sim::kNoDeadline) {
-    return out + "; no deadline: never fall back to on-demand, stop renting at " +
-           money(options_.budget_usd);
-  }
-  // The same workers on demand: the fallback's speed.
-  Configuration fallback = c;
-  for (auto& g : fallback.workers) g.market = cloud::Market::on_demand;
-  const double od_steps_per_s =
-      throughput_->predict(fallback.shape(options_.architecture)).steps_per_s;
-  const double changeover_s = options_.startup.mean_s(cloud::Market::on_demand);
-  out += fmt::format(
-      "; fall back to on-demand ({} servers) when the steps left exceed (time to the deadline - "
-      "{:.0f} s start-up) x {:.3g} steps/s (the `greedy` market policy); without revocations "
-      "the plan's margin is {}",
-      fallback.total_workers(), changeover_s, od_steps_per_s,
-      format_hours(std::max(0.0, options_.deadline_s - e.predicted_time_s)));
-  return out;
+  // A market policy moves one homogeneous group of workers between markets (sim/simulator.h).
+  if (c.workers.size() != 1) return policy;
+  policy.market_policy = "greedy";  // until advise_policy() has simulated the others
+  Fallback f;
+  f.servers = c.total_workers();
+  f.steps_per_s = e.steps_per_s;
+  f.on_demand_changeover_s = options_.startup.mean_s(cloud::Market::on_demand) + start_pause_s_;
+  f.decision_interval_s = sim::Scenario{}.decision_interval_s;
+  f.margin_s = std::max(0.0, options_.deadline_s - e.predicted_time_s);
+  policy.fallback = f;
+  return policy;
 }
 
 sim::Scenario Planner::scenario_for(const Configuration& configuration,
@@ -190,7 +186,7 @@ sim::Scenario Planner::scenario_for(const Configuration& configuration,
   if (largest_spot && options_.market_for) s.market = options_.market_for(largest_spot->type);
   s.startup = options_.startup;
   s.recovery = recovery_name();
-  s.checkpoint_interval_s = 600.0;  // TensorFlow's default, and our trainer's periodic one
+  s.checkpoint_interval_s = kCheckpointIntervalS;
   s.replacement = options_.replacement;
   return s;
 }
@@ -217,6 +213,7 @@ std::optional<PolicyAdvice> Planner::advise_policy(const Configuration& configur
   }
   PolicyAdvice advice;
   advice.runs = mc.runs;
+  advice.checkpoint_interval_s = s.checkpoint_interval_s;
   for (const std::string name : {"greedy", "uniform-progress", "market-aware"}) {
     s.market_policy = name;
     const std::vector<sim::RunResult> runs = sim::run_many(s, mc);
@@ -238,8 +235,6 @@ std::optional<PolicyAdvice> Planner::advise_policy(const Configuration& configur
                                        return a.expected_cost_usd < b.expected_cost_usd;
                                      });
   advice.recommended = best->name;
-  advice.statement = fmt::format("run with the `{}` market policy: expected {}", best->name,
-                                 money(best->expected_cost_usd));
   if (!optimal_usd.empty()) {
     PolicyFigures optimal;
     optimal.name = "optimal";
@@ -248,16 +243,8 @@ std::optional<PolicyAdvice> Planner::advise_policy(const Configuration& configur
     advice.policies.push_back(optimal);
     // Replayed traces fix availability and revocations on the decision grid, where the optimum
     // is exact; on lifetime models it plans on availability only (sim/optimal_schedule.h).
-    const bool exact = s.market && s.market->name() == "trace";
-    advice.statement += fmt::format(
-        ", {:.1f}% above the offline {} ({}) on average", 100 * (best->cost_over_optimal - 1),
-        exact ? "optimum" : "schedule (a heuristic on this market, not a bound)",
-        money(optimal.expected_cost_usd));
+    advice.optimal_exact = s.market && s.market->name() == "trace";
   }
-  advice.statement += fmt::format(
-      " over {} runs of the market planned with; {:.0f}% missed the "
-      "deadline",
-      advice.runs, 100 * best->deadline_miss_share);
   return advice;
 }
 
@@ -590,8 +577,9 @@ PlanResult Planner::plan() {
   }
   result.feasible = result.recommended.has_value();
   if (result.recommended) {
-    result.policy_advice = advise_policy(result.recommended->configuration);
-    if (result.policy_advice) result.recommended->policy += "; " + result.policy_advice->statement;
+    RunPolicy& policy = *result.recommended->policy;
+    policy.advice = advise_policy(result.recommended->configuration);
+    if (policy.advice) policy.market_policy = policy.advice->recommended;
   }
 
   const std::string request =

@@ -27,6 +27,7 @@
 #include "transient/perf/throughput_model.h"
 #include "transient/plan/configuration.h"
 #include "transient/plan/flopp.h"
+#include "transient/plan/run_policy.h"
 #include "transient/sim/scenario.h"
 
 namespace transient::plan {
@@ -73,26 +74,10 @@ struct Evaluation {
   double expected_cost_usd = 0.0;   // mean over all runs
   double deadline_miss_probability = 0.0;
   double expected_revocations = 0.0;
-  double unfinished_share = 0.0;  // runs that failed or never finished
-  bool acceptable = false;        // meets the deadline at the quantile and the budget
-  std::string verdict;            // why (not) acceptable, one line
-  std::string policy;             // the run-time policy to follow, for acceptable plans
-};
-
-// The deadline policy to run the recommended plan with: every deadline-safe market policy
-// (sim/market_policy.h) simulated on the market the plan was made with, against the offline
-// optimum on the same runs.
-struct PolicyFigures {
-  std::string name;                  // a market policy of the registry
-  double expected_cost_usd = 0.0;    // mean over the runs
-  double cost_over_optimal = 0.0;    // mean of cost / optimal cost, run by run (0: unknown)
-  double deadline_miss_share = 0.0;  // runs that missed the deadline
-};
-struct PolicyAdvice {
-  std::string recommended;              // the cheapest policy that missed no deadline
-  std::vector<PolicyFigures> policies;  // every safe policy, then `optimal`
-  int runs = 0;                         // Monte Carlo runs behind the figures
-  std::string statement;                // one line for people
+  double unfinished_share = 0.0;    // runs that failed or never finished
+  bool acceptable = false;          // meets the deadline at the quantile and the budget
+  std::string verdict;              // why (not) acceptable, one line
+  std::optional<RunPolicy> policy;  // how to run it, for acceptable plans
 };
 
 struct PlanResult {
@@ -102,9 +87,9 @@ struct PlanResult {
   std::vector<Evaluation> candidates;  // from the programme, best first by its objective
   std::vector<Evaluation> baselines;   // all on-demand, cheapest spot, DeepVM cost/perf first
   std::vector<Evaluation> pareto;      // non-dominated (predicted time, predicted cost), by time
+  // Its policy's advice (RunPolicy::advice) is filled with a deadline, for a plan of one group of
+  // spot workers.
   std::optional<Evaluation> recommended;
-  // With a deadline, for a recommended plan of one group of spot workers.
-  std::optional<PolicyAdvice> policy_advice;
   int mip_solves = 0;  // CBC solves
 };
 
@@ -129,7 +114,7 @@ class Planner {
   std::optional<PolicyAdvice> advise_policy(const Configuration& configuration) const;
   double predicted_time_s(const Configuration& c, double steps_per_s) const;
   bool objective_less(const Evaluation& a, const Evaluation& b) const;
-  std::string policy_for(const Evaluation& e) const;
+  RunPolicy policy_for(const Evaluation& e) const;
   // "in-place" for allreduce (our trainer), "async-ps-chief" for the research's TensorFlow.
   std::string recovery_name() const;
 

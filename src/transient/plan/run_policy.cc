@@ -1,0 +1,78 @@
+#include "transient/plan/run_policy.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "transient/plan/planner.h"
+
+namespace transient::plan {
+namespace {
+
+std::string money(double usd) { return fmt::format("${:.2f}", usd); }
+
+const PolicyFigures* find_figures(const std::vector<PolicyFigures>& list, const std::string& name) {
+  for (const auto& f : list) {
+    if (f.name == name) return &f;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+const PolicyFigures* PolicyAdvice::chosen() const { return find_figures(policies, recommended); }
+
+const PolicyFigures* PolicyAdvice::optimal() const { return find_figures(policies, "optimal"); }
+
+std::string PolicyAdvice::text() const {
+  const PolicyFigures* best = chosen();
+  if (best == nullptr) return "";
+  std::string out = fmt::format("run with the `{}` market policy: expected {}", best->name,
+                                money(best->expected_cost_usd));
+  if (const PolicyFigures* o = optimal()) {
+    out += fmt::format(
+        ", {:.1f}% above the offline {} ({}) on average", 100 * (best->cost_over_optimal - 1),
+        optimal_exact ? "optimum" : "schedule (a heuristic on this market, not a bound)",
+        money(o->expected_cost_usd));
+  }
+  out += fmt::format(" over {} runs of the market planned with; {:.0f}% missed the deadline", runs,
+                     100 * best->deadline_miss_share);
+  return out;
+}
+
+std::string RunPolicy::text() const {
+  if (replacement == "none") return "all on-demand: nothing is revoked, no fallback needed";
+  std::string out;
+  if (replacement == "same") {
+    std::string types;
+    for (const auto& g : replaced_groups) types += (types.empty() ? "" : ", ") + g.type.name;
+    out = "replace each revoked server with the same type on spot (" + types + ")";
+  } else {
+    out = "replace revoked servers by the `" + replacement + "` policy";
+  }
+  out += parameter_server ? "; the parameter server (" + support_server +
+                                " on-demand) keeps the model, a lost chief restarts from the last "
+                                "checkpoint"
+                          : "; survivors keep training (in-place recovery)";
+  if (stop_at_usd > 0.0) {
+    out += "; no deadline: never fall back to on-demand, stop renting at " + money(stop_at_usd);
+  }
+  if (fallback) {
+    const Fallback& f = *fallback;
+    out += fmt::format(
+        "; fall back to on-demand ({} servers) when the time to the deadline less the work left at "
+        "{:.3g} steps/s falls below {:.0f} s (a {:.0f} s decision interval and a {:.0f} s "
+        "changeover; the `{}` market policy); without revocations the plan's margin is {}",
+        f.servers, f.steps_per_s, f.reserve_s(), f.decision_interval_s, f.on_demand_changeover_s,
+        market_policy, format_hours(f.margin_s));
+  } else if (deadline && worker_groups > 1) {
+    out += fmt::format(
+        "; no market policy (one moves a single group of workers between markets, this plan has "
+        "{})",
+        worker_groups);
+  }
+  if (advice) out += "; " + advice->text();
+  return out;
+}
+
+}  // namespace transient::plan
