@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -364,6 +365,126 @@ TEST(Trainer, ResumeTakesTheJobsSettingsAndRefusesAContradiction) {
   EXPECT_EQ(summary.at("total_steps"), 80) << "the job's --steps, not the default epochs";
   EXPECT_EQ(summary.at("steps"), 80);
   expect_complete_step_records(dir, 80, 1, 100);
+}
+
+// Runs `code` with the project's Python (the torch package libtorch comes from); returns what it
+// printed, failing the test if it failed.
+std::string run_python(const std::string& code, const std::string& dir) {
+  const std::string script = dir + "/script.py";
+  std::ofstream(script) << code;
+  const std::string out = dir + "/python.out";
+  const int rc =
+      std::system((std::string(TRANSIENT_PYTHON) + " " + script + " > " + out + " 2>&1").c_str());
+  const std::string printed = slurp(out);
+  EXPECT_EQ(rc, 0) << printed;
+  return printed;
+}
+
+// A user's model, as Python defines it: submodules, batch norm (buffers), a frozen parameter.
+constexpr const char* kUserModel = R"(
+import torch, torch.nn as nn, torch.nn.functional as F
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.features = nn.Sequential(nn.Conv2d(1, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(),
+                                      nn.MaxPool2d(2))
+        self.head = nn.Linear(8 * 14 * 14, 10)
+        self.temperature = nn.Parameter(torch.ones(1), requires_grad=False)
+    def forward(self, x):
+        return self.head(self.features(x).flatten(1)) / self.temperature
+)";
+
+// --model FILE.pt: a TorchScript module saved from Python trains like a built-in model; its
+// checkpoints hold its parameters and buffers under the module's own names, so that the original
+// nn.Module loads them (strictly), and a paused run resumes exactly.
+TEST(Trainer, AUsersTorchScriptModelTrainsAndItsCheckpointLoadsIntoTheOriginalModule) {
+  const std::string dir = fresh_dir("user-model");
+  const std::string model = dir + "/net.pt";
+  run_python(std::string(kUserModel) + "torch.manual_seed(0)\ntorch.jit.script(Net()).save('" +
+                 model + "')\n",
+             dir);
+  auto job = [&](const std::string& job_dir) {
+    return std::vector<std::string>{
+        "train", "--model",   model, "--workers",     "2",    "--steps",   "120",  "--global-batch",
+        "64",    "--threads", "1",   "--test-subset", "1000", "--job-dir", job_dir};
+  };
+  const std::string trained = dir + "/job";
+  run_ok(job(trained), trained);
+  const auto summary = summary_of(trained);
+  EXPECT_GT(summary.at("test_accuracy").get<double>(), 0.6);  // chance is 0.1
+  const auto printed =
+      run_python(std::string(kUserModel) + "d = torch.load('" + trained +
+                     "/checkpoints/step-00000120.pt')\n"
+                     "net = Net()\n"
+                     "net.load_state_dict({**d['parameters'], **d['buffers']}, strict=True)\n"
+                     "print('loaded', sorted(d['parameters']), float(net.temperature))\n",
+                 dir);
+  EXPECT_NE(printed.find("loaded ['features.0.bias', 'features.0.weight', 'features.1.bias', "
+                         "'features.1.weight', 'head.bias', 'head.weight'] 1.0"),
+            std::string::npos)
+      << printed;
+  // One worker paused at step 20 and resumed: bitwise the state of an uninterrupted run.
+  auto one_worker = [&](const std::string& job_dir) {
+    return set_flag(set_flag(job(job_dir), "--workers", "1"), "--steps", "40");
+  };
+  const std::string straight = dir + "/straight";
+  run_ok(one_worker(straight), straight);
+  const std::string paused = dir + "/paused";
+  run_paused(with(one_worker(paused), {"--stop-at", "20"}), paused);
+  run_ok({"train", "--resume", "--workers", "1", "--threads", "1", "--job-dir", paused},
+         paused + "-resumed");
+  EXPECT_TRUE(bitwise_equal(latest_checkpoint(straight), latest_checkpoint(paused)));
+}
+
+// A worker whose copy of the model file is not the coordinator's (another file at that path)
+// is refused with both SHA-256 digests named, before it trains anything.
+TEST(Trainer, AWorkerWhoseModelFileDiffersFromTheCoordinatorsIsRefused) {
+  const std::string dir = fresh_dir("other-model");
+  const std::string model = dir + "/net.pt";
+  auto save = [&](int seed) {
+    run_python(std::string(kUserModel) + "torch.manual_seed(" + std::to_string(seed) +
+                   ")\ntorch.jit.script(Net()).save('" + model + "')\n",
+               dir);
+  };
+  save(0);
+  const std::string job = dir + "/job";
+  CliProcess coordinator({"coordinator", "--model", model, "--steps", "20", "--job-dir", job},
+                         dir + "/coordinator");
+  const std::string door = front_door(job);
+  save(1);  // the worker's host has another file at the same path
+  const auto refused =
+      run_cli({"worker", "--coordinator", door, "--token-file", job + "/token", "--threads", "1"},
+              dir + "/worker");
+  EXPECT_EQ(refused.exit_code, kExitBadInput) << refused.err;
+  EXPECT_NE(refused.err.find("differs from the coordinator's (SHA-256 "), std::string::npos)
+      << refused.err;
+  EXPECT_FALSE(fs::exists(job + "/checkpoints/step-00000020.pt"));
+  coordinator.kill_group();
+}
+
+// A model file that is not TorchScript, or whose scores do not fit the data set: one error line
+// naming the file and what is wrong, exit 2, before any worker starts.
+TEST(Trainer, AModelFileThatCannotTrainIsRefusedNamingIt) {
+  const std::string dir = fresh_dir("bad-user-model");
+  std::ofstream(dir + "/garbage.pt") << "not a model";
+  run_python(
+      "import torch, torch.nn as nn\n"
+      "torch.jit.script(nn.Sequential(nn.Flatten(), nn.Linear(784, 5))).save('" +
+          dir + "/five.pt')\n",
+      dir);
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {dir + "/garbage.pt", "not a TorchScript file"},
+      {dir + "/five.pt", "scores of shape [2, 5]; the data set needs [2, 10]"},
+      {dir + "/missing.pt", "no such file"}};
+  for (const auto& [file, why] : cases) {
+    const auto refused = run_cli({"train", "--model", file, "--steps", "5", "--job-dir",
+                                  dir + "/job-" + fs::path(file).stem().string()},
+                                 dir + "/refused");
+    EXPECT_EQ(refused.exit_code, kExitBadInput) << refused.err;
+    EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
+    EXPECT_NE(refused.err.find(file), std::string::npos) << refused.err;
+    EXPECT_NE(refused.err.find(why), std::string::npos) << refused.err;
+  }
 }
 
 // --compress bf16 and fp16 send half the bytes and train as far as full precision does on the

@@ -44,7 +44,10 @@ std::string model_list() {
 
 // What to train and how: shared by `train` and `coordinator`.
 void add_job_options(CLI::App& cmd, train::TrainOptions& options, std::string& checkpoint_every) {
-  cmd.add_option("--model", options.model, "cnn, mlp, resnet20 or resnet32")->capture_default_str();
+  cmd.add_option("--model", options.model,
+                 "cnn, mlp, resnet20, resnet32, or a TorchScript file FILE.pt (a module saved "
+                 "from Python that maps [N, 1, 28, 28] images to [N, 10] scores)")
+      ->capture_default_str();
   cmd.add_option("--dataset", options.dataset, "the data set (fashion-mnist)")
       ->capture_default_str();
   cmd.add_option("--data-dir", options.data_dir, "where the data set's files are")

@@ -279,9 +279,16 @@ PreparedJob prepare_job(const TrainOptions& given, int workers_for_threads) {
   PreparedJob prepared;
   TrainOptions& o = prepared.options;
   o = given;
+  // A model file is named by its absolute path: workers load it from there (on other hosts, a
+  // copy at the same path, checked against the coordinator's by its SHA-256).
+  if (is_model_file(o.model)) o.model = fs::absolute(o.model).lexically_normal().string();
   validate(o);
-  if (o.job_dir.empty()) o.job_dir = "jobs/" + utc_stamp() + "-" + o.model;
+  if (o.job_dir.empty()) {
+    o.job_dir = "jobs/" + utc_stamp() + "-" +
+                (is_model_file(o.model) ? fs::path(o.model).stem().string() : o.model);
+  }
   adopt_job_settings(o);
+  o.model_sha256 = is_model_file(o.model) ? file_sha256(o.model) : "";
   if (o.threads == 0) o.threads = default_threads(workers_for_threads);
   JobConfig& job = prepared.job;
   job.train_samples = FashionMnist::count_training_samples(o.data_dir);

@@ -1,5 +1,13 @@
 #include "transient/train/models.h"
 
+#include <openssl/evp.h>
+#include <torch/script.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+
 #include "transient/core/error.h"
 #include "transient/train/trainer.h"
 
@@ -124,7 +132,121 @@ std::string valid_names() {
   return names;
 }
 
+// A TorchScript module (saved from Python with torch.jit.script or torch.jit.trace) as a Model.
+// Its parameters and buffers are registered under the module's own names (an empty child module
+// per submodule), sharing the module's tensors: the optimizer, the gradient buckets and the
+// checkpoints see them as Python names them, and training updates the module in place.
+// Parameters that do not require a gradient are registered as buffers (carried, not trained).
+class ScriptedModel : public Model {
+ public:
+  explicit ScriptedModel(torch::jit::Module module) : module_(std::move(module)) {
+    mirror(module_, *this);
+  }
+
+  torch::Tensor forward(torch::Tensor images) override {
+    return module_.forward({images}).toTensor();
+  }
+
+  void train(bool on = true) override {
+    Model::train(on);
+    module_.train(on);
+  }
+
+ private:
+  static void mirror(const torch::jit::Module& from, nn::Module& to) {
+    for (const auto& p : from.named_parameters(/*recurse=*/false)) {
+      if (p.value.requires_grad()) {
+        to.register_parameter(p.name, p.value);
+      } else {
+        to.register_buffer(p.name, p.value);
+      }
+    }
+    for (const auto& b : from.named_buffers(/*recurse=*/false)) to.register_buffer(b.name, b.value);
+    for (const auto& child : from.named_children()) {
+      auto mirrored = std::make_shared<nn::Module>();
+      mirror(child.value, *mirrored);
+      to.register_module(child.name, mirrored);
+    }
+  }
+
+  torch::jit::Module module_;
+};
+
+// The first line of a libtorch error (the rest is its C++ stack).
+std::string first_line(const std::exception& error) {
+  const std::string what = error.what();
+  return what.substr(0, what.find('\n'));
+}
+
+std::shared_ptr<Model> load_scripted_model(const std::string& path, const ImageShape& shape) {
+  if (!std::filesystem::is_regular_file(path)) {
+    throw InputError(path, 0, "--model: no such file (a model name or a TorchScript file FILE.pt)");
+  }
+  torch::jit::Module module;
+  try {
+    module = torch::jit::load(path);
+  } catch (const std::exception& error) {
+    throw InputError(path, 0,
+                     "--model: not a TorchScript file (" + first_line(error) +
+                         "); save one with torch.jit.script(model).save(PATH)");
+  }
+  auto model = std::make_shared<ScriptedModel>(std::move(module));
+  // It must map a batch of the data set's images to one score per class.
+  torch::Tensor scores;
+  try {
+    torch::NoGradGuard no_grad;
+    model->eval();
+    scores = model->forward(torch::zeros({2, shape.channels, shape.height, shape.width}));
+    model->train();
+  } catch (const std::exception& error) {
+    throw InputError(path, 0,
+                     "--model: does not run on a batch of " + std::to_string(shape.channels) + "x" +
+                         std::to_string(shape.height) + "x" + std::to_string(shape.width) +
+                         " images (" + first_line(error) + ")");
+  }
+  if (scores.dim() != 2 || scores.size(0) != 2 || scores.size(1) != kClasses) {
+    std::string sizes;
+    for (const auto size : scores.sizes())
+      sizes += (sizes.empty() ? "" : ", ") + std::to_string(size);
+    throw InputError(path, 0,
+                     "--model: maps 2 images to scores of shape [" + sizes +
+                         "]; the data set needs [2, " + std::to_string(kClasses) +
+                         "] (one score per class)");
+  }
+  if (model->parameters().empty()) throw InputError(path, 0, "--model: has no parameters to train");
+  return model;
+}
+
 }  // namespace
+
+std::string file_sha256(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, 0, "cannot be read");
+  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> context(EVP_MD_CTX_new(),
+                                                                  &EVP_MD_CTX_free);
+  if (!context || EVP_DigestInit_ex(context.get(), EVP_sha256(), nullptr) != 1) {
+    throw std::runtime_error("OpenSSL's SHA-256 failed");
+  }
+  char buffer[1 << 16];
+  while (in.read(buffer, sizeof(buffer)) || in.gcount() > 0) {
+    EVP_DigestUpdate(context.get(), buffer, static_cast<std::size_t>(in.gcount()));
+  }
+  if (in.bad()) throw InputError(path, 0, "cannot be read");
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  EVP_DigestFinal_ex(context.get(), digest, &size);
+  std::string hex;
+  for (unsigned int i = 0; i < size; ++i) {
+    char byte[3];
+    std::snprintf(byte, sizeof(byte), "%02x", digest[i]);
+    hex += byte;
+  }
+  return hex;
+}
+
+bool is_model_file(const std::string& name) {
+  return name.size() > 3 && name.compare(name.size() - 3, 3, ".pt") == 0;
+}
 
 const std::vector<ModelSpec>& model_registry() {
   static const std::vector<ModelSpec> registry = {
@@ -141,13 +263,19 @@ const std::vector<ModelSpec>& model_registry() {
 }
 
 void require_model(const std::string& name) {
+  if (is_model_file(name)) {
+    load_scripted_model(name, ImageShape{});
+    return;
+  }
   for (const auto& spec : model_registry()) {
     if (spec.name == name) return;
   }
-  throw InputError("--model: unknown model \"" + name + "\"; accepted: " + valid_names());
+  throw InputError("--model: unknown model \"" + name + "\"; accepted: " + valid_names() +
+                   ", or a TorchScript file FILE.pt");
 }
 
 std::shared_ptr<Model> make_model(const std::string& name, const ImageShape& shape) {
+  if (is_model_file(name)) return load_scripted_model(name, shape);
   for (const auto& spec : model_registry()) {
     if (spec.name == name) return spec.make(shape);
   }

@@ -40,11 +40,24 @@ struct ModelSpec {
 // All models, in the order `--help` lists them.
 const std::vector<ModelSpec>& model_registry();
 
-// A new model called `name`, initialised from libtorch's global generator (seed it first).
-// Throws InputError listing the valid names if there is no such model.
+// The classes of the data set (Fashion-MNIST): a model's scores per image.
+constexpr std::int64_t kClasses = 10;
+
+// Whether `name` names a TorchScript file (it ends in .pt) rather than a built-in model.
+bool is_model_file(const std::string& name);
+
+// A new model called `name`, initialised from libtorch's global generator (seed it first); or,
+// for a file FILE.pt, the TorchScript module saved in it (initialised as it was saved), with its
+// parameters and buffers under the module's own names. Throws InputError listing the valid
+// names if there is no such model, or naming the file and what is wrong with it (unreadable,
+// not TorchScript, does not map [2, C, H, W] images to [2, kClasses] scores).
 std::shared_ptr<Model> make_model(const std::string& name, const ImageShape& shape);
 
-// Throws InputError listing the valid names unless `name` is a registered model.
+// The SHA-256 of the file at `path`, in hex; throws InputError naming it if it cannot be read.
+std::string file_sha256(const std::string& path);
+
+// Throws InputError as make_model does unless `name` is a registered model or a usable
+// TorchScript file for 1x28x28 images.
 void require_model(const std::string& name);
 
 }  // namespace transient::train

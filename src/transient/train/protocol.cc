@@ -37,6 +37,7 @@ nlohmann::json to_json(const JobConfig& config) {
           {"compress", o.compress},
           {"heartbeat_timeout_s", o.heartbeat_timeout_s},
           {"on_divergence", o.on_divergence},
+          {"model_sha256", o.model_sha256},
           {"instance_type", o.instance_type},
           {"market", o.market},
           {"price_usd_per_h", o.price_usd_per_h},
@@ -72,6 +73,7 @@ JobConfig job_config_from_json(const nlohmann::json& j) {
   o.compress = j.value("compress", std::string("none"));
   o.heartbeat_timeout_s = j.at("heartbeat_timeout_s").get<double>();
   o.on_divergence = j.value("on_divergence", std::string("stop"));
+  o.model_sha256 = j.value("model_sha256", std::string());
   o.instance_type = j.value("instance_type", std::string());
   o.market = j.value("market", std::string());
   o.price_usd_per_h = j.value("price_usd_per_h", 0.0);

@@ -53,6 +53,7 @@ struct TrainOptions {
   // good checkpoint, or "rollback": continue from the newest checkpoint taken at least two steps
   // before it with the learning rate halved from there on (at most kMaxRollbacks times).
   std::string on_divergence = "stop";
+  std::string model_sha256;  // of a TorchScript model file (--model FILE.pt), set by the launcher
 
   // Where and how.
   int workers = 2;      // worker processes

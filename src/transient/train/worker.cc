@@ -658,6 +658,12 @@ class Worker {
       data_.test.images = data_.test.images.narrow(0, 0, options_.test_subset);
       data_.test.labels = data_.test.labels.narrow(0, 0, options_.test_subset);
     }
+    if (!options_.model_sha256.empty() && file_sha256(options_.model) != options_.model_sha256) {
+      throw InputError(options_.model, 0,
+                       "--model: this worker's copy differs from the coordinator's (SHA-256 " +
+                           file_sha256(options_.model) + " here, " + options_.model_sha256 +
+                           " there); every worker needs the same model file at this path");
+    }
     model_ = make_model(options_.model, ImageShape{1, 28, 28});
     model_->train();
     for (const auto& item : model_->named_parameters()) {
