@@ -84,6 +84,22 @@ TEST(Sharding, LearningRateWarmsUpThenDecaysToZero) {
   }
 }
 
+// --schedule step: the same warm-up, then the peak rate until half of the steps after it, a tenth
+// until three quarters, a hundredth to the end.
+TEST(Sharding, AStepScheduleDropsTenfoldAtHalfAndThreeQuarters) {
+  const auto step = LrSchedule::kStep;
+  EXPECT_NEAR(learning_rate_at(0, 1050, 50, 0.1, step), 0.1 * (0.1 + 0.9 / 50), 1e-12);
+  EXPECT_NEAR(learning_rate_at(50, 1050, 50, 0.1, step), 0.1, 1e-12);
+  EXPECT_NEAR(learning_rate_at(549, 1050, 50, 0.1, step), 0.1, 1e-12);
+  EXPECT_NEAR(learning_rate_at(550, 1050, 50, 0.1, step), 0.01, 1e-12);
+  EXPECT_NEAR(learning_rate_at(799, 1050, 50, 0.1, step), 0.01, 1e-12);
+  EXPECT_NEAR(learning_rate_at(800, 1050, 50, 0.1, step), 0.001, 1e-12);
+  EXPECT_NEAR(learning_rate_at(1049, 1050, 50, 0.1, step), 0.001, 1e-12);
+  EXPECT_EQ(parse_lr_schedule("step"), LrSchedule::kStep);
+  EXPECT_EQ(parse_lr_schedule("cosine"), LrSchedule::kCosine);
+  EXPECT_EQ(parse_lr_schedule("linear"), std::nullopt);
+}
+
 // A generation's split: equal while the members' speeds are unknown or within 25% of each other
 // (noise), in proportion to them beyond.
 TEST(MemberShares, EqualUnlessTheSpeedsReallyDiffer) {

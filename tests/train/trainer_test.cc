@@ -487,6 +487,39 @@ TEST(Trainer, AModelFileThatCannotTrainIsRefusedNamingIt) {
   }
 }
 
+// --nesterov, --schedule step and --clip-grad-norm are the job's settings: they change what it
+// computes, a paused job resumed without them goes on with them (bitwise the uninterrupted run),
+// and nonsense is refused.
+TEST(Trainer, NesterovAStepScheduleAndClippingAreTheJobsAndResumeExactly) {
+  const std::string dir = fresh_dir("optimiser");
+  const std::vector<std::string> optimiser = {"--nesterov", "--schedule", "step",
+                                              "--clip-grad-norm", "0.25"};
+  const std::string straight = dir + "/straight";
+  run_ok(with(small_job(straight, 1, 60), optimiser), straight);
+  const std::string paused = dir + "/paused";
+  run_paused(with(small_job(paused, 1, 60), with(optimiser, {"--stop-at", "30"})), paused);
+  run_ok({"train", "--resume", "--workers", "1", "--threads", "1", "--job-dir", paused},
+         paused + "-resumed");
+  EXPECT_TRUE(bitwise_equal(latest_checkpoint(straight), latest_checkpoint(paused)));
+  const std::string plain = dir + "/plain";
+  run_ok(small_job(plain, 1, 60), plain);
+  EXPECT_FALSE(bitwise_equal(latest_checkpoint(straight), latest_checkpoint(plain)));
+  // Each one on its own changes the run.
+  for (const auto& one : std::vector<std::vector<std::string>>{
+           {"--nesterov"}, {"--schedule", "step"}, {"--clip-grad-norm", "0.25"}}) {
+    const std::string alone = dir + "/alone" + one[0];
+    run_ok(with(small_job(alone, 1, 60), one), alone);
+    EXPECT_FALSE(bitwise_equal(latest_checkpoint(alone), latest_checkpoint(plain))) << one[0];
+  }
+  for (const auto& bad : std::vector<std::vector<std::string>>{{"--nesterov", "--momentum", "0"},
+                                                               {"--schedule", "linear"},
+                                                               {"--clip-grad-norm", "-1"}}) {
+    const auto refused = run_cli(with(small_job(dir + "/bad", 1, 10), bad), dir + "/bad");
+    EXPECT_EQ(refused.exit_code, kExitBadInput) << bad[0] << ": " << refused.err;
+    EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
+  }
+}
+
 // --compress bf16 and fp16 send half the bytes and train as far as full precision does on the
 // CNN (whose gradients span several buckets, all-reduced during backward); a name it does not
 // know is refused.

@@ -67,6 +67,16 @@ void add_job_options(CLI::App& cmd, train::TrainOptions& options, std::string& c
       ->capture_default_str();
   cmd.add_option("--momentum", options.momentum, "SGD momentum")->capture_default_str();
   cmd.add_option("--weight-decay", options.weight_decay, "SGD weight decay")->capture_default_str();
+  cmd.add_flag("--nesterov", options.nesterov, "Nesterov momentum");
+  cmd.add_option(
+         "--schedule", options.schedule,
+         "the learning rate after the warm-up: cosine (to 0 at the last step) or step (x0.1 "
+         "at half and at three quarters of the steps)")
+      ->check(CLI::IsMember({"cosine", "step"}))
+      ->capture_default_str();
+  cmd.add_option("--clip-grad-norm", options.clip_grad_norm,
+                 "clip the gradient's global L2 norm to this before each step (0 = never)")
+      ->capture_default_str();
   cmd.add_option("--seed", options.seed, "model initialisation and data order")
       ->capture_default_str();
   cmd.add_option("--compress", options.compress,
@@ -157,9 +167,9 @@ void add_elastic_options(CLI::App& cmd, train::TrainOptions& options, std::strin
 // The flags of a job's settings that were given (a resumed job refuses those that differ).
 std::vector<std::string> given_job_flags(const CLI::App& cmd) {
   std::vector<std::string> given;
-  for (const char* flag :
-       {"--model", "--dataset", "--train-subset", "--test-subset", "--epochs", "--steps",
-        "--global-batch", "--lr", "--momentum", "--weight-decay", "--seed"}) {
+  for (const char* flag : {"--model", "--dataset", "--train-subset", "--test-subset", "--epochs",
+                           "--steps", "--global-batch", "--lr", "--momentum", "--weight-decay",
+                           "--seed", "--nesterov", "--schedule", "--clip-grad-norm"}) {
     if (cmd.count(flag) > 0) given.push_back(flag);
   }
   return given;

@@ -106,6 +106,16 @@ void validate(const TrainOptions& o) {
     throw InputError("--weight-decay: " + shown(o.weight_decay) +
                      " is out of range; accepted: 0 <= WD <= 1");
   }
+  if (o.nesterov && o.momentum == 0) {
+    throw InputError("--nesterov needs a momentum: accepted: --momentum M with 0 < M < 1");
+  }
+  if (!parse_lr_schedule(o.schedule)) {
+    throw InputError("--schedule: \"" + o.schedule + "\"; accepted: cosine, step");
+  }
+  if (!(o.clip_grad_norm >= 0 && o.clip_grad_norm <= 1e6)) {
+    throw InputError("--clip-grad-norm: " + shown(o.clip_grad_norm) +
+                     " is out of range; accepted: 0 (never) or 0 < NORM <= 1000000");
+  }
   if (o.keep < 1) throw InputError("--keep: must be at least 1");
   if (o.threads < 0) throw InputError("--threads: must be at least 1 (or 0 for cores / workers)");
   if (o.stop_at_step < 0) throw InputError("--stop-at: must be a step number >= 1");
@@ -162,6 +172,9 @@ nlohmann::json job_settings(const TrainOptions& o) {
           {"momentum", o.momentum},
           {"weight_decay", o.weight_decay},
           {"warmup_fraction", o.warmup_fraction},
+          {"nesterov", o.nesterov},
+          {"schedule", o.schedule},
+          {"clip_grad_norm", o.clip_grad_norm},
           {"seed", o.seed}};
 }
 
@@ -199,6 +212,10 @@ void adopt_job_settings(TrainOptions& o) {
     o.momentum = settings.at("momentum").get<double>();
     o.weight_decay = settings.at("weight_decay").get<double>();
     o.warmup_fraction = settings.at("warmup_fraction").get<double>();
+    // Settings a job of an earlier version did not record had these values.
+    o.nesterov = settings.value("nesterov", false);
+    o.schedule = settings.value("schedule", std::string("cosine"));
+    o.clip_grad_norm = settings.value("clip_grad_norm", 0.0);
     o.seed = settings.at("seed").get<std::uint64_t>();
   } catch (const nlohmann::json::exception& error) {
     throw InputError(job_json, 0, std::string("its settings are damaged: ") + error.what());

@@ -37,6 +37,9 @@ nlohmann::json to_json(const JobConfig& config) {
           {"compress", o.compress},
           {"heartbeat_timeout_s", o.heartbeat_timeout_s},
           {"on_divergence", o.on_divergence},
+          {"nesterov", o.nesterov},
+          {"schedule", o.schedule},
+          {"clip_grad_norm", o.clip_grad_norm},
           {"model_sha256", o.model_sha256},
           {"instance_type", o.instance_type},
           {"market", o.market},
@@ -73,6 +76,9 @@ JobConfig job_config_from_json(const nlohmann::json& j) {
   o.compress = j.value("compress", std::string("none"));
   o.heartbeat_timeout_s = j.at("heartbeat_timeout_s").get<double>();
   o.on_divergence = j.value("on_divergence", std::string("stop"));
+  o.nesterov = j.value("nesterov", false);
+  o.schedule = j.value("schedule", std::string("cosine"));
+  o.clip_grad_norm = j.value("clip_grad_norm", 0.0);
   o.model_sha256 = j.value("model_sha256", std::string());
   o.instance_type = j.value("instance_type", std::string());
   o.market = j.value("market", std::string());

@@ -58,8 +58,14 @@ std::vector<std::int64_t> epoch_permutation(std::int64_t samples, std::uint64_t 
   return order;
 }
 
+std::optional<LrSchedule> parse_lr_schedule(const std::string& name) {
+  if (name == "cosine") return LrSchedule::kCosine;
+  if (name == "step") return LrSchedule::kStep;
+  return std::nullopt;
+}
+
 double learning_rate_at(std::int64_t step, std::int64_t total_steps, std::int64_t warmup_steps,
-                        double lr) {
+                        double lr, LrSchedule schedule) {
   if (warmup_steps > 0 && step < warmup_steps) {
     const double progress = static_cast<double>(step + 1) / static_cast<double>(warmup_steps);
     return lr * (0.1 + 0.9 * progress);
@@ -67,6 +73,8 @@ double learning_rate_at(std::int64_t step, std::int64_t total_steps, std::int64_
   const std::int64_t decay_steps = std::max<std::int64_t>(1, total_steps - warmup_steps);
   const double progress =
       std::min(1.0, static_cast<double>(step - warmup_steps) / static_cast<double>(decay_steps));
+  if (schedule == LrSchedule::kStep)
+    return progress < 0.5 ? lr : progress < 0.75 ? lr * 0.1 : lr * 0.01;
   return lr * 0.5 * (1.0 + std::cos(M_PI * progress));
 }
 

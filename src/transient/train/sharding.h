@@ -11,6 +11,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 namespace transient::train {
@@ -46,9 +48,17 @@ Shard shard_of(const StepPosition& position, int workers, int rank);
 std::vector<std::int64_t> epoch_permutation(std::int64_t samples, std::uint64_t seed,
                                             std::int64_t epoch);
 
+// How the learning rate falls after the warm-up: a half cosine to zero at the last step, or
+// steps of x0.1 at half and at three quarters of the steps after the warm-up (the classic
+// CIFAR ResNet schedule).
+enum class LrSchedule { kCosine, kStep };
+
+// "cosine" or "step"; nullopt for anything else.
+std::optional<LrSchedule> parse_lr_schedule(const std::string& name);
+
 // The learning rate at step `step` (0-based) of `total_steps`: linear warm-up from lr/10 to `lr`
-// over `warmup_steps`, then a half cosine down to zero at `total_steps`.
+// over `warmup_steps`, then `schedule` (a half cosine down to zero at `total_steps` by default).
 double learning_rate_at(std::int64_t step, std::int64_t total_steps, std::int64_t warmup_steps,
-                        double lr);
+                        double lr, LrSchedule schedule = LrSchedule::kCosine);
 
 }  // namespace transient::train

@@ -48,6 +48,9 @@ struct TrainOptions {
   double momentum = 0.9;            // SGD momentum
   double weight_decay = 0.0;        // L2 penalty of SGD
   double warmup_fraction = 0.05;    // share of all steps spent warming up (at most 200 steps)
+  bool nesterov = false;            // Nesterov momentum
+  std::string schedule = "cosine";  // after the warm-up: cosine, or step (x0.1 at 1/2 and 3/4)
+  double clip_grad_norm = 0;        // clip the gradient's global L2 norm to this (0 = never)
   std::uint64_t seed = 1;           // model initialisation and data order
   // A training loss that becomes NaN or infinite: "stop" the job naming the step and the last
   // good checkpoint, or "rollback": continue from the newest checkpoint taken at least two steps

@@ -673,6 +673,7 @@ class Worker {
     optimizer_ =
         std::make_unique<torch::optim::SGD>(parameters_, torch::optim::SGDOptions(options_.lr)
                                                              .momentum(options_.momentum)
+                                                             .nesterov(options_.nesterov)
                                                              .weight_decay(options_.weight_decay));
     if (options_.momentum > 0) {
       // Zero momentum buffers from the start: SGD's first step then gives what it gives without
@@ -1072,8 +1073,13 @@ class Worker {
       }
 
       phase_start = Clock::now();
-      const double lr = learning_rate_at(step_, job_.total_steps, job_.warmup_steps,
-                                         options_.lr * config_.lr_scale);
+      if (options_.clip_grad_norm > 0) {
+        // The summed gradient is the same on every member: so is its norm, and the clipping.
+        torch::nn::utils::clip_grad_norm_(parameters_, options_.clip_grad_norm);
+      }
+      const double lr = learning_rate_at(
+          step_, job_.total_steps, job_.warmup_steps, options_.lr * config_.lr_scale,
+          parse_lr_schedule(options_.schedule).value_or(LrSchedule::kCosine));
       for (auto& group : optimizer_->param_groups()) {
         static_cast<torch::optim::SGDOptions&>(group.options()).lr(lr);
       }
