@@ -5,8 +5,10 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <sstream>
 #include <thread>
 
@@ -518,6 +520,71 @@ TEST(Trainer, NesterovAStepScheduleAndClippingAreTheJobsAndResumeExactly) {
     EXPECT_EQ(refused.exit_code, kExitBadInput) << bad[0] << ": " << refused.err;
     EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
   }
+}
+
+// Writes CIFAR-10 binary records to `path`: class k has a bright band at rows 3k..3k+2 over a
+// dim random background, so that a small model learns it quickly. `label_of(i)` gives record i's.
+void write_cifar(const std::string& path, int records, std::uint32_t seed,
+                 const std::function<int(int)>& label_of) {
+  std::mt19937 draw(seed);
+  std::ofstream out(path, std::ios::binary);
+  for (int i = 0; i < records; ++i) {
+    const int label = label_of(i);
+    out.put(static_cast<char>(label));
+    for (int channel = 0; channel < 3; ++channel) {
+      for (int row = 0; row < 32; ++row) {
+        for (int col = 0; col < 32; ++col) {
+          const bool band = row / 3 == label % 10;
+          out.put(static_cast<char>(band ? 230 : static_cast<int>(draw() % 60)));
+        }
+      }
+    }
+  }
+}
+
+// --dataset cifar10 reads CIFAR-10's binary version (data_batch_N.bin, test_batch.bin): colour
+// 32x32 images that the built-in models train on. Files that are not
+// whole records, a label outside 0..9, a missing file or no --data-dir: one line naming it, exit 2.
+TEST(Trainer, LearnsCifar10FromItsBinaryFilesAndRefusesBadOnes) {
+  const std::string dir = fresh_dir("cifar");
+  const std::string data = dir + "/cifar-10-batches-bin";
+  fs::create_directories(data);
+  auto label = [](int i) { return (i * 7) % 10; };
+  write_cifar(data + "/data_batch_1.bin", 300, 1, label);
+  write_cifar(data + "/data_batch_2.bin", 300, 2, label);
+  write_cifar(data + "/test_batch.bin", 200, 3, label);
+  const std::string job = dir + "/job";
+  run_ok({"train", "--model", "cnn", "--dataset", "cifar10", "--data-dir", data, "--workers", "2",
+          "--steps", "60", "--global-batch", "50", "--threads", "1", "--job-dir", job},
+         job);
+  const auto summary = summary_of(job);
+  EXPECT_GT(summary.at("test_accuracy").get<double>(), 0.5);   // chance is 0.1
+  EXPECT_NEAR(summary.at("epochs").get<double>(), 5.0, 1e-9);  // 600 samples, 12 steps an epoch
+  expect_complete_step_records(job, 60, 2, 50);
+
+  const std::string bad = dir + "/bad";
+  fs::create_directories(bad);
+  auto refused_for = [&](const std::vector<std::string>& more, const std::string& why,
+                         const std::string& file) {
+    auto args = with({"train", "--dataset", "cifar10", "--steps", "5", "--job-dir",
+                      dir + "/refused-" + std::to_string(std::rand())},
+                     more);
+    const auto refused = run_cli(args, dir + "/refused");
+    EXPECT_EQ(refused.exit_code, kExitBadInput) << refused.err;
+    EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
+    EXPECT_NE(refused.err.find(why), std::string::npos) << refused.err;
+    EXPECT_NE(refused.err.find(file), std::string::npos) << refused.err;
+  };
+  refused_for({}, "--dataset cifar10 needs --data-dir DIR", "cifar-10-batches-bin");
+  refused_for({"--data-dir", bad}, "missing", bad + "/data_batch_1.bin");
+  write_cifar(bad + "/data_batch_1.bin", 10, 4, label);
+  std::ofstream(bad + "/data_batch_1.bin", std::ios::app) << "xyz";  // a record cut short
+  refused_for({"--data-dir", bad}, "is not a whole number of 3073-byte CIFAR-10 records",
+              bad + "/data_batch_1.bin");
+  write_cifar(bad + "/data_batch_1.bin", 10, 4, label);
+  write_cifar(bad + "/test_batch.bin", 10, 5, [](int i) { return i == 6 ? 12 : 0; });
+  refused_for({"--data-dir", bad}, "record 6 has label 12; accepted: 0..9",
+              bad + "/test_batch.bin");
 }
 
 // --compress bf16 and fp16 send half the bytes and train as far as full precision does on the

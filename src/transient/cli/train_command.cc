@@ -46,9 +46,12 @@ std::string model_list() {
 void add_job_options(CLI::App& cmd, train::TrainOptions& options, std::string& checkpoint_every) {
   cmd.add_option("--model", options.model,
                  "cnn, mlp, resnet20, resnet32, or a TorchScript file FILE.pt (a module saved "
-                 "from Python that maps [N, 1, 28, 28] images to [N, 10] scores)")
+                 "from Python that maps the data set's images, [N, 1, 28, 28] or [N, 3, 32, 32], "
+                 "to [N, 10] scores)")
       ->capture_default_str();
-  cmd.add_option("--dataset", options.dataset, "the data set (fashion-mnist)")
+  cmd.add_option("--dataset", options.dataset,
+                 "the data set: fashion-mnist (Debian's) or cifar10 (CIFAR-10's binary version "
+                 "in --data-dir)")
       ->capture_default_str();
   cmd.add_option("--data-dir", options.data_dir, "where the data set's files are")
       ->capture_default_str();

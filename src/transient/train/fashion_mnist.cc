@@ -14,8 +14,6 @@ namespace {
 
 constexpr std::uint32_t kImagesMagic = 0x00000803;  // unsigned byte, 3 dimensions
 constexpr std::uint32_t kLabelsMagic = 0x00000801;  // unsigned byte, 1 dimension
-constexpr double kMean = 0.2860;                    // of the training images, in [0, 1]
-constexpr double kStd = 0.3530;
 
 std::string file_in(const std::string& dir, const std::string& name) {
   return (std::filesystem::path(dir) / name).string();
@@ -126,10 +124,6 @@ std::int64_t FashionMnist::count_training_samples(const std::string& dir) {
     throw InputError(path, 0, "not an IDX label file (expected magic number 0x00000801)");
   }
   return big_endian_u32(header, 4);
-}
-
-torch::Tensor normalise_images(const torch::Tensor& images) {
-  return images.to(torch::kFloat32).div_(255.0).sub_(kMean).div_(kStd);
 }
 
 FashionMnist FashionMnist::load(const std::string& dir) {

@@ -1,6 +1,6 @@
 // Fashion-MNIST as tensors, read from the gzipped IDX files of Debian's dataset-fashion-mnist
 // (train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz, t10k-*). Images stay bytes in memory
-// (47 MB for the training set, per worker) and are normalised per batch by normalise_images().
+// (47 MB for the training set, per worker) and are normalised per batch (datasets.h).
 #pragma once
 
 #include <torch/torch.h>
@@ -30,7 +30,8 @@ struct FashionMnist {
   static std::int64_t count_training_samples(const std::string& dir);
 };
 
-// Bytes [N, 1, 28, 28] to float32 with the training set's mean and standard deviation removed.
-torch::Tensor normalise_images(const torch::Tensor& images);
+// The training images' mean and standard deviation, in [0, 1].
+constexpr double kFashionMnistMean = 0.2860;
+constexpr double kFashionMnistStd = 0.3530;
 
 }  // namespace transient::train

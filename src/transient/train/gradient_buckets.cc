@@ -86,8 +86,9 @@ GradientBuckets::GradientBuckets(const std::vector<torch::Tensor>& parameters,
 }
 
 GradientBuckets::~GradientBuckets() {
-  // The accumulators outlive this object only if a parameter does; their hooks then see a
-  // disarmed object no more: the hooks are removed with the accumulators' last reference here.
+  // The hooks capture `this` and live in the accumulators, which only this object and a graph
+  // being differentiated hold (a parameter holds its accumulator weakly): none runs once this
+  // object is gone, as long as no backward outlives it (the worker's never does).
   std::lock_guard<std::mutex> lock(mutex_);
   armed_ = false;
 }

@@ -31,8 +31,8 @@
 #include "transient/train/checkpoint.h"
 #include "transient/train/checkpoint_choice.h"
 #include "transient/train/coordinator.h"
+#include "transient/train/datasets.h"
 #include "transient/train/event_log.h"
-#include "transient/train/fashion_mnist.h"
 #include "transient/train/models.h"
 #include "transient/train/progress_line.h"
 #include "transient/train/protocol.h"
@@ -81,9 +81,11 @@ std::string shown(double value) {
 }
 
 void validate(const TrainOptions& o) {
-  require_model(o.model);
-  if (o.dataset != "fashion-mnist") {
-    throw InputError("--dataset: unknown data set \"" + o.dataset + "\"; accepted: fashion-mnist");
+  require_model(o.model, dataset_shape(o.dataset));
+  if (o.dataset == "cifar10" && o.data_dir == TrainOptions{}.data_dir) {
+    throw InputError(
+        "--dataset cifar10 needs --data-dir DIR: the folder of CIFAR-10's binary version "
+        "(cifar-10-batches-bin: data_batch_1.bin ... data_batch_5.bin, test_batch.bin)");
   }
   if (o.workers < 1 || o.workers > 64) {
     throw InputError("--workers: " + std::to_string(o.workers) +
@@ -308,7 +310,7 @@ PreparedJob prepare_job(const TrainOptions& given, int workers_for_threads) {
   o.model_sha256 = is_model_file(o.model) ? file_sha256(o.model) : "";
   if (o.threads == 0) o.threads = default_threads(workers_for_threads);
   JobConfig& job = prepared.job;
-  job.train_samples = FashionMnist::count_training_samples(o.data_dir);
+  job.train_samples = count_training_samples(o.dataset, o.data_dir);
   if (o.train_subset > job.train_samples || o.train_subset < 0) {
     throw InputError("--train-subset: " + std::to_string(o.train_subset) +
                      " is out of range; accepted: 1.." + std::to_string(job.train_samples) +

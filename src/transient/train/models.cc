@@ -262,9 +262,9 @@ const std::vector<ModelSpec>& model_registry() {
   return registry;
 }
 
-void require_model(const std::string& name) {
+void require_model(const std::string& name, const ImageShape& shape) {
   if (is_model_file(name)) {
-    load_scripted_model(name, ImageShape{});
+    load_scripted_model(name, shape);
     return;
   }
   for (const auto& spec : model_registry()) {

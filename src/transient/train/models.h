@@ -56,8 +56,8 @@ std::shared_ptr<Model> make_model(const std::string& name, const ImageShape& sha
 // The SHA-256 of the file at `path`, in hex; throws InputError naming it if it cannot be read.
 std::string file_sha256(const std::string& path);
 
-// Throws InputError as make_model does unless `name` is a registered model or a usable
-// TorchScript file for 1x28x28 images.
-void require_model(const std::string& name);
+// Throws InputError as make_model does unless `name` is a registered model or a TorchScript
+// file usable on images of `shape`.
+void require_model(const std::string& name, const ImageShape& shape = ImageShape{});
 
 }  // namespace transient::train

@@ -29,7 +29,7 @@
 #include "transient/train/channel.h"
 #include "transient/train/checkpoint.h"
 #include "transient/train/coordinator_store.h"
-#include "transient/train/fashion_mnist.h"
+#include "transient/train/datasets.h"
 #include "transient/train/gradient_buckets.h"
 #include "transient/train/models.h"
 #include "transient/train/protocol.h"
@@ -651,7 +651,7 @@ class Worker {
     if (!data_dir.empty()) job_.options.data_dir = data_dir;
     torch::set_num_threads(std::max(1, threads > 0 ? threads : options_.threads));
     torch::manual_seed(options_.seed);
-    data_ = FashionMnist::load(options_.data_dir);
+    data_ = load_dataset(options_.dataset, options_.data_dir);
     data_.train.images = data_.train.images.narrow(0, 0, job_.train_samples);
     data_.train.labels = data_.train.labels.narrow(0, 0, job_.train_samples);
     if (options_.test_subset > 0 && options_.test_subset < data_.test.labels.size(0)) {
@@ -664,7 +664,7 @@ class Worker {
                            file_sha256(options_.model) + " here, " + options_.model_sha256 +
                            " there); every worker needs the same model file at this path");
     }
-    model_ = make_model(options_.model, ImageShape{1, 28, 28});
+    model_ = make_model(options_.model, data_.shape);
     model_->train();
     for (const auto& item : model_->named_parameters()) {
       parameter_names_.push_back(item.key());
@@ -1024,7 +1024,7 @@ class Worker {
       if (shard.count > 0) {
         auto index =
             torch::from_blob(permutation_.data() + shard.begin, {shard.count}, torch::kInt64);
-        images = normalise_images(data_.train.images.index_select(0, index));
+        images = normalise(data_, data_.train.images.index_select(0, index));
         labels = data_.train.labels.index_select(0, index);
       }
       const double data_s = seconds_since(phase_start);
@@ -1189,7 +1189,7 @@ class Worker {
   // seed, zero momentum, and the generator where building the model left it.
   void initial_state() {
     torch::manual_seed(options_.seed);
-    const auto fresh = make_model(options_.model, ImageShape{1, 28, 28});
+    const auto fresh = make_model(options_.model, data_.shape);
     torch::NoGradGuard no_grad;
     auto fresh_parameters = fresh->named_parameters();
     for (const auto& item : model_->named_parameters()) {
@@ -1292,7 +1292,7 @@ class Worker {
     double loss_sum = 0;
     for (std::int64_t at = begin; at < end; at += 1000) {
       const std::int64_t count = std::min<std::int64_t>(1000, end - at);
-      auto images = normalise_images(data_.test.images.narrow(0, at, count));
+      auto images = normalise(data_, data_.test.images.narrow(0, at, count));
       auto labels = data_.test.labels.narrow(0, at, count);
       auto scores = model_->forward(images);
       loss_sum += torch::nn::functional::cross_entropy(
@@ -1315,7 +1315,7 @@ class Worker {
   std::string interface_;  // ... or the interface whose address it takes ("" = advertise_)
   JobConfig job_;
   const TrainOptions& options_;
-  FashionMnist data_;
+  Dataset data_;
   std::shared_ptr<Model> model_;
   std::vector<std::string> parameter_names_;
   std::vector<torch::Tensor> parameters_;

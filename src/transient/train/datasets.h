@@ -1,0 +1,49 @@
+// The data sets the trainer reads, by name (`--dataset`), from a directory (`--data-dir`):
+// - fashion-mnist: the gzipped IDX files of Debian's dataset-fashion-mnist (fashion_mnist.h),
+//   28x28 grey images;
+// - cifar10: CIFAR-10's binary version (the folder cifar-10-batches-bin: data_batch_1.bin, ...,
+//   test_batch.bin; each record is a label byte and 3072 bytes of 32x32 pixels, the red plane,
+//   then green, then blue), 32x32 colour images. The training set is data_batch_1.bin and the
+//   batches that follow it in number (data_batch_2.bin, ...) as far as they exist.
+// Images stay bytes in memory and are normalised per batch with the data set's per-channel mean
+// and standard deviation (normalise()).
+#pragma once
+
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "transient/train/fashion_mnist.h"
+#include "transient/train/models.h"
+
+namespace transient::train {
+
+struct Dataset {
+  LabelledImages train;  // uint8 [N, C, H, W], labels int64 [N] in 0..kClasses-1
+  LabelledImages test;
+  ImageShape shape;           // of one image
+  std::vector<double> mean;   // per channel, of the training images in [0, 1]
+  std::vector<double> stdev;  // per channel
+};
+
+// The names `--dataset` accepts, for messages: "fashion-mnist, cifar10".
+std::string dataset_names();
+
+// The shape of one image of data set `name`. Throws InputError for an unknown name.
+ImageShape dataset_shape(const std::string& name);
+
+// Reads data set `name` from `dir`. Throws InputError naming the file and what is wrong: missing,
+// unreadable, a size that is not a whole number of records, a label outside 0..9.
+Dataset load_dataset(const std::string& name, const std::string& dir);
+
+// The number of training samples, from the files' headers or sizes (cheap; CIFAR-10's labels are
+// read and checked too, so that a bad one is refused before any worker starts); throws
+// InputError as load_dataset does.
+std::int64_t count_training_samples(const std::string& name, const std::string& dir);
+
+// Bytes [N, C, H, W] to float32 with the data set's per-channel mean and deviation removed.
+torch::Tensor normalise(const Dataset& data, const torch::Tensor& images);
+
+}  // namespace transient::train
