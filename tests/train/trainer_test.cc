@@ -11,6 +11,7 @@
 #include <random>
 #include <sstream>
 #include <thread>
+#include <tuple>
 
 #include "train/cli_process.h"
 #include "train/job_records.h"
@@ -585,6 +586,84 @@ TEST(Trainer, LearnsCifar10FromItsBinaryFilesAndRefusesBadOnes) {
   write_cifar(bad + "/test_batch.bin", 10, 5, [](int i) { return i == 6 ? 12 : 0; });
   refused_for({"--data-dir", bad}, "record 6 has label 12; accepted: 0..9",
               bad + "/test_batch.bin");
+}
+
+// Writes NumPy arrays with numpy itself: images where class k has a bright band at rows 2k..2k+1.
+// `layout` is "nhwc-uint8" or "nchw-float32"; `test` adds test_images.npy and test_labels.npy.
+void write_npy(const std::string& dir, const std::string& layout, bool test,
+               const std::string& extra = "") {
+  fs::create_directories(dir);
+  run_python(
+      "import numpy as np\n"
+      "def make(n, seed):\n"
+      "    rng = np.random.default_rng(seed)\n"
+      "    labels = (np.arange(n) * 7) % 10\n"
+      "    x = rng.integers(0, 60, size=(n, 28, 28)).astype(np.uint8)\n"
+      "    for i, k in enumerate(labels):\n"
+      "        x[i, 2 * k:2 * k + 2, :] = 230\n"
+      "    if '" +
+          layout +
+          "' == 'nhwc-uint8':\n"
+          "        return x[..., None], labels.astype(np.int64)\n"
+          "    return (x[:, None] / 255.0).astype(np.float32), labels.astype(np.int32)\n"
+          "x, y = make(600, 1)\n"
+          "np.save('" +
+          dir +
+          "/images.npy', x)\n"
+          "np.save('" +
+          dir +
+          "/labels.npy', y)\n"
+          "if " +
+          (test ? "True" : "False") +
+          ":\n"
+          "    tx, ty = make(200, 2)\n"
+          "    np.save('" +
+          dir +
+          "/test_images.npy', tx)\n"
+          "    np.save('" +
+          dir + "/test_labels.npy', ty)\n" + extra,
+      dir);
+}
+
+// --dataset npy reads images.npy and labels.npy (bytes channels-last or floats channels-first),
+// with a test set of its own or the last tenth held out; bad arrays are one line naming the file.
+TEST(Trainer, LearnsFromNumPyArraysAndRefusesBadOnes) {
+  const std::string dir = fresh_dir("npy");
+  write_npy(dir + "/bytes", "nhwc-uint8", true);
+  const std::string bytes_job = dir + "/bytes-job";
+  run_ok({"train", "--model", "cnn", "--dataset", "npy", "--data-dir", dir + "/bytes", "--workers",
+          "2", "--steps", "60", "--global-batch", "50", "--threads", "1", "--job-dir", bytes_job},
+         bytes_job);
+  EXPECT_GT(summary_of(bytes_job).at("test_accuracy").get<double>(), 0.5);   // chance is 0.1
+  EXPECT_NEAR(summary_of(bytes_job).at("epochs").get<double>(), 5.0, 1e-9);  // 600 of 50
+  write_npy(dir + "/floats", "nchw-float32", false);
+  const std::string floats_job = dir + "/floats-job";
+  run_ok({"train", "--model", "mlp", "--dataset", "npy", "--data-dir", dir + "/floats", "--workers",
+          "1", "--steps", "44", "--global-batch", "50", "--threads", "1", "--job-dir", floats_job},
+         floats_job);
+  // 60 of the 600 samples held out: 540 train, 11 steps an epoch.
+  EXPECT_NEAR(summary_of(floats_job).at("epochs").get<double>(), 4.0, 1e-9);
+  EXPECT_GT(summary_of(floats_job).at("test_accuracy").get<double>(), 0.5);
+
+  const std::vector<std::tuple<std::string, std::string, std::string>> bad = {
+      {"np.save(d + '/labels.npy', np.where(np.arange(600) == 3, 12, 0))", "labels.npy",
+       "label 12 at index 3; accepted: 0..9"},
+      {"np.save(d + '/images.npy', np.zeros((600, 28, 28)))", "images.npy",
+       "element type f64; accepted: uint8 or float32"},
+      {"np.save(d + '/labels.npy', np.zeros(599, dtype=np.int64))", "labels.npy",
+       "holds 599 labels for 600 images"}};
+  int n = 0;
+  for (const auto& [change, file, why] : bad) {
+    const std::string data = dir + "/bad" + std::to_string(++n);
+    write_npy(data, "nhwc-uint8", false, "d = '" + data + "'\n" + change + "\n");
+    const auto refused = run_cli({"train", "--dataset", "npy", "--data-dir", data, "--steps", "5",
+                                  "--job-dir", data + "-job"},
+                                 data + "-refused");
+    EXPECT_EQ(refused.exit_code, kExitBadInput) << refused.err;
+    EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
+    EXPECT_NE(refused.err.find(data + "/" + file), std::string::npos) << refused.err;
+    EXPECT_NE(refused.err.find(why), std::string::npos) << refused.err;
+  }
 }
 
 // --compress bf16 and fp16 send half the bytes and train as far as full precision does on the

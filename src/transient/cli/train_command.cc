@@ -50,8 +50,8 @@ void add_job_options(CLI::App& cmd, train::TrainOptions& options, std::string& c
                  "to [N, 10] scores)")
       ->capture_default_str();
   cmd.add_option("--dataset", options.dataset,
-                 "the data set: fashion-mnist (Debian's) or cifar10 (CIFAR-10's binary version "
-                 "in --data-dir)")
+                 "the data set: fashion-mnist (Debian's), cifar10 (CIFAR-10's binary version in "
+                 "--data-dir) or npy (images.npy and labels.npy in --data-dir)")
       ->capture_default_str();
   cmd.add_option("--data-dir", options.data_dir, "where the data set's files are")
       ->capture_default_str();

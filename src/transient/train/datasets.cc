@@ -1,8 +1,16 @@
 #include "transient/train/datasets.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <tuple>
 
 #include "transient/core/error.h"
 
@@ -18,7 +26,7 @@ constexpr const char* kCifarLayout =
     "CIFAR-10's binary version: data_batch_1.bin (and data_batch_2.bin ...) and test_batch.bin, "
     "records of a label byte and 3072 pixel bytes";
 
-std::string cifar_file(const std::string& dir, const std::string& name) {
+std::string file_in(const std::string& dir, const std::string& name) {
   return (fs::path(dir) / name).string();
 }
 
@@ -26,12 +34,12 @@ std::string cifar_file(const std::string& dir, const std::string& name) {
 std::vector<std::string> cifar_training_files(const std::string& dir) {
   std::vector<std::string> files;
   for (int i = 1;; ++i) {
-    const std::string path = cifar_file(dir, "data_batch_" + std::to_string(i) + ".bin");
+    const std::string path = file_in(dir, "data_batch_" + std::to_string(i) + ".bin");
     if (!fs::is_regular_file(path)) break;
     files.push_back(path);
   }
   if (files.empty()) {
-    throw InputError(cifar_file(dir, "data_batch_1.bin"), 0,
+    throw InputError(file_in(dir, "data_batch_1.bin"), 0,
                      std::string("missing; --data-dir must hold ") + kCifarLayout);
   }
   return files;
@@ -64,7 +72,7 @@ void check_cifar_label(std::uint8_t value, const std::string& path, std::int64_t
 }
 
 // The records of `path`, with every label checked (the label bytes only are read).
-std::int64_t check_cifar_file(const std::string& path) {
+std::int64_t check_file_in(const std::string& path) {
   const std::int64_t count = cifar_records(path);
   std::ifstream in(path, std::ios::binary);
   for (std::int64_t r = 0; r < count; ++r) {
@@ -103,22 +111,215 @@ LabelledImages read_cifar(const std::vector<std::string>& files) {
   return {images, labels};
 }
 
+// --- NumPy arrays ----------------------------------------------------------------------------
+
+constexpr const char* kNpyLayout =
+    "images.npy (uint8 or float32: [N, H, W], [N, C, H, W] or [N, H, W, C], C 1 or 3) and "
+    "labels.npy (integers 0..9, [N]), optionally test_images.npy and test_labels.npy";
+
+// What a .npy file's header says: its element type, its shape and where its data starts.
+struct NpyHeader {
+  char kind = 0;  // 'u' unsigned, 'i' signed, 'f' floating point
+  int item_bytes = 0;
+  std::vector<std::int64_t> shape;
+  std::int64_t data_offset = 0;
+};
+
+// The value of `key` in the header's dictionary text ("'key': value, ...").
+std::string npy_field(const std::string& header, const std::string& key, const std::string& path) {
+  const auto at = header.find("'" + key + "'");
+  const auto colon = at == std::string::npos ? at : header.find(':', at);
+  if (colon == std::string::npos) throw InputError(path, 0, "its .npy header has no '" + key + "'");
+  auto begin = header.find_first_not_of(' ', colon + 1);
+  const char open = header[begin];
+  const auto end = open == '('    ? header.find(')', begin) + 1
+                   : open == '\'' ? header.find('\'', begin + 1) + 1
+                                  : header.find_first_of(",}", begin);
+  return header.substr(begin, end - begin);
+}
+
+NpyHeader read_npy_header(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, 0, std::string("missing; --data-dir must hold ") + kNpyLayout);
+  char preamble[10] = {};
+  if (!in.read(preamble, 8) || std::memcmp(preamble, "\x93NUMPY", 6) != 0) {
+    throw InputError(path, 0, "not a NumPy .npy file (no \\x93NUMPY magic)");
+  }
+  const int major = static_cast<unsigned char>(preamble[6]);
+  std::int64_t length = 0;
+  if (major == 1) {
+    unsigned char bytes[2];
+    in.read(reinterpret_cast<char*>(bytes), 2);
+    length = bytes[0] | (bytes[1] << 8);
+  } else {
+    unsigned char bytes[4];
+    in.read(reinterpret_cast<char*>(bytes), 4);
+    length = bytes[0] | (bytes[1] << 8) | (bytes[2] << 16) | (std::int64_t{bytes[3]} << 24);
+  }
+  if (!in || length <= 0 || length > (1 << 20)) throw InputError(path, 0, "a damaged .npy header");
+  std::string header(static_cast<std::size_t>(length), ' ');
+  if (!in.read(header.data(), length)) throw InputError(path, 0, "a .npy header cut short");
+  NpyHeader h;
+  h.data_offset = (major == 1 ? 10 : 12) + length;
+  const std::string descr = npy_field(header, "descr", path);  // e.g. '<f4'
+  if (descr.size() < 5 || descr[1] == '>') {
+    throw InputError(path, 0, "element type " + descr + "; accepted: little-endian numbers");
+  }
+  h.kind = descr[2];
+  h.item_bytes = std::atoi(descr.substr(3).c_str());
+  if (npy_field(header, "fortran_order", path) != "False") {
+    throw InputError(path, 0, "is in Fortran order; accepted: C order (numpy's default)");
+  }
+  const std::string shape = npy_field(header, "shape", path);  // e.g. (60000, 28, 28)
+  for (std::size_t i = 1; i < shape.size();) {
+    const auto next = shape.find_first_of(",)", i);
+    const std::string number = shape.substr(i, next - i);
+    if (number.find_first_not_of(' ') != std::string::npos) h.shape.push_back(std::stoll(number));
+    i = next + 1;
+  }
+  std::int64_t elements = 1;
+  for (const auto d : h.shape) elements *= d;
+  std::error_code error;
+  const auto bytes = static_cast<std::int64_t>(fs::file_size(path, error));
+  if (error || bytes != h.data_offset + elements * h.item_bytes) {
+    throw InputError(path, 0,
+                     "holds " + std::to_string(bytes - h.data_offset) +
+                         " bytes of data; its header says " +
+                         std::to_string(elements * h.item_bytes));
+  }
+  return h;
+}
+
+// The file mapped read-only into memory for as long as a tensor over it lives.
+torch::Tensor map_npy(const std::string& path, const NpyHeader& h, torch::ScalarType type) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw InputError(path, 0, std::string("cannot be opened: ") + std::strerror(errno));
+  const auto size = static_cast<std::size_t>(fs::file_size(path));
+  void* base = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  if (base == MAP_FAILED) {
+    throw InputError(path, 0, std::string("cannot be mapped: ") + std::strerror(errno));
+  }
+  return torch::from_blob(
+      static_cast<char*>(base) + h.data_offset, h.shape,
+      [base, size](void*) { ::munmap(base, size); }, torch::TensorOptions().dtype(type));
+}
+
+// Images [N, C, H, W] (a view of the mapped file) from images.npy-like `path`.
+torch::Tensor npy_images(const std::string& path) {
+  const NpyHeader h = read_npy_header(path);
+  torch::ScalarType type;
+  if (h.kind == 'u' && h.item_bytes == 1) {
+    type = torch::kUInt8;
+  } else if (h.kind == 'f' && h.item_bytes == 4) {
+    type = torch::kFloat32;
+  } else {
+    throw InputError(path, 0,
+                     std::string("element type ") + h.kind + std::to_string(h.item_bytes * 8) +
+                         "; accepted: uint8 or float32");
+  }
+  const auto& s = h.shape;
+  const bool channels_first = s.size() == 4 && (s[1] == 1 || s[1] == 3);
+  const bool channels_last = s.size() == 4 && !channels_first && (s[3] == 1 || s[3] == 3);
+  if (!(s.size() == 3 || channels_first || channels_last) || s[0] < 1) {
+    std::string shape;
+    for (const auto d : s) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
+    throw InputError(path, 0,
+                     "shape [" + shape + "]; accepted: [N, H, W], [N, C, H, W] or " +
+                         "[N, H, W, C] with C 1 or 3");
+  }
+  auto images = map_npy(path, h, type);
+  if (s.size() == 3) return images.unsqueeze(1);
+  return channels_last ? images.permute({0, 3, 1, 2}) : images;
+}
+
+// Labels int64 [N] from labels.npy-like `path`, checked to be 0..kClasses-1.
+torch::Tensor npy_labels(const std::string& path, std::int64_t count) {
+  const NpyHeader h = read_npy_header(path);
+  if ((h.kind != 'i' && h.kind != 'u') || h.shape.size() != 1) {
+    throw InputError(path, 0, "labels must be integers of shape [N]");
+  }
+  if (h.shape[0] != count) {
+    throw InputError(
+        path, 0,
+        "holds " + std::to_string(h.shape[0]) + " labels for " + std::to_string(count) + " images");
+  }
+  const auto type = h.kind == 'u'       ? (h.item_bytes == 1 ? torch::kUInt8 : torch::kInt64)
+                    : h.item_bytes == 1 ? torch::kInt8
+                    : h.item_bytes == 2 ? torch::kInt16
+                    : h.item_bytes == 4 ? torch::kInt32
+                                        : torch::kInt64;
+  if ((h.kind == 'u' && h.item_bytes != 1) ||
+      (h.item_bytes != 1 && h.item_bytes != 2 && h.item_bytes != 4 && h.item_bytes != 8)) {
+    throw InputError(path, 0, "labels must be int8, int16, int32, int64 or uint8");
+  }
+  auto labels = map_npy(path, h, type).to(torch::kInt64);
+  const auto bad = torch::nonzero(labels.lt(0).logical_or(labels.ge(kClasses)));
+  if (bad.size(0) > 0) {
+    const auto at = bad[0][0].item<std::int64_t>();
+    throw InputError(path, 0,
+                     "label " + std::to_string(labels[at].item<std::int64_t>()) + " at index " +
+                         std::to_string(at) + "; accepted: 0.." + std::to_string(kClasses - 1));
+  }
+  return labels;
+}
+
+// The training and test sets of an npy directory (the test set held out if it has none).
+std::pair<LabelledImages, LabelledImages> npy_sets(const std::string& dir) {
+  const std::string images_path = file_in(dir, "images.npy");
+  auto images = npy_images(images_path);
+  auto labels = npy_labels(file_in(dir, "labels.npy"), images.size(0));
+  const std::string test_images = file_in(dir, "test_images.npy");
+  const std::string test_labels = file_in(dir, "test_labels.npy");
+  if (fs::exists(test_images) || fs::exists(test_labels)) {
+    auto test = npy_images(test_images);
+    if (test.sizes().slice(1) != images.sizes().slice(1)) {
+      throw InputError(test_images, 0, "its images are not the shape of " + images_path + "'s");
+    }
+    return {{images, labels}, {test, npy_labels(test_labels, test.size(0))}};
+  }
+  const std::int64_t n = images.size(0);
+  const std::int64_t held = n / 10;
+  if (held < 1) {
+    throw InputError(images_path, 0,
+                     "holds " + std::to_string(n) +
+                         " samples: too few to hold a tenth out as the test set (give "
+                         "test_images.npy and test_labels.npy)");
+  }
+  return {{images.narrow(0, 0, n - held), labels.narrow(0, 0, n - held)},
+          {images.narrow(0, n - held, held), labels.narrow(0, n - held, held)}};
+}
+
 }  // namespace
 
-std::string dataset_names() { return "fashion-mnist, cifar10"; }
+std::string dataset_names() { return "fashion-mnist, cifar10, npy"; }
 
-ImageShape dataset_shape(const std::string& name) {
+bool needs_data_dir(const std::string& name) { return name != "fashion-mnist"; }
+
+ImageShape dataset_shape(const std::string& name, const std::string& dir) {
   if (name == "fashion-mnist") return ImageShape{1, 28, 28};
   if (name == "cifar10") return ImageShape{3, kCifarSide, kCifarSide};
+  if (name == "npy") {
+    const auto images = npy_images(file_in(dir, "images.npy"));
+    return ImageShape{images.size(1), images.size(2), images.size(3)};
+  }
   throw InputError("--dataset: unknown data set \"" + name + "\"; accepted: " + dataset_names());
 }
 
 Dataset load_dataset(const std::string& name, const std::string& dir) {
   Dataset data;
-  data.shape = dataset_shape(name);
+  data.shape = dataset_shape(name, dir);
+  if (name == "npy") {
+    std::tie(data.train, data.test) = npy_sets(dir);
+    const bool bytes = data.train.images.scalar_type() == torch::kUInt8;
+    data.divisor = bytes ? 255 : 1;
+    data.mean.assign(static_cast<std::size_t>(data.shape.channels), bytes ? 0.5 : 0.0);
+    data.stdev.assign(static_cast<std::size_t>(data.shape.channels), bytes ? 0.5 : 1.0);
+    return data;
+  }
   if (name == "cifar10") {
     data.train = read_cifar(cifar_training_files(dir));
-    data.test = read_cifar({cifar_file(dir, "test_batch.bin")});
+    data.test = read_cifar({file_in(dir, "test_batch.bin")});
     // The usual figures of CIFAR-10's training set.
     data.mean = {0.4914, 0.4822, 0.4465};
     data.stdev = {0.2470, 0.2435, 0.2616};
@@ -133,11 +334,12 @@ Dataset load_dataset(const std::string& name, const std::string& dir) {
 }
 
 std::int64_t count_training_samples(const std::string& name, const std::string& dir) {
-  dataset_shape(name);  // the name is one we know
+  dataset_shape(name, dir);  // the name is one we know, its files readable
+  if (name == "npy") return npy_sets(dir).first.labels.size(0);
   if (name == "cifar10") {
     std::int64_t total = 0;
-    for (const auto& path : cifar_training_files(dir)) total += check_cifar_file(path);
-    check_cifar_file(cifar_file(dir, "test_batch.bin"));
+    for (const auto& path : cifar_training_files(dir)) total += check_file_in(path);
+    check_file_in(file_in(dir, "test_batch.bin"));
     return total;
   }
   return FashionMnist::count_training_samples(dir);
@@ -147,7 +349,8 @@ torch::Tensor normalise(const Dataset& data, const torch::Tensor& images) {
   const auto channels = static_cast<std::int64_t>(data.mean.size());
   auto mean = torch::tensor(data.mean, torch::kFloat32).view({1, channels, 1, 1});
   auto stdev = torch::tensor(data.stdev, torch::kFloat32).view({1, channels, 1, 1});
-  return images.to(torch::kFloat32).div_(255.0).sub_(mean).div_(stdev);
+  // Out of place first: float images come as they are, and may be views of a read-only mapping.
+  return images.to(torch::kFloat32).div(data.divisor).sub_(mean).div_(stdev);
 }
 
 }  // namespace transient::train

@@ -4,7 +4,12 @@
 // - cifar10: CIFAR-10's binary version (the folder cifar-10-batches-bin: data_batch_1.bin, ...,
 //   test_batch.bin; each record is a label byte and 3072 bytes of 32x32 pixels, the red plane,
 //   then green, then blue), 32x32 colour images. The training set is data_batch_1.bin and the
-//   batches that follow it in number (data_batch_2.bin, ...) as far as they exist.
+//   batches that follow it in number (data_batch_2.bin, ...) as far as they exist;
+// - npy: NumPy arrays, images.npy (uint8 or float32; [N, H, W], [N, C, H, W] or [N, H, W, C] with
+//   C 1 or 3) and labels.npy (integers 0..9, [N]), memory-mapped: the images are never read whole
+//   into memory. The test set is test_images.npy and test_labels.npy if both are there, else the
+//   last tenth of the samples (held out from training). Bytes are scaled to [0, 1] and centred on
+//   0.5 (deviation 0.5); float32 images are taken as they are.
 // Images stay bytes in memory and are normalised per batch with the data set's per-channel mean
 // and standard deviation (normalise()).
 #pragma once
@@ -24,15 +29,20 @@ struct Dataset {
   LabelledImages train;  // uint8 [N, C, H, W], labels int64 [N] in 0..kClasses-1
   LabelledImages test;
   ImageShape shape;           // of one image
+  double divisor = 255;       // images / divisor are in [0, 1] (1: float images as they are)
   std::vector<double> mean;   // per channel, of the training images in [0, 1]
   std::vector<double> stdev;  // per channel
 };
 
-// The names `--dataset` accepts, for messages: "fashion-mnist, cifar10".
+// The names `--dataset` accepts, for messages: "fashion-mnist, cifar10, npy".
 std::string dataset_names();
 
-// The shape of one image of data set `name`. Throws InputError for an unknown name.
-ImageShape dataset_shape(const std::string& name);
+// Whether data set `name` has no files of its own in a default place (it needs --data-dir).
+bool needs_data_dir(const std::string& name);
+
+// The shape of one image of data set `name` in `dir` (read from the files' headers where the name
+// does not say it). Throws InputError for an unknown name or a file it cannot read.
+ImageShape dataset_shape(const std::string& name, const std::string& dir);
 
 // Reads data set `name` from `dir`. Throws InputError naming the file and what is wrong: missing,
 // unreadable, a size that is not a whole number of records, a label outside 0..9.
@@ -43,7 +53,8 @@ Dataset load_dataset(const std::string& name, const std::string& dir);
 // InputError as load_dataset does.
 std::int64_t count_training_samples(const std::string& name, const std::string& dir);
 
-// Bytes [N, C, H, W] to float32 with the data set's per-channel mean and deviation removed.
+// Images [N, C, H, W] to float32, scaled to [0, 1] (bytes) and with the data set's per-channel
+// mean and deviation removed.
 torch::Tensor normalise(const Dataset& data, const torch::Tensor& images);
 
 }  // namespace transient::train

@@ -81,12 +81,13 @@ std::string shown(double value) {
 }
 
 void validate(const TrainOptions& o) {
-  require_model(o.model, dataset_shape(o.dataset));
-  if (o.dataset == "cifar10" && o.data_dir == TrainOptions{}.data_dir) {
-    throw InputError(
-        "--dataset cifar10 needs --data-dir DIR: the folder of CIFAR-10's binary version "
-        "(cifar-10-batches-bin: data_batch_1.bin ... data_batch_5.bin, test_batch.bin)");
+  if (needs_data_dir(o.dataset) && o.data_dir == TrainOptions{}.data_dir) {
+    throw InputError("--dataset " + o.dataset +
+                     " needs --data-dir DIR: for cifar10 the folder of CIFAR-10's binary version "
+                     "(cifar-10-batches-bin: data_batch_1.bin ... data_batch_5.bin, "
+                     "test_batch.bin), for npy one with images.npy and labels.npy");
   }
+  require_model(o.model, dataset_shape(o.dataset, o.data_dir));
   if (o.workers < 1 || o.workers > 64) {
     throw InputError("--workers: " + std::to_string(o.workers) +
                      " is out of range; accepted: 1..64");
