@@ -490,9 +490,9 @@ TEST(Trainer, AModelFileThatCannotTrainIsRefusedNamingIt) {
   }
 }
 
-// --nesterov, --schedule step and --clip-grad-norm are the job's settings: they change what it
-// computes, a paused job resumed without them goes on with them (bitwise the uninterrupted run),
-// and nonsense is refused.
+// --nesterov, --schedule step, --clip-grad-norm and --loss mse are the job's settings: they change
+// what it computes, a paused job resumed without them goes on with them (bitwise the uninterrupted
+// run), and nonsense is refused.
 TEST(Trainer, NesterovAStepScheduleAndClippingAreTheJobsAndResumeExactly) {
   const std::string dir = fresh_dir("optimiser");
   const std::vector<std::string> optimiser = {"--nesterov", "--schedule", "step",
@@ -508,15 +508,19 @@ TEST(Trainer, NesterovAStepScheduleAndClippingAreTheJobsAndResumeExactly) {
   run_ok(small_job(plain, 1, 60), plain);
   EXPECT_FALSE(bitwise_equal(latest_checkpoint(straight), latest_checkpoint(plain)));
   // Each one on its own changes the run.
-  for (const auto& one : std::vector<std::vector<std::string>>{
-           {"--nesterov"}, {"--schedule", "step"}, {"--clip-grad-norm", "0.25"}}) {
+  for (const auto& one : std::vector<std::vector<std::string>>{{"--nesterov"},
+                                                               {"--schedule", "step"},
+                                                               {"--clip-grad-norm", "0.25"},
+                                                               {"--loss", "mse"}}) {
     const std::string alone = dir + "/alone" + one[0];
     run_ok(with(small_job(alone, 1, 60), one), alone);
     EXPECT_FALSE(bitwise_equal(latest_checkpoint(alone), latest_checkpoint(plain))) << one[0];
+    EXPECT_GT(summary_of(alone).at("test_accuracy").get<double>(), 0.5) << one[0];  // it learns
   }
   for (const auto& bad : std::vector<std::vector<std::string>>{{"--nesterov", "--momentum", "0"},
                                                                {"--schedule", "linear"},
-                                                               {"--clip-grad-norm", "-1"}}) {
+                                                               {"--clip-grad-norm", "-1"},
+                                                               {"--loss", "hinge"}}) {
     const auto refused = run_cli(with(small_job(dir + "/bad", 1, 10), bad), dir + "/bad");
     EXPECT_EQ(refused.exit_code, kExitBadInput) << bad[0] << ": " << refused.err;
     EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;

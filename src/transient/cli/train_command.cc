@@ -70,6 +70,10 @@ void add_job_options(CLI::App& cmd, train::TrainOptions& options, std::string& c
       ->capture_default_str();
   cmd.add_option("--momentum", options.momentum, "SGD momentum")->capture_default_str();
   cmd.add_option("--weight-decay", options.weight_decay, "SGD weight decay")->capture_default_str();
+  cmd.add_option("--loss", options.loss,
+                 "cross-entropy, or mse (squared error of the scores against one-hot labels)")
+      ->check(CLI::IsMember({"cross-entropy", "mse"}))
+      ->capture_default_str();
   cmd.add_flag("--nesterov", options.nesterov, "Nesterov momentum");
   cmd.add_option(
          "--schedule", options.schedule,
@@ -172,7 +176,7 @@ std::vector<std::string> given_job_flags(const CLI::App& cmd) {
   std::vector<std::string> given;
   for (const char* flag : {"--model", "--dataset", "--train-subset", "--test-subset", "--epochs",
                            "--steps", "--global-batch", "--lr", "--momentum", "--weight-decay",
-                           "--seed", "--nesterov", "--schedule", "--clip-grad-norm"}) {
+                           "--seed", "--loss", "--nesterov", "--schedule", "--clip-grad-norm"}) {
     if (cmd.count(flag) > 0) given.push_back(flag);
   }
   return given;

@@ -112,6 +112,9 @@ void validate(const TrainOptions& o) {
   if (o.nesterov && o.momentum == 0) {
     throw InputError("--nesterov needs a momentum: accepted: --momentum M with 0 < M < 1");
   }
+  if (o.loss != "cross-entropy" && o.loss != "mse") {
+    throw InputError("--loss: \"" + o.loss + "\"; accepted: cross-entropy, mse");
+  }
   if (!parse_lr_schedule(o.schedule)) {
     throw InputError("--schedule: \"" + o.schedule + "\"; accepted: cosine, step");
   }
@@ -175,6 +178,7 @@ nlohmann::json job_settings(const TrainOptions& o) {
           {"momentum", o.momentum},
           {"weight_decay", o.weight_decay},
           {"warmup_fraction", o.warmup_fraction},
+          {"loss", o.loss},
           {"nesterov", o.nesterov},
           {"schedule", o.schedule},
           {"clip_grad_norm", o.clip_grad_norm},
@@ -216,6 +220,7 @@ void adopt_job_settings(TrainOptions& o) {
     o.weight_decay = settings.at("weight_decay").get<double>();
     o.warmup_fraction = settings.at("warmup_fraction").get<double>();
     // Settings a job of an earlier version did not record had these values.
+    o.loss = settings.value("loss", std::string("cross-entropy"));
     o.nesterov = settings.value("nesterov", false);
     o.schedule = settings.value("schedule", std::string("cosine"));
     o.clip_grad_norm = settings.value("clip_grad_norm", 0.0);

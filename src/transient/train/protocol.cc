@@ -37,6 +37,7 @@ nlohmann::json to_json(const JobConfig& config) {
           {"compress", o.compress},
           {"heartbeat_timeout_s", o.heartbeat_timeout_s},
           {"on_divergence", o.on_divergence},
+          {"loss", o.loss},
           {"nesterov", o.nesterov},
           {"schedule", o.schedule},
           {"clip_grad_norm", o.clip_grad_norm},
@@ -76,6 +77,7 @@ JobConfig job_config_from_json(const nlohmann::json& j) {
   o.compress = j.value("compress", std::string("none"));
   o.heartbeat_timeout_s = j.at("heartbeat_timeout_s").get<double>();
   o.on_divergence = j.value("on_divergence", std::string("stop"));
+  o.loss = j.value("loss", std::string("cross-entropy"));
   o.nesterov = j.value("nesterov", false);
   o.schedule = j.value("schedule", std::string("cosine"));
   o.clip_grad_norm = j.value("clip_grad_norm", 0.0);

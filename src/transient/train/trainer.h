@@ -48,6 +48,7 @@ struct TrainOptions {
   double momentum = 0.9;            // SGD momentum
   double weight_decay = 0.0;        // L2 penalty of SGD
   double warmup_fraction = 0.05;    // share of all steps spent warming up (at most 200 steps)
+  std::string loss = "cross-entropy";  // or mse (the scores against one-hot labels)
   bool nesterov = false;            // Nesterov momentum
   std::string schedule = "cosine";  // after the warm-up: cosine, or step (x0.1 at 1/2 and 3/4)
   double clip_grad_norm = 0;        // clip the gradient's global L2 norm to this (0 = never)

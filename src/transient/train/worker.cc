@@ -1044,10 +1044,7 @@ class Worker {
         auto scores = model_->forward(images);
         // Summed over the shard and divided by the global batch: the all-reduced sum is then
         // exactly the mean gradient of the global batch, whatever the split.
-        auto loss = torch::nn::functional::cross_entropy(
-                        scores, labels,
-                        torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum)) /
-                    static_cast<double>(position.batch);
+        auto loss = summed_loss(scores, labels) / static_cast<double>(position.batch);
         local_loss = loss.item<double>();
         buckets_->control()[0] = local_loss;  // before backward: it goes with the first bucket
         loss.backward();
@@ -1185,6 +1182,21 @@ class Worker {
     }
   }
 
+  // The job's loss (`--loss`) summed over the samples: cross-entropy of the scores, or the squared
+  // error between the scores and the labels' one-hot vectors, averaged over the classes (divided
+  // by the batch, it is PyTorch's mse_loss with its default mean).
+  torch::Tensor summed_loss(const torch::Tensor& scores, const torch::Tensor& labels) const {
+    if (options_.loss == "mse") {
+      const auto targets = torch::one_hot(labels, scores.size(1)).to(scores.scalar_type());
+      return torch::nn::functional::mse_loss(
+                 scores, targets,
+                 torch::nn::functional::MSELossFuncOptions().reduction(torch::kSum)) /
+             static_cast<double>(scores.size(1));
+    }
+    return torch::nn::functional::cross_entropy(
+        scores, labels, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum));
+  }
+
   // The job's seeded initial state, as the constructor made it: the model built again from the
   // seed, zero momentum, and the generator where building the model left it.
   void initial_state() {
@@ -1295,10 +1307,7 @@ class Worker {
       auto images = normalise(data_, data_.test.images.narrow(0, at, count));
       auto labels = data_.test.labels.narrow(0, at, count);
       auto scores = model_->forward(images);
-      loss_sum += torch::nn::functional::cross_entropy(
-                      scores, labels,
-                      torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
-                      .item<double>();
+      loss_sum += summed_loss(scores, labels).item<double>();
       correct += scores.argmax(1).eq(labels).sum().item<double>();
     }
     model_->train();
