@@ -43,16 +43,16 @@ struct TrainOptions {
   std::int64_t stop_at_step = 0;  // pause after this step (checkpoint, exit 0); 0 = never
 
   // Optimisation. The learning rate warms up linearly, then follows a cosine to zero.
-  std::int64_t global_batch = 128;  // samples per step, split among the workers
-  double lr = 0.05;                 // peak learning rate
-  double momentum = 0.9;            // SGD momentum
-  double weight_decay = 0.0;        // L2 penalty of SGD
-  double warmup_fraction = 0.05;    // share of all steps spent warming up (at most 200 steps)
+  std::int64_t global_batch = 128;     // samples per step, split among the workers
+  double lr = 0.05;                    // peak learning rate
+  double momentum = 0.9;               // SGD momentum
+  double weight_decay = 0.0;           // L2 penalty of SGD
+  double warmup_fraction = 0.05;       // share of all steps spent warming up (at most 200 steps)
   std::string loss = "cross-entropy";  // or mse (the scores against one-hot labels)
-  bool nesterov = false;            // Nesterov momentum
-  std::string schedule = "cosine";  // after the warm-up: cosine, or step (x0.1 at 1/2 and 3/4)
-  double clip_grad_norm = 0;        // clip the gradient's global L2 norm to this (0 = never)
-  std::uint64_t seed = 1;           // model initialisation and data order
+  bool nesterov = false;               // Nesterov momentum
+  std::string schedule = "cosine";     // after the warm-up: cosine, or step (x0.1 at 1/2 and 3/4)
+  double clip_grad_norm = 0;           // clip the gradient's global L2 norm to this (0 = never)
+  std::uint64_t seed = 1;              // model initialisation and data order
   // A training loss that becomes NaN or infinite: "stop" the job naming the step and the last
   // good checkpoint, or "rollback": continue from the newest checkpoint taken at least two steps
   // before it with the learning rate halved from there on (at most kMaxRollbacks times).

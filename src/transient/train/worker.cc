@@ -658,11 +658,14 @@ class Worker {
       data_.test.images = data_.test.images.narrow(0, 0, options_.test_subset);
       data_.test.labels = data_.test.labels.narrow(0, 0, options_.test_subset);
     }
-    if (!options_.model_sha256.empty() && file_sha256(options_.model) != options_.model_sha256) {
-      throw InputError(options_.model, 0,
-                       "--model: this worker's copy differs from the coordinator's (SHA-256 " +
-                           file_sha256(options_.model) + " here, " + options_.model_sha256 +
-                           " there); every worker needs the same model file at this path");
+    if (!options_.model_sha256.empty()) {
+      const std::string mine = file_sha256(options_.model);
+      if (mine != options_.model_sha256) {
+        throw InputError(options_.model, 0,
+                         "--model: this worker's copy differs from the coordinator's (SHA-256 " +
+                             mine + " here, " + options_.model_sha256 +
+                             " there); every worker needs the same model file at this path");
+      }
     }
     model_ = make_model(options_.model, data_.shape);
     model_->train();
