@@ -11,6 +11,12 @@ cd "$(dirname "$0")/.."
 
 torch_version=2.11.0
 numpy_version=2.4.6  # torch.from_numpy and the tests that write .npy files
+# The image-folder example and benchmark peers (examples/resnet18_image_folder.py,
+# bench/image_pipeline_peer.py, bench/ddp_image_peer.py): torchvision's ResNet-18, ImageFolder
+# and transforms. 0.26.0 is the release that pins torch==2.11.0; it is installed with --no-deps
+# so that it can never replace the pinned torch. Pillow decodes the JPEG and PNG files.
+torchvision_version=0.26.0
+pillow_version=13.0.0
 
 packages=(
   # build
@@ -22,6 +28,8 @@ packages=(
   # ProcessGroupGloo.hpp includes and the torch wheel does not ship (what runs is the gloo built
   # into libtorch_cpu; Debian's libgloo is never linked)
   zlib1g-dev libgloo-dev
+  # image folders: JPEG by libjpeg-turbo's TurboJPEG API, PNG by libpng
+  libturbojpeg0-dev libpng-dev
   # the job token's challenge-response (HMAC-SHA256, nonces)
   libssl-dev
   # tests and benchmarks
@@ -65,6 +73,10 @@ if [[ -n "${TORCH_PYTHON:-}" ]]; then
          "PyTorch 2.x installed" >&2
     exit 2
   fi
+  if ! "$TORCH_PYTHON" -c 'import torchvision, PIL' 2>/dev/null; then
+    echo "install-deps: warning: TORCH_PYTHON=$TORCH_PYTHON has no torchvision or Pillow;" \
+         "the image-folder example and peers will not run" >&2
+  fi
   exit 0
 fi
 
@@ -77,4 +89,11 @@ if ! compgen -G "$site/torch-${torch_version}.dist-info" >/dev/null ||
   [[ -x .venv/bin/python3 ]] || /usr/bin/python3 -m venv .venv
   .venv/bin/python3 -m pip install -q --disable-pip-version-check "torch==${torch_version}" \
     "numpy==${numpy_version}"
+fi
+if ! compgen -G "$site/torchvision-${torchvision_version}.dist-info" >/dev/null ||
+   ! compgen -G "$site/[Pp]illow-${pillow_version}.dist-info" >/dev/null; then
+  echo "install-deps: installing torchvision ${torchvision_version} and Pillow" \
+       "${pillow_version} from PyPI into .venv/" >&2
+  .venv/bin/python3 -m pip install -q --disable-pip-version-check --no-deps \
+    "torchvision==${torchvision_version}" "pillow==${pillow_version}"
 fi

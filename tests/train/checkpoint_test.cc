@@ -24,9 +24,14 @@ CheckpointState sample_state(std::int64_t step) {
   state.step = step;
   state.epoch = 1;
   state.cursor = 640;
-  state.parameters = {{"fc1.weight", torch::randn({16, 8})}, {"fc1.bias", torch::randn({16})}};
-  state.buffers = {{"bn.running_mean", torch::randn({4})}};
-  state.momentum = {{"fc1.weight", torch::randn({16, 8})}};
+  state.model_state = {{"fc1.weight", torch::randn({16, 8})},
+                       {"fc1.bias", torch::randn({16})},
+                       {"bn.running_mean", torch::randn({4})}};
+  state.optimizer = "adamw";
+  state.optimizer_state = {
+      {"step", {{"fc1.weight", torch::tensor(7, torch::kInt64)}}},
+      {"exp_avg", {{"fc1.weight", torch::randn({16, 8})}}},
+  };
   state.rng_state = at::detail::getDefaultCPUGenerator().get_state();
   return state;
 }
@@ -40,11 +45,18 @@ TEST(Checkpoint, RoundTripsEveryField) {
   EXPECT_EQ(back.step, 10);
   EXPECT_EQ(back.epoch, 1);
   EXPECT_EQ(back.cursor, 640);
-  ASSERT_EQ(back.parameters.size(), 2u);
-  EXPECT_EQ(back.parameters[0].first, "fc1.weight");
-  EXPECT_TRUE(torch::equal(back.parameters[0].second, state.parameters[0].second));
-  EXPECT_TRUE(torch::equal(back.buffers[0].second, state.buffers[0].second));
-  EXPECT_TRUE(torch::equal(back.momentum[0].second, state.momentum[0].second));
+  ASSERT_EQ(back.model_state.size(), 3u);
+  EXPECT_EQ(back.model_state[0].first, "fc1.weight");
+  EXPECT_TRUE(torch::equal(back.model_state[0].second, state.model_state[0].second));
+  EXPECT_EQ(back.model_state[2].first, "bn.running_mean");
+  EXPECT_TRUE(torch::equal(back.model_state[2].second, state.model_state[2].second));
+  EXPECT_EQ(back.optimizer, "adamw");
+  ASSERT_EQ(back.optimizer_state.size(), 2u);
+  EXPECT_EQ(back.optimizer_state[0].first, "step");
+  EXPECT_EQ(back.optimizer_state[0].second[0].second.item<std::int64_t>(), 7);
+  EXPECT_EQ(back.optimizer_state[1].first, "exp_avg");
+  EXPECT_TRUE(torch::equal(back.optimizer_state[1].second[0].second,
+                           state.optimizer_state[1].second[0].second));
   EXPECT_TRUE(torch::equal(back.rng_state, state.rng_state));
 }
 

@@ -208,6 +208,11 @@ TEST(Elastic, AWorkerJoinsARunningJobAndGetsTheStateByBroadcast) {
   EXPECT_EQ(std::count_if(rows.begin(), rows.end(),
                           [&](const StepRow& r) { return r.step > joined_at && r.worker == 1; }),
             1500 - joined_at);
+  // The joiner holds the state it was sent: at each epoch's end the members' parameters and
+  // momentum are the same bits.
+  for (const auto& epoch : events_named(events, "epoch")) {
+    EXPECT_TRUE(epoch.at("members_agree").get<bool>()) << epoch.dump();
+  }
 }
 
 TEST(Elastic, AWorkerWithAWrongTokenIsRefusedAndTheRefusalLogged) {

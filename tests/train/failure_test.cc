@@ -43,7 +43,9 @@ nlohmann::json summary_in(const std::string& dir) {
 void write_altered_checkpoint(const std::string& dir,
                               const std::function<torch::Tensor(const torch::Tensor&)>& change) {
   CheckpointState state = latest_checkpoint(dir);
-  for (auto& [name, tensor] : state.parameters) tensor = change(tensor);
+  for (auto& [name, tensor] : state.model_state) {
+    if (tensor.is_floating_point()) tensor = change(tensor);
+  }
   CheckpointDirectory(dir + "/checkpoints", 3).write(state);
 }
 
@@ -71,7 +73,7 @@ TEST(Failure, ADivergingRunStopsWithTheStepAndTheLastGoodCheckpoint) {
     EXPECT_LT(record.step, step);
     const auto state =
         deserialize_checkpoint(directory.read_verified(record), directory.path_of(record));
-    for (const auto& [name, tensor] : state.parameters) {
+    for (const auto& [name, tensor] : state.model_state) {
       EXPECT_TRUE(torch::isfinite(tensor).all().item<bool>()) << name << " at " << record.file;
     }
   }
@@ -119,7 +121,7 @@ TEST(Failure, ARollbackGoesOnFromTheCheckpointBeforeTheDivergenceAndFinishes) {
   for (const auto& record : directory.list()) {
     const auto state =
         deserialize_checkpoint(directory.read_verified(record), directory.path_of(record));
-    for (const auto& [name, tensor] : state.parameters) {
+    for (const auto& [name, tensor] : state.model_state) {
       EXPECT_TRUE(torch::isfinite(tensor).all().item<bool>()) << name << " at " << record.file;
     }
   }

@@ -95,31 +95,46 @@ inline CheckpointState latest_checkpoint(const std::string& job_dir) {
                                 directory.path_of(records.back()));
 }
 
-// The largest absolute difference between two states' parameters and momentum buffers.
-inline double max_difference(const CheckpointState& a, const CheckpointState& b) {
-  EXPECT_EQ(a.parameters.size(), b.parameters.size());
-  EXPECT_EQ(a.momentum.size(), b.momentum.size());
-  double worst = 0;
-  auto compare = [&](const NamedTensors& x, const NamedTensors& y) {
-    for (std::size_t i = 0; i < std::min(x.size(), y.size()); ++i) {
-      EXPECT_EQ(x[i].first, y[i].first);
-      worst = std::max(worst, (x[i].second - y[i].second).abs().max().item<double>());
+// The model's parameters and the optimiser's state (not the batch-norm statistics, which each
+// member gathers on its own shards), name by name, slot by slot; AdamW's integer step counts only
+// if `integers`.
+inline std::vector<std::pair<std::string, torch::Tensor>> trained_tensors(
+    const CheckpointState& state, bool integers) {
+  std::vector<std::pair<std::string, torch::Tensor>> tensors;
+  for (const auto& [name, tensor] : state.model_state) {
+    if (name.find("running_") == std::string::npos &&
+        name.find("num_batches_tracked") == std::string::npos) {
+      tensors.emplace_back(name, tensor);
     }
-  };
-  compare(a.parameters, b.parameters);
-  compare(a.momentum, b.momentum);
+  }
+  for (const auto& [slot, by_name] : state.optimizer_state) {
+    for (const auto& [name, tensor] : by_name) {
+      if (integers || tensor.is_floating_point()) tensors.emplace_back(slot + ":" + name, tensor);
+    }
+  }
+  return tensors;
+}
+
+// The largest absolute difference between two states' parameters and optimiser state.
+inline double max_difference(const CheckpointState& a, const CheckpointState& b) {
+  const auto x = trained_tensors(a, false);
+  const auto y = trained_tensors(b, false);
+  EXPECT_EQ(x.size(), y.size());
+  double worst = 0;
+  for (std::size_t i = 0; i < std::min(x.size(), y.size()); ++i) {
+    EXPECT_EQ(x[i].first, y[i].first);
+    worst = std::max(worst, (x[i].second - y[i].second).abs().max().item<double>());
+  }
   return worst;
 }
 
+// Whether two states hold the same parameters and optimiser state, bit for bit.
 inline bool bitwise_equal(const CheckpointState& a, const CheckpointState& b) {
-  if (a.parameters.size() != b.parameters.size() || a.momentum.size() != b.momentum.size()) {
-    return false;
-  }
-  for (std::size_t i = 0; i < a.parameters.size(); ++i) {
-    if (!torch::equal(a.parameters[i].second, b.parameters[i].second)) return false;
-  }
-  for (std::size_t i = 0; i < a.momentum.size(); ++i) {
-    if (!torch::equal(a.momentum[i].second, b.momentum[i].second)) return false;
+  const auto x = trained_tensors(a, true);
+  const auto y = trained_tensors(b, true);
+  if (x.size() != y.size()) return false;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    if (x[i].first != y[i].first || !torch::equal(x[i].second, y[i].second)) return false;
   }
   return true;
 }

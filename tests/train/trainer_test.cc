@@ -14,6 +14,7 @@
 #include <tuple>
 
 #include "train/cli_process.h"
+#include "train/image_files.h"
 #include "train/job_records.h"
 #include "transient/core/atomic_file.h"
 #include "transient/core/error.h"
@@ -328,28 +329,63 @@ TEST(Trainer, VersionNamesTheLibtorchCudaAndNcclOfThePythonPackage) {
   }
 }
 
-// Python users open checkpoints with torch.load (the torch package we build against).
+// Runs `code` with the project's Python (the torch package libtorch comes from); returns what it
+// printed, failing the test if it failed.
+std::string run_python(const std::string& code, const std::string& dir) {
+  const std::string script = dir + "/script.py";
+  std::ofstream(script) << code;
+  const std::string out = dir + "/python.out";
+  const int rc =
+      std::system((std::string(TRANSIENT_PYTHON) + " " + script + " > " + out + " 2>&1").c_str());
+  const std::string printed = slurp(out);
+  EXPECT_EQ(rc, 0) << printed;
+  return printed;
+}
+
+// Python users open checkpoints with torch.load (the torch package we build against): "model" is
+// the module's state dict. A checkpoint of format v1 (parameters, buffers and momentum apart, as
+// transient wrote them before) still reads, as the same state.
 TEST(Trainer, PythonTorchLoadOpensACheckpoint) {
   const std::string dir = fresh_dir("python");
   run_ok({"train", "--model", "resnet20", "--workers", "1", "--steps", "2", "--global-batch", "8",
           "--test-subset", "100", "--threads", "1", "--job-dir", dir},
          dir);
-  const std::string python = TRANSIENT_PYTHON;
-  const std::string script =
-      "import torch; d = torch.load('" + dir +
-      "/checkpoints/step-00000002.pt'); "
-      "print(sorted(d.keys())); print(d['step'], d['model'], len(d['parameters']), "
-      "len(d['buffers']) > 0, len(d['momentum']), 'conv.weight' in d['parameters'])";
-  const std::string out = dir + "/python.out";
-  const int rc = std::system((python + " -c \"" + script + "\" > " + out + " 2>&1").c_str());
-  const std::string printed = slurp(out);
-  ASSERT_EQ(rc, 0) << printed;
-  EXPECT_NE(printed.find("'buffers', 'cursor', 'epoch', 'format', 'global_batch', 'model', "
-                         "'momentum', 'parameters', 'rng_state', 'seed', 'step'"),
+  const std::string checkpoint = dir + "/checkpoints/step-00000002.pt";
+  const std::string v1 = dir + "/v1.pt";
+  const auto printed = run_python(
+      "import torch\n"
+      "d = torch.load('" +
+          checkpoint +
+          "')\n"
+          "print(sorted(d.keys()))\n"
+          "print(d['step'], d['model_name'], 'conv.weight' in d['model'], 'bn.running_mean' in "
+          "d['model'], d['optimizer'], sorted(d['optimizer_state']), "
+          "len(d['optimizer_state']['momentum_buffer']))\n"
+          "buffer = lambda name: 'running_' in name or 'num_batches' in name\n"
+          "old = {k: d[k] for k in ('global_batch', 'seed', 'step', 'epoch', 'cursor', "
+          "'rng_state')}\n"
+          "old.update(format='transient-checkpoint-v1', model=d['model_name'],\n"
+          "           parameters={k: v for k, v in d['model'].items() if not buffer(k)},\n"
+          "           buffers={k: v for k, v in d['model'].items() if buffer(k)},\n"
+          "           momentum=d['optimizer_state']['momentum_buffer'])\n"
+          "torch.save(old, '" +
+          v1 + "')\n",
+      dir);
+  EXPECT_NE(printed.find("['cursor', 'epoch', 'format', 'global_batch', 'model', 'model_name', "
+                         "'optimizer', 'optimizer_state', 'rng_state', 'seed', 'step']"),
             std::string::npos)
       << printed;
-  EXPECT_NE(printed.find("2 resnet20 "), std::string::npos) << printed;
-  EXPECT_NE(printed.find("True"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("2 resnet20 True True sgd ['momentum_buffer'] "), std::string::npos)
+      << printed;
+  const auto now = latest_checkpoint(dir);
+  std::ifstream file(v1, std::ios::binary);
+  const std::vector<char> bytes{std::istreambuf_iterator<char>(file), {}};
+  const auto before = deserialize_checkpoint(bytes, v1);
+  EXPECT_EQ(before.model, "resnet20");
+  EXPECT_EQ(before.step, 2);
+  EXPECT_EQ(before.optimizer, "sgd");
+  EXPECT_TRUE(bitwise_equal(before, now));
+  EXPECT_EQ(before.model_state.size(), now.model_state.size());
 }
 
 // --resume continues the job of the directory: its settings come from job.json, so a resume
@@ -368,19 +404,6 @@ TEST(Trainer, ResumeTakesTheJobsSettingsAndRefusesAContradiction) {
   EXPECT_EQ(summary.at("total_steps"), 80) << "the job's --steps, not the default epochs";
   EXPECT_EQ(summary.at("steps"), 80);
   expect_complete_step_records(dir, 80, 1, 100);
-}
-
-// Runs `code` with the project's Python (the torch package libtorch comes from); returns what it
-// printed, failing the test if it failed.
-std::string run_python(const std::string& code, const std::string& dir) {
-  const std::string script = dir + "/script.py";
-  std::ofstream(script) << code;
-  const std::string out = dir + "/python.out";
-  const int rc =
-      std::system((std::string(TRANSIENT_PYTHON) + " " + script + " > " + out + " 2>&1").c_str());
-  const std::string printed = slurp(out);
-  EXPECT_EQ(rc, 0) << printed;
-  return printed;
 }
 
 // A user's model, as Python defines it: submodules, batch norm (buffers), a frozen parameter.
@@ -419,8 +442,9 @@ TEST(Trainer, AUsersTorchScriptModelTrainsAndItsCheckpointLoadsIntoTheOriginalMo
       run_python(std::string(kUserModel) + "d = torch.load('" + trained +
                      "/checkpoints/step-00000120.pt')\n"
                      "net = Net()\n"
-                     "net.load_state_dict({**d['parameters'], **d['buffers']}, strict=True)\n"
-                     "print('loaded', sorted(d['parameters']), float(net.temperature))\n",
+                     "net.load_state_dict(d['model'], strict=True)\n"
+                     "print('loaded', sorted(d['optimizer_state']['momentum_buffer']), "
+                     "float(net.temperature))\n",
                  dir);
   EXPECT_NE(printed.find("loaded ['features.0.bias', 'features.0.weight', 'features.1.bias', "
                          "'features.1.weight', 'head.bias', 'head.weight'] 1.0"),
@@ -525,6 +549,107 @@ TEST(Trainer, NesterovAStepScheduleAndClippingAreTheJobsAndResumeExactly) {
     EXPECT_EQ(refused.exit_code, kExitBadInput) << bad[0] << ": " << refused.err;
     EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
   }
+}
+
+// --optimizer adamw: AdamW's moments and step counts are the job's state like SGD's momentum: a
+// paused run resumes bitwise, a replacement receives them by broadcast (so that the run ends where
+// an undisturbed one ends), and flags of the other optimiser are refused, not ignored.
+TEST(Trainer, AdamWLearnsResumesExactlyAndAReplacementReceivesItsState) {
+  const std::string dir = fresh_dir("adamw");
+  auto adamw = [](std::vector<std::string> job) {
+    return with(set_flag(std::move(job), "--lr", "0.002"), {"--optimizer", "adamw"});
+  };
+  const std::string straight = dir + "/straight";
+  run_ok(adamw(small_job(straight, 1, 60)), straight);
+  EXPECT_GT(summary_of(straight).at("test_accuracy").get<double>(), 0.5);  // it learns
+  const auto state = latest_checkpoint(straight);
+  EXPECT_EQ(state.optimizer, "adamw");
+  ASSERT_EQ(state.optimizer_state.size(), 3u);
+  EXPECT_EQ(state.optimizer_state[0].first, "step");
+  EXPECT_EQ(state.optimizer_state[0].second[0].second.item<std::int64_t>(), 60);
+  const std::string paused = dir + "/paused";
+  run_paused(with(adamw(small_job(paused, 1, 60)), {"--stop-at", "30"}), paused);
+  run_ok({"train", "--resume", "--workers", "1", "--threads", "1", "--job-dir", paused},
+         paused + "-resumed");
+  EXPECT_TRUE(bitwise_equal(latest_checkpoint(straight), latest_checkpoint(paused)));
+
+  // Two workers, one killed and replaced: the replacement gets rank 0's moments and step counts,
+  // so that both hold the same state bit for bit at every epoch's end (the epoch events compare
+  // them). The CNN's steps are slow enough (20 ms here) that it joins long before the end.
+  const std::string replaced = dir + "/replaced";
+  run_ok(with(set_flag(adamw(small_job(replaced, 2, 150)), "--model", "cnn"),
+              {"--revoke", "kill@step10:rank1", "--replace", "0s"}),
+         replaced);
+  const auto events = read_events(replaced);
+  const auto generations = events_named(events, "generation");
+  ASSERT_EQ(generations.size(), 3u);  // both, the survivor alone, both again
+  EXPECT_EQ(generations[2].at("members").size(), 2u);
+  const auto joined_at = generations[2].at("start_step").get<int>();
+  int compared = 0;
+  for (const auto& epoch : events_named(events, "epoch")) {
+    if (epoch.at("step").get<int>() <= joined_at) continue;
+    EXPECT_TRUE(epoch.at("members_agree").get<bool>()) << epoch.dump();
+    ++compared;
+  }
+  EXPECT_GE(compared, 3) << "the replacement joined at step " << joined_at;
+
+  for (const auto& bad :
+       std::vector<std::vector<std::string>>{{"--optimizer", "adam"},
+                                             {"--optimizer", "adamw", "--momentum", "0.5"},
+                                             {"--optimizer", "adamw", "--nesterov"},
+                                             {"--beta1", "0.5"},
+                                             {"--optimizer", "adamw", "--beta2", "1"},
+                                             {"--optimizer", "adamw", "--eps", "0"}}) {
+    const auto refused = run_cli(with(small_job(dir + "/bad", 1, 10), bad), dir + "/bad");
+    EXPECT_EQ(refused.exit_code, kExitBadInput) << bad.back() << ": " << refused.err;
+    EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
+  }
+}
+
+// --data FOLDER of class sub-folders of JPEG and PNG files (12 classes here, more than the other
+// data sets' ten): trained on with the loader threads decoding ahead, a corrupt image skipped and
+// counted, the same bits whatever the number of loader threads, every sample once per epoch
+// across a revocation, and --strict refusing the corrupt image by name before anything runs.
+TEST(Trainer, LearnsAnImageFolderSkipsACorruptImageAndStrictRefusesIt) {
+  const std::string dir = fresh_dir("image-folder");
+  const std::string data = dir + "/photos";
+  testing::write_image_folder(data + "/train", 12, 30, 16, 1);
+  testing::write_image_folder(data + "/val", 12, 5, 16, 2);
+  const std::string corrupt = data + "/train/class-04/7.jpg";
+  std::ofstream(corrupt, std::ios::binary) << "\xff\xd8\xff\xe0 this is not a picture";
+  auto job = [&](const std::string& job_dir, const std::string& loader_threads) {
+    return std::vector<std::string>{
+        "train", "--data",           data,           "--workers", "2",    "--steps",
+        "45",    "--global-batch",   "40",           "--lr",      "0.05", "--threads",
+        "1",     "--loader-threads", loader_threads, "--job-dir", job_dir};
+  };
+  const std::string one = dir + "/one-thread";
+  run_ok(job(one, "1"), one);
+  const auto summary = summary_of(one);
+  EXPECT_EQ(summary.at("dataset"), "image-folder");
+  EXPECT_EQ(summary.at("images_skipped"), 1);
+  EXPECT_GT(summary.at("test_accuracy").get<double>(), 0.5);  // chance is 1/12
+  const auto skipped = events_named(read_events(one), "image_skipped");
+  ASSERT_FALSE(skipped.empty());
+  EXPECT_EQ(skipped[0].at("file"), corrupt);
+  expect_every_sample_once(one, 45, 360, 40);
+  const std::string three = dir + "/three-threads";
+  run_ok(job(three, "3"), three);
+  EXPECT_TRUE(bitwise_equal(latest_checkpoint(one), latest_checkpoint(three)));
+  // A worker killed at step 15 and replaced: every sample is still seen once per epoch.
+  const std::string revoked = dir + "/revoked";
+  run_ok(with(job(revoked, "2"), {"--revoke", "kill@step15:rank1", "--replace", "0s"}), revoked);
+  expect_every_sample_once(revoked, 45, 360, 40);
+
+  const auto strict = run_cli(with(job(dir + "/strict", "2"), {"--strict"}), dir + "/strict");
+  EXPECT_EQ(strict.exit_code, kExitBadInput) << strict.err;
+  EXPECT_EQ(std::count(strict.err.begin(), strict.err.end(), '\n'), 1) << strict.err;
+  EXPECT_NE(strict.err.find(corrupt), std::string::npos) << strict.err;
+  EXPECT_FALSE(fs::exists(dir + "/strict/job.json"));
+  fs::create_directories(dir + "/empty/cats");
+  const auto empty = run_cli(set_flag(job(dir + "/e", "1"), "--data", dir + "/empty"), dir + "/e");
+  EXPECT_EQ(empty.exit_code, kExitBadInput) << empty.err;
+  EXPECT_NE(empty.err.find("no data set found"), std::string::npos) << empty.err;
 }
 
 // Writes CIFAR-10 binary records to `path`: class k has a bright band at rows 3k..3k+2 over a

@@ -49,12 +49,37 @@ void add_job_options(CLI::App& cmd, train::TrainOptions& options, std::string& c
                  "from Python that maps the data set's images, [N, 1, 28, 28] or [N, 3, 32, 32], "
                  "to [N, 10] scores)")
       ->capture_default_str();
+  auto* data = cmd.add_option(
+      "--data", options.data,
+      "the data set's folder, its kind found from what it holds: images.npy and labels.npy, "
+      "CIFAR-10's binary batches, Fashion-MNIST's IDX files, or class sub-folders of JPEG/PNG "
+      "images (directly or under train/, with val/ or test/ beside it)");
   cmd.add_option("--dataset", options.dataset,
-                 "the data set: fashion-mnist (Debian's), cifar10 (CIFAR-10's binary version in "
-                 "--data-dir) or npy (images.npy and labels.npy in --data-dir)")
-      ->capture_default_str();
+                 "the data set by name: fashion-mnist (Debian's), cifar10 (CIFAR-10's binary "
+                 "version in --data-dir), npy (images.npy and labels.npy in --data-dir) or "
+                 "image-folder")
+      ->capture_default_str()
+      ->excludes(data);
   cmd.add_option("--data-dir", options.data_dir, "where the data set's files are")
+      ->capture_default_str()
+      ->excludes(data);
+  cmd.add_option("--val-data", options.val_data,
+                 "a validation set of its own: a folder of the same kind (npy, image folders; "
+                 "default: the data set's test set, or a tenth held out)");
+  cmd.add_option("--image-size", options.image_size,
+                 "image folders: images made S x S (0 = the first image's shorter side)")
       ->capture_default_str();
+  cmd.add_option("--augment", options.augment,
+                 "image folders' training augmentation: crop (pad by S/8, random crop, flip), "
+                 "resized-crop (random 8-100% area, 3/4-4/3 aspect, flip) or none")
+      ->check(CLI::IsMember({"crop", "resized-crop", "none"}))
+      ->capture_default_str();
+  cmd.add_option("--loader-threads", options.loader_threads,
+                 "image folders: threads per worker decoding and augmenting batches ahead")
+      ->capture_default_str();
+  cmd.add_flag("--strict", options.strict,
+               "image folders: decode every image before the job starts and refuse the data set "
+               "if one does not decode (default: skip it, counted in the records)");
   cmd.add_option("--train-subset", options.train_subset,
                  "train on the first N training samples only (quick experiments; 0 = all)");
   cmd.add_option("--test-subset", options.test_subset,
@@ -68,8 +93,20 @@ void add_job_options(CLI::App& cmd, train::TrainOptions& options, std::string& c
       ->capture_default_str();
   cmd.add_option("--lr", options.lr, "peak learning rate (warm-up, then cosine to 0)")
       ->capture_default_str();
+  cmd.add_option("--optimizer", options.optimizer,
+                 "sgd (with --momentum, --nesterov) or adamw (with --beta1, --beta2, --eps)")
+      ->check(CLI::IsMember({"sgd", "adamw"}))
+      ->capture_default_str();
   cmd.add_option("--momentum", options.momentum, "SGD momentum")->capture_default_str();
-  cmd.add_option("--weight-decay", options.weight_decay, "SGD weight decay")->capture_default_str();
+  cmd.add_option("--weight-decay", options.weight_decay,
+                 "SGD's L2 penalty, or AdamW's decoupled weight decay")
+      ->capture_default_str();
+  cmd.add_option("--beta1", options.beta1, "AdamW's decay of the gradient's mean")
+      ->capture_default_str();
+  cmd.add_option("--beta2", options.beta2, "AdamW's decay of the gradient's square")
+      ->capture_default_str();
+  cmd.add_option("--eps", options.eps, "AdamW's term added to the denominator")
+      ->capture_default_str();
   cmd.add_option("--loss", options.loss,
                  "cross-entropy, or mse (squared error of the scores against one-hot labels)")
       ->check(CLI::IsMember({"cross-entropy", "mse"}))
@@ -174,9 +211,12 @@ void add_elastic_options(CLI::App& cmd, train::TrainOptions& options, std::strin
 // The flags of a job's settings that were given (a resumed job refuses those that differ).
 std::vector<std::string> given_job_flags(const CLI::App& cmd) {
   std::vector<std::string> given;
-  for (const char* flag : {"--model", "--dataset", "--train-subset", "--test-subset", "--epochs",
-                           "--steps", "--global-batch", "--lr", "--momentum", "--weight-decay",
-                           "--seed", "--loss", "--nesterov", "--schedule", "--clip-grad-norm"}) {
+  for (const char* flag :
+       {"--model",     "--dataset",      "--train-subset", "--test-subset", "--epochs",
+        "--steps",     "--global-batch", "--lr",           "--momentum",    "--weight-decay",
+        "--seed",      "--loss",         "--nesterov",     "--schedule",    "--clip-grad-norm",
+        "--optimizer", "--beta1",        "--beta2",        "--eps",         "--image-size",
+        "--augment"}) {
     if (cmd.count(flag) > 0) given.push_back(flag);
   }
   return given;

@@ -22,7 +22,8 @@
 namespace transient::train {
 namespace {
 
-constexpr const char* kFormat = "transient-checkpoint-v1";
+constexpr const char* kFormat = "transient-checkpoint-v2";
+constexpr const char* kFormatV1 = "transient-checkpoint-v1";
 
 c10::impl::GenericDict to_dict(const NamedTensors& tensors) {
   c10::impl::GenericDict dict(c10::StringType::get(), c10::TensorType::get());
@@ -67,15 +68,17 @@ std::uint32_t crc32_of(const char* bytes, std::size_t size) {
 std::vector<char> serialize_checkpoint(const CheckpointState& state) {
   c10::impl::GenericDict dict(c10::StringType::get(), c10::AnyType::get());
   dict.insert("format", std::string(kFormat));
-  dict.insert("model", state.model);
+  dict.insert("model", to_dict(state.model_state));
+  dict.insert("model_name", state.model);
+  dict.insert("optimizer", state.optimizer);
+  c10::impl::GenericDict slots(c10::StringType::get(), c10::AnyType::get());
+  for (const auto& [slot, tensors] : state.optimizer_state) slots.insert(slot, to_dict(tensors));
+  dict.insert("optimizer_state", slots);
   dict.insert("global_batch", state.global_batch);
   dict.insert("seed", static_cast<std::int64_t>(state.seed));
   dict.insert("step", state.step);
   dict.insert("epoch", state.epoch);
   dict.insert("cursor", state.cursor);
-  dict.insert("parameters", to_dict(state.parameters));
-  dict.insert("buffers", to_dict(state.buffers));
-  dict.insert("momentum", to_dict(state.momentum));
   dict.insert("rng_state", state.rng_state);
   // torch::pickle_save's layout (data.pkl and data/<i> in a zip archive, as torch.save writes),
   // but without the TorchScript type tags on dicts: Python's torch.load, whose default since
@@ -117,20 +120,42 @@ CheckpointState deserialize_checkpoint(const std::vector<char>& bytes, const std
     }
     return it->value();
   };
-  if (!field("format").isString() || field("format").toStringRef() != kFormat) {
-    throw InputError(path, 0, std::string("not a checkpoint of format ") + kFormat);
+  const auto format = field("format").isString() ? field("format").toStringRef() : "";
+  if (format != kFormat && format != kFormatV1) {
+    throw InputError(
+        path, 0, std::string("not a checkpoint of format ") + kFormat + " (or " + kFormatV1 + ")");
   }
   CheckpointState state;
-  state.model = field("model").toStringRef();
-  state.global_batch = field("global_batch").toInt();
-  state.seed = static_cast<std::uint64_t>(field("seed").toInt());
-  state.step = field("step").toInt();
-  state.epoch = field("epoch").toInt();
-  state.cursor = field("cursor").toInt();
-  state.parameters = from_dict(field("parameters"), "parameters", path);
-  state.buffers = from_dict(field("buffers"), "buffers", path);
-  state.momentum = from_dict(field("momentum"), "momentum", path);
-  state.rng_state = field("rng_state").toTensor();
+  try {
+    if (format == kFormatV1) {
+      state.model = field("model").toStringRef();
+      state.model_state = from_dict(field("parameters"), "parameters", path);
+      const auto buffers = from_dict(field("buffers"), "buffers", path);
+      state.model_state.insert(state.model_state.end(), buffers.begin(), buffers.end());
+      auto momentum = from_dict(field("momentum"), "momentum", path);
+      if (!momentum.empty()) state.optimizer_state.emplace_back("momentum_buffer", momentum);
+    } else {
+      state.model = field("model_name").toStringRef();
+      state.model_state = from_dict(field("model"), "model", path);
+      state.optimizer = field("optimizer").toStringRef();
+      const auto slots = field("optimizer_state");
+      if (!slots.isGenericDict()) {
+        throw InputError(path, 0, "not a transient checkpoint: \"optimizer_state\" is not a dict");
+      }
+      for (const auto& entry : slots.toGenericDict()) {
+        const std::string slot = entry.key().toStringRef();
+        state.optimizer_state.emplace_back(slot, from_dict(entry.value(), slot, path));
+      }
+    }
+    state.global_batch = field("global_batch").toInt();
+    state.seed = static_cast<std::uint64_t>(field("seed").toInt());
+    state.step = field("step").toInt();
+    state.epoch = field("epoch").toInt();
+    state.cursor = field("cursor").toInt();
+    state.rng_state = field("rng_state").toTensor();
+  } catch (const c10::Error&) {
+    throw InputError(path, 0, "not a transient checkpoint: an entry of the wrong type");
+  }
   return state;
 }
 

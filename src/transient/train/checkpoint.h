@@ -8,10 +8,14 @@
 // checksum lives in the manifest, not in the .pt file, so that the file stays a plain torch.load
 // archive. Loading verifies size and checksum and falls back to the previous checkpoint.
 //
-// Layout of the dict (keys): format ("transient-checkpoint-v1"), model, global_batch, seed, step
-// (steps completed), epoch and cursor (of the next step), parameters {name: tensor}, buffers
-// {name: tensor} (batch-norm statistics), momentum {parameter name: SGD momentum buffer},
-// rng_state (libtorch's CPU generator state, uint8 tensor).
+// Layout of the dict (keys): format ("transient-checkpoint-v2"); model, the module's state dict
+// {name: tensor} (parameters, then buffers such as batch-norm statistics, under the module's own
+// names, so that Python's `net.load_state_dict(torch.load(path)["model"])` takes it); model_name
+// (a built-in name or the TorchScript file); optimizer ("sgd" or "adamw") and optimizer_state
+// {slot: {parameter name: tensor}} (optimizer.h's slots); global_batch, seed, step (steps
+// completed), epoch and cursor (of the next step); rng_state (libtorch's CPU generator state,
+// uint8 tensor). Version 1 files (parameters, buffers and momentum apart, the name under model)
+// are still read.
 #pragma once
 
 #include <torch/torch.h>
@@ -31,15 +35,15 @@ namespace transient::train {
 using NamedTensors = std::vector<std::pair<std::string, torch::Tensor>>;
 
 struct CheckpointState {
-  std::string model;
+  std::string model;  // the model's name, or its TorchScript file
   std::int64_t global_batch = 0;
   std::uint64_t seed = 0;
-  std::int64_t step = 0;    // steps completed
-  std::int64_t epoch = 0;   // epoch of the next step
-  std::int64_t cursor = 0;  // index into that epoch's permutation of the next step's first sample
-  NamedTensors parameters;
-  NamedTensors buffers;
-  NamedTensors momentum;  // by parameter name; absent before the first step
+  std::int64_t step = 0;     // steps completed
+  std::int64_t epoch = 0;    // epoch of the next step
+  std::int64_t cursor = 0;   // index into that epoch's permutation of the next step's first sample
+  NamedTensors model_state;  // parameters, then buffers, under the module's names
+  std::string optimizer = "sgd";
+  std::vector<std::pair<std::string, NamedTensors>> optimizer_state;  // slot: {parameter: tensor}
   torch::Tensor rng_state;
 };
 

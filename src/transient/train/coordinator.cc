@@ -486,7 +486,11 @@ void Coordinator::handle_message(Worker& worker, const nlohmann::json& message) 
     return;
   }
   if (message.contains("event")) {
-    events_.append(message.at("event"));
+    const auto& event = message.at("event");
+    if (event.is_object() && event.value("event", "") == "image_skipped") {
+      skipped_images_.insert(event.value("file", ""));
+    }
+    events_.append(event);
     return;
   }
   const std::string report = message.value("report", "");

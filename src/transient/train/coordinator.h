@@ -33,6 +33,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -118,6 +119,8 @@ class Coordinator {
   // Totals for summary.json.
   int revocations() const { return revocations_; }
   int recoveries() const { return recoveries_; }
+  // The image files that did not decode, as the workers reported them (image_skipped events).
+  std::int64_t images_skipped() const { return static_cast<std::int64_t>(skipped_images_.size()); }
   int rollbacks() const { return rollbacks_; }
   double lr_scale() const { return lr_scale_; }
   std::int64_t redone_steps() const { return redone_steps_; }
@@ -231,6 +234,7 @@ class Coordinator {
   void roll_back(std::int64_t step, const std::string& loss, const std::string& by);
   double lr_scale_ = 1;
   int rollbacks_ = 0;
+  std::set<std::string> skipped_images_;
   std::int64_t rolled_back_generation_ = -1;
   std::int64_t redone_steps_ = 0;
   JobOutcome outcome_;

@@ -265,13 +265,18 @@ torch::Tensor npy_labels(const std::string& path, std::int64_t count) {
 }
 
 // The training and test sets of an npy directory (the test set held out if it has none).
-std::pair<LabelledImages, LabelledImages> npy_sets(const std::string& dir) {
+std::pair<LabelledImages, LabelledImages> npy_sets(const std::string& dir,
+                                                   const std::string& val_dir) {
   const std::string images_path = file_in(dir, "images.npy");
   auto images = npy_images(images_path);
   auto labels = npy_labels(file_in(dir, "labels.npy"), images.size(0));
-  const std::string test_images = file_in(dir, "test_images.npy");
-  const std::string test_labels = file_in(dir, "test_labels.npy");
-  if (fs::exists(test_images) || fs::exists(test_labels)) {
+  std::string test_images = file_in(dir, "test_images.npy");
+  std::string test_labels = file_in(dir, "test_labels.npy");
+  if (!val_dir.empty()) {
+    test_images = file_in(val_dir, "images.npy");
+    test_labels = file_in(val_dir, "labels.npy");
+  }
+  if (!val_dir.empty() || fs::exists(test_images) || fs::exists(test_labels)) {
     auto test = npy_images(test_images);
     if (test.sizes().slice(1) != images.sizes().slice(1)) {
       throw InputError(test_images, 0, "its images are not the shape of " + images_path + "'s");
@@ -290,27 +295,105 @@ std::pair<LabelledImages, LabelledImages> npy_sets(const std::string& dir) {
           {images.narrow(0, n - held, held), labels.narrow(0, n - held, held)}};
 }
 
+// The training and validation folders of an image-folder data set in `dir`.
+std::pair<ImageFolder, ImageFolder> image_folders(const std::string& dir,
+                                                  const DataOptions& options) {
+  const bool split = fs::is_directory(fs::path(dir) / "train");
+  auto train = scan_image_folder(split ? file_in(dir, "train") : dir);
+  std::string val = options.val_dir;
+  for (const char* name : {"val", "test"}) {
+    if (val.empty() && split && fs::is_directory(fs::path(dir) / name)) val = file_in(dir, name);
+  }
+  if (val.empty()) return hold_out(train, 1);
+  auto test = scan_image_folder(val);
+  if (test.classes != train.classes) {
+    throw InputError(val, 0,
+                     "its classes (" + std::to_string(test.classes.size()) +
+                         " sub-folders) are not those of " + train.root + " (" +
+                         std::to_string(train.classes.size()) + ")");
+  }
+  return {train, test};
+}
+
+// S: the option, or the first training image's shorter side.
+std::int64_t image_size(const ImageFolder& train, const DataOptions& options) {
+  if (options.image_size > 0) return options.image_size;
+  const auto& first = train.files.front().path;
+  std::string why;
+  const auto image = decode_image(first, &why);
+  if (!image) throw InputError(first, 0, why);
+  return std::min(image->size(0), image->size(1));
+}
+
 }  // namespace
 
-std::string dataset_names() { return "fashion-mnist, cifar10, npy"; }
+std::int64_t Dataset::train_size() const {
+  return train_files ? static_cast<std::int64_t>(train_files->files.size()) : train.labels.size(0);
+}
+
+std::int64_t Dataset::test_size() const {
+  return test_files ? static_cast<std::int64_t>(test_files->files.size()) : test.labels.size(0);
+}
+
+std::string dataset_names() { return "fashion-mnist, cifar10, npy, image-folder"; }
+
+std::string detect_dataset(std::string& dir) {
+  if (!fs::is_directory(dir)) {
+    throw InputError(dir, 0, "--data: no such folder");
+  }
+  if (fs::exists(fs::path(dir) / "images.npy")) return "npy";
+  if (fs::exists(fs::path(dir) / "data_batch_1.bin")) return "cifar10";
+  if (fs::exists(fs::path(dir) / "cifar-10-batches-bin" / "data_batch_1.bin")) {
+    dir = file_in(dir, "cifar-10-batches-bin");
+    return "cifar10";
+  }
+  if (fs::exists(fs::path(dir) / "train-images-idx3-ubyte.gz")) return "fashion-mnist";
+  if (looks_like_image_folder(dir) || looks_like_image_folder(file_in(dir, "train"))) {
+    return "image-folder";
+  }
+  throw InputError(dir, 0,
+                   "--data: no data set found; accepted: a folder with images.npy and labels.npy, "
+                   "CIFAR-10's data_batch_1.bin ..., Fashion-MNIST's train-images-idx3-ubyte.gz "
+                   "..., or class sub-folders of JPEG/PNG images (directly or under train/)");
+}
 
 bool needs_data_dir(const std::string& name) { return name != "fashion-mnist"; }
 
-ImageShape dataset_shape(const std::string& name, const std::string& dir) {
+ImageShape dataset_shape(const std::string& name, const std::string& dir,
+                         const DataOptions& options) {
+  if (!options.val_dir.empty() && name != "npy" && name != "image-folder") {
+    throw InputError("--val-data: accepted with npy and image-folder data sets only (" + name +
+                     " has its own test set)");
+  }
   if (name == "fashion-mnist") return ImageShape{1, 28, 28};
   if (name == "cifar10") return ImageShape{3, kCifarSide, kCifarSide};
   if (name == "npy") {
     const auto images = npy_images(file_in(dir, "images.npy"));
     return ImageShape{images.size(1), images.size(2), images.size(3)};
   }
+  if (name == "image-folder") {
+    const auto [train, test] = image_folders(dir, options);
+    const auto size = image_size(train, options);
+    return ImageShape{3, size, size, static_cast<std::int64_t>(train.classes.size())};
+  }
   throw InputError("--dataset: unknown data set \"" + name + "\"; accepted: " + dataset_names());
 }
 
-Dataset load_dataset(const std::string& name, const std::string& dir) {
+Dataset load_dataset(const std::string& name, const std::string& dir, const DataOptions& options) {
   Dataset data;
-  data.shape = dataset_shape(name, dir);
+  data.shape = dataset_shape(name, dir, options);
+  if (name == "image-folder") {
+    auto [train, test] = image_folders(dir, options);
+    std::tie(data.mean, data.stdev) = channel_statistics(train, data.shape.height, 256);
+    data.transform.size = data.shape.height;
+    data.transform.mean = data.mean;
+    data.transform.stdev = data.stdev;
+    data.train_files = std::make_shared<const ImageFolder>(std::move(train));
+    data.test_files = std::make_shared<const ImageFolder>(std::move(test));
+    return data;
+  }
   if (name == "npy") {
-    std::tie(data.train, data.test) = npy_sets(dir);
+    std::tie(data.train, data.test) = npy_sets(dir, options.val_dir);
     const bool bytes = data.train.images.scalar_type() == torch::kUInt8;
     data.divisor = bytes ? 255 : 1;
     data.mean.assign(static_cast<std::size_t>(data.shape.channels), bytes ? 0.5 : 0.0);
@@ -333,9 +416,13 @@ Dataset load_dataset(const std::string& name, const std::string& dir) {
   return data;
 }
 
-std::int64_t count_training_samples(const std::string& name, const std::string& dir) {
-  dataset_shape(name, dir);  // the name is one we know, its files readable
-  if (name == "npy") return npy_sets(dir).first.labels.size(0);
+std::int64_t count_training_samples(const std::string& name, const std::string& dir,
+                                    const DataOptions& options) {
+  dataset_shape(name, dir, options);  // the name is one we know, its files readable
+  if (name == "npy") return npy_sets(dir, options.val_dir).first.labels.size(0);
+  if (name == "image-folder") {
+    return static_cast<std::int64_t>(image_folders(dir, options).first.files.size());
+  }
   if (name == "cifar10") {
     std::int64_t total = 0;
     for (const auto& path : cifar_training_files(dir)) total += check_file_in(path);
@@ -343,6 +430,26 @@ std::int64_t count_training_samples(const std::string& name, const std::string& 
     return total;
   }
   return FashionMnist::count_training_samples(dir);
+}
+
+void check_every_image(const std::string& dir, const DataOptions& options, int threads) {
+  const auto [train, test] = image_folders(dir, options);
+  ImageTransform transform;
+  transform.size = 8;  // decoding is the check; the transform only has to run
+  transform.augment = Augment::kNone;
+  ImageLoader loader(transform, threads);
+  for (const auto* folder : {&train, &test}) {
+    const auto n = static_cast<std::int64_t>(folder->files.size());
+    for (std::int64_t begin = 0; begin < n; begin += 1024) {
+      std::vector<std::int64_t> indices;
+      for (std::int64_t i = begin; i < std::min(n, begin + 1024); ++i) indices.push_back(i);
+      const auto batch = loader.load(*folder, std::move(indices), 0, false).get();
+      if (!batch.skipped.empty()) {
+        const auto& [path, why] = batch.skipped.front();
+        throw InputError(path, 0, why + " (--strict refuses a data set with it)");
+      }
+    }
+  }
 }
 
 torch::Tensor normalise(const Dataset& data, const torch::Tensor& images) {

@@ -34,6 +34,7 @@
 #include "transient/train/datasets.h"
 #include "transient/train/event_log.h"
 #include "transient/train/models.h"
+#include "transient/train/optimizer.h"
 #include "transient/train/progress_line.h"
 #include "transient/train/protocol.h"
 #include "transient/train/sharding.h"
@@ -44,6 +45,8 @@
 
 namespace transient::train {
 namespace {
+
+DataOptions data_options(const TrainOptions& o) { return {o.image_size, o.val_data}; }
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
@@ -87,7 +90,17 @@ void validate(const TrainOptions& o) {
                      "(cifar-10-batches-bin: data_batch_1.bin ... data_batch_5.bin, "
                      "test_batch.bin), for npy one with images.npy and labels.npy");
   }
-  require_model(o.model, dataset_shape(o.dataset, o.data_dir));
+  if (!parse_augment(o.augment)) {
+    throw InputError("--augment: \"" + o.augment + "\"; accepted: crop, resized-crop, none");
+  }
+  if (o.image_size != 0 && (o.image_size < 8 || o.image_size > 4096)) {
+    throw InputError("--image-size: " + std::to_string(o.image_size) +
+                     " is out of range; accepted: 8..4096 (or 0 for the first image's side)");
+  }
+  if (o.loader_threads < 1 || o.loader_threads > 64) {
+    throw InputError("--loader-threads: accepted: 1..64");
+  }
+  require_model(o.model, dataset_shape(o.dataset, o.data_dir, data_options(o)));
   if (o.workers < 1 || o.workers > 64) {
     throw InputError("--workers: " + std::to_string(o.workers) +
                      " is out of range; accepted: 1..64");
@@ -108,6 +121,27 @@ void validate(const TrainOptions& o) {
   if (!(o.weight_decay >= 0 && o.weight_decay <= 1)) {
     throw InputError("--weight-decay: " + shown(o.weight_decay) +
                      " is out of range; accepted: 0 <= WD <= 1");
+  }
+  if (!is_optimizer_name(o.optimizer)) {
+    throw InputError("--optimizer: \"" + o.optimizer + "\"; accepted: " + optimizer_names());
+  }
+  if (!(o.beta1 >= 0 && o.beta1 < 1 && o.beta2 >= 0 && o.beta2 < 1)) {
+    throw InputError("--beta1/--beta2: " + shown(o.beta1) + ", " + shown(o.beta2) +
+                     " is out of range; accepted: 0 <= BETA < 1");
+  }
+  if (!(o.eps > 0 && o.eps <= 1)) {
+    throw InputError("--eps: " + shown(o.eps) + " is out of range; accepted: 0 < EPS <= 1");
+  }
+  // A flag of the other optimiser would be ignored: it is refused instead.
+  auto given = [&](const char* flag) {
+    return std::find(o.given_flags.begin(), o.given_flags.end(), flag) != o.given_flags.end();
+  };
+  for (const char* flag : {"--momentum", "--nesterov", "--beta1", "--beta2", "--eps"}) {
+    const bool sgds = std::string(flag) == "--momentum" || std::string(flag) == "--nesterov";
+    if (given(flag) && sgds != (o.optimizer == "sgd")) {
+      throw InputError(std::string(flag) + " is " + (sgds ? "SGD" : "AdamW") +
+                       "'s: accepted with --optimizer " + (sgds ? "sgd" : "adamw") + " only");
+    }
   }
   if (o.nesterov && o.momentum == 0) {
     throw InputError("--nesterov needs a momentum: accepted: --momentum M with 0 < M < 1");
@@ -169,14 +203,20 @@ nlohmann::json job_identity(const TrainOptions& o) {
 nlohmann::json job_settings(const TrainOptions& o) {
   return {{"model", o.model},
           {"dataset", o.dataset},
+          {"image_size", o.image_size},
+          {"augment", o.augment},
           {"train_subset", o.train_subset},
           {"test_subset", o.test_subset},
           {"epochs", o.epochs},
           {"steps", o.steps},
           {"global_batch", o.global_batch},
           {"lr", o.lr},
+          {"optimizer", o.optimizer},
           {"momentum", o.momentum},
           {"weight_decay", o.weight_decay},
+          {"beta1", o.beta1},
+          {"beta2", o.beta2},
+          {"eps", o.eps},
           {"warmup_fraction", o.warmup_fraction},
           {"loss", o.loss},
           {"nesterov", o.nesterov},
@@ -221,6 +261,12 @@ void adopt_job_settings(TrainOptions& o) {
     o.warmup_fraction = settings.at("warmup_fraction").get<double>();
     // Settings a job of an earlier version did not record had these values.
     o.loss = settings.value("loss", std::string("cross-entropy"));
+    o.image_size = settings.value("image_size", std::int64_t{0});
+    o.augment = settings.value("augment", std::string("crop"));
+    o.optimizer = settings.value("optimizer", std::string("sgd"));
+    o.beta1 = settings.value("beta1", 0.9);
+    o.beta2 = settings.value("beta2", 0.999);
+    o.eps = settings.value("eps", 1e-8);
     o.nesterov = settings.value("nesterov", false);
     o.schedule = settings.value("schedule", std::string("cosine"));
     o.clip_grad_norm = settings.value("clip_grad_norm", 0.0);
@@ -304,6 +350,10 @@ PreparedJob prepare_job(const TrainOptions& given, int workers_for_threads) {
   PreparedJob prepared;
   TrainOptions& o = prepared.options;
   o = given;
+  if (!o.data.empty()) {
+    o.data_dir = fs::absolute(o.data).lexically_normal().string();
+    o.dataset = detect_dataset(o.data_dir);
+  }
   // A model file is named by its absolute path: workers load it from there (on other hosts, a
   // copy at the same path, checked against the coordinator's by its SHA-256).
   if (is_model_file(o.model)) o.model = fs::absolute(o.model).lexically_normal().string();
@@ -316,7 +366,16 @@ PreparedJob prepare_job(const TrainOptions& given, int workers_for_threads) {
   o.model_sha256 = is_model_file(o.model) ? file_sha256(o.model) : "";
   if (o.threads == 0) o.threads = default_threads(workers_for_threads);
   JobConfig& job = prepared.job;
-  job.train_samples = count_training_samples(o.dataset, o.data_dir);
+  if (!o.val_data.empty()) o.val_data = fs::absolute(o.val_data).lexically_normal().string();
+  job.train_samples = count_training_samples(o.dataset, o.data_dir, data_options(o));
+  if (o.dataset == "image-folder") {
+    // The size the first image gave is the job's from now on, whatever host reads it.
+    o.image_size = dataset_shape(o.dataset, o.data_dir, data_options(o)).height;
+    if (o.strict) {
+      check_every_image(o.data_dir, data_options(o),
+                        static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+    }
+  }
   if (o.train_subset > job.train_samples || o.train_subset < 0) {
     throw InputError("--train-subset: " + std::to_string(o.train_subset) +
                      " is out of range; accepted: 1.." + std::to_string(job.train_samples) +
@@ -432,6 +491,7 @@ int finish_job(const PreparedJob& prepared, Coordinator& coordinator, EventLog& 
       {"redone_steps", coordinator.redone_steps()},
       {"rollbacks", coordinator.rollbacks()},
       {"lr_scale", coordinator.lr_scale()}};
+  if (o.dataset == "image-folder") summary["images_skipped"] = coordinator.images_skipped();
   if (const auto cost = coordinator.cost_usd()) {
     summary["cost_usd"] = *cost;
     summary["market"] = o.market;

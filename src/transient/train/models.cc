@@ -23,7 +23,7 @@ class Cnn : public Model {
                                nn::Conv2d(nn::Conv2dOptions(shape.channels, 32, 3).padding(1)))),
         conv2_(register_module("conv2", nn::Conv2d(nn::Conv2dOptions(32, 64, 3).padding(1)))),
         fc1_(register_module("fc1", nn::Linear(64 * (shape.height / 4) * (shape.width / 4), 128))),
-        fc2_(register_module("fc2", nn::Linear(128, 10))) {}
+        fc2_(register_module("fc2", nn::Linear(128, shape.classes))) {}
 
   torch::Tensor forward(torch::Tensor x) override {
     x = torch::max_pool2d(torch::relu(conv1_->forward(x)), 2);
@@ -43,7 +43,7 @@ class Mlp : public Model {
  public:
   explicit Mlp(const ImageShape& shape)
       : fc1_(register_module("fc1", nn::Linear(shape.channels * shape.height * shape.width, 256))),
-        fc2_(register_module("fc2", nn::Linear(256, 10))) {}
+        fc2_(register_module("fc2", nn::Linear(256, shape.classes))) {}
 
   torch::Tensor forward(torch::Tensor x) override {
     return fc2_->forward(torch::relu(fc1_->forward(x.flatten(1))));
@@ -93,7 +93,7 @@ class ResNet : public Model {
   ResNet(const ImageShape& shape, int blocks_per_stage)
       : conv_(register_module("conv", conv3x3(shape.channels, 16, 1))),
         bn_(register_module("bn", nn::BatchNorm2d(16))),
-        fc_(register_module("fc", nn::Linear(64, 10))) {
+        fc_(register_module("fc", nn::Linear(64, shape.classes))) {
     std::int64_t in = 16;
     const std::int64_t widths[] = {16, 32, 64};
     for (int stage = 0; stage < 3; ++stage) {
@@ -204,13 +204,13 @@ std::shared_ptr<Model> load_scripted_model(const std::string& path, const ImageS
                          std::to_string(shape.height) + "x" + std::to_string(shape.width) +
                          " images (" + first_line(error) + ")");
   }
-  if (scores.dim() != 2 || scores.size(0) != 2 || scores.size(1) != kClasses) {
+  if (scores.dim() != 2 || scores.size(0) != 2 || scores.size(1) != shape.classes) {
     std::string sizes;
     for (const auto size : scores.sizes())
       sizes += (sizes.empty() ? "" : ", ") + std::to_string(size);
     throw InputError(path, 0,
                      "--model: maps 2 images to scores of shape [" + sizes +
-                         "]; the data set needs [2, " + std::to_string(kClasses) +
+                         "]; the data set needs [2, " + std::to_string(shape.classes) +
                          "] (one score per class)");
   }
   if (model->parameters().empty()) throw InputError(path, 0, "--model: has no parameters to train");

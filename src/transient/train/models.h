@@ -1,5 +1,5 @@
 // The models the trainer can train, in a registry of names and one-line descriptions. Each takes
-// images [N, C, H, W] and returns class scores [N, 10]:
+// images [N, C, H, W] and returns class scores [N, classes] (10 below):
 // - cnn: conv 3x3 C->32 (padding 1), ReLU, max-pool 2; conv 3x3 32->64 (padding 1), ReLU,
 //   max-pool 2; linear 64*(H/4)*(W/4)->128 (3136 on 28x28), ReLU; linear 128->10. Exactly the
 //   peers' model, so that benchmarks compare like with like.
@@ -19,11 +19,12 @@
 
 namespace transient::train {
 
-// The input the model is built for.
+// The input the model is built for, and the classes it scores.
 struct ImageShape {
   std::int64_t channels = 1;
   std::int64_t height = 28;
   std::int64_t width = 28;
+  std::int64_t classes = 10;
 };
 
 class Model : public torch::nn::Module {
@@ -40,7 +41,8 @@ struct ModelSpec {
 // All models, in the order `--help` lists them.
 const std::vector<ModelSpec>& model_registry();
 
-// The classes of the data set (Fashion-MNIST): a model's scores per image.
+// The classes of the data sets that do not say how many they have (Fashion-MNIST, CIFAR-10,
+// NumPy arrays): a model's scores per image.
 constexpr std::int64_t kClasses = 10;
 
 // Whether `name` names a TorchScript file (it ends in .pt) rather than a built-in model.
@@ -50,7 +52,7 @@ bool is_model_file(const std::string& name);
 // for a file FILE.pt, the TorchScript module saved in it (initialised as it was saved), with its
 // parameters and buffers under the module's own names. Throws InputError listing the valid
 // names if there is no such model, or naming the file and what is wrong with it (unreadable,
-// not TorchScript, does not map [2, C, H, W] images to [2, kClasses] scores).
+// not TorchScript, does not map [2, C, H, W] images to [2, classes] scores).
 std::shared_ptr<Model> make_model(const std::string& name, const ImageShape& shape);
 
 // The SHA-256 of the file at `path`, in hex; throws InputError naming it if it cannot be read.

@@ -16,6 +16,10 @@ nlohmann::json to_json(const JobConfig& config) {
   return {{"model", o.model},
           {"dataset", o.dataset},
           {"data_dir", o.data_dir},
+          {"val_data", o.val_data},
+          {"image_size", o.image_size},
+          {"augment", o.augment},
+          {"loader_threads", o.loader_threads},
           {"train_subset", o.train_subset},
           {"test_subset", o.test_subset},
           {"epochs", o.epochs},
@@ -23,7 +27,11 @@ nlohmann::json to_json(const JobConfig& config) {
           {"stop_at_step", o.stop_at_step},
           {"global_batch", o.global_batch},
           {"lr", o.lr},
+          {"optimizer", o.optimizer},
           {"momentum", o.momentum},
+          {"beta1", o.beta1},
+          {"beta2", o.beta2},
+          {"eps", o.eps},
           {"weight_decay", o.weight_decay},
           {"warmup_fraction", o.warmup_fraction},
           {"seed", o.seed},
@@ -56,6 +64,10 @@ JobConfig job_config_from_json(const nlohmann::json& j) {
   o.model = j.at("model").get<std::string>();
   o.dataset = j.at("dataset").get<std::string>();
   o.data_dir = j.at("data_dir").get<std::string>();
+  o.val_data = j.value("val_data", std::string());
+  o.image_size = j.value("image_size", std::int64_t{0});
+  o.augment = j.value("augment", std::string("crop"));
+  o.loader_threads = j.value("loader_threads", 2);
   o.train_subset = j.at("train_subset").get<std::int64_t>();
   o.test_subset = j.at("test_subset").get<std::int64_t>();
   o.epochs = j.at("epochs").get<int>();
@@ -63,7 +75,11 @@ JobConfig job_config_from_json(const nlohmann::json& j) {
   o.stop_at_step = j.at("stop_at_step").get<std::int64_t>();
   o.global_batch = j.at("global_batch").get<std::int64_t>();
   o.lr = j.at("lr").get<double>();
+  o.optimizer = j.value("optimizer", std::string("sgd"));
   o.momentum = j.at("momentum").get<double>();
+  o.beta1 = j.value("beta1", 0.9);
+  o.beta2 = j.value("beta2", 0.999);
+  o.eps = j.value("eps", 1e-8);
   o.weight_decay = j.at("weight_decay").get<double>();
   o.warmup_fraction = j.at("warmup_fraction").get<double>();
   o.seed = j.at("seed").get<std::uint64_t>();

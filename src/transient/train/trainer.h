@@ -32,8 +32,15 @@ constexpr int kExitPaused = 5;    // paused (Ctrl-C, --stop-at): continue with -
 struct TrainOptions {
   // What is trained.
   std::string model = "cnn";                                   // a name from model_catalog()
-  std::string dataset = "fashion-mnist";                       // the only data set so far
+  std::string dataset = "fashion-mnist";                       // datasets.h's names
   std::string data_dir = "/usr/share/datasets/fashion-mnist";  // Debian's dataset-fashion-mnist
+  std::string data;               // --data PATH: data_dir, and the dataset found in it
+  std::string val_data;           // a validation set of its own (npy, image-folder); "" = none
+  std::int64_t image_size = 0;    // image folders: images made S x S (0 = the first one's side)
+  std::string augment = "crop";   // image folders: crop, resized-crop or none (image_folder.h)
+  int loader_threads = 2;         // image folders: threads decoding batches ahead, per worker
+  bool strict = false;            // image folders: refuse a data set with an image that does
+                                  // not decode (checked before the job starts), not skip it
   std::int64_t train_subset = 0;  // train on the first N training samples only (0 = all)
   std::int64_t test_subset = 0;   // evaluate on the first N test samples only (0 = all)
 
@@ -43,10 +50,14 @@ struct TrainOptions {
   std::int64_t stop_at_step = 0;  // pause after this step (checkpoint, exit 0); 0 = never
 
   // Optimisation. The learning rate warms up linearly, then follows a cosine to zero.
-  std::int64_t global_batch = 128;     // samples per step, split among the workers
-  double lr = 0.05;                    // peak learning rate
-  double momentum = 0.9;               // SGD momentum
-  double weight_decay = 0.0;           // L2 penalty of SGD
+  std::int64_t global_batch = 128;  // samples per step, split among the workers
+  double lr = 0.05;                 // peak learning rate
+  std::string optimizer = "sgd";    // sgd, or adamw (optimizer.h)
+  double momentum = 0.9;            // SGD momentum
+  double weight_decay = 0.0;        // SGD's L2 penalty, AdamW's decoupled decay
+  double beta1 = 0.9;               // AdamW's moment decays
+  double beta2 = 0.999;
+  double eps = 1e-8;                   // AdamW's denominator term
   double warmup_fraction = 0.05;       // share of all steps spent warming up (at most 200 steps)
   std::string loss = "cross-entropy";  // or mse (the scores against one-hot labels)
   bool nesterov = false;               // Nesterov momentum

@@ -22,6 +22,9 @@
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <numeric>
+#include <optional>
+#include <set>
 #include <thread>
 
 #include "transient/core/atomic_file.h"
@@ -31,7 +34,9 @@
 #include "transient/train/coordinator_store.h"
 #include "transient/train/datasets.h"
 #include "transient/train/gradient_buckets.h"
+#include "transient/train/image_folder.h"
 #include "transient/train/models.h"
+#include "transient/train/optimizer.h"
 #include "transient/train/protocol.h"
 #include "transient/train/rendezvous_store.h"
 #include "transient/train/sharding.h"
@@ -629,9 +634,35 @@ std::string step_row(std::int64_t step, int rank, std::int64_t batch, double dat
   return line;
 }
 
-void* sgd_state_key(const torch::Tensor& parameter) {
-  // torch::optim::SGD keys its per-parameter state by the address of the TensorImpl.
-  return parameter.unsafeGetTensorImpl();
+// Tensors of one dtype as one flat tensor, and back into their shapes.
+torch::Tensor flatten(const std::vector<torch::Tensor>& tensors) {
+  std::vector<torch::Tensor> flat;
+  for (const auto& tensor : tensors) flat.push_back(tensor.reshape(-1));
+  return torch::cat(flat);
+}
+
+std::vector<torch::Tensor> unflatten(const torch::Tensor& flat,
+                                     const std::vector<torch::Tensor>& like) {
+  std::vector<torch::Tensor> parts;
+  std::int64_t offset = 0;
+  for (const auto& tensor : like) {
+    parts.push_back(flat.narrow(0, offset, tensor.numel()).view(tensor.sizes()));
+    offset += tensor.numel();
+  }
+  return parts;
+}
+
+OptimizerSettings optimizer_settings(const TrainOptions& options) {
+  OptimizerSettings settings;
+  settings.name = options.optimizer;
+  settings.lr = options.lr;
+  settings.momentum = options.momentum;
+  settings.nesterov = options.nesterov;
+  settings.weight_decay = options.weight_decay;
+  settings.beta1 = options.beta1;
+  settings.beta2 = options.beta2;
+  settings.eps = options.eps;
+  return settings;
 }
 
 // How a generation ended for this worker.
@@ -651,12 +682,24 @@ class Worker {
     if (!data_dir.empty()) job_.options.data_dir = data_dir;
     torch::set_num_threads(std::max(1, threads > 0 ? threads : options_.threads));
     torch::manual_seed(options_.seed);
-    data_ = load_dataset(options_.dataset, options_.data_dir);
-    data_.train.images = data_.train.images.narrow(0, 0, job_.train_samples);
-    data_.train.labels = data_.train.labels.narrow(0, 0, job_.train_samples);
-    if (options_.test_subset > 0 && options_.test_subset < data_.test.labels.size(0)) {
-      data_.test.images = data_.test.images.narrow(0, 0, options_.test_subset);
-      data_.test.labels = data_.test.labels.narrow(0, 0, options_.test_subset);
+    data_ = load_dataset(options_.dataset, options_.data_dir,
+                         DataOptions{options_.image_size, options_.val_data});
+    if (data_.from_files()) {
+      data_.transform.seed = options_.seed;
+      data_.transform.augment = parse_augment(options_.augment).value_or(Augment::kCrop);
+      loader_ = std::make_unique<ImageLoader>(data_.transform, options_.loader_threads);
+    } else {
+      data_.train.images = data_.train.images.narrow(0, 0, job_.train_samples);
+      data_.train.labels = data_.train.labels.narrow(0, 0, job_.train_samples);
+    }
+    if (options_.test_subset > 0 && options_.test_subset < data_.test_size()) {
+      test_samples_ = options_.test_subset;
+    } else {
+      test_samples_ = data_.test_size();
+    }
+    if (!data_.from_files() && test_samples_ < data_.test.labels.size(0)) {
+      data_.test.images = data_.test.images.narrow(0, 0, test_samples_);
+      data_.test.labels = data_.test.labels.narrow(0, 0, test_samples_);
     }
     if (!options_.model_sha256.empty()) {
       const std::string mine = file_sha256(options_.model);
@@ -673,20 +716,7 @@ class Worker {
       parameter_names_.push_back(item.key());
       parameters_.push_back(item.value());
     }
-    optimizer_ =
-        std::make_unique<torch::optim::SGD>(parameters_, torch::optim::SGDOptions(options_.lr)
-                                                             .momentum(options_.momentum)
-                                                             .nesterov(options_.nesterov)
-                                                             .weight_decay(options_.weight_decay));
-    if (options_.momentum > 0) {
-      // Zero momentum buffers from the start: SGD's first step then gives what it gives without
-      // them (buffer = gradient), and every member's state has the same layout for broadcasts.
-      for (const auto& parameter : parameters_) {
-        auto state = std::make_unique<torch::optim::SGDParamState>();
-        state->momentum_buffer(torch::zeros_like(parameter));
-        optimizer_->state()[sgd_state_key(parameter)] = std::move(state);
-      }
-    }
+    optimizer_ = std::make_unique<Optimizer>(optimizer_settings(options_), parameters_);
     buckets_ = std::make_unique<GradientBuckets>(
         parameters_, options_.bucket_bytes,
         parse_compression(options_.compress).value_or(Compression::kNone));
@@ -943,19 +973,16 @@ class Worker {
     const int source =
         static_cast<int>(std::find(steps.begin(), steps.end(), most) - steps.begin());
     torch::NoGradGuard no_grad;
-    std::vector<torch::Tensor> floats;
-    for (const auto& parameter : parameters_) floats.push_back(parameter.detach().view(-1));
-    for (const auto& parameter : parameters_) {
-      auto it = optimizer_->state().find(sgd_state_key(parameter));
-      if (it != optimizer_->state().end()) {
-        auto& buffer = static_cast<torch::optim::SGDParamState&>(*it->second).momentum_buffer();
-        if (buffer.defined()) floats.push_back(buffer.view(-1));
-      }
-    }
     // Everything is received into temporaries and committed only once the last broadcast has
     // succeeded: a source lost half-way leaves this member's state and step as they were.
-    auto flat = torch::cat(floats);
+    auto flat = flatten(parameters_);
     broadcast({flat}, source);
+    auto slots = optimizer_->state();
+    for (auto& slot : slots) {  // one flat tensor per slot: AdamW's step counts are integers
+      auto flat_slot = flatten(slot.tensors);
+      broadcast({flat_slot}, source);
+      slot.tensors = unflatten(flat_slot, slot.tensors);
+    }
     std::vector<torch::Tensor> buffers;
     for (auto& item : model_->named_buffers()) buffers.push_back(item.value().clone());
     for (auto& buffer : buffers) broadcast({buffer}, source);
@@ -967,11 +994,9 @@ class Worker {
     }
     broadcast({rng}, source);
     if (rank_ != source) {
-      std::int64_t offset = 0;
-      for (auto& part : floats) {
-        part.copy_(flat.narrow(0, offset, part.numel()));
-        offset += part.numel();
-      }
+      const auto received = unflatten(flat, parameters_);
+      for (std::size_t p = 0; p < parameters_.size(); ++p) parameters_[p].copy_(received[p]);
+      optimizer_->set_state(slots);  // the same layout on every member: it fits
       std::size_t i = 0;
       for (auto& item : model_->named_buffers()) item.value().copy_(buffers[i++]);
       std::lock_guard<std::mutex> lock(generator.mutex());
@@ -1013,22 +1038,25 @@ class Worker {
       attempted = step_ + 1;
       const auto position = position_of_step(step_, job_.train_samples, options_.global_batch);
       auto phase_start = Clock::now();
-      if (position.epoch != permutation_epoch_) {
-        permutation_ = epoch_permutation(job_.train_samples, options_.seed, position.epoch);
-        permutation_epoch_ = position.epoch;
-      }
-      const auto shares = member_shares(position.batch, config_.speeds);
-      Shard shard;
-      shard.begin = position.cursor;
-      for (int r = 0; r < rank_; ++r) shard.begin += shares[static_cast<std::size_t>(r)];
-      shard.count = shares[static_cast<std::size_t>(rank_)];
+      const Shard shard = shard_of_step(position);
       torch::Tensor images;
       torch::Tensor labels;
-      if (shard.count > 0) {
-        auto index =
-            torch::from_blob(permutation_.data() + shard.begin, {shard.count}, torch::kInt64);
+      if (shard.count > 0 && loader_) {
+        auto batch = take_batch(position.epoch, shard);
+        images = std::move(batch.images);
+        labels = std::move(batch.labels);
+        report_skipped(batch.skipped);
+      } else if (shard.count > 0) {
+        auto index = torch::tensor(shard_indices(position.epoch, shard), torch::kInt64);
         images = normalise(data_, data_.train.images.index_select(0, index));
         labels = data_.train.labels.index_select(0, index);
+      }
+      if (loader_ && step_ + 1 < job_.total_steps) {
+        // The next step's samples are decoded while this one computes (the members and their
+        // shares stay unless the generation ends, and then the guess is dropped).
+        const auto next = position_of_step(step_ + 1, job_.train_samples, options_.global_batch);
+        const Shard next_shard = shard_of_step(next);
+        if (next_shard.count > 0) prefetch(next.epoch, next_shard);
       }
       const double data_s = seconds_since(phase_start);
 
@@ -1043,7 +1071,7 @@ class Worker {
       buckets_->control()[2] = change ? 1.0 : 0.0;
       buckets_->control()[3] = leave ? 1.0 : 0.0;
       double local_loss = 0;
-      if (shard.count > 0) {
+      if (shard.count > 0 && labels.size(0) > 0) {
         auto scores = model_->forward(images);
         // Summed over the shard and divided by the global batch: the all-reduced sum is then
         // exactly the mean gradient of the global batch, whatever the split.
@@ -1080,10 +1108,7 @@ class Worker {
       const double lr = learning_rate_at(
           step_, job_.total_steps, job_.warmup_steps, options_.lr * config_.lr_scale,
           parse_lr_schedule(options_.schedule).value_or(LrSchedule::kCosine));
-      for (auto& group : optimizer_->param_groups()) {
-        static_cast<torch::optim::SGDOptions&>(group.options()).lr(lr);
-      }
-      optimizer_->step();
+      optimizer_->step(lr);
       const double optimizer_s = seconds_since(phase_start);
 
       ++step_;
@@ -1113,7 +1138,8 @@ class Worker {
                               {"step", step_},
                               {"train_loss", loss},
                               {"test_accuracy", result_.test_accuracy},
-                              {"test_loss", result_.test_loss}}}});
+                              {"test_loss", result_.test_loss},
+                              {"members_agree", members_agree_}}}});
         }
       }
       if (writer_) {
@@ -1212,12 +1238,7 @@ class Worker {
     }
     auto fresh_buffers = fresh->named_buffers();
     for (const auto& item : model_->named_buffers()) item.value().copy_(fresh_buffers[item.key()]);
-    for (const auto& parameter : parameters_) {
-      auto it = optimizer_->state().find(sgd_state_key(parameter));
-      if (it == optimizer_->state().end()) continue;
-      auto& buffer = static_cast<torch::optim::SGDParamState&>(*it->second).momentum_buffer();
-      if (buffer.defined()) buffer.zero_();
-    }
+    optimizer_->reset();
   }
 
   void load_checkpoint() {
@@ -1231,34 +1252,48 @@ class Worker {
     if (state.model != options_.model || state.global_batch != options_.global_batch) {
       throw InputError(path, 0, "checkpoint of another job (model " + state.model + ")");
     }
-    torch::NoGradGuard no_grad;
-    auto copy_into = [&](const NamedTensors& saved,
-                         torch::OrderedDict<std::string, torch::Tensor> targets, const char* what) {
-      if (saved.size() != targets.size()) {
-        throw InputError(path, 0, std::string("checkpoint holds a different number of ") + what);
-      }
-      for (const auto& [name, tensor] : saved) {
-        auto* target = targets.find(name);
-        if (target == nullptr || !target->sizes().equals(tensor.sizes())) {
-          throw InputError(path, 0,
-                           std::string("checkpoint's ") + what + " \"" + name +
-                               "\" does not fit the model " + options_.model);
-        }
-        target->copy_(tensor);
-      }
-    };
-    copy_into(state.parameters, model_->named_parameters(), "parameters");
-    copy_into(state.buffers, model_->named_buffers(), "buffers");
-    auto parameters = model_->named_parameters();
-    for (const auto& [name, buffer] : state.momentum) {
-      auto* parameter = parameters.find(name);
-      if (parameter == nullptr) {
-        throw InputError(path, 0, "checkpoint's momentum \"" + name + "\" has no parameter");
-      }
-      auto param_state = std::make_unique<torch::optim::SGDParamState>();
-      param_state->momentum_buffer(buffer.clone());
-      optimizer_->state()[sgd_state_key(*parameter)] = std::move(param_state);
+    if (state.optimizer != optimizer_->name()) {
+      throw InputError(path, 0,
+                       "checkpoint of the optimiser " + state.optimizer + ", this job's is " +
+                           optimizer_->name());
     }
+    torch::NoGradGuard no_grad;
+    // The state dict holds every parameter and buffer of the model under its name, nothing else.
+    auto parameters = model_->named_parameters();
+    auto buffers = model_->named_buffers();
+    if (state.model_state.size() != parameters.size() + buffers.size()) {
+      throw InputError(path, 0,
+                       "checkpoint holds " + std::to_string(state.model_state.size()) +
+                           " tensors, the model " + options_.model + " has " +
+                           std::to_string(parameters.size() + buffers.size()));
+    }
+    std::vector<std::pair<torch::Tensor*, const torch::Tensor*>> copies;
+    for (const auto& [name, tensor] : state.model_state) {
+      auto* target = parameters.find(name);
+      if (target == nullptr) target = buffers.find(name);
+      if (target == nullptr || !target->sizes().equals(tensor.sizes())) {
+        throw InputError(path, 0,
+                         "checkpoint's \"" + name + "\" does not fit the model " + options_.model);
+      }
+      copies.emplace_back(target, &tensor);
+    }
+    // The optimiser's state by parameter name, in the order of the model's parameters.
+    std::vector<OptimizerSlot> slots;
+    for (const auto& [slot, by_name] : state.optimizer_state) {
+      OptimizerSlot ordered{slot, {}};
+      for (const auto& name : parameter_names_) {
+        auto it = std::find_if(by_name.begin(), by_name.end(),
+                               [&](const auto& entry) { return entry.first == name; });
+        if (it == by_name.end()) {
+          throw InputError(path, 0,
+                           "checkpoint's optimiser state \"" + slot + "\" lacks parameter " + name);
+        }
+        ordered.tensors.push_back(it->second);
+      }
+      slots.push_back(std::move(ordered));
+    }
+    if (const auto why = optimizer_->set_state(slots)) throw InputError(path, 0, *why);
+    for (auto& [target, tensor] : copies) target->copy_(*tensor);
     auto generator = at::detail::getDefaultCPUGenerator();
     std::lock_guard<std::mutex> lock(generator.mutex());
     generator.set_state(state.rng_state);
@@ -1274,17 +1309,18 @@ class Worker {
     state.epoch = next.epoch;
     state.cursor = next.cursor;
     for (std::size_t i = 0; i < parameters_.size(); ++i) {
-      state.parameters.emplace_back(parameter_names_[i], parameters_[i].detach().clone());
-      auto it = optimizer_->state().find(sgd_state_key(parameters_[i]));
-      if (it != optimizer_->state().end()) {
-        const auto& sgd_state = static_cast<torch::optim::SGDParamState&>(*it->second);
-        if (sgd_state.momentum_buffer().defined()) {
-          state.momentum.emplace_back(parameter_names_[i], sgd_state.momentum_buffer().clone());
-        }
-      }
+      state.model_state.emplace_back(parameter_names_[i], parameters_[i].detach().clone());
     }
     for (const auto& item : model_->named_buffers()) {
-      state.buffers.emplace_back(item.key(), item.value().clone());
+      state.model_state.emplace_back(item.key(), item.value().clone());
+    }
+    state.optimizer = optimizer_->name();
+    for (auto& slot : optimizer_->state()) {
+      NamedTensors by_name;
+      for (std::size_t i = 0; i < parameters_.size(); ++i) {
+        by_name.emplace_back(parameter_names_[i], std::move(slot.tensors[i]));
+      }
+      state.optimizer_state.emplace_back(slot.name, std::move(by_name));
     }
     auto generator = at::detail::getDefaultCPUGenerator();
     std::lock_guard<std::mutex> lock(generator.mutex());
@@ -1296,9 +1332,10 @@ class Worker {
   // test set is split among the workers and the counts all-reduced.
   std::pair<double, double> evaluate() {
     torch::NoGradGuard no_grad;
+    members_agree_ = compare_states();
     for (auto& item : model_->named_buffers()) broadcast({item.value()}, 0);
     model_->eval();
-    const std::int64_t samples = data_.test.labels.size(0);
+    const std::int64_t samples = test_samples_;
     const auto sizes = split_batch(samples, world_size_);
     std::int64_t begin = 0;
     for (int r = 0; r < rank_; ++r) begin += sizes[static_cast<std::size_t>(r)];
@@ -1307,19 +1344,119 @@ class Worker {
     double loss_sum = 0;
     for (std::int64_t at = begin; at < end; at += 1000) {
       const std::int64_t count = std::min<std::int64_t>(1000, end - at);
-      auto images = normalise(data_, data_.test.images.narrow(0, at, count));
-      auto labels = data_.test.labels.narrow(0, at, count);
+      torch::Tensor images;
+      torch::Tensor labels;
+      if (loader_) {
+        std::vector<std::int64_t> indices(static_cast<std::size_t>(count));
+        std::iota(indices.begin(), indices.end(), at);
+        auto batch = loader_->load(*data_.test_files, std::move(indices), 0, false).get();
+        images = std::move(batch.images);
+        labels = std::move(batch.labels);
+        report_skipped(batch.skipped);
+        skipped_in_test_ += static_cast<std::int64_t>(batch.skipped.size());
+        if (labels.size(0) == 0) continue;
+      } else {
+        images = normalise(data_, data_.test.images.narrow(0, at, count));
+        labels = data_.test.labels.narrow(0, at, count);
+      }
       auto scores = model_->forward(images);
       loss_sum += summed_loss(scores, labels).item<double>();
       correct += scores.argmax(1).eq(labels).sum().item<double>();
     }
     model_->train();
-    std::vector<torch::Tensor> totals{
-        torch::tensor({correct, loss_sum, static_cast<double>(end - begin)}, torch::kFloat64)};
+    std::vector<torch::Tensor> totals{torch::tensor(
+        {correct, loss_sum, static_cast<double>(end - begin - skipped_in_test_)}, torch::kFloat64)};
+    skipped_in_test_ = 0;
     std::vector<c10::intrusive_ptr<c10d::Work>> works{group_->allreduce(totals)};
     wait_all(works);
     const double count = totals[0][2].item<double>();
     return {totals[0][0].item<double>() / count, totals[0][1].item<double>() / count};
+  }
+
+  // This member's samples of a step at `position`: its share of the global batch, after those
+  // of the ranks before it.
+  Shard shard_of_step(const StepPosition& position) const {
+    const auto shares = member_shares(position.batch, config_.speeds);
+    Shard shard;
+    shard.begin = position.cursor;
+    for (int r = 0; r < rank_; ++r) shard.begin += shares[static_cast<std::size_t>(r)];
+    shard.count = shares[static_cast<std::size_t>(rank_)];
+    return shard;
+  }
+
+  // The order of the samples in `epoch`: this one's, or the next one's for a prefetch (the two
+  // last asked for are kept).
+  const std::vector<std::int64_t>& permutation(std::int64_t epoch) {
+    for (const auto& [kept, order] : permutations_) {
+      if (kept == epoch) return order;
+    }
+    if (permutations_.size() == 2) permutations_.pop_front();
+    permutations_.emplace_back(epoch, epoch_permutation(job_.train_samples, options_.seed, epoch));
+    return permutations_.back().second;
+  }
+
+  std::vector<std::int64_t> shard_indices(std::int64_t epoch, const Shard& shard) {
+    const auto& order = permutation(epoch);
+    return {order.begin() + shard.begin, order.begin() + shard.begin + shard.count};
+  }
+
+  void prefetch(std::int64_t epoch, const Shard& shard) {
+    prefetched_ =
+        Prefetched{config_.generation, epoch, shard,
+                   loader_->load(*data_.train_files, shard_indices(epoch, shard), epoch, true)};
+  }
+
+  // The batch of `shard` in `epoch`: the one decoded ahead if it is that one, else decoded now.
+  ImageBatch take_batch(std::int64_t epoch, const Shard& shard) {
+    std::optional<Prefetched> ahead;
+    ahead.swap(prefetched_);
+    if (ahead && ahead->generation == config_.generation && ahead->epoch == epoch &&
+        ahead->shard.begin == shard.begin && ahead->shard.count == shard.count) {
+      return ahead->batch.get();
+    }
+    if (ahead) ahead->batch.wait();  // its threads are done with it before it is dropped
+    return loader_->load(*data_.train_files, shard_indices(epoch, shard), epoch, true).get();
+  }
+
+  // Images that did not decode are left out of their batch; each file is reported once (an
+  // `image_skipped` event and a line on stderr).
+  void report_skipped(const std::vector<std::pair<std::string, std::string>>& skipped) {
+    for (const auto& [path, why] : skipped) {
+      if (!skipped_files_.insert(path).second) continue;
+      std::fprintf(stderr, "transient worker %s: skipped %s: %s\n", connection_.id().c_str(),
+                   path.c_str(), why.c_str());
+      connection_.send(
+          {{"event", {{"event", "image_skipped"}, {"file", path}, {"why", why}, {"step", step_}}}});
+    }
+  }
+
+  // Whether every member holds the same parameters and optimiser state, bit for bit, as they
+  // must: each applies the same all-reduced gradient to the same state. A fingerprint of each
+  // member's (sums in double precision) is gathered and compared; a difference (a member's faulty
+  // hardware, a state that did not reach a joiner) is said on stderr and in the epoch event.
+  bool compare_states() {
+    std::vector<torch::Tensor> sums;
+    for (const auto& parameter : parameters_) sums.push_back(parameter.sum(torch::kFloat64));
+    for (const auto& slot : optimizer_->state()) {
+      for (const auto& tensor : slot.tensors) sums.push_back(tensor.sum(torch::kFloat64));
+    }
+    std::vector<torch::Tensor> mine{torch::stack(sums)};
+    std::vector<std::vector<torch::Tensor>> gathered(1);
+    for (int r = 0; r < world_size_; ++r) gathered[0].push_back(torch::empty_like(mine[0]));
+    std::vector<c10::intrusive_ptr<c10d::Work>> works{group_->allgather(gathered, mine)};
+    wait_all(works);
+    for (int r = 1; r < world_size_; ++r) {
+      if (!torch::equal(gathered[0][static_cast<std::size_t>(r)], gathered[0][0])) {
+        if (rank_ == 0) {
+          std::fprintf(stderr,
+                       "transient worker %s: at step %lld the state of rank %d differs from rank "
+                       "0's (checkpoints are rank 0's)\n",
+                       connection_.id().c_str(), static_cast<long long>(step_), r);
+        }
+        return false;
+      }
+    }
+    return true;
   }
 
   Connection& connection_;
@@ -1331,7 +1468,8 @@ class Worker {
   std::shared_ptr<Model> model_;
   std::vector<std::string> parameter_names_;
   std::vector<torch::Tensor> parameters_;
-  std::unique_ptr<torch::optim::SGD> optimizer_;
+  std::unique_ptr<Optimizer> optimizer_;
+  bool members_agree_ = true;  // at the last evaluation
   std::unique_ptr<GradientBuckets> buckets_;
   std::unique_ptr<CheckpointWriter> writer_;  // while this worker is rank 0
 
@@ -1343,8 +1481,20 @@ class Worker {
   bool holds_state_ = false;  // false until the first generation has given it a state
   bool rolled_back_ = false;  // its state diverged: it takes a checkpoint's or the initial one
   std::int64_t step_ = 0;     // steps completed in the state held
-  std::vector<std::int64_t> permutation_;
-  std::int64_t permutation_epoch_ = -1;
+  std::deque<std::pair<std::int64_t, std::vector<std::int64_t>>> permutations_;  // by epoch
+  std::int64_t test_samples_ = 0;  // evaluated: the test set, or its first --test-subset
+  // Image folders: the loader threads, the next step's batch decoded ahead, and the files that
+  // did not decode (each reported once).
+  std::unique_ptr<ImageLoader> loader_;
+  struct Prefetched {
+    std::int64_t generation = -1;
+    std::int64_t epoch = -1;
+    Shard shard;
+    std::shared_future<ImageBatch> batch;
+  };
+  std::optional<Prefetched> prefetched_;
+  std::set<std::string> skipped_files_;
+  std::int64_t skipped_in_test_ = 0;
   std::int64_t evaluated_at_ = -1;
   std::int64_t last_checkpoint_step_ = -1;
   double since_checkpoint_s_ = 0;  // seconds of training steps since the last checkpoint

@@ -1,0 +1,412 @@
+#include "transient/train/image_folder.h"
+
+#include <png.h>
+#include <turbojpeg.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <random>
+
+#include <c10/util/ParallelGuard.h>
+
+#include "transient/core/error.h"
+
+namespace transient::train {
+namespace {
+
+namespace fs = std::filesystem;
+namespace F = torch::nn::functional;
+
+std::string lower(std::string text) {
+  for (auto& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
+std::vector<std::string> sorted_images_in(const fs::path& dir) {
+  std::vector<std::string> names;
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(dir, error)) {
+    const std::string name = entry.path().filename().string();
+    if (entry.is_regular_file() && is_image_file_name(name)) names.push_back(name);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::optional<torch::Tensor> decode_jpeg(const std::vector<unsigned char>& bytes,
+                                         std::string* why) {
+  std::unique_ptr<void, int (*)(tjhandle)> handle(tjInitDecompress(), tjDestroy);
+  int width = 0;
+  int height = 0;
+  int subsampling = 0;
+  int colorspace = 0;
+  auto* data = const_cast<unsigned char*>(bytes.data());
+  const auto size = static_cast<unsigned long>(bytes.size());
+  if (!handle || tjDecompressHeader3(handle.get(), data, size, &width, &height, &subsampling,
+                                     &colorspace) != 0) {
+    *why = std::string("not a JPEG image that decodes (") + tjGetErrorStr2(handle.get()) + ")";
+    return std::nullopt;
+  }
+  if (width <= 0 || height <= 0) {
+    *why = "not a JPEG image that decodes (no image size in its header)";
+    return std::nullopt;
+  }
+  auto image = torch::empty({height, width, 3}, torch::kUInt8);
+  // Any warning too (a truncated file): the image is not what its file says.
+  if (tjDecompress2(handle.get(), data, size, image.data_ptr<std::uint8_t>(), width, 0, height,
+                    TJPF_RGB, TJFLAG_STOPONWARNING) != 0) {
+    *why = std::string("JPEG image does not decode (") + tjGetErrorStr2(handle.get()) + ")";
+    return std::nullopt;
+  }
+  return image;
+}
+
+std::optional<torch::Tensor> decode_png(const std::vector<unsigned char>& bytes, std::string* why) {
+  png_image png{};
+  png.version = PNG_IMAGE_VERSION;
+  if (png_image_begin_read_from_memory(&png, bytes.data(), bytes.size()) == 0) {
+    *why = std::string("not a PNG image that decodes (") + png.message + ")";
+    return std::nullopt;
+  }
+  // Read as RGBA and the alpha channel dropped, as PIL's convert("RGB") does.
+  png.format = PNG_FORMAT_RGBA;
+  auto rgba =
+      torch::empty({static_cast<std::int64_t>(png.height), static_cast<std::int64_t>(png.width), 4},
+                   torch::kUInt8);
+  if (png_image_finish_read(&png, nullptr, rgba.data_ptr<std::uint8_t>(), 0, nullptr) == 0) {
+    *why = std::string("PNG image does not decode (") + png.message + ")";
+    png_image_free(&png);
+    return std::nullopt;
+  }
+  return rgba.narrow(2, 0, 3).contiguous();
+}
+
+// The randomness of one training sample: a generator seeded from (seed, epoch, index) alone.
+std::mt19937_64 sample_generator(std::uint64_t seed, std::int64_t epoch, std::int64_t index) {
+  auto mix = [](std::uint64_t x) {  // splitmix64's finaliser
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+  };
+  return std::mt19937_64(
+      mix(mix(mix(seed) ^ static_cast<std::uint64_t>(epoch)) ^ static_cast<std::uint64_t>(index)));
+}
+
+// [3, H, W] float to [3, height, width], bilinear with antialiasing (torchvision's Resize).
+torch::Tensor resize(const torch::Tensor& chw, std::int64_t height, std::int64_t width) {
+  if (chw.size(1) == height && chw.size(2) == width) return chw;
+  return F::interpolate(chw.unsqueeze(0), F::InterpolateFuncOptions()
+                                              .size(std::vector<std::int64_t>{height, width})
+                                              .mode(torch::kBilinear)
+                                              .align_corners(false)
+                                              .antialias(true))
+      .squeeze(0);
+}
+
+// [3, H, W] with its shorter side scaled to `size` and the centre cropped to size x size.
+torch::Tensor square(const torch::Tensor& chw, std::int64_t size) {
+  const std::int64_t h = chw.size(1);
+  const std::int64_t w = chw.size(2);
+  if (h == size && w == size) return chw;
+  const std::int64_t new_h = h <= w ? size : static_cast<std::int64_t>(size * h / w);
+  const std::int64_t new_w = h <= w ? static_cast<std::int64_t>(size * w / h) : size;
+  const auto scaled = resize(chw, new_h, new_w);
+  const auto top = static_cast<std::int64_t>(std::lround((new_h - size) / 2.0));
+  const auto left = static_cast<std::int64_t>(std::lround((new_w - size) / 2.0));
+  return scaled.narrow(1, top, size).narrow(2, left, size);
+}
+
+// torchvision's RandomResizedCrop(size, scale=(0.08, 1), ratio=(3/4, 4/3)) on [3, H, W].
+torch::Tensor random_resized_crop(const torch::Tensor& chw, std::int64_t size,
+                                  std::mt19937_64& random) {
+  const std::int64_t h = chw.size(1);
+  const std::int64_t w = chw.size(2);
+  const double area = static_cast<double>(h * w);
+  std::uniform_real_distribution<double> scale(0.08, 1.0);
+  std::uniform_real_distribution<double> log_ratio(std::log(3.0 / 4.0), std::log(4.0 / 3.0));
+  for (int attempt = 0; attempt < 10; ++attempt) {
+    const double target = area * scale(random);
+    const double ratio = std::exp(log_ratio(random));
+    const auto cw = static_cast<std::int64_t>(std::lround(std::sqrt(target * ratio)));
+    const auto ch = static_cast<std::int64_t>(std::lround(std::sqrt(target / ratio)));
+    if (cw > 0 && cw <= w && ch > 0 && ch <= h) {
+      const auto top = std::uniform_int_distribution<std::int64_t>(0, h - ch)(random);
+      const auto left = std::uniform_int_distribution<std::int64_t>(0, w - cw)(random);
+      return resize(chw.narrow(1, top, ch).narrow(2, left, cw), size, size);
+    }
+  }
+  // Fallback, as torchvision's: the centre, at the nearest allowed aspect ratio.
+  const double in_ratio = static_cast<double>(w) / static_cast<double>(h);
+  std::int64_t cw = w;
+  std::int64_t ch = h;
+  if (in_ratio < 3.0 / 4.0) {
+    ch = static_cast<std::int64_t>(std::lround(static_cast<double>(w) / (3.0 / 4.0)));
+  } else if (in_ratio > 4.0 / 3.0) {
+    cw = static_cast<std::int64_t>(std::lround(static_cast<double>(h) * (4.0 / 3.0)));
+  }
+  return resize(chw.narrow(1, (h - ch) / 2, ch).narrow(2, (w - cw) / 2, cw), size, size);
+}
+
+}  // namespace
+
+bool is_image_file_name(const std::string& name) {
+  const std::string extension = lower(fs::path(name).extension().string());
+  return extension == ".jpg" || extension == ".jpeg" || extension == ".png";
+}
+
+bool looks_like_image_folder(const std::string& dir) {
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(dir, error)) {
+    if (entry.is_directory() && !sorted_images_in(entry.path()).empty()) return true;
+  }
+  return false;
+}
+
+ImageFolder scan_image_folder(const std::string& root) {
+  if (!fs::is_directory(root)) {
+    throw InputError(root, 0, "no such folder; accepted: a folder of class sub-folders of images");
+  }
+  ImageFolder folder;
+  folder.root = root;
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(root, error)) {
+    if (entry.is_directory()) folder.classes.push_back(entry.path().filename().string());
+  }
+  if (error) throw InputError(root, 0, "cannot list the folder: " + error.message());
+  std::sort(folder.classes.begin(), folder.classes.end());
+  if (folder.classes.empty()) {
+    throw InputError(root, 0,
+                     "has no class sub-folders; accepted: ROOT/<class>/<image>.jpg|.jpeg|.png");
+  }
+  for (std::size_t label = 0; label < folder.classes.size(); ++label) {
+    const fs::path dir = fs::path(root) / folder.classes[label];
+    const auto names = sorted_images_in(dir);
+    if (names.empty()) {
+      throw InputError(dir.string(), 0, "class folder without a JPEG or PNG file");
+    }
+    for (const auto& name : names) {
+      folder.files.push_back({(dir / name).string(), static_cast<std::int64_t>(label)});
+    }
+  }
+  return folder;
+}
+
+std::pair<ImageFolder, ImageFolder> hold_out(const ImageFolder& folder, int tenths) {
+  ImageFolder kept{folder.root, folder.classes, {}};
+  ImageFolder held{folder.root, folder.classes, {}};
+  std::size_t begin = 0;
+  while (begin < folder.files.size()) {
+    std::size_t end = begin;
+    while (end < folder.files.size() && folder.files[end].label == folder.files[begin].label) ++end;
+    const std::size_t count = end - begin;
+    std::size_t out = count * static_cast<std::size_t>(tenths) / 10;
+    if (out == 0 && count >= 2) out = 1;
+    kept.files.insert(kept.files.end(), folder.files.begin() + static_cast<std::ptrdiff_t>(begin),
+                      folder.files.begin() + static_cast<std::ptrdiff_t>(end - out));
+    held.files.insert(held.files.end(),
+                      folder.files.begin() + static_cast<std::ptrdiff_t>(end - out),
+                      folder.files.begin() + static_cast<std::ptrdiff_t>(end));
+    begin = end;
+  }
+  if (held.files.empty()) {
+    throw InputError(folder.root, 0,
+                     "too few images to hold a tenth of each class out for validation; give "
+                     "--val-data FOLDER");
+  }
+  return {kept, held};
+}
+
+std::optional<torch::Tensor> decode_image(const std::string& path, std::string* why) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    *why = "cannot be read";
+    return std::nullopt;
+  }
+  const std::vector<unsigned char> bytes{std::istreambuf_iterator<char>(in), {}};
+  if (bytes.size() >= 3 && bytes[0] == 0xFF && bytes[1] == 0xD8 && bytes[2] == 0xFF) {
+    return decode_jpeg(bytes, why);
+  }
+  if (bytes.size() >= 8 && png_sig_cmp(bytes.data(), 0, 8) == 0) return decode_png(bytes, why);
+  *why = "neither a JPEG nor a PNG image";
+  return std::nullopt;
+}
+
+std::optional<Augment> parse_augment(const std::string& name) {
+  if (name == "crop") return Augment::kCrop;
+  if (name == "resized-crop") return Augment::kResizedCrop;
+  if (name == "none") return Augment::kNone;
+  return std::nullopt;
+}
+
+torch::Tensor transform_image(const torch::Tensor& image, const ImageTransform& transform,
+                              bool train, std::int64_t epoch, std::int64_t index) {
+  const std::int64_t size = transform.size;
+  const auto chw = image.permute({2, 0, 1}).to(torch::kFloat32);
+  torch::Tensor out;
+  if (train && transform.augment == Augment::kResizedCrop) {
+    auto random = sample_generator(transform.seed, epoch, index);
+    out = random_resized_crop(chw, size, random);
+    if (std::uniform_real_distribution<double>(0, 1)(random) < 0.5) out = out.flip({2});
+  } else {
+    out = square(chw, size);
+    if (train && transform.augment == Augment::kCrop) {
+      auto random = sample_generator(transform.seed, epoch, index);
+      const std::int64_t pad = size / 8;
+      const auto top = std::uniform_int_distribution<std::int64_t>(0, 2 * pad)(random);
+      const auto left = std::uniform_int_distribution<std::int64_t>(0, 2 * pad)(random);
+      out = F::pad(out, F::PadFuncOptions({pad, pad, pad, pad}))
+                .narrow(1, top, size)
+                .narrow(2, left, size);
+      if (std::uniform_real_distribution<double>(0, 1)(random) < 0.5) out = out.flip({2});
+    }
+  }
+  const auto mean = torch::tensor(transform.mean, torch::kFloat32).view({3, 1, 1});
+  const auto stdev = torch::tensor(transform.stdev, torch::kFloat32).view({3, 1, 1});
+  return out.div(255.0).sub_(mean).div_(stdev);
+}
+
+std::pair<std::vector<double>, std::vector<double>> channel_statistics(const ImageFolder& folder,
+                                                                       std::int64_t size,
+                                                                       int samples) {
+  const auto n = static_cast<std::int64_t>(folder.files.size());
+  const std::int64_t take = std::min<std::int64_t>(n, samples);
+  auto sum = torch::zeros({3}, torch::kFloat64);
+  auto squares = torch::zeros({3}, torch::kFloat64);
+  double pixels = 0;
+  for (std::int64_t i = 0; i < take; ++i) {
+    const auto& file = folder.files[static_cast<std::size_t>(i * n / take)];
+    std::string why;
+    const auto image = decode_image(file.path, &why);
+    if (!image) continue;  // skipped here as in training, where it is reported
+    const auto chw = square(image->permute({2, 0, 1}).to(torch::kFloat64), size).div(255.0);
+    sum += chw.sum({1, 2});
+    squares += chw.pow(2).sum({1, 2});
+    pixels += static_cast<double>(size * size);
+  }
+  if (pixels == 0) {
+    throw InputError(folder.root, 0, "none of the images looked at decodes as JPEG or PNG");
+  }
+  const auto mean = sum / pixels;
+  const auto stdev = (squares / pixels - mean.pow(2)).clamp_min(1e-12).sqrt();
+  std::vector<double> m(3);
+  std::vector<double> s(3);
+  for (int c = 0; c < 3; ++c) {
+    m[static_cast<std::size_t>(c)] = mean[c].item<double>();
+    s[static_cast<std::size_t>(c)] = std::max(stdev[c].item<double>(), 1e-3);
+  }
+  return {m, s};
+}
+
+ImageLoader::ImageLoader(ImageTransform transform, int threads) : transform_(std::move(transform)) {
+  for (int t = 0; t < std::max(1, threads); ++t) threads_.emplace_back([this] { run(); });
+}
+
+ImageLoader::~ImageLoader() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  for (auto& thread : threads_) thread.join();
+}
+
+void ImageLoader::run() {
+  // libtorch's operations on one sample run in the loader thread itself (as inside a parallel
+  // region), not on the intra-op pool that the training uses.
+  c10::ParallelGuard serial(true);
+  for (;;) {
+    std::function<void()> task;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock, [&] { return stopping_ || !tasks_.empty(); });
+      if (tasks_.empty()) return;
+      task = std::move(tasks_.front());
+      tasks_.pop_front();
+    }
+    task();
+  }
+}
+
+std::shared_future<ImageBatch> ImageLoader::load(const ImageFolder& folder,
+                                                 std::vector<std::int64_t> indices,
+                                                 std::int64_t epoch, bool train) {
+  struct Pending {
+    std::vector<std::int64_t> indices;
+    torch::Tensor images;
+    std::vector<char> ok;
+    std::vector<std::string> why;
+    std::atomic<int> parts_left{0};
+    std::atomic<bool> failed{false};
+    std::promise<ImageBatch> promise;
+  };
+  auto pending = std::make_shared<Pending>();
+  const auto n = static_cast<std::int64_t>(indices.size());
+  pending->indices = std::move(indices);
+  pending->images = torch::empty({n, 3, transform_.size, transform_.size}, torch::kFloat32);
+  pending->ok.assign(static_cast<std::size_t>(n), 0);
+  pending->why.resize(static_cast<std::size_t>(n));
+  auto future = pending->promise.get_future().share();
+  if (n == 0) {
+    pending->promise.set_value({pending->images, torch::empty({0}, torch::kInt64), {}});
+    return future;
+  }
+  const auto parts =
+      static_cast<int>(std::min<std::int64_t>(n, static_cast<std::int64_t>(threads_.size())));
+  pending->parts_left = parts;
+  auto finish = [&folder, pending] {
+    std::vector<std::int64_t> kept;
+    std::vector<std::int64_t> labels;
+    ImageBatch batch;
+    for (std::size_t i = 0; i < pending->ok.size(); ++i) {
+      const auto index = pending->indices[i];
+      if (pending->ok[i]) {
+        kept.push_back(static_cast<std::int64_t>(i));
+        labels.push_back(folder.files[static_cast<std::size_t>(index)].label);
+      } else {
+        batch.skipped.emplace_back(folder.files[static_cast<std::size_t>(index)].path,
+                                   pending->why[i]);
+      }
+    }
+    batch.labels = torch::tensor(labels, torch::kInt64);
+    batch.images = kept.size() == pending->ok.size()
+                       ? pending->images
+                       : pending->images.index_select(0, torch::tensor(kept, torch::kInt64));
+    pending->promise.set_value(std::move(batch));
+  };
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (int p = 0; p < parts; ++p) {
+      const std::int64_t begin = n * p / parts;
+      const std::int64_t end = n * (p + 1) / parts;
+      tasks_.emplace_back([this, &folder, pending, begin, end, epoch, train, finish] {
+        try {
+          torch::NoGradGuard no_grad;
+          for (std::int64_t i = begin; i < end; ++i) {
+            const auto index = pending->indices[static_cast<std::size_t>(i)];
+            const auto& file = folder.files[static_cast<std::size_t>(index)];
+            auto& why = pending->why[static_cast<std::size_t>(i)];
+            const auto image = decode_image(file.path, &why);
+            if (!image) continue;
+            pending->images[i].copy_(transform_image(*image, transform_, train, epoch, index));
+            pending->ok[static_cast<std::size_t>(i)] = 1;
+          }
+        } catch (...) {
+          if (!pending->failed.exchange(true)) {
+            pending->promise.set_exception(std::current_exception());
+          }
+        }
+        if (pending->parts_left.fetch_sub(1) == 1 && !pending->failed) finish();
+      });
+    }
+  }
+  wake_.notify_all();
+  return future;
+}
+
+}  // namespace transient::train

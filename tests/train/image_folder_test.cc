@@ -1,0 +1,176 @@
+// Image folders without processes: the layout, both decoders, corrupt files, the transforms'
+// reproducibility and the loader threads.
+#include "transient/train/image_folder.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+#include <string>
+
+#include "train/image_files.h"
+#include "transient/core/error.h"
+#include "transient/train/datasets.h"
+
+namespace transient::train {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::write_image_folder;
+using testing::write_jpeg;
+using testing::write_png;
+
+class ImageFolderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("transient-images-" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  fs::path dir_;
+};
+
+TEST_F(ImageFolderTest, ClassesAreSortedSubFoldersAndOtherFilesAreIgnored) {
+  write_image_folder(path("set"), 3, 4, 16, 1);
+  std::ofstream(path("set/class-01/notes.txt")) << "not an image";
+  const auto folder = scan_image_folder(path("set"));
+  EXPECT_EQ(folder.classes, (std::vector<std::string>{"class-00", "class-01", "class-02"}));
+  ASSERT_EQ(folder.files.size(), 12u);
+  EXPECT_EQ(folder.files[0].path, path("set/class-00/0.png"));
+  EXPECT_EQ(folder.files[1].path, path("set/class-00/1.jpg"));
+  EXPECT_EQ(folder.files[4].label, 1);
+  // The last tenth of each class, at least one of each, is held out.
+  const auto [kept, held] = hold_out(folder, 1);
+  EXPECT_EQ(kept.files.size(), 9u);
+  ASSERT_EQ(held.files.size(), 3u);
+  EXPECT_EQ(held.files[2].path, path("set/class-02/3.png"));
+}
+
+TEST_F(ImageFolderTest, ABadLayoutIsOneErrorNamingTheFolder) {
+  EXPECT_THROW(scan_image_folder(path("missing")), InputError);
+  fs::create_directories(path("flat"));
+  write_png(path("flat/a.png"), torch::zeros({4, 4, 3}, torch::kUInt8));
+  try {
+    scan_image_folder(path("flat"));
+    ADD_FAILURE() << "a folder without class sub-folders was taken";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("has no class sub-folders"), std::string::npos);
+  }
+  fs::create_directories(path("flat/empty-class"));
+  fs::create_directories(path("flat/full-class"));
+  write_png(path("flat/full-class/a.png"), torch::zeros({4, 4, 3}, torch::kUInt8));
+  try {
+    scan_image_folder(path("flat"));
+    ADD_FAILURE() << "a class without images was taken";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("empty-class"), std::string::npos) << error.what();
+  }
+}
+
+TEST_F(ImageFolderTest, JpegAndPngDecodeToRgbAndCorruptFilesAreNamedNotThrown) {
+  const auto picture = torch::randint(0, 256, {20, 30, 3}, torch::kUInt8);
+  write_png(path("rgb.png"), picture);
+  write_png(path("grey.png"), picture.narrow(2, 0, 1));
+  write_png(path("rgba.png"), torch::cat({picture, torch::full({20, 30, 1}, 7, torch::kUInt8)}, 2));
+  write_jpeg(path("photo.jpg"), torch::full({20, 30, 3}, 120, torch::kUInt8), 100);
+  std::string why;
+  EXPECT_TRUE(torch::equal(*decode_image(path("rgb.png"), &why), picture));
+  EXPECT_TRUE(torch::equal(*decode_image(path("rgba.png"), &why), picture));  // alpha dropped
+  const auto grey = *decode_image(path("grey.png"), &why);
+  EXPECT_EQ(grey.sizes(), (std::vector<std::int64_t>{20, 30, 3}));
+  EXPECT_TRUE(torch::equal(grey.select(2, 1), picture.select(2, 0)));
+  const auto photo = *decode_image(path("photo.jpg"), &why);
+  EXPECT_EQ(photo.sizes(), (std::vector<std::int64_t>{20, 30, 3}));
+  EXPECT_LE((photo.to(torch::kInt32) - 120).abs().max().item<int>(), 2);
+  // Truncated, garbage, and not an image at all.
+  std::ifstream in(path("photo.jpg"), std::ios::binary);
+  const std::string bytes{std::istreambuf_iterator<char>(in), {}};
+  std::ofstream(path("cut.jpg"), std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  std::ofstream(path("garbage.jpg"), std::ios::binary) << "\xff\xd8\xff\xe0 not really";
+  std::ofstream(path("text.png")) << "hello";
+  for (const char* name : {"cut.jpg", "garbage.jpg", "text.png", "absent.png"}) {
+    why.clear();
+    EXPECT_FALSE(decode_image(path(name), &why).has_value()) << name;
+    EXPECT_FALSE(why.empty()) << name;
+  }
+}
+
+TEST_F(ImageFolderTest, TrainingTransformsDependOnSeedEpochAndIndexOnly) {
+  const auto image = torch::randint(0, 256, {40, 48, 3}, torch::kUInt8);
+  for (const auto augment : {Augment::kCrop, Augment::kResizedCrop}) {
+    ImageTransform transform;
+    transform.size = 32;
+    transform.augment = augment;
+    const auto a = transform_image(image, transform, true, 3, 17);
+    EXPECT_EQ(a.sizes(), (std::vector<std::int64_t>{3, 32, 32}));
+    EXPECT_TRUE(torch::equal(a, transform_image(image, transform, true, 3, 17)));
+    // Another epoch or sample draws another crop (with 8x8 or more choices, these differ).
+    EXPECT_FALSE(torch::equal(a, transform_image(image, transform, true, 4, 17)) &&
+                 torch::equal(a, transform_image(image, transform, true, 5, 17)));
+    transform.seed = 2;
+    EXPECT_FALSE(torch::equal(a, transform_image(image, transform, true, 3, 17)) &&
+                 torch::equal(a, transform_image(image, transform, true, 3, 18)));
+  }
+  // The test transform: the shorter side scaled to S, the centre; no randomness.
+  ImageTransform transform;
+  transform.size = 16;
+  transform.mean = {0, 0, 0};
+  transform.stdev = {1, 1, 1};
+  const auto flat = torch::full({16, 16, 3}, 51, torch::kUInt8);
+  EXPECT_TRUE(torch::allclose(transform_image(flat, transform, false, 0, 0),
+                              torch::full({3, 16, 16}, 0.2)));
+  EXPECT_TRUE(torch::equal(transform_image(image, transform, false, 1, 2),
+                           transform_image(image, transform, false, 9, 3)));
+}
+
+TEST_F(ImageFolderTest, TheLoaderLeavesACorruptImageOutAndNamesIt) {
+  write_image_folder(path("set"), 2, 10, 24, 2);
+  std::ofstream(path("set/class-01/5.jpg"), std::ios::binary) << "\xff\xd8\xff\xe0 broken";
+  const auto folder = scan_image_folder(path("set"));
+  ImageTransform transform;
+  transform.size = 24;
+  ImageLoader threads(transform, 3);
+  ImageLoader one(transform, 1);
+  std::vector<std::int64_t> all(folder.files.size());
+  std::iota(all.begin(), all.end(), 0);
+  const auto batch = threads.load(folder, all, 2, true).get();
+  EXPECT_EQ(batch.images.size(0), 19);
+  EXPECT_EQ(batch.labels.size(0), 19);
+  EXPECT_EQ(batch.labels.sum().item<std::int64_t>(), 9);  // class 1 lost one sample
+  ASSERT_EQ(batch.skipped.size(), 1u);
+  EXPECT_EQ(batch.skipped[0].first, path("set/class-01/5.jpg"));
+  // However many threads decode it, a batch is the same.
+  EXPECT_TRUE(torch::equal(batch.images, one.load(folder, all, 2, true).get().images));
+  EXPECT_EQ(threads.load(folder, {}, 0, true).get().images.size(0), 0);
+}
+
+TEST_F(ImageFolderTest, DataSetFoundByWhatTheFolderHolds) {
+  write_image_folder(path("photos/train"), 12, 3, 20, 3);
+  write_image_folder(path("photos/val"), 12, 1, 20, 4);
+  std::string dir = path("photos");
+  EXPECT_EQ(detect_dataset(dir), "image-folder");
+  const auto shape = dataset_shape("image-folder", dir);
+  EXPECT_EQ(shape.classes, 12);  // more than ten classes
+  EXPECT_EQ(shape.height, 20);   // the first image's side
+  EXPECT_EQ(count_training_samples("image-folder", dir), 36);
+  const auto data = load_dataset("image-folder", dir, DataOptions{16, ""});
+  EXPECT_EQ(data.train_size(), 36);
+  EXPECT_EQ(data.test_size(), 12);  // photos/val
+  EXPECT_EQ(data.transform.size, 16);
+  fs::create_directories(path("cifar/cifar-10-batches-bin"));
+  std::ofstream(path("cifar/cifar-10-batches-bin/data_batch_1.bin")) << "x";
+  dir = path("cifar");
+  EXPECT_EQ(detect_dataset(dir), "cifar10");
+  EXPECT_EQ(dir, path("cifar/cifar-10-batches-bin"));
+  fs::create_directories(path("nothing"));
+  dir = path("nothing");
+  EXPECT_THROW(detect_dataset(dir), InputError);
+}
+
+}  // namespace
+}  // namespace transient::train
