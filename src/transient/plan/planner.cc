@@ -263,38 +263,20 @@ Evaluation Planner::evaluate(const Configuration& configuration, const std::stri
   e.deadline_miss_probability = e.predicted_time_s > options_.deadline_s ? 1.0 : 0.0;
 
   if (options_.runs > 0 && p.steps_per_s > 0.0) {
-    const sim::Scenario s = scenario_for(configuration, label);
     sim::MonteCarloOptions mc;
     mc.runs = options_.runs;
     mc.seed = options_.seed;
     mc.threads = options_.threads;
-    const std::vector<sim::RunResult> runs = sim::run_many(s, mc);
-    std::vector<double> times;
-    double finished_time = 0.0, cost = 0.0, revocations = 0.0, missed = 0.0;
-    int finished = 0;
-    for (const auto& r : runs) {
-      cost += r.cost_usd;
-      revocations += r.revocations;
-      const bool ok = r.finished && !r.failed;
-      if (ok) {
-        ++finished;
-        finished_time += r.time_s;
-      }
-      times.push_back(ok ? r.time_s : kInf);
-      const bool miss = !ok || (options_.deadline_s != sim::kNoDeadline && r.missed_deadline);
-      missed += miss ? 1.0 : 0.0;
-    }
-    std::sort(times.begin(), times.end());
-    const std::size_t n = runs.size();
-    const std::size_t rank = static_cast<std::size_t>(std::ceil(options_.confidence * n));
+    // The statistics `transient simulate` prints for the same scenario, seed and runs.
+    const sim::MonteCarloSummary s =
+        sim::summarize(sim::run_many(scenario_for(configuration, label), mc));
     e.simulated = true;
-    e.expected_time_s = finished > 0 ? finished_time / finished : kInf;
-    e.quantile_time_s = times[std::min(n - 1, rank == 0 ? 0 : rank - 1)];
-    e.expected_cost_usd = cost / n;
-    e.expected_revocations = revocations / n;
-    e.unfinished_share = static_cast<double>(n - finished) / n;
-    e.deadline_miss_probability =
-        options_.deadline_s != sim::kNoDeadline ? missed / n : e.unfinished_share;
+    e.expected_time_s = s.time_s.mean;
+    e.quantile_time_s = s.time_quantile_s(options_.confidence);
+    e.expected_cost_usd = s.cost_usd.mean;
+    e.deadline_miss_probability = s.deadline_miss_probability;
+    e.expected_revocations = s.mean_revocations;
+    e.unfinished_share = s.unfinished_share();
   }
 
   const int percent = static_cast<int>(std::lround(options_.confidence * 100));

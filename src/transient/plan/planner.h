@@ -68,11 +68,13 @@ struct Evaluation {
   std::string bottleneck;           // the model's bottleneck, if it says
   double predicted_time_s = 0.0;    // start-up + steps / speed, no revocations
   double predicted_cost_usd = 0.0;  // the same time at the configuration's price
-  bool simulated = false;           // the figures below come from Monte Carlo runs
-  double expected_time_s = 0.0;     // mean over finished runs
-  double quantile_time_s = 0.0;     // the confidence quantile (unfinished runs: infinity)
-  double expected_cost_usd = 0.0;   // mean over all runs
-  double deadline_miss_probability = 0.0;
+  // The figures below come from Monte Carlo runs, as sim::summarize() defines them; without
+  // runs they are the prediction's.
+  bool simulated = false;
+  double expected_time_s = 0.0;            // mean over finished runs (infinity if none finished)
+  double quantile_time_s = 0.0;            // the confidence quantile (an unfinished run: infinity)
+  double expected_cost_usd = 0.0;          // mean over all runs
+  double deadline_miss_probability = 0.0;  // runs not finished (by the deadline, if any)
   double expected_revocations = 0.0;
   double unfinished_share = 0.0;    // runs that failed or never finished
   bool acceptable = false;          // meets the deadline at the quantile and the budget
@@ -102,15 +104,20 @@ class Planner {
 
   // InputError when the request has neither a deadline nor a budget.
   PlanResult plan();
-  // The figures of one configuration (simulated if options.runs > 0).
+  // The figures of one configuration (simulated if options.runs > 0): its Monte Carlo figures are
+  // sim::summarize() of sim::run_many(scenario_for(configuration, label), {runs, seed, threads}),
+  // what `transient simulate` prints for that scenario, seed and runs.
   Evaluation evaluate(const Configuration& configuration, const std::string& label);
+  // The scenario evaluate() simulates: the request's job on `configuration`, under the market
+  // model of its largest spot group, the start-up delays, the architecture's recovery model,
+  // 10-minute checkpoints and the replacement policy of the options.
+  sim::Scenario scenario_for(const Configuration& configuration, const std::string& label) const;
   // The on-demand server that holds the parameters (async-ps) or the coordinator (allreduce):
   // the catalog's cheapest on-demand CPU-only type in the zones, else its cheapest on-demand type.
   const cloud::InstanceType& support_server() const { return support_; }
 
  private:
   Configuration with_support(std::vector<sim::ServerGroup> workers) const;
-  sim::Scenario scenario_for(const Configuration& configuration, const std::string& label) const;
   std::optional<PolicyAdvice> advise_policy(const Configuration& configuration) const;
   double predicted_time_s(const Configuration& c, double steps_per_s) const;
   bool objective_less(const Evaluation& a, const Evaluation& b) const;
