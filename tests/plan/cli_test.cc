@@ -339,6 +339,30 @@ TEST(PlanCli, EmittedScenarioIsThePlanAndSimulateReproducesTheAdvice) {
   EXPECT_EQ(k["deadline_miss_probability"].get<double>(), 0.0);
 }
 
+// `plan --evaluate` and `simulate` of the scenario it writes print the same statistics for the
+// same seed and runs: one definition (sim::summarize) of the mean and p95 time and the rest.
+TEST(PlanCli, EvaluateAndSimulatePrintTheSameStatistics) {
+  const auto path = fresh_path("same_statistics", "plan.toml");
+  const CliResult o = run_cli(
+      "plan --workload resnet-32 --steps 64000 --budget 100 --arch ps --runs 20 --threads 1 "
+      "--seed 3 --json --evaluate 4xk80:spot,1xps --emit-scenario " +
+      path.string());
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  const auto plan = nlohmann::json::parse(o.out);
+  const CliResult s =
+      run_cli("simulate " + path.string() + " --runs 20 --seed 3 --threads 1 --json");
+  ASSERT_EQ(s.exit_code, 0) << s.out;
+  const auto sim = nlohmann::json::parse(s.out);
+  EXPECT_GT(sim["revocations"]["mean"].get<double>(), 0.0);  // the runs differ
+  EXPECT_EQ(plan["p95_time_s"].get<double>(), sim["time_s"]["p95"].get<double>());
+  EXPECT_EQ(plan["expected_time_s"].get<double>(), sim["time_s"]["mean"].get<double>());
+  EXPECT_EQ(plan["expected_cost_usd"].get<double>(), sim["cost_usd"]["mean"].get<double>());
+  EXPECT_DOUBLE_EQ(plan["unfinished_share"].get<double>(),
+                   1.0 - sim["finished"].get<double>() / sim["runs"].get<double>());
+  EXPECT_EQ(plan["deadline_miss_probability"].get<double>(),
+            sim["deadline_miss_probability"].get<double>());
+}
+
 TEST(PlanCli, EmitScenarioRefusesAnExistingFileAndLeavesItAsItWas) {
   const auto path = fresh_path("exists", "plan.toml");
   std::ofstream(path) << "mine\n";

@@ -5,11 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "plan/test_catalog.h"
 #include "transient/core/error.h"
 #include "transient/market/availability_trace_model.h"
 #include "transient/market/exponential_model.h"
 #include "transient/plan/pareto_svg.h"
+#include "transient/sim/monte_carlo.h"
 
 namespace transient::plan {
 namespace {
@@ -243,6 +246,57 @@ TEST(Planner, EvaluateGivesTheSameFigures) {
   EXPECT_NEAR(e.expected_cost_usd, 0.70 * (kSteps + kPause) / 3600, 1e-9);
   EXPECT_EQ(e.deadline_miss_probability, 1.0);
   EXPECT_FALSE(e.acceptable);
+}
+
+// `plan --evaluate` and `simulate` report one set of statistics (sim::summarize): the same p95
+// time, mean time, cost, completion and miss shares for the same cluster, seed and runs, also
+// when so many runs never finish that the p95 time is infinite.
+TEST(Planner, EvaluateReportsTheStatisticsSimulateReports) {
+  PlanOptions o = base_options();
+  o.budget_usd = 100.0;
+  o.runs = 40;
+  o.seed = 7;
+  // One V100 trains for 2.5 h; spot servers live 3.6 h on average and are not replaced, so about
+  // half of the runs lose their only worker and never finish.
+  o.replacement = "none";
+  o.market_for = [](const cloud::InstanceType&) {
+    return std::make_shared<market::ExponentialModel>(13000.0, market::kNever, "3.6 h");
+  };
+  Planner planner(hand_catalog(), std::make_shared<AdditiveModel>(), o);
+  sim::MonteCarloOptions mc;
+  mc.runs = o.runs;
+  mc.seed = o.seed;
+
+  Configuration spot = with_support_server({{hand_catalog().find("v100"), cloud::Market::spot, 1}},
+                                           planner.support_server());
+  Configuration on_demand = with_support_server(
+      {{hand_catalog().find("k80"), cloud::Market::on_demand, 2}}, planner.support_server());
+  for (const Configuration* c : {&spot, &on_demand}) {
+    const Evaluation e = planner.evaluate(*c, "evaluate");
+    const sim::MonteCarloSummary s =
+        sim::summarize(sim::run_many(planner.scenario_for(*c, "evaluate"), mc));
+    ASSERT_TRUE(e.simulated);
+    EXPECT_EQ(e.quantile_time_s, s.time_s.p95) << c->text();
+    EXPECT_EQ(e.expected_time_s, s.time_s.mean) << c->text();
+    EXPECT_EQ(e.expected_cost_usd, s.cost_usd.mean) << c->text();
+    EXPECT_EQ(e.unfinished_share, s.unfinished_share()) << c->text();
+    EXPECT_EQ(e.deadline_miss_probability, s.deadline_miss_probability) << c->text();
+    EXPECT_EQ(e.expected_revocations, s.mean_revocations) << c->text();
+  }
+
+  const Evaluation e = planner.evaluate(spot, "evaluate");
+  EXPECT_GT(e.unfinished_share, 0.05);
+  EXPECT_LT(e.unfinished_share, 1.0);
+  EXPECT_EQ(e.quantile_time_s, std::numeric_limits<double>::infinity());
+  EXPECT_GT(e.expected_time_s, kSteps / 4);  // the finished runs' mean is a time
+  EXPECT_LT(e.expected_time_s, 2 * kSteps / 4);
+  EXPECT_FALSE(e.acceptable);
+  EXPECT_NE(e.verdict.find("of runs never finish"), std::string::npos) << e.verdict;
+
+  const Evaluation sure = planner.evaluate(on_demand, "evaluate");
+  EXPECT_EQ(sure.unfinished_share, 0.0);
+  EXPECT_NEAR(sure.quantile_time_s, kSteps / 2 + kPause, 1e-6);
+  EXPECT_TRUE(sure.acceptable) << sure.verdict;
 }
 
 TEST(Planner, BadRequestsAreInputErrors) {

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "sim/test_models.h"
 #include "transient/sim/monte_carlo.h"
 #include "transient/sim/simulator.h"
@@ -70,14 +72,44 @@ TEST(MonteCarlo, NearestRankStatistics) {
   }
   const MonteCarloSummary s = summarize(results);
   EXPECT_EQ(s.finished, 90);
-  EXPECT_DOUBLE_EQ(s.time_s.mean, 45.5);  // 1..90
-  EXPECT_DOUBLE_EQ(s.time_s.p50, 45);
-  EXPECT_DOUBLE_EQ(s.time_s.p95, 86);  // ceil(0.95 x 90) = 86th
+  EXPECT_DOUBLE_EQ(s.unfinished_share(), 0.1);
+  EXPECT_DOUBLE_EQ(s.time_s.mean, 45.5);  // over the finished runs, 1..90
+  EXPECT_DOUBLE_EQ(s.time_s.p50, 50);     // the 50th of all 100 runs
+  EXPECT_DOUBLE_EQ(s.time_quantile_s(0.90), 90);
+  // 10% of the runs never finished: the 91st to 100th times are infinite, and so is p95.
+  EXPECT_EQ(s.time_s.p95, std::numeric_limits<double>::infinity());
+  EXPECT_EQ(s.time_quantile_s(0.95), s.time_s.p95);
   EXPECT_DOUBLE_EQ(s.cost_usd.p99, 99);
   EXPECT_DOUBLE_EQ(s.mean_revocations, 0.5);
   EXPECT_DOUBLE_EQ(s.revocations.p50, 0.0);  // 50 zeros, then 50 ones
   EXPECT_DOUBLE_EQ(s.revocations.p95, 1.0);
   EXPECT_DOUBLE_EQ(s.deadline_miss_probability, 0.1);
+}
+
+// An unfinished run is not a fast run: the p95 time stays finite only while at most 5% of the
+// runs did not finish, whichever way they ended (at the horizon or failed).
+TEST(MonteCarlo, UnfinishedRunsCountAsInfinitelyLong) {
+  std::vector<RunResult> results(20);
+  for (int i = 0; i < 20; ++i) {
+    results[i].finished = true;
+    results[i].time_s = 100.0 + i;
+  }
+  results[3].finished = false;  // gave up at the horizon, which came early
+  results[3].time_s = 1.0;
+  EXPECT_DOUBLE_EQ(summarize(results).time_s.p95, 119.0);  // 1 of 20 = 5%: the 19th of 19 finite
+  results[7].finished = false;
+  results[7].failed = true;
+  const MonteCarloSummary s = summarize(results);
+  EXPECT_EQ(s.time_s.p95, std::numeric_limits<double>::infinity());
+  EXPECT_DOUBLE_EQ(s.time_s.p50, 111.0);  // the 10th of 100, 101, 102, 104, 105, 106, 108, ...
+  EXPECT_EQ(s.failed, 1);
+  EXPECT_DOUBLE_EQ(s.unfinished_share(), 0.1);
+
+  for (auto& r : results) r.finished = false;
+  const MonteCarloSummary none = summarize(results);
+  EXPECT_EQ(none.time_s.mean, std::numeric_limits<double>::infinity());
+  EXPECT_EQ(none.time_s.p50, std::numeric_limits<double>::infinity());
+  EXPECT_DOUBLE_EQ(none.unfinished_share(), 1.0);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // `transient simulate SCENARIO.toml [--runs N] [--seed S] [--threads T] [--json]`: one run prints
 // its timeline and summary, many runs the statistics (sim/monte_carlo.h).
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -74,12 +75,20 @@ nlohmann::json run_json(const sim::RunResult& r) {
           {"events", r.events}};
 }
 
+// A time that never comes (sim::summarize counts an unfinished run as infinitely long) is -1,
+// as in `transient plan --json`.
+double json_number(double value) { return std::isinf(value) && value > 0 ? -1.0 : value; }
+
 nlohmann::json distribution_json(const sim::Distribution& d) {
-  return {{"mean", d.mean}, {"p50", d.p50}, {"p95", d.p95}, {"p99", d.p99}};
+  return {{"mean", json_number(d.mean)},
+          {"p50", json_number(d.p50)},
+          {"p95", json_number(d.p95)},
+          {"p99", json_number(d.p99)}};
 }
 
 // Every figure about to be printed is a number (docs/errors.md): a run's time and costs, and the
-// Monte Carlo distributions of time (over finished runs) and cost.
+// Monte Carlo distributions of time and cost; only a time may be infinite ("never": too many runs
+// did not finish).
 void check_figures(const sim::RunResult& r) {
   check_result(r.time_s, "run time");
   check_result(r.cost_usd, "cost of the run");
@@ -89,10 +98,16 @@ void check_figures(const sim::RunResult& r) {
 void check_figures(const sim::MonteCarloSummary& s) {
   for (const auto& [name, d] : {std::pair{"time", &s.time_s}, std::pair{"cost", &s.cost_usd}}) {
     for (const double value : {d->mean, d->p50, d->p95, d->p99}) {
+      if (d == &s.time_s && std::isinf(value) && value > 0) continue;
       check_result(value, std::string(name) + " distribution of the Monte Carlo runs");
     }
   }
   check_result(s.deadline_miss_probability, "deadline miss probability");
+}
+
+// Hours with three decimals, or "never".
+std::string hours_text(double seconds) {
+  return std::isinf(seconds) ? "never" : fmt::format("{:.3f}", seconds / 3600);
 }
 
 void print_one_run(const sim::Scenario& scenario, const SimulateFlags& flags) {
@@ -152,8 +167,8 @@ void print_many_runs(const sim::Scenario& scenario, const SimulateFlags& flags, 
   const sim::MonteCarloSummary s = sim::summarize(results);
   check_figures(s);
   if (flags.json) {
-    // The runs' spread, for `transient report` to draw: times of the finished runs (as
-    // summarize() counts them), costs of all runs.
+    // The runs' spread, for `transient report` to draw: times of the finished runs (the others
+    // have none), costs of all runs.
     std::vector<double> times, costs;
     for (const auto& r : results) {
       if (r.finished) times.push_back(r.time_s);
@@ -187,9 +202,10 @@ void print_many_runs(const sim::Scenario& scenario, const SimulateFlags& flags, 
               s.runs, static_cast<unsigned long long>(flags.seed),
               static_cast<unsigned long long>(flags.seed + s.runs - 1), threads);
   std::printf("%-22s %10s %10s %10s %10s\n", "", "mean", "p50", "p95", "p99");
+  // The mean over the finished runs, the percentiles over all (sim/monte_carlo.h).
   const auto& t = s.time_s;
-  std::printf("%-22s %10.3f %10.3f %10.3f %10.3f\n", "time (h, finished)", t.mean / 3600,
-              t.p50 / 3600, t.p95 / 3600, t.p99 / 3600);
+  std::printf("%-22s %10s %10s %10s %10s\n", "time (h)", hours_text(t.mean).c_str(),
+              hours_text(t.p50).c_str(), hours_text(t.p95).c_str(), hours_text(t.p99).c_str());
   const auto& c = s.cost_usd;
   std::printf("%-22s %10.3f %10.3f %10.3f %10.3f\n", "cost ($)", c.mean, c.p50, c.p95, c.p99);
   const auto& v = s.revocations;

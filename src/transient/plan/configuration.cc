@@ -72,4 +72,19 @@ bool Configuration::same_as(const Configuration& other) const {
          keys(parameter_servers) == keys(other.parameter_servers);
 }
 
+Configuration with_support_server(std::vector<sim::ServerGroup> workers,
+                                  const cloud::InstanceType& support) {
+  Configuration c;
+  c.workers = std::move(workers);
+  c.parameter_servers.push_back({support, cloud::Market::on_demand, 1});
+  return c;
+}
+
+void append_new(std::vector<Configuration>& list, const Configuration& c) {
+  if (std::none_of(list.begin(), list.end(),
+                   [&](const Configuration& o) { return o.same_as(c); })) {
+    list.push_back(c);
+  }
+}
+
 }  // namespace transient::plan

@@ -25,4 +25,11 @@ struct Configuration {
   bool same_as(const Configuration& other) const;
 };
 
+// `workers` and one on-demand `support` server (the parameter server or the coordinator).
+Configuration with_support_server(std::vector<sim::ServerGroup> workers,
+                                  const cloud::InstanceType& support);
+
+// `list` with `c` appended unless it holds the same configuration already (same_as).
+void append_new(std::vector<Configuration>& list, const Configuration& c);
+
 }  // namespace transient::plan

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 #include <set>
 
 #include <fmt/format.h>
@@ -10,6 +9,7 @@
 #include "transient/core/duration.h"
 #include "transient/core/error.h"
 #include "transient/plan/cluster_mip.h"
+#include "transient/plan/internal/candidate_search.h"
 #include "transient/sim/monte_carlo.h"
 #include "transient/sim/recovery_model.h"
 
@@ -19,40 +19,58 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 // Periodic checkpoints of the simulated plans: TensorFlow's default, and our trainer's.
 constexpr double kCheckpointIntervalS = 600.0;
-// The price that keeps an offer out of a programme (an offer of the other market).
-constexpr double kUnavailableUsdPerH = 1e9;
 
-// One (type, market) the programme may buy, in the cheapest zone that sells it.
-struct Offer {
-  cloud::InstanceType type;
-  cloud::Market market = cloud::Market::spot;
-  double usd_per_h = 0.0;
-};
+sim::MonteCarloOptions monte_carlo_options(const PlanOptions& options) {
+  sim::MonteCarloOptions mc;
+  mc.runs = options.runs;
+  mc.seed = options.seed;
+  mc.threads = options.threads;
+  return mc;
+}
 
-std::string money(double usd) { return fmt::format("${:.2f}", usd); }
+// The speed a plan needs to meet the deadline (whatever its servers' start-up delay) and the
+// price per step the budget allows.
+MipConstraints request_constraints(const PlanOptions& options, const Request& request,
+                                   double start_pause_s) {
+  double max_startup_s = 0.0;
+  for (cloud::Market m : {cloud::Market::spot, cloud::Market::on_demand}) {
+    max_startup_s = std::max(max_startup_s, options.startup.mean_s(m));
+  }
+  MipConstraints constraints;
+  if (request.has_deadline()) {
+    const double work_s = request.deadline_s - max_startup_s - start_pause_s;
+    constraints.min_steps_per_s = work_s > 0.0 ? request.total_steps / work_s : kInf;
+  }
+  if (request.has_budget()) {
+    constraints.max_usd_per_step = request.budget_usd / request.total_steps;
+  }
+  return constraints;
+}
+
+// The non-dominated evaluations by (predicted time, predicted cost), fastest first.
+std::vector<Evaluation> pareto_front(std::vector<Evaluation> all) {
+  std::sort(all.begin(), all.end(), [](const Evaluation& a, const Evaluation& b) {
+    return a.predicted_time_s < b.predicted_time_s;
+  });
+  std::vector<Evaluation> front;
+  double best_cost = kInf;
+  for (auto& e : all) {
+    if (e.predicted_cost_usd < best_cost - 1e-12) {
+      best_cost = e.predicted_cost_usd;
+      front.push_back(std::move(e));
+    }
+  }
+  return front;
+}
 
 }  // namespace
 
-std::string format_steps(double steps) {
-  std::string digits = fmt::format("{:.0f}", steps);
-  std::string out;
-  const int n = static_cast<int>(digits.size());
-  for (int i = 0; i < n; ++i) {
-    out += digits[i];
-    if ((n - i - 1) % 3 == 0 && i != n - 1) out += ',';
-  }
-  return out;
-}
-
-std::string format_hours(double seconds) {
-  if (!std::isfinite(seconds)) return "never";
-  if (seconds < 3600.0) return fmt::format("{:.0f} min", seconds / 60.0);
-  return fmt::format("{:.2f} h", seconds / 3600.0);
-}
-
 Planner::Planner(cloud::Catalog catalog, std::shared_ptr<const perf::ThroughputModel> throughput,
                  PlanOptions options)
-    : catalog_(std::move(catalog)), throughput_(std::move(throughput)), options_(options) {
+    : catalog_(std::move(catalog)),
+      throughput_(std::move(throughput)),
+      options_(options),
+      request_(options.request()) {
   TRANSIENT_CHECK(throughput_ != nullptr);
   if (!(options_.total_steps > 0.0)) throw InputError("--steps: accepted: a number of steps > 0");
   if (!(options_.deadline_s > 0.0)) {
@@ -109,18 +127,11 @@ std::string Planner::recovery_name() const {
   return options_.architecture == perf::Architecture::allreduce ? "in-place" : "async-ps-chief";
 }
 
-Configuration Planner::with_support(std::vector<sim::ServerGroup> workers) const {
-  Configuration c;
-  c.workers = std::move(workers);
-  c.parameter_servers.push_back({support_, cloud::Market::on_demand, 1});
-  return c;
-}
-
 double Planner::predicted_time_s(const Configuration& c, double steps_per_s) const {
   double startup_s = 0.0;
   for (const auto& g : c.workers)
     startup_s = std::max(startup_s, options_.startup.mean_s(g.market));
-  return steps_per_s > 0.0 ? startup_s + start_pause_s_ + options_.total_steps / steps_per_s : kInf;
+  return steps_per_s > 0.0 ? startup_s + start_pause_s_ + request_.total_steps / steps_per_s : kInf;
 }
 
 bool Planner::objective_less(const Evaluation& a, const Evaluation& b) const {
@@ -128,7 +139,7 @@ bool Planner::objective_less(const Evaluation& a, const Evaluation& b) const {
   const double b_time = b.simulated ? b.expected_time_s : b.predicted_time_s;
   const double a_cost = a.simulated ? a.expected_cost_usd : a.predicted_cost_usd;
   const double b_cost = b.simulated ? b.expected_cost_usd : b.predicted_cost_usd;
-  if (options_.deadline_s != sim::kNoDeadline) {
+  if (request_.has_deadline()) {
     if (a_cost != b_cost) return a_cost < b_cost;
     return a_time < b_time;
   }
@@ -143,7 +154,7 @@ RunPolicy Planner::policy_for(const Evaluation& e) const {
   policy.checkpoint_interval_s = kCheckpointIntervalS;
   policy.support_server = support_.name;
   policy.parameter_server = options_.architecture != perf::Architecture::allreduce;
-  policy.deadline = options_.deadline_s != sim::kNoDeadline;
+  policy.deadline = request_.has_deadline();
   policy.worker_groups = static_cast<int>(c.workers.size());
   for (const auto& g : c.workers) {
     if (g.market == cloud::Market::spot) policy.replaced_groups.push_back(g);
@@ -151,7 +162,7 @@ RunPolicy Planner::policy_for(const Evaluation& e) const {
   if (policy.replaced_groups.empty()) return policy;  // all on demand: nothing to replace
   policy.replacement = options_.replacement;
   if (!policy.deadline) {
-    if (std::isfinite(options_.budget_usd)) policy.stop_at_usd = options_.budget_usd;
+    if (request_.has_budget()) policy.stop_at_usd = request_.budget_usd;
     return policy;
   }
   // A market policy moves one homogeneous group of workers between markets (sim/simulator.h).
@@ -162,7 +173,7 @@ RunPolicy Planner::policy_for(const Evaluation& e) const {
   f.steps_per_s = e.steps_per_s;
   f.on_demand_changeover_s = options_.startup.mean_s(cloud::Market::on_demand) + start_pause_s_;
   f.decision_interval_s = sim::Scenario{}.decision_interval_s;
-  f.margin_s = std::max(0.0, options_.deadline_s - e.predicted_time_s);
+  f.margin_s = std::max(0.0, request_.deadline_s - e.predicted_time_s);
   policy.fallback = f;
   return policy;
 }
@@ -171,8 +182,8 @@ sim::Scenario Planner::scenario_for(const Configuration& configuration,
                                     const std::string& label) const {
   sim::Scenario s;
   s.name = label;
-  s.total_steps = options_.total_steps;
-  s.deadline_s = options_.deadline_s;
+  s.total_steps = request_.total_steps;
+  s.deadline_s = request_.deadline_s;
   s.workers = configuration.workers;
   s.parameter_servers = configuration.parameter_servers;
   s.architecture = options_.architecture;
@@ -192,18 +203,15 @@ sim::Scenario Planner::scenario_for(const Configuration& configuration,
 }
 
 std::optional<PolicyAdvice> Planner::advise_policy(const Configuration& configuration) const {
-  if (options_.deadline_s == sim::kNoDeadline || options_.runs <= 0 ||
-      configuration.workers.size() != 1 || configuration.workers[0].market != cloud::Market::spot) {
+  if (!request_.has_deadline() || options_.runs <= 0 || configuration.workers.size() != 1 ||
+      configuration.workers[0].market != cloud::Market::spot) {
     return std::nullopt;
   }
   sim::Scenario s = scenario_for(configuration, "policy advice");
   // The market policies move the cluster between markets themselves; periodic checkpoints cost
   // nothing here, as in the optimum's accounting.
   s.checkpoint_interval_s = 0.0;
-  sim::MonteCarloOptions mc;
-  mc.runs = options_.runs;
-  mc.seed = options_.seed;
-  mc.threads = options_.threads;
+  const sim::MonteCarloOptions mc = monte_carlo_options(options_);
   std::vector<double> optimal_usd;
   try {
     s.market_policy = "optimal";
@@ -248,7 +256,17 @@ std::optional<PolicyAdvice> Planner::advise_policy(const Configuration& configur
   return advice;
 }
 
-Evaluation Planner::evaluate(const Configuration& configuration, const std::string& label) {
+Evaluation Planner::evaluate(const Configuration& configuration, const std::string& label) const {
+  Evaluation e = predicted(configuration, label);
+  if (options_.runs > 0 && e.steps_per_s > 0.0) e = simulated(std::move(e));
+  return judged(std::move(e));
+}
+
+Evaluation Planner::on_paper(const Configuration& configuration, const std::string& label) const {
+  return judged(predicted(configuration, label));
+}
+
+Evaluation Planner::predicted(const Configuration& configuration, const std::string& label) const {
   Evaluation e;
   e.label = label;
   e.configuration = configuration;
@@ -260,356 +278,223 @@ Evaluation Planner::evaluate(const Configuration& configuration, const std::stri
   e.expected_time_s = e.predicted_time_s;
   e.quantile_time_s = e.predicted_time_s;
   e.expected_cost_usd = e.predicted_cost_usd;
-  e.deadline_miss_probability = e.predicted_time_s > options_.deadline_s ? 1.0 : 0.0;
+  e.deadline_miss_probability = e.predicted_time_s > request_.deadline_s ? 1.0 : 0.0;
+  return e;
+}
 
-  if (options_.runs > 0 && p.steps_per_s > 0.0) {
-    const sim::Scenario s = scenario_for(configuration, label);
-    sim::MonteCarloOptions mc;
-    mc.runs = options_.runs;
-    mc.seed = options_.seed;
-    mc.threads = options_.threads;
-    const std::vector<sim::RunResult> runs = sim::run_many(s, mc);
-    std::vector<double> times;
-    double finished_time = 0.0, cost = 0.0, revocations = 0.0, missed = 0.0;
-    int finished = 0;
-    for (const auto& r : runs) {
-      cost += r.cost_usd;
-      revocations += r.revocations;
-      const bool ok = r.finished && !r.failed;
-      if (ok) {
-        ++finished;
-        finished_time += r.time_s;
-      }
-      times.push_back(ok ? r.time_s : kInf);
-      const bool miss = !ok || (options_.deadline_s != sim::kNoDeadline && r.missed_deadline);
-      missed += miss ? 1.0 : 0.0;
-    }
-    std::sort(times.begin(), times.end());
-    const std::size_t n = runs.size();
-    const std::size_t rank = static_cast<std::size_t>(std::ceil(options_.confidence * n));
-    e.simulated = true;
-    e.expected_time_s = finished > 0 ? finished_time / finished : kInf;
-    e.quantile_time_s = times[std::min(n - 1, rank == 0 ? 0 : rank - 1)];
-    e.expected_cost_usd = cost / n;
-    e.expected_revocations = revocations / n;
-    e.unfinished_share = static_cast<double>(n - finished) / n;
-    e.deadline_miss_probability =
-        options_.deadline_s != sim::kNoDeadline ? missed / n : e.unfinished_share;
-  }
+Evaluation Planner::simulated(Evaluation e) const {
+  const std::vector<sim::RunResult> runs =
+      sim::run_many(scenario_for(e.configuration, e.label), monte_carlo_options(options_));
+  // The statistics `transient simulate` prints for the same scenario, seed and runs.
+  const sim::MonteCarloSummary s = sim::summarize(runs);
+  e.simulated = true;
+  e.expected_time_s = s.time_s.mean;
+  e.quantile_time_s = s.time_quantile_s(options_.confidence);
+  e.expected_cost_usd = s.cost_usd.mean;
+  e.deadline_miss_probability = s.deadline_miss_probability;
+  e.expected_revocations = s.mean_revocations;
+  e.unfinished_share = s.unfinished_share();
+  return e;
+}
 
+Evaluation Planner::judged(Evaluation e) const {
+  e.acceptable = request_.met_by(e.quantile_time_s, e.expected_cost_usd);
   const int percent = static_cast<int>(std::lround(options_.confidence * 100));
   // Without Monte Carlo runs the figures are the revocation-free prediction: say so.
   const std::string not_simulated = "without revocations (not simulated: --runs 0)";
   const std::string at = e.simulated ? fmt::format("at p{}", percent) : not_simulated;
+  if (e.acceptable) {
+    e.verdict = request_.has_deadline()
+                    ? fmt::format("meets the deadline {} ({})", at, format_hours(e.quantile_time_s))
+                    : fmt::format("within the budget ({})", format_usd(e.expected_cost_usd));
+    if (request_.has_budget() && request_.has_deadline()) {
+      e.verdict += fmt::format(" and the budget ({})", format_usd(e.expected_cost_usd));
+    }
+    e.policy = policy_for(e);
+    return e;
+  }
   const std::string time_label =
       e.simulated ? fmt::format("p{} time", percent) : "time " + not_simulated;
   std::vector<std::string> problems;
-  if (options_.deadline_s != sim::kNoDeadline && e.quantile_time_s > options_.deadline_s) {
-    problems.push_back(fmt::format("{} {} misses the deadline {}", time_label,
-                                   format_hours(e.quantile_time_s),
-                                   format_hours(options_.deadline_s)));
+  if (!request_.in_time(e.quantile_time_s)) {
+    problems.push_back(request_.has_deadline()
+                           ? fmt::format("{} {} misses the deadline {}", time_label,
+                                         format_hours(e.quantile_time_s),
+                                         format_hours(request_.deadline_s))
+                           : fmt::format("{:.0f}% of runs never finish", 100 * e.unfinished_share));
   }
-  if (std::isfinite(options_.budget_usd) && e.expected_cost_usd > options_.budget_usd) {
+  if (!request_.within_budget(e.expected_cost_usd)) {
     problems.push_back(fmt::format("expected cost {} breaks the budget {}",
-                                   money(e.expected_cost_usd), money(options_.budget_usd)));
+                                   format_usd(e.expected_cost_usd),
+                                   format_usd(request_.budget_usd)));
   }
-  if (!std::isfinite(e.quantile_time_s) && options_.deadline_s == sim::kNoDeadline) {
-    problems.push_back(fmt::format("{:.0f}% of runs never finish", 100 * e.unfinished_share));
-  }
-  e.acceptable = problems.empty();
-  if (e.acceptable) {
-    e.verdict = options_.deadline_s != sim::kNoDeadline
-                    ? fmt::format("meets the deadline {} ({})", at, format_hours(e.quantile_time_s))
-                    : fmt::format("within the budget ({})", money(e.expected_cost_usd));
-    if (std::isfinite(options_.budget_usd) && options_.deadline_s != sim::kNoDeadline) {
-      e.verdict += fmt::format(" and the budget ({})", money(e.expected_cost_usd));
-    }
-    e.policy = policy_for(e);
-  } else {
-    for (const auto& problem : problems) e.verdict += (e.verdict.empty() ? "" : "; ") + problem;
-  }
+  for (const auto& problem : problems) e.verdict += (e.verdict.empty() ? "" : "; ") + problem;
   return e;
 }
 
+std::vector<Configuration> Planner::shortlist(const internal::Candidates& found) const {
+  // The pool ranked on paper by the request's objective; the top-k, and the plans always checked.
+  std::vector<Evaluation> ranked;
+  for (const auto& c : found.pool) {
+    Evaluation e = on_paper(c, "candidate");
+    if (e.acceptable) ranked.push_back(std::move(e));
+  }
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [&](const Evaluation& a, const Evaluation& b) { return objective_less(a, b); });
+  std::vector<Configuration> chosen;
+  for (std::size_t i = 0; i < ranked.size() && static_cast<int>(i) < options_.top_k; ++i) {
+    append_new(chosen, ranked[i].configuration);
+  }
+  if (!chosen.empty()) {
+    for (const auto& c : found.always) append_new(chosen, c);
+  }
+  return chosen;
+}
+
+Configuration Planner::homogeneous_best(const internal::Offer& offer,
+                                        const std::string& label) const {
+  // The count chosen by the request's objective among those that meet it on paper, else the
+  // fastest count.
+  std::optional<Evaluation> pick, fastest_pick;
+  for (int n = 1; n <= options_.max_servers; ++n) {
+    Evaluation e = on_paper(with_support_server({{offer.type, offer.market, n}}, support_), label);
+    if (!fastest_pick || e.predicted_time_s < fastest_pick->predicted_time_s) fastest_pick = e;
+    if (e.acceptable && (!pick || objective_less(e, *pick))) pick = e;
+  }
+  return pick ? pick->configuration : fastest_pick->configuration;
+}
+
+std::vector<std::pair<std::string, Configuration>> Planner::baselines(
+    const std::vector<internal::Offer>& offers) const {
+  // One (type, market) each: all on demand (the best on-demand type), cheapest spot (the lowest
+  // $/h spot type), DeepVM cost first (highest FLOPP: offers[0]), DeepVM performance first (most
+  // TFLOPS per server, spot where sold).
+  std::optional<Evaluation> all_on_demand;
+  std::optional<std::size_t> cheapest_spot, performance_first;
+  const auto faster = [&](std::size_t a, std::size_t b) {
+    if (offers[a].type.total_tflops() != offers[b].type.total_tflops()) {
+      return offers[a].type.total_tflops() > offers[b].type.total_tflops();
+    }
+    if (offers[a].market != offers[b].market) return offers[a].market == cloud::Market::spot;
+    return offers[a].usd_per_h < offers[b].usd_per_h;
+  };
+  for (std::size_t o = 0; o < offers.size(); ++o) {
+    if (offers[o].market == cloud::Market::on_demand) {
+      Evaluation e = on_paper(homogeneous_best(offers[o], "all on-demand"), "all on-demand");
+      const bool best_meets = all_on_demand && all_on_demand->acceptable;
+      if (!all_on_demand || (e.acceptable && !best_meets) ||
+          (e.acceptable == best_meets && objective_less(e, *all_on_demand))) {
+        all_on_demand = e;
+      }
+    } else if (!cheapest_spot || offers[o].usd_per_h < offers[*cheapest_spot].usd_per_h) {
+      cheapest_spot = o;
+    }
+    if (!performance_first || faster(o, *performance_first)) performance_first = o;
+  }
+  std::vector<std::pair<std::string, Configuration>> out;
+  if (all_on_demand) out.push_back({"all on-demand", all_on_demand->configuration});
+  if (cheapest_spot) {
+    out.push_back({"cheapest spot", homogeneous_best(offers[*cheapest_spot], "cheapest spot")});
+  }
+  out.push_back({"DeepVM cost first", homogeneous_best(offers[0], "DeepVM cost first")});
+  if (performance_first) {
+    out.push_back(
+        {"DeepVM performance first", homogeneous_best(offers[*performance_first], "perf first")});
+  }
+  return out;
+}
+
+std::vector<Evaluation> Planner::simulated_candidates(
+    const std::vector<Configuration>& chosen) const {
+  std::vector<Evaluation> out;
+  for (std::size_t i = 0; i < chosen.size(); ++i) {
+    out.push_back(evaluate(chosen[i], fmt::format("plan {}", i + 1)));
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [&](const Evaluation& a, const Evaluation& b) { return objective_less(a, b); });
+  for (std::size_t i = 0; i < out.size(); ++i) out[i].label = fmt::format("plan {}", i + 1);
+  return out;
+}
+
+std::optional<Evaluation> Planner::recommended(const PlanResult& result) const {
+  // The best acceptable plan among the candidates and the baselines, so it is never worse than
+  // a baseline it reports.
+  std::optional<Evaluation> best;
+  for (const auto* list : {&result.candidates, &result.baselines}) {
+    for (const auto& e : *list) {
+      if (e.acceptable && (!best || objective_less(e, *best))) best = e;
+    }
+  }
+  if (best) {
+    RunPolicy& policy = *best->policy;
+    policy.advice = advise_policy(best->configuration);
+    if (policy.advice) policy.market_policy = policy.advice->recommended;
+  }
+  return best;
+}
+
+std::string Planner::reason(const PlanResult& result, const internal::Candidates& found,
+                            bool any_chosen) const {
+  const bool has_deadline = request_.has_deadline();
+  if (result.feasible) {
+    const auto acceptable = [](const std::vector<Evaluation>& list) {
+      return std::count_if(list.begin(), list.end(),
+                           [](const Evaluation& e) { return e.acceptable; });
+    };
+    return fmt::format(
+        "{} of {} checked plans finish {} at p{:.0f}; the recommended one is the {} of them",
+        acceptable(result.candidates) + acceptable(result.baselines),
+        result.candidates.size() + result.baselines.size(), request_.text(),
+        options_.confidence * 100, has_deadline ? "cheapest" : "fastest");
+  }
+  if (!found.fastest || !found.cheapest) {
+    return "no configuration of the catalog can train this workload";
+  }
+  // With a deadline the fastest plan is the one to know about; with a budget only, the cheapest.
+  const Evaluation f = on_paper(has_deadline ? *found.fastest : *found.cheapest, "fastest");
+  std::string out = fmt::format("no configuration finishes {}{}; the {} ({}) costs {} and takes {}",
+                                request_.text(), any_chosen ? " with enough certainty" : "",
+                                has_deadline ? "fastest" : "cheapest", f.configuration.text(),
+                                format_usd(f.predicted_cost_usd), format_hours(f.predicted_time_s));
+  if (any_chosen) {
+    out += fmt::format("; the plans that do on paper miss at p{:.0f}", options_.confidence * 100);
+  }
+  return out;
+}
+
 PlanResult Planner::plan() {
-  if (options_.deadline_s == sim::kNoDeadline && !std::isfinite(options_.budget_usd)) {
+  if (!request_.has_deadline() && !request_.has_budget()) {
     throw InputError(
         "plan needs a --deadline (e.g. 2h: the cheapest plan that finishes in time) or a "
         "--budget (e.g. 5: the fastest plan within $5), or both");
   }
   PlanResult result;
   result.flopp = rank_by_flopp(catalog_, options_.zones);
-  const bool has_deadline = options_.deadline_s != sim::kNoDeadline;
-  const int max_count = options_.max_servers;
 
-  // The offers: each (type, market) once, in its cheapest zone. FLOPP order puts it first.
-  std::vector<Offer> offers;
-  std::map<std::pair<std::string, cloud::Market>, bool> seen;
-  for (const auto& f : result.flopp) {
-    if (seen[{f.type.name, f.market}]) continue;
-    seen[{f.type.name, f.market}] = true;
-    offers.push_back({f.type, f.market, f.usd_per_h});
-  }
+  // Candidate enumeration.
+  const internal::Candidates found =
+      internal::enumerate_candidates(result.flopp, *throughput_, options_, request_, support_,
+                                     request_constraints(options_, request_, start_pause_s_));
+  result.mip_solves = found.mip_solves;
 
-  // The throughput of n servers of each offer, n = 1..max_count.
-  const double fixed_usd_per_h = support_.on_demand_usd_per_h;
-  std::vector<MipOption> mip_options;
-  double best_homogeneous = 0.0;
-  for (const auto& offer : offers) {
-    MipOption option;
-    option.usd_per_h = offer.usd_per_h;
-    for (int n = 1; n <= max_count; ++n) {
-      const Configuration c = with_support({{offer.type, offer.market, n}});
-      const double speed = throughput_->predict(c.shape(options_.architecture)).steps_per_s;
-      option.steps_per_s.push_back(speed);
-      best_homogeneous = std::max(best_homogeneous, speed);
-    }
-    mip_options.push_back(std::move(option));
+  // Evaluation: on paper to shortlist and to draw the front, by simulation to choose.
+  const std::vector<Configuration> chosen = shortlist(found);
+  const auto baseline_configurations = baselines(found.offers);
+  std::vector<Evaluation> plotted;
+  for (const auto* list : {&found.pool, &found.always}) {
+    for (const auto& c : *list) plotted.push_back(on_paper(c, "pareto"));
   }
-  // A shared parameter server saturates: a mix is no faster than the fastest homogeneous cluster.
-  const double cap =
-      options_.architecture == perf::Architecture::async_ps ? best_homogeneous : kInf;
-
-  auto configuration_of = [&](const MipChoice& choice) {
-    std::vector<sim::ServerGroup> workers;
-    for (std::size_t o = 0; o < offers.size(); ++o) {
-      if (choice.counts[o] > 0)
-        workers.push_back({offers[o].type, offers[o].market, choice.counts[o]});
-    }
-    return with_support(std::move(workers));
-  };
-  auto deterministic = [&](const Configuration& c, const std::string& label) {
-    const int runs = options_.runs;
-    options_.runs = 0;
-    Evaluation e = evaluate(c, label);
-    options_.runs = runs;
-    return e;
-  };
-
-  double max_startup_s = 0.0;
-  for (cloud::Market m : {cloud::Market::spot, cloud::Market::on_demand}) {
-    max_startup_s = std::max(max_startup_s, options_.startup.mean_s(m));
-  }
-  MipConstraints constraints;
-  if (has_deadline) {
-    const double work_s = options_.deadline_s - max_startup_s - start_pause_s_;
-    constraints.min_steps_per_s = work_s > 0.0 ? options_.total_steps / work_s : kInf;
-  }
-  if (std::isfinite(options_.budget_usd)) {
-    constraints.max_usd_per_step = options_.budget_usd / options_.total_steps;
+  for (const auto& b : baseline_configurations) plotted.push_back(on_paper(b.second, "pareto"));
+  result.pareto = pareto_front(std::move(plotted));
+  result.candidates = simulated_candidates(chosen);
+  for (const auto& [label, c] : baseline_configurations) {
+    result.baselines.push_back(evaluate(c, label));
   }
 
-  // The mixed programme buys each type in one market: spot where it is sold (the risk is the
-  // simulation's business), else on demand; the on-demand programme only on-demand offers. One
-  // type in two markets as two options would let the additive speed dodge that type's scaling.
-  std::set<std::string> spot_types;
-  for (const auto& offer : offers) {
-    if (offer.market == cloud::Market::spot) spot_types.insert(offer.type.name);
-  }
-  auto restricted = [&](bool on_demand_only) {
-    std::vector<MipOption> out = mip_options;
-    for (std::size_t o = 0; o < offers.size(); ++o) {
-      const bool spot = offers[o].market == cloud::Market::spot;
-      const bool keep = on_demand_only ? !spot : spot || spot_types.count(offers[o].type.name) == 0;
-      if (keep) continue;
-      std::fill(out[o].steps_per_s.begin(), out[o].steps_per_s.end(), 0.0);
-      out[o].usd_per_h = kUnavailableUsdPerH;
-    }
-    return out;
-  };
-  const std::vector<MipOption> market_options = restricted(false);
-  ClusterMip mixed(market_options, fixed_usd_per_h, cap, max_count, !options_.heterogeneous);
-  ClusterMip homogeneous(market_options, fixed_usd_per_h, cap, max_count, true);
-  ClusterMip on_demand(restricted(true), fixed_usd_per_h, cap, max_count, true);
-  auto usable = [](const std::optional<MipChoice>& c) {
-    return c && c->usd_per_h < kUnavailableUsdPerH && c->steps_per_s > 0.0;
-  };
-  auto best = [&](ClusterMip& mip, const MipConstraints& c) {
-    std::optional<MipChoice> choice;
-    if (std::isfinite(c.min_steps_per_s)) choice = has_deadline ? mip.cheapest(c) : mip.fastest(c);
-    return usable(choice) ? choice : std::nullopt;
-  };
-  const auto fastest = mixed.fastest({});
-  const auto cheapest = mixed.cheapest({});
-
-  // The pool: the top-k of the programme (cost per step, or speed), the best homogeneous and the
-  // best all-on-demand plan, and a sweep of speed floors from the slowest server's to the fastest
-  // plan's, each with the lowest price per hour (this catches plans whose start-up delay, which
-  // the programme's cost per step leaves out, matters). The sweep is also the Pareto front.
-  std::vector<Configuration> pool;
-  auto add = [&](std::vector<Configuration>& list, const Configuration& c) {
-    if (std::none_of(list.begin(), list.end(),
-                     [&](const Configuration& o) { return o.same_as(c); })) {
-      list.push_back(c);
-    }
-  };
-  MipConstraints top = constraints;
-  for (int k = 0; k < options_.top_k; ++k) {
-    const auto choice = best(mixed, top);
-    if (!choice) break;
-    add(pool, configuration_of(*choice));
-    top.excluded.push_back(choice->counts);
-  }
-  std::vector<Configuration> always;  // simulated even when outside the top-k
-  if (const auto choice = best(homogeneous, constraints)) add(always, configuration_of(*choice));
-  if (const auto choice = best(on_demand, constraints)) add(always, configuration_of(*choice));
-  std::vector<Configuration> sweep;
-  if (usable(fastest) && usable(cheapest) && options_.pareto_points > 0) {
-    // From the slowest single server (or the deadline's speed) to the fastest plan.
-    double low = fastest->steps_per_s;
-    for (const auto& option : market_options) {
-      if (option.steps_per_s[0] > 0.0) low = std::min(low, option.steps_per_s[0]);
-    }
-    low = std::max(low, std::min(constraints.min_steps_per_s, fastest->steps_per_s));
-    const double high = fastest->steps_per_s;
-    for (int j = 0; j < options_.pareto_points; ++j) {
-      const double share = options_.pareto_points == 1 ? 1.0 : j / (options_.pareto_points - 1.0);
-      MipConstraints floor;
-      floor.min_steps_per_s = low * std::pow(high / low, share) * (1.0 - 1e-9);
-      const auto choice = j + 1 == options_.pareto_points ? fastest : mixed.lowest_price(floor);
-      if (usable(choice)) add(sweep, configuration_of(*choice));
-    }
-  }
-  for (const auto& c : sweep) add(pool, c);
-  std::vector<Evaluation> ranked;
-  for (const auto& c : pool) {
-    Evaluation e = deterministic(c, "candidate");
-    if (e.predicted_time_s <= options_.deadline_s && e.predicted_cost_usd <= options_.budget_usd) {
-      ranked.push_back(std::move(e));
-    }
-  }
-  std::stable_sort(ranked.begin(), ranked.end(),
-                   [&](const Evaluation& a, const Evaluation& b) { return objective_less(a, b); });
-  std::vector<Configuration> chosen;
-  for (std::size_t i = 0; i < ranked.size() && static_cast<int>(i) < options_.top_k; ++i) {
-    add(chosen, ranked[i].configuration);
-  }
-  if (!chosen.empty()) {
-    for (const auto& c : always) add(chosen, c);
-  }
-
-  // Baselines: one (type, market) each, the count chosen by the request's objective.
-  auto homogeneous_best = [&](std::size_t o, const std::string& label) {
-    std::optional<Evaluation> pick, fastest_pick;
-    for (int n = 1; n <= max_count; ++n) {
-      Evaluation e = deterministic(with_support({{offers[o].type, offers[o].market, n}}), label);
-      if (!fastest_pick || e.predicted_time_s < fastest_pick->predicted_time_s) fastest_pick = e;
-      const bool meets =
-          e.predicted_time_s <= options_.deadline_s && e.predicted_cost_usd <= options_.budget_usd;
-      if (meets && (!pick || objective_less(e, *pick))) pick = e;
-    }
-    return pick ? pick->configuration : fastest_pick->configuration;
-  };
-  std::vector<std::pair<std::string, Configuration>> baselines;
-  {
-    std::optional<Evaluation> all_on_demand;
-    std::optional<std::size_t> cheapest_spot, performance_first;
-    for (std::size_t o = 0; o < offers.size(); ++o) {
-      if (offers[o].market == cloud::Market::on_demand) {
-        Evaluation e = deterministic(homogeneous_best(o, "all on-demand"), "all on-demand");
-        const bool meets = e.predicted_time_s <= options_.deadline_s &&
-                           e.predicted_cost_usd <= options_.budget_usd;
-        const bool best_meets = all_on_demand &&
-                                all_on_demand->predicted_time_s <= options_.deadline_s &&
-                                all_on_demand->predicted_cost_usd <= options_.budget_usd;
-        if (!all_on_demand || (meets && !best_meets) ||
-            (meets == best_meets && objective_less(e, *all_on_demand))) {
-          all_on_demand = e;
-        }
-      } else if (!cheapest_spot || offers[o].usd_per_h < offers[*cheapest_spot].usd_per_h) {
-        cheapest_spot = o;
-      }
-      const auto faster = [&](std::size_t a, std::size_t b) {
-        if (offers[a].type.total_tflops() != offers[b].type.total_tflops()) {
-          return offers[a].type.total_tflops() > offers[b].type.total_tflops();
-        }
-        if (offers[a].market != offers[b].market) return offers[a].market == cloud::Market::spot;
-        return offers[a].usd_per_h < offers[b].usd_per_h;
-      };
-      if (!performance_first || faster(o, *performance_first)) performance_first = o;
-    }
-    if (all_on_demand) baselines.push_back({"all on-demand", all_on_demand->configuration});
-    if (cheapest_spot) {
-      baselines.push_back({"cheapest spot", homogeneous_best(*cheapest_spot, "cheapest spot")});
-    }
-    baselines.push_back({"DeepVM cost first", homogeneous_best(0, "DeepVM cost first")});
-    if (performance_first) {
-      baselines.push_back(
-          {"DeepVM performance first", homogeneous_best(*performance_first, "perf first")});
-    }
-  }
-
-  // The Pareto front: the non-dominated plans of the sweep, the pool and the baselines.
-  std::vector<Evaluation> front;
-  for (const auto& c : pool) front.push_back(deterministic(c, "pareto"));
-  for (const auto& c : always) front.push_back(deterministic(c, "pareto"));
-  for (const auto& b : baselines) front.push_back(deterministic(b.second, "pareto"));
-  {
-    std::sort(front.begin(), front.end(), [](const Evaluation& a, const Evaluation& b) {
-      return a.predicted_time_s < b.predicted_time_s;
-    });
-    double best_cost = kInf;
-    for (const auto& e : front) {
-      if (e.predicted_cost_usd < best_cost - 1e-12) {
-        result.pareto.push_back(e);
-        best_cost = e.predicted_cost_usd;
-      }
-    }
-  }
-
-  for (std::size_t i = 0; i < chosen.size(); ++i) {
-    result.candidates.push_back(evaluate(chosen[i], fmt::format("plan {}", i + 1)));
-  }
-  std::stable_sort(result.candidates.begin(), result.candidates.end(),
-                   [&](const Evaluation& a, const Evaluation& b) { return objective_less(a, b); });
-  for (std::size_t i = 0; i < result.candidates.size(); ++i) {
-    result.candidates[i].label = fmt::format("plan {}", i + 1);
-  }
-  for (const auto& [label, c] : baselines) result.baselines.push_back(evaluate(c, label));
-  result.mip_solves = mixed.solves() + homogeneous.solves() + on_demand.solves();
-
-  for (const auto* list : {&result.candidates, &result.baselines}) {
-    for (const auto& e : *list) {
-      if (e.acceptable && (!result.recommended || objective_less(e, *result.recommended))) {
-        result.recommended = e;
-      }
-    }
-  }
+  // Choice.
+  result.recommended = recommended(result);
   result.feasible = result.recommended.has_value();
-  if (result.recommended) {
-    RunPolicy& policy = *result.recommended->policy;
-    policy.advice = advise_policy(result.recommended->configuration);
-    if (policy.advice) policy.market_policy = policy.advice->recommended;
-  }
-
-  const std::string request =
-      fmt::format("{} steps{}{}", format_steps(options_.total_steps),
-                  has_deadline ? " in " + format_hours(options_.deadline_s) : "",
-                  std::isfinite(options_.budget_usd) ? " for " + money(options_.budget_usd) : "");
-  if (result.feasible) {
-    result.reason = fmt::format(
-        "{} of {} checked plans finish {} at p{:.0f}; the recommended one is the {} of them",
-        std::count_if(result.candidates.begin(), result.candidates.end(),
-                      [](const Evaluation& e) { return e.acceptable; }) +
-            std::count_if(result.baselines.begin(), result.baselines.end(),
-                          [](const Evaluation& e) { return e.acceptable; }),
-        result.candidates.size() + result.baselines.size(), request, options_.confidence * 100,
-        has_deadline ? "cheapest" : "fastest");
-  } else if (fastest && cheapest) {
-    // With a deadline the fastest plan is the one to know about; with a budget only, the cheapest.
-    const Evaluation f =
-        deterministic(configuration_of(has_deadline ? *fastest : *cheapest), "fastest");
-    result.reason = fmt::format("no configuration finishes {}{}; the {} ({}) costs {} and takes {}",
-                                request, chosen.empty() ? "" : " with enough certainty",
-                                has_deadline ? "fastest" : "cheapest", f.configuration.text(),
-                                money(f.predicted_cost_usd), format_hours(f.predicted_time_s));
-    if (!chosen.empty()) {
-      result.reason +=
-          fmt::format("; the plans that do on paper miss at p{:.0f}", options_.confidence * 100);
-    }
-  } else {
-    result.reason = "no configuration of the catalog can train this workload";
-  }
+  result.reason = reason(result, found, !chosen.empty());
   return result;
 }
 

@@ -1,13 +1,16 @@
 // The planner: which cluster to rent to train N steps by a deadline and/or within a budget, how
 // sure that is, and how to run it (docs/plan.md).
 //
-// plan(): (1) every GPU offer of the catalog ranked by FLOPP; (2) a mixed-integer programme
-// (cluster_mip.h, COIN-OR CBC) picks server counts per (type, market) in the cheapest zone of
-// each, homogeneous and heterogeneous, minimising cost under the deadline (and budget) or time
-// under the budget; no-good cuts give the top-k, a sweep of speed floors the Pareto front; (3) the
-// candidates and the baselines are simulated (sim/monte_carlo.h) and a plan whose --confidence
-// quantile of time misses the deadline, or whose expected cost breaks the budget, is not
-// recommended. evaluate(): the figures of one given configuration.
+// plan(): (1) every GPU offer of the catalog ranked by FLOPP; (2) candidate enumeration: a
+// mixed-integer programme (cluster_mip.h, COIN-OR CBC) picks server counts per (type, market) in
+// the cheapest zone of each, homogeneous and heterogeneous, minimising cost under the deadline
+// (and budget) or time under the budget; no-good cuts give the top-k, a sweep of speed floors the
+// Pareto front; (3) evaluation: the candidates are ranked on paper, and the best of them and the
+// baselines are simulated (sim/monte_carlo.h); (4) choice: a plan whose --confidence quantile of
+// time misses the deadline, or whose expected cost breaks the budget (Request::met_by), is not
+// recommended, and the best of the others is. evaluate(): the figures of one given configuration,
+// the same as the plan's (and, for its Monte Carlo figures, as `transient simulate`'s: both are
+// sim::summarize()'s).
 //
 // Expected outcomes are values: a request nothing meets is a PlanResult with feasible = false
 // and a reason. InputError for bad requests (no deadline and no budget, a deadline <= 0, ...).
@@ -20,6 +23,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "transient/cloud/catalog.h"
@@ -27,17 +31,22 @@
 #include "transient/perf/throughput_model.h"
 #include "transient/plan/configuration.h"
 #include "transient/plan/flopp.h"
+#include "transient/plan/request.h"
 #include "transient/plan/run_policy.h"
 #include "transient/sim/scenario.h"
 
 namespace transient::plan {
+namespace internal {
+struct Candidates;
+struct Offer;
+}  // namespace internal
 
 // The revocation model of spot servers of a type (null: never revoked).
 using MarketModelFor =
     std::function<std::shared_ptr<const market::RevocationModel>(const cloud::InstanceType&)>;
 
 struct PlanOptions {
-  // The job.
+  // The job (request() gathers the request).
   double total_steps = 0.0;                                     // global steps, > 0
   double deadline_s = sim::kNoDeadline;                         // kNoDeadline = none
   double budget_usd = std::numeric_limits<double>::infinity();  // infinity = none
@@ -58,6 +67,8 @@ struct PlanOptions {
   MarketModelFor market_for;         // spot revocations; null = never revoked
   sim::StartupOptions startup;       // start-up delays (zero = none)
   std::string replacement = "same";  // replacement policy of revoked servers
+
+  Request request() const { return {total_steps, deadline_s, budget_usd}; }
 };
 
 // One configuration judged.
@@ -68,14 +79,18 @@ struct Evaluation {
   std::string bottleneck;           // the model's bottleneck, if it says
   double predicted_time_s = 0.0;    // start-up + steps / speed, no revocations
   double predicted_cost_usd = 0.0;  // the same time at the configuration's price
-  bool simulated = false;           // the figures below come from Monte Carlo runs
-  double expected_time_s = 0.0;     // mean over finished runs
-  double quantile_time_s = 0.0;     // the confidence quantile (unfinished runs: infinity)
-  double expected_cost_usd = 0.0;   // mean over all runs
-  double deadline_miss_probability = 0.0;
+  // The figures below come from Monte Carlo runs, as sim::summarize() defines them; without
+  // runs they are the prediction's.
+  bool simulated = false;
+  double expected_time_s = 0.0;            // mean over finished runs (infinity if none finished)
+  double quantile_time_s = 0.0;            // the confidence quantile (an unfinished run: infinity)
+  double expected_cost_usd = 0.0;          // mean over all runs
+  double deadline_miss_probability = 0.0;  // runs not finished (by the deadline, if any)
   double expected_revocations = 0.0;
-  double unfinished_share = 0.0;    // runs that failed or never finished
-  bool acceptable = false;          // meets the deadline at the quantile and the budget
+  double unfinished_share = 0.0;  // runs that failed or never finished
+  // Request::met_by(quantile_time_s, expected_cost_usd): meets the deadline at the quantile and
+  // the budget (on paper when not simulated).
+  bool acceptable = false;
   std::string verdict;              // why (not) acceptable, one line
   std::optional<RunPolicy> policy;  // how to run it, for acceptable plans
 };
@@ -102,15 +117,36 @@ class Planner {
 
   // InputError when the request has neither a deadline nor a budget.
   PlanResult plan();
-  // The figures of one configuration (simulated if options.runs > 0).
-  Evaluation evaluate(const Configuration& configuration, const std::string& label);
+  // The figures of one configuration (simulated if options.runs > 0): its Monte Carlo figures are
+  // sim::summarize() of sim::run_many(scenario_for(configuration, label), {runs, seed, threads}),
+  // what `transient simulate` prints for that scenario, seed and runs.
+  Evaluation evaluate(const Configuration& configuration, const std::string& label) const;
+  // The scenario evaluate() simulates: the request's job on `configuration`, under the market
+  // model of its largest spot group, the start-up delays, the architecture's recovery model,
+  // 10-minute checkpoints and the replacement policy of the options.
+  sim::Scenario scenario_for(const Configuration& configuration, const std::string& label) const;
   // The on-demand server that holds the parameters (async-ps) or the coordinator (allreduce):
   // the catalog's cheapest on-demand CPU-only type in the zones, else its cheapest on-demand type.
   const cloud::InstanceType& support_server() const { return support_; }
 
  private:
-  Configuration with_support(std::vector<sim::ServerGroup> workers) const;
-  sim::Scenario scenario_for(const Configuration& configuration, const std::string& label) const;
+  // Evaluation: the throughput model's prediction, the Monte Carlo figures, the verdict.
+  Evaluation predicted(const Configuration& configuration, const std::string& label) const;
+  Evaluation simulated(Evaluation e) const;
+  Evaluation judged(Evaluation e) const;
+  // predicted() and judged(), without simulating.
+  Evaluation on_paper(const Configuration& configuration, const std::string& label) const;
+
+  // Choice, in plan()'s order.
+  std::vector<Configuration> shortlist(const internal::Candidates& found) const;
+  std::vector<std::pair<std::string, Configuration>> baselines(
+      const std::vector<internal::Offer>& offers) const;
+  Configuration homogeneous_best(const internal::Offer& offer, const std::string& label) const;
+  std::vector<Evaluation> simulated_candidates(const std::vector<Configuration>& chosen) const;
+  std::optional<Evaluation> recommended(const PlanResult& result) const;
+  std::string reason(const PlanResult& result, const internal::Candidates& found,
+                     bool any_chosen) const;
+
   std::optional<PolicyAdvice> advise_policy(const Configuration& configuration) const;
   double predicted_time_s(const Configuration& c, double steps_per_s) const;
   bool objective_less(const Evaluation& a, const Evaluation& b) const;
@@ -121,13 +157,9 @@ class Planner {
   cloud::Catalog catalog_;
   std::shared_ptr<const perf::ThroughputModel> throughput_;
   PlanOptions options_;
+  Request request_;  // options_.request()
   cloud::InstanceType support_;
   double start_pause_s_ = 0.0;  // the recovery model's pause before the first step
 };
-
-// "64,000".
-std::string format_steps(double steps);
-// "41 min", "3.91 h".
-std::string format_hours(double seconds);
 
 }  // namespace transient::plan

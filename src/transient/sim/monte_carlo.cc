@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <exception>
+#include <limits>
 #include <thread>
 
 #include "transient/core/error.h"
@@ -11,25 +12,49 @@
 namespace transient::sim {
 namespace {
 
-Distribution distribution(std::vector<double> values) {
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// The nearest-rank `p` quantile of `sorted` (increasing, not empty).
+double nearest_rank(const std::vector<double>& sorted, double p) {
+  const auto n = static_cast<double>(sorted.size());
+  const auto index = static_cast<std::size_t>(std::max(1.0, std::ceil(p * n))) - 1;
+  return sorted[std::min(index, sorted.size() - 1)];
+}
+
+Distribution percentiles(const std::vector<double>& sorted) {
   Distribution d;
-  if (values.empty()) return d;
-  std::sort(values.begin(), values.end());
+  if (sorted.empty()) return d;
+  d.p50 = nearest_rank(sorted, 0.50);
+  d.p95 = nearest_rank(sorted, 0.95);
+  d.p99 = nearest_rank(sorted, 0.99);
+  return d;
+}
+
+// The mean of the first `n` values, n >= 1.
+double mean_of_first(const std::vector<double>& values, std::size_t n) {
   double sum = 0.0;
-  for (const double v : values) sum += v;
-  d.mean = sum / static_cast<double>(values.size());
-  auto rank = [&](double p) {
-    const auto n = static_cast<double>(values.size());
-    const auto index = static_cast<std::size_t>(std::max(1.0, std::ceil(p * n))) - 1;
-    return values[std::min(index, values.size() - 1)];
-  };
-  d.p50 = rank(0.50);
-  d.p95 = rank(0.95);
-  d.p99 = rank(0.99);
+  for (std::size_t i = 0; i < n; ++i) sum += values[i];
+  return sum / static_cast<double>(n);
+}
+
+Distribution distribution(std::vector<double> values) {
+  if (values.empty()) return {};
+  std::sort(values.begin(), values.end());
+  Distribution d = percentiles(values);
+  d.mean = mean_of_first(values, values.size());
   return d;
 }
 
 }  // namespace
+
+double MonteCarloSummary::unfinished_share() const {
+  return runs > 0 ? static_cast<double>(runs - finished) / runs : 0.0;
+}
+
+double MonteCarloSummary::time_quantile_s(double p) const {
+  TRANSIENT_CHECK(p > 0.0 && p <= 1.0);
+  return sorted_time_s.empty() ? 0.0 : nearest_rank(sorted_time_s, p);
+}
 
 std::vector<RunResult> run_many(const Scenario& scenario, const MonteCarloOptions& options) {
   if (options.runs < 1) throw InputError("--runs must be >= 1");
@@ -71,16 +96,13 @@ std::vector<RunResult> run_many(const Scenario& scenario, const MonteCarloOption
 MonteCarloSummary summarize(const std::vector<RunResult>& results) {
   MonteCarloSummary s;
   s.runs = static_cast<int>(results.size());
-  std::vector<double> times;
   std::vector<double> costs;
   std::vector<double> revocations;
   std::vector<double> redone;
   int missed = 0;
   for (const auto& r : results) {
-    if (r.finished) {
-      ++s.finished;
-      times.push_back(r.time_s);
-    }
+    if (r.finished) ++s.finished;
+    s.sorted_time_s.push_back(r.finished ? r.time_s : kInf);
     if (r.failed) ++s.failed;
     if (r.missed_deadline) ++missed;
     costs.push_back(r.cost_usd);
@@ -88,7 +110,11 @@ MonteCarloSummary summarize(const std::vector<RunResult>& results) {
     redone.push_back(r.redone_steps);
     s.events += r.events;
   }
-  s.time_s = distribution(std::move(times));
+  std::sort(s.sorted_time_s.begin(), s.sorted_time_s.end());
+  s.time_s = percentiles(s.sorted_time_s);
+  // The finished runs' times are the finite ones, first in the sorted list.
+  if (s.runs > 0)
+    s.time_s.mean = s.finished > 0 ? mean_of_first(s.sorted_time_s, s.finished) : kInf;
   s.cost_usd = distribution(std::move(costs));
   s.revocations = distribution(std::move(revocations));
   s.redone_steps = distribution(std::move(redone));

@@ -3,6 +3,12 @@
 // Run i uses seed `seed + i`; runs are split over `threads` std::threads (each with its own
 // Simulator) and their results are kept in run order, so the results, and every statistic, are
 // the same for any number of threads.
+//
+// summarize() is the one definition of the run statistics: `transient simulate` prints it and the
+// planner (plan/planner.h) judges its plans by it, so both report the same figures for the same
+// scenario, seed and runs. A run that did not finish (gave up at the horizon, or failed) is not a
+// fast run: the time percentiles count it as infinitely long, so the p95 time is infinite (printed
+// "never") when more than 5% of the runs did not finish; the mean time is over the finished runs.
 #pragma once
 
 #include <cstdint>
@@ -28,10 +34,12 @@ struct Distribution {
 };
 
 struct MonteCarloSummary {
-  int runs = 0;                            // runs simulated
-  int finished = 0;                        // runs that reached the job's steps
-  int failed = 0;                          // runs the recovery model failed
-  Distribution time_s;                     // over finished runs (all zero if none finished)
+  int runs = 0;      // runs simulated
+  int finished = 0;  // runs that reached the job's steps
+  int failed = 0;    // runs the recovery model failed (never finished)
+  // Time to finish: the mean over the finished runs (infinity if none finished); the percentiles
+  // over all runs, an unfinished run counting as infinity.
+  Distribution time_s;
   Distribution cost_usd;                   // over all runs
   Distribution revocations;                // spot servers revoked per run, over all runs
   Distribution redone_steps;               // steps lost and done again per run, over all runs
@@ -39,6 +47,15 @@ struct MonteCarloSummary {
   double mean_redone_steps = 0.0;          // redone_steps.mean
   double deadline_miss_probability = 0.0;  // share of runs not finished by the deadline
   std::uint64_t events = 0;                // events processed, all runs
+  // Every run's time, increasing, an unfinished run's as infinity (what time_s's percentiles
+  // are taken from).
+  std::vector<double> sorted_time_s;
+
+  // The share of runs that did not finish, in [0, 1] (0 without runs).
+  double unfinished_share() const;
+  // The nearest-rank `p` quantile of time, counted as time_s's percentiles are
+  // (time_quantile_s(0.95) == time_s.p95). REQUIRES: 0 < p <= 1.
+  double time_quantile_s(double p) const;
 };
 
 // Counts of values in `bins` equal bins between the least and the greatest value: counts[i] holds

@@ -32,7 +32,7 @@ struct TimelineEntry {
 struct RunResult {
   bool finished = false;         // the job reached its steps before the horizon
   bool failed = false;           // the recovery model failed the job (async-ps-chief, "fail")
-  bool missed_deadline = false;  // not finished by the deadline (always false without one)
+  bool missed_deadline = false;  // not finished by the deadline (without one: not finished)
   double time_s = 0.0;           // finish time (or the time the run ended)
   double cost_usd = 0.0;         // every server, billed per second
   double spot_cost_usd = 0.0;    // part of cost_usd paid for spot servers

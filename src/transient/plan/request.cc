@@ -1,0 +1,34 @@
+#include "transient/plan/request.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace transient::plan {
+
+std::string Request::text() const {
+  return fmt::format("{} steps{}{}", format_steps(total_steps),
+                     has_deadline() ? " in " + format_hours(deadline_s) : "",
+                     has_budget() ? " for " + format_usd(budget_usd) : "");
+}
+
+std::string format_steps(double steps) {
+  std::string digits = fmt::format("{:.0f}", steps);
+  std::string out;
+  const int n = static_cast<int>(digits.size());
+  for (int i = 0; i < n; ++i) {
+    out += digits[i];
+    if ((n - i - 1) % 3 == 0 && i != n - 1) out += ',';
+  }
+  return out;
+}
+
+std::string format_hours(double seconds) {
+  if (!std::isfinite(seconds)) return "never";
+  if (seconds < 3600.0) return fmt::format("{:.0f} min", seconds / 60.0);
+  return fmt::format("{:.2f} h", seconds / 3600.0);
+}
+
+std::string format_usd(double usd) { return fmt::format("${:.2f}", usd); }
+
+}  // namespace transient::plan
