@@ -154,6 +154,15 @@ MODELS = {
 }
 
 
+def write_result(path, result):
+    """`result` as indented JSON in `path`, written whole or not at all."""
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(result, f, indent=1)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
 def shard(batch, world, rank):
     """Rank's part (offset, count) of a step's batch: the first batch % world ranks take one
     sample more, as in src/transient/train/sharding.h."""
@@ -259,11 +268,7 @@ def main():
             flush=True,
         )
         if args.out:
-            tmp = args.out + ".tmp"
-            with open(tmp, "w") as f:
-                json.dump(result, f, indent=1)
-                f.write("\n")
-            os.replace(tmp, args.out)
+            write_result(args.out, result)
     dist.destroy_process_group()
 
 

@@ -173,6 +173,8 @@ TEST(Profile, ABadModelIsOneErrorLineAndExitTwo) {
   EXPECT_EQ(bad_file.err.rfind("error: ", 0), 0u) << bad_file.err;
   EXPECT_EQ(bad_file.err.find('\n'), bad_file.err.size() - 1) << bad_file.err;
   EXPECT_NE(bad_file.err.find(garbage), std::string::npos) << bad_file.err;
+  // The same refusal as `transient train --model` gives: both read model files one way.
+  EXPECT_NE(bad_file.err.find("not a TorchScript file"), std::string::npos) << bad_file.err;
 }
 
 }  // namespace

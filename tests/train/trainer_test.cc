@@ -652,6 +652,60 @@ TEST(Trainer, LearnsAnImageFolderSkipsACorruptImageAndStrictRefusesIt) {
   EXPECT_NE(empty.err.find("no data set found"), std::string::npos) << empty.err;
 }
 
+// The README's example: examples/resnet18_image_folder.py exports torchvision's ResNet-18 and
+// writes an image folder; transient trains it with AdamW; the script then loads the checkpoint
+// into torchvision's own ResNet-18 and evaluates it with torchvision's transforms, which agree
+// with transient's evaluation.
+TEST(Trainer, TheExampleTrainsTorchvisionsResNet18AndTorchvisionLoadsItsCheckpoint) {
+  const std::string dir = fresh_dir("example");
+  const std::string script =
+      std::string(TRANSIENT_SOURCE_DIR) + "/examples/resnet18_image_folder.py";
+  const std::string python = TRANSIENT_PYTHON;
+  auto run_script = [&](const std::string& flags) {
+    const std::string out = dir + "/script.out";
+    const int rc = std::system(
+        (python + " " + script + " --out " + dir + " " + flags + " > " + out + " 2>&1").c_str());
+    const std::string printed = slurp(out);
+    EXPECT_EQ(rc, 0) << printed;
+    return printed;
+  };
+  run_script("--train-per-class 24 --val-per-class 8");
+  const std::string job = dir + "/job";
+  run_ok({"train",
+          "--model",
+          dir + "/resnet18.pt",
+          "--data",
+          dir + "/images",
+          "--image-size",
+          "32",
+          "--workers",
+          "2",
+          "--steps",
+          "30",
+          "--global-batch",
+          "32",
+          "--optimizer",
+          "adamw",
+          "--lr",
+          "0.001",
+          "--threads",
+          "1",
+          "--job-dir",
+          job},
+         job);
+  const auto summary = summary_of(job);
+  EXPECT_EQ(summary.at("image_size"), 32);
+  const double ours = summary.at("test_accuracy").get<double>();
+  const auto printed = run_script("--check " + job);
+  const auto at = printed.find("accuracy ");
+  ASSERT_NE(at, std::string::npos) << printed;
+  const double theirs = std::stod(printed.substr(at + 9));
+  std::printf("validation accuracy: transient %.3f, torchvision %.3f\n", ours, theirs);
+  std::fflush(stdout);
+  EXPECT_GT(ours, 0.3);  // chance is 0.1
+  EXPECT_NEAR(theirs, ours, 0.1);
+}
+
 // Writes CIFAR-10 binary records to `path`: class k has a bright band at rows 3k..3k+2 over a
 // dim random background, so that a small model learns it quickly. `label_of(i)` gives record i's.
 void write_cifar(const std::string& path, int records, std::uint32_t seed,

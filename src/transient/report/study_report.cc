@@ -68,16 +68,18 @@ void render_monte_carlo(HtmlPage& page, const json& j, const std::string& name) 
   page.add_table({"", ""}, rows);
   Rows stats;
   for (const auto& [key, label, scale] :
-       {std::tuple{"time_s", "time (h, finished runs)", 3600.0},
-        std::tuple{"cost_usd", "cost ($)", 1.0}, std::tuple{"revocations", "revocations", 1.0},
+       {std::tuple{"time_s", "time (h)", 3600.0}, std::tuple{"cost_usd", "cost ($)", 1.0},
+        std::tuple{"revocations", "revocations", 1.0},
         std::tuple{"redone_steps", "redone steps", 1.0}}) {
     if (!j.contains(key) || !j[key].is_object())
       throw InputError(name, 0, std::string("field \"") + key + "\" is missing");
     const json& d = j[key];
-    stats.push_back({label, number_text(number_at(d, "mean", name) / scale),
-                     number_text(number_at(d, "p50", name) / scale),
-                     number_text(number_at(d, "p95", name) / scale),
-                     number_text(number_at(d, "p99", name) / scale)});
+    // A time that never comes (more unfinished runs than the percentile leaves) is -1.
+    auto figure = [&](const char* statistic) {
+      const double value = number_at(d, statistic, name);
+      return value < 0 ? std::string("never") : number_text(value / scale);
+    };
+    stats.push_back({label, figure("mean"), figure("p50"), figure("p95"), figure("p99")});
   }
   page.add_table({"", "mean", "p50", "p95", "p99"}, stats);
   page.add_heading("Distributions");

@@ -491,7 +491,14 @@ int finish_job(const PreparedJob& prepared, Coordinator& coordinator, EventLog& 
       {"redone_steps", coordinator.redone_steps()},
       {"rollbacks", coordinator.rollbacks()},
       {"lr_scale", coordinator.lr_scale()}};
-  if (o.dataset == "image-folder") summary["images_skipped"] = coordinator.images_skipped();
+  if (o.dataset == "image-folder") {
+    // What the images were normalised with, for whoever evaluates the model elsewhere.
+    const auto data = load_dataset(o.dataset, o.data_dir, data_options(o));
+    summary["images_skipped"] = coordinator.images_skipped();
+    summary["image_size"] = o.image_size;
+    summary["image_mean"] = data.mean;
+    summary["image_std"] = data.stdev;
+  }
   if (const auto cost = coordinator.cost_usd()) {
     summary["cost_usd"] = *cost;
     summary["market"] = o.market;

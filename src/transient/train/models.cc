@@ -179,18 +179,7 @@ std::string first_line(const std::exception& error) {
 }
 
 std::shared_ptr<Model> load_scripted_model(const std::string& path, const ImageShape& shape) {
-  if (!std::filesystem::is_regular_file(path)) {
-    throw InputError(path, 0, "--model: no such file (a model name or a TorchScript file FILE.pt)");
-  }
-  torch::jit::Module module;
-  try {
-    module = torch::jit::load(path);
-  } catch (const std::exception& error) {
-    throw InputError(path, 0,
-                     "--model: not a TorchScript file (" + first_line(error) +
-                         "); save one with torch.jit.script(model).save(PATH)");
-  }
-  auto model = std::make_shared<ScriptedModel>(std::move(module));
+  auto model = std::make_shared<ScriptedModel>(load_torchscript(path));
   // It must map a batch of the data set's images to one score per class.
   torch::Tensor scores;
   try {
@@ -242,6 +231,22 @@ std::string file_sha256(const std::string& path) {
     hex += byte;
   }
   return hex;
+}
+
+torch::jit::Module load_torchscript(const std::string& path) {
+  if (!std::filesystem::is_regular_file(path)) {
+    throw InputError(path, 0, "--model: no such file (a model name or a TorchScript file FILE.pt)");
+  }
+  torch::jit::Module module;
+  try {
+    module = torch::jit::load(path);
+  } catch (const std::exception& error) {
+    throw InputError(path, 0,
+                     "--model: not a TorchScript file (" + first_line(error) +
+                         "); save one with torch.jit.script(model).save(PATH)");
+  }
+  module.train();
+  return module;
 }
 
 bool is_model_file(const std::string& name) {

@@ -10,6 +10,7 @@
 //   Runs on 28x28x1 and 32x32x3 alike.
 #pragma once
 
+#include <torch/script.h>
 #include <torch/torch.h>
 
 #include <functional>
@@ -44,6 +45,11 @@ const std::vector<ModelSpec>& model_registry();
 // The classes of the data sets that do not say how many they have (Fashion-MNIST, CIFAR-10,
 // NumPy arrays): a model's scores per image.
 constexpr std::int64_t kClasses = 10;
+
+// The TorchScript module saved in `path`, in training mode: how `train`, `profile` and `predict
+// --profile` read a model file. Throws InputError naming the file if it is missing or is not
+// TorchScript.
+torch::jit::Module load_torchscript(const std::string& path);
 
 // Whether `name` names a TorchScript file (it ends in .pt) rather than a built-in model.
 bool is_model_file(const std::string& name);

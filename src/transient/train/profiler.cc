@@ -388,16 +388,7 @@ ModelProfile profile_model(const ProfileOptions& options) {
     throw InputError("--model: \"" + options.model + "\" is neither a model (" + names +
                      "or a TorchScript file FILE.pt) nor an existing file");
   }
-  torch::jit::Module module;
-  try {
-    module = torch::jit::load(options.model);
-  } catch (const std::exception& error) {
-    std::string reason = error.what();
-    reason = reason.substr(0, reason.find('\n'));
-    throw InputError("--model: " + options.model + " is not a readable TorchScript file (" +
-                     reason + ")");
-  }
-  module.train();
+  torch::jit::Module module = load_torchscript(options.model);
   profile.name = std::filesystem::path(options.model).stem().string();
   profile.family = "generic";
   walk_script_module(module, input, profile);
