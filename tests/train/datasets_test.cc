@@ -1,6 +1,8 @@
 // The data sets' readers without processes: NumPy arrays are memory-mapped, not copied.
 #include "transient/train/datasets.h"
 
+#include "transient/core/error.h"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -56,6 +58,19 @@ TEST(Datasets, NumPyImagesAreMappedNotCopiedAndATenthIsHeldOut) {
   }
   EXPECT_EQ(read_all("/proc/self/maps").find(images), std::string::npos)
       << "images.npy stayed mapped after its tensors were gone";
+  // --val-data DIR: images.npy and labels.npy of DIR are the test set, nothing is held out.
+  const fs::path val = dir / "val";
+  fs::create_directories(val);
+  write_npy((val / "images.npy").string(), "|u1", "(7, 28, 28)", 7 * 28 * 28, '\x20');
+  write_npy((val / "labels.npy").string(), "|u1", "(7,)", 7, '\x01');
+  {
+    const Dataset data = load_dataset("npy", dir.string(), DataOptions{0, val.string()});
+    EXPECT_EQ(data.train.images.size(0), 100);
+    EXPECT_EQ(data.test.images.size(0), 7);
+    EXPECT_EQ(data.test.labels[0].item<std::int64_t>(), 1);
+  }
+  // The data sets that have a test set of their own refuse one.
+  EXPECT_THROW(dataset_shape("cifar10", dir.string(), DataOptions{0, val.string()}), InputError);
   fs::remove_all(dir);
 }
 
