@@ -582,8 +582,11 @@ TEST(Trainer, AdamWLearnsResumesExactlyAndAReplacementReceivesItsState) {
          replaced);
   const auto events = read_events(replaced);
   const auto generations = events_named(events, "generation");
-  ASSERT_EQ(generations.size(), 3u);  // both, the survivor alone, both again
-  EXPECT_EQ(generations[2].at("members").size(), 2u);
+  // Both, the survivor alone, both again (and, on a busy machine, re-splits of the two by speed).
+  ASSERT_GE(generations.size(), 3u);
+  for (std::size_t g = 2; g < generations.size(); ++g) {
+    EXPECT_EQ(generations[g].at("members").size(), 2u) << generations[g].dump();
+  }
   const auto joined_at = generations[2].at("start_step").get<int>();
   int compared = 0;
   for (const auto& epoch : events_named(events, "epoch")) {

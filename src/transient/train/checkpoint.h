@@ -30,6 +30,8 @@
 #include <utility>
 #include <vector>
 
+#include "transient/train/checkpoint_record.h"
+
 namespace transient::train {
 
 using NamedTensors = std::vector<std::pair<std::string, torch::Tensor>>;
@@ -47,15 +49,6 @@ struct CheckpointState {
   torch::Tensor rng_state;
 };
 
-// One entry of the manifest.
-struct CheckpointRecord {
-  std::string file;  // name inside the checkpoint directory
-  std::int64_t step = 0;
-  std::int64_t bytes = 0;
-  std::uint32_t crc32 = 0;
-  double write_s = 0;  // time to serialise and write (not kept in the manifest)
-};
-
 // The bytes of a checkpoint file.
 std::vector<char> serialize_checkpoint(const CheckpointState& state);
 // Parses bytes written by serialize_checkpoint; throws InputError naming `path` if they are not.
@@ -63,9 +56,6 @@ CheckpointState deserialize_checkpoint(const std::vector<char>& bytes, const std
 
 // The file name of the checkpoint of `step`: step-NNNNNNNN.pt.
 std::string checkpoint_name(std::int64_t step);
-
-// zlib's CRC-32 of `bytes`.
-std::uint32_t crc32_of(const char* bytes, std::size_t size);
 
 // A directory of checkpoints and its manifest. Not thread-safe: one writer (the checkpoint
 // writer thread) and readers that do not run at the same time as it (the coordinator before

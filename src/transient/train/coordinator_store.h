@@ -11,17 +11,9 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
-namespace transient::train {
+#include "transient/train/store_transport.h"
 
-// What carries the store's requests: the worker's connection to its coordinator.
-class StoreTransport {
- public:
-  virtual ~StoreTransport() = default;
-  // Sends `request` (the transport adds its "id") and returns the reply, waiting at most
-  // `timeout`. Throws std::runtime_error naming why there is no reply (a timeout, the connection
-  // lost, the worker told to leave) or, with the coordinator's reason, if it refused the request.
-  virtual nlohmann::json store_call(nlohmann::json request, std::chrono::milliseconds timeout) = 0;
-};
+namespace transient::train {
 
 class CoordinatorStore : public c10d::Store {
  public:

@@ -1,0 +1,459 @@
+#include "transient/train/worker_connection.h"
+
+#include <signal.h>
+
+#include <cstdio>
+
+#include "transient/core/error.h"
+#include "transient/train/rendezvous_store.h"
+#include "transient/train/token_proof.h"
+
+namespace transient::train {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::atomic<int> g_leave_signal{0};
+// When it first came, on the steady clock (clock_gettime is async-signal-safe); 0: never.
+std::atomic<std::chrono::steady_clock::rep> g_leave_signal_at{0};
+
+}  // namespace
+
+int leave_signal() { return g_leave_signal; }
+
+void on_leave_signal(int signal) {
+  g_leave_signal = signal;
+  std::chrono::steady_clock::rep unset = 0;
+  g_leave_signal_at.compare_exchange_strong(
+      unset, std::chrono::steady_clock::now().time_since_epoch().count());
+}
+
+bool signalled_long_ago() {
+  const auto at = g_leave_signal_at.load();
+  return at != 0 &&
+         std::chrono::steady_clock::now() -
+                 std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(at)) >
+             std::chrono::seconds(1);
+}
+
+Connection::Connection(const Endpoint& coordinator, std::string token, std::string worker_id)
+    : coordinator_(coordinator), token_(std::move(token)), id_(std::move(worker_id)) {
+  // Tries for 30 s, a quarter of a second at a time, so that a preemption notice (or Ctrl-C)
+  // in the meantime ends the worker at once rather than after the 30 s.
+  std::shared_ptr<LineChannel> channel;
+  const auto give_up = Clock::now() + std::chrono::seconds(30);
+  while (!channel && Clock::now() < give_up) {
+    if (g_leave_signal != 0) throw LeftBeforeJoining{};
+    channel = LineChannel::connect(coordinator_, 0.25);
+  }
+  if (!channel) {
+    throw InputError("--coordinator: nothing answers at " + coordinator_.text() +
+                     " (is the coordinator running?)");
+  }
+  if (const auto answer = hello(*channel, nullptr); answer != Hello::kAdmitted) {
+    throw InputError("the coordinator at " + coordinator_.text() +
+                     (answer == Hello::kRefused    ? " refused this worker: "
+                      : answer == Hello::kUnproven ? " was refused by this worker: "
+                                                   : " did not admit this worker: ") +
+                     refusal_);
+  }
+  local_host_ = channel->local_host();
+  channel_ = std::move(channel);
+  thread_ = std::thread([this] { run(); });
+}
+
+Connection::~Connection() {
+  stopping_ = true;
+  std::shared_ptr<LineChannel> channel;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    channel = channel_;
+  }
+  if (channel) channel->shutdown();
+  thread_.join();
+}
+
+std::optional<CheckpointRecord> Connection::send_checkpoint(std::int64_t step,
+                                                            const std::vector<char>& bytes) {
+  std::int64_t id = 0;
+  std::shared_ptr<LineChannel> channel;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    id = next_call_++;
+    channel = channel_;
+  }
+  CheckpointRecord record;
+  record.step = step;
+  record.bytes = static_cast<std::int64_t>(bytes.size());
+  record.crc32 = crc32_of(bytes.data(), bytes.size());
+  constexpr std::size_t kChunk = 512 << 10;
+  bool sent =
+      channel &&
+      channel->send({{"checkpoint", "begin"}, {"id", id}, {"step", step}, {"bytes", record.bytes}});
+  for (std::size_t at = 0; sent && at < bytes.size(); at += kChunk) {
+    const std::size_t size = std::min(kChunk, bytes.size() - at);
+    sent = channel->send({{"checkpoint", "chunk"},
+                          {"id", id},
+                          {"data", encode_store_value(std::string(bytes.data() + at, size))}});
+  }
+  if (!sent) return std::nullopt;
+  try {
+    const auto reply = call({{"checkpoint", "end"}, {"crc32", record.crc32}},
+                            std::chrono::minutes(10), id, channel)
+                           .first;
+    record.file = reply.at("file").get<std::string>();
+    return record;
+  } catch (const Refused& refused) {
+    throw InputError(refused.what());
+  } catch (const std::runtime_error&) {
+    return std::nullopt;  // the coordinator went away meanwhile
+  }
+}
+
+std::vector<char> Connection::fetch_checkpoint(const CheckpointRecord& record) {
+  try {
+    auto [reply, data] = call({{"fetch_checkpoint", record.file}}, std::chrono::minutes(10));
+    if (static_cast<std::int64_t>(data.size()) != record.bytes ||
+        crc32_of(data.data(), data.size()) != record.crc32) {
+      throw InputError(record.file, 0,
+                       "the checkpoint came from the coordinator damaged (size or CRC-32 "
+                       "differs from the manifest's)");
+    }
+    return std::vector<char>(data.begin(), data.end());
+  } catch (const std::runtime_error& error) {
+    throw InputError(record.file, 0, std::string("cannot fetch the checkpoint: ") + error.what());
+  }
+}
+
+void Connection::record_row(std::string row) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (unacked_rows_.size() >= kMaxUnackedRows) unacked_rows_.pop_front();
+  unacked_rows_.emplace_back(next_row_++, std::move(row));
+  send_rows_locked();
+}
+
+void Connection::send_rows_locked() {
+  if (!channel_ || unacked_rows_.empty() || unacked_rows_.back().first <= rows_sent_through_) {
+    return;
+  }
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& [seq, text] : unacked_rows_) {
+    if (seq > rows_sent_through_) rows.push_back(text);
+  }
+  const std::int64_t last = unacked_rows_.back().first;
+  if (channel_->send({{"rows", rows}, {"last", last}})) rows_sent_through_ = last;
+}
+
+std::pair<nlohmann::json, std::string> Connection::call(nlohmann::json request,
+                                                        std::chrono::milliseconds timeout,
+                                                        std::int64_t id,
+                                                        std::shared_ptr<LineChannel> on_channel) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (id < 0) id = next_call_++;
+  const std::int64_t epoch = channel_epoch_;
+  request["id"] = id;
+  std::shared_ptr<LineChannel> channel = on_channel ? on_channel : channel_;
+  calls_[id];
+  lock.unlock();
+  const bool sent = channel && channel->send(request);
+  lock.lock();
+  const auto deadline = Clock::now() + timeout;
+  // Only the rendezvous gives way to a leave signal or an abort: a checkpoint on its way to
+  // or from the coordinator is finished.
+  const bool rendezvous = request.contains("store");
+  std::string failure;
+  for (;;) {
+    auto it = calls_.find(id);
+    if (it->second.reply) break;
+    if (!sent || channel_epoch_ != epoch) {
+      failure = "the connection to the coordinator at " + coordinator_.text() + " was lost";
+    } else if (!left_.empty()) {
+      failure = left_;
+    } else if (rendezvous && signalled_long_ago()) {
+      // A group that forms at all forms within the second (and the state moves to the
+      // others); one that has not is stuck on a peer that does not answer.
+      failure = "interrupted by a preemption notice";
+    } else if (rendezvous && abort_gen_ >= 0 && abort_gen_ == forming_) {
+      failure = "the coordinator ended generation " + std::to_string(forming_.load());
+    } else if (Clock::now() >= deadline) {
+      failure = "no answer within " +
+                std::to_string(std::chrono::duration<double>(timeout).count()) + " s to " +
+                request.value("store", std::string("a request")) + " of " +
+                request.value("keys", nlohmann::json::array()).dump() +
+                " (a member of the generation did not publish its address)";
+    }
+    if (!failure.empty()) {
+      calls_.erase(it);
+      throw std::runtime_error(failure);
+    }
+    changed_.wait_for(lock, std::chrono::milliseconds(100));
+  }
+  auto node = calls_.extract(id);
+  const nlohmann::json reply = std::move(*node.mapped().reply);
+  if (reply.contains("error")) {
+    const std::string what =
+        request.contains("store")
+            ? "the coordinator refused " + request.value("store", std::string()) + ": "
+            : std::string();
+    throw Refused(what + reply.value("error", std::string()));
+  }
+  return {reply, std::move(node.mapped().data)};
+}
+
+void Connection::send(const nlohmann::json& message) {
+  std::shared_ptr<LineChannel> channel;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    channel = channel_;
+  }
+  if (channel) channel->send(message);
+}
+
+void Connection::mark_ready(const std::string& address, const std::string& probe) {
+  ready_address_ = address;
+  ready_probe_ = probe;
+  ready_ = true;
+  send({{"ready", true}, {"address", address}, {"probe", probe}});
+}
+
+std::string Connection::open_probe(const std::string& address, const std::string& what) {
+  probe_listener_ = std::make_unique<Listener>(address, 0, what);
+  probe_ = probe_listener_.get();
+  return Endpoint{address, probe_listener_->port()}.text();
+}
+
+std::optional<GenerationConfig> Connection::next_generation(std::int64_t after, std::string& why) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    while (!generations_.empty() && generations_.front().generation <= after) {
+      generations_.pop_front();
+    }
+    if (!generations_.empty()) {
+      auto config = generations_.front();
+      generations_.pop_front();
+      return config;
+    }
+    if (!left_.empty()) {
+      why = left_;
+      return std::nullopt;
+    }
+    if (signalled_long_ago()) {
+      // No generation came within a second of the signal (one that comes sooner is joined,
+      // so that a member holding the state hands it on before it leaves at the boundary).
+      why = "signalled";
+      return std::nullopt;
+    }
+    changed_.wait_for(lock, std::chrono::milliseconds(200));
+  }
+}
+
+std::optional<nlohmann::json> Connection::read_reply(LineChannel& channel, bool first) {
+  std::optional<std::string> line;
+  for (int i = 0; i < 120 && !line && !channel.closed(); ++i) {
+    if (first && g_leave_signal != 0) throw LeftBeforeJoining{};
+    line = channel.read_line(0.25);
+  }
+  if (!line) {
+    refusal_ = "no answer";
+    return std::nullopt;
+  }
+  try {
+    auto reply = nlohmann::json::parse(*line);
+    if (reply.is_object()) return reply;
+  } catch (const nlohmann::json::exception&) {
+  }
+  refusal_ = "it answered something else than a coordinator's reply";
+  return std::nullopt;
+}
+
+Connection::Hello Connection::hello(LineChannel& channel, const nlohmann::json* rejoin) {
+  const std::string nonce = new_nonce();
+  nlohmann::json message = {{"hello", "transient-worker"},
+                            {"version", kProtocolVersion},
+                            {"worker", id_},
+                            {"pid", static_cast<long>(::getpid())},
+                            {"nonce", nonce}};
+  if (rejoin != nullptr) message["rejoin"] = *rejoin;
+  if (!channel.send(message)) {
+    refusal_ = "the connection broke";
+    return Hello::kNoAnswer;
+  }
+  const auto challenge = read_reply(channel, rejoin == nullptr);
+  if (!challenge) return Hello::kNoAnswer;
+  const std::string theirs = challenge->value("challenge", "");
+  if (!is_nonce(theirs) || !proofs_equal(challenge->value("proof", ""),
+                                         token_proof(token_, "coordinator", nonce, theirs))) {
+    // Either this worker holds another job's token, or what answers is not the job's
+    // coordinator (a stranger that bound its port): nothing it says is believed.
+    refusal_ =
+        "it did not prove that it holds this worker's job token (a wrong token, or not the "
+        "job's coordinator)";
+    channel.send({{"bye", "the coordinator's proof does not match this worker's token"}});
+    return Hello::kUnproven;
+  }
+  if (!channel.send({{"proof", token_proof(token_, "worker", theirs, nonce)}})) {
+    refusal_ = "the connection broke";
+    return Hello::kNoAnswer;
+  }
+  const auto reply = read_reply(channel, rejoin == nullptr);
+  if (!reply) return Hello::kNoAnswer;
+  if (reply->contains("refused")) {
+    refusal_ = reply->value("refused", "no reason given");
+    return Hello::kRefused;
+  }
+  if (!reply->contains("admitted")) {
+    refusal_ = "it answered something else than a coordinator's reply";
+    return Hello::kNoAnswer;
+  }
+  // A reply of the wrong shape is no admission, never an exception: on the heartbeat thread
+  // one would end the process.
+  try {
+    if (rejoin == nullptr) {
+      const auto id = reply->at("admitted").get<std::string>();
+      job_ = job_config_from_json(reply->at("job"));
+      id_ = id;
+    }
+  } catch (const std::exception& error) {
+    refusal_ = std::string("it sent a malformed admission (") + error.what() + ")";
+    return Hello::kNoAnswer;
+  }
+  return Hello::kAdmitted;
+}
+
+void Connection::handle(const nlohmann::json& message) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (message.contains("store_reply")) {
+    const auto& id = message.at("store_reply");
+    if (id.is_number_integer()) {
+      if (auto it = calls_.find(id.get<std::int64_t>()); it != calls_.end()) {
+        it->second.reply = message;
+      }
+    }
+  } else if (message.contains("rows_ack")) {
+    const auto& ack = message.at("rows_ack");
+    if (ack.is_number_integer()) {
+      while (!unacked_rows_.empty() && unacked_rows_.front().first <= ack.get<std::int64_t>()) {
+        unacked_rows_.pop_front();
+      }
+    }
+  } else if (message.contains("chunk_of")) {
+    const auto& id = message.at("chunk_of");
+    if (id.is_number_integer()) {
+      if (auto it = calls_.find(id.get<std::int64_t>()); it != calls_.end()) {
+        try {
+          it->second.data += decode_store_value(message.value("data", std::string()));
+        } catch (const std::invalid_argument&) {
+          it->second.reply = nlohmann::json{{"error", "a chunk that is not base64"}};
+        }
+      }
+    }
+  } else if (message.contains("generation")) {
+    generations_.push_back(generation_config_from_json(message.at("generation")));
+  } else if (message.contains("signal")) {
+    const auto gen = message.value("gen", std::int64_t{-1});
+    if (message.at("signal") == "stop") {
+      stop_gen_ = gen;
+    } else if (message.at("signal") == "abort") {
+      abort_gen_ = gen;
+    } else {
+      change_gen_ = gen;
+    }
+  } else if (message.contains("left")) {
+    left_ = "the coordinator dropped this worker (" + message.value("left", "") + ")";
+  } else if (message.contains("finished")) {
+    left_ = "the job has ended";
+  }
+  changed_.notify_all();
+}
+
+void Connection::run() {
+  const double interval = std::max(0.05, job_.options.heartbeat_timeout_s / 5);
+  auto last_beat = Clock::now() - std::chrono::hours(1);
+  std::int64_t beats = 0;
+  while (!stopping_) {
+    if (phase_ == Phase::kForming && signalled_long_ago()) {
+      // A preemption notice while the group forms (peers that do not answer hold Gloo's
+      // connect for up to its timeout): the worker holds nothing its peers do not, so it says
+      // goodbye and goes now rather than when Gloo gives up.
+      std::fprintf(stderr, "transient worker %s: left the job while its group formed (%s)\n",
+                   id_.c_str(), g_leave_signal == SIGINT ? "stopped" : "preempted");
+      channel_->send({{"bye", g_leave_signal == SIGINT ? "stopped" : "preempted"}});
+      std::_Exit(0);
+    }
+    if (Listener* probe = probe_.load(); probe != nullptr) {
+      std::string prober;
+      for (int fd; (fd = probe->accept(prober)) >= 0;) ::close(fd);
+    }
+    if (seconds_since(last_beat) >= interval) {
+      channel_->send({{"hb", ++beats}, {"speed", speed_.load()}});
+      last_beat = Clock::now();
+    }
+    const auto line = channel_->read_line(interval / 2);
+    if (line) {
+      try {
+        const auto message = nlohmann::json::parse(*line);
+        if (message.is_object()) handle(message);
+      } catch (const nlohmann::json::exception&) {
+        std::fprintf(stderr, "transient worker: ignored a line the coordinator sent\n");
+      }
+      continue;
+    }
+    if (!channel_->closed() || stopping_) continue;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++channel_epoch_;  // store requests in flight on it fail now
+      changed_.notify_all();
+      if (leaving_ && left_.empty()) left_ = "the job has ended";  // after its goodbye
+      if (!left_.empty()) {
+        changed_.notify_all();
+        return;
+      }
+    }
+    reconnect();
+  }
+}
+
+void Connection::reconnect() {
+  std::fprintf(stderr,
+               "transient worker %s: lost the coordinator; training goes on, "
+               "re-connecting\n",
+               id_.c_str());
+  while (!stopping_) {
+    std::shared_ptr<LineChannel> channel = LineChannel::connect(coordinator_, 0.25);
+    if (channel) {
+      nlohmann::json state;
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        state = state_;
+      }
+      const auto answer = hello(*channel, &state);
+      if (answer == Hello::kAdmitted) {
+        // Installed only once admitted, so that no report goes out before the hello.
+        std::lock_guard<std::mutex> lock(mutex_);
+        channel_ = std::move(channel);
+        // One that was waiting for its first generation says again that it is ready.
+        if (state_.is_null() && ready_) {
+          channel_->send({{"ready", true}, {"address", ready_address_}, {"probe", ready_probe_}});
+        }
+        rows_sent_through_ = 0;  // whatever was not acknowledged goes again
+        send_rows_locked();
+        std::fprintf(stderr, "transient worker %s: re-joined the coordinator\n", id_.c_str());
+        return;
+      }
+      if (answer == Hello::kRefused) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        left_ = "the restarted coordinator refused this worker: " + refusal_;
+        changed_.notify_all();
+        return;
+      }
+      // No answer: a dying coordinator's backlog, or a connection to ourselves; try again.
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+}
+
+}  // namespace transient::train
