@@ -163,6 +163,53 @@ TEST(AnalyticThroughputModel, RingAllReduceByHand) {
   EXPECT_EQ(one.bottleneck, "compute");
 }
 
+cloud::InstanceType located(cloud::InstanceType type, const std::string& region,
+                            const std::string& zone) {
+  type.region = region;
+  type.zone = zone;
+  return type;
+}
+
+TEST(AnalyticThroughputModel, RingAcrossZonesAndRegionsPaysTheSlowestLinkOnEveryHop) {
+  AnalyticParams p = hand_params();
+  p.communication.cross_zone_gbps = 4.0;  // 5e8 bytes/s
+  p.communication.cross_zone_hop_latency_s = 2e-3;
+  p.communication.cross_region_gbps = 0.8;  // 1e8 bytes/s
+  p.communication.cross_region_hop_latency_s = 0.01;
+  const AnalyticThroughputModel model(hand_workload(), p);
+  const auto a = located(gpu(10), "r1", "r1-a");
+  const auto b = located(gpu(10, "K80b"), "r1", "r1-b");
+  const auto c = located(gpu(10, "K80c"), "r2", "r2-a");
+  // 2 + 2 workers; one zone: 0.1 + 2 x 3 x 1e-3 + 2 x 3/4 x 1e8 / 1e9 = 0.256 s, as by hand above.
+  EXPECT_NEAR(model.predict(shape({{a, 4}}, Architecture::allreduce)).step_time_s, 0.256, 1e-12);
+  // Two zones: 0.1 + 6 x 2e-3 + 1.5 x 1e8 / 5e8 = 0.412 s.
+  EXPECT_NEAR(model.predict(shape({{a, 2}, {b, 2}}, Architecture::allreduce)).step_time_s, 0.412,
+              1e-12);
+  // Two regions: 0.1 + 6 x 0.01 + 1.5 x 1e8 / 1e8 = 1.66 s.
+  const Prediction regions = model.predict(shape({{a, 2}, {c, 2}}, Architecture::allreduce));
+  EXPECT_NEAR(regions.step_time_s, 1.66, 1e-12);
+  EXPECT_EQ(regions.bottleneck, "network");
+  // A location left empty is anywhere: no link is crossed.
+  EXPECT_NEAR(model.predict(shape({{gpu(10), 2}, {c, 2}}, Architecture::allreduce)).step_time_s,
+              0.256, 1e-12);
+}
+
+TEST(AnalyticThroughputModel, BuiltinResnet32IsSlowerAcrossRegionsThanWithinAZone) {
+  const auto catalog = cloud::builtin_catalog("gce-2019");
+  const auto k80 = catalog.find("n1-standard-4+k80");
+  const auto other_zone = located(k80, "us-east1", "us-east1-b");
+  const auto other_region = located(k80, "us-central1", "us-central1-a");
+  const AnalyticThroughputModel model(find_workload("resnet-32"), AnalyticParams::builtin());
+  const double zone = model.predict(shape({{k80, 8}}, Architecture::allreduce)).step_time_s;
+  const double zones =
+      model.predict(shape({{k80, 4}, {other_zone, 4}}, Architecture::allreduce)).step_time_s;
+  const double regions =
+      model.predict(shape({{k80, 4}, {other_region, 4}}, Architecture::allreduce)).step_time_s;
+  EXPECT_GT(zones, zone);
+  EXPECT_GT(regions, zones);
+  EXPECT_GT(regions, 1.2 * zone);  // 14 hops of 15 ms against a step of about 0.2 s
+}
+
 TEST(AnalyticThroughputModel, HeterogeneousAllReduceSplitsTheBatchBySpeed) {
   AnalyticParams p = hand_params();
   p.step_overhead_s = 0;
@@ -191,6 +238,12 @@ TEST(AnalyticThroughputModel, ParamsRoundTripThroughJson) {
   const AnalyticParams back = AnalyticParams::from_json(p.to_json(), "test");
   EXPECT_EQ(back.efficiency, p.efficiency);
   EXPECT_DOUBLE_EQ(back.communication.ps_per_tensor_s, p.communication.ps_per_tensor_s);
+  AnalyticParams links = p;
+  links.communication.cross_region_gbps = 0.5;
+  links.communication.cross_zone_hop_latency_s = 1e-3;
+  const AnalyticParams links_back = AnalyticParams::from_json(links.to_json(), "test");
+  EXPECT_DOUBLE_EQ(links_back.communication.cross_region_gbps, 0.5);
+  EXPECT_DOUBLE_EQ(links_back.communication.cross_zone_hop_latency_s, 1e-3);
   EXPECT_THROW(AnalyticParams::from_json({{"efficiency", {{"resnet", -1}}}}, "m.json"), InputError);
 }
 

@@ -50,6 +50,49 @@ TEST(ClusterMip, HomogeneousKeepsOneOption) {
   EXPECT_EQ(best->counts, (std::vector<int>{0, 4}));
 }
 
+// K80s in region 0, V100s in region 1, and V100s at $1.20/h in region 0 (one kind with the
+// others: the same type in another region).
+std::vector<MipOption> two_regions() {
+  std::vector<MipOption> out = options();
+  out[0].region = 0;
+  out[1].region = 1;
+  out[1].kind = 1;
+  MipOption dear_v100 = out[1];
+  dear_v100.usd_per_h = 1.20;
+  dear_v100.region = 0;
+  out.push_back(dear_v100);
+  return out;
+}
+
+TEST(ClusterMip, OneRegionUnlessMoreAreAllowed) {
+  MipConstraints c;
+  c.min_steps_per_s = 36000.0 / 3900.0;  // 65 min
+  ClusterMip one(two_regions(), 0.10, 1e9, 4, false, 1);
+  const auto best = one.cheapest(c);
+  ASSERT_TRUE(best);
+  // Region 0's best (2 K80 + 2 dear V100, $2.90 per 10 steps/s) loses to region 1's 4 V100.
+  EXPECT_EQ(best->counts, (std::vector<int>{0, 4, 0}));
+  ClusterMip two(two_regions(), 0.10, 1e9, 4, false, 2);
+  const auto spread = two.cheapest(c);
+  ASSERT_TRUE(spread);
+  EXPECT_EQ(spread->counts, (std::vector<int>{2, 2, 0}));
+  ClusterMip any(two_regions(), 0.10, 1e9, 4, false, 0);
+  EXPECT_EQ(any.cheapest(c)->counts, (std::vector<int>{2, 2, 0}));
+}
+
+TEST(ClusterMip, OneKindIsBoughtInOneRegionAtMost) {
+  MipConstraints c;
+  c.min_steps_per_s = 21.0;  // more than 4 V100 and 4 K80
+  ClusterMip mip(two_regions(), 0.10, 1e9, 8, false, 0);
+  EXPECT_FALSE(mip.cheapest(c));
+  std::vector<MipOption> kindless = two_regions();
+  for (auto& o : kindless) o.kind = -1;
+  ClusterMip free(kindless, 0.10, 1e9, 8, false, 0);
+  const auto both = free.cheapest(c);
+  ASSERT_TRUE(both);
+  EXPECT_GT(both->counts[1] * both->counts[2], 0);
+}
+
 TEST(ClusterMip, FastestWithinABudget) {
   ClusterMip mip(options(), 0.10, 1e9, 4, false);
   MipConstraints c;

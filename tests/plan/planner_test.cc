@@ -268,9 +268,10 @@ TEST(Planner, EvaluateReportsTheStatisticsSimulateReports) {
   mc.seed = o.seed;
 
   Configuration spot = with_support_server({{hand_catalog().find("v100"), cloud::Market::spot, 1}},
-                                           planner.support_server());
-  Configuration on_demand = with_support_server(
-      {{hand_catalog().find("k80"), cloud::Market::on_demand, 2}}, planner.support_server());
+                                           planner.support_servers().at("r1"));
+  Configuration on_demand =
+      with_support_server({{hand_catalog().find("k80"), cloud::Market::on_demand, 2}},
+                          planner.support_servers().at("r1"));
   for (const Configuration* c : {&spot, &on_demand}) {
     const Evaluation e = planner.evaluate(*c, "evaluate");
     const sim::MonteCarloSummary s =

@@ -44,6 +44,7 @@ struct PlanFlags {
   bool budget_given = false;            // --budget was written
   std::string catalog = "gce-2019";     // a built-in catalog or a CSV
   std::string zones;                    // comma-separated zones or regions
+  int regions = 1;                      // regions one cluster may span; 0 = any
   int max_servers = 16;                 // workers at most
   std::string arch = "allreduce";       // allreduce or ps
   double confidence = 0.95;             // quantile of time that must meet the deadline
@@ -91,6 +92,7 @@ double json_number(double value) { return std::isfinite(value) ? value : -1.0; }
 nlohmann::json group_json(const sim::ServerGroup& g) {
   return {{"type", g.type.name},
           {"gpu", g.type.gpu},
+          {"region", g.type.region},
           {"zone", g.type.zone},
           {"market", std::string(cloud::to_string(g.market))},
           {"count", g.count}};
@@ -149,13 +151,19 @@ nlohmann::json evaluation_json(const plan::Evaluation& e) {
   for (const auto& g : e.configuration.workers) workers.push_back(group_json(g));
   nlohmann::json servers = nlohmann::json::array();
   for (const auto& g : e.configuration.parameter_servers) {
-    servers.push_back({{"type", g.type.name}, {"zone", g.type.zone}, {"count", g.count}});
+    servers.push_back({{"type", g.type.name},
+                       {"region", g.type.region},
+                       {"zone", g.type.zone},
+                       {"gpus", g.type.gpus},
+                       {"usd_per_h", g.type.on_demand_usd_per_h},
+                       {"count", g.count}});
   }
   check_figures(e);
   return {{"label", e.label},
           {"configuration", e.configuration.text()},
           {"workers", workers},
           {"support_servers", servers},
+          {"regions", e.configuration.worker_regions()},
           {"usd_per_h", e.configuration.usd_per_h()},
           {"steps_per_s", e.steps_per_s},
           {"bottleneck", e.bottleneck},
@@ -362,6 +370,7 @@ void run_plan(const PlanFlags& flags) {
                      "\" names no zone; accepted: comma-separated zones or regions, e.g. "
                      "us-west1-b,europe-west4");
   }
+  options.max_regions = flags.regions;
   options.max_servers = flags.max_servers;
   options.top_k = flags.top_k;
   options.confidence = flags.confidence;
@@ -550,6 +559,10 @@ void add_plan_command(CLI::App& app) {
   cmd->add_option("--catalog", flags->catalog, "a built-in catalog name or a catalog CSV")
       ->capture_default_str();
   cmd->add_option("--zones", flags->zones, "comma-separated zones or regions (default: all)");
+  cmd->add_option("--regions", flags->regions,
+                  "regions one cluster may span; links between them slow the all-reduce (0: any)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 64).description("").name("0..64"));
   cmd->add_option("--max-servers", flags->max_servers, "workers at most (1..64)")
       ->capture_default_str()
       ->check(CLI::Range(1, 64).description("").name("1..64"));

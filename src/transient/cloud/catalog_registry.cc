@@ -1,6 +1,7 @@
 #include "transient/cloud/catalog_registry.h"
 
 #include <filesystem>
+#include <regex>
 #include <system_error>
 
 #include "transient/core/error.h"
@@ -236,6 +237,20 @@ std::string builtin_names() {
 }
 
 }  // namespace
+
+std::optional<InstanceType> default_cpu_server(const std::string& region) {
+  static const std::regex kAwsRegion("[a-z]{2}(-[a-z]+)+-[0-9]+");
+  static const std::regex kGceRegion("[a-z]+-[a-z]+[0-9]+");
+  if (std::regex_match(region, kGceRegion)) {
+    // The parameter-server VM of gce_2019(), the paper's Table II.
+    return make("n1-standard-4", "", 0, 0.0, 4, 15, 8, 0.143, 0.0, region.c_str(), "");
+  }
+  if (std::regex_match(region, kAwsRegion)) {
+    // DeepVM's data.json row (as in aws_deepvm()); AWS's "up to 10 Gbit/s".
+    return make("c5.xlarge", "", 0, 0.0, 4, 8, 10, 0.17, 0.0, region.c_str(), "");
+  }
+  return std::nullopt;
+}
 
 const std::vector<CatalogInfo>& builtin_catalogs() {
   static const std::vector<CatalogInfo> kInfos = [] {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "CbcModel.hpp"
 #include "CoinPackedMatrix.hpp"
@@ -12,12 +13,13 @@
 namespace transient::plan {
 
 ClusterMip::ClusterMip(std::vector<MipOption> options, double fixed_usd_per_h,
-                       double cap_steps_per_s, int max_servers, bool homogeneous)
+                       double cap_steps_per_s, int max_servers, bool homogeneous, int max_regions)
     : options_(std::move(options)),
       fixed_usd_per_h_(fixed_usd_per_h),
       cap_steps_per_s_(cap_steps_per_s),
       max_servers_(max_servers),
       homogeneous_(homogeneous),
+      max_regions_(max_regions),
       max_count_(options_.empty() ? 0 : static_cast<int>(options_[0].steps_per_s.size())) {
   TRANSIENT_CHECK(max_servers_ >= 1);
   for (const auto& o : options_) {
@@ -47,9 +49,18 @@ std::optional<MipChoice> ClusterMip::solve(const MipConstraints& constraints, bo
   const int t = y_columns;  // the speed column
   const double inf = OsiClpInfinity;
   auto y = [&](int o, int n) { return o * max_count_ + (n - 1); };
+  // z[r] after t, only when the regions are limited below their number.
+  std::map<int, int> region_column;
+  for (const auto& o : options_) region_column.emplace(o.region, 0);
+  const bool limit_regions =
+      max_regions_ > 0 && max_regions_ < static_cast<int>(region_column.size());
+  int columns = y_columns + 1;
+  if (limit_regions) {
+    for (auto& [region, column] : region_column) column = columns++;
+  }
 
-  std::vector<double> column_lower(y_columns + 1, 0.0), column_upper(y_columns + 1, 1.0);
-  std::vector<double> objective(y_columns + 1, 0.0);
+  std::vector<double> column_lower(columns, 0.0), column_upper(columns, 1.0);
+  std::vector<double> objective(columns, 0.0);
   column_lower[t] = constraints.min_steps_per_s;
   column_upper[t] = std::isfinite(cap_steps_per_s_) ? cap_steps_per_s_ : inf;
   for (int o = 0; o < options; ++o) {
@@ -79,6 +90,23 @@ std::optional<MipChoice> ClusterMip::solve(const MipConstraints& constraints, bo
     add_row(one_count, -inf, 1.0);
   }
   add_row(servers, -inf, max_servers_);
+  std::map<int, CoinPackedVector> kinds;
+  for (int o = 0; o < options; ++o) {
+    if (options_[o].kind < 0) continue;
+    for (int n = 1; n <= max_count_; ++n) kinds[options_[o].kind].insert(y(o, n), 1.0);
+  }
+  for (const auto& [kind, row] : kinds) add_row(row, -inf, 1.0);
+  if (limit_regions) {
+    for (int o = 0; o < options; ++o) {
+      CoinPackedVector in_region;  // sum over n of y[o][n] <= z[r(o)]
+      for (int n = 1; n <= max_count_; ++n) in_region.insert(y(o, n), 1.0);
+      in_region.insert(region_column.at(options_[o].region), -1.0);
+      add_row(in_region, -inf, 0.0);
+    }
+    CoinPackedVector regions;
+    for (const auto& [region, column] : region_column) regions.insert(column, 1.0);
+    add_row(regions, -inf, max_regions_);
+  }
   add_row(selected, 1.0, homogeneous_ ? 1.0 : inf);
   speed.insert(t, 1.0);
   add_row(speed, -inf, 0.0);  // t <= sum of the selected speeds
@@ -104,7 +132,9 @@ std::optional<MipChoice> ClusterMip::solve(const MipConstraints& constraints, bo
   solver.messageHandler()->setLogLevel(0);
   solver.loadProblem(rows, column_lower.data(), column_upper.data(), objective.data(),
                      row_lower.data(), row_upper.data());
-  for (int c = 0; c < y_columns; ++c) solver.setInteger(c);
+  for (int c = 0; c < columns; ++c) {
+    if (c != t) solver.setInteger(c);
+  }
   CbcModel model(solver);
   model.setLogLevel(0);
   model.messageHandler()->setLogLevel(0);

@@ -1,16 +1,20 @@
 #include "transient/plan/configuration.h"
 
 #include <algorithm>
+#include <set>
 #include <tuple>
 
 #include <fmt/format.h>
+
+#include "transient/core/error.h"
 
 namespace transient::plan {
 namespace {
 
 std::string group_text(const sim::ServerGroup& g) {
   std::string out = fmt::format("{} x {} {}", g.count, g.type.name, cloud::to_string(g.market));
-  if (!g.type.zone.empty()) out += " (" + g.type.zone + ")";
+  const std::string& where = g.type.zone.empty() ? g.type.region : g.type.zone;
+  if (!where.empty()) out += " (" + where + ")";
   return out;
 }
 
@@ -55,9 +59,12 @@ perf::ClusterShape Configuration::shape(perf::Architecture architecture) const {
   for (const auto& g : parameter_servers) servers += g.count;
   shape.parameter_servers = std::max(1, servers);
   for (const auto& g : workers) {
+    // One type in one zone is one group whatever its market; zones apart are not (the links).
     auto same =
-        std::find_if(shape.workers.begin(), shape.workers.end(),
-                     [&](const perf::WorkerGroup& w) { return w.type.name == g.type.name; });
+        std::find_if(shape.workers.begin(), shape.workers.end(), [&](const perf::WorkerGroup& w) {
+          return w.type.name == g.type.name && w.type.zone == g.type.zone &&
+                 w.type.region == g.type.region;
+        });
     if (same != shape.workers.end()) {
       same->count += g.count;
     } else {
@@ -78,6 +85,24 @@ Configuration with_support_server(std::vector<sim::ServerGroup> workers,
   c.workers = std::move(workers);
   c.parameter_servers.push_back({support, cloud::Market::on_demand, 1});
   return c;
+}
+
+int Configuration::worker_regions() const {
+  std::set<std::string> regions;
+  for (const auto& g : workers) regions.insert(g.type.region);
+  return static_cast<int>(regions.size());
+}
+
+Configuration with_support_server(std::vector<sim::ServerGroup> workers,
+                                  const SupportServers& support) {
+  TRANSIENT_CHECK(!workers.empty());
+  const sim::ServerGroup* largest = &workers.front();
+  for (const auto& g : workers) {
+    if (g.count > largest->count) largest = &g;
+  }
+  const auto found = support.find(largest->type.region);
+  TRANSIENT_CHECK(found != support.end());
+  return with_support_server(std::move(workers), found->second);
 }
 
 void append_new(std::vector<Configuration>& list, const Configuration& c) {

@@ -2,6 +2,7 @@
 // servers that hold the parameters or coordinate the job. Plain value type.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -23,11 +24,21 @@ struct Configuration {
   perf::ClusterShape shape(perf::Architecture architecture) const;
   // Same servers in the same markets and zones.
   bool same_as(const Configuration& other) const;
+  // The regions of the workers (InstanceType::region, an empty one counted as a region).
+  int worker_regions() const;
 };
 
 // `workers` and one on-demand `support` server (the parameter server or the coordinator).
 Configuration with_support_server(std::vector<sim::ServerGroup> workers,
                                   const cloud::InstanceType& support);
+
+// The support server of each region (support_server.h), by InstanceType::region.
+using SupportServers = std::map<std::string, cloud::InstanceType>;
+
+// `workers` and the support server of the region of their largest group (the first of equals).
+// REQUIRES: `workers` not empty, `support` has that region.
+Configuration with_support_server(std::vector<sim::ServerGroup> workers,
+                                  const SupportServers& support);
 
 // `list` with `c` appended unless it holds the same configuration already (same_as).
 void append_new(std::vector<Configuration>& list, const Configuration& c);

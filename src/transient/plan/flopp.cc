@@ -6,15 +6,12 @@
 #include "transient/core/error.h"
 
 namespace transient::plan {
-namespace {
 
 bool in_zones(const cloud::InstanceType& type, const std::vector<std::string>& zones) {
   if (zones.empty()) return true;
   return std::find(zones.begin(), zones.end(), type.zone) != zones.end() ||
          std::find(zones.begin(), zones.end(), type.region) != zones.end();
 }
-
-}  // namespace
 
 std::vector<FloppEntry> rank_by_flopp(const cloud::Catalog& catalog,
                                       const std::vector<std::string>& zones) {

@@ -18,6 +18,9 @@ struct FloppEntry {
   double pflop_per_usd = 0.0;                  // FLOPP: PFLOP of GPU work per dollar
 };
 
+// Whether `type` is in one of `zones` (zone or region names; empty = every zone).
+bool in_zones(const cloud::InstanceType& type, const std::vector<std::string>& zones);
+
 // Every GPU type of `catalog` sold in a zone of `zones` (empty = every zone), in both markets
 // where it is sold, best FLOPP first (ties: cheaper first, then by name). Throws InputError for a
 // GPU type without TFLOPS, or a `zones` list that matches nothing (listing the catalog's zones).

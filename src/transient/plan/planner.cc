@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <set>
 
 #include <fmt/format.h>
 
@@ -10,6 +9,7 @@
 #include "transient/core/error.h"
 #include "transient/plan/cluster_mip.h"
 #include "transient/plan/internal/candidate_search.h"
+#include "transient/plan/support_server.h"
 #include "transient/sim/monte_carlo.h"
 #include "transient/sim/recovery_model.h"
 
@@ -89,34 +89,8 @@ Planner::Planner(cloud::Catalog catalog, std::shared_ptr<const perf::ThroughputM
   if (options_.runs < 0) throw InputError("--runs: accepted: 0 or more");
   if (options_.threads < 1) options_.threads = 1;
 
-  // The support server: cheapest on-demand CPU-only type in the zones, else cheapest on-demand.
-  const cloud::InstanceType* best = nullptr;
-  for (bool cpu_only : {true, false}) {
-    for (const auto& type : catalog_.types()) {
-      if (cpu_only && type.gpus > 0) continue;
-      if (!type.has_market(cloud::Market::on_demand)) continue;
-      const bool in_zone = options_.zones.empty() ||
-                           std::find(options_.zones.begin(), options_.zones.end(), type.zone) !=
-                               options_.zones.end() ||
-                           std::find(options_.zones.begin(), options_.zones.end(), type.region) !=
-                               options_.zones.end();
-      if (!in_zone && !options_.zones.empty()) continue;
-      if (best == nullptr || type.on_demand_usd_per_h < best->on_demand_usd_per_h) best = &type;
-    }
-    if (best != nullptr) break;
-  }
-  if (best == nullptr) {
-    std::set<std::string> zones;
-    for (const auto& type : catalog_.types())
-      zones.insert(type.zone.empty() ? type.region : type.zone);
-    std::string list;
-    for (const auto& z : zones) list += (list.empty() ? "" : ", ") + z;
-    throw InputError("catalog " + catalog_.name() +
-                     " has no on-demand server in the zones asked for, to hold the parameters or "
-                     "coordinate the job; the catalog's zones: " +
-                     list);
-  }
-  support_ = *best;
+  if (options_.max_regions < 0) throw InputError("--regions: accepted: 1 or more, or 0 for any");
+  support_ = plan::support_servers(catalog_, options_.zones);
   // The pause before the first step (forming the group, or starting TensorFlow): the simulator
   // charges it at the start, so the prediction does too.
   start_pause_s_ =
@@ -152,7 +126,7 @@ RunPolicy Planner::policy_for(const Evaluation& e) const {
   RunPolicy policy;
   policy.recovery = recovery_name();
   policy.checkpoint_interval_s = kCheckpointIntervalS;
-  policy.support_server = support_.name;
+  if (!c.parameter_servers.empty()) policy.support_server = c.parameter_servers[0].type.name;
   policy.parameter_server = options_.architecture != perf::Architecture::allreduce;
   policy.deadline = request_.has_deadline();
   policy.worker_groups = static_cast<int>(c.workers.size());

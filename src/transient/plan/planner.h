@@ -54,6 +54,7 @@ struct PlanOptions {
 
   // The search.
   std::vector<std::string> zones;  // zones or regions to rent in; empty = all
+  int max_regions = 1;             // regions one cluster may span; 0 = any number
   int max_servers = 16;            // workers at most
   int top_k = 5;                   // candidates kept from the programme
   int pareto_points = 16;          // speed floors swept (Pareto front, candidates)
@@ -111,7 +112,8 @@ struct PlanResult {
 class Planner {
  public:
   // Throws InputError for a bad request: no total steps, a deadline <= 0, a budget <= 0,
-  // max_servers < 1, a confidence outside (0, 1), a catalog without an on-demand server.
+  // max_servers < 1, max_regions < 0, a confidence outside (0, 1), a region without a support
+  // server (support_server.h).
   Planner(cloud::Catalog catalog, std::shared_ptr<const perf::ThroughputModel> throughput,
           PlanOptions options);
 
@@ -125,9 +127,10 @@ class Planner {
   // model of its largest spot group, the start-up delays, the architecture's recovery model,
   // 10-minute checkpoints and the replacement policy of the options.
   sim::Scenario scenario_for(const Configuration& configuration, const std::string& label) const;
-  // The on-demand server that holds the parameters (async-ps) or the coordinator (allreduce):
-  // the catalog's cheapest on-demand CPU-only type in the zones, else its cheapest on-demand type.
-  const cloud::InstanceType& support_server() const { return support_; }
+  // The on-demand CPU server that holds the parameters (async-ps) or the coordinator (allreduce)
+  // of each region with GPU servers in the zones (support_server.h); a plan's is that of the
+  // region of its largest worker group.
+  const SupportServers& support_servers() const { return support_; }
 
  private:
   // Evaluation: the throughput model's prediction, the Monte Carlo figures, the verdict.
@@ -158,7 +161,7 @@ class Planner {
   std::shared_ptr<const perf::ThroughputModel> throughput_;
   PlanOptions options_;
   Request request_;  // options_.request()
-  cloud::InstanceType support_;
+  SupportServers support_;
   double start_pause_s_ = 0.0;  // the recovery model's pause before the first step
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
 
 #include "transient/core/bounds.h"
 #include "transient/core/error.h"
@@ -18,6 +19,28 @@ double link_bytes_per_s(const cloud::InstanceType& type, const CommunicationPara
                      " has no network bandwidth; the model needs network_gbps > 0");
   }
   return type.network_gbps * kBytesPerGbit * comm.network_efficiency;
+}
+
+// Where the workers are, from the widest spread: one zone (or no location given), several zones
+// of one region, several regions. A location left empty matches any.
+enum class Spread { one_zone, zones, regions };
+
+Spread spread_of(const ClusterShape& cluster) {
+  std::string region, zone;
+  Spread spread = Spread::one_zone;
+  for (const auto& group : cluster.workers) {
+    if (group.count == 0) continue;
+    const auto& type = group.type;
+    if (!type.region.empty()) {
+      if (region.empty()) region = type.region;
+      if (type.region != region) return Spread::regions;
+    }
+    if (!type.zone.empty()) {
+      if (zone.empty()) zone = type.zone;
+      if (type.zone != zone) spread = Spread::zones;
+    }
+  }
+  return spread;
 }
 
 double read(const nlohmann::json& json, const char* key, double fallback, const Bound& bound,
@@ -45,6 +68,12 @@ CommunicationParams CommunicationParams::builtin() {
   p.ps_network_gbps = 6.364736349;
   p.contention_sharpness = 4.0;
   p.allreduce_hop_latency_s = 5e-05;
+  // Not fitted on CM-DARE (one zone): the links of the trainer's multi-host benchmark
+  // (docs/models.md, "Links between zones and regions").
+  p.cross_zone_gbps = 10.0;
+  p.cross_zone_hop_latency_s = 2.5e-4;
+  p.cross_region_gbps = 1.0;
+  p.cross_region_hop_latency_s = 0.015;
   return p;
 }
 
@@ -54,7 +83,11 @@ nlohmann::json CommunicationParams::to_json() const {
           {"ps_per_tensor_s", ps_per_tensor_s},
           {"ps_network_gbps", ps_network_gbps},
           {"contention_sharpness", contention_sharpness},
-          {"allreduce_hop_latency_s", allreduce_hop_latency_s}};
+          {"allreduce_hop_latency_s", allreduce_hop_latency_s},
+          {"cross_zone_gbps", cross_zone_gbps},
+          {"cross_zone_hop_latency_s", cross_zone_hop_latency_s},
+          {"cross_region_gbps", cross_region_gbps},
+          {"cross_region_hop_latency_s", cross_region_hop_latency_s}};
 }
 
 CommunicationParams CommunicationParams::from_json(const nlohmann::json& json,
@@ -76,6 +109,14 @@ CommunicationParams CommunicationParams::from_json(const nlohmann::json& json,
                                           Bound{1.0, 1e3, ""}, where);
   p.allreduce_hop_latency_s =
       internal::read(json, "allreduce_hop_latency_s", p.allreduce_hop_latency_s, kMessageS, where);
+  constexpr Bound kLinkGbps{1e-6, bounds::kBandwidthGbps.hi, "Gbit/s"};
+  p.cross_zone_gbps = internal::read(json, "cross_zone_gbps", p.cross_zone_gbps, kLinkGbps, where);
+  p.cross_zone_hop_latency_s = internal::read(json, "cross_zone_hop_latency_s",
+                                              p.cross_zone_hop_latency_s, kMessageS, where);
+  p.cross_region_gbps =
+      internal::read(json, "cross_region_gbps", p.cross_region_gbps, kLinkGbps, where);
+  p.cross_region_hop_latency_s = internal::read(json, "cross_region_hop_latency_s",
+                                                p.cross_region_hop_latency_s, kMessageS, where);
   return p;
 }
 
@@ -134,8 +175,23 @@ Prediction compose_cluster(const ClusterShape& cluster, const Workload& workload
       speed += group.count / times[i].compute_s;
       if (n > 1) slowest_link = std::min(slowest_link, link_bytes_per_s(group.type, comm));
     }
+    // Every hop of the ring waits for the slowest one, so a ring that leaves its zone or region
+    // pays that link's latency and bandwidth on all 2(n-1) of them.
+    double hop_latency_s = comm.allreduce_hop_latency_s;
+    switch (spread_of(cluster)) {
+      case Spread::one_zone:
+        break;
+      case Spread::zones:
+        hop_latency_s = std::max(hop_latency_s, comm.cross_zone_hop_latency_s);
+        slowest_link = std::min(slowest_link, comm.cross_zone_gbps * kBytesPerGbit);
+        break;
+      case Spread::regions:
+        hop_latency_s = std::max(hop_latency_s, comm.cross_region_hop_latency_s);
+        slowest_link = std::min(slowest_link, comm.cross_region_gbps * kBytesPerGbit);
+        break;
+    }
     const double compute = n / speed;
-    const double allreduce = n > 1 ? 2.0 * (n - 1) * comm.allreduce_hop_latency_s +
+    const double allreduce = n > 1 ? 2.0 * (n - 1) * hop_latency_s +
                                          2.0 * (n - 1) / n * workload.gradient_bytes / slowest_link
                                    : 0.0;
     out.step_time_s = compute + allreduce;

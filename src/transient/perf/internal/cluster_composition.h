@@ -12,7 +12,10 @@
 // Synchronous ring all-reduce (our trainer): the global batch (workers x batch_per_worker) is
 // split in proportion to speed, so compute takes n / sum(1 / compute_i); the all-reduce takes
 // 2(n-1) x hop_latency_s + 2(n-1)/n x bytes / slowest link; a step is their sum and counts as n
-// global steps (every worker's batch is one step, as the research counts them).
+// global steps (every worker's batch is one step, as the research counts them). Workers in
+// several zones of a region, or in several regions (their types' zone and region), put the link
+// between them in the ring: the hop latency is the larger of the two and the slowest link is at
+// most that link's bandwidth (CommunicationParams::cross_zone_*, cross_region_*).
 #pragma once
 
 #include <vector>

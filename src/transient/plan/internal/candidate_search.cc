@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 
 namespace transient::plan::internal {
@@ -15,25 +16,32 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // The price that keeps an offer out of a programme (an offer of the other market).
 constexpr double kUnavailableUsdPerH = 1e9;
 
+// The same servers in a dearer zone of the region are never better in the deterministic model;
+// another region may be (its price), so each region keeps its own offer.
 std::vector<Offer> offers_of(const std::vector<FloppEntry>& flopp) {
   std::vector<Offer> offers;
-  std::set<std::pair<std::string, cloud::Market>> seen;
+  std::set<std::tuple<std::string, cloud::Market, std::string>> seen;
   for (const auto& f : flopp) {
-    if (seen.insert({f.type.name, f.market}).second)
+    if (seen.insert({f.type.name, f.market, f.type.region}).second)
       offers.push_back({f.type, f.market, f.usd_per_h});
   }
   return offers;
 }
 
-// The programmes' view of the offers: the speed of n = 1..max_servers servers of each.
+// The programmes' view of the offers: the speed of n = 1..max_servers servers of each, its
+// region, and its type as its kind (one type is bought in one region at most: two groups of one
+// type in two regions would let the additive speed dodge that type's scaling).
 std::vector<MipOption> mip_options_of(const std::vector<Offer>& offers,
                                       const perf::ThroughputModel& throughput,
-                                      const PlanOptions& options,
-                                      const cloud::InstanceType& support) {
+                                      const PlanOptions& options, const SupportServers& support) {
+  std::map<std::string, int> regions, kinds;
   std::vector<MipOption> out;
   for (const auto& offer : offers) {
     MipOption option;
     option.usd_per_h = offer.usd_per_h;
+    option.region =
+        regions.emplace(offer.type.region, static_cast<int>(regions.size())).first->second;
+    option.kind = kinds.emplace(offer.type.name, static_cast<int>(kinds.size())).first->second;
     for (int n = 1; n <= options.max_servers; ++n) {
       const Configuration c = with_support_server({{offer.type, offer.market, n}}, support);
       option.steps_per_s.push_back(throughput.predict(c.shape(options.architecture)).steps_per_s);
@@ -43,19 +51,34 @@ std::vector<MipOption> mip_options_of(const std::vector<Offer>& offers,
   return out;
 }
 
-// The mixed programme buys each type in one market: spot where it is sold (the risk is the
-// simulation's business), else on demand; the on-demand programme only on-demand offers. One
-// type in two markets as two options would let the additive speed dodge that type's scaling.
+// The fixed price the programmes see: the cheapest support server (the plans are judged with
+// their own region's, a few cents apart at most).
+double fixed_usd_per_h(const SupportServers& support) {
+  double cheapest = kInf;
+  for (const auto& [region, type] : support) {
+    cheapest = std::min(cheapest, type.on_demand_usd_per_h);
+  }
+  return cheapest;
+}
+
+// The mixed programme buys each type in one market: spot where it is sold in the region (the
+// risk is the simulation's business), else on demand; the on-demand programme only on-demand
+// offers. One type in two markets as two options would let the additive speed dodge that type's
+// scaling.
 std::vector<MipOption> restricted(const std::vector<MipOption>& all,
                                   const std::vector<Offer>& offers, bool on_demand_only) {
-  std::set<std::string> spot_types;
+  std::set<std::pair<std::string, std::string>> spot_types;
   for (const auto& offer : offers) {
-    if (offer.market == cloud::Market::spot) spot_types.insert(offer.type.name);
+    if (offer.market == cloud::Market::spot)
+      spot_types.insert({offer.type.name, offer.type.region});
   }
   std::vector<MipOption> out = all;
   for (std::size_t o = 0; o < offers.size(); ++o) {
     const bool spot = offers[o].market == cloud::Market::spot;
-    const bool keep = on_demand_only ? !spot : spot || spot_types.count(offers[o].type.name) == 0;
+    const bool keep =
+        on_demand_only
+            ? !spot
+            : spot || spot_types.count({offers[o].type.name, offers[o].type.region}) == 0;
     if (keep) continue;
     std::fill(out[o].steps_per_s.begin(), out[o].steps_per_s.end(), 0.0);
     out[o].usd_per_h = kUnavailableUsdPerH;
@@ -83,7 +106,7 @@ double speed_cap(const std::vector<MipOption>& all, perf::Architecture architect
 class Search {
  public:
   Search(const std::vector<FloppEntry>& flopp, const perf::ThroughputModel& throughput,
-         const PlanOptions& options, const Request& request, const cloud::InstanceType& support)
+         const PlanOptions& options, const Request& request, const SupportServers& support)
       : offers_(offers_of(flopp)),
         options_(options),
         request_(request),
@@ -91,11 +114,11 @@ class Search {
         all_options_(mip_options_of(offers_, throughput, options, support)),
         market_options_(restricted(all_options_, offers_, false)),
         cap_steps_per_s_(speed_cap(all_options_, options.architecture)),
-        mixed_(market_options_, support.on_demand_usd_per_h, cap_steps_per_s_, options.max_servers,
-               !options.heterogeneous),
-        homogeneous_(market_options_, support.on_demand_usd_per_h, cap_steps_per_s_,
+        mixed_(market_options_, fixed_usd_per_h(support), cap_steps_per_s_, options.max_servers,
+               !options.heterogeneous, options.max_regions),
+        homogeneous_(market_options_, fixed_usd_per_h(support), cap_steps_per_s_,
                      options.max_servers, true),
-        on_demand_(restricted(all_options_, offers_, true), support.on_demand_usd_per_h,
+        on_demand_(restricted(all_options_, offers_, true), fixed_usd_per_h(support),
                    cap_steps_per_s_, options.max_servers, true) {}
 
   Candidates run(const MipConstraints& constraints) {
@@ -170,7 +193,7 @@ class Search {
   std::vector<Offer> offers_;
   const PlanOptions& options_;
   const Request& request_;
-  const cloud::InstanceType& support_;
+  const SupportServers& support_;
   std::vector<MipOption> all_options_;     // every offer's speeds
   std::vector<MipOption> market_options_;  // each type in one market (restricted())
   double cap_steps_per_s_;
@@ -183,7 +206,7 @@ class Search {
 
 Candidates enumerate_candidates(const std::vector<FloppEntry>& flopp,
                                 const perf::ThroughputModel& throughput, const PlanOptions& options,
-                                const Request& request, const cloud::InstanceType& support,
+                                const Request& request, const SupportServers& support,
                                 const MipConstraints& constraints) {
   return Search(flopp, throughput, options, request, support).run(constraints);
 }

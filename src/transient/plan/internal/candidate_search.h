@@ -16,7 +16,7 @@
 
 namespace transient::plan::internal {
 
-// One (type, market) the programmes may buy, in the cheapest zone that sells it.
+// One (type, market, region) the programmes may buy, in the region's cheapest zone that sells it.
 struct Offer {
   cloud::InstanceType type;
   cloud::Market market = cloud::Market::spot;
@@ -24,7 +24,7 @@ struct Offer {
 };
 
 struct Candidates {
-  std::vector<Offer> offers;  // each (type, market) once, best FLOPP first
+  std::vector<Offer> offers;  // each (type, market, region) once, best FLOPP first
   // The mixed programme's top-k under the request (cost per step under a deadline, else speed),
   // then the sweep of speed floors from the slowest server's to the fastest plan's, each at the
   // lowest price per hour (it catches plans whose start-up delay, which the programme's cost per
@@ -39,10 +39,11 @@ struct Candidates {
 };
 
 // `constraints`: the request's speed floor and price per step (no exclusions). Every
-// configuration has one on-demand `support` server.
+// configuration spans options.max_regions regions at most and has one on-demand support server,
+// that of the region of its largest group (`support` has every region of `flopp`).
 Candidates enumerate_candidates(const std::vector<FloppEntry>& flopp,
                                 const perf::ThroughputModel& throughput, const PlanOptions& options,
-                                const Request& request, const cloud::InstanceType& support,
+                                const Request& request, const SupportServers& support,
                                 const MipConstraints& constraints);
 
 }  // namespace transient::plan::internal
