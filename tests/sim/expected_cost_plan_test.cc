@@ -74,6 +74,9 @@ TEST(ExpectedCostPlan, DecidesWhatTheMarketIsWorth) {
   EXPECT_EQ(steady.decide(20, 0, ClusterMode::idle, true, 3), ClusterMode::on_demand);
   EXPECT_TRUE(steady.made_for(three_hours_by_six()));
   EXPECT_FALSE(steady.made_for(three_hours_by_six(7 * 3600)));
+  OfflineMarket moved = three_hours_by_six();
+  moved.spot_changeover_s += 60;  // moving the checkpoint to another region
+  EXPECT_TRUE(steady.made_for(moved));
 }
 
 // Availability in periods of random lengths, spot up about half the time.

@@ -169,9 +169,8 @@ ExpectedCostPlan::ExpectedCostPlan(const OfflineMarket& job, const AvailabilityP
 
 bool ExpectedCostPlan::made_for(const OfflineMarket& job) const {
   return job.tick_s == job_.tick_s && job.work_s == job_.work_s &&
-         job.deadline_s == job_.deadline_s && job.spot_changeover_s == job_.spot_changeover_s &&
-         job.on_demand_changeover_s == job_.on_demand_changeover_s &&
-         job.notice_s == job_.notice_s && job.spot_usd_per_s == job_.spot_usd_per_s &&
+         job.deadline_s == job_.deadline_s && job.notice_s == job_.notice_s &&
+         job.spot_usd_per_s == job_.spot_usd_per_s &&
          job.on_demand_usd_per_s == job_.on_demand_usd_per_s &&
          job.fixed_usd_per_s == job_.fixed_usd_per_s;
 }

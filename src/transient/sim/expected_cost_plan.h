@@ -28,8 +28,9 @@ class ExpectedCostPlan {
   // REQUIRES: job.tick_s == prior.tick_s(); changeovers and notice < tick_s; work_s > 0.
   ExpectedCostPlan(const OfflineMarket& job, const AvailabilityPrior& prior);
 
-  // Whether the plan was made for this job (same tick, work, deadline, changeovers, notice,
-  // prices).
+  // Whether the plan was made for this job (same tick, work, deadline, notice, prices). The
+  // changeovers may differ: a move to another region adds to the spot changeover of one
+  // decision, and planning again at every such decision would cost more than it is worth.
   bool made_for(const OfflineMarket& job) const;
 
   // The mode to run in the tick that starts at `tick`, with `progress_s` of work done, `running`
