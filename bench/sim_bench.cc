@@ -3,14 +3,18 @@
 //   sim_bench [Google Benchmark flags]   events per second and Monte Carlo runs per second for a
 //                                        24-hour job on 32 spot servers with trace-driven
 //                                        revocations
-//   sim_bench --policy-costs             each deadline policy's cost on every trace of
+//   sim_bench --policy-costs [TRACE...]  each deadline policy's cost on every trace of
 //                                        spot-traces/aws-availability-2022-10 as a ratio to
-//                                        `optimal`, beside on-demand-only
+//                                        `optimal`, beside on-demand-only; `market-aware` knows
+//                                        the trace without the run's own 36 h (its prior), and
+//                                        `market-aware (in-sample)` the whole trace, as
+//                                        `transient simulate` gives it
 //   sim_bench --multi-region             the same, the job free to move between the two zones
 //                                        of each server's traces, against the multi-region optimum
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -21,6 +25,7 @@
 #include "transient/market/availability_trace_model.h"
 #include "transient/market/registry.h"
 #include "transient/perf/table_throughput_model.h"
+#include "transient/sim/availability_prior.h"
 #include "transient/sim/market_policy.h"
 #include "transient/sim/monte_carlo.h"
 #include "transient/sim/multi_region.h"
@@ -138,6 +143,8 @@ sim::OfflineMarket flickering_day_and_a_half() {
 void policy_decision(benchmark::State& state, const std::string& policy_name) {
   auto policy = sim::create_market_policy(policy_name);
   const sim::OfflineMarket market = flickering_day_and_a_half();
+  // market-aware plans once with its prior (at its first decision, as in a run; kept after).
+  policy->know_market(std::make_shared<sim::AvailabilityPrior>(market.spot_ticks, market.tick_s));
   policy->begin_run(policy->needs_offline_market() ? &market : nullptr);
   std::vector<sim::DeadlineState> states;
   for (int i = 0; i < 216; ++i) {
@@ -178,16 +185,43 @@ void optimal_plan(benchmark::State& state) {
 }
 BENCHMARK(optimal_plan)->Unit(benchmark::kMillisecond);
 
+// The ticks of a trace on its own grid, from its start to its end.
+std::vector<std::uint8_t> trace_ticks(const market::AvailabilityTraceModel& trace) {
+  Rng rng(1);
+  auto timeline = trace.start_run(0.0, rng);
+  const int n = static_cast<int>(std::lround(trace.duration_s() / trace.gap_s()));
+  std::vector<std::uint8_t> ticks(n);
+  for (int i = 0; i < n; ++i) ticks[i] = timeline->available_at(i * trace.gap_s());
+  return ticks;
+}
+
+// What a policy may know of a market before a run from `offset_s` to `offset_s + span_s`: the
+// trace without that stretch (held out, so the run's own future is not in its prior).
+std::shared_ptr<const sim::AvailabilityPrior> held_out_prior(const std::vector<std::uint8_t>& ticks,
+                                                             double tick_s, double offset_s,
+                                                             double span_s) {
+  const auto from = static_cast<std::size_t>(std::lround(offset_s / tick_s));
+  const auto to = std::min(ticks.size(), from + static_cast<std::size_t>(span_s / tick_s) + 1);
+  std::vector<std::uint8_t> rest(ticks.begin(), ticks.begin() + from);
+  rest.insert(rest.end(), ticks.begin() + to, ticks.end());
+  return std::make_shared<sim::AvailabilityPrior>(rest, tick_s);
+}
+
 // --policy-costs: every deadline policy on every availability trace, from offsets every 12 h
 // (on the trace's 10-minute grid), one server, 24 h of work, a 36 h deadline.
-int policy_costs() {
+// `only`: these traces (all when empty).
+int policy_costs(std::vector<std::string> files) {
   const std::string dir =
       std::string(TRANSIENT_SHARED_DATA_DIR) + "/spot-traces/aws-availability-2022-10/";
-  const std::vector<std::string> files = {
-      "us-west-2a_k80_1", "us-west-2a_k80_8", "us-west-2a_v100_1", "us-west-2a_v100_8",
-      "us-west-2b_k80_1", "us-west-2b_k80_8", "us-west-2b_v100_1", "us-west-2b_v100_8"};
+  if (files.empty()) {
+    files = {"us-west-2a_k80_1", "us-west-2a_k80_8", "us-west-2a_v100_1", "us-west-2a_v100_8",
+             "us-west-2b_k80_1", "us-west-2b_k80_8", "us-west-2b_v100_1", "us-west-2b_v100_8"};
+  }
+  // "market-aware (in-sample)" is market-aware with the whole trace as its prior.
+  const std::string in_sample = "market-aware (in-sample)";
   const std::vector<std::string> policies = {"on-demand-only",   "spot-only",    "greedy",
-                                             "uniform-progress", "market-aware", "optimal"};
+                                             "uniform-progress", "market-aware", in_sample,
+                                             "optimal"};
   // AWS on-demand list prices; spot at 30% of them (the traces carry no prices).
   const std::map<std::string, std::pair<std::string, double>> servers = {
       {"k80_1", {"p2.xlarge", 0.90}},
@@ -197,8 +231,9 @@ int policy_costs() {
   constexpr double kWorkS = 24 * 3600.0;
   constexpr double kDeadlineS = 36 * 3600.0;
   constexpr double kOffsetStepS = 12 * 3600.0;
-  std::printf("%-20s %7s  %14s %14s %14s %14s %14s  %s\n", "trace", "offsets", "on-demand-only",
-              "spot-only", "greedy", "uniform-prog.", "market-aware", "optimal $ (mean)");
+  std::printf("%-20s %7s  %14s %14s %14s %14s %14s %14s  %s\n", "trace", "offsets",
+              "on-demand-only", "spot-only", "greedy", "uniform-prog.", "market-aware",
+              "m-a in-sample", "optimal $ (mean)");
   std::map<std::string, double> total_ratio;
   std::map<std::string, int> total_missed;
   int total_runs = 0;
@@ -213,6 +248,8 @@ int policy_costs() {
     type.spot_usd_per_h = 0.3 * on_demand_usd_per_h;
     auto probe = market::AvailabilityTraceModel::read(dir + file + ".json", 0.0, market::kNever);
     const double duration_s = probe->duration_s();
+    const std::vector<std::uint8_t> ticks = trace_ticks(*probe);
+    const auto whole_trace = std::make_shared<sim::AvailabilityPrior>(ticks, probe->gap_s());
     std::map<std::string, double> ratio;
     std::map<std::string, int> missed;
     double optimal_usd = 0.0;
@@ -233,7 +270,10 @@ int policy_costs() {
       s.decision_interval_s = 600;
       std::map<std::string, sim::RunResult> results;
       for (const auto& policy : policies) {
-        s.market_policy = policy;
+        s.market_policy = policy == in_sample ? "market-aware" : policy;
+        s.market_prior = policy == in_sample
+                             ? whole_trace
+                             : held_out_prior(ticks, probe->gap_s(), offset, kDeadlineS);
         results[policy] = sim::Simulator(s).run(1);
       }
       const double best = results["optimal"].cost_usd;
@@ -258,9 +298,10 @@ int policy_costs() {
       std::snprintf(text, sizeof text, "%.3f (%d miss)", ratio[policy] / runs, missed[policy]);
       return std::string(text);
     };
-    std::printf("%-20s %7d  %14s %14s %14s %14s %14s  %.2f\n", file.c_str(), runs,
+    std::printf("%-20s %7d  %14s %14s %14s %14s %14s %14s  %.2f\n", file.c_str(), runs,
                 cell("on-demand-only").c_str(), cell("spot-only").c_str(), cell("greedy").c_str(),
-                cell("uniform-progress").c_str(), cell("market-aware").c_str(), optimal_usd / runs);
+                cell("uniform-progress").c_str(), cell("market-aware").c_str(),
+                cell(in_sample).c_str(), optimal_usd / runs);
     for (const auto& policy : policies) {
       total_ratio[policy] += ratio[policy];
       total_missed[policy] += missed[policy];
@@ -269,7 +310,8 @@ int policy_costs() {
   }
   std::printf("%-20s %7d", "all traces", total_runs);
   for (const auto& policy :
-       {"on-demand-only", "spot-only", "greedy", "uniform-progress", "market-aware"}) {
+       {std::string("on-demand-only"), std::string("spot-only"), std::string("greedy"),
+        std::string("uniform-progress"), std::string("market-aware"), in_sample}) {
     char text[64];
     std::snprintf(text, sizeof text, "%.3f (%d miss)", total_ratio[policy] / total_runs,
                   total_missed[policy]);
@@ -308,6 +350,13 @@ int multi_region_costs() {
                                                             0.0, market::kNever));
       duration_s = std::min(duration_s, traces.back()->duration_s());
     }
+    // Spot somewhere: what the online policies see (run_multi_region), market-aware's prior.
+    std::vector<std::uint8_t> anywhere = trace_ticks(*traces[0]);
+    for (std::size_t z = 1; z < traces.size(); ++z) {
+      const std::vector<std::uint8_t> ticks = trace_ticks(*traces[z]);
+      anywhere.resize(std::min(anywhere.size(), ticks.size()));
+      for (std::size_t i = 0; i < anywhere.size(); ++i) anywhere[i] |= ticks[i];
+    }
     std::map<std::string, double> ratio;
     std::map<std::string, int> missed;
     double optimal_usd = 0.0;
@@ -341,6 +390,7 @@ int multi_region_costs() {
       moves += best.moves;
       for (const auto& name : policies) {
         auto policy = sim::create_market_policy(name);
+        policy->know_market(held_out_prior(anywhere, kTickS, offset, m.deadline_s));
         const sim::MultiRegionResult r = sim::run_multi_region(m, *policy);
         ratio[name] += r.cost_usd / best.cost_usd;
         missed[name] += r.missed_deadline;
@@ -375,7 +425,9 @@ int multi_region_costs() {
 
 int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--policy-costs") == 0) return policy_costs();
+    if (std::strcmp(argv[i], "--policy-costs") == 0) {
+      return policy_costs(std::vector<std::string>(argv + i + 1, argv + argc));
+    }
     if (std::strcmp(argv[i], "--multi-region") == 0) return multi_region_costs();
   }
   benchmark::Initialize(&argc, argv);

@@ -4,6 +4,8 @@
 #include <vector>
 
 #include "transient/core/error.h"
+#include "transient/sim/availability_prior.h"
+#include "transient/sim/expected_cost_plan.h"
 #include "transient/sim/market_policy.h"
 #include "transient/sim/optimal_schedule.h"
 
@@ -87,26 +89,91 @@ class UniformProgress : public MarketPolicy {
   bool final_on_demand_ = false;
 };
 
-// Spends the slack waiting for spot while it lasts, runs on demand only through outages once the
-// slack is low, and goes back to spot as soon as spot returns and the fallback stays open. What
-// it knows of the market it learns in the run: the lengths of the outages and spot periods seen
-// so far at its decisions, and how long the current one has lasted; from them it expects how much
-// longer an outage will last (none seen yet: as long again as it has lasted, Lindy's rule) and
-// keeps waiting only if that leaves a reserve: one return to spot, and part of the overheads of
-// the spot periods still to come (the work left over the mean period seen). It leaves on-demand
-// servers only when the spot period is expected to last long enough to repay both changeovers
-// at the two prices, and it keeps the safety net of the other deadline-safe policies.
+// With what is known of the market (an AvailabilityPrior: how long spot periods and outages
+// last, given how long they have lasted), it follows the plan of the cheapest expected schedule
+// that keeps the deadline in that model (expected_cost_plan.h): skip a spot period that is
+// likely to be too short to repay its changeover, wait through an outage that is likely to end
+// soon, run on demand through one that is not, and go back to spot when the spot period is
+// expected to repay the changeovers. The age of the current availability is what the policy has
+// seen at its decisions (unknown until it sees a change). Without a prior (or one on another
+// grid) it falls back to what it learns in the run: it spends the slack waiting for spot while
+// it lasts and runs on demand only through outages once the slack is low, expecting outages and
+// spot periods to last as those seen so far (none yet: as long again as they have lasted). Either
+// way it keeps the safety net of the other deadline-safe policies.
 class MarketAware : public MarketPolicy {
  public:
   std::string name() const override { return "market-aware"; }
   std::string describe() const override {
-    return "wait for spot while the slack lasts, on demand only through outages once it is low, "
-           "back to spot when the spot period learnt so far repays the changeovers";
+    return "plans on the market's availability model (how long spot periods and outages last "
+           "given their age): skips short spot periods, waits out short outages, deadline-safe";
   }
-  void begin_run(const OfflineMarket*) override { *this = MarketAware(); }
+  void know_market(std::shared_ptr<const AvailabilityPrior> prior) override {
+    prior_ = std::move(prior);
+    plan_.reset();
+  }
+  void begin_run(const OfflineMarket*) override {
+    seen_ = false;
+    available_ = false;
+    changed_s_ = 0.0;
+    up_runs_.clear();
+    down_runs_.clear();
+  }
   ClusterMode decide(const DeadlineState& s) override {
     observe(s);
     if (s.mode != ClusterMode::on_demand && spot_unsafe(s)) return safety_net(s);
+    if (const ExpectedCostPlan* plan = plan_for(s)) return planned(s, *plan);
+    return learnt(s);
+  }
+
+ private:
+  // The plan for this job, made at its first decision and kept for the next runs.
+  const ExpectedCostPlan* plan_for(const DeadlineState& s) {
+    if (!prior_ || prior_->tick_s() != s.decision_interval_s || !std::isfinite(s.deadline_s) ||
+        std::max({s.spot_changeover_s, s.on_demand_changeover_s, s.notice_s}) >=
+            s.decision_interval_s) {
+      return nullptr;
+    }
+    OfflineMarket job;
+    job.tick_s = s.decision_interval_s;
+    job.work_s = s.total_steps / s.steps_per_s;
+    job.deadline_s = s.deadline_s;
+    job.spot_changeover_s = s.spot_changeover_s;
+    job.on_demand_changeover_s = s.on_demand_changeover_s;
+    job.notice_s = s.notice_s;
+    job.spot_usd_per_s = s.spot_usd_per_s;
+    job.on_demand_usd_per_s = s.on_demand_usd_per_s;
+    if (!plan_ || !plan_->made_for(job)) plan_ = std::make_shared<ExpectedCostPlan>(job, *prior_);
+    return plan_.get();
+  }
+
+  ClusterMode planned(const DeadlineState& s, const ExpectedCostPlan& plan) const {
+    const int tick = static_cast<int>(std::floor(s.now_s / s.decision_interval_s + 1e-9));
+    const ClusterMode running = std::isfinite(s.training_from_s) ? s.mode : ClusterMode::idle;
+    const bool changes_seen = !up_runs_.empty() || !down_runs_.empty();
+    const int age =
+        changes_seen ? static_cast<int>(std::lround((s.now_s - changed_s_) / s.decision_interval_s))
+                     : AvailabilityPrior::kUnknownAge;
+    const ClusterMode mode =
+        plan.decide(tick, s.progress_steps / s.steps_per_s, running, s.spot_available, age);
+    if (mode == ClusterMode::on_demand) return mode;
+    if (mode == ClusterMode::spot) {
+      return s.mode != ClusterMode::on_demand || leaving_on_demand_is_safe(s)
+                 ? ClusterMode::spot
+                 : ClusterMode::on_demand;
+    }
+    // Waiting: no progress, maybe for a whole tick.
+    DeadlineState waiting = s;
+    waiting.mode = ClusterMode::idle;
+    waiting.training_from_s = INFINITY;
+    if (s.mode == ClusterMode::on_demand || s.mode == ClusterMode::spot) {
+      waiting.checkpoint_steps = s.progress_steps;  // leaving writes a checkpoint
+    }
+    if (!spot_unsafe(waiting)) return ClusterMode::idle;
+    if (s.mode == ClusterMode::spot && s.spot_available) return ClusterMode::spot;
+    return ClusterMode::on_demand;
+  }
+
+  ClusterMode learnt(const DeadlineState& s) const {
     const double slack_s = s.deadline_s - s.now_s - s.on_demand_changeover_s - remaining_work_s(s);
     const double age_s = s.now_s - changed_s_;
     if (s.spot_available) {
@@ -120,7 +187,6 @@ class MarketAware : public MarketPolicy {
                  : ClusterMode::on_demand;
     }
     if (s.mode == ClusterMode::on_demand) return ClusterMode::on_demand;
-    // Enough to go on demand at the next tick and come back to spot once.
     // Enough to go on demand at the next tick and come back to spot once, and to pay part of the
     // spot changeover and the notice's loss of each spot period still to come (the work left
     // over the mean spot period seen): slack spent waiting now cannot buy those later.
@@ -135,7 +201,6 @@ class MarketAware : public MarketPolicy {
                                                                     : ClusterMode::on_demand;
   }
 
- private:
   // Mean of (d - age) over the runs d seen longer than `age`; none: `age` again.
   static double expected_left_s(const std::vector<double>& runs, double age_s) {
     double sum = 0.0;
@@ -161,10 +226,13 @@ class MarketAware : public MarketPolicy {
     changed_s_ = s.now_s;
   }
 
-  // The share of each future spot period's overheads kept in reserve: 0.5 was the best of
-  // 0, 0.25, 0.5, 1 and 2 on the shared traces (docs/scenarios.md), a choice fitted to them.
+  // Without a prior: the share of each future spot period's overheads kept in reserve; 0.5 was
+  // the best of 0, 0.25, 0.5, 1 and 2 on the shared traces (docs/scenarios.md), a choice fitted
+  // to them.
   static constexpr double kReservedPerPeriod = 0.5;
 
+  std::shared_ptr<const AvailabilityPrior> prior_;
+  std::shared_ptr<const ExpectedCostPlan> plan_;  // for the job of the last decision
   bool seen_ = false;
   bool available_ = false;
   double changed_s_ = 0.0;

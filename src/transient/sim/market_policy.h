@@ -17,6 +17,8 @@
 
 namespace transient::sim {
 
+class AvailabilityPrior;
+
 enum class ClusterMode : std::uint8_t { idle, spot, on_demand };
 
 std::string_view to_string(ClusterMode mode);  // "idle", "spot", "on-demand"
@@ -86,6 +88,9 @@ class MarketPolicy {
   virtual std::string describe() const = 0;
   // Whether begin_run needs the OfflineMarket (computing it costs a pass over the trace).
   virtual bool needs_offline_market() const { return false; }
+  // What is known of the market before any run (the model the scenario was made with): policies
+  // that plan with it keep it, the others ignore it. Called before the first run, or never.
+  virtual void know_market(std::shared_ptr<const AvailabilityPrior> prior) { (void)prior; }
   // Called before each run; `market` is null unless needs_offline_market().
   virtual void begin_run(const OfflineMarket* market) { (void)market; }
   virtual ClusterMode decide(const DeadlineState& state) = 0;

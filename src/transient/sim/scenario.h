@@ -13,6 +13,7 @@
 #include "transient/market/revocation_model.h"
 #include "transient/market/startup_model.h"
 #include "transient/perf/throughput_model.h"
+#include "transient/sim/availability_prior.h"
 #include "transient/sim/recovery_model.h"
 
 namespace transient::sim {
@@ -72,6 +73,10 @@ struct Scenario {
   std::string replacement = "same";    // replacement policy (replacement_policy.h registry)
   std::string market_policy = "none";  // "none" or a deadline-aware policy (market_policy.h)
   double decision_interval_s = 600.0;  // seconds between market-policy decisions
+  // What the market policy knows of the market before a run (`market-aware` plans with it), on
+  // the decision grid. Null: 30 days of `market` sampled on the grid (the model it was made
+  // with); a benchmark gives one made without the run's own stretch of trace.
+  std::shared_ptr<const AvailabilityPrior> market_prior;
 };
 
 }  // namespace transient::sim

@@ -11,6 +11,8 @@ namespace transient::sim {
 namespace {
 
 constexpr double kS = 1.0 / 3600.0;  // hours per second
+// How much of the market model a market policy is shown before the runs (Scenario::market_prior).
+constexpr double kPriorSpanS = 30 * 86400.0;
 
 std::string fixed(double value, int digits) {
   std::ostringstream out;
@@ -93,6 +95,15 @@ Simulator::Simulator(Scenario scenario) : scenario_(std::move(scenario)) {
     if (!(full_cluster_steps_per_s_ > 0.0)) {
       throw InputError("the throughput model predicts no progress for the cluster");
     }
+    std::shared_ptr<const AvailabilityPrior> prior = scenario_.market_prior;
+    if (!prior) {
+      prior = scenario_.market ? std::make_shared<AvailabilityPrior>(AvailabilityPrior::sample(
+                                     *scenario_.market, scenario_.start_hour_of_day,
+                                     scenario_.decision_interval_s, kPriorSpanS))
+                               : std::make_shared<AvailabilityPrior>(std::vector<std::uint8_t>{1},
+                                                                     scenario_.decision_interval_s);
+    }
+    market_policy_->know_market(std::move(prior));
     if (market_policy_->needs_offline_market()) {
       const double spot =
           scenario_.startup.mean_s(cloud::Market::spot) + recovery_->restart_pause_s();

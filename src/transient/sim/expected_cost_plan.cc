@@ -1,0 +1,193 @@
+#include "transient/sim/expected_cost_plan.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "transient/core/error.h"
+
+namespace transient::sim {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+// Grid points planned over all ticks at most (a few tens of MB of decisions); the grid is made
+// coarser than a tenth of a tick for longer jobs.
+constexpr double kMostPoints = 300000.0;
+// States per grid point: (running, available) pairs, each with its ages.
+constexpr int kAges = AvailabilityPrior::kMaxAge + 2;  // unknown, then 0..kMaxAge
+constexpr int kPairs = 5;  // (none, no spot), (none, spot), (spot, spot), (on demand, either)
+constexpr int kStates = kPairs * kAges;
+
+int pair_index(ClusterMode running, bool available) {
+  switch (running) {
+    case ClusterMode::idle:
+      return available ? 1 : 0;
+    case ClusterMode::spot:
+      return available ? 2 : 0;  // spot servers without spot are revoked: none run
+    case ClusterMode::on_demand:
+      return available ? 4 : 3;
+  }
+  return 0;
+}
+
+int age_index(int age) { return age < 0 ? 0 : std::min(age, AvailabilityPrior::kMaxAge) + 1; }
+
+}  // namespace
+
+int ExpectedCostPlan::state_index(ClusterMode running, bool available, int age) const {
+  return pair_index(running, available) * kAges + age_index(age);
+}
+
+ExpectedCostPlan::ExpectedCostPlan(const OfflineMarket& job, const AvailabilityPrior& prior)
+    : job_(job) {
+  job_.spot_ticks.clear();
+  const double g = job.tick_s;
+  TRANSIENT_CHECK_GT(g, 0.0);
+  TRANSIENT_CHECK_EQ(g, prior.tick_s());
+  TRANSIENT_CHECK_LT(job.spot_changeover_s, g);
+  TRANSIENT_CHECK_LT(job.on_demand_changeover_s, g);
+  TRANSIENT_CHECK_LT(job.notice_s, g);
+  TRANSIENT_CHECK_GT(job.work_s, 0.0);
+  TRANSIENT_CHECK(std::isfinite(job.deadline_s));
+  const double work = job.work_s;
+  const double deadline = job.deadline_s;
+  ticks_ = std::max(0, static_cast<int>(std::ceil(deadline / g - 1e-9)));
+  const double band_s = std::max(g, std::min(work, deadline - work));
+  cell_s_ = std::max(g / 10.0, ticks_ * band_s / kMostPoints);
+  cells_ = static_cast<int>(std::ceil(work / cell_s_ - 1e-9));
+  auto point_s = [&](int j) { return std::min(work, j * cell_s_); };
+
+  lo_.assign(ticks_, 0);
+  hi_.assign(ticks_, -1);
+  offset_.assign(ticks_, 0);
+  std::size_t size = 0;
+  for (int i = 0; i < ticks_; ++i) {
+    const double t0 = i * g;
+    // Below lo no schedule finishes (even running already, without a changeover); above hi is
+    // more work than time has passed.
+    lo_[i] = std::max(0, static_cast<int>(std::ceil((work - (deadline - t0)) / cell_s_ - 1e-9)));
+    hi_[i] = std::min(cells_, static_cast<int>(std::floor(t0 / cell_s_)) + 1);
+    offset_[i] = size;
+    if (hi_[i] >= lo_[i]) size += static_cast<std::size_t>(hi_[i] - lo_[i] + 1) * kStates;
+  }
+  decisions_.assign(size, static_cast<std::uint8_t>(ClusterMode::on_demand));
+
+  const double fixed = job.fixed_usd_per_s;
+  const double on_demand_rate = job.on_demand_usd_per_s + fixed;
+  const double spot_rate = job.spot_usd_per_s + fixed;
+  // The values of the next tick's states (after the last tick: unfinished, infinitely dear).
+  std::vector<double> next((cells_ + 1) * kStates, kInf);
+  std::vector<double> current((cells_ + 1) * kStates, kInf);
+  for (int s = 0; s < kStates; ++s) next[cells_ * kStates + s] = 0.0;
+  // The value of `state` after `progress_s` of work in the next tick, interpolated on the grid.
+  auto value = [&](double progress_s, int state) {
+    if (progress_s >= work - 1e-9) return 0.0;
+    const int j = std::min(cells_ - 1, static_cast<int>(std::floor(progress_s / cell_s_)));
+    const double v0 = next[j * kStates + state];
+    if (!std::isfinite(v0)) return kInf;  // the point below cannot finish: take no chance
+    const double v1 = next[(j + 1) * kStates + state];
+    // Past the progress the next tick plans for: no less dear than below it.
+    if (!std::isfinite(v1)) return v0;
+    const double f = (progress_s - j * cell_s_) / (point_s(j + 1) - j * cell_s_);
+    return v0 + f * (v1 - v0);
+  };
+
+  for (int i = ticks_ - 1; i >= 0; --i) {
+    const double t0 = i * g;
+    std::fill(current.begin(), current.end(), kInf);
+    for (int s = 0; s < kStates; ++s) current[cells_ * kStates + s] = 0.0;
+    for (int j = lo_[i]; j <= hi_[i]; ++j) {
+      const double p = point_s(j);
+      const double left_s = work - p;
+      std::uint8_t* decided = decisions_.data() + offset_[i] + (j - lo_[i]) * kStates;
+      if (left_s <= 1e-9) {
+        for (int s = 0; s < kStates; ++s) current[j * kStates + s] = 0.0;
+        continue;
+      }
+      for (int pair = 0; pair < kPairs; ++pair) {
+        const bool available = pair == 1 || pair == 2 || pair == 4;
+        const ClusterMode running = pair <= 1   ? ClusterMode::idle
+                                    : pair == 2 ? ClusterMode::spot
+                                                : ClusterMode::on_demand;
+        for (int a = 0; a < kAges; ++a) {
+          const int age = a - 1;
+          const double holds = prior.holds(available, age);
+          const int same_age = age < 0 ? -1 : std::min(age + 1, AvailabilityPrior::kMaxAge);
+          // Expected value of the next tick for servers `then` running after `done_s` of work
+          // if availability holds (spot servers lose the notice's work and stop if it does not).
+          auto expected = [&](ClusterMode then, double done_s, double done_if_revoked_s) {
+            const double kept = value(done_s, state_index(then, available, same_age));
+            const ClusterMode after_change = then == ClusterMode::spot ? ClusterMode::idle : then;
+            const double changed =
+                value(done_if_revoked_s, state_index(after_change, !available, 0));
+            return holds * kept + (1.0 - holds) * changed;
+          };
+          // Finishing within the tick at `rate` after a changeover of `start_s`.
+          auto finishing = [&](double start_s, double rate) {
+            return t0 + start_s + left_s <= deadline ? rate * (start_s + left_s) : kInf;
+          };
+          double best = fixed * g + expected(ClusterMode::idle, p, p);
+          ClusterMode choice = ClusterMode::idle;
+          {
+            const double start_s =
+                running == ClusterMode::on_demand ? 0.0 : job.on_demand_changeover_s;
+            const double q = start_s + left_s < g
+                                 ? finishing(start_s, on_demand_rate)
+                                 : on_demand_rate * g + expected(ClusterMode::on_demand,
+                                                                 p + g - start_s, p + g - start_s);
+            if (q < best) {
+              best = q;
+              choice = ClusterMode::on_demand;
+            }
+          }
+          if (available) {
+            const double start_s = running == ClusterMode::spot ? 0.0 : job.spot_changeover_s;
+            const double q =
+                start_s + left_s < g
+                    ? finishing(start_s, spot_rate)
+                    : spot_rate * g + expected(ClusterMode::spot, p + g - start_s,
+                                               p + std::max(0.0, g - start_s - job.notice_s));
+            if (q <= best) {
+              best = q;
+              choice = ClusterMode::spot;
+            }
+          }
+          if (!std::isfinite(best)) choice = ClusterMode::on_demand;
+          const int state = pair * kAges + a;
+          current[j * kStates + state] = best;
+          decided[state] = static_cast<std::uint8_t>(choice);
+        }
+      }
+    }
+    std::swap(current, next);
+  }
+  for (int available = 0; available < 2; ++available) {
+    start_cost_usd_[available] =
+        ticks_ > 0 && lo_[0] == 0 ? next[state_index(ClusterMode::idle, available != 0, -1)] : kInf;
+  }
+}
+
+bool ExpectedCostPlan::made_for(const OfflineMarket& job) const {
+  return job.tick_s == job_.tick_s && job.work_s == job_.work_s &&
+         job.deadline_s == job_.deadline_s && job.notice_s == job_.notice_s &&
+         job.spot_usd_per_s == job_.spot_usd_per_s &&
+         job.on_demand_usd_per_s == job_.on_demand_usd_per_s &&
+         job.fixed_usd_per_s == job_.fixed_usd_per_s;
+}
+
+ClusterMode ExpectedCostPlan::decide(int tick, double progress_s, ClusterMode running,
+                                     bool available, int age) const {
+  if (tick < 0 || tick >= ticks_) return ClusterMode::on_demand;
+  // The grid point at or below the progress: the plan of a little less work done is the safer.
+  const int j = std::min(hi_[tick], static_cast<int>(std::floor(progress_s / cell_s_ + 1e-9)));
+  if (j < lo_[tick]) return ClusterMode::on_demand;
+  const std::size_t at = offset_[tick] + static_cast<std::size_t>(j - lo_[tick]) * kStates +
+                         state_index(running, available, age);
+  return static_cast<ClusterMode>(decisions_[at]);
+}
+
+double ExpectedCostPlan::expected_cost_usd(bool available) const {
+  return start_cost_usd_[available ? 1 : 0];
+}
+
+}  // namespace transient::sim
