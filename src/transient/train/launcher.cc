@@ -492,12 +492,18 @@ int finish_job(const PreparedJob& prepared, Coordinator& coordinator, EventLog& 
       {"rollbacks", coordinator.rollbacks()},
       {"lr_scale", coordinator.lr_scale()}};
   if (o.dataset == "image-folder") {
-    // What the images were normalised with, for whoever evaluates the model elsewhere.
-    const auto data = load_dataset(o.dataset, o.data_dir, data_options(o));
     summary["images_skipped"] = coordinator.images_skipped();
     summary["image_size"] = o.image_size;
-    summary["image_mean"] = data.mean;
-    summary["image_std"] = data.stdev;
+    // What the images were normalised with, for whoever evaluates the model elsewhere; a data
+    // set gone from this host by now costs these two figures, never the summary.
+    try {
+      const auto data = load_dataset(o.dataset, o.data_dir, data_options(o));
+      summary["image_mean"] = data.mean;
+      summary["image_std"] = data.stdev;
+    } catch (const InputError& error) {
+      std::fprintf(stderr, "transient: summary.json without image_mean and image_std: %s\n",
+                   error.what());
+    }
   }
   if (const auto cost = coordinator.cost_usd()) {
     summary["cost_usd"] = *cost;
