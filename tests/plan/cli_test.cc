@@ -137,6 +137,27 @@ TEST(PlanCli, InfeasibleRequestIsAnsweredNotFailed) {
       << o.out;
 }
 
+// --regions: by default every plan (recommended, front, candidates) stays in one region, as
+// --json says of each; a number outside 0..64 is one line naming the flag.
+TEST(PlanCli, PlansStayInOneRegionUnlessRegionsAllowsMore) {
+  const CliResult o = run_cli(
+      "plan --workload resnet-32 --steps 64000 --deadline 2h --catalog gce-2019 --runs 50 "
+      "--json");
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  const auto j = nlohmann::json::parse(o.out);
+  EXPECT_EQ(j["recommended"]["regions"], 1);
+  for (const char* list : {"pareto", "candidates"}) {
+    ASSERT_FALSE(j[list].empty()) << list;
+    for (const auto& plan : j[list]) EXPECT_EQ(plan["regions"], 1) << list << ": " << plan.dump();
+  }
+  for (const char* bad : {"-1", "65"}) {
+    expect_one_line_error(run_cli(std::string("plan --workload resnet-32 --steps 64000 --deadline "
+                                              "2h --regions ") +
+                                  bad),
+                          "--regions");
+  }
+}
+
 TEST(PlanCli, PlanJsonRecommendsAPlanNoWorseThanTheBaselines) {
   const CliResult o =
       run_cli("plan --workload resnet-32 --steps 64000 --deadline 2h --arch ps --runs 50 --json");
