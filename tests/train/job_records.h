@@ -234,8 +234,7 @@ inline void expect_every_sample_once(const std::string& job_dir, std::int64_t st
   for (std::string line; std::getline(events, line);) {
     const auto event = nlohmann::json::parse(line);
     if (event.at("event") == "generation") {
-      members[event.at("gen").get<std::int64_t>()] =
-          static_cast<int>(event.at("members").size());
+      members[event.at("gen").get<std::int64_t>()] = static_cast<int>(event.at("members").size());
     }
     if (event.at("event") == "worker_left" && event.at("reason") != "preempted") {
       const auto generation = event.at("gen").get<std::int64_t>();
