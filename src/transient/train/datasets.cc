@@ -384,7 +384,12 @@ Dataset load_dataset(const std::string& name, const std::string& dir, const Data
   data.shape = dataset_shape(name, dir, options);
   if (name == "image-folder") {
     auto [train, test] = image_folders(dir, options);
-    std::tie(data.mean, data.stdev) = channel_statistics(train, data.shape.height, 256);
+    if (options.mean.size() == 3 && options.stdev.size() == 3) {
+      data.mean = options.mean;
+      data.stdev = options.stdev;
+    } else {
+      std::tie(data.mean, data.stdev) = channel_statistics(train, data.shape.height, 256);
+    }
     data.transform.size = data.shape.height;
     data.transform.mean = data.mean;
     data.transform.stdev = data.stdev;
@@ -430,6 +435,12 @@ std::int64_t count_training_samples(const std::string& name, const std::string& 
     return total;
   }
   return FashionMnist::count_training_samples(dir);
+}
+
+std::pair<std::vector<double>, std::vector<double>> image_statistics(const std::string& dir,
+                                                                     const DataOptions& options) {
+  const auto train = image_folders(dir, options).first;
+  return channel_statistics(train, image_size(train, options), 256);
 }
 
 void check_every_image(const std::string& dir, const DataOptions& options, int threads) {

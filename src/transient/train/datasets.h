@@ -36,6 +36,10 @@ namespace transient::train {
 struct DataOptions {
   std::int64_t image_size = 0;  // image folders: S (0 = the first training image's shorter side)
   std::string val_dir;          // a validation set of its own ("" = the data set's, or held out)
+  // Image folders: the per-channel mean and deviation, as image_statistics() gave them to the
+  // launcher (empty: load_dataset takes them from the images itself).
+  std::vector<double> mean;
+  std::vector<double> stdev;
 };
 
 struct Dataset {
@@ -81,6 +85,11 @@ Dataset load_dataset(const std::string& name, const std::string& dir,
 // InputError as load_dataset does.
 std::int64_t count_training_samples(const std::string& name, const std::string& dir,
                                     const DataOptions& options = {});
+
+// An image-folder data set's per-channel mean and deviation: those of up to 256 training images
+// spread over the set, made S x S (image_folder.h's channel_statistics).
+std::pair<std::vector<double>, std::vector<double>> image_statistics(const std::string& dir,
+                                                                     const DataOptions& options);
 
 // Decodes every image of an image-folder data set with `threads` threads; throws InputError
 // naming the first file that does not decode (--strict).

@@ -18,6 +18,7 @@
 #include <random>
 #include <set>
 #include <thread>
+#include <tuple>
 
 #include "transient/core/atomic_file.h"
 #include "transient/core/duration.h"
@@ -46,7 +47,9 @@
 namespace transient::train {
 namespace {
 
-DataOptions data_options(const TrainOptions& o) { return {o.image_size, o.val_data}; }
+DataOptions data_options(const TrainOptions& o) {
+  return {o.image_size, o.val_data, o.image_mean, o.image_std};
+}
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
@@ -371,6 +374,8 @@ PreparedJob prepare_job(const TrainOptions& given, int workers_for_threads) {
   if (o.dataset == "image-folder") {
     // The size the first image gave is the job's from now on, whatever host reads it.
     o.image_size = dataset_shape(o.dataset, o.data_dir, data_options(o)).height;
+    // Measured once here, for every worker and the summary.
+    std::tie(o.image_mean, o.image_std) = image_statistics(o.data_dir, data_options(o));
     if (o.strict) {
       check_every_image(o.data_dir, data_options(o),
                         static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
@@ -494,16 +499,9 @@ int finish_job(const PreparedJob& prepared, Coordinator& coordinator, EventLog& 
   if (o.dataset == "image-folder") {
     summary["images_skipped"] = coordinator.images_skipped();
     summary["image_size"] = o.image_size;
-    // What the images were normalised with, for whoever evaluates the model elsewhere; a data
-    // set gone from this host by now costs these two figures, never the summary.
-    try {
-      const auto data = load_dataset(o.dataset, o.data_dir, data_options(o));
-      summary["image_mean"] = data.mean;
-      summary["image_std"] = data.stdev;
-    } catch (const InputError& error) {
-      std::fprintf(stderr, "transient: summary.json without image_mean and image_std: %s\n",
-                   error.what());
-    }
+    // What the images were normalised with, for whoever evaluates the model elsewhere.
+    summary["image_mean"] = o.image_mean;
+    summary["image_std"] = o.image_std;
   }
   if (const auto cost = coordinator.cost_usd()) {
     summary["cost_usd"] = *cost;

@@ -19,6 +19,8 @@ nlohmann::json to_json(const JobConfig& config) {
           {"val_data", o.val_data},
           {"image_size", o.image_size},
           {"augment", o.augment},
+          {"image_mean", o.image_mean},
+          {"image_std", o.image_std},
           {"loader_threads", o.loader_threads},
           {"train_subset", o.train_subset},
           {"test_subset", o.test_subset},
@@ -67,6 +69,8 @@ JobConfig job_config_from_json(const nlohmann::json& j) {
   o.val_data = j.value("val_data", std::string());
   o.image_size = j.value("image_size", std::int64_t{0});
   o.augment = j.value("augment", std::string("crop"));
+  o.image_mean = j.value("image_mean", std::vector<double>{});
+  o.image_std = j.value("image_std", std::vector<double>{});
   o.loader_threads = j.value("loader_threads", 2);
   o.train_subset = j.at("train_subset").get<std::int64_t>();
   o.test_subset = j.at("test_subset").get<std::int64_t>();

@@ -34,10 +34,12 @@ struct TrainOptions {
   std::string model = "cnn";                                   // a name from model_catalog()
   std::string dataset = "fashion-mnist";                       // datasets.h's names
   std::string data_dir = "/usr/share/datasets/fashion-mnist";  // Debian's dataset-fashion-mnist
-  std::string data;               // --data PATH: data_dir, and the dataset found in it
-  std::string val_data;           // a validation set of its own (npy, image-folder); "" = none
-  std::int64_t image_size = 0;    // image folders: images made S x S (0 = the first one's side)
-  std::string augment = "crop";   // image folders: crop, resized-crop or none (image_folder.h)
+  std::string data;                // --data PATH: data_dir, and the dataset found in it
+  std::string val_data;            // a validation set of its own (npy, image-folder); "" = none
+  std::int64_t image_size = 0;     // image folders: images made S x S (0 = the first one's side)
+  std::string augment = "crop";    // image folders: crop, resized-crop or none (image_folder.h)
+  std::vector<double> image_mean;  // image folders: per channel, set by the launcher
+  std::vector<double> image_std;
   int loader_threads = 2;         // image folders: threads decoding batches ahead, per worker
   bool strict = false;            // image folders: refuse a data set with an image that does
                                   // not decode (checked before the job starts), not skip it

@@ -115,7 +115,8 @@ class Worker {
     torch::set_num_threads(std::max(1, threads > 0 ? threads : options_.threads));
     torch::manual_seed(options_.seed);
     data_ = load_dataset(options_.dataset, options_.data_dir,
-                         DataOptions{options_.image_size, options_.val_data});
+                         DataOptions{options_.image_size, options_.val_data, options_.image_mean,
+                                     options_.image_std});
     if (data_.from_files()) {
       data_.transform.seed = options_.seed;
       data_.transform.augment = parse_augment(options_.augment).value_or(Augment::kCrop);
