@@ -918,5 +918,42 @@ TEST(Trainer, AJobGivenItsServersPriceAccountsForTheirCost) {
   }
 }
 
+// --per-worker-batch N: the job's batch is N for each of the workers it starts with (here 2 x
+// 25, so that 40 steps are one epoch of the 2000 samples), recorded as the job's; every step's rows
+// add up to it. It excludes --global-batch, a product past the bound is one error line, and a
+// resumed job keeps its per-worker batch.
+TEST(Trainer, PerWorkerBatchMakesTheJobsBatchTheWorkersTimesN) {
+  auto job = [](const std::string& dir) {
+    auto args = small_job(dir, 2, 40);
+    const auto batch = std::find(args.begin(), args.end(), "--global-batch");
+    args.erase(batch, batch + 2);
+    return with(args, {"--per-worker-batch", "25"});
+  };
+  const std::string dir = fresh_dir("per-worker-batch");
+  run_paused(with(job(dir), {"--stop-at", "20"}), dir);
+  const auto settings = nlohmann::json::parse(slurp(dir + "/job.json")).at("settings");
+  EXPECT_EQ(settings.at("global_batch"), 50);
+  EXPECT_EQ(settings.at("per_worker_batch"), 25);
+  expect_one_error_line(
+      run_cli({"train", "--resume", "--per-worker-batch", "20", "--job-dir", dir}, dir + ".bad"),
+      "--per-worker-batch is 20 here but 25 in the job being resumed");
+  run_ok({"train", "--resume", "--workers", "3", "--threads", "1", "--job-dir", dir}, dir);
+  const auto summary = summary_of(dir);
+  EXPECT_EQ(summary.at("global_batch"), 50) << "a resumed job keeps its batch";
+  EXPECT_EQ(summary.at("per_worker_batch"), 25);
+  EXPECT_EQ(summary.at("steps"), 40);
+  std::map<std::int64_t, std::int64_t> samples;
+  for (const auto& row : read_steps(dir)) samples[row.step] += row.batch;
+  EXPECT_EQ(samples.size(), 40u);
+  for (const auto& [step, n] : samples) EXPECT_EQ(n, 50) << "step " << step;
+
+  const std::string other = fresh_dir("per-worker-batch-bad");
+  expect_one_error_line(run_cli(with(job(other), {"--global-batch", "64"}), other + ".a"),
+                        "--global-batch");
+  expect_one_error_line(run_cli(set_flag(job(other), "--per-worker-batch", "600000"), other + ".b"),
+                        "--per-worker-batch: 600000 x 2 workers is out of range");
+  EXPECT_FALSE(fs::exists(other + "/job.json")) << "a refused job left records behind";
+}
+
 }  // namespace
 }  // namespace transient::train

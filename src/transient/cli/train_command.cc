@@ -88,9 +88,14 @@ void add_job_options(CLI::App& cmd, train::TrainOptions& options, std::string& c
                      ->capture_default_str();
   cmd.add_option("--steps", options.steps, "optimizer steps in total (instead of --epochs)")
       ->excludes(epochs);
-  cmd.add_option("--global-batch", options.global_batch,
-                 "samples per step, split among the workers")
-      ->capture_default_str();
+  auto* global_batch = cmd.add_option("--global-batch", options.global_batch,
+                                      "samples per step, split among the workers")
+                           ->capture_default_str();
+  cmd.add_option("--per-worker-batch", options.per_worker_batch,
+                 "samples per step for each of the workers the job starts with (--workers, or "
+                 "the coordinator's --min-workers): the job's batch is N x those, and survivors "
+                 "take up a lost worker's share")
+      ->excludes(global_batch);
   cmd.add_option("--lr", options.lr, "peak learning rate (warm-up, then cosine to 0)")
       ->capture_default_str();
   cmd.add_option("--optimizer", options.optimizer,
@@ -211,12 +216,12 @@ void add_elastic_options(CLI::App& cmd, train::TrainOptions& options, std::strin
 // The flags of a job's settings that were given (a resumed job refuses those that differ).
 std::vector<std::string> given_job_flags(const CLI::App& cmd) {
   std::vector<std::string> given;
-  for (const char* flag :
-       {"--model",     "--dataset",      "--train-subset", "--test-subset", "--epochs",
-        "--steps",     "--global-batch", "--lr",           "--momentum",    "--weight-decay",
-        "--seed",      "--loss",         "--nesterov",     "--schedule",    "--clip-grad-norm",
-        "--optimizer", "--beta1",        "--beta2",        "--eps",         "--image-size",
-        "--augment"}) {
+  for (const char* flag : {"--model",      "--dataset",  "--train-subset", "--test-subset",
+                           "--epochs",     "--steps",    "--global-batch", "--per-worker-batch",
+                           "--lr",         "--momentum", "--weight-decay", "--seed",
+                           "--loss",       "--nesterov", "--schedule",     "--clip-grad-norm",
+                           "--optimizer",  "--beta1",    "--beta2",        "--eps",
+                           "--image-size", "--augment"}) {
     if (cmd.count(flag) > 0) given.push_back(flag);
   }
   return given;

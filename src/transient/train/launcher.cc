@@ -213,6 +213,7 @@ nlohmann::json job_settings(const TrainOptions& o) {
           {"epochs", o.epochs},
           {"steps", o.steps},
           {"global_batch", o.global_batch},
+          {"per_worker_batch", o.per_worker_batch},
           {"lr", o.lr},
           {"optimizer", o.optimizer},
           {"momentum", o.momentum},
@@ -258,6 +259,7 @@ void adopt_job_settings(TrainOptions& o) {
     o.epochs = settings.at("epochs").get<int>();
     o.steps = settings.at("steps").get<std::int64_t>();
     o.global_batch = settings.at("global_batch").get<std::int64_t>();
+    o.per_worker_batch = settings.value("per_worker_batch", std::int64_t{0});
     o.lr = settings.at("lr").get<double>();
     o.momentum = settings.at("momentum").get<double>();
     o.weight_decay = settings.at("weight_decay").get<double>();
@@ -360,6 +362,14 @@ PreparedJob prepare_job(const TrainOptions& given, int workers_for_threads) {
   // A model file is named by its absolute path: workers load it from there (on other hosts, a
   // copy at the same path, checked against the coordinator's by its SHA-256).
   if (is_model_file(o.model)) o.model = fs::absolute(o.model).lexically_normal().string();
+  if (o.per_worker_batch != 0) {
+    if (o.per_worker_batch < 1 || o.workers < 1 || o.per_worker_batch * o.workers > 1'000'000) {
+      throw InputError("--per-worker-batch: " + std::to_string(o.per_worker_batch) + " x " +
+                       std::to_string(o.workers) +
+                       " workers is out of range; accepted: N >= 1 with N x workers <= 1000000");
+    }
+    o.global_batch = o.per_worker_batch * o.workers;
+  }
   validate(o);
   if (o.job_dir.empty()) {
     o.job_dir = "jobs/" + utc_stamp() + "-" +
@@ -496,6 +506,7 @@ int finish_job(const PreparedJob& prepared, Coordinator& coordinator, EventLog& 
       {"redone_steps", coordinator.redone_steps()},
       {"rollbacks", coordinator.rollbacks()},
       {"lr_scale", coordinator.lr_scale()}};
+  if (o.per_worker_batch != 0) summary["per_worker_batch"] = o.per_worker_batch;
   if (o.dataset == "image-folder") {
     summary["images_skipped"] = coordinator.images_skipped();
     summary["image_size"] = o.image_size;

@@ -53,11 +53,16 @@ struct TrainOptions {
 
   // Optimisation. The learning rate warms up linearly, then follows a cosine to zero.
   std::int64_t global_batch = 128;  // samples per step, split among the workers
-  double lr = 0.05;                 // peak learning rate
-  std::string optimizer = "sgd";    // sgd, or adamw (optimizer.h)
-  double momentum = 0.9;            // SGD momentum
-  double weight_decay = 0.0;        // SGD's L2 penalty, AdamW's decoupled decay
-  double beta1 = 0.9;               // AdamW's moment decays
+  // --per-worker-batch N (0 = not given): the job's batch is N for each of the workers it is
+  // started with (`--workers`, the coordinator's `--min-workers`), so global_batch = N x those.
+  // A lost worker's share is taken up by the survivors: the batch, and with it every sample's
+  // place in the epoch and the learning curve, do not change with revocations.
+  std::int64_t per_worker_batch = 0;
+  double lr = 0.05;               // peak learning rate
+  std::string optimizer = "sgd";  // sgd, or adamw (optimizer.h)
+  double momentum = 0.9;          // SGD momentum
+  double weight_decay = 0.0;      // SGD's L2 penalty, AdamW's decoupled decay
+  double beta1 = 0.9;             // AdamW's moment decays
   double beta2 = 0.999;
   double eps = 1e-8;                   // AdamW's denominator term
   double warmup_fraction = 0.05;       // share of all steps spent warming up (at most 200 steps)
