@@ -6,6 +6,10 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "cli_process.h"
 #include "transient/core/error.h"
@@ -175,6 +179,87 @@ TEST(Profile, ABadModelIsOneErrorLineAndExitTwo) {
   EXPECT_NE(bad_file.err.find(garbage), std::string::npos) << bad_file.err;
   // The same refusal as `transient train --model` gives: both read model files one way.
   EXPECT_NE(bad_file.err.find("not a TorchScript file"), std::string::npos) << bad_file.err;
+}
+
+// The networks CM-DARE measured and two ways of pooling, exported by tests/train/cmdare_models.py.
+class ProfileReferenceNetworks : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = fresh_dir("profile-reference-networks");
+    exported_ = std::system((std::string(TRANSIENT_PYTHON) + " " + TRANSIENT_SOURCE_DIR +
+                             "/tests/train/cmdare_models.py " + dir_)
+                                .c_str()) == 0;
+  }
+  static ModelProfile profile_of(const std::string& file, std::int64_t channels,
+                                 std::int64_t side) {
+    auto options = quick(dir_ + "/" + file);
+    options.batch = 2;
+    options.channels = channels;
+    options.height = side;
+    options.width = side;
+    return profile_model(options);
+  }
+  static std::string dir_;
+  static bool exported_;
+};
+std::string ProfileReferenceNetworks::dir_;
+bool ProfileReferenceNetworks::exported_ = false;
+
+// F.max_pool2d and a matrix product in forward() count as MaxPool2d and Linear modules do: what
+// runs is counted, not what the submodules declare.
+TEST_F(ProfileReferenceNetworks, FunctionalPoolingCountsAsAModuleDoes) {
+  ASSERT_TRUE(exported_) << TRANSIENT_PYTHON " could not export the TorchScript files";
+  const double expected = 2.0 * 8 * 28 * 28 * 9 + 2.0 * 16 * 14 * 14 * 72 + 2.0 * 784 * 10;
+  const auto modules = profile_of("module-pooling.pt", 1, 28);
+  const auto functions = profile_of("functional-pooling.pt", 1, 28);
+  EXPECT_DOUBLE_EQ(modules.forward_flops_per_sample, expected);
+  EXPECT_DOUBLE_EQ(functions.forward_flops_per_sample, expected);
+  EXPECT_EQ(functions.parameters, modules.parameters);
+  std::vector<std::vector<std::int64_t>> pools;
+  for (const auto& layer : functions.layers) {
+    if (layer.type == "max_pool2d") pools.push_back(layer.output_shape);
+  }
+  EXPECT_EQ(pools, (std::vector<std::vector<std::int64_t>>{{8, 14, 14}, {16, 7, 7}}));
+}
+
+// One FLOP convention (perf/workload.h): the networks CM-DARE measured, rebuilt from their papers
+// with its parameter counts, count as their built-in workloads do, and a profile of CM-DARE's
+// ResNet-32 predicts what the built-in resnet-32 does.
+TEST_F(ProfileReferenceNetworks, TheNetworksCmdareMeasuredProfileAsItsBuiltInWorkloads) {
+  ASSERT_TRUE(exported_) << TRANSIENT_PYTHON " could not export the TorchScript files";
+  for (const auto& [file, workload] :
+       std::vector<std::pair<std::string, std::string>>{{"res32-32-64-128.pt", "resnet-32"},
+                                                        {"shake26-2x32d.pt", "shake-shake-small"},
+                                                        {"shake26-2x96d.pt", "shake-shake-big"}}) {
+    const auto profile = profile_of(file, 3, 32);
+    const auto& builtin = perf::find_workload(workload);
+    EXPECT_NEAR(static_cast<double>(profile.parameters), static_cast<double>(builtin.parameters),
+                0.002 * static_cast<double>(builtin.parameters))
+        << file;
+    EXPECT_NEAR(profile.forward_flops_per_sample, builtin.forward_flops_per_sample,
+                0.005 * builtin.forward_flops_per_sample)
+        << file << " against " << workload;
+  }
+
+  // Profiled at the built-in's batch (128 samples a worker step), as a ResNet.
+  const std::string profile_json = dir_ + "/res32.json";
+  const auto profiled = run_cli({"profile", "--model", dir_ + "/res32-32-64-128.pt", "--input",
+                                 "3x32x32", "--batch", "128", "--iterations", "1", "--warmup", "0",
+                                 "--threads", "1", "--family", "resnet", "-o", profile_json},
+                                dir_ + "/res32-profile");
+  ASSERT_EQ(profiled.exit_code, 0) << profiled.err;
+  auto samples_per_s = [&](const std::string& cluster, const std::vector<std::string>& what) {
+    auto args = std::vector<std::string>{"predict", "--cluster", cluster, "--json"};
+    args.insert(args.end(), what.begin(), what.end());
+    const auto result = run_cli(args, dir_ + "/predict");
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    return nlohmann::json::parse(result.out).at("samples_per_s").get<double>();
+  };
+  for (const std::string cluster : {"4xk80", "2xp100"}) {
+    const double builtin = samples_per_s(cluster, {"--workload", "resnet-32"});
+    EXPECT_NEAR(samples_per_s(cluster, {"--profile", profile_json}), builtin, 0.15 * builtin)
+        << cluster;
+  }
 }
 
 }  // namespace

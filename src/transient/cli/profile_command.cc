@@ -26,10 +26,11 @@ void parse_input_shape(const std::string& text, train::ProfileOptions& options) 
   options.width = w;
 }
 
-perf::Workload to_workload(const train::ModelProfile& profile, const std::string& input) {
+perf::Workload to_workload(const train::ModelProfile& profile, const std::string& input,
+                           const std::string& family) {
   perf::Workload workload;
   workload.name = profile.name;
-  workload.family = profile.family;
+  workload.family = family.empty() ? profile.family : family;
   workload.batch_per_worker = static_cast<int>(profile.batch);
   workload.forward_flops_per_sample = profile.forward_flops_per_sample;
   workload.backward_flops_per_sample = profile.backward_flops_per_sample;
@@ -40,8 +41,8 @@ perf::Workload to_workload(const train::ModelProfile& profile, const std::string
   workload.largest_tensor_bytes = profile.largest_tensor_bytes;
   workload.measured = perf::MeasuredStep{profile.device, profile.step_time_s()};
   workload.source = "transient profile: input " + input + ", " + std::to_string(profile.threads) +
-                    " threads; FLOPs of Conv2d and Linear layers only (2 per multiply-add), "
-                    "backward = 2 x forward";
+                    " threads; FLOPs of the convolutions, linear layers and matrix products run "
+                    "(2 per multiply-add), backward = 2 x forward";
   return workload;
 }
 
@@ -52,9 +53,11 @@ void add_profile_command(CLI::App& app) {
   auto input = std::make_shared<std::string>("1x28x28");
   auto output = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);
+  auto family = std::make_shared<std::string>();
   auto* profile = app.add_subcommand(
       "profile",
-      "Count a model's FLOPs layer by layer (Conv2d and Linear) and parameters, time its "
+      "Count the FLOPs of what a model runs (convolutions, linear layers, matrix products) and "
+      "its parameters, time its "
       "forward+backward and SGD step on this machine, and write a workload profile for "
       "`predict --profile` and `plan --profile`");
   profile
@@ -70,10 +73,15 @@ void add_profile_command(CLI::App& app) {
       ->capture_default_str();
   profile->add_option("-o,--output", *output, "write the profile JSON to this file");
   profile->add_flag("--json", *json, "print the profile JSON instead of the table");
-  profile->callback([options, input, output, json] {
+  profile
+      ->add_option("--family", *family,
+                   "whose fitted compute efficiency the models apply: resnet, shake-shake or "
+                   "generic (default: resnet for the trainer's ResNets, else generic)")
+      ->check(CLI::IsMember({"resnet", "shake-shake", "generic"}));
+  profile->callback([options, input, output, json, family] {
     parse_input_shape(*input, *options);
     const auto result = train::profile_model(*options);
-    const auto text = perf::to_json(to_workload(result, *input)).dump(2) + "\n";
+    const auto text = perf::to_json(to_workload(result, *input, *family)).dump(2) + "\n";
     if (!output->empty()) write_file_atomically(*output, text);
     if (*json) {
       std::fputs(text.c_str(), stdout);

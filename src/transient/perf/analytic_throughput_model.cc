@@ -26,10 +26,10 @@ AnalyticParams AnalyticParams::builtin() {
   // K80 and P100, one worker; 4 CNNs with 1-8 workers and one parameter server), rounded to 10
   // digits. throughput_fitting_test.cc refits and compares.
   AnalyticParams p;
-  p.efficiency = {{"generic", 0.01813722081},         {"resnet", 0.01799971834},
-                  {"resnet@K80", 0.01322954889},      {"resnet@P100", 0.02448986455},
-                  {"shake-shake", 0.01827577368},     {"shake-shake@K80", 0.01399132933},
-                  {"shake-shake@P100", 0.02387220654}};
+  p.efficiency = {{"generic", 0.7681113013},        {"resnet", 0.7622880719},
+                  {"resnet@K80", 0.5602713957},     {"resnet@P100", 1.037145764},
+                  {"shake-shake", 0.7739790152},    {"shake-shake@K80", 0.592532797},
+                  {"shake-shake@P100", 1.010987947}};
   p.per_tensor_s = {
       {"K80", 0.0009750313598}, {"P100", 0.0004372405085}, {"generic", 0.0006529343057}};
   p.fitted_gpu_tflops = {{"K80", 4.113}, {"P100", 9.526}};
@@ -83,7 +83,8 @@ nlohmann::json AnalyticParams::to_json() const {
 }
 
 AnalyticParams AnalyticParams::from_json(const nlohmann::json& json, const std::string& where) {
-  // A fraction of peak FLOPS in CM-DARE's FLOP convention (which counts low, so a fit may pass 1).
+  // A marginal fraction of peak FLOPS (workload.h's count): a fit may pass 1, as cuDNN's Winograd
+  // convolutions do fewer multiplications than the direct count.
   constexpr Bound kEfficiency{0.0, 100.0, "of peak FLOPS"};
   // A step's fixed overhead or one tensor's cost: a minute is beyond any step.
   constexpr Bound kSeconds{0.0, 60.0, "s"};

@@ -72,7 +72,7 @@ Workload make_builtin(const CmdareFeatures& f) {
   w.name = f.name;
   w.family = f.family;
   w.batch_per_worker = kCmdareBatch;
-  w.forward_flops_per_sample = f.model_flops / kCmdareBatch;
+  w.forward_flops_per_sample = f.model_flops / kCmdareBatch * kFlopsPerCmdareFlop;
   w.backward_flops_per_sample = 2.0 * w.forward_flops_per_sample;
   w.parameters = f.parameters;
   w.gradient_bytes = 4.0 * static_cast<double>(f.parameters);

@@ -1,5 +1,6 @@
 #include "transient/train/profiler.h"
 
+#include <ATen/record_function.h>
 #include <torch/script.h>
 #include <torch/torch.h>
 
@@ -10,6 +11,7 @@
 #include <fstream>
 #include <functional>
 #include <sstream>
+#include <string_view>
 
 #include "transient/core/error.h"
 #include "transient/train/models.h"
@@ -39,6 +41,180 @@ std::int64_t conv_out(std::int64_t in, std::int64_t kernel, std::int64_t stride,
 bool ends_with(const std::string& text, const std::string& suffix) {
   return text.size() >= suffix.size() &&
          text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// Counting what runs: a thread-local RecordFunction callback sees every ATen operator that a
+// forward pass dispatches, with its inputs and outputs, however the model calls it (a module, a
+// functional call, TorchScript). Operators nest (conv2d calls convolution calls _convolution):
+// only the outermost multiply-add operator is counted, and each top-level operator is one row.
+struct OpRow {
+  std::string op;  // "conv2d", "max_pool2d", ...
+  std::vector<std::int64_t> output_shape;
+  double flops = 0.0;  // of the multiply-add operators run inside it
+};
+
+struct OpCounting {
+  std::int64_t batch = 0;  // samples of the input: an output of that many is per sample
+  std::vector<OpRow> rows;
+  int depth = 0;          // operators open now
+  int counted_depth = 0;  // multiply-add operators open now
+};
+
+thread_local OpCounting* g_counting = nullptr;
+
+struct OpContext : at::ObserverContext {
+  bool top = false;
+  bool multiply_add = false;      // of the counted family
+  bool counted = false;           // the outermost of that family: its FLOPs count
+  double flops = 0.0;             // known from the inputs
+  double flops_per_output = 0.0;  // or per element of the first output
+};
+
+enum class MultiplyAdd { none, convolution, transposed_convolution, linear, mm, bmm, matmul };
+
+MultiplyAdd multiply_add_of(std::string_view name) {
+  if (name.rfind("aten::", 0) != 0) return MultiplyAdd::none;
+  name.remove_prefix(6);
+  if (name == "conv1d" || name == "conv2d" || name == "conv3d" || name == "convolution" ||
+      name == "_convolution") {
+    return MultiplyAdd::convolution;
+  }
+  if (name.rfind("conv_transpose", 0) == 0) return MultiplyAdd::transposed_convolution;
+  if (name == "linear") return MultiplyAdd::linear;
+  if (name == "addmm" || name == "mm") return MultiplyAdd::mm;
+  if (name == "bmm" || name == "baddbmm") return MultiplyAdd::bmm;
+  if (name == "matmul") return MultiplyAdd::matmul;
+  return MultiplyAdd::none;
+}
+
+const at::Tensor* tensor_at(c10::ArrayRef<const c10::IValue> inputs, std::size_t i) {
+  return i < inputs.size() && inputs[i].isTensor() ? &inputs[i].toTensor() : nullptr;
+}
+
+double elements(const at::Tensor& t) { return static_cast<double>(t.numel()); }
+
+// What a multiply-add operator costs, from its inputs (2 FLOPs per multiply-add).
+void cost_from_inputs(MultiplyAdd kind, std::string_view name,
+                      c10::ArrayRef<const c10::IValue> inputs, OpContext& context) {
+  switch (kind) {
+    case MultiplyAdd::convolution:
+    case MultiplyAdd::transposed_convolution: {
+      const at::Tensor* input = tensor_at(inputs, 0);
+      const at::Tensor* weight = tensor_at(inputs, 1);
+      if (input == nullptr || weight == nullptr || weight->dim() < 2) return;
+      // Each output element of a convolution takes weight.numel() / out_channels multiply-adds;
+      // each input element of a transposed one feeds weight.numel() / in_channels of them.
+      const double per_element = elements(*weight) / static_cast<double>(weight->size(0));
+      bool transposed = kind == MultiplyAdd::transposed_convolution;
+      if ((name == "aten::convolution" || name == "aten::_convolution") && inputs.size() > 6 &&
+          inputs[6].isBool()) {
+        transposed = inputs[6].toBool();
+      }
+      if (transposed) {
+        context.flops = 2.0 * elements(*input) * per_element;
+      } else {
+        context.flops_per_output = 2.0 * per_element;
+      }
+      return;
+    }
+    case MultiplyAdd::linear: {
+      const at::Tensor* input = tensor_at(inputs, 0);
+      const at::Tensor* weight = tensor_at(inputs, 1);
+      if (input == nullptr || weight == nullptr || weight->dim() != 2) return;
+      context.flops = 2.0 * elements(*input) * static_cast<double>(weight->size(0));
+      return;
+    }
+    case MultiplyAdd::mm:
+    case MultiplyAdd::bmm: {
+      const std::size_t first = name == "aten::mm" || name == "aten::bmm" ? 0 : 1;
+      const at::Tensor* a = tensor_at(inputs, first);
+      const at::Tensor* b = tensor_at(inputs, first + 1);
+      if (a == nullptr || b == nullptr || a->dim() < 2 || b->dim() < 2) return;
+      context.flops = 2.0 * elements(*a) * static_cast<double>(b->size(-1));
+      return;
+    }
+    case MultiplyAdd::matmul: {
+      const at::Tensor* a = tensor_at(inputs, 0);
+      if (a == nullptr || a->dim() < 1) return;
+      context.flops_per_output = 2.0 * static_cast<double>(a->size(-1));
+      return;
+    }
+    case MultiplyAdd::none:
+      return;
+  }
+}
+
+std::unique_ptr<at::ObserverContext> on_operator_start(const at::RecordFunction& fn) {
+  auto context = std::make_unique<OpContext>();
+  OpCounting* counting = g_counting;
+  if (counting == nullptr) return context;
+  const std::string_view name = fn.name();
+  context->top = ++counting->depth == 1;
+  if (context->top) {
+    counting->rows.push_back(
+        {std::string(name.rfind("aten::", 0) == 0 ? name.substr(6) : name), {}, 0.0});
+  }
+  const MultiplyAdd kind = multiply_add_of(name);
+  if (kind != MultiplyAdd::none) {
+    context->multiply_add = true;
+    if (counting->counted_depth++ == 0) {
+      context->counted = true;
+      cost_from_inputs(kind, name, fn.inputs(), *context);
+    }
+  }
+  return context;
+}
+
+void on_operator_end(const at::RecordFunction& fn, at::ObserverContext* base) {
+  OpCounting* counting = g_counting;
+  auto* context = static_cast<OpContext*>(base);
+  if (counting == nullptr || context == nullptr) return;
+  const auto& outputs = fn.outputs();
+  const at::Tensor* output =
+      !outputs.empty() && outputs[0].isTensor() ? &outputs[0].toTensor() : nullptr;
+  if (context->multiply_add) --counting->counted_depth;
+  if (context->counted && !counting->rows.empty()) {
+    double flops = context->flops;
+    if (output != nullptr) flops += context->flops_per_output * elements(*output);
+    counting->rows.back().flops += flops;
+  }
+  if (context->top && output != nullptr && !counting->rows.empty() && output->dim() > 0 &&
+      output->size(0) == counting->batch) {
+    const auto sizes = output->sizes();
+    counting->rows.back().output_shape.assign(sizes.begin() + 1, sizes.end());
+  }
+  --counting->depth;
+}
+
+// The operators that `forward` runs on `input`, in order, with their FLOPs per sample.
+std::vector<OpRow> count_operators(
+    const std::function<torch::Tensor(const torch::Tensor&)>& forward, const torch::Tensor& input) {
+  OpCounting counting;
+  counting.batch = input.size(0);
+  g_counting = &counting;
+  const auto handle =
+      at::addThreadLocalCallback(at::RecordFunctionCallback(on_operator_start, on_operator_end)
+                                     .needsInputs(true)
+                                     .needsOutputs(true)
+                                     .scopes({at::RecordScope::FUNCTION}));
+  try {
+    torch::NoGradGuard no_grad;
+    forward(input);
+  } catch (...) {
+    at::removeCallback(handle);
+    g_counting = nullptr;
+    throw;
+  }
+  at::removeCallback(handle);
+  g_counting = nullptr;
+  const double batch = static_cast<double>(input.size(0));
+  for (auto& row : counting.rows) row.flops /= batch;
+  return counting.rows;
+}
+
+// Two samples of the profiled input shape: what the operators are counted on (per sample).
+torch::Tensor sample_input(const ProfileOptions& options) {
+  return torch::randn({2, options.channels, options.height, options.width});
 }
 
 // The counted layers' totals and the parameters' sizes, filled in from the layers.
@@ -132,117 +308,6 @@ void walk_libtorch_model(const std::string& model_name, nn::Module& model, const
       layer.type = module.name();
       profile.layers.push_back(layer);
     }
-  }
-}
-
-// (a, b) from an int, a tuple or a list of ints in a scripted module's attribute.
-std::pair<std::int64_t, std::int64_t> int_pair(const c10::IValue& value, std::int64_t fallback) {
-  if (value.isInt()) return {value.toInt(), value.toInt()};
-  if (value.isTuple()) {
-    const auto& elements = value.toTupleRef().elements();
-    if (elements.size() == 2 && elements[0].isInt() && elements[1].isInt()) {
-      return {elements[0].toInt(), elements[1].toInt()};
-    }
-  }
-  if (value.isIntList()) {
-    const auto list = value.toIntVector();
-    if (list.size() == 2) return {list[0], list[1]};
-  }
-  return {fallback, fallback};
-}
-
-std::pair<std::int64_t, std::int64_t> attr_pair(const torch::jit::Module& module,
-                                                const std::string& attribute,
-                                                std::int64_t fallback) {
-  if (!module.hasattr(attribute)) return {fallback, fallback};
-  const auto value = module.attr(attribute);
-  if (value.isNone()) return {-1, -1};
-  return int_pair(value, fallback);
-}
-
-// The last component of a scripted module's type name: "__torch__.torch.nn.modules.conv.Conv2d"
-// (or "...conv.___torch_mangle_3.Conv2d") is "Conv2d".
-std::string short_type_name(const torch::jit::Module& module) {
-  const std::string qualified = module.type()->name() ? module.type()->name()->qualifiedName() : "";
-  const auto dot = qualified.rfind('.');
-  return dot == std::string::npos ? qualified : qualified.substr(dot + 1);
-}
-
-bool is_torch_nn_type(const torch::jit::Module& module) {
-  return module.type()->name() &&
-         module.type()->name()->qualifiedName().rfind("__torch__.torch.nn.modules.", 0) == 0;
-}
-
-// A TorchScript module's leaf submodules in definition order (see the header for what counts).
-void walk_script_module(const torch::jit::Module& model, const Activation& input,
-                        ModelProfile& profile) {
-  Activation spatial = input;  // propagated through Conv2d and pooling submodules only
-  bool spatial_known = true;
-  for (const auto& item : model.named_modules()) {
-    const torch::jit::Module& module = item.value;
-    if (module.children().size() > 0) continue;
-    ProfiledLayer layer;
-    layer.name = item.name.empty() ? "(model)" : item.name;  // a file of one layer is its root
-    layer.type = short_type_name(module);
-    const bool nn_type = is_torch_nn_type(module);
-    if (nn_type && layer.type == "Linear") {
-      const auto weight = module.attr("weight").toTensor();
-      layer.output_shape = {weight.size(0)};
-      layer.forward_flops = linear_flops(weight.size(1), weight.size(0));
-      layer.counted = true;
-    } else if (nn_type && layer.type == "Conv2d") {
-      const auto weight = module.attr("weight").toTensor();
-      const std::int64_t groups = module.hasattr("groups") ? module.attr("groups").toInt() : 1;
-      const std::int64_t in_channels = weight.size(1) * groups;
-      if (spatial_known && spatial.features == 0 && spatial.channels == in_channels) {
-        const auto stride = attr_pair(module, "stride", 1);
-        const auto dilation = attr_pair(module, "dilation", 1);
-        std::pair<std::int64_t, std::int64_t> padding{0, 0};
-        const auto padding_value = module.attr("padding");
-        if (padding_value.isString() && padding_value.toStringRef() == "same") {
-          padding = {-1, -1};
-        } else if (!padding_value.isString()) {
-          padding = int_pair(padding_value, 0);
-        }
-        Activation out;
-        out.channels = weight.size(0);
-        if (padding.first < 0) {
-          out.height = spatial.height;
-          out.width = spatial.width;
-        } else {
-          out.height =
-              conv_out(spatial.height, weight.size(2), stride.first, padding.first, dilation.first);
-          out.width = conv_out(spatial.width, weight.size(3), stride.second, padding.second,
-                               dilation.second);
-        }
-        if (out.height > 0 && out.width > 0) {
-          layer.output_shape = out.shape();
-          layer.forward_flops = conv2d_flops(in_channels, weight.size(0), groups, weight.size(2),
-                                             weight.size(3), out.height, out.width);
-          layer.counted = true;
-          spatial = out;
-        } else {
-          spatial_known = false;
-        }
-      } else {
-        spatial_known = false;
-      }
-    } else if (nn_type && (layer.type == "MaxPool2d" || layer.type == "AvgPool2d")) {
-      if (spatial_known && spatial.features == 0) {
-        const auto kernel = attr_pair(module, "kernel_size", 1);
-        auto stride = attr_pair(module, "stride", 1);
-        if (stride.first < 0) stride = kernel;
-        const auto padding = attr_pair(module, "padding", 0);
-        const auto dilation =
-            layer.type == "MaxPool2d" ? attr_pair(module, "dilation", 1) : std::make_pair(1L, 1L);
-        spatial.height =
-            conv_out(spatial.height, kernel.first, stride.first, padding.first, dilation.first);
-        spatial.width =
-            conv_out(spatial.width, kernel.second, stride.second, padding.second, dilation.second);
-        layer.output_shape = spatial.shape();
-      }
-    }
-    profile.layers.push_back(layer);
   }
 }
 
@@ -374,6 +439,16 @@ ModelProfile profile_model(const ProfileOptions& options) {
     walk_libtorch_model(options.model, *model, input, profile);
     const auto parameters = model->parameters();
     add_totals(profile, parameters);
+    // The table names our layers; what runs must count the same.
+    model->eval();
+    double counted = 0.0;
+    for (const auto& row : count_operators(
+             [&](const torch::Tensor& x) { return model->forward(x); }, sample_input(options))) {
+      counted += row.flops;
+    }
+    model->train();
+    TRANSIENT_CHECK(std::abs(counted - profile.forward_flops_per_sample) <=
+                    1e-9 * profile.forward_flops_per_sample);
     time_steps([&](const torch::Tensor& x) { return model->forward(x); }, parameters, options,
                profile);
     return profile;
@@ -391,13 +466,19 @@ ModelProfile profile_model(const ProfileOptions& options) {
   torch::jit::Module module = load_torchscript(options.model);
   profile.name = std::filesystem::path(options.model).stem().string();
   profile.family = "generic";
-  walk_script_module(module, input, profile);
   std::vector<torch::Tensor> parameters;
   for (const auto& p : module.parameters()) parameters.push_back(p);
-  add_totals(profile, parameters);
   try {
-    time_steps([&](const torch::Tensor& x) { return module.forward({x}).toTensor(); }, parameters,
-               options, profile);
+    const auto forward = [&](const torch::Tensor& x) { return module.forward({x}).toTensor(); };
+    module.eval();
+    const auto rows = count_operators(forward, sample_input(options));
+    module.train();
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      profile.layers.push_back({"#" + std::to_string(i + 1), rows[i].op, rows[i].output_shape,
+                                rows[i].flops, rows[i].flops > 0});
+    }
+    add_totals(profile, parameters);
+    time_steps(forward, parameters, options, profile);
   } catch (const c10::Error& error) {
     std::string reason = error.what();
     reason = reason.substr(0, reason.find('\n'));
@@ -421,8 +502,8 @@ std::string format_profile(const ModelProfile& profile) {
                   layer.counted ? format_flops(layer.forward_flops).c_str() : "-");
     out << line;
   }
-  out << "\nFLOPs per sample (Conv2d and Linear only, 2 per multiply-add; bias, BatchNorm, ReLU,\n"
-         "pooling and additions not counted):\n";
+  out << "\nFLOPs per sample, as run (convolutions, linear layers and matrix products, 2 per\n"
+         "multiply-add; bias, normalisation, activations, pooling and additions not counted):\n";
   out << "  forward   " << format_flops(profile.forward_flops_per_sample) << "\n";
   out << "  backward  " << format_flops(profile.backward_flops_per_sample) << " (2 x forward)\n";
   out << "parameters  " << profile.parameters << " in " << profile.tensors << " tensors; gradient "

@@ -1,20 +1,19 @@
 // `transient profile`: what one of our models (or a TorchScript file) costs per sample and per
 // step on this machine, as the performance models (perf/workload.h) want it.
 //
-// FLOP convention: only Conv2d and Linear layers are counted, as 2 FLOPs per multiply-add of
-// their weights: Conv2d = 2 * Cout * Hout * Wout * (Cin / groups) * kH * kW, Linear = 2 * in *
-// out, per sample. Bias additions, BatchNorm, ReLU, pooling, flattening and the residual
-// additions are listed but not counted (they are a few percent of the total and memory-bound).
-// Backward = 2 x forward for the counted layers (the gradients of the input and of the weights
+// FLOP convention (one for `profile` and the built-in workloads, perf/workload.h): 2 FLOPs per
+// multiply-add of the operators that multiply by weights: convolutions (2 * output elements *
+// Cin/groups * kernel size; transposed: 2 * input elements * Cout/groups * kernel size), linear
+// layers and matrix products (mm, addmm, bmm, baddbmm, matmul). Bias additions, normalisation,
+// activations, pooling and element-wise additions are listed but not counted (a few percent of
+// the total, memory-bound). Backward = 2 x forward (the gradients of the input and of the weights
 // each cost one forward's multiply-adds).
 //
-// Output sizes: for our libtorch models they are propagated with the layers' formulas in the
-// order of their forward() (the cnn's 2x2 max-pool after each convolution, the ResNets' shortcut
-// convolution on its block's input). For a TorchScript file, the submodules are walked in
-// definition order by type name: Linear layers are counted from their weights; Conv2d layers
-// from their weights and a spatial size propagated from --input through the Conv2d, MaxPool2d
-// and AvgPool2d submodules met so far. Pooling done functionally in forward() (F.max_pool2d)
-// is invisible there, so such a file's convolution count assumes there is none.
+// What is counted is what runs: one forward pass over two samples of the input shape, in eval
+// mode without gradients, observed operator by operator (ATen's RecordFunction), so that layers
+// called functionally in forward() (F.max_pool2d, F.conv2d, x @ w) count as modules do. A file's
+// table lists its top-level operators in the order they ran; our libtorch models' table lists
+// their layers by name, with output sizes propagated by formula, and the two counts must agree.
 //
 // This header is torch-free, so that the CLI compiles without libtorch's headers.
 // Failure: an unknown model name, a file that is not a readable TorchScript module, or a bad
