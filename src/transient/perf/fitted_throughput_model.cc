@@ -63,7 +63,7 @@ FittedParams FittedParams::builtin() {
   p.form = "linear";
   p.features = {"flops_per_tflops", "shake_flops_per_tflops", "tensors_per_tflops",
                 "gradient_bytes"};
-  p.coefficients = {0.01177872653, 95.05600655, -1.07570852, 0.00408401696, -2.472952895e-09};
+  p.coefficients = {0.01177872653, 2.244533803, -0.02540043732, 0.00408401696, -2.472952895e-09};
   p.ridge_lambda = 0.0;
   p.cv_mape_percent = 8.806905671;
   p.communication = CommunicationParams::builtin();
