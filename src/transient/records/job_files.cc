@@ -12,6 +12,14 @@ std::string JobFiles::manifest() const {
   return (std::filesystem::path(dir_) / kCheckpointsDir / kManifestFile).string();
 }
 
+std::string JobFiles::step_part(const std::string& worker) const {
+  return (std::filesystem::path(dir_) / kStepPartsDir / ("steps-" + worker + ".part.csv")).string();
+}
+
+std::string JobFiles::checkpoint(const std::string& file) const {
+  return (std::filesystem::path(dir_) / kCheckpointsDir / file).string();
+}
+
 bool JobFiles::holds_records() const {
   namespace fs = std::filesystem;
   for (const std::string& path : {events(), steps(), summary(), job(), manifest()}) {

@@ -14,6 +14,7 @@ inline constexpr const char* kCoordinatorFile = "coordinator.json";  // the coor
 inline constexpr const char* kCheckpointsDir = "checkpoints";        // the kept checkpoints
 inline constexpr const char* kManifestFile = "manifest.json";        // in checkpoints/
 inline constexpr const char* kStepPartsDir = "records";  // steps.csv parts, while running
+inline constexpr const char* kTokenFile = "token";       // the job's secret (mode 0600)
 
 // The paths of one job directory's files. A value; cheap to copy.
 class JobFiles {
@@ -29,6 +30,10 @@ class JobFiles {
   std::string checkpoints() const { return in_dir(kCheckpointsDir); }
   std::string manifest() const;
   std::string step_parts() const { return in_dir(kStepPartsDir); }
+  // One member's part of steps.csv while the job runs: records/steps-<worker>.part.csv.
+  std::string step_part(const std::string& worker) const;
+  std::string checkpoint(const std::string& file) const;  // checkpoints/<file>
+  std::string token() const { return in_dir(kTokenFile); }
 
   // True if the directory holds any of the files a job writes (it is a job directory).
   bool holds_records() const;

@@ -18,6 +18,7 @@
 #include "transient/core/atomic_file.h"
 #include "transient/core/error.h"
 #include "transient/core/structured_input.h"
+#include "transient/records/job_files.h"
 
 namespace transient::train {
 namespace {
@@ -163,7 +164,7 @@ CheckpointDirectory::CheckpointDirectory(std::string dir, int keep)
     : dir_(std::move(dir)), keep_(std::max(1, keep)) {}
 
 std::string CheckpointDirectory::manifest_path() const {
-  return (std::filesystem::path(dir_) / "manifest.json").string();
+  return (std::filesystem::path(dir_) / records::kManifestFile).string();
 }
 
 std::string CheckpointDirectory::path_of(const CheckpointRecord& record) const {

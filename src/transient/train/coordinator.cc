@@ -13,6 +13,7 @@
 #include "transient/core/atomic_file.h"
 #include "transient/core/duration.h"
 #include "transient/core/error.h"
+#include "transient/records/job_files.h"
 #include "transient/report/live_dashboard.h"
 #include "transient/train/channel.h"
 #include "transient/train/checkpoint.h"
@@ -113,7 +114,7 @@ Coordinator::Coordinator(JobConfig job, std::string token, CoordinatorOptions op
     std::fflush(stderr);
   }
   checkpoints_ = std::make_unique<CheckpointDirectory>(
-      (fs::path(job_.options.job_dir) / "checkpoints").string(), job_.options.keep);
+      records::JobFiles(job_.options.job_dir).checkpoints(), job_.options.keep);
   if (!options_.taking_back) write_journal();
 }
 
@@ -610,7 +611,7 @@ void Coordinator::roll_back(std::int64_t step, const std::string& loss, const st
   lr_scale_ /= 2;
   std::vector<std::string> set_aside;
   try {
-    CheckpointDirectory directory((fs::path(job_.options.job_dir) / "checkpoints").string(),
+    CheckpointDirectory directory(records::JobFiles(job_.options.job_dir).checkpoints(),
                                   job_.options.keep);
     for (const auto& record : directory.set_aside_from(step - 1, "diverged-")) {
       set_aside.push_back(record.file);
@@ -665,8 +666,7 @@ void Coordinator::handle_rows(Worker& worker, const nlohmann::json& message) {
     }
     text += line + "\n";
   }
-  const std::string path =
-      (fs::path(job_.options.job_dir) / "records" / ("steps-" + worker.id + ".part.csv")).string();
+  const std::string path = records::JobFiles(job_.options.job_dir).step_part(worker.id);
   std::FILE* out = std::fopen(path.c_str(), "ab");
   if (out == nullptr || std::fwrite(text.data(), 1, text.size(), out) != text.size()) {
     if (out != nullptr) std::fclose(out);
@@ -1153,7 +1153,7 @@ void Coordinator::form_generation(std::vector<std::string> survivors,
     // generation that failed while forming): everyone loads the latest valid checkpoint (or
     // starts afresh).
     if (generation_ >= 0) {
-      CheckpointDirectory directory((fs::path(job_.options.job_dir) / "checkpoints").string(),
+      CheckpointDirectory directory(records::JobFiles(job_.options.job_dir).checkpoints(),
                                     job_.options.keep);
       start_ = GenerationConfig{};
       if (auto chosen = choose_checkpoint(directory, job_.options, events_)) {
@@ -1317,7 +1317,7 @@ void Coordinator::write_journal() const {
       {"pid", static_cast<long>(::getpid())},
       {"job", to_json(job_)}};
   if (dashboard_) journal["dashboard"] = dashboard_->address();
-  write_file_atomically((fs::path(job_.options.job_dir) / "coordinator.json").string(),
+  write_file_atomically(records::JobFiles(job_.options.job_dir).coordinator(),
                         journal.dump(2) + "\n");
 }
 

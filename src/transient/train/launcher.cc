@@ -28,6 +28,7 @@
 #include "transient/launch/revocation_schedule.h"
 #include "transient/market/data_dir.h"
 #include "transient/market/registry.h"
+#include "transient/records/job_files.h"
 #include "transient/train/channel.h"
 #include "transient/train/checkpoint.h"
 #include "transient/train/checkpoint_choice.h"
@@ -233,7 +234,7 @@ nlohmann::json job_settings(const TrainOptions& o) {
 // refused with the difference named. A job.json of an earlier version (no settings) is left to
 // the identity check of prepare_job_dir.
 void adopt_job_settings(TrainOptions& o) {
-  const std::string job_json = (fs::path(o.job_dir) / "job.json").string();
+  const std::string job_json = records::JobFiles(o.job_dir).job();
   if (!o.resume || !fs::exists(job_json)) return;
   const auto recorded = load_json_file(job_json);
   if (!recorded.contains("settings") || !recorded.at("settings").is_object()) return;
@@ -282,21 +283,14 @@ void adopt_job_settings(TrainOptions& o) {
   validate(o);
 }
 
-bool holds_records(const std::string& dir) {
-  for (const char* name : {"job.json", "events.jsonl", "steps.csv", "summary.json"}) {
-    if (fs::exists(fs::path(dir) / name)) return true;
-  }
-  return fs::exists(fs::path(dir) / "checkpoints" / "manifest.json");
-}
-
 // Creates or re-opens the job directory; refuses a directory of another job and one holding
 // records without --resume, before anything in it is touched.
 void prepare_job_dir(const TrainOptions& o) {
-  const std::string job_json = (fs::path(o.job_dir) / "job.json").string();
+  const std::string job_json = records::JobFiles(o.job_dir).job();
   if (fs::exists(o.job_dir) && !fs::is_directory(o.job_dir)) {
     throw InputError(o.job_dir, 0, "--job-dir: exists and is not a directory");
   }
-  const bool existing = fs::is_directory(o.job_dir) && holds_records(o.job_dir);
+  const bool existing = fs::is_directory(o.job_dir) && records::JobFiles(o.job_dir).holds_records();
   if (existing && !o.resume) {
     throw InputError(o.job_dir, 0,
                      "the job directory already holds a job's records; pass --resume to continue "
@@ -406,7 +400,7 @@ PreparedJob prepare_job(const TrainOptions& given, int workers_for_threads) {
   o.job_dir = fs::absolute(o.job_dir).lexically_normal().string();
   job.options = o;
 
-  prepared.token_path = (fs::path(o.job_dir) / "token").string();
+  prepared.token_path = records::JobFiles(o.job_dir).token();
   if (!fs::exists(prepared.token_path))
     write_private_file(prepared.token_path, new_job_token() + "\n");
   prepared.token = read_token_file(prepared.token_path);
@@ -415,9 +409,9 @@ PreparedJob prepare_job(const TrainOptions& given, int workers_for_threads) {
 
 // Opens the records and picks the checkpoint to start from (with --resume).
 GenerationConfig open_records(const TrainOptions& o, EventLog& events) {
-  CheckpointDirectory checkpoints((fs::path(o.job_dir) / "checkpoints").string(), o.keep);
+  CheckpointDirectory checkpoints(records::JobFiles(o.job_dir).checkpoints(), o.keep);
   fs::create_directories(checkpoints.dir());
-  fs::create_directories(fs::path(o.job_dir) / "records");
+  fs::create_directories(records::JobFiles(o.job_dir).step_parts());
   checkpoints.remove_leftovers();
   GenerationConfig start;
   if (o.resume) {
@@ -451,12 +445,12 @@ GenerationConfig open_records(const TrainOptions& o, EventLog& events) {
   // Rows of steps after the checkpoint (left by a stopped or crashed run) will be redone.
   merge_step_records(o.job_dir, start.start_step);
   // A job rolled back after a divergence goes on with the learning rate it was rolled back to.
-  const auto journal_path = fs::path(o.job_dir) / "coordinator.json";
+  const auto journal_path = records::JobFiles(o.job_dir).coordinator();
   if (o.resume && fs::exists(journal_path)) {
-    const auto journal = load_json_file(journal_path.string());
+    const auto journal = load_json_file(journal_path);
     const auto scale = journal.contains("lr_scale") ? journal.at("lr_scale") : nlohmann::json(1.0);
     if (!scale.is_number() || !(scale.get<double>() > 0 && scale.get<double>() <= 1)) {
-      throw InputError(journal_path.string(), 0,
+      throw InputError(journal_path, 0,
                        "lr_scale " + scale.dump() + " is not a learning-rate factor in (0, 1]");
     }
     start.lr_scale = scale.get<double>();
@@ -475,7 +469,7 @@ int finish_job(const PreparedJob& prepared, Coordinator& coordinator, EventLog& 
   const bool failed = !outcome.failure.empty();
   const bool finished = !failed && steps >= job.total_steps && !result.stopped;
   const std::int64_t rows = merge_step_records(o.job_dir, steps);
-  CheckpointDirectory((fs::path(o.job_dir) / "checkpoints").string(), o.keep).remove_leftovers();
+  CheckpointDirectory(records::JobFiles(o.job_dir).checkpoints(), o.keep).remove_leftovers();
   const double epochs = static_cast<double>(steps) /
                         static_cast<double>(steps_per_epoch(job.train_samples, o.global_batch));
   const double samples_per_s = coordinator.samples_per_s();
@@ -520,7 +514,7 @@ int finish_job(const PreparedJob& prepared, Coordinator& coordinator, EventLog& 
     summary["instance_type"] = o.instance_type;
     summary["price_usd_per_h"] = o.price_usd_per_h;
   }
-  write_file_atomically((fs::path(o.job_dir) / "summary.json").string(), summary.dump(2) + "\n");
+  write_file_atomically(records::JobFiles(o.job_dir).summary(), summary.dump(2) + "\n");
   events.append({{"event", failed     ? "failed"
                            : finished ? "done"
                                       : "stopped"},
@@ -539,7 +533,7 @@ int finish_job(const PreparedJob& prepared, Coordinator& coordinator, EventLog& 
   if (failed) {
     // Nothing is printed as a result: the newest checkpoint (written before the failure) is
     // where the job can be continued from once the cause is mended.
-    CheckpointDirectory directory((fs::path(o.job_dir) / "checkpoints").string(), o.keep);
+    CheckpointDirectory directory(records::JobFiles(o.job_dir).checkpoints(), o.keep);
     std::string newest = "no checkpoint";
     for (const auto& record : directory.list()) {
       if (outcome.diverged_at_step == 0 || record.step < outcome.diverged_at_step) {
@@ -792,7 +786,7 @@ int run_training(const TrainOptions& given) {
   }
   const PreparedJob prepared = prepare_job(given, given.workers);
   const TrainOptions& o = prepared.options;
-  EventLog events((fs::path(o.job_dir) / "events.jsonl").string());
+  EventLog events(records::JobFiles(o.job_dir).events());
   PreparedJob job = prepared;
   job.start = open_records(o, events);
 
@@ -822,7 +816,7 @@ int run_coordinator(const TrainOptions& given, int min_workers) {
   if (min_workers < 1 || min_workers > 64) {
     throw InputError("--min-workers: accepted: 1..64");
   }
-  const std::string journal_path = (fs::path(given.job_dir) / "coordinator.json").string();
+  const std::string journal_path = records::JobFiles(given.job_dir).coordinator();
   bool take_back = !given.job_dir.empty() && fs::exists(journal_path);
   bool continue_paused = false;
   PreparedJob prepared;
@@ -849,7 +843,7 @@ int run_coordinator(const TrainOptions& given, int min_workers) {
     prepared.options = prepared.job.options;
     prepared.options.resume = continue_paused;
     prepared.options.bind = given.bind;
-    prepared.token_path = (fs::path(prepared.options.job_dir) / "token").string();
+    prepared.token_path = records::JobFiles(prepared.options.job_dir).token();
     prepared.token = read_token_file(prepared.token_path);
   } else {
     TrainOptions o = given;
@@ -858,7 +852,7 @@ int run_coordinator(const TrainOptions& given, int min_workers) {
   }
   if (continue_paused) take_back = false;
   const TrainOptions& o = prepared.options;
-  EventLog events((fs::path(o.job_dir) / "events.jsonl").string());
+  EventLog events(records::JobFiles(o.job_dir).events());
   if (!take_back) prepared.start = open_records(o, events);
 
   CoordinatorOptions coordinator_options;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "transient/core/atomic_file.h"
+#include "transient/records/job_files.h"
 
 namespace transient::train {
 namespace {
@@ -53,13 +54,13 @@ void read_rows(const std::string& path, bool has_header, std::int64_t last_step,
 
 std::int64_t merge_step_records(const std::string& job_dir, std::int64_t last_step) {
   namespace fs = std::filesystem;
-  const std::string steps_path = (fs::path(job_dir) / "steps.csv").string();
+  const std::string steps_path = records::JobFiles(job_dir).steps();
   std::map<RowKey, std::string> rows;
   if (fs::exists(steps_path)) read_rows(steps_path, true, last_step, rows);
   std::vector<fs::path> parts;
-  const fs::path records = fs::path(job_dir) / "records";
-  if (fs::is_directory(records)) {
-    for (const auto& entry : fs::directory_iterator(records)) {
+  const fs::path parts_dir = records::JobFiles(job_dir).step_parts();
+  if (fs::is_directory(parts_dir)) {
+    for (const auto& entry : fs::directory_iterator(parts_dir)) {
       if (entry.path().extension() == ".csv") parts.push_back(entry.path());
     }
   }

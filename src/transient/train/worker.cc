@@ -29,6 +29,7 @@
 
 #include "transient/core/atomic_file.h"
 #include "transient/core/error.h"
+#include "transient/records/job_files.h"
 #include "transient/train/channel.h"
 #include "transient/train/checkpoint.h"
 #include "transient/train/coordinator_store.h"
@@ -679,8 +680,7 @@ class Worker {
     record.file = config_.checkpoint;
     record.bytes = config_.checkpoint_bytes;
     record.crc32 = config_.checkpoint_crc32;
-    const std::string path =
-        (std::filesystem::path(options_.job_dir) / "checkpoints" / record.file).string();
+    const std::string path = records::JobFiles(options_.job_dir).checkpoint(record.file);
     const auto state = deserialize_checkpoint(connection_.fetch_checkpoint(record), path);
     if (state.model != options_.model || state.global_batch != options_.global_batch) {
       throw InputError(path, 0, "checkpoint of another job (model " + state.model + ")");
