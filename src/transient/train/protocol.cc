@@ -28,6 +28,7 @@ nlohmann::json to_json(const JobConfig& config) {
           {"steps", o.steps},
           {"stop_at_step", o.stop_at_step},
           {"global_batch", o.global_batch},
+          {"per_worker_batch", o.per_worker_batch},
           {"lr", o.lr},
           {"optimizer", o.optimizer},
           {"momentum", o.momentum},
@@ -78,6 +79,7 @@ JobConfig job_config_from_json(const nlohmann::json& j) {
   o.steps = j.at("steps").get<std::int64_t>();
   o.stop_at_step = j.at("stop_at_step").get<std::int64_t>();
   o.global_batch = j.at("global_batch").get<std::int64_t>();
+  o.per_worker_batch = j.value("per_worker_batch", std::int64_t{0});
   o.lr = j.at("lr").get<double>();
   o.optimizer = j.value("optimizer", std::string("sgd"));
   o.momentum = j.at("momentum").get<double>();
