@@ -5,6 +5,8 @@
 
 #include <sys/wait.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -112,6 +114,53 @@ TEST(FitCli, OutputInAMissingDirectoryIsRefusedFirst) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.out.rfind("error: /nonexistent-dir/model.json: -o: the directory", 0), 0u) << r.out;
   EXPECT_EQ(transient::testing::count_lines(r.out), 1) << r.out;
+}
+
+const std::string kCmdareDir = std::string(TRANSIENT_SHARED_DATA_DIR) + "/cmdare";
+
+TEST(FitCli, CrossValidateGpuPrintsTablesAndJson) {
+  const CliResult text = run_cli("fit --data " + kCmdareDir + " --cross-validate gpu");
+  ASSERT_EQ(text.exit_code, 0) << text.out;
+  EXPECT_NE(text.out.find("leave-one-GPU-out"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("| workload | K80 analytic | K80 fitted | P100 analytic | P100 fitted |"),
+            std::string::npos)
+      << text.out;
+  const CliResult json = run_cli("fit --data " + kCmdareDir + " --cross-validate gpu --json");
+  ASSERT_EQ(json.exit_code, 0) << json.out;
+  const auto cv = nlohmann::json::parse(json.out);
+  EXPECT_EQ(cv.at("held_out"), "gpu");
+  EXPECT_EQ(cv.at("single_worker").size(), 40u);
+  const auto& single = cv.at("mape_percent").at("analytic").at("single_worker");
+  EXPECT_LE(single.at("K80").get<double>(), 10.0);
+  EXPECT_LE(single.at("P100").get<double>(), 10.0);
+  // Each prediction's error is its predicted against its measured speed.
+  const auto& first = cv.at("single_worker").at(0);
+  const double measured = first.at("measured_steps_per_s").at(0).get<double>();
+  const double predicted = first.at("analytic_steps_per_s").at(0).get<double>();
+  EXPECT_NEAR(first.at("analytic_ape_percent").at(0).get<double>(),
+              100 * std::abs(predicted - measured) / measured, 1e-9);
+}
+
+TEST(FitCli, CrossValidateModelGivesTheLeaveOneModelOutTables) {
+  const CliResult r = run_cli("fit --data " + kCmdareDir + " --cross-validate model --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto cv = nlohmann::json::parse(r.out);
+  EXPECT_EQ(cv.at("held_out"), "model");
+  EXPECT_EQ(cv.at("fitted_forms").size(), 20u);  // one form chosen per held-out workload
+  EXPECT_NEAR(cv.at("mape_percent").at("analytic").at("single_worker").at("all").get<double>(), 7.2,
+              0.05);
+}
+
+TEST(FitCli, CrossValidateFlagsAreChecked) {
+  const CliResult bad = run_cli("fit --data " + kCmdareDir + " --cross-validate cpu");
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+  EXPECT_EQ(transient::testing::count_lines(bad.out), 1) << bad.out;
+  const CliResult both =
+      run_cli("fit --data " + kCmdareDir + " --cross-validate gpu -o /tmp/m.json");
+  EXPECT_EQ(both.exit_code, 2) << both.out;
+  EXPECT_EQ(both.out.rfind("error: ", 0), 0u) << both.out;
+  const CliResult json = run_cli("fit --data " + kCmdareDir + " --json");
+  EXPECT_EQ(json.exit_code, 2) << json.out;
 }
 
 }  // namespace

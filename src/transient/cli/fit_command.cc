@@ -1,5 +1,6 @@
 // `transient fit --data DIR [-o MODEL.json] [--report]`: fits the analytic and fitted throughput
-// models on measurement files and cross-validates them.
+// models on measurement files and cross-validates them; `--cross-validate gpu|model [--json]`
+// prints one cross-validation's tables (or its predictions as JSON) and fits nothing else.
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -21,6 +22,8 @@ struct FitArgs {
   std::string output;
   bool report = false;
   bool verbose = false;
+  std::string cross_validate;  // "", "gpu" or "model"
+  bool json = false;
   perf::ThroughputFitOptions options;
 };
 
@@ -77,6 +80,22 @@ void fit(const FitArgs& args) {
     }
   }
   const perf::MeasurementSet data = perf::read_measurements(args.data_dir);
+  if (!args.cross_validate.empty()) {
+    if (data.single_worker.empty()) {
+      throw InputError("--data " + args.data_dir +
+                       ": --cross-validate needs single-worker GPU speeds (CM-DARE feature tables "
+                       "or 0lat_* runs); none found");
+    }
+    const bool by_gpu = args.cross_validate == "gpu";
+    const perf::CrossValidation cv = by_gpu ? perf::cross_validate_gpus(data, args.options)
+                                            : perf::cross_validate(data, args.options);
+    if (args.json) {
+      fmt::print("{}\n", perf::cross_validation_json(cv).dump(2));
+    } else {
+      fmt::print("{}", by_gpu ? perf::gpu_accuracy_tables(cv) : perf::accuracy_tables(data, cv));
+    }
+    return;
+  }
   if (!data.trainer_steps.empty()) print_trainer_calibration(data);
   if (data.single_worker.empty()) {
     if (!data.trainer_steps.empty()) {
@@ -146,11 +165,15 @@ void add_fit_command(CLI::App& app) {
   command->add_flag("--report", args->report,
                     "print the accuracy tables (per workload and GPU, as in docs/models.md)");
   command->add_flag("--verbose", args->verbose, "list every file and what it gave");
-  command
-      ->add_option("--worker-network-gbps", args->options.worker_network_gbps,
-                   "network link of the measured workers")
-      ->transform(within(Bound{0.01, bounds::kBandwidthGbps.hi, "Gbit/s"}))
-      ->capture_default_str();
+  auto* cross =
+      command
+          ->add_option("--cross-validate", args->cross_validate,
+                       "print only the tables of one cross-validation: gpu (leave one GPU "
+                       "model out) or model (leave one workload out)")
+          ->check(CLI::IsMember({"gpu", "model"}));
+  command->add_flag("--json", args->json, "with --cross-validate: every prediction as JSON")
+      ->needs(cross);
+  cross->excludes(command->get_option("--output"))->excludes(command->get_option("--report"));
   command->callback([args] { fit(*args); });
 }
 
