@@ -296,6 +296,14 @@ TEST(FitCli, BadStepsCsvIsOneLineNamingFileAndLine) {
   EXPECT_EQ(bare.exit_code, 2) << bare.out;
   EXPECT_NE(bare.out.find("--device NAME"), std::string::npos) << bare.out;
   EXPECT_EQ(transient::testing::count_lines(bare.out), 1) << bare.out;
+  // The output is a directory: refused before the records are read.
+  const CliResult into_dir =
+      run_cli("fit --data " + (dir / "job").string() + " --profile " + (dir / "cnn.json").string() +
+              " --calibrated-profile " + dir.string());
+  EXPECT_EQ(into_dir.exit_code, 2) << into_dir.out;
+  EXPECT_EQ(into_dir.out, "error: " + dir.string() +
+                              ": --calibrated-profile: is a directory; accepted: a file name for "
+                              "the profile\n");
   // Jobs of two models: which one is the profile's is not guessed.
   write_trainer_job(dir / "jobs" / "a", 1, 0.1, 64);
   write_trainer_job(dir / "jobs" / "b", 1, 0.1, 64);

@@ -82,6 +82,10 @@ void calibrate(const FitArgs& args) {
     throw InputError(args.calibrated_profile, 0,
                      "--calibrated-profile: the directory " + parent.string() + " does not exist");
   }
+  if (std::filesystem::is_directory(args.calibrated_profile)) {
+    throw InputError(args.calibrated_profile, 0,
+                     "--calibrated-profile: is a directory; accepted: a file name for the profile");
+  }
   const perf::Workload profile = perf::load_workload_profile(args.profile);
   std::string device = args.device;
   if (device.empty() && profile.measured) device = profile.measured->device;
