@@ -87,7 +87,7 @@ CrossValidation cross_validate(const MeasurementSet& data, const ThroughputFitOp
 // Leave-one-GPU-out cross-validation: for every GPU model in the single-worker data, both models
 // are fitted (both stages) on the other GPUs' measurements only and predict that GPU's
 // single-worker and cluster speeds; the analytic model carries its constants across with
-// gpu_time_factor(), the fitted model through its features (which name the GPU only by its TFLOPS).
+// gpu_time_factor(), the fitted model through its features (the GPU's TFLOPS or memory bandwidth).
 // A fitted candidate with a feature that is constant in a fold (the GPU's TFLOPS, with one GPU
 // left) cannot be fitted there and is not chosen. REQUIRES: single-worker speeds of at least 2 GPU
 // models, each with 5 workloads (InputError otherwise). candidate_mape stays empty.
