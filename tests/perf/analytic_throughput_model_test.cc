@@ -80,8 +80,9 @@ TEST(AnalyticThroughputModel, OtherGpusTakeTheNearestFittedGpusConstants) {
   EXPECT_EQ(p.calibrated_gpu("k80", 4), "K80");
   EXPECT_EQ(hand_params().calibrated_gpu("V100", 14), "");
   const AnalyticThroughputModel model(hand_workload(), p);
-  // 3.84e11 FLOPs / (20e12 x 0.5) + 100 tensors x 5e-4 + 0.0232 s.
-  EXPECT_NEAR(model.compute_s(gpu(20, "V100")), 0.0384 + 0.05 + 0.0232, 1e-12);
+  // The P100's GPU-side time, 3.84e11 FLOPs / (10e12 x 0.5) + 100 tensors x 5e-4, times the
+  // memory bandwidths' ratio 732 / 900 GB/s, + 0.0232 s.
+  EXPECT_NEAR(model.compute_s(gpu(20, "V100")), (0.0768 + 0.05) * 732 / 900 + 0.0232, 1e-12);
   // Nothing fitted per GPU: the family's efficiency.
   EXPECT_NEAR(AnalyticThroughputModel(hand_workload(), hand_params()).compute_s(gpu(20, "V100")),
               0.0384 + 0.0232, 1e-12);

@@ -5,6 +5,8 @@
 
 #include <sys/wait.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -112,6 +114,207 @@ TEST(FitCli, OutputInAMissingDirectoryIsRefusedFirst) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.out.rfind("error: /nonexistent-dir/model.json: -o: the directory", 0), 0u) << r.out;
   EXPECT_EQ(transient::testing::count_lines(r.out), 1) << r.out;
+}
+
+const std::string kCmdareDir = std::string(TRANSIENT_SHARED_DATA_DIR) + "/cmdare";
+
+TEST(FitCli, CrossValidateGpuPrintsTablesAndJson) {
+  const CliResult text = run_cli("fit --data " + kCmdareDir + " --cross-validate gpu");
+  ASSERT_EQ(text.exit_code, 0) << text.out;
+  EXPECT_NE(text.out.find("leave-one-GPU-out"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("| workload | K80 analytic | K80 fitted | P100 analytic | P100 fitted |"),
+            std::string::npos)
+      << text.out;
+  const CliResult json = run_cli("fit --data " + kCmdareDir + " --cross-validate gpu --json");
+  ASSERT_EQ(json.exit_code, 0) << json.out;
+  const auto cv = nlohmann::json::parse(json.out);
+  EXPECT_EQ(cv.at("held_out"), "gpu");
+  EXPECT_EQ(cv.at("single_worker").size(), 40u);
+  const auto& single = cv.at("mape_percent").at("analytic").at("single_worker");
+  EXPECT_LE(single.at("K80").get<double>(), 10.0);
+  EXPECT_LE(single.at("P100").get<double>(), 10.0);
+  // Each prediction's error is its predicted against its measured speed.
+  const auto& first = cv.at("single_worker").at(0);
+  const double measured = first.at("measured_steps_per_s").at(0).get<double>();
+  const double predicted = first.at("analytic_steps_per_s").at(0).get<double>();
+  EXPECT_NEAR(first.at("analytic_ape_percent").at(0).get<double>(),
+              100 * std::abs(predicted - measured) / measured, 1e-9);
+}
+
+TEST(FitCli, CrossValidateModelGivesTheLeaveOneModelOutTables) {
+  const CliResult r = run_cli("fit --data " + kCmdareDir + " --cross-validate model --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto cv = nlohmann::json::parse(r.out);
+  EXPECT_EQ(cv.at("held_out"), "model");
+  EXPECT_EQ(cv.at("fitted_forms").size(), 20u);  // one form chosen per held-out workload
+  EXPECT_NEAR(cv.at("mape_percent").at("analytic").at("single_worker").at("all").get<double>(), 7.2,
+              0.05);
+}
+
+TEST(FitCli, CrossValidateFlagsAreChecked) {
+  const CliResult bad = run_cli("fit --data " + kCmdareDir + " --cross-validate cpu");
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+  EXPECT_EQ(transient::testing::count_lines(bad.out), 1) << bad.out;
+  const CliResult both =
+      run_cli("fit --data " + kCmdareDir + " --cross-validate gpu -o /tmp/m.json");
+  EXPECT_EQ(both.exit_code, 2) << both.out;
+  EXPECT_EQ(both.out.rfind("error: ", 0), 0u) << both.out;
+  const CliResult json = run_cli("fit --data " + kCmdareDir + " --json");
+  EXPECT_EQ(json.exit_code, 2) << json.out;
+}
+
+// The compute time of worker `w` at `step` in write_trainer_job: -4 .. +4 ms around compute_s.
+double jittered(double compute_s, int step, int w) {
+  return compute_s + 0.002 * ((step * 7 + w * 3) % 5) - 0.004;
+}
+
+// A job directory as `transient train` writes it (README, "The job directory"): 40 steps of
+// `global_batch` samples split among `workers`, whose compute times vary from step to step and
+// worker to worker.
+std::string write_trainer_job(const std::filesystem::path& dir, int workers, double compute_s,
+                              int global_batch) {
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::string steps =
+      "step,worker,batch,data_s,compute_s,allreduce_s,optimizer_s,loss,gen,sample_begin\n";
+  const int batch = global_batch / workers;
+  for (int step = 1; step <= 40; ++step) {
+    for (int w = 0; w < workers; ++w) {
+      const double allreduce = workers > 1 ? 0.010 : 0.0;
+      char row[256];
+      std::snprintf(row, sizeof row, "%d,%d,%d,%.4f,%.4f,%.4f,%.4f,%.4f,0,%d\n", step, w, batch,
+                    0.003, jittered(compute_s, step, w), allreduce, 0.001, 2.3 - 0.01 * step,
+                    (step - 1) * global_batch + w * batch);
+      steps += row;
+    }
+  }
+  std::ofstream(dir / "steps.csv") << steps;
+  std::ofstream(dir / "job.json")
+      << R"({"model": "cnn", "dataset": "fashion-mnist", "global_batch": )" << global_batch
+      << R"(, "seed": 1})";
+  std::ofstream(dir / "events.jsonl") << R"({"t":0.1,"event":"generation","gen":0})"
+                                      << "\n";
+  return steps;
+}
+
+const char* kCnnProfile = R"({
+  "name": "cnn",
+  "batch_per_worker": 32,
+  "forward_flops_per_sample": 8.482e6,
+  "parameters": 421642,
+  "tensors": 8,
+  "measured": {"device": "Test CPU", "step_time_s": 0.02}
+})";
+
+const char* kCpuCatalog =
+    "type,gpu,gpus,gpu_tflops,vcpus,memory_gib,network_gbps,on_demand_usd_h,spot_usd_h\n"
+    "testbox,Test CPU,1,0.1,2,8,10,0.1,0.05\n";
+
+// `fit --profile` on the trainer's steps.csv: the calibrated profile predicts the run it was
+// measured on (one worker: 64 samples per 0.004 + 0.180 s step, the median), where the profile's
+// own measurement (0.02 s per 32 samples) predicted eight times that.
+TEST(FitCli, CalibratedProfileReproducesTheMeasuredRun) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "transient_fit_calibrate";
+  write_trainer_job(dir / "job", 1, 0.180, 64);
+  std::ofstream(dir / "cnn.json") << kCnnProfile;
+  std::ofstream(dir / "catalog.csv") << kCpuCatalog;
+  const std::string out = (dir / "calibrated.json").string();
+  const CliResult fit = run_cli("fit --data " + (dir / "job").string() + " --profile " +
+                                (dir / "cnn.json").string() + " --calibrated-profile " + out);
+  ASSERT_EQ(fit.exit_code, 0) << fit.out;
+  EXPECT_NE(fit.out.find("calibrated cnn on 40 trainer steps of model cnn"), std::string::npos)
+      << fit.out;
+  const auto profile = nlohmann::json::parse(std::ifstream(out));
+  EXPECT_EQ(profile.at("batch_per_worker"), 64);
+  EXPECT_EQ(profile.at("measured").at("device"), "Test CPU");
+  auto predict = [&](const std::string& file) {
+    const CliResult r =
+        run_cli("predict --profile " + file + " --catalog " + (dir / "catalog.csv").string() +
+                " --cluster 1xtestbox --arch allreduce --json");
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    return nlohmann::json::parse(r.out).at("samples_per_s").get<double>();
+  };
+  const double measured = 64 / (0.003 + 0.180 + 0.001);
+  EXPECT_NEAR(predict(out), measured, 0.01 * measured);
+  EXPECT_GT(predict((dir / "cnn.json").string()), 4 * measured);  // uncalibrated: 1600 samples/s
+  fs::remove_all(dir);
+}
+
+// Records of several workers: the profile gets one worker's share and step without the
+// all-reduce, which the output names; --device names what the records ran on.
+TEST(FitCli, CalibrationFromSeveralWorkersTakesOneWorkersShare) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "transient_fit_calibrate_two";
+  write_trainer_job(dir / "job", 2, 0.090, 128);
+  std::ofstream(dir / "cnn.json") << kCnnProfile;
+  const std::string out = (dir / "calibrated.json").string();
+  const CliResult fit =
+      run_cli("fit --data " + (dir / "job").string() + " --profile " + (dir / "cnn.json").string() +
+              " --calibrated-profile " + out + " --device K80");
+  ASSERT_EQ(fit.exit_code, 0) << fit.out;
+  EXPECT_NE(fit.out.find("all-reduce in the records: 0.02 s x (n-1)/n"), std::string::npos)
+      << fit.out;
+  const auto profile = nlohmann::json::parse(std::ifstream(out));
+  EXPECT_EQ(profile.at("batch_per_worker"), 64);
+  EXPECT_EQ(profile.at("measured").at("device"), "K80");
+  // The slowest worker's compute sets each step (mean over the steps), plus data and optimizer.
+  double slowest = 0;
+  for (int step = 1; step <= 40; ++step) {
+    slowest += std::max(jittered(0.090, step, 0), jittered(0.090, step, 1)) / 40;
+  }
+  EXPECT_NEAR(profile.at("measured").at("step_time_s").get<double>(), 0.003 + slowest + 0.001,
+              1e-4);
+  fs::remove_all(dir);
+}
+
+// A bad steps.csv, a profile without a device, or records of two models: one line, exit 2, and
+// nothing written.
+TEST(FitCli, BadStepsCsvIsOneLineNamingFileAndLine) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "transient_fit_calibrate_bad";
+  write_trainer_job(dir / "job", 1, 0.1, 64);
+  std::ofstream(dir / "job" / "steps.csv")
+      << "step,worker,batch,data_s,compute_s,allreduce_s,optimizer_s,loss,gen,sample_begin\n"
+         "1,0,64,0.003,0.1,0,0.001,2.3,0,0\n"
+         "2,0,64,0.003,fast,0,0.001,2.2,0,64\n";
+  std::ofstream(dir / "cnn.json") << kCnnProfile;
+  const CliResult r =
+      run_cli("fit --data " + (dir / "job").string() + " --profile " + (dir / "cnn.json").string() +
+              " --calibrated-profile " + (dir / "out.json").string());
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_EQ(r.out.rfind("error: " + (dir / "job" / "steps.csv").string() + ":3:", 0), 0u) << r.out;
+  EXPECT_EQ(transient::testing::count_lines(r.out), 1) << r.out;
+  EXPECT_FALSE(fs::exists(dir / "out.json"));
+  // No device named anywhere: refused, naming the profile.
+  std::ofstream(dir / "bare.json")
+      << R"({"name": "cnn", "forward_flops_per_sample": 8.482e6, "parameters": 421642})";
+  write_trainer_job(dir / "job", 1, 0.1, 64);
+  const CliResult bare = run_cli("fit --data " + (dir / "job").string() + " --profile " +
+                                 (dir / "bare.json").string() + " --calibrated-profile " +
+                                 (dir / "out.json").string());
+  EXPECT_EQ(bare.exit_code, 2) << bare.out;
+  EXPECT_NE(bare.out.find("--device NAME"), std::string::npos) << bare.out;
+  EXPECT_EQ(transient::testing::count_lines(bare.out), 1) << bare.out;
+  // The output is a directory: refused before the records are read.
+  const CliResult into_dir =
+      run_cli("fit --data " + (dir / "job").string() + " --profile " + (dir / "cnn.json").string() +
+              " --calibrated-profile " + dir.string());
+  EXPECT_EQ(into_dir.exit_code, 2) << into_dir.out;
+  EXPECT_EQ(into_dir.out, "error: " + dir.string() +
+                              ": --calibrated-profile: is a directory; accepted: a file name for "
+                              "the profile\n");
+  // Jobs of two models: which one is the profile's is not guessed.
+  write_trainer_job(dir / "jobs" / "a", 1, 0.1, 64);
+  write_trainer_job(dir / "jobs" / "b", 1, 0.1, 64);
+  std::ofstream(dir / "jobs" / "b" / "job.json") << R"({"model": "mlp"})";
+  const CliResult two =
+      run_cli("fit --data " + (dir / "jobs").string() + " --profile " +
+              (dir / "cnn.json").string() + " --calibrated-profile " + (dir / "out.json").string());
+  EXPECT_EQ(two.exit_code, 2) << two.out;
+  EXPECT_NE(two.out.find("of 2 models (cnn, mlp)"), std::string::npos) << two.out;
+  EXPECT_EQ(transient::testing::count_lines(two.out), 1) << two.out;
+  fs::remove_all(dir);
 }
 
 }  // namespace

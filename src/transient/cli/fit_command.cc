@@ -1,5 +1,8 @@
 // `transient fit --data DIR [-o MODEL.json] [--report]`: fits the analytic and fitted throughput
-// models on measurement files and cross-validates them.
+// models on measurement files and cross-validates them; `--cross-validate gpu|model [--json]`
+// prints one cross-validation's tables (or its predictions as JSON) and fits nothing else;
+// `--profile IN.json --calibrated-profile OUT.json [--device NAME]` calibrates a workload profile
+// on the trainer's job directories under --data (perf/profile_calibration.h).
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -10,8 +13,10 @@
 #include "transient/core/atomic_file.h"
 #include "transient/core/error.h"
 #include "transient/perf/measurement_set.h"
+#include "transient/perf/profile_calibration.h"
 #include "transient/perf/throughput_fitting.h"
 #include "transient/perf/trainer_calibration.h"
+#include "transient/perf/workload.h"
 
 namespace transient::cli {
 namespace {
@@ -21,6 +26,11 @@ struct FitArgs {
   std::string output;
   bool report = false;
   bool verbose = false;
+  std::string cross_validate;  // "", "gpu" or "model"
+  bool json = false;
+  std::string profile;             // a workload profile to calibrate on the trainer's records
+  std::string calibrated_profile;  // where to write it
+  std::string device;              // what the records ran on; default: the profile's device
   perf::ThroughputFitOptions options;
 };
 
@@ -65,7 +75,49 @@ void print_trainer_calibration(const perf::MeasurementSet& data) {
   }
 }
 
+void calibrate(const FitArgs& args) {
+  // Checked before the records are read, as -o is.
+  const auto parent = std::filesystem::absolute(args.calibrated_profile).parent_path();
+  if (!std::filesystem::is_directory(parent)) {
+    throw InputError(args.calibrated_profile, 0,
+                     "--calibrated-profile: the directory " + parent.string() + " does not exist");
+  }
+  if (std::filesystem::is_directory(args.calibrated_profile)) {
+    throw InputError(args.calibrated_profile, 0,
+                     "--calibrated-profile: is a directory; accepted: a file name for the profile");
+  }
+  const perf::Workload profile = perf::load_workload_profile(args.profile);
+  std::string device = args.device;
+  if (device.empty() && profile.measured) device = profile.measured->device;
+  if (device.empty()) {
+    throw InputError(args.profile, 0,
+                     "the profile names no device (\"measured\") and --device is not given; "
+                     "accepted: --device NAME, the GPU model (e.g. K80) or CPU the jobs ran on");
+  }
+  const perf::MeasurementSet data = perf::read_measurements(args.data_dir);
+  const perf::ProfileCalibration c = perf::calibrate_profile(profile, data, device);
+  write_file_atomically(args.calibrated_profile, perf::to_json(c.workload).dump(2) + "\n");
+  fmt::print("calibrated {} on {} trainer steps of model {} (at most {} worker{} a step)\n",
+             profile.name, c.steps, c.trainer_model, c.max_workers, c.max_workers == 1 ? "" : "s");
+  fmt::print("one worker on {}: {:.4g} s per step of {} samples, {:.1f} samples/s", device,
+             c.workload.measured->step_time_s, c.workload.batch_per_worker,
+             c.measured_samples_per_s);
+  if (c.previous) {
+    fmt::print(" (the profile had {:.4g} s per step of {} samples on {})", c.previous->step_time_s,
+               profile.batch_per_worker, c.previous->device);
+  }
+  fmt::print("\n");
+  if (c.allreduce_full_s > 0) {
+    fmt::print(
+        "all-reduce in the records: {:.4g} s x (n-1)/n; not in the profile (predict models it "
+        "from the cluster's network)\n",
+        c.allreduce_full_s);
+  }
+  fmt::print("wrote {}\n", args.calibrated_profile);
+}
+
 void fit(const FitArgs& args) {
+  if (!args.profile.empty()) return calibrate(args);
   if (!args.output.empty()) {
     // Checked before the fit (seconds of work), not after it.
     const auto parent = std::filesystem::absolute(args.output).parent_path();
@@ -77,6 +129,22 @@ void fit(const FitArgs& args) {
     }
   }
   const perf::MeasurementSet data = perf::read_measurements(args.data_dir);
+  if (!args.cross_validate.empty()) {
+    if (data.single_worker.empty()) {
+      throw InputError("--data " + args.data_dir +
+                       ": --cross-validate needs single-worker GPU speeds (CM-DARE feature tables "
+                       "or 0lat_* runs); none found");
+    }
+    const bool by_gpu = args.cross_validate == "gpu";
+    const perf::CrossValidation cv = by_gpu ? perf::cross_validate_gpus(data, args.options)
+                                            : perf::cross_validate(data, args.options);
+    if (args.json) {
+      fmt::print("{}\n", perf::cross_validation_json(cv).dump(2));
+    } else {
+      fmt::print("{}", by_gpu ? perf::gpu_accuracy_tables(cv) : perf::accuracy_tables(data, cv));
+    }
+    return;
+  }
   if (!data.trainer_steps.empty()) print_trainer_calibration(data);
   if (data.single_worker.empty()) {
     if (!data.trainer_steps.empty()) {
@@ -146,6 +214,28 @@ void add_fit_command(CLI::App& app) {
   command->add_flag("--report", args->report,
                     "print the accuracy tables (per workload and GPU, as in docs/models.md)");
   command->add_flag("--verbose", args->verbose, "list every file and what it gave");
+  auto* cross =
+      command
+          ->add_option("--cross-validate", args->cross_validate,
+                       "print only the tables of one cross-validation: gpu (leave one GPU "
+                       "model out) or model (leave one workload out)")
+          ->check(CLI::IsMember({"gpu", "model"}));
+  command->add_flag("--json", args->json, "with --cross-validate: every prediction as JSON")
+      ->needs(cross);
+  cross->excludes(command->get_option("--output"))->excludes(command->get_option("--report"));
+  auto* profile = command->add_option(
+      "--profile", args->profile,
+      "a workload profile (transient profile -o) to calibrate on the trainer's steps.csv under "
+      "--data");
+  auto* calibrated = command->add_option("--calibrated-profile", args->calibrated_profile,
+                                         "with --profile: write the calibrated profile here");
+  command
+      ->add_option("--device", args->device,
+                   "with --profile: the GPU model or CPU the jobs ran on (default: the "
+                   "profile's measured device)")
+      ->needs(profile);
+  profile->needs(calibrated)->excludes(cross)->excludes(command->get_option("--output"));
+  calibrated->needs(profile);
   command
       ->add_option("--worker-network-gbps", args->options.worker_network_gbps,
                    "network link of the measured workers")

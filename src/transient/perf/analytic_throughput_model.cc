@@ -9,10 +9,16 @@
 #include "transient/core/bounds.h"
 #include "transient/core/error.h"
 #include "transient/core/structured_input.h"
+#include "transient/perf/gpu_memory.h"
 #include "transient/perf/internal/cluster_composition.h"
 
 namespace transient::perf {
 namespace {
+
+std::string upper(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return text;
+}
 
 std::string lower(std::string text) {
   for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -73,6 +79,16 @@ std::string AnalyticParams::calibrated_gpu(const std::string& gpu, double gpu_tf
   return nearest;
 }
 
+double AnalyticParams::gpu_time_factor(const std::string& gpu, double gpu_tflops,
+                                       const std::string& fitted_gpu) const {
+  const auto fitted_tflops = fitted_gpu_tflops.find(fitted_gpu);
+  TRANSIENT_CHECK(fitted_tflops != fitted_gpu_tflops.end());
+  const auto memory = gpu_memory_gb_per_s(gpu);
+  const auto fitted_memory = gpu_memory_gb_per_s(fitted_gpu);
+  if (memory && fitted_memory) return *fitted_memory / *memory;
+  return fitted_tflops->second / gpu_tflops;
+}
+
 nlohmann::json AnalyticParams::to_json() const {
   return {{"efficiency", efficiency},
           {"per_tensor_s", per_tensor_s},
@@ -112,8 +128,7 @@ AnalyticParams AnalyticParams::from_json(const nlohmann::json& json, const std::
       throw InputError(where + ": \"step_overhead_s\" is " + value.dump() +
                        "; accepted: " + kSeconds.accepted());
     }
-    p.fitted_gpu_tflops = {{"K80", 4.113}, {"P100", 9.526}};
-    p.step_overhead_s = 0.01220063313;
+    p.step_overhead_s = value.get<double>();
   }
   if (json.contains("per_tensor_s")) {
     if (!json.at("per_tensor_s").is_object()) {
@@ -127,7 +142,10 @@ AnalyticParams AnalyticParams::from_json(const nlohmann::json& json, const std::
       p.per_tensor_s[item.key()] = item.value().get<double>();
     }
   }
-  if (json.contains("fitted_gpu_tflops")) {
+  if (!json.contains("fitted_gpu_tflops")) {
+    // Files written before the key existed were fitted on CM-DARE's two GPUs.
+    p.fitted_gpu_tflops = {{"K80", 4.113}, {"P100", 9.526}};
+  } else {
     if (!json.at("fitted_gpu_tflops").is_object()) {
       throw InputError(where + ": \"fitted_gpu_tflops\" must be an object (GPU -> TFLOPS)");
     }
@@ -160,7 +178,8 @@ std::string AnalyticThroughputModel::describe() const {
   for (const auto& [key, value] : params_.efficiency) {
     if (key.rfind(prefix, 0) == 0) out << " " << key.substr(prefix.size()) << " " << value << ",";
   }
-  out << " of peak FLOPS (other GPUs: those of the fitted GPU nearest in TFLOPS); constants: "
+  out << " of peak FLOPS (other GPUs: those of the fitted GPU nearest in TFLOPS, scaled by memory "
+         "bandwidth); constants: "
       << params_.source;
   return out.str();
 }
@@ -175,9 +194,18 @@ double AnalyticThroughputModel::compute_s(const cloud::InstanceType& type) const
                      " has no GPU TFLOPS; the analytic model needs GPU workers");
   }
   const std::string gpu = params_.calibrated_gpu(type.gpu, type.gpu_tflops);
-  return workload_.flops_per_step() /
-             (type.total_tflops() * 1e12 * params_.efficiency_for(workload_.family, gpu)) +
-         workload_.tensors * params_.per_tensor_s_for(gpu) + params_.step_overhead_s;
+  const double efficiency = params_.efficiency_for(workload_.family, gpu);
+  const double per_tensor_s = params_.per_tensor_s_for(gpu);
+  if (gpu.empty() || gpu == upper(type.gpu)) {
+    return workload_.flops_per_step() / (type.total_tflops() * 1e12 * efficiency) +
+           workload_.tensors * per_tensor_s + params_.step_overhead_s;
+  }
+  // Another GPU: the GPU-side time (FLOPs and per-tensor work) of the fitted GPU, scaled.
+  const double fitted_s = workload_.flops_per_step() /
+                              (params_.fitted_gpu_tflops.at(gpu) * type.gpus * 1e12 * efficiency) +
+                          workload_.tensors * per_tensor_s;
+  return fitted_s * params_.gpu_time_factor(type.gpu, type.gpu_tflops, gpu) +
+         params_.step_overhead_s;
 }
 
 double AnalyticThroughputModel::worker_steps_per_s(const cloud::InstanceType& type,

@@ -6,9 +6,11 @@
 //
 // compute_s = flops_per_step / (total TFLOPS x 1e12 x efficiency[family@G])
 //             + tensors x per_tensor_s[G] + step_overhead_s,
-// where G is the GPU itself if the constants were fitted on it, else the fitted GPU nearest in
-// TFLOPS;
-// unless the workload carries a measured step on the worker's GPU model, which is used instead.
+// where G is the GPU itself if the constants were fitted on it. Another GPU takes the constants of
+// the fitted GPU G nearest in TFLOPS, and the GPU-side part (FLOPs and per-tensor terms, at G's
+// TFLOPS) is multiplied by gpu_time_factor(): G's memory bandwidth over the GPU's (gpu_memory.h),
+// or G's TFLOPS over the GPU's where either bandwidth is unknown. A measured step on the worker's
+// GPU model, if the workload carries one, is used instead of all of it.
 //
 // The constants come from AnalyticParams::builtin() (fitted on CM-DARE's measurements) or from a
 // model file written by `transient fit`. Immutable after construction; safe to share.
@@ -36,7 +38,7 @@ struct AnalyticParams {
   std::map<std::string, double> per_tensor_s;
   // The GPU models the constants were fitted on, with their TFLOPS ("K80": 4.113). A worker with
   // another GPU takes the constants of the fitted GPU nearest in TFLOPS (by ratio): a V100 those
-  // of a P100, not an average that would rank it below one.
+  // of a P100, not an average that would rank it below one, scaled by gpu_time_factor().
   std::map<std::string, double> fitted_gpu_tflops;
   CommunicationParams communication;  // links, servers, contention
   std::string source;                 // what the constants were fitted on, one line
@@ -52,6 +54,11 @@ struct AnalyticParams {
   // The fitted GPU whose constants a GPU of `gpu_tflops` TFLOPS called `gpu` uses: itself if
   // fitted, else the nearest in TFLOPS, else "" (none fitted: family and generic constants).
   std::string calibrated_gpu(const std::string& gpu, double gpu_tflops) const;
+  // How much longer the GPU-side work takes on `gpu` (of `gpu_tflops`) than on `fitted_gpu`, a key
+  // of fitted_gpu_tflops: the ratio of their memory bandwidths, else of their TFLOPS.
+  // REQUIRES: fitted_gpu is in fitted_gpu_tflops; gpu_tflops > 0.
+  double gpu_time_factor(const std::string& gpu, double gpu_tflops,
+                         const std::string& fitted_gpu) const;
 
   nlohmann::json to_json() const;
   // REQUIRES: the object written by to_json(); throws InputError naming `where` otherwise.

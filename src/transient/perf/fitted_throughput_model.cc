@@ -7,9 +7,25 @@
 #include "transient/core/bounds.h"
 #include "transient/core/error.h"
 #include "transient/core/structured_input.h"
+#include "transient/perf/gpu_memory.h"
 #include "transient/perf/internal/cluster_composition.h"
 
 namespace transient::perf {
+
+namespace {
+
+// The memory bandwidth of a server's GPUs; for a GPU model gpu_memory.h does not know, that of a
+// P100 of the same TFLOPS (77 GB/s per TFLOPS).
+double server_memory_gb_per_s(const cloud::InstanceType& type) {
+  if (!(type.total_tflops() > 0)) {
+    throw InputError("instance type " + type.name +
+                     " has no GPU TFLOPS; the fitted model needs GPU workers");
+  }
+  const auto memory = gpu_memory_gb_per_s(type.gpu);
+  return memory ? *memory * type.gpus : type.total_tflops() * 732.0 / 9.526;
+}
+
+}  // namespace
 
 const std::vector<std::pair<std::string, std::string>>& fitted_features() {
   static const std::vector<std::pair<std::string, std::string>> all = {
@@ -22,12 +38,17 @@ const std::vector<std::pair<std::string, std::string>>& fitted_features() {
       {"gradient_bytes", "bytes of one gradient"},
       {"shake_shake", "1 for a Shake-Shake workload, else 0"},
       {"shake_flops_per_tflops", "flops_per_tflops for Shake-Shake workloads, else 0"},
+      {"flops_per_memory",
+       "FLOPs of a step / the server's GPU memory bandwidth in GB/s (gpu_memory.h)"},
+      {"shake_flops_per_memory", "flops_per_memory for Shake-Shake workloads, else 0"},
+      {"tensors_per_memory", "parameter tensors / the server's GPU memory bandwidth in GB/s"},
   };
   return all;
 }
 
 bool is_indicator_feature(const std::string& name) {
-  return name == "shake_shake" || name == "shake_flops_per_tflops";
+  return name == "shake_shake" || name == "shake_flops_per_tflops" ||
+         name == "shake_flops_per_memory";
 }
 
 double fitted_feature(const std::string& name, const Workload& w, const cloud::InstanceType& type) {
@@ -38,6 +59,12 @@ double fitted_feature(const std::string& name, const Workload& w, const cloud::I
       throw InputError("instance type " + type.name +
                        " has no GPU TFLOPS; the fitted model needs GPU workers");
     }
+  }
+  if (name == "flops_per_memory" || name == "shake_flops_per_memory" ||
+      name == "tensors_per_memory") {
+    const double memory = server_memory_gb_per_s(type);
+    if (name == "tensors_per_memory") return w.tensors / memory;
+    return name == "flops_per_memory" || shake ? w.flops_per_step() / memory : 0.0;
   }
   if (name == "flops_per_tflops") return w.flops_per_step() / (type.total_tflops() * 1e12);
   if (name == "shake_flops_per_tflops") {
@@ -61,11 +88,10 @@ FittedParams FittedParams::builtin() {
   // leave-one-model-out cross-validation and its coefficients, rounded to 10 digits.
   FittedParams p;
   p.form = "linear";
-  p.features = {"flops_per_tflops", "shake_flops_per_tflops", "tensors_per_tflops",
-                "gradient_bytes"};
-  p.coefficients = {0.01177872653, 2.244533803, -0.02540043732, 0.00408401696, -2.472952895e-09};
+  p.features = {"flops_per_memory", "tensors_per_memory", "gradient_bytes"};
+  p.coefficients = {0.01637994494, 9.325930042e-11, 0.2556826548, 9.177723658e-10};
   p.ridge_lambda = 0.0;
-  p.cv_mape_percent = 8.806905671;
+  p.cv_mape_percent = 9.237185185;
   p.communication = CommunicationParams::builtin();
   p.source = "built-in fit on CM-DARE's single-worker and cluster-scaling speeds";
   return p;

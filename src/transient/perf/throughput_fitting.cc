@@ -38,6 +38,23 @@ std::vector<SpeedMeasurement> without(const std::vector<SpeedMeasurement>& all,
   return out;
 }
 
+std::vector<SpeedMeasurement> without_gpu(const std::vector<SpeedMeasurement>& all,
+                                          const std::string& gpu) {
+  std::vector<SpeedMeasurement> out;
+  for (const auto& m : all) {
+    if (m.gpu != gpu) out.push_back(m);
+  }
+  return out;
+}
+
+std::vector<std::string> gpus_of(const std::vector<SpeedMeasurement>& all) {
+  std::vector<std::string> out;
+  for (const auto& m : all) {
+    if (std::find(out.begin(), out.end(), m.gpu) == out.end()) out.push_back(m.gpu);
+  }
+  return out;
+}
+
 std::vector<std::string> workloads_of(const std::vector<SpeedMeasurement>& all) {
   std::vector<std::string> out;
   for (const auto& m : all) {
@@ -320,6 +337,23 @@ double single_worker_cv_mape(const std::vector<SpeedMeasurement>& points,
   return mean_of(errors);
 }
 
+// Whether every feature of `candidate` varies over `points`: a constant one (the GPU's TFLOPS
+// when the points hold one GPU) is collinear with the intercept and cannot be fitted.
+bool identifiable(const FittedCandidate& candidate, const std::vector<SpeedMeasurement>& points,
+                  const ThroughputFitOptions& options) {
+  for (const auto& feature : candidate.features) {
+    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+    for (const auto& m : points) {
+      const double value =
+          fitted_feature(feature, find_workload(m.workload), worker_type(m, options));
+      lo = std::min(lo, value);
+      hi = std::max(hi, value);
+    }
+    if (!(hi - lo > 1e-12 * std::max(std::abs(hi), std::abs(lo)))) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 FittedCandidate choose_candidate(const std::vector<SpeedMeasurement>& points,
@@ -327,8 +361,9 @@ FittedCandidate choose_candidate(const std::vector<SpeedMeasurement>& points,
   double best = std::numeric_limits<double>::infinity();
   FittedCandidate chosen = fitted_candidates().front();
   for (const auto& candidate : fitted_candidates()) {
+    if (!identifiable(candidate, points, options)) continue;
     const double error = single_worker_cv_mape(points, candidate, options);
-    if (error < best) {
+    if (error < best * (1 - 1e-9)) {  // a tie (to rounding) keeps the first listed
       best = error;
       chosen = candidate;
     }
@@ -345,7 +380,14 @@ std::string FittedCandidate::label() const {
 }
 
 const std::vector<FittedCandidate>& fitted_candidates() {
+  // Forms that differ only in which GPU figure divides a feature fit one GPU's data alike; on such
+  // a tie (leaving a GPU out) the first listed wins: memory bandwidth, as the analytic model
+  // carries its constants across GPUs (gpu_memory.h says why).
   static const std::vector<FittedCandidate> all = {
+      {"linear",
+       {"flops_per_memory", "shake_flops_per_memory", "tensors_per_memory", "gradient_bytes"},
+       0.0},
+      {"linear", {"flops_per_memory", "tensors_per_memory", "gradient_bytes"}, 0.0},
       {"linear", {"flops_per_tflops", "tensors", "gradient_bytes"}, 0.0},
       {"linear", {"flops_per_tflops", "shake_flops_per_tflops", "tensors", "gradient_bytes"}, 0.0},
       {"log-linear", {"flops", "tflops", "parameters", "tensors"}, 0.0},
@@ -368,6 +410,24 @@ const std::vector<FittedCandidate>& fitted_candidates() {
 }
 
 double WorkloadError::mape() const { return mean_of(ape_percent); }
+
+void WorkloadError::add(double predicted, double measured) {
+  ape_percent.push_back(ape(predicted, measured));
+  predicted_steps_per_s.push_back(predicted);
+  measured_steps_per_s.push_back(measured);
+}
+
+double mape_percent(const std::vector<WorkloadError>& errors) {
+  return mean_of(all_errors(errors));
+}
+
+double mape_percent(const std::vector<WorkloadError>& errors, const std::string& gpu) {
+  std::vector<double> values;
+  for (const auto& e : errors) {
+    if (e.gpu == gpu) values.insert(values.end(), e.ape_percent.begin(), e.ape_percent.end());
+  }
+  return mean_of(values);
+}
 
 AnalyticParams fit_analytic(const MeasurementSet& data, const ThroughputFitOptions& options) {
   AnalyticParams p = fit_analytic_single(data.single_worker, options);
@@ -394,9 +454,10 @@ CrossValidation cross_validate(const MeasurementSet& data, const ThroughputFitOp
   // Every candidate of the fitted model, by leave-one-model-out; the best is the model's form.
   double best = std::numeric_limits<double>::infinity();
   for (const auto& candidate : fitted_candidates()) {
+    if (!identifiable(candidate, data.single_worker, options)) continue;
     const double error = single_worker_cv_mape(data.single_worker, candidate, options);
     cv.candidate_mape.emplace_back(candidate.label(), error);
-    if (error < best) {
+    if (error < best * (1 - 1e-9)) {
       best = error;
       cv.chosen = candidate;
     }
@@ -409,11 +470,11 @@ CrossValidation cross_validate(const MeasurementSet& data, const ThroughputFitOp
     for (const auto& m : data.single_worker) {
       if (m.workload != held_out) continue;
       WorkloadError e{held_out, m.gpu, {}};
-      e.ape_percent.push_back(
-          ape(1.0 / p.single_step_s(find_workload(m.workload), worker_type(m, options)),
-              m.steps_per_s));
+      e.add(1.0 / p.single_step_s(find_workload(m.workload), worker_type(m, options)),
+            m.steps_per_s);
       cv.fitted_single.push_back(e);
     }
+    cv.fitted_folds.emplace(held_out, p);
   }
   for (const auto& held_out : single_workloads) {
     const AnalyticParams p = fit_analytic_single(without(data.single_worker, held_out), options);
@@ -428,9 +489,10 @@ CrossValidation cross_validate(const MeasurementSet& data, const ThroughputFitOp
       const double step = model.compute_s(shape.workers[0].type) +
                           internal::worker_transfer_s(model.workload(), options.worker_network_gbps,
                                                       p.communication);
-      e.ape_percent.push_back(ape(1.0 / step, m.steps_per_s));
+      e.add(1.0 / step, m.steps_per_s);
       cv.analytic_single.push_back(e);
     }
+    cv.analytic_folds.emplace(held_out, p);
   }
   // Cluster scaling: hold out one workload's whole curves (both stages refitted without it).
   for (const auto& held_out : workloads_of(data.cluster)) {
@@ -446,8 +508,65 @@ CrossValidation cross_validate(const MeasurementSet& data, const ThroughputFitOp
       WorkloadError a{held_out, gpu, {}}, f{held_out, gpu, {}};
       for (const auto& m : data.cluster) {
         if (m.workload != held_out || m.gpu != gpu) continue;
-        a.ape_percent.push_back(ape(predict_analytic(m, analytic.communication), m.steps_per_s));
-        f.ape_percent.push_back(ape(predict_fitted(m, fitted.communication), m.steps_per_s));
+        a.add(predict_analytic(m, analytic.communication), m.steps_per_s);
+        f.add(predict_fitted(m, fitted.communication), m.steps_per_s);
+      }
+      if (!a.ape_percent.empty()) {
+        cv.analytic_cluster.push_back(a);
+        cv.fitted_cluster.push_back(f);
+      }
+    }
+  }
+  return cv;
+}
+
+CrossValidation cross_validate_gpus(const MeasurementSet& data,
+                                    const ThroughputFitOptions& options) {
+  const auto gpus = gpus_of(data.single_worker);
+  if (gpus.size() < 2) {
+    throw InputError(
+        "leaving one GPU out needs single-worker speeds of at least 2 GPU models; the data has " +
+        std::to_string(gpus.size()));
+  }
+  CrossValidation cv;
+  cv.held_out = HeldOut::gpu;
+  for (const auto& held_out : gpus) {
+    MeasurementSet train;
+    train.single_worker = without_gpu(data.single_worker, held_out);
+    train.cluster = without_gpu(data.cluster, held_out);
+    // Stage 1 alone predicts one worker, as in cross_validate(); both stages predict clusters.
+    const AnalyticParams single = fit_analytic_single(train.single_worker, options);
+    const FittedCandidate form = choose_candidate(train.single_worker, options);
+    const FittedParams regression = fit_regression(train.single_worker, form, options);
+    for (const auto& m : data.single_worker) {
+      if (m.gpu != held_out) continue;
+      const Workload& w = find_workload(m.workload);
+      const cloud::InstanceType type = worker_type(m, options);
+      const AnalyticThroughputModel model(w, single);
+      WorkloadError a{m.workload, m.gpu, {}}, f{m.workload, m.gpu, {}};
+      a.add(
+          1.0 / (model.compute_s(type) +
+                 internal::worker_transfer_s(w, options.worker_network_gbps, single.communication)),
+          m.steps_per_s);
+      f.add(1.0 / regression.single_step_s(w, type), m.steps_per_s);
+      cv.analytic_single.push_back(a);
+      cv.fitted_single.push_back(f);
+    }
+    cv.analytic_folds.emplace(held_out, single);
+    cv.fitted_folds.emplace(held_out, regression);
+    bool any_cluster = false;
+    for (const auto& m : data.cluster) any_cluster = any_cluster || m.gpu == held_out;
+    if (!any_cluster) continue;
+    const AnalyticParams analytic = fit_analytic(train, options);
+    const FittedParams fitted = fit_fitted(train, form, options);
+    const auto predict_analytic = analytic_predictor(analytic, options);
+    const auto predict_fitted = fitted_predictor(fitted, options);
+    for (const auto& workload : workloads_of(data.cluster)) {
+      WorkloadError a{workload, held_out, {}}, f{workload, held_out, {}};
+      for (const auto& m : data.cluster) {
+        if (m.workload != workload || m.gpu != held_out) continue;
+        a.add(predict_analytic(m, analytic.communication), m.steps_per_s);
+        f.add(predict_fitted(m, fitted.communication), m.steps_per_s);
       }
       if (!a.ape_percent.empty()) {
         cv.analytic_cluster.push_back(a);
@@ -592,6 +711,121 @@ std::string accuracy_tables(const MeasurementSet& data, const CrossValidation& c
   out << "| **all** | | " << fixed(mean_of(all_errors(cv.analytic_cluster)), 1) << " | "
       << fixed(mean_of(all_errors(cv.fitted_cluster)), 1) << " |\n";
   return out.str();
+}
+
+namespace {
+
+std::vector<std::string> gpus_in(const std::vector<WorkloadError>& errors) {
+  std::vector<std::string> out;
+  for (const auto& e : errors) {
+    if (std::find(out.begin(), out.end(), e.gpu) == out.end()) out.push_back(e.gpu);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+const WorkloadError* find_error(const std::vector<WorkloadError>& errors,
+                                const std::string& workload, const std::string& gpu) {
+  for (const auto& e : errors) {
+    if (e.workload == workload && e.gpu == gpu) return &e;
+  }
+  return nullptr;
+}
+
+nlohmann::json mape_by_gpu(const std::vector<WorkloadError>& errors) {
+  nlohmann::json out = {{"all", mape_percent(errors)}};
+  for (const auto& gpu : gpus_in(errors)) out[gpu] = mape_percent(errors, gpu);
+  return out;
+}
+
+}  // namespace
+
+std::string gpu_accuracy_tables(const CrossValidation& cv) {
+  std::ostringstream out;
+  const auto gpus = gpus_in(cv.analytic_single);
+  auto cell = [](const WorkloadError* e) { return e ? fixed(e->mape(), 1) : std::string("-"); };
+  out << "Single worker (one parameter server), leave-one-GPU-out (each GPU predicted by models "
+         "fitted on the other GPU's measurements only), MAPE of steps/s in %:\n\n";
+  out << "| workload |";
+  for (const auto& gpu : gpus) out << " " << gpu << " analytic | " << gpu << " fitted |";
+  out << "\n|---|";
+  for (std::size_t i = 0; i < gpus.size(); ++i) out << "---:|---:|";
+  out << "\n";
+  for (const auto& w : builtin_workloads()) {
+    bool any = false;
+    for (const auto& gpu : gpus) any = any || find_error(cv.analytic_single, w.name, gpu);
+    if (!any) continue;
+    out << "| " << w.name << " |";
+    for (const auto& gpu : gpus) {
+      out << " " << cell(find_error(cv.analytic_single, w.name, gpu)) << " | "
+          << cell(find_error(cv.fitted_single, w.name, gpu)) << " |";
+    }
+    out << "\n";
+  }
+  out << "| **all** |";
+  for (const auto& gpu : gpus) {
+    out << " **" << fixed(mape_percent(cv.analytic_single, gpu), 1) << "** | **"
+        << fixed(mape_percent(cv.fitted_single, gpu), 1) << "** |";
+  }
+  out << "\n\nBoth GPUs: analytic " << fixed(mape_percent(cv.analytic_single), 1) << "%, fitted "
+      << fixed(mape_percent(cv.fitted_single), 1) << "% (" << all_errors(cv.analytic_single).size()
+      << " predictions). Fitted forms chosen without "
+      << "the held-out GPU:";
+  for (const auto& [gpu, params] : cv.fitted_folds) {
+    FittedCandidate form{params.form, params.features, params.ridge_lambda};
+    out << " " << gpu << " held out: " << form.label() << ";";
+  }
+  out << "\n";
+  if (!cv.analytic_cluster.empty()) {
+    out << "\nCluster scaling (1-8 workers, one parameter server), leave-one-GPU-out, MAPE of "
+           "cluster steps/s in %:\n\n";
+    out << "| workload | GPU | analytic | fitted |\n|---|---|---:|---:|\n";
+    for (std::size_t i = 0; i < cv.analytic_cluster.size(); ++i) {
+      out << "| " << cv.analytic_cluster[i].workload << " | " << cv.analytic_cluster[i].gpu << " | "
+          << fixed(cv.analytic_cluster[i].mape(), 1) << " | "
+          << fixed(cv.fitted_cluster[i].mape(), 1) << " |\n";
+    }
+    for (const auto& gpu : gpus_in(cv.analytic_cluster)) {
+      out << "| **all** | " << gpu << " | **" << fixed(mape_percent(cv.analytic_cluster, gpu), 1)
+          << "** | **" << fixed(mape_percent(cv.fitted_cluster, gpu), 1) << "** |\n";
+    }
+  }
+  return out.str();
+}
+
+nlohmann::json cross_validation_json(const CrossValidation& cv) {
+  auto predictions = [](const std::vector<WorkloadError>& analytic,
+                        const std::vector<WorkloadError>& fitted) {
+    nlohmann::json out = nlohmann::json::array();
+    for (std::size_t i = 0; i < analytic.size(); ++i) {
+      TRANSIENT_CHECK(analytic[i].workload == fitted[i].workload);
+      out.push_back({{"workload", analytic[i].workload},
+                     {"gpu", analytic[i].gpu},
+                     {"measured_steps_per_s", analytic[i].measured_steps_per_s},
+                     {"analytic_steps_per_s", analytic[i].predicted_steps_per_s},
+                     {"fitted_steps_per_s", fitted[i].predicted_steps_per_s},
+                     {"analytic_ape_percent", analytic[i].ape_percent},
+                     {"fitted_ape_percent", fitted[i].ape_percent}});
+    }
+    return out;
+  };
+  nlohmann::json forms = nlohmann::json::object();
+  for (const auto& [held_out, params] : cv.fitted_folds) {
+    forms[held_out] = FittedCandidate{params.form, params.features, params.ridge_lambda}.label();
+  }
+  return {
+      {"held_out", cv.held_out == HeldOut::gpu ? "gpu" : "model"},
+      {"single_worker", predictions(cv.analytic_single, cv.fitted_single)},
+      {"cluster", predictions(cv.analytic_cluster, cv.fitted_cluster)},
+      {"fitted_forms", forms},
+      {"mape_percent",
+       {{"analytic",
+         {{"single_worker", mape_by_gpu(cv.analytic_single)},
+          {"cluster", mape_by_gpu(cv.analytic_cluster)}}},
+        {"fitted",
+         {{"single_worker", mape_by_gpu(cv.fitted_single)},
+          {"cluster", mape_by_gpu(cv.fitted_cluster)}}}}},
+  };
 }
 
 }  // namespace transient::perf

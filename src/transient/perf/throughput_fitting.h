@@ -12,6 +12,7 @@
 // (fitted_candidates()) and shares stage 2.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -54,10 +55,19 @@ struct WorkloadError {
   std::string workload;
   std::string gpu;                  // "" = all GPUs
   std::vector<double> ape_percent;  // one per prediction
+  // The same predictions' steps/s, predicted and measured, in the same order.
+  std::vector<double> predicted_steps_per_s;
+  std::vector<double> measured_steps_per_s;
   double mape() const;
+  void add(double predicted_steps_per_s, double measured_steps_per_s);
 };
 
+// What a cross-validation leaves out of each fit: a workload (all its GPUs and worker counts) or a
+// GPU model (all its workloads and worker counts).
+enum class HeldOut { model, gpu };
+
 struct CrossValidation {
+  HeldOut held_out = HeldOut::model;
   std::vector<WorkloadError> analytic_single;  // per workload and GPU
   std::vector<WorkloadError> fitted_single;
   std::vector<WorkloadError> analytic_cluster;
@@ -65,10 +75,29 @@ struct CrossValidation {
   std::vector<std::pair<std::string, double>> candidate_mape;  // fitted candidates' single MAPE
   FittedCandidate chosen;                                      // the best candidate on all the data
   // fitted_single and fitted_cluster choose the candidate inside each fold (nested).
+  // The single-worker folds' fits, by what each held out (workload or GPU name): the constants
+  // that predicted analytic_single and fitted_single for it.
+  std::map<std::string, AnalyticParams> analytic_folds;
+  std::map<std::string, FittedParams> fitted_folds;
 };
 
 // Leave-one-model-out cross-validation of both models on `data`.
 CrossValidation cross_validate(const MeasurementSet& data, const ThroughputFitOptions& options);
+
+// Leave-one-GPU-out cross-validation: for every GPU model in the single-worker data, both models
+// are fitted (both stages) on the other GPUs' measurements only and predict that GPU's
+// single-worker and cluster speeds; the analytic model carries its constants across with
+// gpu_time_factor(), the fitted model through its features (the GPU's TFLOPS or memory bandwidth).
+// A fitted candidate with a feature that is constant in a fold (the GPU's TFLOPS, with one GPU
+// left) cannot be fitted there and is not chosen. REQUIRES: single-worker speeds of at least 2 GPU
+// models, each with 5 workloads (InputError otherwise). candidate_mape stays empty.
+CrossValidation cross_validate_gpus(const MeasurementSet& data,
+                                    const ThroughputFitOptions& options);
+
+// Mean absolute percentage error of every prediction in `errors` (0 when there are none).
+double mape_percent(const std::vector<WorkloadError>& errors);
+// The same over the predictions for `gpu`.
+double mape_percent(const std::vector<WorkloadError>& errors, const std::string& gpu);
 
 // The model file `transient fit` writes: both models' constants, the cross-validation summary,
 // and the files used.
@@ -86,7 +115,13 @@ struct PerfModelFile {
 PerfModelFile fit_perf_model(const MeasurementSet& data, const ThroughputFitOptions& options,
                              const CrossValidation& cv);
 
-// docs/models.md's tables (Markdown) from a cross-validation and CM-DARE's published predictions.
+// docs/models.md's tables (Markdown) from a leave-one-model-out cross-validation and CM-DARE's
+// published predictions.
 std::string accuracy_tables(const MeasurementSet& data, const CrossValidation& cv);
+// The tables of a leave-one-GPU-out cross-validation (Markdown).
+std::string gpu_accuracy_tables(const CrossValidation& cv);
+// Either cross-validation as data: every prediction with its measurement and error, and the
+// MAPE per model, GPU and kind (`transient fit --cross-validate ... --json`).
+nlohmann::json cross_validation_json(const CrossValidation& cv);
 
 }  // namespace transient::perf
