@@ -112,7 +112,7 @@ AnalyticParams AnalyticParams::from_json(const nlohmann::json& json, const std::
                        "; accepted: " + kSeconds.accepted());
     }
     p.fitted_gpu_tflops = {{"K80", 4.113}, {"P100", 9.526}};
-    p.step_overhead_s = 0.01220063313;
+    p.step_overhead_s = value.get<double>();
   }
   if (json.contains("per_tensor_s")) {
     if (!json.at("per_tensor_s").is_object()) {
@@ -169,19 +169,23 @@ double AnalyticThroughputModel::compute_s(const cloud::InstanceType& type) const
       lower(workload_.measured->device) == lower(type.gpu)) {
     return workload_.measured->step_time_s;
   }
-  if (!(type.total_tflops() > 0)) {
+  if (!(type.gpu_tflops > 0) || type.gpus < 1) {
     throw InputError("instance type " + type.name +
                      " has no GPU TFLOPS; the analytic model needs GPU workers");
   }
+  // One worker per GPU: a worker computes on one of the server's GPUs.
   const std::string gpu = params_.calibrated_gpu(type.gpu, type.gpu_tflops);
   return workload_.flops_per_step() /
-             (type.total_tflops() * 1e12 * params_.efficiency_for(workload_.family, gpu)) +
+             (type.gpu_tflops * 1e12 * params_.efficiency_for(workload_.family, gpu)) +
          workload_.tensors * params_.per_tensor_s_for(gpu) + params_.step_overhead_s;
 }
 
 double AnalyticThroughputModel::worker_steps_per_s(const cloud::InstanceType& type,
                                                    Architecture architecture) const {
-  double step = compute_s(type);
+  const cloud::InstanceType gpu = internal::one_gpu(type);
+  double step = internal::worker_step_s(workload_, gpu, compute_s(gpu),
+                                        workload_.batch.step_samples(1, workload_.batch_per_worker),
+                                        params_.communication);
   if (architecture == Architecture::async_ps) {
     step += internal::worker_transfer_s(workload_, type.network_gbps, params_.communication);
   }
@@ -196,7 +200,7 @@ Prediction AnalyticThroughputModel::predict(const ClusterShape& cluster) const {
   std::vector<internal::WorkerTime> times;
   for (const auto& group : cluster.workers) {
     internal::WorkerTime time;
-    time.compute_s = compute_s(group.type);
+    time.compute_s = compute_s(internal::one_gpu(group.type));
     if (cluster.architecture == Architecture::async_ps) {
       time.ps_transfer_s =
           internal::worker_transfer_s(workload_, group.type.network_gbps, params_.communication);
