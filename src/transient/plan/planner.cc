@@ -246,6 +246,7 @@ Evaluation Planner::predicted(const Configuration& configuration, const std::str
   e.configuration = configuration;
   const perf::Prediction p = throughput_->predict(configuration.shape(options_.architecture));
   e.steps_per_s = p.steps_per_s;
+  e.step_time_s = p.step_time_s;
   e.bottleneck = p.bottleneck;
   e.predicted_time_s = predicted_time_s(configuration, p.steps_per_s);
   e.predicted_cost_usd = configuration.usd_per_h() * e.predicted_time_s / 3600.0;
