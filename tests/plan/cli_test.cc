@@ -5,6 +5,7 @@
 #include "common/cli_run.h"
 #include "common/png_header.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -527,6 +528,28 @@ TEST(PlanCli, PlanAndPredictGiveTheSameStepTime) {
       EXPECT_EQ(b["architecture"], "allreduce");
     }
   }
+}
+
+}  // namespace
+
+namespace {
+
+// With all-reduce and a fixed global batch a mix is slower than the sum of its groups, which the
+// programme adds: the front also holds the homogeneous clusters, whose speeds are exact.
+TEST(PlanCli, AllReduceFrontHoldsHomogeneousClusters) {
+  const CliResult o = run_cli(kPlan + " --json");
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  const auto j = nlohmann::json::parse(o.out);
+  int homogeneous = 0;
+  double fastest = 0.0;
+  for (const auto& e : j["pareto"]) {
+    if (e["workers"].size() == 1 && e["workers"][0]["count"].get<int>() >= 3) ++homogeneous;
+    fastest = std::max(fastest, e["steps_per_s"].get<double>());
+  }
+  EXPECT_GE(homogeneous, 3) << j["pareto"].dump(1);
+  // No judged candidate is faster than the front's fastest point.
+  for (const auto& e : j["candidates"])
+    EXPECT_LE(e["steps_per_s"].get<double>(), fastest * (1 + 1e-9));
 }
 
 }  // namespace
