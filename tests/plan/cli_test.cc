@@ -553,3 +553,27 @@ TEST(PlanCli, AllReduceFrontHoldsHomogeneousClusters) {
 }
 
 }  // namespace
+
+namespace {
+
+// An infeasible deadline names the fastest cluster the model knows, not the programme's additive
+// fastest mix.
+TEST(PlanCli, InfeasibleDeadlineNamesTheFastestPointOfTheFront) {
+  const CliResult o = run_cli(
+      "plan --workload resnet-32 --steps 64000 --deadline 20min --runs 20 --threads 1 --json");
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  const auto j = nlohmann::json::parse(o.out);
+  ASSERT_FALSE(j["feasible"].get<bool>());
+  const nlohmann::json* fastest = nullptr;
+  for (const auto& e : j["pareto"]) {
+    if (!fastest || e["predicted_time_s"] < (*fastest)["predicted_time_s"]) fastest = &e;
+  }
+  ASSERT_NE(fastest, nullptr);
+  EXPECT_NE(j["reason"].get<std::string>().find(
+                "the fastest (" + (*fastest)["configuration"].get<std::string>() + ")"),
+            std::string::npos)
+      << j["reason"] << "\n"
+      << (*fastest)["configuration"];
+}
+
+}  // namespace
