@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "transient/cloud/catalog_registry.h"
+#include "transient/plan/configuration.h"
 #include "transient/sim/scenario_loader.h"
 
 namespace {
@@ -574,6 +575,31 @@ TEST(PlanCli, InfeasibleDeadlineNamesTheFastestPointOfTheFront) {
             std::string::npos)
       << j["reason"] << "\n"
       << (*fastest)["configuration"];
+}
+
+}  // namespace
+
+namespace {
+
+// The plan's batch goes into the scenario it writes: the simulator's model trains on it too, and
+// the scenario gives the plan's speed.
+TEST(PlanCli, EmittedScenarioCarriesTheBatch) {
+  const auto path = fresh_path("scenario_batch", "plan.toml");
+  const CliResult o =
+      run_cli(kPlan + " --per-worker-batch 32 --json --emit-scenario " + path.string());
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  const auto j = nlohmann::json::parse(o.out);
+  EXPECT_NE(read_text(path).find("per_worker_batch = \"32\""), std::string::npos)
+      << read_text(path);
+  transient::sim::ScenarioLoadOptions options;
+  options.data_dir = TRANSIENT_SHARED_DATA_DIR;
+  const transient::sim::Scenario s = transient::sim::load_scenario(path.string(), options);
+  ASSERT_NE(s.throughput, nullptr);
+  const auto& r = j["recommended"];
+  transient::plan::Configuration c;
+  for (const auto& g : s.workers) c.workers.push_back(g);
+  EXPECT_NEAR(s.throughput->predict(c.shape(s.architecture)).steps_per_s,
+              r["steps_per_s"].get<double>(), 1e-9);
 }
 
 }  // namespace
