@@ -153,7 +153,7 @@ class Loader {
     TomlSection section(t, file_, "[throughput]",
                         {"model", "architecture", "workload", "table", "profile", "global_batch",
                          "per_worker_batch"});
-    const std::string arch = section.text("architecture", "async-ps");
+    const std::string arch = section.text("architecture", "allreduce");
     if (!perf::parse_architecture(arch, s.architecture)) {
       section.fail("architecture", "\"" + arch + "\"; accepted: async-ps, allreduce");
     }
