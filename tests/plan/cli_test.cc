@@ -504,6 +504,13 @@ TEST(PlanCli, MultiGpuServersRunOneWorkerPerGpu) {
       "--zones us-east-1 --evaluate 2xp3dn.24xlarge:on-demand --emit-train-flags");
   ASSERT_EQ(o.exit_code, 0) << o.out;
   EXPECT_EQ(train_flags(o.out)["--min-workers"], "16") << o.out;
+  const CliResult json = run_cli(
+      "plan --workload resnet-32 --steps 64000 --deadline 10h --runs 0 --catalog aws-gpu "
+      "--zones us-east-1 --evaluate 2xp3dn.24xlarge:on-demand --json");
+  ASSERT_EQ(json.exit_code, 0) << json.out;
+  const auto j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j["workers"][0]["count"], 2);
+  EXPECT_EQ(j["workers"][0]["gpus"], 8);
   EXPECT_EQ(train_flags(o.out)["--global-batch"], "128") << o.out;
 }
 

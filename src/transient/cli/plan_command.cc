@@ -107,6 +107,7 @@ double json_number(double value) { return std::isfinite(value) ? value : -1.0; }
 nlohmann::json group_json(const sim::ServerGroup& g) {
   return {{"type", g.type.name},
           {"gpu", g.type.gpu},
+          {"gpus", g.type.gpus},  // per server: a worker each
           {"region", g.type.region},
           {"zone", g.type.zone},
           {"market", std::string(cloud::to_string(g.market))},
