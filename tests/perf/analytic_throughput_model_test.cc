@@ -339,6 +339,15 @@ TEST(FittedThroughputModel, ByHand) {
   // a quarter of it for each of four workers sharing the global batch.
   EXPECT_NEAR(model.predict(shape({{gpu(10), 4}}, Architecture::allreduce)).step_time_s,
               0.0934 / 4 + 0.006 + 0.15, 1e-12);
+  // A server with 4 GPUs is 4 workers of one GPU each (not one of 40 TFLOPS): with 128 samples
+  // each, one worker's compute plus the all-reduce over the server's PCIe (1.2e10 bytes/s).
+  cloud::InstanceType quad = gpu(10);
+  quad.gpus = 4;
+  Workload per_worker = hand_workload();
+  per_worker.batch = {JobBatch::Mode::per_worker, 128};
+  const FittedThroughputModel four(per_worker, p);
+  EXPECT_NEAR(four.predict(shape({{quad, 1}}, Architecture::allreduce)).step_time_s,
+              0.0934 + 6e-5 + 1.5e8 / 1.2e10, 1e-12);
   FittedParams log_form = p;
   log_form.form = "log-linear";
   log_form.coefficients = {-1.0, 0.5, 0.0};  // exp(-1) x 0.0384^0.5
