@@ -28,7 +28,8 @@ Workload hand_workload() {
 }
 
 // Efficiency 0.5, 0.0232 s overhead: 0.1 s of compute on a 10 TFLOPS GPU. Links of 8 Gbit/s at
-// full efficiency move 1e9 bytes/s. Contention sharpness 1: X = 1 / (1/R + 1/C).
+// full efficiency move 1e9 bytes/s. Contention sharpness 1: X = 1 / (1/R + 1/C). No fixed part
+// of a step: a worker's time is proportional to its samples.
 AnalyticParams hand_params() {
   AnalyticParams p;
   p.efficiency = {{"resnet", 0.5}, {"generic", 0.25}};
@@ -39,6 +40,7 @@ AnalyticParams hand_params() {
   p.communication.ps_network_gbps = 8.0;
   p.communication.contention_sharpness = 1.0;
   p.communication.allreduce_hop_latency_s = 1e-3;
+  p.communication.batch_scaling = {};
   return p;
 }
 
@@ -149,15 +151,27 @@ TEST(AnalyticThroughputModel, HardMinimumWhenSharp) {
               1e-6);
 }
 
+// The hand workload with a batch per worker: every worker takes its 128 samples.
+Workload per_worker_workload() {
+  Workload w = hand_workload();
+  w.batch = {JobBatch::Mode::per_worker, 128};
+  return w;
+}
+
 TEST(AnalyticThroughputModel, RingAllReduceByHand) {
-  const AnalyticThroughputModel model(hand_workload(), hand_params());
-  // 4 workers: 0.1 s compute + 2 x 3 x 1e-3 + 2 x 3/4 x 1e8 / 1e9 = 0.256 s per synchronous step,
-  // which is 4 global steps of 128 samples.
+  const AnalyticThroughputModel model(per_worker_workload(), hand_params());
+  // 4 workers of 128 samples: 0.1 s compute + 2 x 3 x 1e-3 + 2 x 3/4 x 1e8 / 1e9 = 0.256 s per
+  // synchronous step, which is one step of 512 samples.
   const Prediction p = model.predict(shape({{gpu(10), 4}}, Architecture::allreduce));
   EXPECT_NEAR(p.step_time_s, 0.256, 1e-12);
-  EXPECT_NEAR(p.steps_per_s, 4 / 0.256, 1e-9);
+  EXPECT_NEAR(p.steps_per_s, 1 / 0.256, 1e-9);
   EXPECT_NEAR(p.samples_per_s, 512 / 0.256, 1e-7);
   EXPECT_EQ(p.bottleneck, "network");
+  // The default, the workload's 128 samples as a global batch: 32 each, 0.025 s of compute.
+  const AnalyticThroughputModel global(hand_workload(), hand_params());
+  const Prediction g = global.predict(shape({{gpu(10), 4}}, Architecture::allreduce));
+  EXPECT_NEAR(g.step_time_s, 0.025 + 0.156, 1e-12);
+  EXPECT_NEAR(g.samples_per_s, 128 / 0.181, 1e-7);
   // One worker: no all-reduce at all.
   const Prediction one = model.predict(shape({{gpu(10), 1}}, Architecture::allreduce));
   EXPECT_NEAR(one.step_time_s, 0.1, 1e-12);
@@ -177,7 +191,7 @@ TEST(AnalyticThroughputModel, RingAcrossZonesAndRegionsPaysTheSlowestLinkOnEvery
   p.communication.cross_zone_hop_latency_s = 2e-3;
   p.communication.cross_region_gbps = 0.8;  // 1e8 bytes/s
   p.communication.cross_region_hop_latency_s = 0.01;
-  const AnalyticThroughputModel model(hand_workload(), p);
+  const AnalyticThroughputModel model(per_worker_workload(), p);
   const auto a = located(gpu(10), "r1", "r1-a");
   const auto b = located(gpu(10, "K80b"), "r1", "r1-b");
   const auto c = located(gpu(10, "K80c"), "r2", "r2-a");
@@ -215,17 +229,68 @@ TEST(AnalyticThroughputModel, HeterogeneousAllReduceSplitsTheBatchBySpeed) {
   AnalyticParams p = hand_params();
   p.step_overhead_s = 0;
   const AnalyticThroughputModel model(hand_workload(), p);
-  // 0.0768 s and 0.1536 s per 128 samples: 256 samples split 2:1 take 2 / (1/0.0768 + 1/0.1536)
-  // = 0.1024 s; the all-reduce of two takes 2 x 1e-3 + 1e8 / 1e9 = 0.102 s.
+  // 0.0768 s and 0.1536 s per 128 samples: the global batch of 128 split 2:1 takes
+  // 1 / (1/0.0768 + 1/0.1536) = 0.0512 s; the all-reduce of two takes 2 x 1e-3 + 1e8 / 1e9.
   const Prediction mixed =
       model.predict(shape({{gpu(10, "V100"), 1}, {gpu(5, "K80"), 1}}, Architecture::allreduce));
-  EXPECT_NEAR(mixed.step_time_s, 0.1024 + 0.102, 1e-12);
-  EXPECT_NEAR(mixed.steps_per_s, 2 / 0.2044, 1e-9);
+  EXPECT_NEAR(mixed.step_time_s, 0.0512 + 0.102, 1e-12);
+  EXPECT_NEAR(mixed.steps_per_s, 1 / 0.1532, 1e-9);
   // Async: each worker at its own pace, R = 1/(0.0768+0.21) + 1/(0.1536+0.21).
   const Prediction async =
       model.predict(shape({{gpu(10, "V100"), 1}, {gpu(5, "K80"), 1}}, Architecture::async_ps));
   const double r = 1 / 0.2868 + 1 / 0.3636;
   EXPECT_NEAR(async.steps_per_s, 1 / (1 / r + 0.11), 1e-9);
+}
+
+TEST(AnalyticThroughputModel, FixedPartOfAStepIsNotSplitByTheBatch) {
+  AnalyticParams p = hand_params();
+  p.communication.batch_scaling.fixed_per_tensor_s = {{"K80", 1e-4}};  // 0.01 s for 100 tensors
+  const AnalyticThroughputModel model(hand_workload(), p);
+  // Four workers share 128 samples: 0.01 + 0.09 x 32 / 128 = 0.0325 s, plus the all-reduce.
+  EXPECT_NEAR(model.predict(shape({{gpu(10), 4}}, Architecture::allreduce)).step_time_s,
+              0.0325 + 0.156, 1e-12);
+  // One worker alone on the whole batch: 0.1 s, as without the fixed part.
+  EXPECT_NEAR(model.predict(shape({{gpu(10), 1}}, Architecture::allreduce)).step_time_s, 0.1,
+              1e-12);
+  EXPECT_NEAR(model.worker_steps_per_s(gpu(10), Architecture::allreduce), 1 / 0.1, 1e-9);
+  // A parameter-server update of 64 samples: 0.01 + 0.045 = 0.055 s of compute.
+  Workload small = hand_workload();
+  small.batch = {JobBatch::Mode::global, 64};
+  const AnalyticThroughputModel ps(small, p);
+  EXPECT_NEAR(ps.worker_steps_per_s(gpu(10), Architecture::async_ps), 1 / (0.055 + 0.21), 1e-9);
+  EXPECT_NEAR(ps.predict(shape({{gpu(10), 1}}, Architecture::async_ps)).samples_per_s,
+              64 * ps.predict(shape({{gpu(10), 1}}, Architecture::async_ps)).steps_per_s, 1e-9);
+}
+
+TEST(AnalyticThroughputModel, ServerWithSeveralGpusRunsOneWorkerPerGpuOverLocalLinks) {
+  const AnalyticThroughputModel model(per_worker_workload(), hand_params());
+  cloud::InstanceType quad = gpu(10, "V100");
+  quad.gpus = 4;  // NVLink: 1200 Gbit/s = 1.5e11 bytes/s
+  // 2 servers x 4 GPUs = 8 workers of 128 samples, each 0.1 s on one GPU's 10 TFLOPS (not 40).
+  // Within a server: 2 x 3 x 1e-5 + 2 x 3/4 x 1e8 / 1.5e11 = 0.00106 s; between the two servers:
+  // 2 x 1 x 1e-3 + 2 x 1/2 x 1e8 / 1e9 = 0.102 s.
+  const Prediction two = model.predict(shape({{quad, 2}}, Architecture::allreduce));
+  EXPECT_NEAR(two.step_time_s, 0.1 + 0.00106 + 0.102, 1e-12);
+  EXPECT_NEAR(two.samples_per_s, 1024 / two.step_time_s, 1e-7);
+  EXPECT_EQ(shape({{quad, 2}}, Architecture::allreduce).total_workers(), 8);
+  EXPECT_EQ(shape({{quad, 2}}, Architecture::allreduce).total_servers(), 2);
+  // One server of 4 K80s: PCIe (96 Gbit/s = 1.2e10 bytes/s), no network at all.
+  cloud::InstanceType k80s = gpu(10, "K80");
+  k80s.gpus = 4;
+  k80s.network_gbps = 0;  // never used by a lone server
+  EXPECT_NEAR(model.predict(shape({{k80s, 1}}, Architecture::allreduce)).step_time_s,
+              0.1 + 6e-5 + 1.5e8 / 1.2e10, 1e-12);
+  // Four one-GPU servers pay the network on every hop instead: 0.256 s.
+  EXPECT_NEAR(model.predict(shape({{gpu(10, "K80"), 4}}, Architecture::allreduce)).step_time_s,
+              0.256, 1e-12);
+  // The fixed global batch of 128 over 8 GPUs: 16 samples, 0.0125 s each.
+  const AnalyticThroughputModel global(hand_workload(), hand_params());
+  EXPECT_NEAR(global.predict(shape({{quad, 2}}, Architecture::allreduce)).step_time_s,
+              0.0125 + 0.00106 + 0.102, 1e-12);
+  // Asynchronous parameter servers: the four workers of a server share its link, 4 x 0.21 s.
+  const double r = 4 / (0.1 + 4 * 0.21);
+  EXPECT_NEAR(global.predict(shape({{quad, 1}}, Architecture::async_ps)).steps_per_s,
+              1 / (1 / r + 0.11), 1e-9);
 }
 
 TEST(AnalyticThroughputModel, EmptyClusterAndGpuLessWorkers) {
@@ -271,9 +336,19 @@ TEST(FittedThroughputModel, ByHand) {
   // one async worker runs at 1 / (0.1868 + S) with S = 0.11 s (sharpness 1).
   EXPECT_NEAR(model.predict(shape({{gpu(10), 1}}, Architecture::async_ps)).steps_per_s,
               1 / (0.1868 + 0.11), 1e-9);
-  // All-reduce pays its own communication instead: compute 0.1868 - 0.0934, four workers.
+  // All-reduce pays its own communication instead: compute 0.1868 - 0.0934 for 128 samples,
+  // a quarter of it for each of four workers sharing the global batch.
   EXPECT_NEAR(model.predict(shape({{gpu(10), 4}}, Architecture::allreduce)).step_time_s,
-              0.0934 + 0.006 + 0.15, 1e-12);
+              0.0934 / 4 + 0.006 + 0.15, 1e-12);
+  // A server with 4 GPUs is 4 workers of one GPU each (not one of 40 TFLOPS): with 128 samples
+  // each, one worker's compute plus the all-reduce over the server's PCIe (1.2e10 bytes/s).
+  cloud::InstanceType quad = gpu(10);
+  quad.gpus = 4;
+  Workload per_worker = hand_workload();
+  per_worker.batch = {JobBatch::Mode::per_worker, 128};
+  const FittedThroughputModel four(per_worker, p);
+  EXPECT_NEAR(four.predict(shape({{quad, 1}}, Architecture::allreduce)).step_time_s,
+              0.0934 + 6e-5 + 1.5e8 / 1.2e10, 1e-12);
   FittedParams log_form = p;
   log_form.form = "log-linear";
   log_form.coefficients = {-1.0, 0.5, 0.0};  // exp(-1) x 0.0384^0.5

@@ -38,7 +38,7 @@ TEST(PredictCli, UnknownTypeListsTheCatalogTypes) {
 }
 
 TEST(PredictCli, JsonHasTheFigures) {
-  const CliResult r = run_cli("predict --workload resnet-32 --cluster 4xk80:spot --json");
+  const CliResult r = run_cli("predict --workload resnet-32 --cluster 4xk80:spot --arch ps --json");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const auto json = nlohmann::json::parse(r.out);
   EXPECT_GT(json.at("steps_per_s").get<double>(), 10.0);
@@ -49,6 +49,80 @@ TEST(PredictCli, JsonHasTheFigures) {
   const CliResult text = run_cli("predict --workload shake-shake-big --cluster 8xp100 --arch ps");
   EXPECT_EQ(text.exit_code, 0) << text.out;
   EXPECT_NE(text.out.find("bottleneck: parameter server"), std::string::npos) << text.out;
+}
+
+// All-reduce is the default, as `plan` and `train` have it; the step is the whole cluster's
+// synchronous step of the global batch (128 for resnet-32), split among the workers.
+TEST(PredictCli, DefaultIsAllReduceWithTheWorkloadsGlobalBatch) {
+  const CliResult r = run_cli("predict --workload resnet-32 --cluster 4xk80:spot --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto json = nlohmann::json::parse(r.out);
+  EXPECT_EQ(json.at("architecture"), "allreduce");
+  EXPECT_EQ(json.at("global_batch"), 128);
+  EXPECT_EQ(json.at("step_samples"), 128);
+  EXPECT_EQ(json.at("workers"), 4);
+  EXPECT_NEAR(json.at("samples_per_s").get<double>(), 128 * json.at("steps_per_s").get<double>(),
+              1e-6);
+  EXPECT_NEAR(json.at("step_time_s").get<double>(), 1 / json.at("steps_per_s").get<double>(), 1e-9);
+  // A batch per worker: each of the 4 takes 128, a step is 512 samples and takes longer.
+  const CliResult w =
+      run_cli("predict --workload resnet-32 --cluster 4xk80:spot --per-worker-batch 128 --json");
+  ASSERT_EQ(w.exit_code, 0) << w.out;
+  const auto per_worker = nlohmann::json::parse(w.out);
+  EXPECT_EQ(per_worker.at("per_worker_batch"), 128);
+  EXPECT_EQ(per_worker.at("step_samples"), 512);
+  EXPECT_GT(per_worker.at("step_time_s").get<double>(), json.at("step_time_s").get<double>());
+  EXPECT_GT(per_worker.at("samples_per_s").get<double>(), json.at("samples_per_s").get<double>());
+  const CliResult text = run_cli("predict --workload resnet-32 --cluster 4xk80:spot");
+  EXPECT_NE(text.out.find("allreduce; global batch 128"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("per step of 128 samples (32 per worker)"), std::string::npos)
+      << text.out;
+}
+
+TEST(PredictCli, BothBatchFlagsAreOneLineError) {
+  const CliResult r = run_cli(
+      "predict --workload resnet-32 --cluster 4xk80 --global-batch 256 --per-worker-batch 64");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_EQ(r.out,
+            "error: --global-batch and --per-worker-batch exclude each other; accepted: one of "
+            "them (a fixed global batch split among the workers, or a fixed batch per worker)\n");
+  const CliResult bad = run_cli("predict --workload resnet-32 --cluster 4xk80 --global-batch -3");
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+  EXPECT_NE(bad.out.find("--global-batch"), std::string::npos) << bad.out;
+}
+
+// An 8-GPU server is 8 workers over NVLink; 8 one-GPU servers are 8 workers over the network.
+TEST(PredictCli, MultiGpuServerRunsOneWorkerPerGpu) {
+  const TempFile catalog("transient_perf_multi_gpu.csv",
+                         "type,gpu,gpus,gpu_tflops,vcpus,memory_gib,network_gbps,on_demand_usd_h,"
+                         "spot_usd_h,region,zone\n"
+                         "v100x8,V100,8,15.7,64,488,25,24.48,7.34,us-east-1,us-east-1a\n"
+                         "v100x1,V100,1,15.7,8,61,10,3.06,0.92,us-east-1,us-east-1a\n");
+  const std::string predict =
+      "predict --workload resnet-32 --per-worker-batch 128 --json --catalog " + catalog.path();
+  const CliResult one = run_cli(predict + " --cluster 1xv100x8");
+  ASSERT_EQ(one.exit_code, 0) << one.out;
+  const auto server = nlohmann::json::parse(one.out);
+  EXPECT_EQ(server.at("workers"), 8);
+  EXPECT_EQ(server.at("servers"), 1);
+  EXPECT_EQ(server.at("step_samples"), 1024);
+  const CliResult eight = run_cli(predict + " --cluster 8xv100x1");
+  ASSERT_EQ(eight.exit_code, 0) << eight.out;
+  const auto servers = nlohmann::json::parse(eight.out);
+  EXPECT_EQ(servers.at("workers"), 8);
+  EXPECT_EQ(servers.at("servers"), 8);
+  // Same GPUs, same compute: the server's local links make its all-reduce the faster.
+  EXPECT_LT(server.at("step_time_s").get<double>(), servers.at("step_time_s").get<double>());
+  // Eight workers of 128 samples each are far faster than one alone, not one GPU with 8x TFLOPS.
+  const CliResult alone = run_cli(predict + " --cluster 1xv100x1");
+  const double single = nlohmann::json::parse(alone.out).at("samples_per_s").get<double>();
+  EXPECT_GT(server.at("samples_per_s").get<double>(), 6 * single);
+  EXPECT_LT(server.at("samples_per_s").get<double>(), 8 * single);
+  // The AWS 8-GPU catalog: two p3dn.24xlarge are 16 workers.
+  const CliResult aws =
+      run_cli("predict --workload resnet-32 --catalog aws-gpu --cluster 2xp3dn.24xlarge --json");
+  ASSERT_EQ(aws.exit_code, 0) << aws.out;
+  EXPECT_EQ(nlohmann::json::parse(aws.out).at("workers"), 16);
 }
 
 TEST(PredictCli, BadProfileNamesFileAndLine) {

@@ -5,6 +5,7 @@
 #include "common/cli_run.h"
 #include "common/png_header.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -17,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "transient/cloud/catalog_registry.h"
+#include "transient/plan/configuration.h"
 #include "transient/sim/scenario_loader.h"
 
 namespace {
@@ -437,9 +439,11 @@ TEST(PlanCli, EmittedTrainFlagsAreTheCoordinatorsAndMatchThePlan) {
   EXPECT_EQ(flags["--catalog"], "gce-2019");
   EXPECT_EQ(flags["--instance-type"], worker["type"]);
   EXPECT_EQ(flags["--market"], worker["market"]);
-  EXPECT_EQ(flags["--min-workers"], std::to_string(servers));
+  EXPECT_EQ(flags["--min-workers"], std::to_string(servers));  // one GPU each
   EXPECT_EQ(flags["--steps"], "64000");
-  EXPECT_EQ(flags["--global-batch"], std::to_string(128 * servers));  // resnet-32's per worker
+  // The plan's steps are the trainer's: resnet-32's batch of 128, split among the workers.
+  EXPECT_EQ(flags["--global-batch"], "128");
+  EXPECT_EQ(j["global_batch"], 128);
   EXPECT_EQ(flags["--checkpoint-every"], "600s");
   EXPECT_EQ(flags.size(), 7u);
   const auto catalog = transient::cloud::load_catalog(flags["--catalog"]);
@@ -456,6 +460,153 @@ TEST(PlanCli, EmittedTrainFlagsAreTheCoordinatorsAndMatchThePlan) {
     const std::string declared = trainer ? flag : "\"" + flag + "\"";
     EXPECT_NE(options.find(declared), std::string::npos) << flag;
   }
+}
+
+}  // namespace
+
+namespace {
+
+// The words of an --emit-train-flags line as flag -> value.
+std::map<std::string, std::string> train_flags(const std::string& line) {
+  std::map<std::string, std::string> flags;
+  std::istringstream words(line);
+  std::string flag, value;
+  while (words >> flag >> value) flags[flag] = value;
+  return flags;
+}
+
+TEST(PlanCli, TrainFlagsCarryThePlansBatch) {
+  const CliResult global = run_cli(kPlan + " --global-batch 512 --emit-train-flags");
+  ASSERT_EQ(global.exit_code, 0) << global.out;
+  EXPECT_EQ(train_flags(global.out)["--global-batch"], "512");
+  EXPECT_EQ(train_flags(global.out).count("--per-worker-batch"), 0u);
+  const CliResult per_worker = run_cli(kPlan + " --per-worker-batch 64 --emit-train-flags");
+  ASSERT_EQ(per_worker.exit_code, 0) << per_worker.out;
+  EXPECT_EQ(train_flags(per_worker.out)["--per-worker-batch"], "64");
+  EXPECT_EQ(train_flags(per_worker.out).count("--global-batch"), 0u);
+  const auto j = nlohmann::json::parse(run_cli(kPlan + " --per-worker-batch 64 --json").out);
+  EXPECT_EQ(j["per_worker_batch"], 64);
+  EXPECT_FALSE(j.contains("global_batch"));
+}
+
+TEST(PlanCli, BothBatchFlagsAreOneLineError) {
+  const CliResult o = run_cli(kPlan + " --global-batch 128 --per-worker-batch 32");
+  expect_one_line_error(o, "--global-batch and --per-worker-batch exclude each other");
+  const CliResult zero = run_cli(kPlan + " --global-batch 0");
+  EXPECT_EQ(zero.exit_code, 2) << zero.out;
+  EXPECT_EQ(count_lines(zero.out), 1) << zero.out;
+}
+
+// A server with several GPUs runs one worker per GPU: the trainer waits for all of them.
+TEST(PlanCli, MultiGpuServersRunOneWorkerPerGpu) {
+  const CliResult o = run_cli(
+      "plan --workload resnet-32 --steps 64000 --deadline 10h --runs 0 --catalog aws-gpu "
+      "--zones us-east-1 --evaluate 2xp3dn.24xlarge:on-demand --emit-train-flags");
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  EXPECT_EQ(train_flags(o.out)["--min-workers"], "16") << o.out;
+  const CliResult json = run_cli(
+      "plan --workload resnet-32 --steps 64000 --deadline 10h --runs 0 --catalog aws-gpu "
+      "--zones us-east-1 --evaluate 2xp3dn.24xlarge:on-demand --json");
+  ASSERT_EQ(json.exit_code, 0) << json.out;
+  const auto j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j["workers"][0]["count"], 2);
+  EXPECT_EQ(j["workers"][0]["gpus"], 8);
+  EXPECT_EQ(train_flags(o.out)["--global-batch"], "128") << o.out;
+}
+
+// `predict` and `plan` use one model with one meaning of a step: the same cluster has the same
+// step time in both.
+TEST(PlanCli, PlanAndPredictGiveTheSameStepTime) {
+  for (const std::string batch : {"", " --per-worker-batch 32", " --global-batch 1024"}) {
+    for (const std::string cluster : {"4xk80:spot", "2xv100,2xk80"}) {
+      const CliResult plan = run_cli(
+          "plan --workload resnet-32 --steps 64000 --deadline 10h --runs 0 --json --evaluate " +
+          cluster + batch);
+      ASSERT_EQ(plan.exit_code, 0) << plan.out;
+      const CliResult predict =
+          run_cli("predict --workload resnet-32 --json --cluster " + cluster + batch);
+      ASSERT_EQ(predict.exit_code, 0) << predict.out;
+      const auto a = nlohmann::json::parse(plan.out);
+      const auto b = nlohmann::json::parse(predict.out);
+      EXPECT_NEAR(a["step_time_s"].get<double>(), b["step_time_s"].get<double>(), 1e-12)
+          << cluster << batch;
+      EXPECT_NEAR(a["steps_per_s"].get<double>(), b["steps_per_s"].get<double>(), 1e-9)
+          << cluster << batch;
+      EXPECT_EQ(a["architecture"], "allreduce");
+      EXPECT_EQ(b["architecture"], "allreduce");
+    }
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// With all-reduce and a fixed global batch a mix is slower than the sum of its groups, which the
+// programme adds: the front also holds the homogeneous clusters, whose speeds are exact.
+TEST(PlanCli, AllReduceFrontHoldsHomogeneousClusters) {
+  const CliResult o = run_cli(kPlan + " --json");
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  const auto j = nlohmann::json::parse(o.out);
+  int homogeneous = 0;
+  double fastest = 0.0;
+  for (const auto& e : j["pareto"]) {
+    if (e["workers"].size() == 1 && e["workers"][0]["count"].get<int>() >= 3) ++homogeneous;
+    fastest = std::max(fastest, e["steps_per_s"].get<double>());
+  }
+  EXPECT_GE(homogeneous, 3) << j["pareto"].dump(1);
+  // No judged candidate is faster than the front's fastest point.
+  for (const auto& e : j["candidates"])
+    EXPECT_LE(e["steps_per_s"].get<double>(), fastest * (1 + 1e-9));
+}
+
+}  // namespace
+
+namespace {
+
+// An infeasible deadline names the fastest cluster the model knows, not the programme's additive
+// fastest mix.
+TEST(PlanCli, InfeasibleDeadlineNamesTheFastestPointOfTheFront) {
+  const CliResult o = run_cli(
+      "plan --workload resnet-32 --steps 64000 --deadline 20min --runs 20 --threads 1 --json");
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  const auto j = nlohmann::json::parse(o.out);
+  ASSERT_FALSE(j["feasible"].get<bool>());
+  const nlohmann::json* fastest = nullptr;
+  for (const auto& e : j["pareto"]) {
+    if (!fastest || e["predicted_time_s"] < (*fastest)["predicted_time_s"]) fastest = &e;
+  }
+  ASSERT_NE(fastest, nullptr);
+  EXPECT_NE(j["reason"].get<std::string>().find(
+                "the fastest (" + (*fastest)["configuration"].get<std::string>() + ")"),
+            std::string::npos)
+      << j["reason"] << "\n"
+      << (*fastest)["configuration"];
+}
+
+}  // namespace
+
+namespace {
+
+// The plan's batch goes into the scenario it writes: the simulator's model trains on it too, and
+// the scenario gives the plan's speed.
+TEST(PlanCli, EmittedScenarioCarriesTheBatch) {
+  const auto path = fresh_path("scenario_batch", "plan.toml");
+  const CliResult o =
+      run_cli(kPlan + " --per-worker-batch 32 --json --emit-scenario " + path.string());
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  const auto j = nlohmann::json::parse(o.out);
+  EXPECT_NE(read_text(path).find("per_worker_batch = \"32\""), std::string::npos)
+      << read_text(path);
+  transient::sim::ScenarioLoadOptions options;
+  options.data_dir = TRANSIENT_SHARED_DATA_DIR;
+  const transient::sim::Scenario s = transient::sim::load_scenario(path.string(), options);
+  ASSERT_NE(s.throughput, nullptr);
+  const auto& r = j["recommended"];
+  transient::plan::Configuration c;
+  for (const auto& g : s.workers) c.workers.push_back(g);
+  EXPECT_NEAR(s.throughput->predict(c.shape(s.architecture)).steps_per_s,
+              r["steps_per_s"].get<double>(), 1e-9);
 }
 
 }  // namespace

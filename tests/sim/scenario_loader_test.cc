@@ -78,6 +78,12 @@ TEST(ScenarioLoader, ValidScenarioRunsAsTheGoldenOne) {
   EXPECT_NEAR(r.cost_usd, 2 * 515 * 0.0002 + 515 * 0.0001, 1e-9);
 }
 
+// One default architecture everywhere (issue 16): all-reduce, what `transient train` runs.
+TEST(ScenarioLoader, ArchitectureDefaultsToAllReduce) {
+  const Scenario s = parse_scenario(with_speeds(kValid), "golden.toml", ".", options());
+  EXPECT_EQ(s.architecture, perf::Architecture::allreduce);
+}
+
 TEST(ScenarioLoader, ErrorsNameFileLineAndAcceptedValues) {
   const std::string valid = with_speeds(kValid);
   EXPECT_EQ(error_of(replace(valid, "model = \"in-place\"", "model = \"magic\"")),

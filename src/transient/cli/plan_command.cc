@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "transient/cli/batch_flags.h"
 #include "transient/cli/commands.h"
 #include "transient/cli/validators.h"
 #include "transient/cloud/catalog_registry.h"
@@ -38,7 +39,7 @@ namespace {
 struct PlanFlags {
   std::string workload;                 // a built-in workload
   std::string profile;                  // or a workload profile file
-  double steps = 0.0;                   // global steps to train
+  double steps = 0.0;                   // steps to train (perf/job_batch.h)
   std::string deadline;                 // a duration; empty = none
   double budget_usd = 0.0;              // 0 = none (flag absent)
   bool budget_given = false;            // --budget was written
@@ -60,7 +61,21 @@ struct PlanFlags {
   bool json = false;                    // print JSON
   std::string emit_scenario;            // write the plan as a scenario file (TOML) here
   bool emit_train_flags = false;        // print only the flags of `transient coordinator`
+  BatchFlags batch;                     // --global-batch or --per-worker-batch
 };
+
+// The workload's own batch, which a job takes by default.
+int reference_batch(const PlanFlags& flags) {
+  return flags.workload.empty() ? perf::load_workload_profile(flags.profile).batch_per_worker
+                                : perf::find_workload(flags.workload).batch_per_worker;
+}
+
+// The batch of the job as JSON: {"global_batch": G} or {"per_worker_batch": B}.
+void add_batch_json(nlohmann::json& out, const PlanFlags& flags) {
+  const perf::JobBatch b = flags.batch.batch();
+  out[b.mode == perf::JobBatch::Mode::global ? "global_batch" : "per_worker_batch"] =
+      b.samples > 0 ? b.samples : reference_batch(flags);
+}
 
 std::vector<std::string> split_list(const std::string& text) {
   std::vector<std::string> out;
@@ -92,6 +107,7 @@ double json_number(double value) { return std::isfinite(value) ? value : -1.0; }
 nlohmann::json group_json(const sim::ServerGroup& g) {
   return {{"type", g.type.name},
           {"gpu", g.type.gpu},
+          {"gpus", g.type.gpus},  // per server: a worker each
           {"region", g.type.region},
           {"zone", g.type.zone},
           {"market", std::string(cloud::to_string(g.market))},
@@ -166,6 +182,7 @@ nlohmann::json evaluation_json(const plan::Evaluation& e) {
           {"regions", e.configuration.worker_regions()},
           {"usd_per_h", e.configuration.usd_per_h()},
           {"steps_per_s", e.steps_per_s},
+          {"step_time_s", e.step_time_s},
           {"bottleneck", e.bottleneck},
           {"predicted_time_s", json_number(e.predicted_time_s)},
           {"predicted_cost_usd", json_number(e.predicted_cost_usd)},
@@ -246,6 +263,9 @@ std::string plan_scenario(const PlanFlags& flags, const plan::Evaluation& e,
   if (!flags.workload.empty()) m.throughput_params["workload"] = flags.workload;
   if (!flags.profile.empty()) m.throughput_params["profile"] = absolute_if_file(flags.profile);
   if (!flags.model_file.empty()) m.throughput_params["model"] = absolute_if_file(flags.model_file);
+  perf::ThroughputParams batch;
+  flags.batch.set_params(batch);
+  m.throughput_params.insert(batch.values.begin(), batch.values.end());
   // The planner's scenario draws revocations for its largest group of spot workers.
   const sim::ServerGroup* largest_spot = nullptr;
   for (const auto& g : e.configuration.workers) {
@@ -278,12 +298,13 @@ std::string shell_word(const std::string& word) {
 }
 
 // The flags of `transient coordinator` (cli/train_command.cc) that run the plan: the workers'
-// servers for cost accounting, the workers generation 0 waits for, the job, and the periodic
-// checkpoints the plan was simulated with. The trainer splits --global-batch among the workers;
-// the plan's throughput model gives every worker the workload's batch, hence their product.
-// Servers of several types are not one --instance-type: the price flags are left out then, with
-// a note on standard error.
-std::vector<std::string> coordinator_flags(const PlanFlags& flags, const plan::Evaluation& e) {
+// servers for cost accounting, the workers generation 0 waits for (one per GPU), the job with
+// the batch the plan was predicted with (--global-batch G, or --per-worker-batch B: the same
+// meaning in both), and the periodic checkpoints the plan was simulated with. Servers of several
+// types are not one --instance-type: the price flags are left out then, with a note on standard
+// error.
+std::vector<std::string> coordinator_flags(const PlanFlags& flags, const plan::Evaluation& e,
+                                           perf::Architecture architecture) {
   const plan::Configuration& c = e.configuration;
   std::vector<std::string> out;
   if (c.workers.size() == 1) {
@@ -296,12 +317,13 @@ std::vector<std::string> coordinator_flags(const PlanFlags& flags, const plan::E
                "--instance-type, so the price flags are left out\n",
                c.workers.size());
   }
-  const int batch_per_worker = flags.workload.empty()
-                                   ? perf::load_workload_profile(flags.profile).batch_per_worker
-                                   : perf::find_workload(flags.workload).batch_per_worker;
-  out.insert(out.end(), {"--min-workers", std::to_string(c.total_workers()), "--steps",
-                         fmt::format("{:.0f}", flags.steps), "--global-batch",
-                         std::to_string(batch_per_worker * c.total_workers())});
+  const perf::JobBatch batch = flags.batch.batch();
+  const int samples = batch.samples > 0 ? batch.samples : reference_batch(flags);
+  out.insert(out.end(),
+             {"--min-workers", std::to_string(c.shape(architecture).total_workers()), "--steps",
+              fmt::format("{:.0f}", flags.steps),
+              batch.mode == perf::JobBatch::Mode::global ? "--global-batch" : "--per-worker-batch",
+              std::to_string(samples)});
   if (e.policy->checkpoint_interval_s > 0.0) {
     out.insert(out.end(),
                {"--checkpoint-every", fmt::format("{}s", e.policy->checkpoint_interval_s)});
@@ -317,7 +339,7 @@ bool emit(const PlanFlags& flags, const std::optional<plan::Evaluation>& e,
   if (flags.emit_scenario.empty() && !flags.emit_train_flags) return false;
   const plan::Evaluation& plan = require_policy(e, why_none, flags);
   std::vector<std::string> words;
-  if (flags.emit_train_flags) words = coordinator_flags(flags, plan);
+  if (flags.emit_train_flags) words = coordinator_flags(flags, plan, options.architecture);
   if (!flags.emit_scenario.empty()) {
     const std::string text = plan_scenario(flags, plan, options, data_dir);
     try {
@@ -381,9 +403,11 @@ void run_plan(const PlanFlags& flags) {
                         : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 
   perf::ThroughputParams params;
+  flags.batch.set_params(params);
   if (!flags.workload.empty()) params.values["workload"] = flags.workload;
   if (!flags.profile.empty()) params.values["profile"] = flags.profile;
   if (!flags.model_file.empty()) params.values["model"] = flags.model_file;
+  const std::string batch_text = flags.batch.batch().text(reference_batch(flags));
   std::shared_ptr<const perf::ThroughputModel> throughput =
       perf::create_throughput_model(flags.throughput, params);
   cloud::Catalog catalog = cloud::load_catalog(flags.catalog);
@@ -431,20 +455,23 @@ void run_plan(const PlanFlags& flags) {
       if (!flags.emit_scenario.empty()) out["scenario_file"] = flags.emit_scenario;
       out["steps"] = flags.steps;
       out["architecture"] = perf::to_string(architecture);
+      add_batch_json(out, flags);
       out["runs"] = flags.runs;
       if (options.deadline_s != sim::kNoDeadline) out["deadline_s"] = options.deadline_s;
       if (flags.budget_given) out["budget_usd"] = flags.budget_usd;
       fmt::print("{}\n", out.dump(2));
       return;
     }
-    fmt::print("{}\n{} steps on {} ({}), {} Monte Carlo runs\n\n", throughput->describe(),
-               plan::format_steps(flags.steps), e.configuration.text(),
+    fmt::print("{}\n{} steps of {} on {} ({}), {} Monte Carlo runs\n\n", throughput->describe(),
+               plan::format_steps(flags.steps), batch_text, e.configuration.text(),
                perf::to_string(architecture), flags.runs);
     print_header(percent);
     print_row(e);
-    fmt::print("\nspeed {:.3g} steps/s (bottleneck: {}); without revocations {} and ${:.2f}\n",
-               e.steps_per_s, e.bottleneck.empty() ? "unknown" : e.bottleneck,
-               plan::format_hours(e.predicted_time_s), e.predicted_cost_usd);
+    fmt::print(
+        "\nspeed {:.3g} steps/s, step time {:.4g} s (bottleneck: {}); without revocations {} and "
+        "${:.2f}\n",
+        e.steps_per_s, e.step_time_s, e.bottleneck.empty() ? "unknown" : e.bottleneck,
+        plan::format_hours(e.predicted_time_s), e.predicted_cost_usd);
     if (options.deadline_s != sim::kNoDeadline || flags.budget_given) {
       fmt::print("{}: {}\n", e.acceptable ? "acceptable" : "NOT acceptable", e.verdict);
       if (e.policy) fmt::print("policy: {}\n", e.policy->text());
@@ -456,13 +483,14 @@ void run_plan(const PlanFlags& flags) {
   plan::Planner planner(std::move(catalog), throughput, options);
   const plan::PlanResult result = planner.plan();
   if (emit(flags, result.recommended, result.reason, options, data_dir)) return;
-  const std::string title = fmt::format(
-      "{} steps of {}, {}{}{}", plan::format_steps(flags.steps),
-      flags.workload.empty() ? flags.profile : flags.workload, perf::to_string(architecture),
-      options.deadline_s != sim::kNoDeadline
-          ? ", deadline " + plan::format_hours(options.deadline_s)
-          : "",
-      flags.budget_given ? fmt::format(", budget ${:.2f}", flags.budget_usd) : "");
+  const std::string title =
+      fmt::format("{} steps of {}, {}, {}{}{}", plan::format_steps(flags.steps),
+                  flags.workload.empty() ? flags.profile : flags.workload, batch_text,
+                  perf::to_string(architecture),
+                  options.deadline_s != sim::kNoDeadline
+                      ? ", deadline " + plan::format_hours(options.deadline_s)
+                      : "",
+                  flags.budget_given ? fmt::format(", budget ${:.2f}", flags.budget_usd) : "");
   if (!flags.plot.empty()) {
     const std::string picture = plan::render_pareto_svg(result, title);
     write_file_atomically(flags.plot, report::wants_png(flags.plot)
@@ -475,6 +503,7 @@ void run_plan(const PlanFlags& flags) {
     out["reason"] = result.reason;
     out["steps"] = flags.steps;
     out["architecture"] = perf::to_string(architecture);
+    add_batch_json(out, flags);
     if (options.deadline_s != sim::kNoDeadline) out["deadline_s"] = options.deadline_s;
     if (flags.budget_given) out["budget_usd"] = flags.budget_usd;
     out["confidence"] = flags.confidence;
@@ -551,7 +580,10 @@ void add_plan_command(CLI::App& app) {
       "(docs/plan.md)");
   cmd->add_option("--workload", flags->workload, "a built-in workload, e.g. resnet-32");
   cmd->add_option("--profile", flags->profile, "a workload profile JSON file");
-  cmd->add_option("--steps", flags->steps, "global steps to train")->required()->check(kSteps);
+  cmd->add_option("--steps", flags->steps,
+                  "steps to train, as `transient train --steps` counts them (one update each)")
+      ->required()
+      ->check(kSteps);
   cmd->add_option("--deadline", flags->deadline, "finish within this duration, e.g. 2h");
   cmd->add_option("--budget", flags->budget_usd, "spend at most this many dollars")
       ->transform(within(bounds::kBudgetUsd))
@@ -568,6 +600,7 @@ void add_plan_command(CLI::App& app) {
       ->check(CLI::Range(1, 64).description("").name("1..64"));
   cmd->add_option("--arch", flags->arch, "allreduce (ours) or ps (asynchronous parameter server)")
       ->capture_default_str();
+  flags->batch.add_to(*cmd);
   cmd->add_option("--confidence", flags->confidence,
                   "quantile of simulated time that must meet the deadline")
       ->transform(within(Bound{0.01, 0.999, ""}))

@@ -2,9 +2,12 @@
 // from a throughput model, before renting it.
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "transient/cli/batch_flags.h"
 #include "transient/cli/commands.h"
 #include "transient/cli/validators.h"
 #include "transient/cloud/catalog_registry.h"
@@ -12,6 +15,7 @@
 #include "transient/core/error.h"
 #include "transient/perf/cluster_spec.h"
 #include "transient/perf/registry.h"
+#include "transient/perf/workload.h"
 
 namespace transient::cli {
 namespace {
@@ -20,7 +24,8 @@ struct PredictArgs {
   std::string workload;
   std::string profile;
   std::string cluster;
-  std::string arch = "ps";
+  std::string arch = "allreduce";  // what `transient train` runs
+  BatchFlags batch;
   int ps = 0;
   std::string model_file;
   std::string throughput = "analytic";
@@ -43,6 +48,7 @@ void predict(const PredictArgs& args) {
   const perf::ClusterShape shape = spec.shape(architecture, servers);
 
   perf::ThroughputParams params;
+  args.batch.set_params(params);
   if (!args.workload.empty()) params.values["workload"] = args.workload;
   if (!args.profile.empty()) params.values["profile"] = args.profile;
   if (!args.model_file.empty()) params.values["model"] = args.model_file;
@@ -50,6 +56,14 @@ void predict(const PredictArgs& args) {
     throw InputError("--throughput " + args.throughput + ": accepted: analytic, fitted");
   }
   const auto model = perf::create_throughput_model(args.throughput, params);
+  const int reference = args.workload.empty()
+                            ? perf::load_workload_profile(args.profile).batch_per_worker
+                            : perf::find_workload(args.workload).batch_per_worker;
+  const perf::JobBatch batch = args.batch.batch();
+  const int workers = shape.total_workers();
+  // Samples per step: every update's with parameter servers, the whole cluster's with all-reduce.
+  const bool allreduce = architecture == perf::Architecture::allreduce;
+  const double step_samples = batch.step_samples(allreduce ? workers : 1, reference);
   perf::Prediction p = model->predict(shape);
   p.step_time_s = check_result(p.step_time_s, "step time of " + args.cluster);
   p.steps_per_s = check_result(p.steps_per_s, "steps per second of " + args.cluster);
@@ -60,7 +74,11 @@ void predict(const PredictArgs& args) {
         {"cluster", args.cluster},
         {"architecture", perf::to_string(architecture)},
         {"parameter_servers", architecture == perf::Architecture::async_ps ? servers : 0},
-        {"workers", shape.total_workers()},
+        {"servers", shape.total_servers()},
+        {"workers", workers},
+        {batch.mode == perf::JobBatch::Mode::global ? "global_batch" : "per_worker_batch",
+         batch.samples > 0 ? batch.samples : reference},
+        {"step_samples", std::llround(step_samples)},
         {"model", model->name()},
         {"steps_per_s", p.steps_per_s},
         {"step_time_s", p.step_time_s},
@@ -70,19 +88,26 @@ void predict(const PredictArgs& args) {
     return;
   }
   fmt::print("{}\n", model->describe());
-  std::string workers;
+  std::string groups;
   for (const auto& group : shape.workers) {
-    workers += fmt::format("{}{} x {} ({})", workers.empty() ? "" : ", ", group.count,
-                           group.type.name, group.type.gpu);
+    groups += fmt::format(
+        "{}{} x {} ({}{})", groups.empty() ? "" : ", ", group.count, group.type.name,
+        group.type.gpus > 1 ? std::to_string(group.type.gpus) + " x " : "", group.type.gpu);
   }
-  fmt::print("cluster: {}; {}", workers, perf::to_string(architecture));
+  fmt::print("cluster: {}; {} workers (one per GPU); {}", groups, workers,
+             perf::to_string(architecture));
   if (architecture == perf::Architecture::async_ps) {
     fmt::print(" with {} parameter server{}", servers, servers == 1 ? "" : "s");
   }
-  fmt::print(
-      "\nstep time {:.4g} s per worker step; cluster {:.4g} steps/s, {:.4g} samples/s\n"
-      "bottleneck: {}\n",
-      p.step_time_s, p.steps_per_s, p.samples_per_s, p.bottleneck);
+  fmt::print("; {}\n", batch.text(reference));
+  if (allreduce) {
+    fmt::print("step time {:.4g} s per step of {:.4g} samples ({:.4g} per worker)", p.step_time_s,
+               step_samples, batch.worker_samples(workers, reference));
+  } else {
+    fmt::print("step time {:.4g} s per worker step of {:.4g} samples", p.step_time_s, step_samples);
+  }
+  fmt::print("; cluster {:.4g} steps/s, {:.4g} samples/s\nbottleneck: {}\n", p.steps_per_s,
+             p.samples_per_s, p.bottleneck);
 }
 
 }  // namespace
@@ -100,8 +125,11 @@ void add_predict_command(CLI::App& app) {
                    "SPEC: [COUNTx]TYPE[:spot|:on-demand],... where TYPE is an instance type or "
                    "a GPU name of the catalog, or ps; e.g. 4xk80:spot or 2xv100,2xk80")
       ->required();
-  command->add_option("--arch", args->arch, "ps (asynchronous parameter servers) or allreduce")
+  command
+      ->add_option("--arch", args->arch,
+                   "allreduce (what `transient train` runs) or ps (asynchronous parameter servers)")
       ->capture_default_str();
+  args->batch.add_to(*command);
   command
       ->add_option("--ps", args->ps,
                    "parameter servers for --arch ps (default: the spec's ps entries, else 1)")

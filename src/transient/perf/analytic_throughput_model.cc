@@ -189,20 +189,21 @@ double AnalyticThroughputModel::compute_s(const cloud::InstanceType& type) const
       lower(workload_.measured->device) == lower(type.gpu)) {
     return workload_.measured->step_time_s;
   }
-  if (!(type.total_tflops() > 0)) {
+  if (!(type.gpu_tflops > 0) || type.gpus < 1) {
     throw InputError("instance type " + type.name +
                      " has no GPU TFLOPS; the analytic model needs GPU workers");
   }
+  // One worker per GPU: a worker computes on one of the server's GPUs.
   const std::string gpu = params_.calibrated_gpu(type.gpu, type.gpu_tflops);
   const double efficiency = params_.efficiency_for(workload_.family, gpu);
   const double per_tensor_s = params_.per_tensor_s_for(gpu);
   if (gpu.empty() || gpu == upper(type.gpu)) {
-    return workload_.flops_per_step() / (type.total_tflops() * 1e12 * efficiency) +
+    return workload_.flops_per_step() / (type.gpu_tflops * 1e12 * efficiency) +
            workload_.tensors * per_tensor_s + params_.step_overhead_s;
   }
   // Another GPU: the GPU-side time (FLOPs and per-tensor work) of the fitted GPU, scaled.
   const double fitted_s = workload_.flops_per_step() /
-                              (params_.fitted_gpu_tflops.at(gpu) * type.gpus * 1e12 * efficiency) +
+                              (params_.fitted_gpu_tflops.at(gpu) * 1e12 * efficiency) +
                           workload_.tensors * per_tensor_s;
   return fitted_s * params_.gpu_time_factor(type.gpu, type.gpu_tflops, gpu) +
          params_.step_overhead_s;
@@ -210,7 +211,10 @@ double AnalyticThroughputModel::compute_s(const cloud::InstanceType& type) const
 
 double AnalyticThroughputModel::worker_steps_per_s(const cloud::InstanceType& type,
                                                    Architecture architecture) const {
-  double step = compute_s(type);
+  const cloud::InstanceType gpu = internal::one_gpu(type);
+  double step = internal::worker_step_s(workload_, gpu, compute_s(gpu),
+                                        workload_.batch.step_samples(1, workload_.batch_per_worker),
+                                        params_.communication);
   if (architecture == Architecture::async_ps) {
     step += internal::worker_transfer_s(workload_, type.network_gbps, params_.communication);
   }
@@ -225,7 +229,7 @@ Prediction AnalyticThroughputModel::predict(const ClusterShape& cluster) const {
   std::vector<internal::WorkerTime> times;
   for (const auto& group : cluster.workers) {
     internal::WorkerTime time;
-    time.compute_s = compute_s(group.type);
+    time.compute_s = compute_s(internal::one_gpu(group.type));
     if (cluster.architecture == Architecture::async_ps) {
       time.ps_transfer_s =
           internal::worker_transfer_s(workload_, group.type.network_gbps, params_.communication);

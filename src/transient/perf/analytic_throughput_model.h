@@ -1,16 +1,18 @@
 // The `analytic` throughput model: a worker's compute time from its GPU's TFLOPS and a fitted
 // efficiency for the workload's family, plus the communication of the cluster's architecture
 // (internal/cluster_composition.h: asynchronous parameter servers with their bandwidth cap, or
-// synchronous ring all-reduce with the batch split by speed). Every prediction names its
-// bottleneck: "compute", "parameter server" or "network".
+// synchronous hierarchical all-reduce with the job's batch split by speed; one worker per GPU).
+// Every prediction names its bottleneck: "compute", "parameter server" or "network".
 //
-// compute_s = flops_per_step / (total TFLOPS x 1e12 x efficiency[family@G])
+// A worker's step of the workload's batch_per_worker samples on one GPU G:
+// compute_s = flops_per_step / (GPU TFLOPS x 1e12 x efficiency[family@G])
 //             + tensors x per_tensor_s[G] + step_overhead_s,
 // where G is the GPU itself if the constants were fitted on it. Another GPU takes the constants of
 // the fitted GPU G nearest in TFLOPS, and the GPU-side part (FLOPs and per-tensor terms, at G's
 // TFLOPS) is multiplied by gpu_time_factor(): G's memory bandwidth over the GPU's (gpu_memory.h),
 // or G's TFLOPS over the GPU's where either bandwidth is unknown. A measured step on the worker's
 // GPU model, if the workload carries one, is used instead of all of it.
+// Its step for the job's batch follows batch_scaling.h.
 //
 // The constants come from AnalyticParams::builtin() (fitted on CM-DARE's measurements) or from a
 // model file written by `transient fit`. Immutable after construction; safe to share.
@@ -73,16 +75,17 @@ class AnalyticThroughputModel : public ThroughputModel {
   std::string describe() const override;
   Prediction predict(const ClusterShape& cluster) const override;
 
-  // Seconds of one step's computation (no communication) on one worker of `type`. Throws
-  // InputError for a type without GPU TFLOPS.
+  // Seconds of one step of batch_per_worker samples (no communication) on one GPU of `type`.
+  // Throws InputError for a type without GPU TFLOPS.
   double compute_s(const cloud::InstanceType& type) const;
 
-  // The linear pieces of a prediction, for the planner's mixed-integer programme. One worker of
-  // `type` alone runs at worker_steps_per_s(type, architecture) (async-ps: compute plus its own
-  // transfers; all-reduce: compute only); `servers` parameter servers cap an async-ps cluster at
-  // server_cap_steps_per_s(servers). predict() never exceeds sum over workers of the first nor
-  // (async-ps) the second: X <= sum_t n_t x worker_steps_per_s(t) and X <= cap are valid linear
-  // upper bounds, tight away from the knee (within 2^(-1/p) of the smooth minimum at it).
+  // The linear pieces of a prediction, for the planner's mixed-integer programme. One worker (one
+  // GPU) of `type` alone, on the job's batch, runs at worker_steps_per_s(type, architecture)
+  // (async-ps: compute plus its own transfers; all-reduce: compute only); `servers` parameter
+  // servers cap an async-ps cluster at server_cap_steps_per_s(servers). predict() never exceeds sum
+  // over workers of the first nor (async-ps) the second: X <= sum_t n_t x worker_steps_per_s(t) and
+  // X <= cap are valid linear upper bounds, tight away from the knee (within 2^(-1/p) of the smooth
+  // minimum at it).
   double worker_steps_per_s(const cloud::InstanceType& type, Architecture architecture) const;
   double server_cap_steps_per_s(int servers) const;
 

@@ -8,6 +8,8 @@
 //   catalog's first single-GPU type with that GPU, or `ps`: a parameter server on the catalog's
 //   cheapest CPU-only type;
 // - MARKET: spot, preemptible or on-demand (default on-demand).
+// COUNT counts servers; a server of a type with k GPUs runs k workers, one per GPU
+// (ClusterShape::total_workers()).
 // Errors are InputErrors quoting the spec; an unknown TYPE lists the catalog's types and GPUs.
 #pragma once
 
@@ -33,8 +35,9 @@ struct ClusterSpec {
 
   // Servers written as `ps`.
   int parameter_servers() const;
-  // The workers (every entry but `ps` ones) grouped by instance type, with `architecture` and
-  // `parameter_servers` (for async_ps). Workers of one type bought in two markets form one group.
+  // The worker servers (every entry but `ps` ones) grouped by instance type, with `architecture`
+  // and `parameter_servers` (for async_ps). Workers of one type bought in two markets form one
+  // group.
   ClusterShape shape(Architecture architecture, int parameter_servers) const;
 };
 

@@ -178,7 +178,9 @@ Prediction FittedThroughputModel::predict(const ClusterShape& cluster) const {
   for (const auto& group : cluster.workers) {
     // The regression predicts a whole async-ps step; the worker's own transfer, as the analytic
     // model estimates it, is split off so that an all-reduce cluster pays its own instead.
-    const double step = params_.single_step_s(workload_, group.type);
+    // One worker per GPU (internal/cluster_composition.h).
+    const cloud::InstanceType gpu = internal::one_gpu(group.type);
+    const double step = params_.single_step_s(workload_, gpu);
     const double transfer = std::min(
         0.5 * step,
         internal::worker_transfer_s(workload_, group.type.network_gbps, params_.communication));

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "transient/core/bounds.h"
 #include "transient/core/error.h"
 #include "transient/perf/analytic_throughput_model.h"
 #include "transient/perf/fitted_throughput_model.h"
@@ -52,13 +53,43 @@ struct WorkloadAndModel {
   PerfModelFile model;
 };
 
+// The job's batch: global_batch=G or per_worker_batch=B (job_batch.h), at most one of them.
+JobBatch read_job_batch(const ThroughputParams& params) {
+  const auto global = params.values.find("global_batch");
+  const auto per_worker = params.values.find("per_worker_batch");
+  if (global != params.values.end() && per_worker != params.values.end()) {
+    fail(params,
+         "global_batch and per_worker_batch exclude each other; accepted: one of them (a fixed "
+         "global batch split among the workers, or a batch per worker)");
+  }
+  JobBatch batch;
+  if (global == params.values.end() && per_worker == params.values.end()) return batch;
+  const auto& [key, text] = global != params.values.end() ? *global : *per_worker;
+  batch.mode = global != params.values.end() ? JobBatch::Mode::global : JobBatch::Mode::per_worker;
+  std::size_t used = 0;
+  long long value = 0;
+  try {
+    value = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size() || !bounds::kBatch.contains(static_cast<double>(value))) {
+    fail(params, key + " is \"" + text + "\"; accepted: " + bounds::kBatch.accepted());
+  }
+  batch.samples = static_cast<int>(value);
+  return batch;
+}
+
 WorkloadAndModel read_workload_and_model(const ThroughputParams& params, const char* name) {
   for (const auto& [key, value] : params.values) {
-    if (key != "workload" && key != "profile" && key != "model") {
+    if (key != "workload" && key != "profile" && key != "model" && key != "global_batch" &&
+        key != "per_worker_batch") {
       fail(params, "unknown parameter \"" + key + "\" of the " + name +
-                       " throughput model; accepted: workload, profile, model");
+                       " throughput model; accepted: workload, profile, model, global_batch, "
+                       "per_worker_batch");
     }
   }
+  const JobBatch batch = read_job_batch(params);
   const auto workload = params.values.find("workload");
   const auto profile = params.values.find("profile");
   const auto model = params.values.find("model");
@@ -77,6 +108,7 @@ WorkloadAndModel read_workload_and_model(const ThroughputParams& params, const c
     out.workload = workload != params.values.end()
                        ? find_workload(workload->second)
                        : load_workload_profile(resolve(profile->second));
+    out.workload.batch = batch;
     if (model != params.values.end()) {
       out.model = PerfModelFile::load(resolve(model->second));
     } else {
@@ -116,18 +148,23 @@ const std::vector<Entry>& entries() {
          "table=CSV file with columns gpu,workers,steps_per_s (instead of workload)"}},
        &create_table},
       {{"analytic",
-        "compute from GPU TFLOPS x fitted efficiency, plus parameter-server or ring all-reduce "
+        "compute from GPU TFLOPS x fitted efficiency, plus parameter-server or hierarchical "
+        "all-reduce "
         "communication; names the bottleneck",
         {"workload=a built-in workload (resnet-15, resnet-32, shake-shake-small, ...)",
          "profile=a workload profile JSON file (instead of workload)",
-         "model=a model file of `transient fit` (default: constants fitted on CM-DARE)"}},
+         "model=a model file of `transient fit` (default: constants fitted on CM-DARE)",
+         "global_batch=samples per step, split among the workers (default: the workload's, 128)",
+         "per_worker_batch=samples per worker and step (instead of global_batch)"}},
        &create_analytic},
       {{"fitted",
         "CM-DARE-style regression of a worker's step time on workload and GPU features, with the "
         "analytic model's communication",
         {"workload=a built-in workload (resnet-15, resnet-32, shake-shake-small, ...)",
          "profile=a workload profile JSON file (instead of workload)",
-         "model=a model file of `transient fit` (default: coefficients fitted on CM-DARE)"}},
+         "model=a model file of `transient fit` (default: coefficients fitted on CM-DARE)",
+         "global_batch=samples per step, split among the workers (default: the workload's, 128)",
+         "per_worker_batch=samples per worker and step (instead of global_batch)"}},
        &create_fitted},
   };
   return all;

@@ -1,5 +1,7 @@
 #include "transient/perf/throughput_model.h"
 
+#include <algorithm>
+
 namespace transient::perf {
 
 std::string_view to_string(Architecture architecture) {
@@ -19,6 +21,12 @@ bool parse_architecture(std::string_view text, Architecture& out) {
 }
 
 int ClusterShape::total_workers() const {
+  int total = 0;
+  for (const auto& group : workers) total += group.count * std::max(1, group.type.gpus);
+  return total;
+}
+
+int ClusterShape::total_servers() const {
   int total = 0;
   for (const auto& group : workers) total += group.count;
   return total;

@@ -2,9 +2,12 @@
 // or models and the simulator / the planner.
 //
 // A ThroughputModel is immutable after construction and safe to share between threads. Speeds are
-// in global steps per second, counted as the asynchronous parameter-server set-up of the research
-// counts them (every worker's update of one batch is one global step), so that a table measured
-// on CM-DARE's clusters and a job's "64,000 steps" mean the same thing.
+// in steps per second, a step being one update of the parameters (job_batch.h): with
+// asynchronous parameter servers every worker's update of its batch, as the research counts
+// them (so that a table measured on CM-DARE's clusters and a job's "64,000 steps" mean the same
+// thing); with all-reduce one synchronous step of the whole cluster on the job's batch, as
+// `transient train --steps` counts them. With the default batch (the workload's, 128) both are
+// steps of 128 samples.
 #pragma once
 
 #include <string>
@@ -25,10 +28,10 @@ std::string_view to_string(Architecture architecture);  // "async-ps", "allreduc
 // Accepts "async-ps", "ps", "allreduce", "sync"; false if `text` is none of them.
 bool parse_architecture(std::string_view text, Architecture& out);
 
-// `count` workers of one instance type.
+// `count` servers of one instance type, each running one worker per GPU.
 struct WorkerGroup {
-  cloud::InstanceType type;  // the server; models read its GPU model, TFLOPS, network
-  int count = 0;             // number of workers of this type, >= 0
+  cloud::InstanceType type;  // the server; models read its GPU model and count, TFLOPS, network
+  int count = 0;             // number of servers of this type, >= 0
 };
 
 // The workers of a cluster and how they train together.
@@ -37,14 +40,18 @@ struct ClusterShape {
   Architecture architecture = Architecture::async_ps;  // how gradients are combined
   int parameter_servers = 1;                           // for async_ps; ignored for allreduce
 
+  // The workers: one per GPU of every server (a CPU-only server counts as one).
   int total_workers() const;
+  int total_servers() const;
 };
 
 struct Prediction {
-  double steps_per_s = 0.0;  // global steps per second of the whole cluster
+  double steps_per_s = 0.0;  // steps per second of the whole cluster (see the top)
   std::string bottleneck;    // what limits the speed, e.g. "parameter server"; empty if unknown
   // Models that know the workload fill these too (0 = not given, as the table model leaves them).
-  double step_time_s = 0.0;    // seconds of one worker step (mean over the cluster's workers)
+  // Seconds of one worker step: all-reduce, the synchronous step; async-ps, the mean over the
+  // cluster's workers.
+  double step_time_s = 0.0;
   double samples_per_s = 0.0;  // training samples per second of the whole cluster
 };
 

@@ -39,6 +39,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "transient/perf/job_batch.h"
+
 namespace transient::perf {
 
 // Our FLOPs (see above) per FLOP of CM-DARE's count: 42.54 for its ResNet-32, 42.22 and 42.29
@@ -52,9 +54,10 @@ struct MeasuredStep {
 };
 
 struct Workload {
-  std::string name;                        // e.g. "resnet-32"
-  std::string family = "generic";          // "resnet", "shake-shake" or "generic"
-  int batch_per_worker = 128;              // samples per worker step
+  std::string name;                // e.g. "resnet-32"
+  std::string family = "generic";  // "resnet", "shake-shake" or "generic"
+  int batch_per_worker = 128;      // samples per worker step of the figures below
+  JobBatch batch;  // the job's batch (not in profiles; set by --global-batch / --per-worker-batch)
   double forward_flops_per_sample = 0.0;   // > 0
   double backward_flops_per_sample = 0.0;  // > 0
   std::int64_t parameters = 0;             // trainable parameters

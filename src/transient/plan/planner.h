@@ -77,6 +77,7 @@ struct Evaluation {
   std::string label;  // "plan 1", "all on-demand", "evaluate", ...
   Configuration configuration;
   double steps_per_s = 0.0;         // the throughput model's speed
+  double step_time_s = 0.0;         // its step time (perf::Prediction::step_time_s; 0 = unknown)
   std::string bottleneck;           // the model's bottleneck, if it says
   double predicted_time_s = 0.0;    // start-up + steps / speed, no revocations
   double predicted_cost_usd = 0.0;  // the same time at the configuration's price

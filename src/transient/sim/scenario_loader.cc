@@ -148,8 +148,12 @@ class Loader {
   void read_throughput(Scenario& s) {
     const toml::table* t = table("throughput");
     if (!t) throw InputError(file_, 0, "missing the [throughput] table; it needs model");
-    TomlSection section(t, file_, "[throughput]", {"model", "architecture", "workload", "table"});
-    const std::string arch = section.text("architecture", "async-ps");
+    // Besides model and architecture, the throughput model's own parameters (perf/registry.h),
+    // which it checks: the job's batch among them (perf/job_batch.h).
+    TomlSection section(t, file_, "[throughput]",
+                        {"model", "architecture", "workload", "table", "profile", "global_batch",
+                         "per_worker_batch"});
+    const std::string arch = section.text("architecture", "allreduce");
     if (!perf::parse_architecture(arch, s.architecture)) {
       section.fail("architecture", "\"" + arch + "\"; accepted: async-ps, allreduce");
     }

@@ -1,12 +1,14 @@
 #include "transient/perf/internal/cluster_composition.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <limits>
 #include <string>
 
 #include "transient/core/bounds.h"
 #include "transient/core/error.h"
+#include "transient/perf/batch_scaling.h"
 
 namespace transient::perf::internal {
 namespace {
@@ -19,6 +21,24 @@ double link_bytes_per_s(const cloud::InstanceType& type, const CommunicationPara
                      " has no network bandwidth; the model needs network_gbps > 0");
   }
   return type.network_gbps * kBytesPerGbit * comm.network_efficiency;
+}
+
+// Workers per server: one per GPU.
+int gpus_per_server(const cloud::InstanceType& type) { return std::max(1, type.gpus); }
+
+// GPU models whose multi-GPU cloud servers join their GPUs by NVLink (SXM parts), with their
+// variants ("V100-32GB", "A100-80GB").
+bool has_nvlink(const std::string& gpu) {
+  std::string upper = gpu;
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  for (const char* model : {"V100", "A100", "H100", "H200"}) {
+    if (upper.rfind(model, 0) == 0) return true;
+  }
+  return false;
+}
+
+double local_link_bytes_per_s(const cloud::InstanceType& type, const CommunicationParams& comm) {
+  return (has_nvlink(type.gpu) ? comm.nvlink_gbps : comm.pcie_gbps) * kBytesPerGbit;
 }
 
 // Where the workers are, from the widest spread: one zone (or no location given), several zones
@@ -74,6 +94,11 @@ CommunicationParams CommunicationParams::builtin() {
   p.cross_zone_hop_latency_s = 2.5e-4;
   p.cross_region_gbps = 1.0;
   p.cross_region_hop_latency_s = 0.015;
+  // Not fitted either: the links between a server's GPUs (docs/models.md, "Servers with
+  // several GPUs").
+  p.nvlink_gbps = 1200.0;
+  p.pcie_gbps = 96.0;
+  p.intra_server_hop_latency_s = 1.0e-5;
   return p;
 }
 
@@ -84,6 +109,9 @@ nlohmann::json CommunicationParams::to_json() const {
           {"ps_network_gbps", ps_network_gbps},
           {"contention_sharpness", contention_sharpness},
           {"allreduce_hop_latency_s", allreduce_hop_latency_s},
+          {"nvlink_gbps", nvlink_gbps},
+          {"pcie_gbps", pcie_gbps},
+          {"intra_server_hop_latency_s", intra_server_hop_latency_s},
           {"cross_zone_gbps", cross_zone_gbps},
           {"cross_zone_hop_latency_s", cross_zone_hop_latency_s},
           {"cross_region_gbps", cross_region_gbps},
@@ -110,6 +138,10 @@ CommunicationParams CommunicationParams::from_json(const nlohmann::json& json,
   p.allreduce_hop_latency_s =
       internal::read(json, "allreduce_hop_latency_s", p.allreduce_hop_latency_s, kMessageS, where);
   constexpr Bound kLinkGbps{1e-6, bounds::kBandwidthGbps.hi, "Gbit/s"};
+  p.nvlink_gbps = internal::read(json, "nvlink_gbps", p.nvlink_gbps, kLinkGbps, where);
+  p.pcie_gbps = internal::read(json, "pcie_gbps", p.pcie_gbps, kLinkGbps, where);
+  p.intra_server_hop_latency_s = internal::read(json, "intra_server_hop_latency_s",
+                                                p.intra_server_hop_latency_s, kMessageS, where);
   p.cross_zone_gbps = internal::read(json, "cross_zone_gbps", p.cross_zone_gbps, kLinkGbps, where);
   p.cross_zone_hop_latency_s = internal::read(json, "cross_zone_hop_latency_s",
                                               p.cross_zone_hop_latency_s, kMessageS, where);
@@ -139,44 +171,114 @@ double worker_transfer_s(const Workload& workload, double network_gbps,
          2.0 * workload.gradient_bytes / link_bytes_per_s(type, comm);
 }
 
+double worker_step_s(const Workload& workload, const cloud::InstanceType& type, double compute_s,
+                     double samples, const CommunicationParams& comm) {
+  return BatchScaling::step_s(compute_s, comm.batch_scaling.fixed_s(workload.tensors, type),
+                              workload.batch_per_worker, samples);
+}
+
+cloud::InstanceType one_gpu(cloud::InstanceType type) {
+  type.gpus = std::min(type.gpus, 1);
+  return type;
+}
+
 Prediction compose_cluster(const ClusterShape& cluster, const Workload& workload,
                            const std::vector<WorkerTime>& times, const CommunicationParams& comm) {
   TRANSIENT_CHECK_EQ(times.size(), cluster.workers.size());
   Prediction out;
   const int n = cluster.total_workers();
   if (n == 0) return out;
+  const double reference = workload.batch_per_worker;
+  const BatchScaling& scaling = comm.batch_scaling;
+  // Each group's fixed part of a step (batch_scaling.h), as used with its compute time.
+  std::vector<double> fixed(cluster.workers.size(), 0.0);
+  for (std::size_t i = 0; i < cluster.workers.size(); ++i) {
+    fixed[i] = BatchScaling::capped_fixed_s(
+        scaling.fixed_s(workload.tensors, cluster.workers[i].type), times[i].compute_s);
+  }
 
   if (cluster.architecture == Architecture::async_ps) {
+    // Every worker's update is a step of the job's batch, whatever the mode.
+    const double batch = workload.batch.step_samples(1, workload.batch_per_worker);
     const int servers = std::max(1, cluster.parameter_servers);
     double uncontended = 0;  // R, steps/s
     double compute_share = 0, transfer_share = 0;
     for (std::size_t i = 0; i < cluster.workers.size(); ++i) {
       const auto& group = cluster.workers[i];
       if (group.count == 0) continue;
-      const double transfer = times[i].ps_transfer_s;
-      uncontended += group.count / (times[i].compute_s + transfer);
-      compute_share += group.count * times[i].compute_s;
-      transfer_share += group.count * transfer;
+      const int gpus = gpus_per_server(group.type);
+      const double compute = BatchScaling::step_s(times[i].compute_s, fixed[i], reference, batch);
+      const double transfer = times[i].ps_transfer_s * gpus;  // the server's link is shared
+      uncontended += group.count * gpus / (compute + transfer);
+      compute_share += group.count * gpus * compute;
+      transfer_share += group.count * gpus * transfer;
     }
     const double server_s = server_step_s(workload, servers, comm);
     const double cap = 1.0 / server_s;  // C
     const double p = comm.contention_sharpness;
     out.steps_per_s = std::pow(std::pow(uncontended, -p) + std::pow(cap, -p), -1.0 / p);
     out.step_time_s = n / out.steps_per_s;
+    out.samples_per_s = out.steps_per_s * batch;
     out.bottleneck = cap < uncontended                 ? "parameter server"
                      : compute_share >= transfer_share ? "compute"
                                                        : "network";
-  } else {
-    double speed = 0;  // sum of 1 / compute_i: batches per second if compute were all
-    double slowest_link = std::numeric_limits<double>::infinity();
+    return out;
+  }
+
+  // The step's samples, split so that every worker finishes at the same time T: worker i takes
+  // b_i = (T - fixed_i) / a_i, a_i its seconds per sample. A worker whose fixed part alone is
+  // longer than T takes none (and still makes everyone wait for its fixed part).
+  const double samples = workload.batch.step_samples(n, workload.batch_per_worker);
+  std::vector<double> per_sample(cluster.workers.size(), 0.0);
+  std::vector<bool> sharing(cluster.workers.size(), false);
+  for (std::size_t i = 0; i < cluster.workers.size(); ++i) {
+    per_sample[i] = (times[i].compute_s - fixed[i]) / reference;
+    sharing[i] = cluster.workers[i].count > 0;
+  }
+  double compute = 0;
+  for (bool changed = true; changed;) {
+    double weights = 0, offsets = 0;
     for (std::size_t i = 0; i < cluster.workers.size(); ++i) {
-      const auto& group = cluster.workers[i];
-      if (group.count == 0) continue;
-      speed += group.count / times[i].compute_s;
-      if (n > 1) slowest_link = std::min(slowest_link, link_bytes_per_s(group.type, comm));
+      if (!sharing[i]) continue;
+      const double w = cluster.workers[i].count * gpus_per_server(cluster.workers[i].type);
+      weights += w / per_sample[i];
+      offsets += w * fixed[i] / per_sample[i];
     }
+    compute = (samples + offsets) / weights;
+    changed = false;
+    for (std::size_t i = 0; i < cluster.workers.size(); ++i) {
+      if (sharing[i] && fixed[i] > compute) {
+        sharing[i] = false;
+        changed = true;
+      }
+    }
+  }
+  int servers = 0, gpus_in_server = 1;
+  double local_link = std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i < cluster.workers.size(); ++i) {
+    const auto& group = cluster.workers[i];
+    if (group.count == 0) continue;
+    compute = std::max(compute, fixed[i]);
+    servers += group.count;
+    const int gpus = gpus_per_server(group.type);
+    gpus_in_server = std::max(gpus_in_server, gpus);
+    if (gpus > 1) local_link = std::min(local_link, local_link_bytes_per_s(group.type, comm));
+  }
+  double slowest_link = std::numeric_limits<double>::infinity();
+  for (const auto& group : cluster.workers) {
+    if (group.count > 0 && servers > 1) {
+      slowest_link = std::min(slowest_link, link_bytes_per_s(group.type, comm));
+    }
+  }
+  double allreduce = 0;
+  if (gpus_in_server > 1) {
+    const int k = gpus_in_server;
+    allreduce += 2.0 * (k - 1) * comm.intra_server_hop_latency_s +
+                 2.0 * (k - 1) / k * workload.gradient_bytes / local_link;
+  }
+  if (servers > 1) {
     // Every hop of the ring waits for the slowest one, so a ring that leaves its zone or region
-    // pays that link's latency and bandwidth on all 2(n-1) of them.
+    // pays that link's latency and bandwidth on all 2(s-1) of them.
     double hop_latency_s = comm.allreduce_hop_latency_s;
     switch (spread_of(cluster)) {
       case Spread::one_zone:
@@ -190,15 +292,14 @@ Prediction compose_cluster(const ClusterShape& cluster, const Workload& workload
         slowest_link = std::min(slowest_link, comm.cross_region_gbps * kBytesPerGbit);
         break;
     }
-    const double compute = n / speed;
-    const double allreduce = n > 1 ? 2.0 * (n - 1) * hop_latency_s +
-                                         2.0 * (n - 1) / n * workload.gradient_bytes / slowest_link
-                                   : 0.0;
-    out.step_time_s = compute + allreduce;
-    out.steps_per_s = n / out.step_time_s;
-    out.bottleneck = compute >= allreduce ? "compute" : "network";
+    const int s = servers;
+    allreduce +=
+        2.0 * (s - 1) * hop_latency_s + 2.0 * (s - 1) / s * workload.gradient_bytes / slowest_link;
   }
-  out.samples_per_s = out.steps_per_s * workload.batch_per_worker;
+  out.step_time_s = compute + allreduce;
+  out.steps_per_s = 1.0 / out.step_time_s;
+  out.samples_per_s = samples * out.steps_per_s;
+  out.bottleneck = compute >= allreduce ? "compute" : "network";
   return out;
 }
 

@@ -9,13 +9,24 @@
 // bytes, which caps the cluster at C = 1 / S. The speed is the smooth minimum
 // (R^-p + C^-p)^(-1/p), p = contention_sharpness (large p: a hard min).
 //
-// Synchronous ring all-reduce (our trainer): the global batch (workers x batch_per_worker) is
-// split in proportion to speed, so compute takes n / sum(1 / compute_i); the all-reduce takes
-// 2(n-1) x hop_latency_s + 2(n-1)/n x bytes / slowest link; a step is their sum and counts as n
-// global steps (every worker's batch is one step, as the research counts them). Workers in
-// several zones of a region, or in several regions (their types' zone and region), put the link
-// between them in the ring: the hop latency is the larger of the two and the slowest link is at
-// most that link's bandwidth (CommunicationParams::cross_zone_*, cross_region_*).
+// A server with k GPUs runs k workers, one per GPU (a worker's time is that of one GPU of its
+// type; one_gpu() gives the type the models predict for). The job's batch (Workload::batch,
+// job_batch.h) sets each worker's samples per step; a worker's time for b samples follows
+// batch_scaling.h from its time for the workload's batch_per_worker.
+//
+// Synchronous all-reduce (our trainer): a step trains on the job's batch G (the global batch, or
+// the per-worker batch x the workers), split in proportion to speed: with worker i taking
+// fixed_i + a_i x b_i for b_i samples, all finish at T = (G + sum fixed_i / a_i) / sum 1 / a_i
+// (a worker whose fixed part alone exceeds T takes no sample and T is at least its fixed part).
+// The all-reduce is hierarchical: within each server over its GPUs' links (NVLink or PCIe,
+// CommunicationParams), 2(k-1) x intra_hop + 2(k-1)/k x bytes / intra link, with k the most GPUs
+// of a server; between the s servers a ring over the network, 2(s-1) x hop_latency +
+// 2(s-1)/s x bytes / slowest link (the k rings of a server's GPUs share its link). A step is
+// T plus both, and counts as one step of G samples. Workers in several zones of a region, or in
+// several regions (their types' zone and region), put the link between them in the ring: the
+// hop latency is the larger of the two and the slowest link is at most that link's bandwidth
+// (CommunicationParams::cross_zone_*, cross_region_*). Servers of one GPU each give the flat
+// ring of n workers.
 #pragma once
 
 #include <vector>
@@ -26,12 +37,21 @@
 
 namespace transient::perf::internal {
 
-// One worker of a group: its compute time for one step of batch_per_worker samples, and its own
-// async-ps push + pull time (worker_transfer_s for the analytic model).
+// One worker (one GPU) of a group: its compute time for one step of the workload's
+// batch_per_worker samples, and its own async-ps push + pull time (worker_transfer_s for the
+// analytic model) over its server's link, which the server's GPUs share.
 struct WorkerTime {
   double compute_s = 0;
   double ps_transfer_s = 0;
 };
+
+// `type` as one of its GPUs: gpus = 1 where it has several, so that total_tflops() is one GPU's.
+cloud::InstanceType one_gpu(cloud::InstanceType type);
+
+// Seconds of a step of `samples` samples on one GPU of `type` that takes `compute_s` for the
+// workload's batch_per_worker (batch_scaling.h, with comm.batch_scaling).
+double worker_step_s(const Workload& workload, const cloud::InstanceType& type, double compute_s,
+                     double samples, const CommunicationParams& comm);
 
 // `times[i]` for a worker of cluster.workers[i]. Throws InputError for a worker without network
 // bandwidth in an all-reduce cluster, TRANSIENT_CHECK for mismatched sizes.

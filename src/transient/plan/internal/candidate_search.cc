@@ -139,7 +139,13 @@ class Search {
       append_new(out.always, configuration_of(*choice));
     }
     if (usable(fastest) && usable(cheapest)) {
-      for (const auto& c : sweep(*fastest, constraints)) append_new(out.pool, c);
+      for (const auto& c : sweep(mixed_, *fastest, constraints)) append_new(out.pool, c);
+      // With all-reduce the programme's additive speed of a mix overstates it (with a fixed
+      // global batch every group alone already trains on the whole batch), so the front also
+      // gets the homogeneous clusters, whose speeds in the programme are the model's own.
+      if (options_.architecture == perf::Architecture::allreduce) {
+        for (const auto& c : sweep(homogeneous_, *fastest, constraints)) append_new(out.pool, c);
+      }
     }
     if (fastest) out.fastest = configuration_of(*fastest);
     if (cheapest) out.cheapest = configuration_of(*cheapest);
@@ -168,8 +174,9 @@ class Search {
   }
 
   // From the slowest single server (or the deadline's speed) to the fastest plan, at the lowest
-  // price per hour for each floor.
-  std::vector<Configuration> sweep(const MipChoice& fastest, const MipConstraints& constraints) {
+  // price per hour of `mip` for each floor.
+  std::vector<Configuration> sweep(ClusterMip& mip, const MipChoice& fastest,
+                                   const MipConstraints& constraints) {
     std::vector<Configuration> out;
     const int points = options_.pareto_points;
     if (points <= 0) return out;
@@ -183,8 +190,8 @@ class Search {
       const double share = points == 1 ? 1.0 : j / (points - 1.0);
       MipConstraints floor;
       floor.min_steps_per_s = low * std::pow(high / low, share) * (1.0 - 1e-9);
-      const auto choice =
-          j + 1 == points ? std::optional<MipChoice>(fastest) : mixed_.lowest_price(floor);
+      const auto choice = j + 1 == points && &mip == &mixed_ ? std::optional<MipChoice>(fastest)
+                                                             : mip.lowest_price(floor);
       if (usable(choice)) append_new(out, configuration_of(*choice));
     }
     return out;

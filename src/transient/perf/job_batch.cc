@@ -1,0 +1,23 @@
+#include "transient/perf/job_batch.h"
+
+#include "transient/core/error.h"
+
+namespace transient::perf {
+
+double JobBatch::step_samples(int workers, int reference) const {
+  TRANSIENT_CHECK(workers >= 1 && reference >= 1);
+  const double batch = samples > 0 ? samples : reference;
+  return mode == Mode::global ? batch : batch * workers;
+}
+
+double JobBatch::worker_samples(int workers, int reference) const {
+  return mode == Mode::global ? step_samples(workers, reference) / workers
+                              : step_samples(1, reference);
+}
+
+std::string JobBatch::text(int reference) const {
+  const int batch = samples > 0 ? samples : reference;
+  return (mode == Mode::global ? "global batch " : "per-worker batch ") + std::to_string(batch);
+}
+
+}  // namespace transient::perf
