@@ -16,6 +16,8 @@
 #include "train/cli_process.h"
 #include "train/image_files.h"
 #include "train/job_records.h"
+#include "transient/cloud/catalog.h"
+#include "transient/cloud/catalog_registry.h"
 #include "transient/core/atomic_file.h"
 #include "transient/core/error.h"
 #include "transient/train/checkpoint.h"
@@ -906,6 +908,15 @@ TEST(Trainer, AJobGivenItsServersPriceAccountsForTheirCost) {
   const auto report = run_cli({"report", dir, "-o", dir + "-report.html"}, dir + "-report");
   ASSERT_EQ(report.exit_code, 0) << report.err;
   EXPECT_EQ(slurp(dir + "-report.html").find("no prices"), std::string::npos);
+  // One worker per GPU: a worker on an 8-GPU server is billed an eighth of its price.
+  const std::string shared = fresh_dir("cost-8-gpus");
+  run_ok(with(small_job(shared, 1, 10),
+              {"--catalog", "aws-gpu", "--instance-type", "p3dn.24xlarge", "--market", "spot"}),
+         shared);
+  const auto& p3dn = cloud::load_catalog("aws-gpu").find("p3dn.24xlarge");
+  ASSERT_EQ(p3dn.gpus, 8);
+  EXPECT_DOUBLE_EQ(summary_of(shared).at("price_usd_per_h").get<double>(),
+                   p3dn.price_usd_per_h(cloud::Market::spot) / 8);
   // A type the catalog does not have, or a catalog without a type: one line, exit 2.
   for (const auto& bad : std::vector<std::vector<std::string>>{
            {"--catalog", "gce-2019", "--instance-type", "n1-standard-4+a100"},

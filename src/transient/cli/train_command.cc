@@ -1,4 +1,5 @@
 // `transient train` and the `transient worker` process it starts.
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -168,7 +169,8 @@ void add_price_options(CLI::App& cmd, PriceFlags& flags) {
                  "cost accounting");
   cmd.add_option("--instance-type", flags.instance_type,
                  "the workers' instance type in --catalog: each worker is billed per second "
-                 "from its admission until it leaves");
+                 "from its admission until it leaves, for its GPU's share of the server (one "
+                 "worker per GPU)");
   cmd.add_option("--market", flags.market, "spot (default) or on-demand")->capture_default_str();
 }
 
@@ -196,7 +198,8 @@ void resolve_prices(const CLI::App& cmd, const PriceFlags& flags, train::TrainOp
   }
   options.instance_type = flags.instance_type;
   options.market = std::string(cloud::to_string(*market));
-  options.price_usd_per_h = type.price_usd_per_h(*market);
+  // One worker per GPU: a worker on a server of several GPUs is billed its GPU's share.
+  options.price_usd_per_h = type.price_usd_per_h(*market) / std::max(1, type.gpus);
 }
 
 // The coordinator's address and the heartbeat timeout.
