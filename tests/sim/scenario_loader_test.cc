@@ -84,6 +84,21 @@ TEST(ScenarioLoader, ArchitectureDefaultsToAllReduce) {
   EXPECT_EQ(s.architecture, perf::Architecture::allreduce);
 }
 
+// The job's batch is a number, or the same number as a string (what `plan --emit-scenario`
+// writes); either reaches the throughput model, which checks it.
+TEST(ScenarioLoader, TheJobsBatchIsANumberOrItsText) {
+  std::string analytic = replace(kValid, "model = \"table\"\ntable = \"unused\"",
+                                 "model = \"analytic\"\nworkload = \"resnet-32\"\nBATCH");
+  analytic = replace(analytic, "gpu = \"K80\"", "gpu = \"K80\"\ngpu_tflops = 4.113");
+  for (const std::string batch :
+       {"global_batch = 512", "global_batch = \"512\"", "per_worker_batch = 64"}) {
+    const Scenario s = parse_scenario(replace(analytic, "BATCH", batch), "b.toml", ".", options());
+    EXPECT_NE(s.throughput, nullptr) << batch;
+  }
+  EXPECT_NE(error_of(replace(analytic, "BATCH", "global_batch = 0")).find("global_batch is \"0\""),
+            std::string::npos);
+}
+
 TEST(ScenarioLoader, ErrorsNameFileLineAndAcceptedValues) {
   const std::string valid = with_speeds(kValid);
   EXPECT_EQ(error_of(replace(valid, "model = \"in-place\"", "model = \"magic\"")),

@@ -164,7 +164,11 @@ class Loader {
     for (const auto& [key, value] : *t) {
       const std::string k(key.str());
       if (k == "model" || k == "architecture") continue;
-      params.values[k] = section.text(k, "");
+      // A number (the batch: global_batch = 512) is passed on as its text.
+      const toml::node* node = t->get(k);
+      params.values[k] = node != nullptr && node->is_integer()
+                             ? std::to_string(node->as_integer()->get())
+                             : section.text(k, "");
       // The model reports bad parameters at one line: the first parameter's (usually the only).
       if (params.line == section.section_line() || section.line(k) < params.line) {
         params.line = section.line(k);
