@@ -214,6 +214,31 @@ TEST(SimulateCli, OneRegionCostsWhatTheSingleRegionOptimumCosts) {
   }
 }
 
+// A random model's servers are revoked at random moments, each region's on its own: with short
+// lifetimes the runs differ, and the optimum moves to the region whose server still holds.
+TEST(SimulateCli, RandomMarketsRevokeEachRegionOnItsOwn) {
+  const std::string path =
+      k80_job("exponential_regions",
+              "[market]\nnotice = \"30s\"\n"
+              "[[regions]]\nname = \"east\"\nmodel = \"exponential\"\nmean = \"40m\"\n"
+              "[[regions]]\nname = \"west\"\nmodel = \"exponential\"\nmean = \"40m\"\n",
+              "optimal");
+  double least = 1e9;
+  double most = 0.0;
+  int moves = 0;
+  for (int seed = 1; seed <= 6; ++seed) {
+    const CliResult r = run_cli("simulate " + path + " --json --seed " + std::to_string(seed));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    ASSERT_TRUE(j["optimal_finished"].get<bool>());
+    least = std::min(least, j["optimal_cost_usd"].get<double>());
+    most = std::max(most, j["optimal_cost_usd"].get<double>());
+    moves += j["optimal_moves"].get<int>();
+  }
+  EXPECT_LT(least, most);
+  EXPECT_GT(moves, 0);
+}
+
 // Both zones' traces start at the same moment of a run (same seed), so the two-zone optimum is
 // never dearer than either zone's alone, and cheaper in some runs (on the V100 traces, where the
 // zones' outages differ more than on the K80 ones).

@@ -102,13 +102,16 @@ MultiRegionMarket RegionSimulator::market(std::uint64_t seed) const {
     // The same start for every region (a trace's offset), revocations drawn per region.
     Rng rng(seed);
     auto timeline = scenario_.regions[r].market->start_run(scenario_.start_hour_of_day, rng);
-    const Rng draws(seed ^ (0x9e3779b97f4a7c15ULL * (r + 1)));
+    Rng draws(seed ^ (0x9e3779b97f4a7c15ULL * (r + 1)));
+    // A spot tick is one a server holds through. A server lives until the market revokes it
+    // (the tick it is revoked in has no spot), and the next available tick starts another.
     std::vector<std::uint8_t> spot(ticks);
+    double revoked_s = -1.0;  // when the region's last server is revoked
     for (int i = 0; i < ticks; ++i) {
       const double t = i * m.tick_s;
-      Rng probe = draws;
-      spot[i] =
-          timeline->available_at(t) && timeline->revocation_time_s(t, probe) >= t + m.tick_s - 1e-9;
+      if (!timeline->available_at(t)) continue;
+      if (revoked_s <= t) revoked_s = timeline->revocation_time_s(t, draws);
+      spot[i] = revoked_s >= t + m.tick_s - 1e-9;
     }
     m.spot_ticks.push_back(std::move(spot));
   }

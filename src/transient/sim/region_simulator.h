@@ -1,8 +1,10 @@
 // A scenario with several regions (Scenario::regions), run as Can't Be Late's multi-region
 // setting: `transient simulate` gives such a scenario here instead of to the event simulator.
 //
-// Each run samples every region's market on the decision grid (a tick has spot when a server can
-// be had at its start and is kept to its end, as the single-region optimum counts it), then plays
+// Each run samples every region's market on the decision grid (a tick has spot when the region's
+// server holds through it: a server is started at the first available tick and lives until the
+// market revokes it, the tick of the revocation has no spot, and the next available tick starts
+// another; on a trace this is the single-region optimum's count), then plays
 // the scenario's market policy with run_multi_region() and solves optimal_multi_region() on the
 // same markets: the run's cost is reported against the multi-region optimum. The accounting is
 // multi_region.h's (the optimum's): the mean start-up, a checkpoint at every notice, periodic
