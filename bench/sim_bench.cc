@@ -11,11 +11,17 @@
 //                                        `transient simulate` gives it
 //   sim_bench --multi-region             the same, the job free to move between the two zones
 //                                        of each server's traces, against the multi-region optimum
+//   sim_bench --policy-schedules TRACE [OFFSET_H...]
+//                                        where a gap comes from: for runs from these offsets (all,
+//                                        every 12 h, when none), market-aware's cost / optimal on
+//                                        the optimum's tick accounting, and with offsets given the
+//                                        trace and both schedules tick by tick
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -421,6 +427,68 @@ int multi_region_costs() {
   return below_optimal == 0 ? 0 : 1;
 }
 
+// --policy-schedules: the runs of --policy-costs on one trace, on the optimum's accounting (one
+// region of multi_region.h): market-aware with its held-out prior against the optimum, and with
+// offsets given, the ticks: trace (1 spot, _ none), optimal and market-aware (s spot, D on
+// demand, . idle).
+int policy_schedules(const std::string& file, const std::vector<double>& offsets_h) {
+  const std::string dir =
+      std::string(TRANSIENT_SHARED_DATA_DIR) + "/spot-traces/aws-availability-2022-10/";
+  const std::map<std::string, double> on_demand_usd_per_h = {
+      {"k80_1", 0.90}, {"k80_8", 7.20}, {"v100_1", 3.06}, {"v100_8", 24.48}};
+  const auto price = on_demand_usd_per_h.find(file.substr(file.find('_') + 1));
+  if (price == on_demand_usd_per_h.end()) {
+    std::fprintf(stderr, "unknown trace %s\n", file.c_str());
+    return 1;
+  }
+  auto probe = market::AvailabilityTraceModel::read(dir + file + ".json", 0.0, market::kNever);
+  const std::vector<std::uint8_t> ticks = trace_ticks(*probe);
+  constexpr double kTickS = 600.0;
+  constexpr double kDeadlineS = 36 * 3600.0;
+  const int span = static_cast<int>(kDeadlineS / kTickS) + 1;
+  std::vector<double> offsets = offsets_h;
+  if (offsets.empty()) {
+    for (double h = 0; (h + 36) * 3600 <= probe->duration_s(); h += 12) offsets.push_back(h);
+  }
+  auto letter = [](sim::ClusterMode m) {
+    return m == sim::ClusterMode::spot ? 's' : m == sim::ClusterMode::on_demand ? 'D' : '.';
+  };
+  double total = 0.0;
+  for (const double h : offsets) {
+    const int from = static_cast<int>(std::lround(h * 3600 / kTickS));
+    if (from < 0 || from + span > static_cast<int>(ticks.size())) {
+      std::fprintf(stderr, "offset %.0f h is outside the trace\n", h);
+      return 1;
+    }
+    sim::MultiRegionMarket m;
+    m.tick_s = kTickS;
+    m.work_s = 24 * 3600.0;
+    m.deadline_s = kDeadlineS;
+    m.spot_changeover_s = m.on_demand_changeover_s = 310;
+    m.notice_s = 120;
+    m.on_demand_usd_per_s = price->second / 3600;
+    m.spot_usd_per_s = 0.3 * m.on_demand_usd_per_s;
+    m.spot_ticks.emplace_back(ticks.begin() + from, ticks.begin() + from + span);
+    const sim::MultiRegionResult best = sim::optimal_multi_region(m);
+    auto policy = sim::create_market_policy("market-aware");
+    policy->know_market(held_out_prior(ticks, kTickS, h * 3600, kDeadlineS));
+    const sim::MultiRegionResult run = sim::run_multi_region(m, *policy);
+    const double ratio = run.cost_usd / best.cost_usd;
+    total += ratio;
+    std::printf("%s from %4.0f h: market-aware $%.2f, optimal $%.2f: %.3f%s\n", file.c_str(), h,
+                run.cost_usd, best.cost_usd, ratio, run.missed_deadline ? " (missed)" : "");
+    if (offsets_h.empty()) continue;
+    std::string trace, optimal, aware;
+    for (int i = 0; i < span; ++i) trace += m.spot_ticks[0][i] ? '1' : '_';
+    for (const auto& t : best.ticks) optimal += letter(t.mode);
+    for (const auto& t : run.ticks) aware += letter(t.mode);
+    std::printf("  trace        %s\n  optimal      %s\n  market-aware %s\n", trace.c_str(),
+                optimal.c_str(), aware.c_str());
+  }
+  std::printf("mean cost / optimal over %zu runs: %.4f\n", offsets.size(), total / offsets.size());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -429,6 +497,11 @@ int main(int argc, char** argv) {
       return policy_costs(std::vector<std::string>(argv + i + 1, argv + argc));
     }
     if (std::strcmp(argv[i], "--multi-region") == 0) return multi_region_costs();
+    if (std::strcmp(argv[i], "--policy-schedules") == 0 && i + 1 < argc) {
+      std::vector<double> offsets_h;
+      for (int j = i + 2; j < argc; ++j) offsets_h.push_back(std::atof(argv[j]));
+      return policy_schedules(argv[i + 1], offsets_h);
+    }
   }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

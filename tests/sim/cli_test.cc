@@ -3,17 +3,27 @@
 
 #include "common/cli_run.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 namespace {
 
 using transient::testing::CliResult;
+
+std::string fmt_cost(double usd) {
+  char text[32];
+  std::snprintf(text, sizeof text, "cost $%.2f", usd);
+  return text;
+}
 
 // Every simulate run reads the shared data through --data-dir.
 CliResult run_cli(const std::string& args) {
@@ -66,6 +76,254 @@ TEST(SimulateCli, BadScenarioIsOneErrorLineAndExitCode2) {
   EXPECT_EQ(r.err.rfind("error: " + path + ":5: ", 0), 0u) << r.err;  // the workload line
   EXPECT_NE(r.err.find("resnet-32"), std::string::npos) << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
+// examples/two_zones_k80.toml with `from` replaced by `to` (each must occur), written to a
+// temporary file named after `name`.
+std::string two_zones_with(const std::string& name,
+                           const std::vector<std::pair<std::string, std::string>>& edits) {
+  std::ifstream in(std::string(TRANSIENT_SOURCE_DIR) + "/examples/two_zones_k80.toml");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string s = text.str();
+  for (const auto& [from, to] : edits) {
+    const auto at = s.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) s.replace(at, from.size(), to);
+  }
+  const std::string path = ::testing::TempDir() + "/" + name + ".toml";
+  std::ofstream(path) << s;
+  return path;
+}
+
+// The two zones' [[regions]] of the example, to cut or replace.
+const std::string kZoneB =
+    "[[regions]]\nname = \"us-west-2b\"\nmodel = \"trace\"\nfile = \"us-west-2b_k80_1\"\n"
+    "offset = \"random\"\n";
+
+TEST(SimulateCli, SeveralRegionsRunAgainstTheMultiRegionOptimum) {
+  const std::string file = std::string(TRANSIENT_SOURCE_DIR) + "/examples/two_zones_k80.toml";
+  const CliResult many = run_cli("simulate " + file + " --runs 30 --threads 2 --json");
+  ASSERT_EQ(many.exit_code, 0) << many.err;
+  const auto json = nlohmann::json::parse(many.out);
+  EXPECT_EQ(json["regions"], nlohmann::json({"us-west-2a", "us-west-2b"}));
+  EXPECT_EQ(json["market_policy"], "market-aware");
+  EXPECT_EQ(json["runs"], 30);
+  EXPECT_EQ(json["finished"], 30);
+  // A deadline-safe policy misses no deadline, and no run beats the optimum.
+  EXPECT_EQ(json["deadline_miss_probability"].get<double>(), 0.0);
+  EXPECT_EQ(json["runs_with_optimum"], 30);
+  EXPECT_GE(json["cost_over_optimal"].get<double>(), 1.0 - 1e-9);
+  EXPECT_LE(json["optimal"]["cost_usd"]["mean"].get<double>(),
+            json["cost_usd"]["mean"].get<double>() + 1e-9);
+  EXPECT_EQ(json["optimal"]["feasible_runs"], 30);
+  EXPECT_LE(json["time_s"]["p99"].get<double>(), 18 * 3600.0);
+  const CliResult again = run_cli("simulate " + file + " --runs 30 --threads 1 --json");
+  EXPECT_EQ(again.out, many.out);
+
+  // `optimal` is the multi-region optimum itself; on-demand-only costs more than market-aware.
+  const CliResult optimal = run_cli(
+      "simulate " +
+      two_zones_with("two_zones_optimal", {{"market = \"market-aware\"", "market = \"optimal\""}}) +
+      " --runs 30 --json");
+  ASSERT_EQ(optimal.exit_code, 0) << optimal.err;
+  const auto o = nlohmann::json::parse(optimal.out);
+  EXPECT_NEAR(o["cost_over_optimal"].get<double>(), 1.0, 1e-9);
+  EXPECT_NEAR(o["cost_usd"]["mean"].get<double>(),
+              json["optimal"]["cost_usd"]["mean"].get<double>(), 1e-9);
+  const CliResult on_demand =
+      run_cli("simulate " +
+              two_zones_with("two_zones_on_demand",
+                             {{"market = \"market-aware\"", "market = \"on-demand-only\""}}) +
+              " --runs 30 --json");
+  ASSERT_EQ(on_demand.exit_code, 0) << on_demand.err;
+  EXPECT_GT(nlohmann::json::parse(on_demand.out)["cost_over_optimal"].get<double>(),
+            json["cost_over_optimal"].get<double>());
+  EXPECT_NEAR(nlohmann::json::parse(on_demand.out)["mean_moves"].get<double>(), 0.0, 1e-12);
+}
+
+TEST(SimulateCli, OneRunInSeveralRegionsPrintsItsScheduleAndTheOptimum) {
+  const std::string file = std::string(TRANSIENT_SOURCE_DIR) + "/examples/two_zones_k80.toml";
+  const CliResult text = run_cli("simulate " + file + " --seed 3");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("in 2 regions (us-west-2a, us-west-2b), market-aware policy"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("x the multi-region optimum"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("deadline 18 h 00 min: met"), std::string::npos) << text.out;
+  const CliResult json_run = run_cli("simulate " + file + " --seed 3 --json");
+  ASSERT_EQ(json_run.exit_code, 0) << json_run.err;
+  const auto j = nlohmann::json::parse(json_run.out);
+  // The schedule, tick by tick, adds up to the run: its moves are changes of region on spot.
+  int moves = 0;
+  std::string region;
+  for (const auto& tick : j["ticks"]) {
+    if (tick["mode"] == "spot" && !region.empty() && tick["region"] != region) ++moves;
+    if (tick["mode"] != "idle") region = tick["region"];
+  }
+  EXPECT_EQ(moves, j["moves"].get<int>());
+  EXPECT_GE(j["cost_usd"].get<double>(), j["optimal_cost_usd"].get<double>() - 1e-9);
+  EXPECT_NE(text.out.find(fmt_cost(j["cost_usd"].get<double>())), std::string::npos) << text.out;
+}
+
+// A 12 h job on one K80 server with an 18 h deadline; `markets` are its [market] and
+// [[regions]] tables.
+std::string k80_job(const std::string& name, const std::string& markets,
+                    const std::string& policy) {
+  const std::string path = ::testing::TempDir() + "/" + name + ".toml";
+  std::ofstream(path) << "[job]\nsteps = 195000\ndeadline = \"18h\"\n"
+                         "[throughput]\nmodel = \"table\"\nworkload = \"resnet-32\"\n"
+                         "architecture = \"allreduce\"\n"
+                         "[[instance_types]]\nname = \"p2.xlarge\"\ngpu = \"K80\"\n"
+                         "on_demand_usd_per_h = 0.90\nspot_usd_per_h = 0.27\n"
+                         "[[cluster.workers]]\ntype = \"p2.xlarge\"\n"
+                      << markets
+                      << "[startup]\nspot = \"90s\"\non_demand = \"90s\"\n"
+                         "[policy]\nmarket = \""
+                      << policy << "\"\ndecision_interval = \"10m\"\n";
+  return path;
+}
+
+// With one region the multi-region model is the single-region optimum's accounting: on a trace
+// replayed from a tick boundary, `optimal` costs what the event simulator's `optimal` costs.
+TEST(SimulateCli, OneRegionCostsWhatTheSingleRegionOptimumCosts) {
+  for (const std::string offset : {"0s", "12h", "5d"}) {
+    const std::string one_region =
+        k80_job("one_region",
+                "[market]\nnotice = \"2m\"\n[[regions]]\nname = \"us-west-2a\"\nmodel = \"trace\"\n"
+                "file = \"us-west-2a_k80_1\"\noffset = \"" +
+                    offset + "\"\n",
+                "optimal");
+    const std::string single =
+        k80_job("single_region",
+                "[market]\nnotice = \"2m\"\nmodel = \"trace\"\nfile = \"us-west-2a_k80_1\"\n"
+                "offset = \"" +
+                    offset + "\"\n",
+                "optimal");
+    const CliResult a = run_cli("simulate " + one_region + " --json");
+    const CliResult b = run_cli("simulate " + single + " --json");
+    ASSERT_EQ(a.exit_code, 0) << a.err;
+    ASSERT_EQ(b.exit_code, 0) << b.err;
+    const auto ja = nlohmann::json::parse(a.out);
+    const auto jb = nlohmann::json::parse(b.out);
+    EXPECT_EQ(ja["regions"].size(), 1u);
+    EXPECT_FALSE(jb["missed_deadline"].get<bool>()) << offset;
+    EXPECT_GT(ja["cost_usd"].get<double>(), 0.0);
+    EXPECT_NEAR(ja["cost_usd"].get<double>(), jb["cost_usd"].get<double>(), 1e-6) << offset;
+    EXPECT_NEAR(ja["time_s"].get<double>(), jb["time_s"].get<double>(), 1e-6) << offset;
+  }
+}
+
+// A random model's servers are revoked at random moments, each region's on its own: with short
+// lifetimes the runs differ, and the optimum moves to the region whose server still holds.
+TEST(SimulateCli, RandomMarketsRevokeEachRegionOnItsOwn) {
+  const std::string path =
+      k80_job("exponential_regions",
+              "[market]\nnotice = \"30s\"\n"
+              "[[regions]]\nname = \"east\"\nmodel = \"exponential\"\nmean = \"40m\"\n"
+              "[[regions]]\nname = \"west\"\nmodel = \"exponential\"\nmean = \"40m\"\n",
+              "optimal");
+  double least = 1e9;
+  double most = 0.0;
+  int moves = 0;
+  for (int seed = 1; seed <= 6; ++seed) {
+    const CliResult r = run_cli("simulate " + path + " --json --seed " + std::to_string(seed));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    ASSERT_TRUE(j["optimal_finished"].get<bool>());
+    least = std::min(least, j["optimal_cost_usd"].get<double>());
+    most = std::max(most, j["optimal_cost_usd"].get<double>());
+    moves += j["optimal_moves"].get<int>();
+  }
+  EXPECT_LT(least, most);
+  EXPECT_GT(moves, 0);
+}
+
+// Both zones' traces start at the same moment of a run (same seed), so the two-zone optimum is
+// never dearer than either zone's alone, and cheaper in some runs (on the V100 traces, where the
+// zones' outages differ more than on the K80 ones).
+TEST(SimulateCli, TwoZonesOptimumIsNoDearerThanEitherZoneAlone) {
+  const std::string both = two_zones_with("both_v100", {{"us-west-2a_k80_1", "us-west-2a_v100_1"},
+                                                        {"us-west-2b_k80_1", "us-west-2b_v100_1"}});
+  const std::string only_a =
+      two_zones_with("only_a", {{kZoneB, ""}, {"us-west-2a_k80_1", "us-west-2a_v100_1"}});
+  const std::string only_b =
+      two_zones_with("only_b", {{kZoneB, ""}, {"us-west-2a_k80_1", "us-west-2b_v100_1"}});
+  int cheaper = 0;
+  for (int seed = 1; seed <= 12; ++seed) {
+    const std::string flags = " --json --seed " + std::to_string(seed);
+    double optimal[3];
+    int i = 0;
+    for (const auto& file : {both, only_a, only_b}) {
+      const CliResult r = run_cli("simulate " + file + flags);
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+      optimal[i++] = nlohmann::json::parse(r.out)["optimal_cost_usd"].get<double>();
+    }
+    EXPECT_LE(optimal[0], std::min(optimal[1], optimal[2]) + 1e-9) << seed;
+    cheaper += optimal[0] < std::min(optimal[1], optimal[2]) - 1e-6;
+  }
+  EXPECT_GT(cheaper, 0);
+}
+
+TEST(SimulateCli, BadRegionIsOneErrorLineAndExitCode2) {
+  struct Case {
+    std::vector<std::pair<std::string, std::string>> edits;
+    std::string where;     // what the line must name, after "error: FILE:LINE: "
+    std::string accepted;  // what it must say is accepted
+  };
+  const std::vector<Case> cases = {
+      {{{"name = \"us-west-2b\"\n", ""}},
+       "[[regions]] name: missing",
+       "accepted: the region's or zone's name"},
+      {{{"name = \"us-west-2b\"", "name = \"us-west-2a\""}},
+       "[[regions]] name",
+       "a name not given before"},
+      {{{"model = \"trace\"\nfile = \"us-west-2b", "model = \"tarce\"\nfile = \"us-west-2b"}},
+       "unknown market model \"tarce\"",
+       "accepted: lifetime"},
+      {{{"file = \"us-west-2b_k80_1\"", "fil = \"us-west-2b_k80_1\""}}, "", "accepted"},
+      {{{"file = \"us-west-2b_k80_1\"", "file = \"us-west-2b_k80_1\"\nnotice = \"30s\""}},
+       "[[regions]] notice",
+       "accepted in [[regions]]: name, model"},
+      {{{"[market]\nnotice = \"2m\"", "[market]\nmodel = \"trace\"\nnotice = \"2m\""}},
+       "[market] model",
+       "accepted in [market]: notice"},
+      {{{"market = \"market-aware\"", "market = \"none\""}},
+       "[policy] market",
+       "accepted: spot-only"},
+      {{{"checkpoint = \"1m\"", "checkpoint = \"9m\""}},
+       "[policy] market",
+       "decision interval longer than"},
+      {{{"usd = 0.0", "usd = -1"}}, "[move] usd", "accepted"},
+      {{{"checkpoint = \"1m\"", "chekpoint = \"1m\""}},
+       "unknown key \"chekpoint\" in [move]",
+       "accepted: checkpoint, usd"},
+  };
+  int n = 0;
+  for (const auto& c : cases) {
+    const std::string path = two_zones_with("bad_region_" + std::to_string(n++), c.edits);
+    const CliResult r = run_cli("simulate " + path);
+    EXPECT_EQ(r.exit_code, 2) << path << ": " << r.out;
+    EXPECT_EQ(r.err.rfind("error: " + path + ":", 0), 0u) << r.err;
+    // FILE:LINE: with a line number, then the key and what is accepted.
+    const std::string rest = r.err.substr(std::min(r.err.size(), path.size() + 8));
+    EXPECT_TRUE(!rest.empty() && std::isdigit(static_cast<unsigned char>(rest[0]))) << r.err;
+    EXPECT_NE(r.err.find(c.where), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(c.accepted), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+  // [move] without regions.
+  const std::string single = ::testing::TempDir() + "/move_without_regions.toml";
+  {
+    std::ifstream in(std::string(TRANSIENT_SOURCE_DIR) + "/examples/trace_deadline_k80.toml");
+    std::stringstream text;
+    text << in.rdbuf();
+    std::ofstream(single) << text.str() << "\n[move]\ncheckpoint = \"1m\"\n";
+  }
+  const CliResult r = run_cli("simulate " + single);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.rfind("error: " + single + ":", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find("add [[regions]]"), std::string::npos) << r.err;
 }
 
 TEST(SimulateCli, ListsTheRegistries) {

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "transient/core/error.h"
@@ -147,6 +148,40 @@ TEST(ScenarioLoader, ErrorsNameFileLineAndAcceptedValues) {
   EXPECT_EQ(market.rfind("bad.toml:", 0), 0u) << market;
   EXPECT_NE(market.find("lifetime"), std::string::npos) << market;
   EXPECT_EQ(error_of("[job]\nsteps = 10\n[throughput\n").rfind("bad.toml:3", 0), 0u);
+}
+
+TEST(ScenarioLoader, RegionsEachWithTheirMarketAndTheMoveCost) {
+  const std::string text =
+      replace(with_speeds(kValid), "steps = 1000", "steps = 1000\ndeadline = \"2h\"") +
+      "[market]\nnotice = \"2m\"\n"
+      "[[regions]]\nname = \"a\"\nmodel = \"exponential\"\nmean = \"3h\"\n"
+      "[[regions]]\nname = \"b\"\nmodel = \"trace\"\nfile = \"us-west-2b_k80_1\"\n"
+      "[move]\ncheckpoint = \"90s\"\nusd = 0.25\n"
+      "[policy]\nmarket = \"greedy\"\n";
+  const Scenario s = parse_scenario(text, "regions.toml", ".", options());
+  ASSERT_EQ(s.regions.size(), 2u);
+  EXPECT_EQ(s.regions[0].name, "a");
+  EXPECT_EQ(s.regions[0].market->name(), "exponential");
+  EXPECT_EQ(s.regions[1].name, "b");
+  EXPECT_EQ(s.regions[1].market->name(), "trace");
+  EXPECT_EQ(s.market, nullptr);
+  EXPECT_DOUBLE_EQ(s.notice_s, 120.0);
+  EXPECT_DOUBLE_EQ(s.move_s, 90.0);
+  EXPECT_DOUBLE_EQ(s.move_usd, 0.25);
+  // Each region's parameters go to its model, which checks them.
+  const std::string bad = error_of(replace(text, "mean = \"3h\"", "mean = \"-3h\""));
+  EXPECT_EQ(bad.rfind("bad.toml:", 0), 0u) << bad;
+  EXPECT_NE(bad.find("mean"), std::string::npos) << bad;
+  const std::string with_none =
+      replace(text, "[move]", "[[regions]]\nname = \"c\"\nmodel = \"none\"\n[move]");
+  const auto none_at = with_none.find("model = \"none\"");
+  const auto none_line = std::count(with_none.begin(), with_none.begin() + none_at, '\n') + 1;
+  const std::string none = error_of(with_none);
+  EXPECT_EQ(none.rfind("bad.toml:" + std::to_string(none_line) +
+                           ": [[regions]] model: \"none\": a region without a spot market",
+                       0),
+            0u)
+      << none;
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include "transient/sim/market_policy.h"
 #include "transient/sim/monte_carlo.h"
 #include "transient/sim/recovery_model.h"
+#include "transient/sim/region_simulator.h"
 #include "transient/sim/replacement_policy.h"
 #include "transient/sim/scenario_loader.h"
 #include "transient/sim/simulator.h"
@@ -217,6 +218,160 @@ void print_many_runs(const sim::Scenario& scenario, const SimulateFlags& flags, 
               deadline_text(scenario).c_str());
 }
 
+// Several regions (sim/region_simulator.h): each run against the multi-region optimum.
+
+std::string tick_text(const sim::Scenario& scenario, const sim::RegionTick& tick) {
+  if (tick.mode == sim::ClusterMode::idle) return "idle";
+  const std::string& region = scenario.regions[tick.region].name;
+  return std::string(sim::to_string(tick.mode)) + " in " + region;
+}
+
+// The ratio of a run's cost to the optimum's, over the runs whose optimum meets the deadline.
+double mean_cost_over_optimal(const std::vector<sim::RegionRunResult>& results, int* counted) {
+  double sum = 0.0;
+  *counted = 0;
+  for (const auto& r : results) {
+    if (!r.optimal.finished || !(r.optimal.cost_usd > 0.0)) continue;
+    sum += r.run.cost_usd / r.optimal.cost_usd;
+    ++*counted;
+  }
+  return *counted > 0 ? sum / *counted : 0.0;
+}
+
+std::string region_names(const sim::Scenario& scenario) {
+  std::string names;
+  for (const auto& region : scenario.regions) names += (names.empty() ? "" : ", ") + region.name;
+  return names;
+}
+
+void print_one_region_run(const sim::Scenario& scenario, const SimulateFlags& flags) {
+  sim::RegionSimulator simulator(scenario);
+  const sim::RegionRunResult r = simulator.run(flags.seed);
+  check_figures(sim::as_run_result(r.run));
+  const double tick_s = scenario.decision_interval_s;
+  if (flags.json) {
+    nlohmann::json ticks = nlohmann::json::array();
+    for (const auto& t : r.run.ticks) {
+      // Idle before the first start, the job is in no region yet.
+      const auto placed = static_cast<std::size_t>(t.region) < scenario.regions.size();
+      ticks.push_back({{"mode", std::string(sim::to_string(t.mode))},
+                       {"region", placed ? nlohmann::json(scenario.regions[t.region].name)
+                                         : nlohmann::json(nullptr)}});
+    }
+    nlohmann::json out = {{"scenario", scenario.name},
+                          {"seed", flags.seed},
+                          {"regions", nlohmann::json::array()},
+                          {"market_policy", scenario.market_policy},
+                          {"finished", r.run.finished},
+                          {"missed_deadline", r.run.missed_deadline},
+                          {"time_s", r.run.finish_s},
+                          {"cost_usd", r.run.cost_usd},
+                          {"moves", r.run.moves},
+                          {"optimal_finished", r.optimal.finished},
+                          {"optimal_cost_usd", r.optimal.cost_usd},
+                          {"optimal_moves", r.optimal.moves},
+                          {"tick_s", tick_s},
+                          {"ticks", std::move(ticks)}};
+    for (const auto& region : scenario.regions) out["regions"].push_back(region.name);
+    if (r.optimal.finished) out["cost_over_optimal"] = r.run.cost_usd / r.optimal.cost_usd;
+    std::printf("%s\n", out.dump(2).c_str());
+    return;
+  }
+  std::printf("scenario %s, seed %llu, one run in %zu regions (%s), %s policy\n\n",
+              scenario.name.c_str(), static_cast<unsigned long long>(flags.seed),
+              scenario.regions.size(), region_names(scenario).c_str(),
+              scenario.market_policy.c_str());
+  std::printf("%12s  %s\n", "time", "from then on");
+  for (std::size_t i = 0; i < r.run.ticks.size(); ++i) {
+    if (i > 0 && r.run.ticks[i] == r.run.ticks[i - 1]) continue;
+    std::printf("%12s  %s\n", format_duration(i * tick_s).c_str(),
+                tick_text(scenario, r.run.ticks[i]).c_str());
+  }
+  std::printf("\n");
+  if (r.run.finished) {
+    std::printf("finished %.0f steps in %s (%.2f h)\n", scenario.total_steps,
+                format_duration(r.run.finish_s).c_str(), r.run.finish_s / 3600.0);
+  } else {
+    std::printf("NOT finished\n");
+  }
+  std::printf("cost $%.2f, %d moves between regions\n", r.run.cost_usd, r.run.moves);
+  if (r.optimal.finished) {
+    std::printf("optimal $%.2f (%d moves): the run cost %.3f x the multi-region optimum\n",
+                r.optimal.cost_usd, r.optimal.moves, r.run.cost_usd / r.optimal.cost_usd);
+  } else {
+    std::printf("optimal: no schedule meets the deadline in these markets\n");
+  }
+  std::printf("deadline %s: %s\n", deadline_text(scenario).c_str(),
+              r.run.missed_deadline ? "missed" : "met");
+}
+
+void print_many_region_runs(const sim::Scenario& scenario, const SimulateFlags& flags,
+                            int threads) {
+  sim::MonteCarloOptions options;
+  options.runs = flags.runs;
+  options.seed = flags.seed;
+  options.threads = threads;
+  const std::vector<sim::RegionRunResult> results = sim::run_many_regions(scenario, options);
+  std::vector<sim::RunResult> runs, optima;
+  double moves = 0.0;
+  double optimal_moves = 0.0;
+  for (const auto& r : results) {
+    runs.push_back(sim::as_run_result(r.run));
+    optima.push_back(sim::as_run_result(r.optimal));
+    moves += r.run.moves;
+    optimal_moves += r.optimal.moves;
+  }
+  const sim::MonteCarloSummary s = sim::summarize(runs);
+  const sim::MonteCarloSummary o = sim::summarize(optima);
+  check_figures(s);
+  int counted = 0;
+  const double ratio = mean_cost_over_optimal(results, &counted);
+  const int n = static_cast<int>(results.size());
+  if (flags.json) {
+    nlohmann::json out = {{"scenario", scenario.name},
+                          {"runs", s.runs},
+                          {"seed", flags.seed},
+                          {"regions", nlohmann::json::array()},
+                          {"market_policy", scenario.market_policy},
+                          {"finished", s.finished},
+                          {"time_s", distribution_json(s.time_s)},
+                          {"cost_usd", distribution_json(s.cost_usd)},
+                          {"deadline_miss_probability", s.deadline_miss_probability},
+                          {"deadline_s", scenario.deadline_s},
+                          {"mean_moves", moves / n},
+                          {"optimal",
+                           {{"cost_usd", distribution_json(o.cost_usd)},
+                            {"feasible_runs", o.finished},
+                            {"mean_moves", optimal_moves / n}}},
+                          {"cost_over_optimal", ratio},
+                          {"runs_with_optimum", counted}};
+    for (const auto& region : scenario.regions) out["regions"].push_back(region.name);
+    std::printf("%s\n", out.dump(2).c_str());
+    return;
+  }
+  std::printf(
+      "scenario %s: %d runs in %zu regions (%s), %s policy, seeds %llu..%llu, %d threads\n\n",
+      scenario.name.c_str(), s.runs, scenario.regions.size(), region_names(scenario).c_str(),
+      scenario.market_policy.c_str(), static_cast<unsigned long long>(flags.seed),
+      static_cast<unsigned long long>(flags.seed + s.runs - 1), threads);
+  std::printf("%-22s %10s %10s %10s %10s\n", "", "mean", "p50", "p95", "p99");
+  const auto& t = s.time_s;
+  std::printf("%-22s %10s %10s %10s %10s\n", "time (h)", hours_text(t.mean).c_str(),
+              hours_text(t.p50).c_str(), hours_text(t.p95).c_str(), hours_text(t.p99).c_str());
+  const auto& c = s.cost_usd;
+  std::printf("%-22s %10.3f %10.3f %10.3f %10.3f\n", "cost ($)", c.mean, c.p50, c.p95, c.p99);
+  const auto& oc = o.cost_usd;
+  std::printf("%-22s %10.3f %10.3f %10.3f %10.3f\n\n", "optimal cost ($)", oc.mean, oc.p50, oc.p95,
+              oc.p99);
+  std::printf(
+      "cost / optimal         %.3f (mean over the %d runs the optimum meets the deadline)\n", ratio,
+      counted);
+  std::printf("moves between regions  %.2f a run (optimal %.2f)\n", moves / n, optimal_moves / n);
+  std::printf("finished               %d of %d\n", s.finished, s.runs);
+  std::printf("P(miss deadline)       %.4f (deadline %s)\n", s.deadline_miss_probability,
+              deadline_text(scenario).c_str());
+}
+
 }  // namespace
 
 void add_simulate_command(CLI::App& app) {
@@ -250,7 +405,13 @@ void add_simulate_command(CLI::App& app) {
     const sim::Scenario scenario = sim::load_scenario(flags->scenario, options);
     int threads = flags->threads;
     if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
-    if (flags->runs == 1) {
+    if (!scenario.regions.empty()) {
+      if (flags->runs == 1) {
+        print_one_region_run(scenario, *flags);
+      } else {
+        print_many_region_runs(scenario, *flags, threads);
+      }
+    } else if (flags->runs == 1) {
       print_one_run(scenario, *flags);
     } else {
       print_many_runs(scenario, *flags, threads);

@@ -68,6 +68,12 @@ AvailabilityPrior::AvailabilityPrior(const std::vector<std::uint8_t>& ticks, dou
 AvailabilityPrior AvailabilityPrior::sample(const market::RevocationModel& model,
                                             double start_hour_of_day, double tick_s,
                                             double span_s) {
+  return AvailabilityPrior(sample_ticks(model, start_hour_of_day, tick_s, span_s), tick_s);
+}
+
+std::vector<std::uint8_t> AvailabilityPrior::sample_ticks(const market::RevocationModel& model,
+                                                          double start_hour_of_day, double tick_s,
+                                                          double span_s) {
   Rng rng(0x5eed);
   auto timeline = model.start_run(start_hour_of_day, rng);
   const int n = std::max(1, static_cast<int>(span_s / tick_s));
@@ -77,7 +83,7 @@ AvailabilityPrior AvailabilityPrior::sample(const market::RevocationModel& model
     ticks[i] =
         timeline->available_at(t) && timeline->revocation_time_s(t, rng) >= t + tick_s - 1e-9;
   }
-  return AvailabilityPrior(ticks, tick_s);
+  return ticks;
 }
 
 double AvailabilityPrior::holds(bool available, int age) const {

@@ -32,6 +32,11 @@ class AvailabilityPrior {
   // server can be had at its start and is not revoked before its end, as OfflineMarket counts it.
   static AvailabilityPrior sample(const market::RevocationModel& model, double start_hour_of_day,
                                   double tick_s, double span_s);
+  // The ticks sample() counts (the same realisation, so the models of zones whose traces were
+  // recorded together are sampled at the same moments).
+  static std::vector<std::uint8_t> sample_ticks(const market::RevocationModel& model,
+                                                double start_hour_of_day, double tick_s,
+                                                double span_s);
 
   double tick_s() const { return tick_s_; }
   // The chance that availability `available`, which has lasted `age` ticks before the current

@@ -2,11 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <exception>
 #include <limits>
-#include <thread>
 
 #include "transient/core/error.h"
+#include "transient/sim/internal/run_in_threads.h"
 #include "transient/sim/simulator.h"
 
 namespace transient::sim {
@@ -70,26 +69,7 @@ std::vector<RunResult> run_many(const Scenario& scenario, const MonteCarloOption
       results[i] = simulators[t].run(options.seed + static_cast<std::uint64_t>(i));
     }
   };
-  if (threads == 1) {
-    work(0);
-    return results;
-  }
-  std::vector<std::exception_ptr> errors(threads);
-  std::vector<std::thread> pool;
-  pool.reserve(threads);
-  for (int t = 0; t < threads; ++t) {
-    pool.emplace_back([&, t] {
-      try {
-        work(t);
-      } catch (...) {
-        errors[t] = std::current_exception();
-      }
-    });
-  }
-  for (auto& thread : pool) thread.join();
-  for (const auto& error : errors) {
-    if (error) std::rethrow_exception(error);
-  }
+  internal::run_in_threads(threads, work);
   return results;
 }
 

@@ -41,6 +41,12 @@ struct StartupOptions {
   double mean_s(cloud::Market market) const;
 };
 
+// One region or zone the job may run in (several regions: multi_region.h), with its spot market.
+struct Region {
+  std::string name;                                       // e.g. "us-west-2a", unique
+  std::shared_ptr<const market::RevocationModel> market;  // its spot market, not null
+};
+
 struct Scenario {
   std::string name;  // for reports, e.g. the file name
 
@@ -61,6 +67,12 @@ struct Scenario {
   std::shared_ptr<const market::RevocationModel> market;
   StartupOptions startup;
   double notice_s = 30.0;  // warning before a revocation (GCE 30 s, EC2 120 s)
+
+  // Several regions (region_simulator.h): the job may follow spot between them, each with its own
+  // market (then `market` is null). Empty: one region, `market`.
+  std::vector<Region> regions;
+  double move_s = 0.0;    // moving the checkpoint to another region: seconds, billed
+  double move_usd = 0.0;  // moving the checkpoint to another region: $ a move (egress)
 
   // Recovery and checkpoints.
   std::string recovery = "in-place";  // recovery model (recovery_model.h registry)

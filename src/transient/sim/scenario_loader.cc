@@ -14,6 +14,7 @@
 #include "transient/perf/registry.h"
 #include "transient/sim/internal/toml_section.h"
 #include "transient/sim/market_policy.h"
+#include "transient/sim/region_simulator.h"
 #include "transient/sim/replacement_policy.h"
 #include "transient/sim/simulator.h"
 
@@ -21,6 +22,9 @@ namespace transient::sim {
 namespace {
 
 using internal::TomlSection;
+
+// Regions a scenario may describe (Can't Be Late's multi-region setting has up to 9).
+constexpr std::size_t kMostRegions = 64;
 
 std::string join(const std::vector<std::string>& names) {
   std::string out;
@@ -47,8 +51,8 @@ class Loader {
 
   Scenario load() {
     TomlSection top(&root_, file_, "the scenario",
-                    {"name", "job", "throughput", "cluster", "instance_types", "market", "startup",
-                     "recovery", "checkpoint", "policy"});
+                    {"name", "job", "throughput", "cluster", "instance_types", "market", "regions",
+                     "move", "startup", "recovery", "checkpoint", "policy"});
     Scenario s;
     s.name = top.text("name", std::filesystem::path(file_).stem().string());
     read_instance_types();
@@ -56,6 +60,7 @@ class Loader {
     read_throughput(s);
     read_cluster(s);
     read_market(s);
+    read_regions(s);
     read_startup(s);
     read_recovery(s);
     read_checkpoint(s);
@@ -63,7 +68,24 @@ class Loader {
     // The simulator's own checks (policy restrictions) are reported at the [policy] table.
     TomlSection policy(table("policy"), file_, "[policy]",
                        {"replacement", "market", "decision_interval"});
-    located(policy, "market", [&] { return Simulator(s).scenario().total_steps; });
+    if (s.regions.empty()) {
+      located(policy, "market", [&] { return Simulator(s).scenario().total_steps; });
+      return s;
+    }
+    if (s.market_policy == "none") {
+      std::vector<std::string> names;
+      for (const auto& info : market_policies()) names.push_back(info.name);
+      policy.fail("market",
+                  "several regions ([[regions]]) need a market policy; accepted: " + join(names));
+    }
+    if (!s.checkpoint_on_notice) {
+      TomlSection checkpoint(table("checkpoint"), file_, "[checkpoint]",
+                             {"interval", "write", "on_notice"});
+      checkpoint.fail("on_notice",
+                      "several regions are simulated on the optimum's accounting, which writes a "
+                      "checkpoint at every notice; accepted: true");
+    }
+    located(policy, "market", [&] { return RegionSimulator(s).scenario().total_steps; });
     return s;
   }
 
@@ -260,6 +282,17 @@ class Loader {
   void read_market(Scenario& s) {
     const toml::table* t = table("market");
     if (!t) return;
+    if (root_.get("regions")) {
+      // Each region names its market; the notice is the cloud's, the same everywhere.
+      if (const toml::node* model = t->get("model")) {
+        throw InputError(file_, toml_line(*model),
+                         "[market] model: with [[regions]] each region names its market model; "
+                         "accepted in [market]: notice");
+      }
+      TomlSection section(t, file_, "[market]", {"notice"});
+      s.notice_s = section.duration_s("notice", s.notice_s);
+      return;
+    }
     TomlSection section(t, file_, "[market]", {});  // the model's keys: its factory checks them
     const toml::node* model_node = t->get("model");
     if (!model_node || !model_node->as_string()) {
@@ -276,6 +309,85 @@ class Loader {
     context.base_dir = base_dir_;
     s.market = located(section, "model",
                        [&] { return market::create_revocation_model(model, params, context); });
+  }
+
+  // [[regions]]: each a name and a market model with its parameters (as [market] has them);
+  // [move]: what moving the checkpoint to another region costs.
+  void read_regions(Scenario& s) {
+    const toml::node* node = root_.get("regions");
+    const toml::table* move = table("move");
+    if (!node) {
+      if (move) {
+        throw InputError(file_, toml_line(*move),
+                         "[move] is the cost of moving between regions; add [[regions]] (each a "
+                         "name and a market model) or remove [move]");
+      }
+      return;
+    }
+    const auto* array = node->as_array();
+    if (!array || array->empty()) {
+      throw InputError(file_, toml_line(*node),
+                       "regions must be an array of tables [[regions]], each with a name and a "
+                       "market model");
+    }
+    if (array->size() > kMostRegions) {
+      throw InputError(file_, toml_line(*node),
+                       "regions: " + std::to_string(array->size()) + " given; accepted: 1 to " +
+                           std::to_string(kMostRegions));
+    }
+    market::ModelContext context;
+    context.data_dir = market::resolve_data_dir(options_.data_dir);
+    context.base_dir = base_dir_;
+    for (const auto& element : *array) {
+      const auto* t = element.as_table();
+      if (!t) {
+        throw InputError(file_, toml_line(element),
+                         "[[regions]]: expected a table with a name and a market model");
+      }
+      TomlSection section(t, file_, "[[regions]]", {});  // the model's keys: its factory checks
+      Region region;
+      if (!section.has("name")) {
+        section.fail("name",
+                     "missing; accepted: the region's or zone's name, e.g. name = "
+                     "\"us-west-2a\"");
+      }
+      region.name = section.text("name", "");
+      if (region.name.empty()) section.fail("name", "accepted: a region or zone name, not empty");
+      for (const Region& other : s.regions) {
+        if (other.name == region.name) {
+          section.fail("name", "\"" + region.name +
+                                   "\" is already a region; accepted: a name "
+                                   "not given before");
+        }
+      }
+      if (section.has("notice")) {
+        section.fail("notice",
+                     "the notice is the cloud's, set in [market]; accepted in [[regions]]: name, "
+                     "model and the model's parameters");
+      }
+      const toml::node* model_node = t->get("model");
+      if (!model_node || !model_node->as_string()) {
+        section.fail("model",
+                     "missing; accepted: a revocation model name (transient market list), e.g. "
+                     "model = \"trace\" with file = \"us-west-2a_k80_1\"");
+      }
+      const std::string model = model_node->as_string()->get();
+      const market::ModelParams params = market::params_from_toml(*t, file_, {"model", "name"});
+      if (model == "none") {
+        section.fail("model",
+                     "\"none\": a region without a spot market adds nothing (on-demand "
+                     "servers can be had in every region); accepted: a revocation model "
+                     "name (transient market list)");
+      }
+      region.market = located(section, "model", [&] {
+        return market::create_revocation_model(model, params, context);
+      });
+      s.regions.push_back(std::move(region));
+    }
+    TomlSection section(move, file_, "[move]", {"checkpoint", "usd"});
+    s.move_s = section.duration_s("checkpoint", 0.0);
+    if (!(s.move_s >= 0.0)) section.fail("checkpoint", "accepted: a duration >= 0");
+    s.move_usd = section.number("usd", 0.0, 0.0, bounds::kPriceUsdPerH.hi);
   }
 
   void read_startup(Scenario& s) {
