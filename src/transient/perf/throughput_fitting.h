@@ -28,6 +28,9 @@ struct ThroughputFitOptions {
   // Network link of the measured workers (CM-DARE: GCE n1-standard-4 servers with one GPU,
   // as the gce-2019 catalog gives them).
   double worker_network_gbps = 8.0;
+  // Nominal network link of the measured parameter servers (CM-DARE: an n1-standard-4, 8 Gbit/s
+  // in gce-2019): stage 2's server link (ps_network_gbps) is fitted at most this.
+  double server_network_gbps = 8.0;
 };
 
 // One candidate form of the fitted model.
