@@ -7,7 +7,8 @@
 //   + 2 x bytes / (link x network_efficiency)
 // by non-negative weighted least squares on relative error (Eigen), on single-worker speeds;
 // (2) the parameter-server constants (ps_per_tensor_s, ps_network_gbps, contention_sharpness) by a
-// grid search minimising the mean absolute percentage error of cluster speeds. The fitted model
+// grid search minimising the mean absolute percentage error of cluster speeds, ps_network_gbps at
+// most the measured servers' link (ThroughputFitOptions::server_network_gbps). The fitted model
 // replaces stage 1 by the regression chosen by cross-validation among a fixed list of forms
 // (fitted_candidates()) and shares stage 2.
 #pragma once
