@@ -168,6 +168,11 @@ TEST(PerfCli, NumericFlagsAreBoundedWithTheBoundInTheLine) {
   EXPECT_EQ(link.exit_code, 2) << link.out;
   EXPECT_NE(link.out.find("accepted: a number from 0.01 to 1e5 Gbit/s"), std::string::npos)
       << link.out;
+  const CliResult server =
+      run_cli("fit --data /nonexistent-data --server-network-gbps 0 -o /tmp/never.json");
+  EXPECT_EQ(server.exit_code, 2) << server.out;
+  EXPECT_NE(server.out.find("accepted: a number from 0.01 to 1e5 Gbit/s"), std::string::npos)
+      << server.out;
 }
 
 TEST(FitCli, UnrecognisedFileIsNamed) {

@@ -447,8 +447,8 @@ TEST(CmdareData, LeaveOneModelOutNeverSeesTheHeldOutModel) {
 }
 
 // docs/models.md's figures (deterministic: the fit has no randomness). Leave one GPU out, the
-// analytic model meets the 10% goal on one worker both ways; the fitted model misses it on the
-// P100 and so do both models' cluster speeds on the P100.
+// analytic model meets the 10% goal both ways, on one worker and on clusters; the fitted model
+// misses it on the P100 (one worker, and its clusters just).
 TEST(CmdareData, LeaveOneGpuOutErrorsAreTheDocumentedOnes) {
   const CrossValidation cv = cross_validate_gpus(read_measurements(kCmdare), kOptions);
   EXPECT_EQ(cv.analytic_single.size(), 40u);
@@ -456,10 +456,40 @@ TEST(CmdareData, LeaveOneGpuOutErrorsAreTheDocumentedOnes) {
   EXPECT_NEAR(mape_percent(cv.analytic_single, "K80"), 7.3, 0.05);
   EXPECT_NEAR(mape_percent(cv.fitted_single, "P100"), 19.0, 0.05);
   EXPECT_NEAR(mape_percent(cv.fitted_single, "K80"), 7.3, 0.05);
-  EXPECT_NEAR(mape_percent(cv.analytic_cluster, "P100"), 22.6, 0.05);
+  EXPECT_NEAR(mape_percent(cv.analytic_cluster, "P100"), 7.8, 0.05);
   EXPECT_NEAR(mape_percent(cv.analytic_cluster, "K80"), 5.8, 0.05);
-  EXPECT_LE(mape_percent(cv.analytic_single, "P100"), 10.0);
-  EXPECT_LE(mape_percent(cv.analytic_single, "K80"), 10.0);
+  EXPECT_NEAR(mape_percent(cv.fitted_cluster, "P100"), 10.3, 0.05);
+  EXPECT_NEAR(mape_percent(cv.fitted_cluster, "K80"), 5.8, 0.05);
+  for (const char* gpu : {"K80", "P100"}) {
+    EXPECT_LE(mape_percent(cv.analytic_single, gpu), 10.0) << gpu;
+    EXPECT_LE(mape_percent(cv.analytic_cluster, gpu), 10.0) << gpu;
+  }
+}
+
+// The K80's clusters are compute-bound and never reach the parameter server's limit, so they
+// do not identify its link: fitted on them alone, stage 2 stops at the measured servers' nominal
+// link (ThroughputFitOptions::server_network_gbps) instead of 63 Gbit/s, which predicted
+// shake-shake-big on 8 P100s at 13.7 steps/s (6.5 measured). At that bound the K80's clusters
+// give the server's per-tensor cost and the sharpness of the full fit.
+TEST(CmdareData, ServerLinkIsBoundByTheMeasuredServersNetwork) {
+  const MeasurementSet data = read_measurements(kCmdare);
+  MeasurementSet k80;
+  for (const auto& m : data.single_worker) {
+    if (m.gpu == "K80") k80.single_worker.push_back(m);
+  }
+  for (const auto& m : data.cluster) {
+    if (m.gpu == "K80") k80.cluster.push_back(m);
+  }
+  const CommunicationParams fold = fit_analytic(k80, kOptions).communication;
+  EXPECT_DOUBLE_EQ(fold.ps_network_gbps, kOptions.server_network_gbps);
+  const CommunicationParams full = CommunicationParams::builtin();
+  EXPECT_NEAR(fold.ps_per_tensor_s, full.ps_per_tensor_s, 0.05 * full.ps_per_tensor_s);
+  EXPECT_EQ(fold.contention_sharpness, full.contention_sharpness);
+  EXPECT_LT(full.ps_network_gbps, kOptions.server_network_gbps);  // the bound is not active here
+
+  ThroughputFitOptions wide = kOptions;
+  wide.server_network_gbps = 100.0;  // the search's range: the fit of before
+  EXPECT_GT(fit_analytic(k80, wide).communication.ps_network_gbps, 50.0);
 }
 
 // docs/models.md's comparison: the same folds' constants carried across by the rules that were

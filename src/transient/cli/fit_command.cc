@@ -241,6 +241,12 @@ void add_fit_command(CLI::App& app) {
                    "network link of the measured workers")
       ->transform(within(Bound{0.01, bounds::kBandwidthGbps.hi, "Gbit/s"}))
       ->capture_default_str();
+  command
+      ->add_option("--server-network-gbps", args->options.server_network_gbps,
+                   "network link of the measured parameter servers (the fitted server link is at "
+                   "most this)")
+      ->transform(within(Bound{0.01, bounds::kBandwidthGbps.hi, "Gbit/s"}))
+      ->capture_default_str();
   command->callback([args] { fit(*args); });
 }
 

@@ -186,8 +186,12 @@ double cluster_mape(const std::vector<SpeedMeasurement>& points, const ClusterPr
 }
 
 // Stage 2: the parameter-server constants by grid search (coarse, then refined around the best).
+// The server's link is searched up to `max_server_gbps`, the nominal rate of the measured
+// servers' network: a fit on clusters that never reach the server's limit (CM-DARE's K80s) does
+// not identify it, and would otherwise place it anywhere above what they reached.
 CommunicationParams fit_servers(const std::vector<SpeedMeasurement>& points,
-                                const ClusterPredictor& predict, CommunicationParams comm) {
+                                const ClusterPredictor& predict, CommunicationParams comm,
+                                double max_server_gbps) {
   if (points.empty()) return comm;
   const std::vector<double> sharpness = {1.5, 2, 3, 4, 6, 8, 12, 16, 24, 32};
   double best = std::numeric_limits<double>::infinity();
@@ -200,7 +204,8 @@ CommunicationParams fit_servers(const std::vector<SpeedMeasurement>& points,
         c.ps_per_tensor_s = i == 0 && tensor_lo <= 1e-9
                                 ? 0.0
                                 : tensor_lo * std::pow(tensor_hi / tensor_lo, i / double(steps));
-        c.ps_network_gbps = gbps_lo * std::pow(gbps_hi / gbps_lo, j / double(steps));
+        c.ps_network_gbps =
+            std::min(gbps_lo * std::pow(gbps_hi / gbps_lo, j / double(steps)), max_server_gbps);
         for (double p : sharpness) {
           c.contention_sharpness = p;
           const double error = cluster_mape(points, predict, c);
@@ -431,7 +436,8 @@ double mape_percent(const std::vector<WorkloadError>& errors, const std::string&
 
 AnalyticParams fit_analytic(const MeasurementSet& data, const ThroughputFitOptions& options) {
   AnalyticParams p = fit_analytic_single(data.single_worker, options);
-  p.communication = fit_servers(data.cluster, analytic_predictor(p, options), p.communication);
+  p.communication = fit_servers(data.cluster, analytic_predictor(p, options), p.communication,
+                                options.server_network_gbps);
   p.source = "fitted on " + std::to_string(data.single_worker.size()) + " single-worker and " +
              std::to_string(data.cluster.size()) + " cluster speeds";
   return p;
@@ -442,7 +448,8 @@ FittedParams fit_fitted(const MeasurementSet& data, const FittedCandidate& candi
   FittedParams p = fit_regression(data.single_worker, candidate, options);
   // The worker-side transfer split and the ring's constants come from the analytic stage 1.
   p.communication = fit_analytic_single(data.single_worker, options).communication;
-  p.communication = fit_servers(data.cluster, fitted_predictor(p, options), p.communication);
+  p.communication = fit_servers(data.cluster, fitted_predictor(p, options), p.communication,
+                                options.server_network_gbps);
   p.source = "fitted on " + std::to_string(data.single_worker.size()) + " single-worker and " +
              std::to_string(data.cluster.size()) + " cluster speeds";
   return p;

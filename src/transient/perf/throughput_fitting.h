@@ -7,7 +7,8 @@
 //   + 2 x bytes / (link x network_efficiency)
 // by non-negative weighted least squares on relative error (Eigen), on single-worker speeds;
 // (2) the parameter-server constants (ps_per_tensor_s, ps_network_gbps, contention_sharpness) by a
-// grid search minimising the mean absolute percentage error of cluster speeds. The fitted model
+// grid search minimising the mean absolute percentage error of cluster speeds, ps_network_gbps at
+// most the measured servers' link (ThroughputFitOptions::server_network_gbps). The fitted model
 // replaces stage 1 by the regression chosen by cross-validation among a fixed list of forms
 // (fitted_candidates()) and shares stage 2.
 #pragma once
@@ -28,6 +29,9 @@ struct ThroughputFitOptions {
   // Network link of the measured workers (CM-DARE: GCE n1-standard-4 servers with one GPU,
   // as the gce-2019 catalog gives them).
   double worker_network_gbps = 8.0;
+  // Nominal network link of the measured parameter servers (CM-DARE: an n1-standard-4, 8 Gbit/s
+  // in gce-2019): stage 2's server link (ps_network_gbps) is fitted at most this.
+  double server_network_gbps = 8.0;
 };
 
 // One candidate form of the fitted model.
