@@ -78,6 +78,16 @@ double analytic_speed(const AnalyticParams& p, const Workload& w, const cloud::I
   return AnalyticThroughputModel(w, p).predict(shape).steps_per_s;
 }
 
+// A fit whose worker link never limits writes a network efficiency of 1000 (fitting on one GPU's
+// clusters does): the model file it writes reads back.
+TEST(ThroughputFitting, ALinkThatNeverLimitsReadsBackFromTheModelFile) {
+  CommunicationParams p = CommunicationParams::builtin();
+  p.network_efficiency = 1e3;
+  EXPECT_DOUBLE_EQ(CommunicationParams::from_json(p.to_json(), "m.json").network_efficiency, 1e3);
+  p.network_efficiency = 1e4;
+  EXPECT_THROW(CommunicationParams::from_json(p.to_json(), "m.json"), InputError);
+}
+
 TEST(ThroughputFitting, AnalyticRecoversKnownConstants) {
   const AnalyticParams t = truth();
   const MeasurementSet data =

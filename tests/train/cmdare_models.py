@@ -10,7 +10,7 @@ CM-DARE's, so that `transient profile` can count them:
 And two small CNNs, the same but for how they pool and apply their classifier: modules in one,
 function calls (F.max_pool2d, a matrix product) in the other.
 
-Usage: python3 cmdare_models.py OUT_DIR  (writes TorchScript files there)
+Usage: python3 cmdare_models.py OUT_DIR [NAME...]  (writes NAME.pt there; all by default)
 """
 import sys
 
@@ -142,14 +142,17 @@ class FunctionalPooling(nn.Module):
         return x.flatten(1) @ self.weight.t() + self.bias
 
 
-def main(out):
+def main(out, names):
     images = torch.randn(2, 3, 32, 32)
-    for name, net in [("res32-32-64-128", ResNet(5, 32)), ("shake26-2x32d", ShakeShake(4, 32)),
-                      ("shake26-2x96d", ShakeShake(4, 96))]:
-        torch.jit.trace(net.eval(), images).save(f"{out}/{name}.pt")
-    torch.jit.script(ModulePooling()).save(f"{out}/module-pooling.pt")
-    torch.jit.script(FunctionalPooling()).save(f"{out}/functional-pooling.pt")
+    traced = {"res32-32-64-128": lambda: ResNet(5, 32), "shake26-2x32d": lambda: ShakeShake(4, 32),
+              "shake26-2x96d": lambda: ShakeShake(4, 96)}
+    scripted = {"module-pooling": ModulePooling, "functional-pooling": FunctionalPooling}
+    for name in names or [*traced, *scripted]:
+        if name in traced:
+            torch.jit.trace(traced[name]().eval(), images).save(f"{out}/{name}.pt")
+        else:
+            torch.jit.script(scripted[name]()).save(f"{out}/{name}.pt")
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1], sys.argv[2:])

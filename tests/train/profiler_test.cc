@@ -181,37 +181,32 @@ TEST(Profile, ABadModelIsOneErrorLineAndExitTwo) {
   EXPECT_NE(bad_file.err.find("not a TorchScript file"), std::string::npos) << bad_file.err;
 }
 
-// The networks CM-DARE measured and two ways of pooling, exported by tests/train/cmdare_models.py.
-class ProfileReferenceNetworks : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    dir_ = fresh_dir("profile-reference-networks");
-    exported_ = std::system((std::string(TRANSIENT_PYTHON) + " " + TRANSIENT_SOURCE_DIR +
-                             "/tests/train/cmdare_models.py " + dir_)
-                                .c_str()) == 0;
-  }
-  static ModelProfile profile_of(const std::string& file, std::int64_t channels,
-                                 std::int64_t side) {
-    auto options = quick(dir_ + "/" + file);
-    options.batch = 2;
-    options.channels = channels;
-    options.height = side;
-    options.width = side;
-    return profile_model(options);
-  }
-  static std::string dir_;
-  static bool exported_;
-};
-std::string ProfileReferenceNetworks::dir_;
-bool ProfileReferenceNetworks::exported_ = false;
+// The networks CM-DARE measured and two ways of pooling, exported by tests/train/cmdare_models.py
+// (each test exports what it profiles: CTest runs every test in a process of its own).
+bool export_reference_networks(const std::string& dir, const std::string& names) {
+  return std::system((std::string(TRANSIENT_PYTHON) + " " + TRANSIENT_SOURCE_DIR +
+                      "/tests/train/cmdare_models.py " + dir + " " + names)
+                         .c_str()) == 0;
+}
+
+ModelProfile profile_of(const std::string& file, std::int64_t channels, std::int64_t side) {
+  auto options = quick(file);
+  options.batch = 2;
+  options.channels = channels;
+  options.height = side;
+  options.width = side;
+  return profile_model(options);
+}
 
 // F.max_pool2d and a matrix product in forward() count as MaxPool2d and Linear modules do: what
 // runs is counted, not what the submodules declare.
-TEST_F(ProfileReferenceNetworks, FunctionalPoolingCountsAsAModuleDoes) {
-  ASSERT_TRUE(exported_) << TRANSIENT_PYTHON " could not export the TorchScript files";
+TEST(ProfileReferenceNetworks, FunctionalPoolingCountsAsAModuleDoes) {
+  const std::string dir = fresh_dir("profile-pooling");
+  ASSERT_TRUE(export_reference_networks(dir, "module-pooling functional-pooling"))
+      << TRANSIENT_PYTHON " could not export the TorchScript files";
   const double expected = 2.0 * 8 * 28 * 28 * 9 + 2.0 * 16 * 14 * 14 * 72 + 2.0 * 784 * 10;
-  const auto modules = profile_of("module-pooling.pt", 1, 28);
-  const auto functions = profile_of("functional-pooling.pt", 1, 28);
+  const auto modules = profile_of(dir + "/module-pooling.pt", 1, 28);
+  const auto functions = profile_of(dir + "/functional-pooling.pt", 1, 28);
   EXPECT_DOUBLE_EQ(modules.forward_flops_per_sample, expected);
   EXPECT_DOUBLE_EQ(functions.forward_flops_per_sample, expected);
   EXPECT_EQ(functions.parameters, modules.parameters);
@@ -225,13 +220,15 @@ TEST_F(ProfileReferenceNetworks, FunctionalPoolingCountsAsAModuleDoes) {
 // One FLOP convention (perf/workload.h): the networks CM-DARE measured, rebuilt from their papers
 // with its parameter counts, count as their built-in workloads do, and a profile of CM-DARE's
 // ResNet-32 predicts what the built-in resnet-32 does.
-TEST_F(ProfileReferenceNetworks, TheNetworksCmdareMeasuredProfileAsItsBuiltInWorkloads) {
-  ASSERT_TRUE(exported_) << TRANSIENT_PYTHON " could not export the TorchScript files";
+TEST(ProfileReferenceNetworks, TheNetworksCmdareMeasuredProfileAsItsBuiltInWorkloads) {
+  const std::string dir = fresh_dir("profile-cmdare-networks");
+  ASSERT_TRUE(export_reference_networks(dir, "res32-32-64-128 shake26-2x32d shake26-2x96d"))
+      << TRANSIENT_PYTHON " could not export the TorchScript files";
   for (const auto& [file, workload] :
        std::vector<std::pair<std::string, std::string>>{{"res32-32-64-128.pt", "resnet-32"},
                                                         {"shake26-2x32d.pt", "shake-shake-small"},
                                                         {"shake26-2x96d.pt", "shake-shake-big"}}) {
-    const auto profile = profile_of(file, 3, 32);
+    const auto profile = profile_of(dir + "/" + file, 3, 32);
     const auto& builtin = perf::find_workload(workload);
     EXPECT_NEAR(static_cast<double>(profile.parameters), static_cast<double>(builtin.parameters),
                 0.002 * static_cast<double>(builtin.parameters))
@@ -242,16 +239,16 @@ TEST_F(ProfileReferenceNetworks, TheNetworksCmdareMeasuredProfileAsItsBuiltInWor
   }
 
   // Profiled at the built-in's batch (128 samples a worker step), as a ResNet.
-  const std::string profile_json = dir_ + "/res32.json";
-  const auto profiled = run_cli({"profile", "--model", dir_ + "/res32-32-64-128.pt", "--input",
+  const std::string profile_json = dir + "/res32.json";
+  const auto profiled = run_cli({"profile", "--model", dir + "/res32-32-64-128.pt", "--input",
                                  "3x32x32", "--batch", "128", "--iterations", "1", "--warmup", "0",
                                  "--threads", "1", "--family", "resnet", "-o", profile_json},
-                                dir_ + "/res32-profile");
+                                dir + "/res32-profile");
   ASSERT_EQ(profiled.exit_code, 0) << profiled.err;
   auto samples_per_s = [&](const std::string& cluster, const std::vector<std::string>& what) {
     auto args = std::vector<std::string>{"predict", "--cluster", cluster, "--json"};
     args.insert(args.end(), what.begin(), what.end());
-    const auto result = run_cli(args, dir_ + "/predict");
+    const auto result = run_cli(args, dir + "/predict");
     EXPECT_EQ(result.exit_code, 0) << result.err;
     return nlohmann::json::parse(result.out).at("samples_per_s").get<double>();
   };

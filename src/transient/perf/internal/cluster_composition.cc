@@ -122,8 +122,10 @@ CommunicationParams CommunicationParams::from_json(const nlohmann::json& json,
                                                    const std::string& where) {
   CommunicationParams p;
   if (!json.is_object()) throw InputError(where + ": communication parameters must be an object");
-  // Fitted, so above 1 where the nominal link undersells it (the built-in fit has 1.8).
-  constexpr Bound kEfficiency{1e-6, 100.0, "x the nominal bandwidth"};
+  // Fitted, so above 1 where the nominal link undersells it (the built-in fit has 1.8), and 1000
+  // where the fit found the link never limits (throughput_fitting.cc): what `fit -o` writes,
+  // `predict --model` reads.
+  constexpr Bound kEfficiency{1e-6, 1e3, "x the nominal bandwidth"};
   // Per-tensor and per-hop costs are seconds of one message: a minute is beyond any network.
   constexpr Bound kMessageS{0.0, 60.0, "s"};
   p.worker_per_tensor_s =
