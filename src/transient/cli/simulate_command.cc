@@ -111,6 +111,15 @@ std::string hours_text(double seconds) {
   return std::isinf(seconds) ? "never" : fmt::format("{:.3f}", seconds / 3600);
 }
 
+// The statistics table's header and its time and cost rows: the mean over the finished runs, the
+// percentiles over all (sim/monte_carlo.h).
+void print_time_and_cost(const sim::Distribution& t, const sim::Distribution& c) {
+  std::printf("%-22s %10s %10s %10s %10s\n", "", "mean", "p50", "p95", "p99");
+  std::printf("%-22s %10s %10s %10s %10s\n", "time (h)", hours_text(t.mean).c_str(),
+              hours_text(t.p50).c_str(), hours_text(t.p95).c_str(), hours_text(t.p99).c_str());
+  std::printf("%-22s %10.3f %10.3f %10.3f %10.3f\n", "cost ($)", c.mean, c.p50, c.p95, c.p99);
+}
+
 void print_one_run(const sim::Scenario& scenario, const SimulateFlags& flags) {
   sim::Simulator simulator(scenario);
   std::vector<sim::TimelineEntry> timeline;
@@ -202,13 +211,7 @@ void print_many_runs(const sim::Scenario& scenario, const SimulateFlags& flags, 
   std::printf("scenario %s: %d runs, seeds %llu..%llu, %d threads\n\n", scenario.name.c_str(),
               s.runs, static_cast<unsigned long long>(flags.seed),
               static_cast<unsigned long long>(flags.seed + s.runs - 1), threads);
-  std::printf("%-22s %10s %10s %10s %10s\n", "", "mean", "p50", "p95", "p99");
-  // The mean over the finished runs, the percentiles over all (sim/monte_carlo.h).
-  const auto& t = s.time_s;
-  std::printf("%-22s %10s %10s %10s %10s\n", "time (h)", hours_text(t.mean).c_str(),
-              hours_text(t.p50).c_str(), hours_text(t.p95).c_str(), hours_text(t.p99).c_str());
-  const auto& c = s.cost_usd;
-  std::printf("%-22s %10.3f %10.3f %10.3f %10.3f\n", "cost ($)", c.mean, c.p50, c.p95, c.p99);
+  print_time_and_cost(s.time_s, s.cost_usd);
   const auto& v = s.revocations;
   std::printf("%-22s %10.3f %10.0f %10.0f %10.0f\n", "revocations", v.mean, v.p50, v.p95, v.p99);
   const auto& w = s.redone_steps;
@@ -354,12 +357,7 @@ void print_many_region_runs(const sim::Scenario& scenario, const SimulateFlags& 
       scenario.name.c_str(), s.runs, scenario.regions.size(), region_names(scenario).c_str(),
       scenario.market_policy.c_str(), static_cast<unsigned long long>(flags.seed),
       static_cast<unsigned long long>(flags.seed + s.runs - 1), threads);
-  std::printf("%-22s %10s %10s %10s %10s\n", "", "mean", "p50", "p95", "p99");
-  const auto& t = s.time_s;
-  std::printf("%-22s %10s %10s %10s %10s\n", "time (h)", hours_text(t.mean).c_str(),
-              hours_text(t.p50).c_str(), hours_text(t.p95).c_str(), hours_text(t.p99).c_str());
-  const auto& c = s.cost_usd;
-  std::printf("%-22s %10.3f %10.3f %10.3f %10.3f\n", "cost ($)", c.mean, c.p50, c.p95, c.p99);
+  print_time_and_cost(s.time_s, s.cost_usd);
   const auto& oc = o.cost_usd;
   std::printf("%-22s %10.3f %10.3f %10.3f %10.3f\n\n", "optimal cost ($)", oc.mean, oc.p50, oc.p95,
               oc.p99);

@@ -359,6 +359,28 @@ bool identifiable(const FittedCandidate& candidate, const std::vector<SpeedMeasu
   return true;
 }
 
+// A model's cluster predictions with the server constants they were fitted with.
+struct FoldPredictor {
+  ClusterPredictor predict;
+  CommunicationParams communication;
+};
+
+// The errors of both models on `workload`'s clusters of `gpu`, if it has any, into `cv`.
+void add_cluster_errors(const std::vector<SpeedMeasurement>& cluster, const std::string& workload,
+                        const std::string& gpu, const FoldPredictor& analytic,
+                        const FoldPredictor& fitted, CrossValidation& cv) {
+  WorkloadError a{workload, gpu, {}, {}, {}}, f{workload, gpu, {}, {}, {}};
+  for (const auto& m : cluster) {
+    if (m.workload != workload || m.gpu != gpu) continue;
+    a.add(analytic.predict(m, analytic.communication), m.steps_per_s);
+    f.add(fitted.predict(m, fitted.communication), m.steps_per_s);
+  }
+  if (!a.ape_percent.empty()) {
+    cv.analytic_cluster.push_back(a);
+    cv.fitted_cluster.push_back(f);
+  }
+}
+
 }  // namespace
 
 FittedCandidate choose_candidate(const std::vector<SpeedMeasurement>& points,
@@ -476,7 +498,7 @@ CrossValidation cross_validate(const MeasurementSet& data, const ThroughputFitOp
     const FittedParams p = fit_regression(train, choose_candidate(train, options), options);
     for (const auto& m : data.single_worker) {
       if (m.workload != held_out) continue;
-      WorkloadError e{held_out, m.gpu, {}};
+      WorkloadError e{held_out, m.gpu, {}, {}, {}};
       e.add(1.0 / p.single_step_s(find_workload(m.workload), worker_type(m, options)),
             m.steps_per_s);
       cv.fitted_single.push_back(e);
@@ -490,7 +512,7 @@ CrossValidation cross_validate(const MeasurementSet& data, const ThroughputFitOp
       if (m.workload != held_out) continue;
       ClusterShape shape;
       shape.workers.push_back({worker_type(m, options), 1});
-      WorkloadError e{held_out, m.gpu, {}};
+      WorkloadError e{held_out, m.gpu, {}, {}, {}};
       // One worker and one server, as measured: the prediction with the default server
       // constants differs from the uncontended step by well under 0.1%.
       const double step = model.compute_s(shape.workers[0].type) +
@@ -512,16 +534,8 @@ CrossValidation cross_validate(const MeasurementSet& data, const ThroughputFitOp
     const auto predict_analytic = analytic_predictor(analytic, options);
     const auto predict_fitted = fitted_predictor(fitted, options);
     for (const std::string gpu : {"K80", "P100"}) {
-      WorkloadError a{held_out, gpu, {}}, f{held_out, gpu, {}};
-      for (const auto& m : data.cluster) {
-        if (m.workload != held_out || m.gpu != gpu) continue;
-        a.add(predict_analytic(m, analytic.communication), m.steps_per_s);
-        f.add(predict_fitted(m, fitted.communication), m.steps_per_s);
-      }
-      if (!a.ape_percent.empty()) {
-        cv.analytic_cluster.push_back(a);
-        cv.fitted_cluster.push_back(f);
-      }
+      add_cluster_errors(data.cluster, held_out, gpu, {predict_analytic, analytic.communication},
+                         {predict_fitted, fitted.communication}, cv);
     }
   }
   return cv;
@@ -550,7 +564,7 @@ CrossValidation cross_validate_gpus(const MeasurementSet& data,
       const Workload& w = find_workload(m.workload);
       const cloud::InstanceType type = worker_type(m, options);
       const AnalyticThroughputModel model(w, single);
-      WorkloadError a{m.workload, m.gpu, {}}, f{m.workload, m.gpu, {}};
+      WorkloadError a{m.workload, m.gpu, {}, {}, {}}, f{m.workload, m.gpu, {}, {}, {}};
       a.add(
           1.0 / (model.compute_s(type) +
                  internal::worker_transfer_s(w, options.worker_network_gbps, single.communication)),
@@ -569,16 +583,9 @@ CrossValidation cross_validate_gpus(const MeasurementSet& data,
     const auto predict_analytic = analytic_predictor(analytic, options);
     const auto predict_fitted = fitted_predictor(fitted, options);
     for (const auto& workload : workloads_of(data.cluster)) {
-      WorkloadError a{workload, held_out, {}}, f{workload, held_out, {}};
-      for (const auto& m : data.cluster) {
-        if (m.workload != workload || m.gpu != held_out) continue;
-        a.add(predict_analytic(m, analytic.communication), m.steps_per_s);
-        f.add(predict_fitted(m, fitted.communication), m.steps_per_s);
-      }
-      if (!a.ape_percent.empty()) {
-        cv.analytic_cluster.push_back(a);
-        cv.fitted_cluster.push_back(f);
-      }
+      add_cluster_errors(data.cluster, workload, held_out,
+                         {predict_analytic, analytic.communication},
+                         {predict_fitted, fitted.communication}, cv);
     }
   }
   return cv;
