@@ -202,9 +202,9 @@ double AnalyticThroughputModel::compute_s(const cloud::InstanceType& type) const
            workload_.tensors * per_tensor_s + params_.step_overhead_s;
   }
   // Another GPU: the GPU-side time (FLOPs and per-tensor work) of the fitted GPU, scaled.
-  const double fitted_s = workload_.flops_per_step() /
-                              (params_.fitted_gpu_tflops.at(gpu) * 1e12 * efficiency) +
-                          workload_.tensors * per_tensor_s;
+  const double fitted_s =
+      workload_.flops_per_step() / (params_.fitted_gpu_tflops.at(gpu) * 1e12 * efficiency) +
+      workload_.tensors * per_tensor_s;
   return fitted_s * params_.gpu_time_factor(type.gpu, type.gpu_tflops, gpu) +
          params_.step_overhead_s;
 }
