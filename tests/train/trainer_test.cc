@@ -963,6 +963,10 @@ TEST(Trainer, PerWorkerBatchMakesTheJobsBatchTheWorkersTimesN) {
                         "--global-batch");
   expect_one_error_line(run_cli(set_flag(job(other), "--per-worker-batch", "600000"), other + ".b"),
                         "--per-worker-batch: 600000 x 2 workers is out of range");
+  // A product past 2^63 is refused, not wrapped round to a small batch.
+  expect_one_error_line(
+      run_cli(set_flag(job(other), "--per-worker-batch", "4611686018427387904"), other + ".c"),
+      "--per-worker-batch: 4611686018427387904 x 2 workers is out of range");
   EXPECT_FALSE(fs::exists(other + "/job.json")) << "a refused job left records behind";
 }
 

@@ -357,7 +357,9 @@ PreparedJob prepare_job(const TrainOptions& given, int workers_for_threads) {
   // copy at the same path, checked against the coordinator's by its SHA-256).
   if (is_model_file(o.model)) o.model = fs::absolute(o.model).lexically_normal().string();
   if (o.per_worker_batch != 0) {
-    if (o.per_worker_batch < 1 || o.workers < 1 || o.per_worker_batch * o.workers > 1'000'000) {
+    // Each factor bounded first, so that their product cannot overflow.
+    if (o.per_worker_batch < 1 || o.per_worker_batch > 1'000'000 || o.workers < 1 ||
+        o.per_worker_batch * o.workers > 1'000'000) {
       throw InputError("--per-worker-batch: " + std::to_string(o.per_worker_batch) + " x " +
                        std::to_string(o.workers) +
                        " workers is out of range; accepted: N >= 1 with N x workers <= 1000000");
