@@ -56,21 +56,7 @@ double MonteCarloSummary::time_quantile_s(double p) const {
 }
 
 std::vector<RunResult> run_many(const Scenario& scenario, const MonteCarloOptions& options) {
-  if (options.runs < 1) throw InputError("--runs must be >= 1");
-  if (options.threads < 1) throw InputError("--threads must be >= 1");
-  std::vector<RunResult> results(options.runs);
-  const int threads = std::min(options.threads, options.runs);
-  // Each thread owns a Simulator and writes only its own slots of `results`.
-  std::vector<Simulator> simulators;
-  simulators.reserve(threads);
-  for (int t = 0; t < threads; ++t) simulators.emplace_back(scenario);
-  auto work = [&](int t) {
-    for (int i = t; i < options.runs; i += threads) {
-      results[i] = simulators[t].run(options.seed + static_cast<std::uint64_t>(i));
-    }
-  };
-  internal::run_in_threads(threads, work);
-  return results;
+  return internal::run_seeded<Simulator>(scenario, options);
 }
 
 MonteCarloSummary summarize(const std::vector<RunResult>& results) {

@@ -133,20 +133,7 @@ RegionRunResult RegionSimulator::run(std::uint64_t seed) {
 
 std::vector<RegionRunResult> run_many_regions(const Scenario& scenario,
                                               const MonteCarloOptions& options) {
-  if (options.runs < 1) throw InputError("--runs must be >= 1");
-  if (options.threads < 1) throw InputError("--threads must be >= 1");
-  std::vector<RegionRunResult> results(options.runs);
-  const int threads = std::min(options.threads, options.runs);
-  // Each thread owns a RegionSimulator and writes only its own slots of `results`.
-  std::vector<RegionSimulator> simulators;
-  simulators.reserve(threads);
-  for (int t = 0; t < threads; ++t) simulators.emplace_back(scenario);
-  internal::run_in_threads(threads, [&](int t) {
-    for (int i = t; i < options.runs; i += threads) {
-      results[i] = simulators[t].run(options.seed + static_cast<std::uint64_t>(i));
-    }
-  });
-  return results;
+  return internal::run_seeded<RegionSimulator>(scenario, options);
 }
 
 RunResult as_run_result(const MultiRegionResult& result) {
