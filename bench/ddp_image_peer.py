@@ -40,7 +40,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 import torchvision
 
-from ddp_peer import shard, write_result
+from ddp_peer import measured, shard, write_result
 from image_pipeline_peer import floats, training_transform
 
 
@@ -158,7 +158,6 @@ def main():
     dist.barrier()
     t_end = time.perf_counter()
 
-    timed = args.steps - args.warmup
     result = {
         "peer": "pytorch-ddp-gloo-image-folder",
         "torch": torch.__version__,
@@ -170,20 +169,11 @@ def main():
         "augment": args.augment,
         "loader_workers": args.loader_workers,
         "optimizer": args.optimizer,
-        "workers": world,
-        "threads": args.threads,
-        "global_batch": args.global_batch,
-        "steps": args.steps,
-        "warmup_steps": args.warmup,
-        "timed_steps": timed,
-        "samples_per_s": samples_timed / (t_end - t_timed),
-        "samples_per_s_whole": samples_all / (t_end - t_loop),
-        "wall_s": t_end - t_loop,
-        "init_s": init_s,
-        "final_loss": loss.item(),
-        "step_s": (t_end - t_timed) / timed,
     }
-    result.update({k: v / timed for k, v in phases.items()})
+    result.update(
+        measured(args, world, samples_timed, samples_all, (t_loop, t_timed, t_end), init_s,
+                 loss.item(), phases)
+    )
     if rank == 0:
         print(
             f"ddp: {world} ranks x {args.threads} threads + {args.loader_workers} loader processes,"

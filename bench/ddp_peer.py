@@ -163,6 +163,30 @@ def write_result(path, result):
     os.replace(tmp, path)
 
 
+def measured(args, world, samples_timed, samples_all, times, init_s, final_loss, phases):
+    """The result fields every DDP peer reports: throughput over the steps after the first
+    --warmup (`samples_per_s`) and over all of them, the setting, and each phase's mean seconds
+    per timed step. `times` is (loop start, timed start, end) from time.perf_counter()."""
+    t_loop, t_timed, t_end = times
+    timed = args.steps - args.warmup
+    result = {
+        "workers": world,
+        "threads": args.threads,
+        "global_batch": args.global_batch,
+        "steps": args.steps,
+        "warmup_steps": args.warmup,
+        "timed_steps": timed,
+        "samples_per_s": samples_timed / (t_end - t_timed),
+        "samples_per_s_whole": samples_all / (t_end - t_loop),
+        "wall_s": t_end - t_loop,
+        "init_s": init_s,
+        "final_loss": final_loss,
+        "step_s": (t_end - t_timed) / timed,
+    }
+    result.update({k: v / timed for k, v in phases.items()})
+    return result
+
+
 def shard(batch, world, rank):
     """Rank's part (offset, count) of a step's batch: the first batch % world ranks take one
     sample more, as in src/transient/train/sharding.h."""
@@ -241,25 +265,15 @@ def main():
     dist.barrier()
     t_end = time.perf_counter()
 
-    timed = args.steps - args.warmup
     result = {
         "peer": "pytorch-ddp-gloo",
         "torch": torch.__version__,
         "model": args.model,
-        "workers": world,
-        "threads": args.threads,
-        "global_batch": args.global_batch,
-        "steps": args.steps,
-        "warmup_steps": args.warmup,
-        "timed_steps": timed,
-        "samples_per_s": samples_timed / (t_end - t_timed),
-        "samples_per_s_whole": samples_all / (t_end - t_loop),
-        "wall_s": t_end - t_loop,
-        "init_s": init_s,
-        "final_loss": loss.item(),
-        "step_s": (t_end - t_timed) / timed,
     }
-    result.update({k: v / timed for k, v in phases.items()})
+    result.update(
+        measured(args, world, samples_timed, samples_all, (t_loop, t_timed, t_end), init_s,
+                 loss.item(), phases)
+    )
     if rank == 0:
         print(
             f"ddp: {world} ranks x {args.threads} threads, {args.model}, batch {args.global_batch}, "
