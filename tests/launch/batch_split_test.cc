@@ -106,5 +106,22 @@ TEST(SplitBatchBySpeed, Deterministic) {
   EXPECT_EQ(split_batch_by_speed(1000, speeds), split_batch_by_speed(1000, speeds));
 }
 
+TEST(SplitBatch, SplitsUnevenBatchesFirstRanksFirst) {
+  EXPECT_EQ(split_batch(100, 3), (Sizes{34, 33, 33}));
+  EXPECT_EQ(split_batch(128, 2), (Sizes{64, 64}));
+  EXPECT_EQ(split_batch(2, 4), (Sizes{1, 1, 0, 0}));
+  EXPECT_EQ(split_batch(7, 1), (Sizes{7}));
+}
+
+// A generation's split: equal while the members' speeds are unknown or within 25% of each other
+// (noise), in proportion to them beyond.
+TEST(MemberShares, EqualUnlessTheSpeedsReallyDiffer) {
+  EXPECT_EQ(member_shares(100, {0, 0, 0}), split_batch(100, 3));
+  EXPECT_EQ(member_shares(100, {500, 0, 510}), split_batch(100, 3));  // one unknown
+  EXPECT_EQ(member_shares(100, {500, 520, 600}), split_batch(100, 3));
+  EXPECT_EQ(member_shares(128, {}), split_batch(128, 1));
+  EXPECT_EQ(member_shares(120, {300, 100, 200}), (Sizes{60, 20, 40}));
+}
+
 }  // namespace
 }  // namespace transient::launch

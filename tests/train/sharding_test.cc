@@ -1,5 +1,4 @@
 #include "transient/train/sharding.h"
-#include "transient/train/protocol.h"
 
 #include <gtest/gtest.h>
 
@@ -8,13 +7,6 @@
 
 namespace transient::train {
 namespace {
-
-TEST(Sharding, SplitsUnevenBatchesFirstRanksFirst) {
-  EXPECT_EQ(split_batch(100, 3), (std::vector<std::int64_t>{34, 33, 33}));
-  EXPECT_EQ(split_batch(128, 2), (std::vector<std::int64_t>{64, 64}));
-  EXPECT_EQ(split_batch(2, 4), (std::vector<std::int64_t>{1, 1, 0, 0}));
-  EXPECT_EQ(split_batch(7, 1), (std::vector<std::int64_t>{7}));
-}
 
 TEST(Sharding, LastStepOfAnEpochTakesWhatIsLeft) {
   EXPECT_EQ(steps_per_epoch(60000, 128), 469);
@@ -98,17 +90,6 @@ TEST(Sharding, AStepScheduleDropsTenfoldAtHalfAndThreeQuarters) {
   EXPECT_EQ(parse_lr_schedule("step"), LrSchedule::kStep);
   EXPECT_EQ(parse_lr_schedule("cosine"), LrSchedule::kCosine);
   EXPECT_EQ(parse_lr_schedule("linear"), std::nullopt);
-}
-
-// A generation's split: equal while the members' speeds are unknown or within 25% of each other
-// (noise), in proportion to them beyond.
-TEST(MemberShares, EqualUnlessTheSpeedsReallyDiffer) {
-  EXPECT_EQ(member_shares(100, {0, 0, 0}), split_batch(100, 3));
-  EXPECT_EQ(member_shares(100, {500, 0, 510}), split_batch(100, 3));  // one unknown
-  EXPECT_EQ(member_shares(100, {500, 520, 600}), split_batch(100, 3));
-  EXPECT_EQ(member_shares(128, {}), split_batch(128, 1));
-  const auto shares = member_shares(120, {300, 100, 200});
-  EXPECT_EQ(shares, (std::vector<std::int64_t>{60, 20, 40}));
 }
 
 }  // namespace

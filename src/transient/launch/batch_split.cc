@@ -92,4 +92,22 @@ std::vector<std::int64_t> split_batch_by_speed(std::int64_t batch,
   return sizes;
 }
 
+std::vector<std::int64_t> split_batch(std::int64_t batch, int workers) {
+  TRANSIENT_CHECK_GE(workers, 1);
+  TRANSIENT_CHECK_GE(batch, 0);
+  std::vector<std::int64_t> sizes(static_cast<std::size_t>(workers), batch / workers);
+  for (std::int64_t r = 0; r < batch % workers; ++r) sizes[static_cast<std::size_t>(r)] += 1;
+  return sizes;
+}
+
+std::vector<std::int64_t> member_shares(std::int64_t batch, const std::vector<double>& speeds) {
+  const int members = static_cast<int>(std::max<std::size_t>(1, speeds.size()));
+  const bool known =
+      !speeds.empty() && std::all_of(speeds.begin(), speeds.end(), [](double s) { return s > 0; });
+  if (!known) return split_batch(batch, members);
+  const auto [slowest, fastest] = std::minmax_element(speeds.begin(), speeds.end());
+  if (*fastest <= 1.25 * *slowest) return split_batch(batch, members);
+  return split_batch_by_speed(batch, speeds);
+}
+
 }  // namespace transient::launch

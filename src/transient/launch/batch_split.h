@@ -2,13 +2,20 @@
 // one measured, so the fast ones do not wait on the slow ones at the all-reduce, while the global
 // batch (and with it the optimisation) stays the same whatever the membership.
 //
-// A pure function, safe to call from any thread.
+// The one home of "how many samples does each rank take": the equal split, the split by speed, and
+// the choice between them that the members of a generation make. Pure functions, safe to call
+// from any thread.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 namespace transient::launch {
+
+// The sizes of each worker's part of a batch of `batch` samples, in rank order: the first
+// `batch % workers` ranks take one sample more (100 over 3 = 34, 33, 33).
+// REQUIRES: workers >= 1, batch >= 0.
+std::vector<std::int64_t> split_batch(std::int64_t batch, int workers);
 
 // Splits `batch` samples among workers in proportion to `speeds` (samples/s, each > 0; a
 // non-positive or non-finite speed counts as the mean of the valid others, or 1 if none is valid)
@@ -19,5 +26,11 @@ namespace transient::launch {
 // REQUIRES: batch >= 0.
 std::vector<std::int64_t> split_batch_by_speed(std::int64_t batch,
                                                const std::vector<double>& speeds);
+
+// The shard sizes of a step of `batch` samples among members of measured `speeds` (samples/s):
+// in proportion to them when the fastest is more than 25% faster than the slowest, else (and
+// when a speed is unknown) the equal split: within 25% the speeds are measurement noise, and the
+// equal split keeps the result independent of it. No speeds: one worker takes all.
+std::vector<std::int64_t> member_shares(std::int64_t batch, const std::vector<double>& speeds);
 
 }  // namespace transient::launch

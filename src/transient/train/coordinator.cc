@@ -13,12 +13,14 @@
 #include "transient/core/atomic_file.h"
 #include "transient/core/duration.h"
 #include "transient/core/error.h"
+#include "transient/launch/batch_split.h"
 #include "transient/records/job_files.h"
 #include "transient/report/live_dashboard.h"
 #include "transient/train/channel.h"
 #include "transient/train/checkpoint.h"
 #include "transient/train/checkpoint_choice.h"
 #include "transient/train/event_log.h"
+#include "transient/train/messages.h"
 #include "transient/train/progress_line.h"
 #include "transient/train/sharding.h"
 #include "transient/train/step_records.h"
@@ -31,7 +33,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr double kHelloTimeoutS = 5;            // a connection must say hello within this
-constexpr double kBalanceCheckS = 10;           // how often speeds are compared with the split
 constexpr long kMaxStrangers = 64;              // connections not yet admitted
 constexpr std::size_t kStrangerMaxLine = 4096;  // bytes of a line before the token is proven
 constexpr long kMaxStrangersPerHost = 8;        // ... of them from one host
@@ -60,25 +61,12 @@ struct Coordinator::Peer {
   bool dead = false;      // to be removed at the end of the round
 };
 
+// What the shell holds for a worker the machine knows: its connection and what it is sending.
 struct Coordinator::Worker {
-  enum class State { kLoading, kPending, kMember, kReported, kDone, kGone };
   std::string id;
   Peer* peer = nullptr;
-  State state = State::kLoading;
-  Clock::time_point last_heard;
-  long pid = 0;
-  std::string address;                        // where its peers reach it, as it said (for messages)
-  std::string probe;                          // its reachability probe, HOST:PORT
-  Clock::time_point admitted;                 // billed from then ...
-  std::optional<Clock::time_point> released;  // ... until it left
-  std::int64_t rows_written = 0;              // the last steps row (its sequence number) written
-  std::int64_t rows_acknowledged = 0;         // ... and told to the worker
-  double speed = 0;  // samples/s of forward+backward, as the worker measured it (0 = unknown)
-  // The report that ended its part in the current generation.
-  std::int64_t held = -1;       // steps completed in the state it holds
-  std::int64_t attempted = -1;  // the step it had started when the generation ended
-  bool leaving = false;
-  std::string leave_reason;
+  std::int64_t rows_written = 0;       // the last steps row (its sequence number) written
+  std::int64_t rows_acknowledged = 0;  // ... and told to the worker
   // A checkpoint it is sending (rank 0): written to a temporary file as it comes.
   struct Incoming {
     std::int64_t id = -1;
@@ -93,18 +81,35 @@ struct Coordinator::Worker {
   std::optional<Incoming> incoming;
 };
 
+namespace {
+
+elastic::MembershipOptions membership_options(const JobConfig& job,
+                                              const CoordinatorOptions& options,
+                                              const GenerationConfig& start) {
+  elastic::MembershipOptions membership;
+  membership.initial_workers = options.initial_workers;
+  membership.initial_wait_s = options.initial_wait_s;
+  membership.heartbeat_timeout_s = job.options.heartbeat_timeout_s;
+  membership.global_batch = job.options.global_batch;
+  membership.start = {start.start_step, start.checkpoint, start.checkpoint_bytes,
+                      start.checkpoint_crc32};
+  return membership;
+}
+
+}  // namespace
+
 Coordinator::Coordinator(JobConfig job, std::string token, CoordinatorOptions options,
                          EventLog& events, GenerationConfig start)
     : job_(std::move(job)),
       token_(std::move(token)),
       options_(std::move(options)),
       events_(events),
-      start_(std::move(start)),
+      membership_(membership_options(job_, options_, start), *this),
       progress_(std::make_unique<ProgressLine>()),
       last_step_time_(Clock::now()) {
-  last_step_ = start_.start_step;
-  attempted_step_ = start_.start_step;
-  lr_scale_ = start_.lr_scale;
+  last_step_ = start.start_step;
+  since_checkpoint_s_ = start.since_checkpoint_s;
+  lr_scale_ = start.lr_scale;
   listener_ = std::make_unique<Listener>(options_.bind, options_.port, "--bind/--port");
   if (options_.dashboard != "off") {
     const auto at = report::parse_dashboard_address(options_.dashboard, "--dashboard");
@@ -156,34 +161,64 @@ bool Coordinator::poll(double max_wait_s) {
       drop_garbage(*peer, "no hello within " + format_duration(kHelloTimeoutS));
     }
   }
-  peers_.erase(std::remove_if(peers_.begin(), peers_.end(), [](const auto& p) { return p->dead; }),
-               peers_.end());
-  check_heartbeats();
   for (auto& [client, reply] : store_.take_completed()) {
     // Waits that keys set in this round completed.
-    if (Worker* worker = find_worker(client); worker != nullptr && worker->peer != nullptr) {
-      worker->peer->channel->send(reply);
+    send_to(client, message::StoreReply{reply});
+  }
+  membership_.tick();
+  apply_actions();
+  peers_.erase(std::remove_if(peers_.begin(), peers_.end(), [](const auto& p) { return p->dead; }),
+               peers_.end());
+  account_cost(false);
+  return !outcome_.ended;
+}
+
+void Coordinator::apply_actions() {
+  namespace action = elastic::action;
+  for (auto& next : membership_.take_actions()) {
+    if (const auto* start = std::get_if<action::StartGeneration>(&next)) {
+      start_generation(start->generation);
+    } else if (const auto* signal = std::get_if<action::Signal>(&next)) {
+      send_to(signal->worker, message::Signal{signal->what, signal->gen});
+    } else if (const auto* drop = std::get_if<action::Drop>(&next)) {
+      send_to(drop->worker, message::Left{drop->reason});
+    } else if (const auto* left = std::get_if<action::WorkerLeft>(&next)) {
+      worker_left(*left);
+    } else if (const auto* recovered = std::get_if<action::Recovered>(&next)) {
+      record_recovery(*recovered);
+    } else if (std::holds_alternative<action::WriteJournal>(next)) {
+      write_journal();
+    } else if (const auto* end = std::get_if<action::EndJob>(&next)) {
+      end_job(*end);
+    } else if (const auto* waiting = std::get_if<action::Waiting>(&next)) {
+      progress_->finish();
+      std::fprintf(stderr,
+                   "transient: no worker left; the job waits for one to join (transient worker "
+                   "--coordinator %s --token-file <job>/token)\n",
+                   address().c_str());
+      events_.append({{"event", "waiting"}, {"step", waiting->step}});
+    } else if (const auto* record = std::get_if<action::Record>(&next)) {
+      if (!record->say.empty()) {
+        progress_->finish();
+        std::fprintf(stderr, "transient: %s\n", record->say.c_str());
+      }
+      events_.append(record->event);
     }
   }
-  if (stop_requested_ && running_ && !generation_formed_ && stop_time_ &&
-      seconds_between(*stop_time_, Clock::now()) > 1) {
-    // A group that has not formed within a second of Ctrl-C or SIGTERM holds no step in
-    // progress: the job pauses now instead of waiting for it (its members exit when told).
-    events_.append({{"event", "stopped_while_forming"}, {"gen", generation_}});
-    end_job("");
-    outcome_.result.stopped = true;
-  }
-  finish_if_done();
-  if (!outcome_.ended) {
-    maybe_signal_change();
-    maybe_form_generation();
-  }
-  account_cost(false);
-  if (outcome_.ended && !journal_closed_) {
-    journal_closed_ = true;
-    write_journal();  // says how it ended: a paused job can be continued from it
-  }
-  return !outcome_.ended;
+}
+
+void Coordinator::send_to(const std::string& id, const message::ToWorker& message) {
+  if (Worker* worker = find_worker(id)) send_to(*worker, message);
+}
+
+void Coordinator::send_to(Worker& worker, const message::ToWorker& message) {
+  if (worker.peer != nullptr) worker.peer->channel->send(message::encode(message));
+}
+
+// A reply to store request or upload `id` of `worker`.
+void Coordinator::reply_to(Worker& worker, std::int64_t id, nlohmann::json fields) {
+  fields["store_reply"] = id;
+  send_to(worker, message::StoreReply{std::move(fields)});
 }
 
 // The host part of HOST:PORT (an IPv6 host keeps its brackets).
@@ -296,11 +331,7 @@ void Coordinator::read_peer(Peer& peer) {
         continue;
       }
       if (worker->peer != &peer) continue;  // an old connection of a worker that re-connected
-      worker->last_heard = Clock::now();
-      if (message.contains("bye")) {
-        peer.bye = message.value("bye", "stopped");
-        continue;
-      }
+      membership_.heard(worker->id);
       handle_message(*worker, message);
     } catch (const nlohmann::json::exception& error) {
       // Well-formed JSON of the wrong shape (a number where a name belongs, ...).
@@ -319,7 +350,7 @@ void Coordinator::read_peer(Peer& peer) {
     peer.dead = true;
     if (worker != nullptr && worker->peer == &peer) {
       worker->peer = nullptr;
-      worker_gone(*worker, peer.bye.empty() ? "failed" : peer.bye);
+      membership_.worker_lost(worker->id, peer.bye.empty() ? "failed" : peer.bye);
     }
   }
 }
@@ -374,66 +405,43 @@ void Coordinator::handle_hello(Peer& peer, const nlohmann::json& message) {
     return refuse("wrong job token");
   }
   peer.channel->set_max_line(LineChannel::kMaxLine);  // a proven worker may send large lines
-  if (outcome_.ended) return refuse("the job has ended");
+  if (membership_.ended()) return refuse("the job has ended");
   if (token_.empty()) return refuse("the job has no token");
-  Worker* worker = id.empty() ? nullptr : find_worker(id);
   const bool rejoin = hello.contains("rejoin") && hello.at("rejoin").is_object() &&
                       hello.at("rejoin").contains("gen");
   if (rejoin) {
     // A member of the journaled generation re-connecting after a coordinator restart.
     const auto& state = hello.at("rejoin");
-    if (worker == nullptr || worker->state == Worker::State::kGone ||
-        state.value("gen", std::int64_t{-2}) != generation_) {
-      return refuse("not a member of generation " + std::to_string(generation_) +
-                    " (it has left the job)");
-    }
+    elastic::RejoinState rejoining;
+    rejoining.gen = state.value("gen", std::int64_t{-2});
+    rejoining.reported = state.value("reported", false);
+    rejoining.step = state.value("step", std::int64_t{-1});
+    rejoining.attempted = state.value("attempted", rejoining.step);
+    rejoining.leaving = state.value("leaving", false);
+    rejoining.cause = state.value("cause", "failed");
+    const std::string refusal = membership_.rejoin(id, rejoining);
+    if (!refusal.empty()) return refuse(refusal);
+    Worker* worker = find_worker(id);
     if (worker->peer != nullptr) worker->peer->dead = true;
     worker->peer = &peer;
     peer.worker = id;
-    worker->last_heard = Clock::now();
-    if (state.value("reported", false) && worker->state == Worker::State::kMember) {
-      worker->state = Worker::State::kReported;
-      worker->held = state.value("step", std::int64_t{-1});
-      worker->attempted = state.value("attempted", worker->held);
-      worker->leaving = state.value("leaving", false);
-      worker->leave_reason = state.value("cause", "failed");
-      attempted_step_ = std::max(attempted_step_, worker->attempted);
-      end_generation(worker->leave_reason);
-    }
     peer.channel->send({{"admitted", id}, {"job", to_json(job_)}});
-    events_.append({{"event", "worker_rejoined"}, {"worker", id}, {"gen", generation_}});
     return;
   }
-  // A worker that was loading or waiting for a generation when the coordinator died comes back
-  // with its id but no generation: it is admitted as a new worker (it holds no state).
-  if (id.empty()) {
-    id = next_worker_id();
-  } else if (id.find_first_of("/ \"") != std::string::npos || worker != nullptr) {
-    return refuse("worker id \"" + id + "\" is taken or not a plain name");
-  }
+  std::string refusal;
+  const long pid = hello.value("pid", 0L);
+  const auto admitted = membership_.admit(id, pid, refusal);
+  if (!admitted) return refuse(refusal);
+  id = *admitted;
   auto fresh = std::make_unique<Worker>();
   fresh->id = id;
   fresh->peer = &peer;
-  fresh->last_heard = Clock::now();
-  fresh->admitted = fresh->last_heard;
-  fresh->pid = hello.value("pid", 0L);
   peer.worker = id;
   workers_[id] = std::move(fresh);
-  if (!first_admission_) first_admission_ = Clock::now();
   peer.channel->send({{"admitted", id}, {"job", to_json(job_)}});
-  events_.append({{"event", "worker_joined"},
-                  {"worker", id},
-                  {"peer", peer.channel->peer()},
-                  {"pid", hello.value("pid", 0L)}});
-  write_journal();  // the next worker number
-  if (on_admitted) on_admitted(id, hello.value("pid", 0L));
-}
-
-std::string Coordinator::next_worker_id() {
-  for (;;) {
-    std::string id = "w" + std::to_string(next_worker_++);
-    if (workers_.count(id) == 0) return id;
-  }
+  events_.append(
+      {{"event", "worker_joined"}, {"worker", id}, {"peer", peer.channel->peer()}, {"pid", pid}});
+  if (on_admitted) on_admitted(id, pid);
 }
 
 Coordinator::Worker* Coordinator::find_worker(const std::string& id) {
@@ -441,75 +449,69 @@ Coordinator::Worker* Coordinator::find_worker(const std::string& id) {
   return it == workers_.end() ? nullptr : it->second.get();
 }
 
-void Coordinator::handle_message(Worker& worker, const nlohmann::json& message) {
-  if (message.contains("hb")) {
-    if (message.contains("speed")) worker.speed = message.value("speed", 0.0);
-    if (worker.rows_written > worker.rows_acknowledged && worker.peer != nullptr) {
+void Coordinator::handle_message(Worker& worker, const nlohmann::json& line) {
+  message::ToCoordinator received;
+  try {
+    received = message::decode_to_coordinator(line);
+  } catch (const message::ProtocolError& error) {
+    // Refused by name, logged, and the connection goes on (one odd message is no failure).
+    std::fprintf(stderr, "transient: refused a message from worker %s: %s\n", worker.id.c_str(),
+                 error.what());
+    events_.append({{"event", "message_refused"}, {"worker", worker.id}, {"reason", error.what()}});
+    return;
+  }
+  if (const auto* heartbeat = std::get_if<message::Heartbeat>(&received)) {
+    membership_.heartbeat(worker.id, heartbeat->speed_samples_per_s);
+    if (worker.rows_written > worker.rows_acknowledged) {
       // The worker may forget the rows written here (they are on this server's disk).
-      worker.peer->channel->send({{"rows_ack", worker.rows_written}});
+      send_to(worker, message::RowsAck{worker.rows_written});
       worker.rows_acknowledged = worker.rows_written;
     }
-    return;
-  }
-  if (message.contains("store")) {
-    handle_store(worker, message);
-    return;
-  }
-  if (message.contains("rows")) {
-    handle_rows(worker, message);
-    return;
-  }
-  if (message.contains("checkpoint")) {
-    handle_checkpoint(worker, message);
-    return;
-  }
-  if (message.contains("fetch_checkpoint")) {
-    send_checkpoint(worker, message);
-    return;
-  }
-  if (message.contains("ready")) {
+  } else if (const auto* request = std::get_if<message::StoreRequest>(&received)) {
+    handle_store(worker, request->request);
+  } else if (const auto* rows = std::get_if<message::Rows>(&received)) {
+    handle_rows(worker, *rows);
+  } else if (const auto* part = std::get_if<message::CheckpointPart>(&received)) {
+    handle_checkpoint(worker, *part);
+  } else if (const auto* fetch = std::get_if<message::FetchCheckpoint>(&received)) {
+    send_checkpoint(worker, *fetch);
+  } else if (const auto* ready = std::get_if<message::Ready>(&received)) {
     // Loaded its data and model: it can be a member from the next generation on.
-    if (message.contains("address") && message.at("address").is_string()) {
-      worker.address = message.at("address").get<std::string>().substr(0, 256);
+    membership_.ready(worker.id, ready->address, ready->probe);
+  } else if (const auto* progress = std::get_if<message::Progress>(&received)) {
+    update_progress(progress->report);
+  } else if (const auto* event = std::get_if<message::Event>(&received)) {
+    if (event->event.value("event", "") == "image_skipped") {
+      skipped_images_.insert(event->event.value("file", ""));
     }
-    if (message.contains("probe") && message.at("probe").is_string()) {
-      worker.probe = message.at("probe").get<std::string>().substr(0, 300);
-    }
-    events_.append({{"event", "worker_ready"}, {"worker", worker.id}, {"address", worker.address}});
-    if (worker.state == Worker::State::kLoading) {
-      worker.state = Worker::State::kPending;
-      pending_.push_back(worker.id);
-    }
-    return;
+    events_.append(event->event);
+  } else if (const auto* bye = std::get_if<message::Bye>(&received)) {
+    if (worker.peer != nullptr) worker.peer->bye = bye->reason;
+  } else if (const auto* report = std::get_if<message::Report>(&received)) {
+    handle_report(worker, *report);
   }
-  if (message.contains("progress")) {
-    update_progress(progress_report_from_json(message.at("progress")));
-    return;
-  }
-  if (message.contains("event")) {
-    const auto& event = message.at("event");
-    if (event.is_object() && event.value("event", "") == "image_skipped") {
-      skipped_images_.insert(event.value("file", ""));
-    }
-    events_.append(event);
-    return;
-  }
-  const std::string report = message.value("report", "");
-  const std::int64_t gen = message.value("gen", std::int64_t{-1});
-  if (report == "fatal") {
+}
+
+void Coordinator::handle_report(Worker& worker, const message::Report& report) {
+  using Kind = message::Report::Kind;
+  if (report.kind == Kind::kFatal) {
     // An error of the job, not of this worker's peers: the next member would meet it too (a
     // full disk, a read-only checkpoints/, a checkpoint that does not fit): the job stops here.
-    const std::string error = message.value("error", "an unknown error");
+    const std::string error = report.error.empty() ? "an unknown error" : report.error;
     events_.append({{"event", "worker_failed"}, {"worker", worker.id}, {"error", error}});
-    end_job("worker " + worker.id + " failed: " + error);
+    membership_.end_job("worker " + worker.id + " failed: " + error);
     return;
   }
-  if (report == "diverged") {
+  if (report.kind == Kind::kDiverged) {
     // Every member reports it (the loss is all-reduced): the first report decides.
-    const std::int64_t step = message.value("step", std::int64_t{0});
-    if (outcome_.ended || (gen == generation_ && rolled_back_generation_ == gen)) return;
-    const std::string loss = message.value("loss", std::string("nan"));
-    if (job_.options.on_divergence == "rollback" && gen == generation_ &&
+    const std::int64_t step = std::max<std::int64_t>(0, report.step);
+    const std::int64_t generation = membership_.generation();
+    if (membership_.ended() ||
+        (report.gen == generation && rolled_back_generation_ == report.gen)) {
+      return;
+    }
+    const std::string& loss = report.loss;
+    if (job_.options.on_divergence == "rollback" && report.gen == generation &&
         rollbacks_ < kMaxRollbacks) {
       roll_back(step, loss, worker.id);
       return;
@@ -521,83 +523,48 @@ void Coordinator::handle_message(Worker& worker, const nlohmann::json& message) 
                     {"worker", worker.id},
                     {"action", "stop"},
                     {"rollbacks", rollbacks_}});
-    end_job("the training loss was " + loss + " at step " + std::to_string(step) +
-            (rollbacks_ > 0 ? " after " + std::to_string(rollbacks_) + " rollback" +
-                                  (rollbacks_ == 1 ? "" : "s") + " with a learning rate x" +
-                                  nlohmann::json(lr_scale_).dump()
-                            : std::string()));
+    membership_.end_job("the training loss was " + loss + " at step " + std::to_string(step) +
+                        (rollbacks_ > 0
+                             ? " after " + std::to_string(rollbacks_) + " rollback" +
+                                   (rollbacks_ == 1 ? "" : "s") + " with a learning rate x" +
+                                   nlohmann::json(lr_scale_).dump()
+                             : std::string()));
     return;
   }
-  if (gen != generation_) return;  // about a generation that is over
-  if (report == "grouped") {
-    generation_formed_ = true;
-    unformed_count_ = 0;
-    unformed_members_.clear();
-    return;
+  elastic::Report event;
+  switch (report.kind) {
+    case Kind::kGrouped:
+      event.kind = elastic::Report::Kind::kGrouped;
+      break;
+    case Kind::kFormed:
+      event.kind = elastic::Report::Kind::kFormed;
+      break;
+    case Kind::kStepped:
+      event.kind = elastic::Report::Kind::kStepped;
+      break;
+    case Kind::kFailed:
+      event.kind = elastic::Report::Kind::kFailed;
+      break;
+    case Kind::kBoundary:
+      event.kind = elastic::Report::Kind::kBoundary;
+      break;
+    default:
+      event.kind = elastic::Report::Kind::kDone;
+      break;
   }
-  if (report == "formed") {
-    generation_formed_ = true;
-    unformed_count_ = 0;
-    unformed_members_.clear();
-    if (recovery_ && recovery_->generation == gen) recovery_->formed = Clock::now();
-    return;
-  }
-  if (report == "stepped") {
-    if (recovery_ && recovery_->generation == gen) {
-      const auto now = Clock::now();
-      const std::int64_t step = message.value("step", std::int64_t{0});
-      const std::int64_t redone = std::max<std::int64_t>(0, recovery_->attempted_step - (step - 1));
-      ++recoveries_;
-      redone_steps_ += redone;
-      nlohmann::json event = {
-          {"event", "recovery"},
-          {"gen", gen},
-          {"cause", recovery_->cause},
-          {"lost", recovery_->lost},
-          {"detect_s", rounded_ms(seconds_between(recovery_->failed, recovery_->decided))},
-          {"reform_s",
-           rounded_ms(seconds_between(recovery_->decided, recovery_->formed.value_or(now)))},
-          {"duration_s", rounded_ms(seconds_between(recovery_->failed, now))},
-          {"waited_s", rounded_ms(recovery_->waited_s)},
-          {"redone_steps", redone}};
-      events_.append(event);
-      progress_->finish();
-      std::fprintf(stderr,
-                   "transient: recovered from the loss of %s (%s) in %.0f ms: generation %lld "
-                   "with %zu workers goes on at step %lld (%lld step%s redone)\n",
-                   nlohmann::json(recovery_->lost).dump().c_str(), recovery_->cause.c_str(),
-                   1000 * seconds_between(recovery_->failed, now), static_cast<long long>(gen),
-                   members_.size(), static_cast<long long>(step), static_cast<long long>(redone),
-                   redone == 1 ? "" : "s");
-      recovery_.reset();
-    }
-    return;
-  }
-  if (worker.state != Worker::State::kMember) return;
-  if (report == "failed" || report == "boundary") {
-    worker.state = Worker::State::kReported;
-    worker.held = message.value("step", std::int64_t{-1});
-    worker.attempted = message.value("attempted", worker.held);
-    worker.leaving = message.value("leaving", false);
-    worker.leave_reason = message.value("reason", "preempted");
-    attempted_step_ = std::max(attempted_step_, worker.attempted);
-    if (report == "failed" && !generation_formed_ && message.contains("unreachable")) {
-      note_unreachable(message.at("unreachable"));
-    }
-    if (report == "failed") {
-      if (!first_failure_) first_failure_ = Clock::now();
-      end_generation(message.value("cause", "failed"));
-    } else {
-      if (worker.leaving && !first_failure_) first_failure_ = Clock::now();
-      end_generation(worker.leaving ? worker.leave_reason : "change");
-    }
-    return;
-  }
-  if (report == "done") {
+  event.gen = report.gen;
+  event.step = report.step;
+  event.attempted = report.attempted;
+  event.leaving = report.leaving;
+  event.reason = report.reason;
+  event.cause = report.cause;
+  event.unreachable = report.unreachable;
+  if (report.kind == Kind::kDone && report.result && report.gen == membership_.generation() &&
+      membership_.running_member(worker.id)) {
     // Every member's result is the same (the evaluation is all-reduced).
-    worker.state = Worker::State::kDone;
-    outcome_.result = worker_result_from_json(message.at("result"));
+    outcome_.result = *report.result;
   }
+  membership_.report(worker.id, event);
 }
 
 void Coordinator::roll_back(std::int64_t step, const std::string& loss, const std::string& by) {
@@ -606,7 +573,7 @@ void Coordinator::roll_back(std::int64_t step, const std::string& loss, const st
   // never resumed from), and the members, which report the generation failed holding no state,
   // start the next generation from the newest checkpoint left (or afresh) with the learning rate
   // halved from there on.
-  rolled_back_generation_ = generation_;
+  rolled_back_generation_ = membership_.generation();
   ++rollbacks_;
   lr_scale_ /= 2;
   std::vector<std::string> set_aside;
@@ -617,8 +584,8 @@ void Coordinator::roll_back(std::int64_t step, const std::string& loss, const st
       set_aside.push_back(record.file);
     }
   } catch (const std::exception& error) {
-    end_job(std::string("cannot roll back after the divergence at step ") + std::to_string(step) +
-            ": " + error.what());
+    membership_.end_job(std::string("cannot roll back after the divergence at step ") +
+                        std::to_string(step) + ": " + error.what());
     return;
   }
   events_.append({{"event", "diverged"},
@@ -641,24 +608,20 @@ void Coordinator::roll_back(std::int64_t step, const std::string& loss, const st
 void Coordinator::handle_store(Worker& worker, const nlohmann::json& request) {
   // Only members of the running generation have anything to exchange; the store itself keeps
   // every key under that generation's prefix.
-  const bool member = running_ && worker.state == Worker::State::kMember;
+  const bool member = membership_.running_member(worker.id);
   std::optional<nlohmann::json> reply =
       member ? store_.handle(worker.id, request)
              : nlohmann::json{
                    {"store_reply", request.value("id", nlohmann::json(-1))},
                    {"error", "worker " + worker.id + " is not a member of the running generation"}};
-  if (reply && worker.peer != nullptr) worker.peer->channel->send(*reply);
+  if (reply) send_to(worker, message::StoreReply{*reply});
 }
 
-void Coordinator::handle_rows(Worker& worker, const nlohmann::json& message) {
+void Coordinator::handle_rows(Worker& worker, const message::Rows& message) {
   // The worker's rows of steps.csv, kept in a part file of its own on this server (a worker's
   // disk vanishes with it) and merged into steps.csv as before.
-  const auto& rows = message.at("rows");
-  if (!rows.is_array())
-    throw nlohmann::json::type_error::create(302, "\"rows\" must be an array", &rows);
   std::string text;
-  for (const auto& row : rows) {
-    const std::string line = row.get<std::string>();
+  for (const auto& line : message.rows) {
     if (line.size() > kMaxRowBytes || line.find('\n') != std::string::npos) {
       events_.append(
           {{"event", "garbage"}, {"worker", worker.id}, {"reason", "a malformed steps row"}});
@@ -670,29 +633,27 @@ void Coordinator::handle_rows(Worker& worker, const nlohmann::json& message) {
   std::FILE* out = std::fopen(path.c_str(), "ab");
   if (out == nullptr || std::fwrite(text.data(), 1, text.size(), out) != text.size()) {
     if (out != nullptr) std::fclose(out);
-    end_job("cannot write the step records " + path + ": " + std::strerror(errno));
+    membership_.end_job("cannot write the step records " + path + ": " + std::strerror(errno));
     return;
   }
   if (std::fclose(out) != 0) {
-    end_job("cannot write the step records " + path + ": " + std::strerror(errno));
+    membership_.end_job("cannot write the step records " + path + ": " + std::strerror(errno));
     return;
   }
-  if (message.contains("last") && message.at("last").is_number_integer()) {
-    worker.rows_written = std::max(worker.rows_written, message.at("last").get<std::int64_t>());
-  }
+  worker.rows_written = std::max(worker.rows_written, message.last);
 }
 
-void Coordinator::handle_checkpoint(Worker& worker, const nlohmann::json& message) {
+void Coordinator::handle_checkpoint(Worker& worker, const message::CheckpointPart& message) {
   // A checkpoint comes in pieces (begin, chunks of base64, end) on the worker's connection, is
   // written to a temporary file as it comes, and is adopted into the job's checkpoint directory
   // (renamed into place, then listed in the manifest) once its size and checksum hold.
-  const std::string part = message.at("checkpoint").get<std::string>();
-  const std::int64_t id = message.at("id").get<std::int64_t>();
+  const std::string& part = message.part;
+  const std::int64_t id = message.id;
   // A failure is told in the reply to the end (the worker waits for that one); the chunks
   // still on their way are dropped.
   auto fail = [&](const std::string& why) {
     if (!worker.incoming || worker.incoming->id != id) {
-      if (worker.peer != nullptr) worker.peer->channel->send({{"store_reply", id}, {"error", why}});
+      reply_to(worker, id, {{"error", why}});
       return;
     }
     if (worker.incoming->fd >= 0) ::close(worker.incoming->fd);
@@ -705,8 +666,8 @@ void Coordinator::handle_checkpoint(Worker& worker, const nlohmann::json& messag
     discard_incoming(worker);
     Worker::Incoming incoming;
     incoming.id = id;
-    incoming.record.step = message.at("step").get<std::int64_t>();
-    incoming.record.bytes = message.at("bytes").get<std::int64_t>();
+    incoming.record.step = message.step;
+    incoming.record.bytes = message.bytes;
     incoming.record.file = checkpoint_name(incoming.record.step);
     incoming.started = Clock::now();
     incoming.path = checkpoints_->incoming_path(incoming.record.step, worker.id);
@@ -728,15 +689,13 @@ void Coordinator::handle_checkpoint(Worker& worker, const nlohmann::json& messag
   auto& incoming = *worker.incoming;
   if (!incoming.failure.empty()) {
     if (part == "end") {
-      if (worker.peer != nullptr) {
-        worker.peer->channel->send({{"store_reply", id}, {"error", incoming.failure}});
-      }
+      reply_to(worker, id, {{"error", incoming.failure}});
       worker.incoming.reset();
     }
     return;
   }
   if (part == "chunk") {
-    const std::string bytes = decode_store_value(message.at("data").get<std::string>());
+    const std::string bytes = decode_store_value(message.data);
     incoming.received += static_cast<std::int64_t>(bytes.size());
     if (incoming.received > incoming.record.bytes) return fail("more bytes than announced");
     for (std::size_t done = 0; done < bytes.size();) {
@@ -755,10 +714,10 @@ void Coordinator::handle_checkpoint(Worker& worker, const nlohmann::json& messag
   if (part != "end") return fail("unknown checkpoint part \"" + part.substr(0, 16) + "\"");
   auto answer_failure = [&](const std::string& why) {
     fail(why);
-    if (worker.peer != nullptr) worker.peer->channel->send({{"store_reply", id}, {"error", why}});
+    reply_to(worker, id, {{"error", why}});
     worker.incoming.reset();
   };
-  incoming.record.crc32 = message.at("crc32").get<std::uint32_t>();
+  incoming.record.crc32 = message.crc32;
   if (incoming.received != incoming.record.bytes || incoming.crc32 != incoming.record.crc32) {
     return answer_failure("the checkpoint of step " + std::to_string(incoming.record.step) +
                           " arrived damaged (size or CRC-32 differs from what was sent)");
@@ -780,9 +739,7 @@ void Coordinator::handle_checkpoint(Worker& worker, const nlohmann::json& messag
                   {"write_s", rounded_ms(seconds)},
                   {"file", incoming.record.file},
                   {"worker", worker.id}});
-  if (worker.peer != nullptr) {
-    worker.peer->channel->send({{"store_reply", id}, {"file", incoming.record.file}});
-  }
+  reply_to(worker, id, {{"file", incoming.record.file}});
   worker.incoming.reset();
 }
 
@@ -794,11 +751,11 @@ void Coordinator::discard_incoming(Worker& worker) {
   worker.incoming.reset();
 }
 
-void Coordinator::send_checkpoint(Worker& worker, const nlohmann::json& request) {
+void Coordinator::send_checkpoint(Worker& worker, const message::FetchCheckpoint& request) {
   // A member that must start from a checkpoint gets it from here, in chunks, then a reply with
   // its size and checksum (it checks them again).
-  const std::int64_t id = request.at("id").get<std::int64_t>();
-  const std::string file = request.at("fetch_checkpoint").get<std::string>();
+  const std::int64_t id = request.id;
+  const std::string& file = request.file;
   if (worker.peer == nullptr) return;
   LineChannel& channel = *worker.peer->channel;
   try {
@@ -807,18 +764,15 @@ void Coordinator::send_checkpoint(Worker& worker, const nlohmann::json& request)
       const auto bytes = checkpoints_->read_verified(record);
       for (std::size_t at = 0; at < bytes.size(); at += kChunkBytes) {
         const std::size_t size = std::min(kChunkBytes, bytes.size() - at);
-        if (!channel.send({{"chunk_of", id},
-                           {"data", encode_store_value(std::string(bytes.data() + at, size))}})) {
-          return;
-        }
+        const message::ChunkOf chunk{id, encode_store_value(std::string(bytes.data() + at, size))};
+        if (!channel.send(message::encode(chunk))) return;
       }
-      channel.send({{"store_reply", id}, {"bytes", record.bytes}, {"crc32", record.crc32}});
+      reply_to(worker, id, {{"bytes", record.bytes}, {"crc32", record.crc32}});
       return;
     }
-    channel.send(
-        {{"store_reply", id}, {"error", "the job has no checkpoint " + file.substr(0, 64)}});
+    reply_to(worker, id, {{"error", "the job has no checkpoint " + file.substr(0, 64)}});
   } catch (const InputError& error) {
-    channel.send({{"store_reply", id}, {"error", error.what()}});
+    reply_to(worker, id, {{"error", error.what()}});
   }
 }
 
@@ -826,13 +780,12 @@ std::optional<double> Coordinator::cost_usd() const {
   if (job_.options.price_usd_per_h <= 0) return std::nullopt;
   const auto end = ended_at_.value_or(Clock::now());
   double seconds = 0;
-  for (const auto& [id, worker] : workers_) {
-    const auto until = std::min(worker->released.value_or(end), end);
-    if (until > worker->admitted) seconds += seconds_between(worker->admitted, until);
+  for (const auto& [id, worker] : membership_.workers()) {
+    const auto until = std::min(worker.released.value_or(end), end);
+    if (until > worker.admitted) seconds += seconds_between(worker.admitted, until);
   }
   return cost_before_restart_usd_ + seconds * job_.options.price_usd_per_h / 3600;
 }
-
 void Coordinator::account_cost(bool now) {
   // A `cost` event every 10 s while the job runs, and one when it ends: the report draws the cost
   // over time by market from them.
@@ -847,7 +800,7 @@ void Coordinator::account_cost(bool now) {
   const auto cost = cost_usd();
   last_cost_event_ = Clock::now();
   int billed = 0;
-  for (const auto& [id, worker] : workers_) billed += !worker->released;
+  for (const auto& [id, worker] : membership_.workers()) billed += !worker.released;
   events_.append({{"event", "cost"},
                   {"market", job_.options.market},
                   {"instance_type", job_.options.instance_type},
@@ -856,61 +809,11 @@ void Coordinator::account_cost(bool now) {
                   {"cost_usd", *cost}});
 }
 
-void Coordinator::note_unreachable(const nlohmann::json& members) {
-  if (!members.is_array()) return;
-  for (const auto& id : members) {
-    if (id.is_string() &&
-        std::find(members_.begin(), members_.end(), id.get<std::string>()) != members_.end()) {
-      ++unreachable_votes_[id.get<std::string>()];
-    }
-  }
-}
-
-void Coordinator::drop_unreachable_member() {
-  std::vector<std::string> members = members_;
-  std::sort(members.begin(), members.end());
-  if (members == unformed_members_) {
-    ++unformed_count_;
-  } else {
-    unformed_members_ = members;
-    unformed_count_ = 1;
-  }
-  if (unformed_count_ < 2 || unreachable_votes_.empty()) return;
-  // The member the most others could not reach; a tie (a link cut both ways) names nobody.
-  std::string blamed;
-  int votes = 0;
-  bool tie = false;
-  for (const auto& [id, count] : unreachable_votes_) {
-    if (count > votes) {
-      blamed = id;
-      votes = count;
-      tie = false;
-    } else if (count == votes) {
-      tie = true;
-    }
-  }
-  if (tie) return;
-  Worker* worker = find_worker(blamed);
-  const std::string why =
-      "its peers could not reach it at " + worker->address +
-      " (twice); start it with --advertise ADDR or --interface IFNAME naming an address the "
-      "other workers can reach";
-  std::fprintf(stderr, "transient: worker %s dropped: %s\n", blamed.c_str(), why.c_str());
-  events_.append({{"event", "worker_unreachable"},
-                  {"worker", blamed},
-                  {"address", worker->address},
-                  {"gen", generation_}});
-  if (worker->peer != nullptr) worker->peer->channel->send({{"left", "unreachable: " + why}});
-  worker_gone(*worker, "unreachable");
-  unformed_count_ = 0;
-  unformed_members_.clear();
-}
-
 void Coordinator::update_progress(const ProgressReport& report) {
   if (report.step == last_step_ && first_step_time_) return;
+  membership_.progress(report.step);
   last_step_ = report.step;
   since_checkpoint_s_ = report.since_checkpoint_s;
-  attempted_step_ = std::max(attempted_step_, report.step);
   last_step_time_ = Clock::now();
   if (!first_step_time_) {
     first_step_time_ = last_step_time_;
@@ -922,298 +825,81 @@ void Coordinator::update_progress(const ProgressReport& report) {
       steps_per_s > 0 ? static_cast<double>(job_.total_steps - report.step) / steps_per_s : -1;
   progress_->update(report.step, job_.total_steps, report.epoch, report.loss, rate, eta);
 }
-
-void Coordinator::worker_gone(Worker& worker, const std::string& reason) {
-  if (worker.state == Worker::State::kGone) return;
-  const auto previous = worker.state;
-  worker.state = Worker::State::kGone;
-  worker.leave_reason = reason;
-  worker.released = Clock::now();
-  store_.drop_client(worker.id);
-  discard_incoming(worker);
-  if (worker.peer != nullptr) {
-    worker.peer->dead = true;
-    worker.peer = nullptr;
+void Coordinator::worker_left(const elastic::action::WorkerLeft& left) {
+  store_.drop_client(left.worker);
+  if (Worker* worker = find_worker(left.worker)) {
+    discard_incoming(*worker);
+    if (worker->peer != nullptr) {
+      worker->peer->dead = true;
+      worker->peer = nullptr;
+    }
   }
-  pending_.erase(std::remove(pending_.begin(), pending_.end(), worker.id), pending_.end());
-  if (outcome_.ended || previous == Worker::State::kDone) return;
-  const bool member = std::find(members_.begin(), members_.end(), worker.id) != members_.end();
-  if (reason != "stopped" && reason != "unreachable") ++revocations_;
+  if (!left.announce) return;
   progress_->finish();
-  std::fprintf(stderr, "transient: worker %s left (%s)%s\n", worker.id.c_str(), reason.c_str(),
-               member && running_ ? "" : " before it trained");
+  std::fprintf(stderr, "transient: worker %s left (%s)%s\n", left.worker.c_str(),
+               left.reason.c_str(), left.trained ? "" : " before it trained");
   events_.append({{"event", "worker_left"},
-                  {"worker", worker.id},
-                  {"reason", reason},
-                  {"gen", generation_},
-                  {"step", last_step_}});
-  if (member && running_ && previous == Worker::State::kMember) {
-    if (!first_failure_) first_failure_ = Clock::now();
-    end_generation(reason);
-    // The others may not notice by themselves (a silent member that wakes up can still complete
-    // collectives with them): they are told to leave the generation at their next step.
-    for (const auto& id : members_) {
-      Worker* other = find_worker(id);
-      if (other->state == Worker::State::kMember && other->peer != nullptr) {
-        other->peer->channel->send({{"signal", "abort"}, {"gen", generation_}});
-      }
-    }
-  }
-  if (member) lost_.push_back(worker.id);
-  if (on_left) on_left(worker.id, reason);
+                  {"worker", left.worker},
+                  {"reason", left.reason},
+                  {"gen", left.gen},
+                  {"step", left.step}});
+  if (on_left) on_left(left.worker, left.reason);
 }
-
 void Coordinator::process_exited(const std::string& id, const std::string& status) {
+  const auto known = [&] {
+    const elastic::WorkerInfo* info = membership_.find(id);
+    return info != nullptr && info->state != elastic::WorkerState::kGone &&
+           info->state != elastic::WorkerState::kDone;
+  };
+  if (!known()) return;
   Worker* worker = find_worker(id);
-  if (worker == nullptr || worker->state == Worker::State::kGone) return;
-  if (worker->state == Worker::State::kDone) return;
-  // What it said before it exited (a report, a bye) is read first: a preemption is not a failure.
-  if (worker->peer != nullptr) read_peer(*worker->peer);
-  if (worker->state == Worker::State::kGone || worker->state == Worker::State::kDone) return;
-  const std::string reason =
-      worker->peer != nullptr && !worker->peer->bye.empty() ? worker->peer->bye : "failed";
-  events_.append({{"event", "worker_exited"}, {"worker", id}, {"status", status}});
-  worker_gone(*worker, reason);
-}
-
-void Coordinator::check_heartbeats() {
-  const auto now = Clock::now();
-  for (auto& [id, worker] : workers_) {
-    if (worker->state == Worker::State::kGone || worker->state == Worker::State::kDone) continue;
-    if (seconds_between(worker->last_heard, now) <= job_.options.heartbeat_timeout_s) continue;
-    if (worker->peer != nullptr) worker->peer->channel->send({{"left", "silent"}});
-    // Its failure dates from its last sign of life.
-    if (running_ && worker->state == Worker::State::kMember && !first_failure_) {
-      first_failure_ = worker->last_heard;
-    }
-    worker_gone(*worker, "silent");
+  if (worker->peer != nullptr) read_peer(*worker->peer);  // what it said before it went
+  if (known()) {
+    const std::string reason =
+        worker->peer != nullptr && !worker->peer->bye.empty() ? worker->peer->bye : "failed";
+    events_.append({{"event", "worker_exited"}, {"worker", id}, {"status", status}});
+    membership_.worker_lost(id, reason);
   }
+  apply_actions();
 }
-
-bool Coordinator::planned_change(const std::string& cause) {
-  return cause == "join" || cause == "change" || cause == "rebalance";
-}
-
-void Coordinator::end_generation(const std::string& cause) {
-  // A loss outranks a planned change that ends the same generation (the members of a boundary
-  // that a preempted member raised report "change" before the leaver says why).
-  if (ending_ && !(planned_change(ending_cause_) && !planned_change(cause))) return;
-  ending_ = true;
-  ending_cause_ = cause;
-}
-
 void Coordinator::request_stop() {
-  if (stop_requested_) return;
-  stop_requested_ = true;
-  stop_time_ = Clock::now();
   progress_->finish();
-  events_.append({{"event", "stop_requested"}, {"step", last_step_}});
-  if (!running_) {
-    outcome_.ended = true;
-    outcome_.result.step = last_step_;
-    outcome_.result.stopped = true;
-    return;
+  membership_.request_stop();
+  apply_actions();
+}
+elastic::StartPoint Coordinator::start_point() {
+  // No member holds state: the newest valid checkpoint, with the step records trimmed to it.
+  CheckpointDirectory directory(records::JobFiles(job_.options.job_dir).checkpoints(),
+                                job_.options.keep);
+  elastic::StartPoint start;
+  if (auto chosen = choose_checkpoint(directory, job_.options, events_)) {
+    start = {chosen->step, chosen->record.file, chosen->record.bytes, chosen->record.crc32};
   }
-  if (Worker* rank0 = find_worker(members_.front()); rank0 != nullptr && rank0->peer != nullptr) {
-    rank0->peer->channel->send({{"signal", "stop"}, {"gen", generation_}});
-  }
+  merge_step_records(job_.options.job_dir, start.step);
+  return start;
 }
 
-void Coordinator::maybe_signal_change() {
-  if (!running_ || ending_ || stop_requested_) return;
-  std::string cause;
-  if (!pending_.empty()) {
-    cause = "join";
-  } else if (seconds_between(last_balance_check_, Clock::now()) >= kBalanceCheckS) {
-    // Speeds drift (another tenant, thermal limits): re-split the batch when the members'
-    // measured speeds call for shares that differ from the current ones by more than 10%.
-    last_balance_check_ = Clock::now();
-    std::vector<double> speeds;
-    for (const auto& id : members_) speeds.push_back(find_worker(id)->speed);
-    if (generation_speeds_.size() != speeds.size()) return;  // the split in force is unknown
-    const auto now = member_shares(job_.options.global_batch, speeds);
-    const auto current = member_shares(job_.options.global_batch, generation_speeds_);
-    for (std::size_t i = 0; i < now.size() && i < current.size(); ++i) {
-      const auto change = std::abs(now[i] - current[i]);
-      if (change > std::max<std::int64_t>(1, current[i] / 10)) cause = "rebalance";
-    }
-  }
-  if (cause.empty()) return;
-  // Rank 0 raises the flag inside the next step's all-reduce, so that every member stops at the
-  // same boundary.
-  Worker* rank0 = find_worker(members_.front());
-  if (rank0 == nullptr || rank0->peer == nullptr) return;
-  rank0->peer->channel->send({{"signal", "change"}, {"gen", generation_}});
-  ending_ = true;
-  ending_cause_ = cause;
-}
-
-void Coordinator::maybe_form_generation() {
-  const auto now = Clock::now();
-  if (running_) {
-    if (!ending_) return;
-    // Wait until every member has reported or is gone.
-    std::vector<std::string> survivors;
-    for (const auto& id : members_) {
-      const Worker* worker = find_worker(id);
-      if (worker->state == Worker::State::kMember) return;
-      if (worker->state == Worker::State::kDone) return;  // the job is finishing
-      if (worker->state == Worker::State::kReported && !worker->leaving) survivors.push_back(id);
-    }
-    for (const auto& id : members_) {
-      Worker* worker = find_worker(id);
-      if (worker->state == Worker::State::kReported && worker->leaving) {
-        worker_gone(*worker, worker->leave_reason);
-      }
-    }
-    running_ = false;
-    if (!generation_formed_) drop_unreachable_member();
-    if (!planned_change(ending_cause_)) {
-      // The cause is why the first lost member left (a survivor's failed collective is only the
-      // symptom of a silent or preempted peer).
-      std::string cause = ending_cause_;
-      if (!lost_.empty()) cause = find_worker(lost_.front())->leave_reason;
-      if (recovery_) {
-        // Lost again before the previous recovery completed a step: one longer recovery.
-        recovery_->generation = generation_ + 1;
-        recovery_->decided = now;
-        recovery_->formed.reset();
-        recovery_->attempted_step = std::max(recovery_->attempted_step, attempted_step_);
-        recovery_->lost.insert(recovery_->lost.end(), lost_.begin(), lost_.end());
-      } else {
-        Recovery recovery;
-        recovery.generation = generation_ + 1;
-        recovery.cause = cause;
-        recovery.failed = first_failure_.value_or(now);
-        recovery.decided = now;
-        recovery.attempted_step = attempted_step_;
-        recovery.lost = lost_;
-        recovery_ = recovery;
-      }
-    } else if (recovery_) {
-      recovery_->generation = generation_ + 1;  // a join before the recovery's first step
-    }
-    first_failure_.reset();
-    lost_.clear();
-    survivors.erase(std::remove_if(survivors.begin(), survivors.end(),
-                                   [&](const std::string& id) {
-                                     return find_worker(id)->state == Worker::State::kGone;
-                                   }),
-                    survivors.end());
-    if (!survivors.empty() || !pending_.empty()) {
-      form_generation(survivors, pending_);
-      return;
-    }
-    members_.clear();
-    write_journal();
-  }
-  if (stop_requested_) {
-    // Paused while no generation runs: nothing is left to checkpoint, the job ends here.
-    outcome_.ended = true;
-    outcome_.result.step = last_step_;
-    outcome_.result.stopped = true;
-    return;
-  }
-  // No generation runs: form one from the pending workers.
-  if (pending_.empty()) {
-    if (generation_ >= 0 && !waiting_announced_) {
-      waiting_announced_ = true;
-      progress_->finish();
-      std::fprintf(stderr,
-                   "transient: no worker left; the job waits for one to join (transient worker "
-                   "--coordinator %s --token-file <job>/token)\n",
-                   address().c_str());
-      events_.append({{"event", "waiting"}, {"step", last_step_}});
-    }
-    return;
-  }
-  if (generation_ < 0) {
-    const bool enough = static_cast<int>(pending_.size()) >= options_.initial_workers;
-    const bool waited_long =
-        first_admission_ && seconds_between(*first_admission_, now) > options_.initial_wait_s;
-    if (!enough && !waited_long) return;
-  }
-  form_generation({}, pending_);
-}
-
-void Coordinator::form_generation(std::vector<std::string> survivors,
-                                  std::vector<std::string> joiners) {
+void Coordinator::start_generation(const elastic::Generation& generation) {
   GenerationConfig config;
-  config.generation = generation_ + 1;
-  config.members = survivors;
-  for (const auto& id : joiners) config.members.push_back(id);
-  if (recovery_ && survivors.empty()) {
-    // Time spent with no worker at all is part of the recovery, and said apart.
-    recovery_->waited_s = seconds_between(recovery_->decided, Clock::now());
+  config.generation = generation.number;
+  config.members = generation.members;
+  config.start_step = generation.start_step;
+  if (!generation.from_survivors) {
+    config.checkpoint = generation.from.checkpoint;
+    config.checkpoint_bytes = generation.from.bytes;
+    config.checkpoint_crc32 = generation.from.crc32;
+    last_step_ = generation.start_step;
   }
-  std::int64_t held = -1;
-  for (const auto& id : survivors) held = std::max(held, find_worker(id)->held);
-  if (held < 0) {
-    // Nobody holds the state (no survivor, or survivors that never got one: they joined the
-    // generation that failed while forming): everyone loads the latest valid checkpoint (or
-    // starts afresh).
-    if (generation_ >= 0) {
-      CheckpointDirectory directory(records::JobFiles(job_.options.job_dir).checkpoints(),
-                                    job_.options.keep);
-      start_ = GenerationConfig{};
-      if (auto chosen = choose_checkpoint(directory, job_.options, events_)) {
-        start_.start_step = chosen->step;
-        start_.checkpoint = chosen->record.file;
-        start_.checkpoint_bytes = chosen->record.bytes;
-        start_.checkpoint_crc32 = chosen->record.crc32;
-      }
-      // Rows of the steps after the checkpoint will be redone.
-      merge_step_records(job_.options.job_dir, start_.start_step);
-      if (recovery_) recovery_->attempted_step = std::max(recovery_->attempted_step, last_step_);
-    }
-    config.start_step = start_.start_step;
-    config.checkpoint = start_.checkpoint;
-    config.checkpoint_bytes = start_.checkpoint_bytes;
-    config.checkpoint_crc32 = start_.checkpoint_crc32;
-    last_step_ = start_.start_step;
-  } else {
-    config.start_step = held;
-  }
-  for (const auto& id : config.members) {
-    config.speeds.push_back(find_worker(id)->speed);
-    config.probes.push_back(find_worker(id)->probe);
-  }
-  // A generation that starts from a checkpoint starts the count afresh.
+  config.speeds = generation.speeds;
+  config.probes = generation.probes;
   config.since_checkpoint_s = config.checkpoint.empty() ? since_checkpoint_s_ : 0;
   config.lr_scale = lr_scale_;
-  generation_speeds_ = config.speeds;
-  last_balance_check_ = Clock::now();
-  generation_ = config.generation;
-  members_ = config.members;
-  running_ = true;
-  generation_formed_ = false;
-  unreachable_votes_.clear();
-  store_.set_generation_prefix(generation_prefix(generation_));
-  ending_ = false;
-  ending_cause_.clear();
-  waiting_announced_ = false;
-  attempted_step_ = config.start_step;
-  pending_.clear();
-  write_journal();  // before the members hear of it
-  for (const auto& id : members_) {
-    Worker* worker = find_worker(id);
-    worker->state = Worker::State::kMember;
-    worker->held = -1;
-    worker->attempted = -1;
-    worker->leaving = false;
-    if (worker->peer != nullptr) worker->peer->channel->send({{"generation", to_json(config)}});
-  }
-  if (stop_requested_) {
-    // Ctrl-C came while the previous generation was ending: this one stops at its first step.
-    Worker* rank0 = find_worker(members_.front());
-    if (rank0->peer != nullptr) {
-      rank0->peer->channel->send({{"signal", "stop"}, {"gen", generation_}});
-    }
-  }
+  store_.set_generation_prefix(generation_prefix(config.generation));
+  for (const auto& id : config.members) send_to(id, message::Generation{config});
   events_.append({{"event", "generation"},
                   {"gen", config.generation},
                   {"members", config.members},
-                  {"shares", member_shares(job_.options.global_batch, config.speeds)},
+                  {"shares", launch::member_shares(job_.options.global_batch, config.speeds)},
                   {"start_step", config.start_step},
                   {"checkpoint", config.checkpoint},
                   {"coordinator", address()}});
@@ -1221,104 +907,109 @@ void Coordinator::form_generation(std::vector<std::string> survivors,
     std::fprintf(stderr,
                  "transient: training %s on %s with %zu workers, %lld steps of %lld samples%s; "
                  "records in %s\n",
-                 job_.options.model.c_str(), job_.options.dataset.c_str(), members_.size(),
+                 job_.options.model.c_str(), job_.options.dataset.c_str(), config.members.size(),
                  static_cast<long long>(job_.total_steps),
                  static_cast<long long>(job_.options.global_batch),
                  config.checkpoint.empty()
                      ? ""
                      : (", resuming after step " + std::to_string(config.start_step)).c_str(),
                  job_.options.job_dir.c_str());
-  } else if (!survivors.empty() || !config.checkpoint.empty() || recovery_) {
+  } else if (generation.from_survivors || !config.checkpoint.empty() || generation.after_loss) {
     progress_->finish();
     std::fprintf(stderr, "transient: generation %lld: %zu workers from step %lld%s\n",
-                 static_cast<long long>(config.generation), members_.size(),
+                 static_cast<long long>(config.generation), config.members.size(),
                  static_cast<long long>(config.start_step),
                  config.checkpoint.empty() ? "" : " (from the latest checkpoint)");
   }
 }
 
-void Coordinator::end_job(const std::string& failure) {
-  if (outcome_.ended) return;
-  running_ = false;
-  outcome_.ended = true;
-  outcome_.failure = failure;
-  outcome_.result.step = last_step_;
+void Coordinator::record_recovery(const elastic::action::Recovered& recovered) {
+  events_.append({{"event", "recovery"},
+                  {"gen", recovered.gen},
+                  {"cause", recovered.cause},
+                  {"lost", recovered.lost},
+                  {"detect_s", recovered.detect_s},
+                  {"reform_s", recovered.reform_s},
+                  {"duration_s", recovered.duration_s},
+                  {"waited_s", recovered.waited_s},
+                  {"redone_steps", recovered.redone_steps}});
   progress_->finish();
-  for (auto& [id, worker] : workers_) {
-    if (worker->peer != nullptr) worker->peer->channel->send({{"finished", true}});
-  }
+  std::fprintf(stderr,
+               "transient: recovered from the loss of %s (%s) in %.0f ms: generation %lld "
+               "with %zu workers goes on at step %lld (%lld step%s redone)\n",
+               nlohmann::json(recovered.lost).dump().c_str(), recovered.cause.c_str(),
+               1000 * recovered.duration_s, static_cast<long long>(recovered.gen),
+               recovered.members, static_cast<long long>(recovered.step),
+               static_cast<long long>(recovered.redone_steps),
+               recovered.redone_steps == 1 ? "" : "s");
 }
 
+void Coordinator::end_job(const elastic::action::EndJob& end) {
+  outcome_.ended = true;
+  outcome_.failure = end.failure;
+  if (!end.finished) outcome_.result.step = end.step;
+  if (end.stopped) outcome_.result.stopped = true;
+  progress_->finish();
+  for (auto& [id, worker] : workers_) {
+    send_to(*worker, message::Finished{});
+  }
+}
 void Coordinator::fail(const std::string& cause) {
   events_.append({{"event", "job_failed"}, {"error", cause}});
-  end_job(cause);
+  membership_.end_job(cause);
+  apply_actions();
 }
-
-void Coordinator::finish_if_done() {
-  if (!running_ || members_.empty()) return;
-  bool any_done = false;
-  for (const auto& id : members_) {
-    const Worker* worker = find_worker(id);
-    // A member that reported a failure while another finished (the last all-reduce completed on
-    // one rank only) has nothing left to do either.
-    if (worker->state == Worker::State::kMember) return;
-    any_done = any_done || worker->state == Worker::State::kDone;
-  }
-  if (!any_done) return;
-  running_ = false;
-  outcome_.ended = true;
-  progress_->finish();
-  for (auto& [id, worker] : workers_) {
-    if (worker->peer != nullptr) worker->peer->channel->send({{"finished", true}});
-  }
-  write_journal();
-}
-
 void Coordinator::take_back(const nlohmann::json& journal) {
-  generation_ = journal.at("generation").get<std::int64_t>();
-  next_worker_ = journal.at("next_worker").get<int>();
-  members_ = journal.at("members").get<std::vector<std::string>>();
-  for (const auto& id : members_) {
-    // Each member has a heartbeat timeout to re-join; one that does not is taken for lost.
+  elastic::MembershipJournal taken;
+  taken.generation = journal.at("generation").get<std::int64_t>();
+  taken.next_worker = journal.at("next_worker").get<int>();
+  taken.members = journal.at("members").get<std::vector<std::string>>();
+  if (journal.contains("recovery") && journal.at("recovery").is_object()) {
+    const auto& recovery = journal.at("recovery");
+    taken.recovery = elastic::JournaledRecovery{recovery.at("gen").get<std::int64_t>(),
+                                                recovery.at("cause").get<std::string>(),
+                                                recovery.at("lost").get<std::vector<std::string>>(),
+                                                recovery.at("attempted_step").get<std::int64_t>()};
+  }
+  for (const auto& id : taken.members) {
     auto worker = std::make_unique<Worker>();
     worker->id = id;
-    worker->state = Worker::State::kMember;
-    worker->last_heard = Clock::now();
-    worker->admitted = worker->last_heard;
     workers_[id] = std::move(worker);
   }
-  running_ = generation_ >= 0 && !members_.empty();
   cost_before_restart_usd_ = journal.value("cost_usd", 0.0);
   lr_scale_ = journal.value("lr_scale", 1.0);
   rollbacks_ = journal.value("rollbacks", 0);
-  generation_formed_ = true;  // its members formed their group before the restart
-  store_.set_generation_prefix(generation_prefix(generation_));
-  // The split in force is not journaled: speeds are compared with it from the next generation.
-  generation_speeds_.clear();
-  last_balance_check_ = Clock::now();
+  membership_.take_back(taken);
+  store_.set_generation_prefix(generation_prefix(taken.generation));
   events_.append({{"event", "coordinator_restarted"},
-                  {"gen", generation_},
-                  {"members", members_},
+                  {"gen", taken.generation},
+                  {"members", taken.members},
                   {"coordinator", address()}});
-  write_journal();
+  apply_actions();
 }
-
 void Coordinator::write_journal() const {
+  const elastic::MembershipJournal membership = membership_.journal();
   nlohmann::json journal = {
       {"front_door", address()},
-      {"generation", generation_},
-      {"members", members_},
-      {"next_worker", next_worker_},
+      {"generation", membership.generation},
+      {"members", membership.members},
+      {"next_worker", membership.next_worker},
       {"cost_usd", cost_usd().value_or(0)},
       {"lr_scale", lr_scale_},
       {"rollbacks", rollbacks_},
-      {"ended", outcome_.ended},
+      {"ended", membership.ended},
+      // --stop-at pauses too, which only the members' result says
       {"paused", outcome_.ended && outcome_.result.stopped && outcome_.failure.empty()},
       {"pid", static_cast<long>(::getpid())},
       {"job", to_json(job_)}};
+  if (membership.recovery) {
+    journal["recovery"] = {{"gen", membership.recovery->generation},
+                           {"cause", membership.recovery->cause},
+                           {"lost", membership.recovery->lost},
+                           {"attempted_step", membership.recovery->attempted_step}};
+  }
   if (dashboard_) journal["dashboard"] = dashboard_->address();
   write_file_atomically(records::JobFiles(job_.options.job_dir).coordinator(),
                         journal.dump(2) + "\n");
 }
-
 }  // namespace transient::train

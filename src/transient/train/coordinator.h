@@ -1,30 +1,21 @@
-// The coordinator of a job: membership, generations, the job's progress and records. It holds
-// the rendezvous keys the members' ProcessGroupGloo exchange addresses through
-// (rendezvous_store.h), served only on the front door (channel.h) through which workers join
-// with the job's token, send heartbeats and reports, and receive the configs of their
-// generations: the job has one port, and nothing of it answers without the token. It holds no
+// The coordinator of a job: the shell of sockets, files and clocks around the membership rules
+// (elastic/membership.h), which decide who is in each generation, when a change is signalled,
+// which state a generation starts from and how a recovery is accounted. This class turns the
+// workers' messages (protocol.h) into the machine's events and its actions into messages, records
+// (events.jsonl, the journal) and files. It holds the rendezvous keys the members'
+// ProcessGroupGloo exchange addresses through (rendezvous_store.h), served only on the front
+// door (channel.h) through which workers join with the job's token, send heartbeats and reports,
+// and receive the configs of their generations: the job has one port, and nothing of it answers
+// without the token. It stores the checkpoints and step records the workers send. It holds no
 // tensors.
-//
-// Generations: every membership change starts generation g+1 (a fresh process group under the
-// store prefix gen/<g+1>/pg). A failure (a member's connection closes, its process exits, or its
-// heartbeats stop for --heartbeat-timeout) ends the generation at once: the survivors' collective
-// fails, they report the step they hold, and g+1 is formed from them. A planned change (a pending
-// join, a member's preemption notice, a rebalance) is signalled to rank 0, which raises a flag
-// inside the step's gradient all-reduce, so every member reports at the same step boundary and
-// nothing is redone. With no member left the coordinator keeps the job and waits; the next
-// generation then starts from the latest valid checkpoint.
-//
-// A generation that fails to form twice with the same members, where the others name one
-// member's address as the one they could not reach, goes on without that member (it is told to
-// leave, naming the address and the flags that fix it) instead of trying for ever.
 //
 // The coordinator also owns the job's live dashboard (report/live_dashboard.h, --dashboard): its
 // report page and /metrics on a port of their own, served on a thread of their own from the job
 // directory; loopback peers are served freely, others only with the job's token.
 //
-// The state needed to take the job back after a restart (generation, members, port, next worker
-// number, the job's config) is journaled in <job>/coordinator.json at every generation. Used by
-// one thread.
+// The state needed to take the job back after a restart (the machine's journal: generation,
+// members, next worker number, a recovery in progress; and the port, the cost so far, the job's
+// config) is journaled in <job>/coordinator.json whenever it changes. Used by one thread.
 #pragma once
 
 #include <chrono>
@@ -37,6 +28,8 @@
 #include <string>
 #include <vector>
 
+#include "transient/elastic/membership.h"
+#include "transient/train/messages.h"
 #include "transient/train/protocol.h"
 #include "transient/train/rendezvous_store.h"
 
@@ -74,7 +67,7 @@ struct JobOutcome {
   std::int64_t diverged_at_step = 0;
 };
 
-class Coordinator {
+class Coordinator : private elastic::Env {
  public:
   using Clock = std::chrono::steady_clock;
 
@@ -82,7 +75,7 @@ class Coordinator {
   // InputError if an address cannot be bound.
   Coordinator(JobConfig job, std::string token, CoordinatorOptions options, EventLog& events,
               GenerationConfig start);
-  ~Coordinator();
+  ~Coordinator() override;
   Coordinator(const Coordinator&) = delete;
   Coordinator& operator=(const Coordinator&) = delete;
 
@@ -107,8 +100,8 @@ class Coordinator {
   // Ends the job as failed with `cause` (the launcher found that no worker is left or will come).
   void fail(const std::string& cause);
   // The members of the current generation, in rank order (empty between generations).
-  const std::vector<std::string>& members() const { return members_; }
-  std::int64_t generation() const { return generation_; }
+  const std::vector<std::string>& members() const { return membership_.members(); }
+  std::int64_t generation() const { return membership_.generation(); }
 
   // Called when a worker is admitted (id, pid it reported) and when one leaves (id, reason:
   // failed, silent, preempted, stopped).
@@ -117,13 +110,13 @@ class Coordinator {
 
   const JobOutcome& outcome() const { return outcome_; }
   // Totals for summary.json.
-  int revocations() const { return revocations_; }
-  int recoveries() const { return recoveries_; }
+  int revocations() const { return membership_.revocations(); }
+  int recoveries() const { return membership_.recoveries(); }
   // The image files that did not decode, as the workers reported them (image_skipped events).
   std::int64_t images_skipped() const { return static_cast<std::int64_t>(skipped_images_.size()); }
   int rollbacks() const { return rollbacks_; }
   double lr_scale() const { return lr_scale_; }
-  std::int64_t redone_steps() const { return redone_steps_; }
+  std::int64_t redone_steps() const { return membership_.redone_steps(); }
   // Progress as rank 0 reported it: the last step and the throughput between the first and the
   // last step this coordinator saw.
   std::int64_t last_step() const { return last_step_; }
@@ -140,79 +133,47 @@ class Coordinator {
   struct Peer;
   struct Worker;
 
+  // elastic::Env
+  elastic::TimePoint now() override { return Clock::now(); }
+  elastic::StartPoint start_point() override;
+
+  // Carries out what the membership rules decided.
+  void apply_actions();
+  void start_generation(const elastic::Generation& generation);
+  void worker_left(const elastic::action::WorkerLeft& left);
+  void record_recovery(const elastic::action::Recovered& recovered);
+  void end_job(const elastic::action::EndJob& end);
+  void send_to(const std::string& worker, const message::ToWorker& message);
+  void send_to(Worker& worker, const message::ToWorker& message);
+  void reply_to(Worker& worker, std::int64_t id, nlohmann::json fields);
+
   void accept_connections();
   void read_peer(Peer& peer);
   void handle_hello(Peer& peer, const nlohmann::json& hello);
   void handle_message(Worker& worker, const nlohmann::json& message);
+  void handle_report(Worker& worker, const message::Report& report);
   void handle_store(Worker& worker, const nlohmann::json& request);
-  void handle_checkpoint(Worker& worker, const nlohmann::json& message);
-  void handle_rows(Worker& worker, const nlohmann::json& message);
-  void send_checkpoint(Worker& worker, const nlohmann::json& request);
+  void handle_checkpoint(Worker& worker, const message::CheckpointPart& message);
+  void handle_rows(Worker& worker, const message::Rows& message);
+  void send_checkpoint(Worker& worker, const message::FetchCheckpoint& request);
   void discard_incoming(Worker& worker);
-  void note_unreachable(const nlohmann::json& members);
-  void drop_unreachable_member();
   void drop_garbage(Peer& peer, const std::string& reason);
-  void worker_gone(Worker& worker, const std::string& reason);
-  void check_heartbeats();
-  void end_generation(const std::string& cause);
-  static bool planned_change(const std::string& cause);
-  void maybe_signal_change();
-  void maybe_form_generation();
-  void form_generation(std::vector<std::string> survivors, std::vector<std::string> joiners);
-  void finish_if_done();
-  void end_job(const std::string& failure);
   void write_journal() const;
   void update_progress(const ProgressReport& report);
   Worker* find_worker(const std::string& id);
-  std::string next_worker_id();
 
   JobConfig job_;
   std::string token_;
   CoordinatorOptions options_;
   EventLog& events_;
+  elastic::Membership membership_;
   std::unique_ptr<Listener> listener_;
   std::unique_ptr<report::LiveDashboard> dashboard_;  // none with --dashboard off
   std::unique_ptr<CheckpointDirectory> checkpoints_;  // the job's, on this (stable) server
   RendezvousStore store_;
   std::vector<std::unique_ptr<Peer>> peers_;
+  // The connections and uploads of the workers the machine knows (admitted, not yet released).
   std::map<std::string, std::unique_ptr<Worker>> workers_;
-  std::vector<std::string> pending_;  // admitted, waiting for a generation, in admission order
-  int next_worker_ = 0;
-
-  std::int64_t generation_ = -1;      // the current (or last) generation
-  std::vector<std::string> members_;  // of the current generation, in rank order
-  GenerationConfig start_;            // where the next generation with no survivor starts
-  bool running_ = false;              // a generation is running
-  bool ending_ = false;               // ... and has been told or found to end
-  std::string ending_cause_;          // failed, silent, preempted, join, timeout, ...
-  std::optional<Clock::time_point> first_failure_;
-  std::optional<Clock::time_point> first_admission_;
-  bool stop_requested_ = false;
-  std::optional<Clock::time_point> stop_time_;  // when the stop was requested
-  bool generation_formed_ = false;              // the current generation's group has formed
-  // Generations that failed to form in a row with the same members, and which member the others
-  // could not reach (by the address they named), to drop it the second time.
-  std::vector<std::string> unformed_members_;
-  int unformed_count_ = 0;
-  std::map<std::string, int> unreachable_votes_;
-  bool waiting_announced_ = false;
-
-  // A recovery in progress: from the end of a generation by a loss to the first step of the next.
-  struct Recovery {
-    std::int64_t generation = 0;
-    std::string cause;
-    Clock::time_point failed;
-    Clock::time_point decided;
-    std::optional<Clock::time_point> formed;
-    std::int64_t attempted_step = 0;  // the furthest step any member had started
-    std::vector<std::string> lost;    // the members that left
-    double waited_s = 0;              // of it, with no worker at all
-  };
-  std::optional<Recovery> recovery_;
-  std::int64_t attempted_step_ = 0;        // of the current generation
-  std::vector<std::string> lost_;          // members of the current generation that left
-  std::vector<double> generation_speeds_;  // the speeds the current generation's split used
-  Clock::time_point last_balance_check_;
 
   std::unique_ptr<ProgressLine> progress_;
   std::int64_t last_step_ = 0;
@@ -227,8 +188,6 @@ class Coordinator {
   std::optional<Clock::time_point> ended_at_;  // billing stops when the job ends
   bool accounts_closed_ = false;               // the last cost event is written
 
-  int revocations_ = 0;
-  int recoveries_ = 0;
   // --on-divergence rollback: the learning rate's factor (halved by each rollback), how many
   // there were, and the generation rolled back last (its members' reports of it are one).
   void roll_back(std::int64_t step, const std::string& loss, const std::string& by);
@@ -236,9 +195,7 @@ class Coordinator {
   int rollbacks_ = 0;
   std::set<std::string> skipped_images_;
   std::int64_t rolled_back_generation_ = -1;
-  std::int64_t redone_steps_ = 0;
   JobOutcome outcome_;
-  bool journal_closed_ = false;          // the journal says the job ended
   Clock::time_point drop_window_start_;  // the window of dropped connections being counted
   long drops_in_window_ = 0;
   long drops_unlogged_ = 0;  // of them, beyond those logged one by one

@@ -6,9 +6,6 @@
 #include "transient/core/atomic_file.h"
 #include "transient/core/error.h"
 
-#include "transient/launch/batch_split.h"
-#include "transient/train/sharding.h"
-
 namespace transient::train {
 
 nlohmann::json to_json(const JobConfig& config) {
@@ -184,18 +181,6 @@ std::string read_token_file(const std::string& path) {
 
 std::string generation_prefix(std::int64_t generation) {
   return "gen/" + std::to_string(generation) + "/";
-}
-
-std::vector<std::int64_t> member_shares(std::int64_t batch, const std::vector<double>& speeds) {
-  const int members = static_cast<int>(std::max<std::size_t>(1, speeds.size()));
-  const bool known =
-      !speeds.empty() && std::all_of(speeds.begin(), speeds.end(), [](double s) { return s > 0; });
-  if (!known) return split_batch(batch, members);
-  // Within 25% of each other the speeds are measurement noise, not heterogeneity: the equal split
-  // keeps the result independent of noise.
-  const auto [slowest, fastest] = std::minmax_element(speeds.begin(), speeds.end());
-  if (*fastest <= 1.25 * *slowest) return split_batch(batch, members);
-  return launch::split_batch_by_speed(batch, speeds);
 }
 
 }  // namespace transient::train

@@ -4,7 +4,7 @@
 // port, and nothing of it is reachable without the token.
 //
 // The handshake proves the job's token on both sides without sending it (token_proof.h):
-//   worker -> {"hello":"transient-worker","version":2,"worker":ID or "","pid":P,"nonce":Nw}
+//   worker -> {"hello":"transient-worker","version":3,"worker":ID or "","pid":P,"nonce":Nw}
 //        (with "rejoin":{"gen":g,"reported":bool,"step":s,...} after the coordinator restarted)
 //   coordinator -> {"challenge":Nc,"proof":HMAC(token, "coordinator:Nw:Nc")}
 //   worker -> {"proof":HMAC(token, "worker:Nc:Nw")}, only if the coordinator's proof holds; else
@@ -12,6 +12,9 @@
 //   coordinator -> {"admitted":...} or {"refused":reason}
 // Before the worker's proof the coordinator reads at most 4 KiB a line from it; a hello of
 // another version is dropped by name.
+// Once a worker is admitted every message is one of messages.h's, with one encoder and one
+// decoder each, and carries "v":3 besides the fields below; one of another version or name is
+// refused by name and logged (`message_refused`).
 // worker -> coordinator, once admitted
 //   {"ready":true,"address":A,"probe":P}   data and model loaded: it can join a generation; its
 //                                          peers reach it at A, and its probe port at P
@@ -47,7 +50,8 @@
 namespace transient::train {
 
 // Version 2: the token is proven by a challenge-response (token_proof.h), never sent.
-constexpr int kProtocolVersion = 2;
+// Version 3: every message after the handshake is typed (messages.h) and carries "v".
+constexpr int kProtocolVersion = 3;
 
 struct JobConfig {
   TrainOptions options;            // as given, job_dir resolved, threads resolved (>= 1)
@@ -104,10 +108,5 @@ std::string generation_prefix(std::int64_t generation);  // "gen/<g>/"
 // The job's token from its file (trailing blanks and line ends dropped). Throws InputError
 // naming the file if it cannot be read or is empty.
 std::string read_token_file(const std::string& path);
-
-// The shard sizes of a step of `batch` samples among members of measured `speeds` (samples/s):
-// in proportion to them when the fastest is more than 25% faster than the slowest, else (and
-// when a speed is unknown) the equal split of sharding.h.
-std::vector<std::int64_t> member_shares(std::int64_t batch, const std::vector<double>& speeds);
 
 }  // namespace transient::train

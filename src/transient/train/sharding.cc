@@ -6,6 +6,7 @@
 
 #include "transient/core/error.h"
 #include "transient/core/random.h"
+#include "transient/launch/batch_split.h"
 
 namespace transient::train {
 
@@ -26,18 +27,10 @@ StepPosition position_of_step(std::int64_t step, std::int64_t samples, std::int6
   return position;
 }
 
-std::vector<std::int64_t> split_batch(std::int64_t batch, int workers) {
-  TRANSIENT_CHECK_GE(workers, 1);
-  TRANSIENT_CHECK_GE(batch, 0);
-  std::vector<std::int64_t> sizes(static_cast<std::size_t>(workers), batch / workers);
-  for (std::int64_t r = 0; r < batch % workers; ++r) sizes[static_cast<std::size_t>(r)] += 1;
-  return sizes;
-}
-
 Shard shard_of(const StepPosition& position, int workers, int rank) {
   TRANSIENT_CHECK_GE(rank, 0);
   TRANSIENT_CHECK_LT(rank, workers);
-  const auto sizes = split_batch(position.batch, workers);
+  const auto sizes = launch::split_batch(position.batch, workers);
   Shard shard;
   shard.begin =
       position.cursor + std::accumulate(sizes.begin(), sizes.begin() + rank, std::int64_t{0});

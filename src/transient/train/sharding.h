@@ -37,9 +37,6 @@ std::int64_t steps_per_epoch(std::int64_t samples, std::int64_t global_batch);
 // The position of step `step`. REQUIRES: step >= 0.
 StepPosition position_of_step(std::int64_t step, std::int64_t samples, std::int64_t global_batch);
 
-// The sizes of each worker's part of a batch of `batch` samples. REQUIRES: workers >= 1.
-std::vector<std::int64_t> split_batch(std::int64_t batch, int workers);
-
 // Rank `rank`'s shard of the step at `position`. REQUIRES: 0 <= rank < workers.
 Shard shard_of(const StepPosition& position, int workers, int rank);
 

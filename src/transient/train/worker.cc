@@ -29,6 +29,7 @@
 
 #include "transient/core/atomic_file.h"
 #include "transient/core/error.h"
+#include "transient/launch/batch_split.h"
 #include "transient/records/job_files.h"
 #include "transient/train/channel.h"
 #include "transient/train/checkpoint.h"
@@ -194,13 +195,13 @@ class Worker {
         formed = true;
         // The group exists (its members reached each other); agreeing on the state may take a
         // while yet (a broadcast, a checkpoint fetched), and a pause now waits for its boundary.
-        if (rank_ == 0) connection_.send({{"report", "grouped"}, {"gen", config_.generation}});
+        if (rank_ == 0) send_report(message::Report::Kind::kGrouped);
         connection_.set_phase(Connection::Phase::kAgreeing);
         agree_on_state();
         connection_.set_phase(Connection::Phase::kTraining);
         attempted = step_;
         if (rank_ == 0) {
-          connection_.send({{"report", "formed"}, {"gen", config_.generation}, {"step", step_}});
+          send_report(message::Report::Kind::kFormed, step_);
         }
         const Ending ending = train_generation(attempted);
         if (ending == Ending::kDiverged) {
@@ -208,10 +209,9 @@ class Worker {
           const std::string loss = std::isnan(diverged_loss_) ? "nan"
                                    : diverged_loss_ > 0       ? "inf"
                                                               : "-inf";
-          connection_.send({{"report", "diverged"},
-                            {"gen", config_.generation},
-                            {"step", step_ + 1},
-                            {"loss", loss}});
+          message::Report diverged = new_report(message::Report::Kind::kDiverged, step_ + 1);
+          diverged.loss = loss;
+          connection_.send(diverged);
           if (options_.on_divergence == "rollback") {
             // The coordinator rolls the job back to a checkpoint (or ends it after the last
             // rollback): this worker's state is not one to go on from.
@@ -246,8 +246,9 @@ class Worker {
           continue;
         }
         finish_writer();
-        connection_.send(
-            {{"report", "done"}, {"gen", config_.generation}, {"result", to_json(result_)}});
+        message::Report done = new_report(message::Report::Kind::kDone);
+        done.result = result_;
+        connection_.send(done);
         connection_.leave("stopped");
         group_.reset();
         // Wait for the coordinator to see every member done (or to drop this worker).
@@ -288,8 +289,9 @@ class Worker {
         // read, a state that does not fit the model), which the next member would meet in turn.
         // The coordinator stops the job with it instead of re-forming around this worker.
         abandon_writer_quietly();
-        connection_.send(
-            {{"report", "fatal"}, {"gen", config_.generation}, {"error", error.what()}});
+        message::Report fatal = new_report(message::Report::Kind::kFatal);
+        fatal.error = error.what();
+        connection_.send(fatal);
         connection_.leave("failed");
         group_.reset();
         std::fprintf(stderr, "transient worker %s: %s; the job stops\n", connection_.id().c_str(),
@@ -302,13 +304,27 @@ class Worker {
   }
 
  private:
+  message::Report new_report(message::Report::Kind kind, std::int64_t step = -1) const {
+    message::Report report;
+    report.kind = kind;
+    report.gen = config_.generation;
+    report.step = step;
+    return report;
+  }
+  void send_report(message::Report::Kind kind, std::int64_t step = -1) {
+    connection_.send(new_report(kind, step));
+  }
+
   void report(const std::string& what, std::int64_t held, std::int64_t attempted, bool leaving,
               const std::string& reason, const std::vector<std::string>& unreachable = {}) {
-    nlohmann::json message = {{"report", what},     {"gen", config_.generation},
-                              {"step", held},       {"attempted", attempted},
-                              {"leaving", leaving}, {"reason", reason},
-                              {"cause", reason}};
-    if (!unreachable.empty()) message["unreachable"] = unreachable;
+    message::Report message = new_report(
+        what == "boundary" ? message::Report::Kind::kBoundary : message::Report::Kind::kFailed,
+        held);
+    message.attempted = attempted;
+    message.leaving = leaving;
+    message.reason = reason;
+    message.cause = reason;
+    message.unreachable = unreachable;
     connection_.set_state({{"gen", config_.generation},
                            {"reported", true},
                            {"step", held},
@@ -557,7 +573,7 @@ class Worker {
       everyone_leaves_ = leaving >= world_size_;
       attempted = step_;
       if (rank_ == 0 && first_step) {
-        connection_.send({{"report", "stepped"}, {"gen", config_.generation}, {"step", step_}});
+        send_report(message::Report::Kind::kStepped, step_);
       }
       first_step = false;
 
@@ -566,14 +582,13 @@ class Worker {
         std::tie(result_.test_accuracy, result_.test_loss) = evaluate();
         evaluated_at_ = step_;
         if (rank_ == 0) {
-          connection_.send({{"event",
-                             {{"event", "epoch"},
-                              {"epoch", position.epoch + 1},
-                              {"step", step_},
-                              {"train_loss", loss},
-                              {"test_accuracy", result_.test_accuracy},
-                              {"test_loss", result_.test_loss},
-                              {"members_agree", members_agree_}}}});
+          connection_.send(message::Event{{{"event", "epoch"},
+                                           {"epoch", position.epoch + 1},
+                                           {"step", step_},
+                                           {"train_loss", loss},
+                                           {"test_accuracy", result_.test_accuracy},
+                                           {"test_loss", result_.test_loss},
+                                           {"members_agree", members_agree_}}});
         }
       }
       if (writer_) {
@@ -592,8 +607,8 @@ class Worker {
       if (rank_ == 0) {
         // After the checkpoint decision, so that the training time since the last checkpoint
         // it carries is the one the next generation starts counting from.
-        connection_.send({{"progress", to_json(ProgressReport{step_, position.epoch, loss, lr,
-                                                              since_checkpoint_s_})}});
+        connection_.send(message::Progress{
+            ProgressReport{step_, position.epoch, loss, lr, since_checkpoint_s_}});
       }
       if (stop) break;
       if (boundary && step_ < job_.total_steps) return Ending::kBoundary;
@@ -769,7 +784,7 @@ class Worker {
     for (auto& item : model_->named_buffers()) broadcast({item.value()}, 0);
     model_->eval();
     const std::int64_t samples = test_samples_;
-    const auto sizes = split_batch(samples, world_size_);
+    const auto sizes = launch::split_batch(samples, world_size_);
     std::int64_t begin = 0;
     for (int r = 0; r < rank_; ++r) begin += sizes[static_cast<std::size_t>(r)];
     const std::int64_t end = begin + sizes[static_cast<std::size_t>(rank_)];
@@ -809,7 +824,7 @@ class Worker {
   // This member's samples of a step at `position`: its share of the global batch, after those
   // of the ranks before it.
   Shard shard_of_step(const StepPosition& position) const {
-    const auto shares = member_shares(position.batch, config_.speeds);
+    const auto shares = launch::member_shares(position.batch, config_.speeds);
     Shard shard;
     shard.begin = position.cursor;
     for (int r = 0; r < rank_; ++r) shard.begin += shares[static_cast<std::size_t>(r)];
@@ -858,8 +873,8 @@ class Worker {
       if (!skipped_files_.insert(path).second) continue;
       std::fprintf(stderr, "transient worker %s: skipped %s: %s\n", connection_.id().c_str(),
                    path.c_str(), why.c_str());
-      connection_.send(
-          {{"event", {{"event", "image_skipped"}, {"file", path}, {"why", why}, {"step", step_}}}});
+      connection_.send(message::Event{
+          {{"event", "image_skipped"}, {"file", path}, {"why", why}, {"step", step_}}});
     }
   }
 

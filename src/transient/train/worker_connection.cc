@@ -91,20 +91,24 @@ std::optional<CheckpointRecord> Connection::send_checkpoint(std::int64_t step,
   record.bytes = static_cast<std::int64_t>(bytes.size());
   record.crc32 = crc32_of(bytes.data(), bytes.size());
   constexpr std::size_t kChunk = 512 << 10;
-  bool sent =
-      channel &&
-      channel->send({{"checkpoint", "begin"}, {"id", id}, {"step", step}, {"bytes", record.bytes}});
+  message::CheckpointPart part;
+  part.id = id;
+  part.part = "begin";
+  part.step = step;
+  part.bytes = record.bytes;
+  bool sent = channel && channel->send(message::encode(part));
+  part.part = "chunk";
   for (std::size_t at = 0; sent && at < bytes.size(); at += kChunk) {
     const std::size_t size = std::min(kChunk, bytes.size() - at);
-    sent = channel->send({{"checkpoint", "chunk"},
-                          {"id", id},
-                          {"data", encode_store_value(std::string(bytes.data() + at, size))}});
+    part.data = encode_store_value(std::string(bytes.data() + at, size));
+    sent = channel->send(message::encode(part));
   }
   if (!sent) return std::nullopt;
+  part.part = "end";
+  part.data.clear();
+  part.crc32 = record.crc32;
   try {
-    const auto reply = call({{"checkpoint", "end"}, {"crc32", record.crc32}},
-                            std::chrono::minutes(10), id, channel)
-                           .first;
+    const auto reply = call(part, std::chrono::minutes(10), id, channel).first;
     record.file = reply.at("file").get<std::string>();
     return record;
   } catch (const Refused& refused) {
@@ -116,7 +120,7 @@ std::optional<CheckpointRecord> Connection::send_checkpoint(std::int64_t step,
 
 std::vector<char> Connection::fetch_checkpoint(const CheckpointRecord& record) {
   try {
-    auto [reply, data] = call({{"fetch_checkpoint", record.file}}, std::chrono::minutes(10));
+    auto [reply, data] = call(message::FetchCheckpoint{record.file, 0}, std::chrono::minutes(10));
     if (static_cast<std::int64_t>(data.size()) != record.bytes ||
         crc32_of(data.data(), data.size()) != record.crc32) {
       throw InputError(record.file, 0,
@@ -140,21 +144,22 @@ void Connection::send_rows_locked() {
   if (!channel_ || unacked_rows_.empty() || unacked_rows_.back().first <= rows_sent_through_) {
     return;
   }
-  nlohmann::json rows = nlohmann::json::array();
+  message::Rows rows;
   for (const auto& [seq, text] : unacked_rows_) {
-    if (seq > rows_sent_through_) rows.push_back(text);
+    if (seq > rows_sent_through_) rows.rows.push_back(text);
   }
-  const std::int64_t last = unacked_rows_.back().first;
-  if (channel_->send({{"rows", rows}, {"last", last}})) rows_sent_through_ = last;
+  rows.last = unacked_rows_.back().first;
+  if (channel_->send(message::encode(rows))) rows_sent_through_ = rows.last;
 }
 
-std::pair<nlohmann::json, std::string> Connection::call(nlohmann::json request,
+std::pair<nlohmann::json, std::string> Connection::call(const message::ToCoordinator& message,
                                                         std::chrono::milliseconds timeout,
                                                         std::int64_t id,
                                                         std::shared_ptr<LineChannel> on_channel) {
   std::unique_lock<std::mutex> lock(mutex_);
   if (id < 0) id = next_call_++;
   const std::int64_t epoch = channel_epoch_;
+  nlohmann::json request = message::encode(message);
   request["id"] = id;
   std::shared_ptr<LineChannel> channel = on_channel ? on_channel : channel_;
   calls_[id];
@@ -204,20 +209,20 @@ std::pair<nlohmann::json, std::string> Connection::call(nlohmann::json request,
   return {reply, std::move(node.mapped().data)};
 }
 
-void Connection::send(const nlohmann::json& message) {
+void Connection::send(const message::ToCoordinator& message) {
   std::shared_ptr<LineChannel> channel;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     channel = channel_;
   }
-  if (channel) channel->send(message);
+  if (channel) channel->send(message::encode(message));
 }
 
 void Connection::mark_ready(const std::string& address, const std::string& probe) {
   ready_address_ = address;
   ready_probe_ = probe;
   ready_ = true;
-  send({{"ready", true}, {"address", address}, {"probe", probe}});
+  send(message::Ready{address, probe});
 }
 
 std::string Connection::open_probe(const std::string& address, const std::string& what) {
@@ -324,47 +329,40 @@ Connection::Hello Connection::hello(LineChannel& channel, const nlohmann::json* 
   return Hello::kAdmitted;
 }
 
-void Connection::handle(const nlohmann::json& message) {
+void Connection::handle(const message::ToWorker& received) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (message.contains("store_reply")) {
-    const auto& id = message.at("store_reply");
+  if (const auto* reply = std::get_if<message::StoreReply>(&received)) {
+    const auto& id = reply->reply.at("store_reply");
     if (id.is_number_integer()) {
       if (auto it = calls_.find(id.get<std::int64_t>()); it != calls_.end()) {
-        it->second.reply = message;
+        it->second.reply = reply->reply;
       }
     }
-  } else if (message.contains("rows_ack")) {
-    const auto& ack = message.at("rows_ack");
-    if (ack.is_number_integer()) {
-      while (!unacked_rows_.empty() && unacked_rows_.front().first <= ack.get<std::int64_t>()) {
-        unacked_rows_.pop_front();
+  } else if (const auto* ack = std::get_if<message::RowsAck>(&received)) {
+    while (!unacked_rows_.empty() && unacked_rows_.front().first <= ack->last) {
+      unacked_rows_.pop_front();
+    }
+  } else if (const auto* chunk = std::get_if<message::ChunkOf>(&received)) {
+    if (auto it = calls_.find(chunk->id); it != calls_.end()) {
+      try {
+        it->second.data += decode_store_value(chunk->data);
+      } catch (const std::invalid_argument&) {
+        it->second.reply = nlohmann::json{{"error", "a chunk that is not base64"}};
       }
     }
-  } else if (message.contains("chunk_of")) {
-    const auto& id = message.at("chunk_of");
-    if (id.is_number_integer()) {
-      if (auto it = calls_.find(id.get<std::int64_t>()); it != calls_.end()) {
-        try {
-          it->second.data += decode_store_value(message.value("data", std::string()));
-        } catch (const std::invalid_argument&) {
-          it->second.reply = nlohmann::json{{"error", "a chunk that is not base64"}};
-        }
-      }
-    }
-  } else if (message.contains("generation")) {
-    generations_.push_back(generation_config_from_json(message.at("generation")));
-  } else if (message.contains("signal")) {
-    const auto gen = message.value("gen", std::int64_t{-1});
-    if (message.at("signal") == "stop") {
-      stop_gen_ = gen;
-    } else if (message.at("signal") == "abort") {
-      abort_gen_ = gen;
+  } else if (const auto* generation = std::get_if<message::Generation>(&received)) {
+    generations_.push_back(generation->config);
+  } else if (const auto* signal = std::get_if<message::Signal>(&received)) {
+    if (signal->what == "stop") {
+      stop_gen_ = signal->gen;
+    } else if (signal->what == "abort") {
+      abort_gen_ = signal->gen;
     } else {
-      change_gen_ = gen;
+      change_gen_ = signal->gen;
     }
-  } else if (message.contains("left")) {
-    left_ = "the coordinator dropped this worker (" + message.value("left", "") + ")";
-  } else if (message.contains("finished")) {
+  } else if (const auto* left = std::get_if<message::Left>(&received)) {
+    left_ = "the coordinator dropped this worker (" + left->reason + ")";
+  } else if (std::holds_alternative<message::Finished>(received)) {
     left_ = "the job has ended";
   }
   changed_.notify_all();
@@ -381,7 +379,8 @@ void Connection::run() {
       // goodbye and goes now rather than when Gloo gives up.
       std::fprintf(stderr, "transient worker %s: left the job while its group formed (%s)\n",
                    id_.c_str(), g_leave_signal == SIGINT ? "stopped" : "preempted");
-      channel_->send({{"bye", g_leave_signal == SIGINT ? "stopped" : "preempted"}});
+      channel_->send(
+          message::encode(message::Bye{g_leave_signal == SIGINT ? "stopped" : "preempted"}));
       std::_Exit(0);
     }
     if (Listener* probe = probe_.load(); probe != nullptr) {
@@ -389,16 +388,18 @@ void Connection::run() {
       for (int fd; (fd = probe->accept(prober)) >= 0;) ::close(fd);
     }
     if (seconds_since(last_beat) >= interval) {
-      channel_->send({{"hb", ++beats}, {"speed", speed_.load()}});
+      channel_->send(message::encode(message::Heartbeat{++beats, speed_.load()}));
       last_beat = Clock::now();
     }
     const auto line = channel_->read_line(interval / 2);
     if (line) {
       try {
-        const auto message = nlohmann::json::parse(*line);
-        if (message.is_object()) handle(message);
+        handle(message::decode_to_worker(nlohmann::json::parse(*line)));
       } catch (const nlohmann::json::exception&) {
         std::fprintf(stderr, "transient worker: ignored a line the coordinator sent\n");
+      } catch (const message::ProtocolError& error) {
+        std::fprintf(stderr, "transient worker %s: refused a message from the coordinator: %s\n",
+                     id_.c_str(), error.what());
       }
       continue;
     }
@@ -437,7 +438,7 @@ void Connection::reconnect() {
         channel_ = std::move(channel);
         // One that was waiting for its first generation says again that it is ready.
         if (state_.is_null() && ready_) {
-          channel_->send({{"ready", true}, {"address", ready_address_}, {"probe", ready_probe_}});
+          channel_->send(message::encode(message::Ready{ready_address_, ready_probe_}));
         }
         rows_sent_through_ = 0;  // whatever was not acknowledged goes again
         send_rows_locked();

@@ -22,6 +22,7 @@
 
 #include "transient/train/channel.h"
 #include "transient/train/checkpoint_record.h"
+#include "transient/train/messages.h"
 #include "transient/train/protocol.h"
 #include "transient/train/store_transport.h"
 
@@ -65,7 +66,7 @@ class Connection : public StoreTransport {
 
   // StoreTransport: one request of the rendezvous store, answered on this connection.
   nlohmann::json store_call(nlohmann::json request, std::chrono::milliseconds timeout) override {
-    return call(std::move(request), timeout).first;
+    return call(message::StoreRequest{std::move(request)}, timeout).first;
   }
 
   // Sends the checkpoint of `step` (`bytes`) to the coordinator, which keeps the job's
@@ -98,14 +99,14 @@ class Connection : public StoreTransport {
 
   // Sends `request` with a new id (or `id`, on `on_channel`) and waits for the reply to it: the
   // reply and the bytes of the chunks that came before it.
-  std::pair<nlohmann::json, std::string> call(nlohmann::json request,
+  std::pair<nlohmann::json, std::string> call(const message::ToCoordinator& request,
                                               std::chrono::milliseconds timeout,
                                               std::int64_t id = -1,
                                               std::shared_ptr<LineChannel> on_channel = nullptr);
 
  public:
   // Sends `message` if connected; while the coordinator is away messages are dropped.
-  void send(const nlohmann::json& message);
+  void send(const message::ToCoordinator& message);
 
   // What to tell a restarted coordinator about this worker's part in the current generation.
   void set_state(nlohmann::json state) {
@@ -127,7 +128,7 @@ class Connection : public StoreTransport {
   // Says goodbye: the coordinator will close the connection, which is then not re-opened.
   void leave(const std::string& reason) {
     leaving_ = true;
-    send({{"bye", reason}});
+    send(message::Bye{reason});
   }
 
   // The next generation after `after` that this worker is told about, or nullopt once it has
@@ -156,7 +157,7 @@ class Connection : public StoreTransport {
   // The id and the job are taken from the first admission only: the training thread reads them.
   Hello hello(LineChannel& channel, const nlohmann::json* rejoin);
 
-  void handle(const nlohmann::json& message);
+  void handle(const message::ToWorker& message);
 
   void run();
 

@@ -1,0 +1,552 @@
+#include "transient/elastic/membership.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <utility>
+
+#include "transient/launch/batch_split.h"
+
+namespace transient::elastic {
+
+namespace {
+
+double seconds_between(TimePoint from, TimePoint to) {
+  return std::chrono::duration<double>(to - from).count();
+}
+
+double rounded_ms(double seconds) { return std::round(seconds * 1e6) / 1e6; }
+
+bool contains(const std::vector<std::string>& ids, const std::string& id) {
+  return std::find(ids.begin(), ids.end(), id) != ids.end();
+}
+
+}  // namespace
+
+bool is_planned_change(const std::string& cause) {
+  return cause == "join" || cause == "change" || cause == "rebalance";
+}
+
+Membership::Membership(MembershipOptions options, Env& env)
+    : options_(std::move(options)), env_(env), start_(options_.start) {
+  last_step_ = start_.step;
+  attempted_step_ = start_.step;
+  last_balance_check_ = env_.now();
+}
+
+std::vector<Action> Membership::take_actions() { return std::exchange(actions_, {}); }
+
+MembershipJournal Membership::journal() const {
+  MembershipJournal journal{
+      generation_, members_, next_worker_, ended_, ended_ && stopped_ && failure_.empty(),
+      std::nullopt};
+  if (recovery_) {
+    journal.recovery = JournaledRecovery{recovery_->generation, recovery_->cause, recovery_->lost,
+                                         recovery_->attempted_step};
+  }
+  return journal;
+}
+
+const WorkerInfo* Membership::find(const std::string& id) const {
+  const auto it = workers_.find(id);
+  return it == workers_.end() ? nullptr : &it->second;
+}
+
+WorkerInfo* Membership::find_mutable(const std::string& id) {
+  const auto it = workers_.find(id);
+  return it == workers_.end() ? nullptr : &it->second;
+}
+
+bool Membership::running_member(const std::string& id) const {
+  const WorkerInfo* worker = find(id);
+  return running_ && worker != nullptr && worker->state == WorkerState::kMember;
+}
+
+std::string Membership::next_worker_id() {
+  for (;;) {
+    std::string id = "w" + std::to_string(next_worker_++);
+    if (workers_.count(id) == 0) return id;
+  }
+}
+
+std::optional<std::string> Membership::admit(const std::string& requested, long pid,
+                                             std::string& refusal) {
+  if (ended_) {
+    refusal = "the job has ended";
+    return std::nullopt;
+  }
+  // A worker that was loading or waiting when a coordinator died comes back with its id but no
+  // generation: it is admitted as a new worker under that id (it holds no state).
+  std::string id = requested;
+  if (id.empty()) {
+    id = next_worker_id();
+  } else if (id.size() > 64 || id.find_first_of("/ \"") != std::string::npos ||
+             workers_.count(id) != 0) {
+    refusal = "worker id \"" + id.substr(0, 64) + "\" is taken or not a plain name";
+    return std::nullopt;
+  }
+  WorkerInfo worker;
+  worker.id = id;
+  worker.pid = pid;
+  worker.admitted = env_.now();
+  worker.last_heard = worker.admitted;
+  workers_[id] = worker;
+  if (!first_admission_) first_admission_ = worker.admitted;
+  actions_.push_back(action::WriteJournal{});  // the next worker number
+  return id;
+}
+
+std::string Membership::rejoin(const std::string& id, const RejoinState& state) {
+  WorkerInfo* worker = find_mutable(id);
+  if (ended_) return "the job has ended";
+  if (worker == nullptr || worker->state == WorkerState::kGone || state.gen != generation_) {
+    return "not a member of generation " + std::to_string(generation_) + " (it has left the job)";
+  }
+  worker->last_heard = env_.now();
+  if (state.reported && worker->state == WorkerState::kMember) {
+    reported(*worker, state.step, state.attempted, state.leaving, state.cause);
+    end_generation(worker->leave_reason);
+  }
+  actions_.push_back(
+      action::Record{{{"event", "worker_rejoined"}, {"worker", id}, {"gen", generation_}}, ""});
+  return "";
+}
+
+void Membership::reported(WorkerInfo& worker, std::int64_t held, std::int64_t attempted,
+                          bool leaving, const std::string& reason) {
+  worker.state = WorkerState::kReported;
+  worker.held = held;
+  worker.attempted = attempted >= 0 ? attempted : held;
+  worker.leaving = leaving;
+  worker.leave_reason = reason;
+  attempted_step_ = std::max(attempted_step_, worker.attempted);
+}
+
+void Membership::heard(const std::string& id) {
+  if (WorkerInfo* worker = find_mutable(id)) worker->last_heard = env_.now();
+}
+
+void Membership::heartbeat(const std::string& id, std::optional<double> speed) {
+  WorkerInfo* worker = find_mutable(id);
+  if (worker == nullptr) return;
+  worker->last_heard = env_.now();
+  if (speed && std::isfinite(*speed) && *speed >= 0) worker->speed = *speed;
+}
+
+void Membership::ready(const std::string& id, const std::string& address,
+                       const std::string& probe) {
+  WorkerInfo* worker = find_mutable(id);
+  if (worker == nullptr) return;
+  worker->address = address.substr(0, 256);
+  worker->probe = probe.substr(0, 300);
+  actions_.push_back(action::Record{
+      {{"event", "worker_ready"}, {"worker", id}, {"address", worker->address}}, ""});
+  if (worker->state == WorkerState::kLoading) {
+    worker->state = WorkerState::kPending;
+    pending_.push_back(id);
+  }
+}
+
+void Membership::progress(std::int64_t step) {
+  last_step_ = step;
+  attempted_step_ = std::max(attempted_step_, step);
+}
+
+void Membership::report(const std::string& id, const Report& report) {
+  WorkerInfo* worker = find_mutable(id);
+  if (worker == nullptr || worker->state == WorkerState::kGone) return;
+  if (report.gen != generation_) return;  // about a generation that is over
+  switch (report.kind) {
+    case Report::Kind::kGrouped:
+    case Report::Kind::kFormed:
+      formed_ = true;
+      unformed_count_ = 0;
+      unformed_members_.clear();
+      if (report.kind == Report::Kind::kFormed && recovery_ &&
+          recovery_->generation == report.gen) {
+        recovery_->formed = env_.now();
+      }
+      return;
+    case Report::Kind::kStepped: {
+      if (!recovery_ || recovery_->generation != report.gen) return;
+      const TimePoint now = env_.now();
+      action::Recovered recovered;
+      recovered.gen = report.gen;
+      recovered.cause = recovery_->cause;
+      recovered.lost = recovery_->lost;
+      recovered.detect_s = rounded_ms(seconds_between(recovery_->failed, recovery_->decided));
+      recovered.reform_s =
+          rounded_ms(seconds_between(recovery_->decided, recovery_->formed.value_or(now)));
+      recovered.duration_s = rounded_ms(seconds_between(recovery_->failed, now));
+      recovered.waited_s = rounded_ms(recovery_->waited_s);
+      recovered.redone_steps =
+          std::max<std::int64_t>(0, recovery_->attempted_step - (report.step - 1));
+      recovered.step = report.step;
+      recovered.members = members_.size();
+      ++recoveries_;
+      redone_steps_ += recovered.redone_steps;
+      recovery_.reset();
+      actions_.push_back(std::move(recovered));
+      actions_.push_back(action::WriteJournal{});  // no recovery in progress
+      return;
+    }
+    case Report::Kind::kFailed:
+    case Report::Kind::kBoundary: {
+      if (worker->state != WorkerState::kMember) return;
+      reported(*worker, report.step, report.attempted, report.leaving, report.reason);
+      if (report.kind == Report::Kind::kFailed) {
+        if (!formed_ && !report.unreachable.empty()) note_unreachable(report.unreachable);
+        if (!first_failure_) first_failure_ = env_.now();
+        end_generation(report.cause);
+      } else {
+        if (worker->leaving && !first_failure_) first_failure_ = env_.now();
+        end_generation(worker->leaving ? worker->leave_reason : "change");
+      }
+      return;
+    }
+    case Report::Kind::kDone:
+      // Every member's result is the same (the evaluation is all-reduced).
+      if (worker->state == WorkerState::kMember) worker->state = WorkerState::kDone;
+      return;
+  }
+}
+
+void Membership::worker_lost(const std::string& id, const std::string& reason) {
+  WorkerInfo* worker = find_mutable(id);
+  if (worker != nullptr) gone(*worker, reason);
+}
+
+void Membership::gone(WorkerInfo& worker, const std::string& reason) {
+  if (worker.state == WorkerState::kGone) return;
+  const WorkerState previous = worker.state;
+  worker.state = WorkerState::kGone;
+  worker.leave_reason = reason;
+  worker.released = env_.now();
+  pending_.erase(std::remove(pending_.begin(), pending_.end(), worker.id), pending_.end());
+  const bool member = contains(members_, worker.id);
+  action::WorkerLeft left;
+  left.worker = worker.id;
+  left.reason = reason;
+  left.announce = !ended_ && previous != WorkerState::kDone;
+  left.trained = member && running_;
+  left.member = member;
+  left.gen = generation_;
+  left.step = last_step_;
+  actions_.push_back(left);
+  if (!left.announce) return;
+  if (reason != "stopped" && reason != "unreachable") ++revocations_;
+  if (member && running_ && previous == WorkerState::kMember) {
+    if (!first_failure_) first_failure_ = env_.now();
+    end_generation(reason);
+    for (const auto& other : members_) {
+      if (find(other)->state == WorkerState::kMember) {
+        actions_.push_back(action::Signal{other, "abort", generation_});
+      }
+    }
+  }
+  if (member) lost_.push_back(worker.id);
+}
+
+void Membership::end_generation(const std::string& cause) {
+  // A loss overrides a planned change in progress (it is a recovery), never the other way.
+  if (ending_ && !(is_planned_change(ending_cause_) && !is_planned_change(cause))) return;
+  ending_ = true;
+  ending_cause_ = cause;
+}
+
+void Membership::note_unreachable(const std::vector<std::string>& ids) {
+  for (const auto& id : ids) {
+    if (contains(members_, id)) ++unreachable_votes_[id];
+  }
+}
+
+void Membership::drop_unreachable_member() {
+  std::vector<std::string> members = members_;
+  std::sort(members.begin(), members.end());
+  if (members == unformed_members_) {
+    ++unformed_count_;
+  } else {
+    unformed_members_ = members;
+    unformed_count_ = 1;
+  }
+  if (unformed_count_ < 2 || unreachable_votes_.empty()) return;
+  std::string blamed;
+  int votes = 0;
+  bool tie = false;
+  for (const auto& [id, count] : unreachable_votes_) {
+    if (count > votes) {
+      blamed = id;
+      votes = count;
+      tie = false;
+    } else if (count == votes) {
+      tie = true;
+    }
+  }
+  if (tie) return;
+  WorkerInfo& worker = *find_mutable(blamed);
+  const std::string why =
+      "its peers could not reach it at " + worker.address +
+      " (twice); start it with --advertise ADDR or --interface IFNAME naming an address the "
+      "other workers can reach";
+  actions_.push_back(action::Record{{{"event", "worker_unreachable"},
+                                     {"worker", blamed},
+                                     {"address", worker.address},
+                                     {"gen", generation_}},
+                                    "worker " + blamed + " dropped: " + why});
+  actions_.push_back(action::Drop{blamed, "unreachable: " + why});
+  gone(worker, "unreachable");
+  unformed_count_ = 0;
+  unformed_members_.clear();
+}
+
+void Membership::check_heartbeats() {
+  const TimePoint now = env_.now();
+  for (auto& [id, worker] : workers_) {
+    if (worker.state == WorkerState::kGone || worker.state == WorkerState::kDone) continue;
+    if (seconds_between(worker.last_heard, now) <= options_.heartbeat_timeout_s) continue;
+    actions_.push_back(action::Drop{id, "silent"});
+    // The failure happened when it fell silent, not when that was noticed.
+    if (running_ && worker.state == WorkerState::kMember && !first_failure_) {
+      first_failure_ = worker.last_heard;
+    }
+    gone(worker, "silent");
+  }
+}
+
+void Membership::tick() {
+  if (ended_) return;
+  check_heartbeats();
+  if (stop_requested_ && running_ && !formed_ && stop_time_ &&
+      seconds_between(*stop_time_, env_.now()) > options_.stop_forming_s) {
+    // A group that has not formed within a moment of Ctrl-C or SIGTERM holds no step in progress:
+    // the job pauses now instead of waiting for it (its members exit when told).
+    actions_.push_back(
+        action::Record{{{"event", "stopped_while_forming"}, {"gen", generation_}}, ""});
+    stop_now();
+    return;
+  }
+  finish_if_done();
+  if (ended_) return;
+  maybe_signal_change();
+  maybe_form_generation();
+}
+
+void Membership::end(const action::EndJob& end) {
+  running_ = false;
+  ended_ = true;
+  stopped_ = end.stopped;
+  failure_ = end.failure;
+  actions_.push_back(end);
+  actions_.push_back(action::WriteJournal{});  // says how the job ended
+}
+
+void Membership::stop_now() { end(action::EndJob{false, true, "", last_step_}); }
+
+void Membership::request_stop() {
+  if (stop_requested_ || ended_) return;
+  stop_requested_ = true;
+  stop_time_ = env_.now();
+  actions_.push_back(action::Record{{{"event", "stop_requested"}, {"step", last_step_}}, ""});
+  if (!running_) {
+    stop_now();
+    return;
+  }
+  actions_.push_back(action::Signal{members_.front(), "stop", generation_});
+}
+
+void Membership::end_job(const std::string& failure) {
+  if (!ended_) end(action::EndJob{false, false, failure, last_step_});
+}
+
+void Membership::finish_if_done() {
+  if (!running_ || members_.empty()) return;
+  bool any_done = false;
+  for (const auto& id : members_) {
+    const WorkerState state = find(id)->state;
+    if (state == WorkerState::kMember) return;
+    any_done = any_done || state == WorkerState::kDone;
+  }
+  if (any_done) end(action::EndJob{true, stop_requested_, "", last_step_});
+}
+
+void Membership::maybe_signal_change() {
+  if (!running_ || ending_ || stop_requested_) return;
+  std::string cause;
+  if (!pending_.empty()) {
+    cause = "join";
+  } else if (seconds_between(last_balance_check_, env_.now()) >= options_.balance_check_s) {
+    last_balance_check_ = env_.now();
+    std::vector<double> speeds;
+    for (const auto& id : members_) speeds.push_back(find(id)->speed);
+    if (generation_speeds_.size() != speeds.size()) return;  // the split in force is unknown
+    const auto now = launch::member_shares(options_.global_batch, speeds);
+    const auto current = launch::member_shares(options_.global_batch, generation_speeds_);
+    for (std::size_t i = 0; i < now.size() && i < current.size(); ++i) {
+      if (std::abs(now[i] - current[i]) > std::max<std::int64_t>(1, current[i] / 10)) {
+        cause = "rebalance";
+      }
+    }
+  }
+  if (cause.empty()) return;
+  actions_.push_back(action::Signal{members_.front(), "change", generation_});
+  ending_ = true;
+  ending_cause_ = cause;
+}
+
+void Membership::maybe_form_generation() {
+  const TimePoint now = env_.now();
+  if (running_) {
+    if (!ending_) return;
+    std::vector<std::string> survivors;
+    for (const auto& id : members_) {
+      const WorkerInfo& worker = *find(id);
+      if (worker.state == WorkerState::kMember) return;  // not every member has reported
+      if (worker.state == WorkerState::kDone) return;    // the job is finishing
+      if (worker.state == WorkerState::kReported && !worker.leaving) survivors.push_back(id);
+    }
+    for (const auto& id : members_) {
+      WorkerInfo& worker = *find_mutable(id);
+      if (worker.state == WorkerState::kReported && worker.leaving)
+        gone(worker, worker.leave_reason);
+    }
+    running_ = false;
+    if (!formed_) drop_unreachable_member();
+    // A loss (a member gone, even one that had reported at a planned boundary) is a recovery.
+    if (!is_planned_change(ending_cause_) || !lost_.empty()) {
+      std::string cause = ending_cause_;
+      if (!lost_.empty()) cause = find(lost_.front())->leave_reason;
+      if (recovery_) {
+        // Another loss before the recovery's first step: one recovery, longer.
+        recovery_->generation = generation_ + 1;
+        recovery_->decided = now;
+        recovery_->formed.reset();
+        recovery_->attempted_step = std::max(recovery_->attempted_step, attempted_step_);
+        recovery_->lost.insert(recovery_->lost.end(), lost_.begin(), lost_.end());
+      } else {
+        Recovery recovery;
+        recovery.generation = generation_ + 1;
+        recovery.cause = cause;
+        recovery.failed = first_failure_.value_or(now);
+        recovery.decided = now;
+        recovery.attempted_step = attempted_step_;
+        recovery.lost = lost_;
+        recovery_ = recovery;
+      }
+    } else if (recovery_) {
+      recovery_->generation = generation_ + 1;  // a join before the recovery's first step
+    }
+    first_failure_.reset();
+    lost_.clear();
+    survivors.erase(std::remove_if(survivors.begin(), survivors.end(),
+                                   [&](const std::string& id) {
+                                     return find(id)->state == WorkerState::kGone;
+                                   }),
+                    survivors.end());
+    if (!survivors.empty() || !pending_.empty()) {
+      form_generation(std::move(survivors));
+      return;
+    }
+    members_.clear();
+    actions_.push_back(action::WriteJournal{});
+  }
+  if (stop_requested_) {
+    stop_now();
+    return;
+  }
+  if (pending_.empty()) {
+    if (generation_ >= 0 && !waiting_announced_) {
+      waiting_announced_ = true;
+      actions_.push_back(action::Waiting{last_step_});
+    }
+    return;
+  }
+  if (generation_ < 0) {
+    const bool enough = static_cast<int>(pending_.size()) >= options_.initial_workers;
+    const bool waited_long =
+        first_admission_ && seconds_between(*first_admission_, now) > options_.initial_wait_s;
+    if (!enough && !waited_long) return;
+  }
+  form_generation({});
+}
+
+void Membership::form_generation(std::vector<std::string> survivors) {
+  Generation next;
+  next.number = generation_ + 1;
+  next.members = survivors;
+  next.members.insert(next.members.end(), pending_.begin(), pending_.end());
+  if (recovery_ && survivors.empty())
+    recovery_->waited_s = seconds_between(recovery_->decided, env_.now());
+  std::int64_t held = -1;
+  for (const auto& id : survivors) held = std::max(held, find(id)->held);
+  if (held < 0) {
+    // No member holds state: the newest checkpoint (generation 0: the one the job resumes from).
+    if (generation_ >= 0) {
+      start_ = env_.start_point();
+      if (recovery_) recovery_->attempted_step = std::max(recovery_->attempted_step, last_step_);
+    }
+    next.from = start_;
+    next.start_step = start_.step;
+    last_step_ = start_.step;
+  } else {
+    next.from_survivors = true;
+    next.start_step = held;
+  }
+  for (const auto& id : next.members) {
+    next.speeds.push_back(find(id)->speed);
+    next.probes.push_back(find(id)->probe);
+  }
+  next.after_loss = recovery_.has_value();
+  generation_speeds_ = next.speeds;
+  last_balance_check_ = env_.now();
+  generation_ = next.number;
+  members_ = next.members;
+  running_ = true;
+  formed_ = false;
+  unreachable_votes_.clear();
+  ending_ = false;
+  ending_cause_.clear();
+  waiting_announced_ = false;
+  attempted_step_ = next.start_step;
+  pending_.clear();
+  for (const auto& id : members_) {
+    WorkerInfo& worker = *find_mutable(id);
+    worker.state = WorkerState::kMember;
+    worker.held = -1;
+    worker.attempted = -1;
+    worker.leaving = false;
+  }
+  actions_.push_back(action::WriteJournal{});  // before the members hear of it
+  actions_.push_back(action::StartGeneration{next});
+  if (stop_requested_) actions_.push_back(action::Signal{members_.front(), "stop", generation_});
+}
+
+void Membership::take_back(const MembershipJournal& journal) {
+  generation_ = journal.generation;
+  next_worker_ = journal.next_worker;
+  members_ = journal.members;
+  const TimePoint now = env_.now();
+  for (const auto& id : members_) {
+    WorkerInfo worker;
+    worker.id = id;
+    worker.state = WorkerState::kMember;
+    worker.last_heard = now;
+    worker.admitted = now;
+    workers_[id] = worker;
+  }
+  running_ = generation_ >= 0 && !members_.empty();
+  if (journal.recovery) {
+    Recovery recovery;
+    recovery.generation = journal.recovery->generation;
+    recovery.cause = journal.recovery->cause;
+    recovery.lost = journal.recovery->lost;
+    recovery.attempted_step = journal.recovery->attempted_step;
+    recovery.failed = recovery.decided = now;
+    recovery_ = recovery;
+  }
+  formed_ = true;  // its members formed their group before the restart
+  generation_speeds_.clear();
+  last_balance_check_ = now;
+  actions_.push_back(action::WriteJournal{});
+}
+
+}  // namespace transient::elastic

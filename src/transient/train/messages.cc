@@ -1,0 +1,295 @@
+#include "transient/train/messages.h"
+
+#include <array>
+#include <utility>
+
+namespace transient::train::message {
+
+namespace {
+
+constexpr std::array<const char*, 10> kToCoordinator = {
+    "ready", "hb",   "report",     "progress",         "event",
+    "bye",   "rows", "checkpoint", "fetch_checkpoint", "store"};
+constexpr std::array<const char*, 7> kToWorker = {"generation", "signal", "store_reply", "rows_ack",
+                                                  "chunk_of",   "left",   "finished"};
+
+const std::array<std::pair<Report::Kind, const char*>, 8> kReportKinds = {{
+    {Report::Kind::kGrouped, "grouped"},
+    {Report::Kind::kFormed, "formed"},
+    {Report::Kind::kStepped, "stepped"},
+    {Report::Kind::kFailed, "failed"},
+    {Report::Kind::kBoundary, "boundary"},
+    {Report::Kind::kDone, "done"},
+    {Report::Kind::kFatal, "fatal"},
+    {Report::Kind::kDiverged, "diverged"},
+}};
+
+template <std::size_t N>
+std::string known_names(const std::array<const char*, N>& names) {
+  std::string text;
+  for (const char* name : names) text += (text.empty() ? "" : ", ") + std::string(name);
+  return text;
+}
+
+template <std::size_t N>
+std::string first_known(const nlohmann::json& message, const std::array<const char*, N>& names) {
+  if (!message.is_object()) return "";
+  for (const char* name : names) {
+    if (message.contains(name)) return name;
+  }
+  return "";
+}
+
+// The message's name, checked against the receiver's names and version.
+template <std::size_t N>
+std::string checked_name(const nlohmann::json& message, const std::array<const char*, N>& names,
+                         const char* receiver) {
+  const std::string name = first_known(message, names);
+  if (name.empty()) {
+    std::string shown = message.is_object() && !message.empty() ? message.begin().key() : "";
+    if (shown.size() > 32) shown = shown.substr(0, 32) + "...";
+    throw ProtocolError(
+        "a message " + (shown.empty() ? std::string("with no name") : "named \"" + shown + "\"") +
+        ", which this " + receiver + " does not know (it knows " + known_names(names) + ")");
+  }
+  const auto version = message.find("v");
+  if (version == message.end() || !version->is_number_integer() ||
+      version->get<int>() != kProtocolVersion) {
+    throw ProtocolError("a \"" + name + "\" message of protocol version " +
+                        (version == message.end() ? std::string("none") : version->dump()) +
+                        "; this " + receiver + " speaks version " +
+                        std::to_string(kProtocolVersion));
+  }
+  return name;
+}
+
+nlohmann::json named(const char* name, nlohmann::json value) {
+  nlohmann::json message = {{name, std::move(value)}, {"v", kProtocolVersion}};
+  return message;
+}
+
+// A message whose shape another part owns (the rendezvous store's), with the version added.
+nlohmann::json versioned(nlohmann::json message) {
+  message["v"] = kProtocolVersion;
+  return message;
+}
+
+// `message` with its version taken off, for the part that owns its shape.
+nlohmann::json unversioned(nlohmann::json message) {
+  message.erase("v");
+  return message;
+}
+
+Report decode_report(const nlohmann::json& m) {
+  Report report;
+  const std::string kind = m.at("report").get<std::string>();
+  bool known = false;
+  for (const auto& [value, name] : kReportKinds) {
+    if (kind == name) {
+      report.kind = value;
+      known = true;
+    }
+  }
+  if (!known) {
+    std::string names;
+    for (const auto& [value, name] : kReportKinds)
+      names += (names.empty() ? "" : ", ") + std::string(name);
+    throw ProtocolError("a report \"" + kind.substr(0, 32) + "\", which is none of " + names);
+  }
+  report.gen = m.at("gen").get<std::int64_t>();
+  report.step = m.value("step", std::int64_t{-1});
+  report.attempted = m.value("attempted", report.step);
+  report.leaving = m.value("leaving", false);
+  report.reason = m.value("reason", std::string("preempted"));
+  report.cause = m.value("cause", std::string("failed"));
+  if (m.contains("unreachable")) {
+    report.unreachable = m.at("unreachable").get<std::vector<std::string>>();
+  }
+  if (report.kind == Report::Kind::kDone) report.result = worker_result_from_json(m.at("result"));
+  report.error = m.value("error", std::string());
+  report.loss = m.value("loss", std::string("nan"));
+  return report;
+}
+
+nlohmann::json encode_report(const Report& report) {
+  const char* kind = "failed";
+  for (const auto& [value, name] : kReportKinds) {
+    if (value == report.kind) kind = name;
+  }
+  nlohmann::json m = named("report", kind);
+  m["gen"] = report.gen;
+  switch (report.kind) {
+    case Report::Kind::kGrouped:
+      break;
+    case Report::Kind::kFormed:
+    case Report::Kind::kStepped:
+      m["step"] = report.step;
+      break;
+    case Report::Kind::kFailed:
+    case Report::Kind::kBoundary:
+      m["step"] = report.step;
+      m["attempted"] = report.attempted;
+      m["leaving"] = report.leaving;
+      m["reason"] = report.reason;
+      m["cause"] = report.cause;
+      if (!report.unreachable.empty()) m["unreachable"] = report.unreachable;
+      break;
+    case Report::Kind::kDone:
+      m["result"] = to_json(report.result.value_or(WorkerResult{}));
+      break;
+    case Report::Kind::kFatal:
+      m["error"] = report.error;
+      break;
+    case Report::Kind::kDiverged:
+      m["step"] = report.step;
+      m["loss"] = report.loss;
+      break;
+  }
+  return m;
+}
+
+// Overloads for std::visit.
+template <typename... F>
+struct Overloaded : F... {
+  using F::operator()...;
+};
+template <typename... F>
+Overloaded(F...) -> Overloaded<F...>;
+
+}  // namespace
+
+std::string name_of(const nlohmann::json& message) {
+  std::string name = first_known(message, kToCoordinator);
+  return name.empty() ? first_known(message, kToWorker) : name;
+}
+
+nlohmann::json encode(const ToCoordinator& message) {
+  return std::visit(Overloaded{
+                        [](const Ready& m) {
+                          auto j = named("ready", true);
+                          j["address"] = m.address;
+                          j["probe"] = m.probe;
+                          return j;
+                        },
+                        [](const Heartbeat& m) {
+                          auto j = named("hb", m.beat);
+                          j["speed"] = m.speed_samples_per_s;
+                          return j;
+                        },
+                        [](const Report& m) { return encode_report(m); },
+                        [](const Progress& m) { return named("progress", to_json(m.report)); },
+                        [](const Event& m) { return named("event", m.event); },
+                        [](const Bye& m) { return named("bye", m.reason); },
+                        [](const Rows& m) {
+                          auto j = named("rows", m.rows);
+                          j["last"] = m.last;
+                          return j;
+                        },
+                        [](const CheckpointPart& m) {
+                          auto j = named("checkpoint", m.part);
+                          j["id"] = m.id;
+                          if (m.part == "begin") {
+                            j["step"] = m.step;
+                            j["bytes"] = m.bytes;
+                          } else if (m.part == "chunk") {
+                            j["data"] = m.data;
+                          } else {
+                            j["crc32"] = m.crc32;
+                          }
+                          return j;
+                        },
+                        [](const FetchCheckpoint& m) {
+                          auto j = named("fetch_checkpoint", m.file);
+                          j["id"] = m.id;
+                          return j;
+                        },
+                        [](const StoreRequest& m) { return versioned(m.request); },
+                    },
+                    message);
+}
+
+nlohmann::json encode(const ToWorker& message) {
+  return std::visit(Overloaded{
+                        [](const Generation& m) { return named("generation", to_json(m.config)); },
+                        [](const Signal& m) {
+                          auto j = named("signal", m.what);
+                          j["gen"] = m.gen;
+                          return j;
+                        },
+                        [](const StoreReply& m) { return versioned(m.reply); },
+                        [](const RowsAck& m) { return named("rows_ack", m.last); },
+                        [](const ChunkOf& m) {
+                          auto j = named("chunk_of", m.id);
+                          j["data"] = m.data;
+                          return j;
+                        },
+                        [](const Left& m) { return named("left", m.reason); },
+                        [](const Finished&) { return named("finished", true); },
+                    },
+                    message);
+}
+
+ToCoordinator decode_to_coordinator(const nlohmann::json& m) {
+  const std::string name = checked_name(m, kToCoordinator, "coordinator");
+  try {
+    if (name == "ready") {
+      return Ready{m.value("address", std::string()).substr(0, 256),
+                   m.value("probe", std::string()).substr(0, 300)};
+    }
+    if (name == "hb") return Heartbeat{m.at("hb").get<std::int64_t>(), m.value("speed", 0.0)};
+    if (name == "report") return decode_report(m);
+    if (name == "progress") return Progress{progress_report_from_json(m.at("progress"))};
+    if (name == "event") {
+      if (!m.at("event").is_object() || !m.at("event").contains("event")) {
+        throw ProtocolError("an \"event\" message whose event is not an object with \"event\"");
+      }
+      return Event{m.at("event")};
+    }
+    if (name == "bye") return Bye{m.at("bye").get<std::string>()};
+    if (name == "rows") {
+      return Rows{m.at("rows").get<std::vector<std::string>>(), m.value("last", std::int64_t{0})};
+    }
+    if (name == "checkpoint") {
+      CheckpointPart part;
+      part.part = m.at("checkpoint").get<std::string>();
+      part.id = m.at("id").get<std::int64_t>();
+      if (part.part == "begin") {
+        part.step = m.at("step").get<std::int64_t>();
+        part.bytes = m.at("bytes").get<std::int64_t>();
+      } else if (part.part == "chunk") {
+        part.data = m.at("data").get<std::string>();
+      } else if (part.part == "end") {
+        part.crc32 = m.at("crc32").get<std::uint32_t>();
+      }
+      return part;
+    }
+    if (name == "fetch_checkpoint") {
+      return FetchCheckpoint{m.at("fetch_checkpoint").get<std::string>(),
+                             m.at("id").get<std::int64_t>()};
+    }
+    return StoreRequest{unversioned(m)};
+  } catch (const nlohmann::json::exception& error) {
+    throw ProtocolError("a malformed \"" + name + "\" message (" + error.what() + ")");
+  }
+}
+
+ToWorker decode_to_worker(const nlohmann::json& m) {
+  const std::string name = checked_name(m, kToWorker, "worker");
+  try {
+    if (name == "generation") return Generation{generation_config_from_json(m.at("generation"))};
+    if (name == "signal") {
+      return Signal{m.at("signal").get<std::string>(), m.value("gen", std::int64_t{-1})};
+    }
+    if (name == "store_reply") return StoreReply{unversioned(m)};
+    if (name == "rows_ack") return RowsAck{m.at("rows_ack").get<std::int64_t>()};
+    if (name == "chunk_of") {
+      return ChunkOf{m.at("chunk_of").get<std::int64_t>(), m.value("data", std::string())};
+    }
+    if (name == "left") return Left{m.value("left", std::string())};
+    return Finished{};
+  } catch (const nlohmann::json::exception& error) {
+    throw ProtocolError("a malformed \"" + name + "\" message (" + error.what() + ")");
+  }
+}
+
+}  // namespace transient::train::message

@@ -1,0 +1,471 @@
+// Every membership rule, driven through typed events on a clock of the test's own: no process,
+// socket or sleep.
+#include "transient/elastic/membership.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "elastic/fake_env.h"
+
+namespace transient::elastic {
+namespace {
+
+using testing::all_of;
+using testing::FakeEnv;
+using Ids = std::vector<std::string>;
+
+class MembershipTest : public ::testing::Test {
+ protected:
+  MembershipOptions options() const {
+    MembershipOptions options;
+    options.initial_workers = 1;
+    options.heartbeat_timeout_s = 10;
+    options.global_batch = 120;
+    return options;
+  }
+
+  // Admits and readies `n` workers, then forms generation 0 with them.
+  void start(int n, MembershipOptions opts) {
+    machine_ = std::make_unique<Membership>(opts, env_);
+    for (int i = 0; i < n; ++i) join();
+    machine_->tick();
+    const auto started = all_of<action::StartGeneration>(take());
+    ASSERT_EQ(started.size(), 1U);
+  }
+  void start(int n) {
+    auto opts = options();
+    opts.initial_workers = n;
+    start(n, opts);
+  }
+  std::string join(const std::string& address = "") {
+    std::string refusal;
+    const auto id = machine_->admit("", 1234, refusal);
+    EXPECT_TRUE(id.has_value()) << refusal;
+    machine_->ready(*id, address, "");
+    return *id;
+  }
+  std::vector<Action> take() { return machine_->take_actions(); }
+  void report(const std::string& id, Report::Kind kind, std::int64_t step,
+              std::int64_t attempted = -1) {
+    Report r;
+    r.kind = kind;
+    r.gen = machine_->generation();
+    r.step = step;
+    r.attempted = attempted;
+    machine_->report(id, r);
+  }
+  // Ticks and returns the generation formed (fails the test if none was).
+  Generation next_generation() {
+    machine_->tick();
+    const auto actions = take();
+    const auto started = all_of<action::StartGeneration>(actions);
+    EXPECT_EQ(started.size(), 1U);
+    return started.empty() ? Generation{} : started.front().generation;
+  }
+
+  FakeEnv env_;
+  std::unique_ptr<Membership> machine_;
+};
+
+TEST_F(MembershipTest, GenerationZeroWaitsForItsWorkersOrForTheInitialWait) {
+  auto opts = options();
+  opts.initial_workers = 3;
+  opts.initial_wait_s = 10;
+  machine_ = std::make_unique<Membership>(opts, env_);
+  join();
+  join();
+  machine_->tick();
+  EXPECT_TRUE(all_of<action::StartGeneration>(take()).empty());
+  env_.advance(9);
+  machine_->heartbeat("w0", std::nullopt);
+  machine_->heartbeat("w1", std::nullopt);
+  machine_->tick();
+  EXPECT_TRUE(all_of<action::StartGeneration>(take()).empty());
+  env_.advance(2);
+  machine_->heartbeat("w0", std::nullopt);
+  machine_->heartbeat("w1", std::nullopt);
+  const Generation generation = next_generation();
+  EXPECT_EQ(generation.number, 0);
+  EXPECT_EQ(generation.members, (Ids{"w0", "w1"}));
+  EXPECT_EQ(generation.start_step, 0);
+}
+
+TEST_F(MembershipTest, AResumedJobStartsFromItsCheckpointAndTheJournalComesBeforeTheConfig) {
+  auto opts = options();
+  opts.start = {40, "checkpoint-40.pt", 1000, 7};
+  machine_ = std::make_unique<Membership>(opts, env_);
+  join();
+  take();
+  machine_->tick();
+  const auto actions = take();
+  ASSERT_EQ(actions.size(), 2U);
+  EXPECT_TRUE(std::holds_alternative<action::WriteJournal>(actions[0]));
+  const auto& generation = std::get<action::StartGeneration>(actions[1]).generation;
+  EXPECT_EQ(generation.start_step, 40);
+  EXPECT_EQ(generation.from.checkpoint, "checkpoint-40.pt");
+  EXPECT_FALSE(generation.from_survivors);
+  EXPECT_EQ(env_.start_points, 0);  // generation 0 starts where the job resumes
+}
+
+TEST_F(MembershipTest, ALossAbortsTheOthersAndTheMostAdvancedSurvivorLeads) {
+  start(3);
+  machine_->progress(7);
+  machine_->worker_lost("w1", "failed");
+  auto actions = take();
+  const auto left = all_of<action::WorkerLeft>(actions);
+  ASSERT_EQ(left.size(), 1U);
+  EXPECT_TRUE(left[0].announce && left[0].trained && left[0].member);
+  const auto aborts = all_of<action::Signal>(actions);
+  ASSERT_EQ(aborts.size(), 2U);
+  EXPECT_EQ(aborts[0].worker, "w0");
+  EXPECT_EQ(aborts[1].worker, "w2");
+  EXPECT_EQ(aborts[0].what, "abort");
+  EXPECT_EQ(machine_->revocations(), 1);
+
+  report("w0", Report::Kind::kFailed, 7, 8);
+  machine_->tick();
+  EXPECT_TRUE(all_of<action::StartGeneration>(take()).empty()) << "w2 has not reported";
+  env_.advance(0.05);
+  report("w2", Report::Kind::kFailed, 8, 8);  // it completed step 8's all-reduce
+  const Generation generation = next_generation();
+  EXPECT_EQ(generation.number, 1);
+  EXPECT_EQ(generation.members, (Ids{"w0", "w2"}));
+  EXPECT_EQ(generation.start_step, 8);
+  EXPECT_TRUE(generation.from_survivors);
+  EXPECT_TRUE(generation.after_loss);
+  EXPECT_TRUE(machine_->recovering());
+
+  env_.advance(0.1);
+  report("w0", Report::Kind::kFormed, 8);
+  env_.advance(0.2);
+  report("w0", Report::Kind::kStepped, 9);
+  const auto recovered = all_of<action::Recovered>(take());
+  ASSERT_EQ(recovered.size(), 1U);
+  EXPECT_EQ(recovered[0].lost, (Ids{"w1"}));
+  EXPECT_EQ(recovered[0].cause, "failed");
+  EXPECT_EQ(recovered[0].redone_steps, 0);  // step 8 survived in w2
+  EXPECT_NEAR(recovered[0].detect_s, 0.05, 1e-6);
+  EXPECT_NEAR(recovered[0].reform_s, 0.1, 1e-6);
+  EXPECT_NEAR(recovered[0].duration_s, 0.35, 1e-6);
+  EXPECT_EQ(machine_->recoveries(), 1);
+  EXPECT_FALSE(machine_->recovering());
+}
+
+TEST_F(MembershipTest, AStepNoSurvivorCompletedIsRedoneAndCounted) {
+  start(2);
+  machine_->worker_lost("w0", "failed");
+  take();
+  report("w1", Report::Kind::kFailed, 7, 8);
+  const Generation generation = next_generation();
+  EXPECT_EQ(generation.start_step, 7);
+  report("w1", Report::Kind::kStepped, 8);
+  const auto recovered = all_of<action::Recovered>(take());
+  ASSERT_EQ(recovered.size(), 1U);
+  EXPECT_EQ(recovered[0].redone_steps, 1);
+  EXPECT_EQ(machine_->redone_steps(), 1);
+}
+
+TEST_F(MembershipTest, AJoinIsSignalledToRankZeroAndStartsAtTheBoundaryWithNothingRedone) {
+  start(2);
+  const std::string joiner = join();
+  machine_->tick();
+  const auto signals = all_of<action::Signal>(take());
+  ASSERT_EQ(signals.size(), 1U);
+  EXPECT_EQ(signals[0].worker, "w0");
+  EXPECT_EQ(signals[0].what, "change");
+  machine_->tick();
+  EXPECT_TRUE(all_of<action::Signal>(take()).empty()) << "signalled once";
+  report("w0", Report::Kind::kBoundary, 5);
+  report("w1", Report::Kind::kBoundary, 5);
+  const Generation generation = next_generation();
+  EXPECT_EQ(generation.members, (Ids{"w0", "w1", joiner}));
+  EXPECT_EQ(generation.start_step, 5);
+  EXPECT_FALSE(generation.after_loss);
+  EXPECT_FALSE(machine_->recovering());
+  report("w0", Report::Kind::kStepped, 6);
+  EXPECT_TRUE(all_of<action::Recovered>(take()).empty());
+  EXPECT_EQ(machine_->revocations(), 0);
+}
+
+TEST_F(MembershipTest, APreemptedMemberLeavesAtTheBoundaryAndTheRecoveryRedoesNothing) {
+  start(3);
+  Report notice;
+  notice.kind = Report::Kind::kBoundary;
+  notice.gen = 0;
+  notice.step = 12;
+  report("w0", Report::Kind::kBoundary, 12);
+  notice.leaving = true;
+  notice.reason = "preempted";
+  machine_->report("w1", notice);
+  report("w2", Report::Kind::kBoundary, 12);
+  machine_->tick();
+  const auto actions = take();
+  const auto left = all_of<action::WorkerLeft>(actions);
+  ASSERT_EQ(left.size(), 1U);
+  EXPECT_EQ(left[0].worker, "w1");
+  EXPECT_EQ(left[0].reason, "preempted");
+  const auto started = all_of<action::StartGeneration>(actions);
+  ASSERT_EQ(started.size(), 1U);
+  EXPECT_EQ(started[0].generation.members, (Ids{"w0", "w2"}));
+  EXPECT_EQ(started[0].generation.start_step, 12);
+  report("w0", Report::Kind::kStepped, 13);
+  const auto recovered = all_of<action::Recovered>(take());
+  ASSERT_EQ(recovered.size(), 1U);
+  EXPECT_EQ(recovered[0].cause, "preempted");
+  EXPECT_EQ(recovered[0].redone_steps, 0);
+}
+
+TEST_F(MembershipTest, ASilentWorkerIsDroppedAndTheFailureDatesFromItsSilence) {
+  start(2);
+  env_.advance(5);
+  machine_->heartbeat("w0", std::nullopt);
+  env_.advance(5);
+  machine_->tick();
+  EXPECT_TRUE(all_of<action::Drop>(take()).empty()) << "10 s is not more than the timeout";
+  env_.advance(1);
+  machine_->heartbeat("w0", std::nullopt);
+  machine_->tick();
+  const auto actions = take();
+  const auto drops = all_of<action::Drop>(actions);
+  ASSERT_EQ(drops.size(), 1U);
+  EXPECT_EQ(drops[0].worker, "w1");
+  EXPECT_EQ(drops[0].reason, "silent");
+  ASSERT_EQ(all_of<action::Signal>(actions).size(), 1U);
+  report("w0", Report::Kind::kFailed, 3, 4);
+  next_generation();
+  report("w0", Report::Kind::kStepped, 4);
+  const auto recovered = all_of<action::Recovered>(take());
+  ASSERT_EQ(recovered.size(), 1U);
+  EXPECT_EQ(recovered[0].cause, "silent");
+  EXPECT_NEAR(recovered[0].detect_s, 11, 1e-6);
+}
+
+TEST_F(MembershipTest, WithNoMemberLeftTheJobWaitsThenStartsFromTheNewestCheckpoint) {
+  start(1);
+  machine_->progress(35);
+  machine_->worker_lost("w0", "failed");
+  machine_->tick();
+  auto actions = take();
+  EXPECT_TRUE(all_of<action::StartGeneration>(actions).empty());
+  const auto waiting = all_of<action::Waiting>(actions);
+  ASSERT_EQ(waiting.size(), 1U);
+  EXPECT_EQ(waiting[0].step, 35);
+  EXPECT_TRUE(machine_->members().empty());
+  EXPECT_TRUE(machine_->journal().members.empty());
+
+  env_.checkpoint = {30, "checkpoint-30.pt", 10, 1};
+  env_.advance(20);
+  const std::string replacement = join();
+  const Generation generation = next_generation();
+  EXPECT_EQ(generation.members, (Ids{replacement}));
+  EXPECT_EQ(generation.start_step, 30);
+  EXPECT_EQ(generation.from.checkpoint, "checkpoint-30.pt");
+  EXPECT_EQ(env_.start_points, 1);
+  report(replacement, Report::Kind::kStepped, 31);
+  const auto recovered = all_of<action::Recovered>(take());
+  ASSERT_EQ(recovered.size(), 1U);
+  EXPECT_EQ(recovered[0].lost, (Ids{"w0"}));
+  EXPECT_NEAR(recovered[0].waited_s, 20, 1e-6);
+  EXPECT_EQ(recovered[0].redone_steps, 5);  // steps 31-35 again
+}
+
+TEST_F(MembershipTest, AMemberNobodyCanReachIsDroppedWhenTheSameGroupFailsToFormTwice) {
+  auto opts = options();
+  opts.initial_workers = 3;
+  machine_ = std::make_unique<Membership>(opts, env_);
+  join("10.0.0.1");
+  join("10.0.0.2");
+  join("127.0.0.1");
+  machine_->tick();
+  take();
+  auto fail_to_form = [&] {
+    for (const std::string id : {"w0", "w1", "w2"}) {
+      Report r;
+      r.kind = Report::Kind::kFailed;
+      r.gen = machine_->generation();
+      if (id != "w2") r.unreachable = {"w2"};
+      machine_->report(id, r);
+    }
+  };
+  fail_to_form();
+  Generation generation = next_generation();
+  EXPECT_EQ(generation.members, (Ids{"w0", "w1", "w2"})) << "once may be bad luck";
+  fail_to_form();
+  machine_->tick();
+  const auto actions = take();
+  const auto drops = all_of<action::Drop>(actions);
+  ASSERT_EQ(drops.size(), 1U);
+  EXPECT_EQ(drops[0].worker, "w2");
+  EXPECT_NE(drops[0].reason.find("127.0.0.1"), std::string::npos);
+  EXPECT_NE(drops[0].reason.find("--advertise"), std::string::npos);
+  const auto started = all_of<action::StartGeneration>(actions);
+  ASSERT_EQ(started.size(), 1U);
+  EXPECT_EQ(started[0].generation.members, (Ids{"w0", "w1"}));
+  EXPECT_EQ(machine_->revocations(), 0) << "dropping a worker is not a revocation";
+}
+
+TEST_F(MembershipTest, AStopWhileTheGroupFormsPausesTheJobAfterAMoment) {
+  start(2);
+  machine_->request_stop();
+  const auto signals = all_of<action::Signal>(take());
+  ASSERT_EQ(signals.size(), 1U);
+  EXPECT_EQ(signals[0].what, "stop");
+  env_.advance(0.5);
+  machine_->tick();
+  EXPECT_TRUE(all_of<action::EndJob>(take()).empty());
+  env_.advance(0.6);
+  machine_->tick();
+  const auto ended = all_of<action::EndJob>(take());
+  ASSERT_EQ(ended.size(), 1U);
+  EXPECT_TRUE(ended[0].stopped);
+  EXPECT_TRUE(machine_->journal().paused);
+}
+
+TEST_F(MembershipTest, AStopOfAFormedGroupWaitsForItsMembersToFinishTheStep) {
+  start(2);
+  report("w0", Report::Kind::kFormed, 0);
+  machine_->request_stop();
+  take();
+  env_.advance(30);
+  machine_->heartbeat("w0", std::nullopt);
+  machine_->heartbeat("w1", std::nullopt);
+  machine_->tick();
+  EXPECT_TRUE(all_of<action::EndJob>(take()).empty());
+  report("w0", Report::Kind::kDone, 9);
+  report("w1", Report::Kind::kDone, 9);
+  machine_->tick();
+  const auto ended = all_of<action::EndJob>(take());
+  ASSERT_EQ(ended.size(), 1U);
+  EXPECT_TRUE(ended[0].finished);
+  EXPECT_TRUE(ended[0].stopped);
+}
+
+TEST_F(MembershipTest, AStopWithNoGenerationPausesAtOnce) {
+  machine_ = std::make_unique<Membership>(options(), env_);
+  machine_->request_stop();
+  EXPECT_EQ(all_of<action::EndJob>(take()).size(), 1U);
+  std::string refusal;
+  EXPECT_FALSE(machine_->admit("", 1, refusal).has_value());
+  EXPECT_EQ(refusal, "the job has ended");
+}
+
+TEST_F(MembershipTest, MeasuredSpeedsThatChangeTheSplitAreSignalledAsARebalance) {
+  start(2);
+  machine_->heartbeat("w0", 100.0);
+  machine_->heartbeat("w1", 110.0);
+  env_.advance(10);
+  machine_->heartbeat("w0", 100.0);
+  machine_->heartbeat("w1", 110.0);
+  machine_->tick();
+  EXPECT_TRUE(all_of<action::Signal>(take()).empty()) << "within 25%: noise";
+  machine_->heartbeat("w1", 300.0);
+  env_.advance(10);
+  machine_->heartbeat("w0", 100.0);
+  machine_->tick();
+  const auto signals = all_of<action::Signal>(take());
+  ASSERT_EQ(signals.size(), 1U);
+  EXPECT_EQ(signals[0].what, "change");
+  report("w0", Report::Kind::kBoundary, 20);
+  report("w1", Report::Kind::kBoundary, 20);
+  const Generation generation = next_generation();
+  EXPECT_EQ(generation.speeds, (std::vector<double>{100, 300}));
+  EXPECT_FALSE(generation.after_loss);
+}
+
+TEST_F(MembershipTest, ALossDuringAPlannedChangeIsARecovery) {
+  start(2);
+  join();
+  machine_->tick();
+  take();
+  report("w0", Report::Kind::kBoundary, 5);
+  machine_->worker_lost("w1", "failed");
+  const Generation generation = next_generation();
+  EXPECT_EQ(generation.members, (Ids{"w0", "w2"}));
+  EXPECT_TRUE(generation.after_loss);
+  report("w0", Report::Kind::kStepped, 6);
+  const auto recovered = all_of<action::Recovered>(take());
+  ASSERT_EQ(recovered.size(), 1U);
+  EXPECT_EQ(recovered[0].lost, (Ids{"w1"}));
+}
+
+TEST_F(MembershipTest, AllMembersDoneEndTheJobAndLaterLossesAreNotRevocations) {
+  start(2);
+  report("w0", Report::Kind::kDone, 100);
+  machine_->tick();
+  EXPECT_TRUE(all_of<action::EndJob>(take()).empty());
+  report("w1", Report::Kind::kDone, 100);
+  machine_->tick();
+  const auto ended = all_of<action::EndJob>(take());
+  ASSERT_EQ(ended.size(), 1U);
+  EXPECT_TRUE(ended[0].finished);
+  EXPECT_FALSE(ended[0].stopped);
+  machine_->worker_lost("w0", "stopped");
+  const auto left = all_of<action::WorkerLeft>(take());
+  ASSERT_EQ(left.size(), 1U);
+  EXPECT_FALSE(left[0].announce);
+  EXPECT_EQ(machine_->revocations(), 0);
+}
+
+TEST_F(MembershipTest, ARestartedCoordinatorTakesTheGenerationBackAndItsMembersRejoin) {
+  start(2);
+  report("w0", Report::Kind::kFormed, 0);
+  const MembershipJournal journal = machine_->journal();
+  EXPECT_EQ(journal.generation, 0);
+  EXPECT_EQ(journal.members, (Ids{"w0", "w1"}));
+  EXPECT_EQ(journal.next_worker, 2);
+
+  FakeEnv env;
+  Membership restarted(options(), env);
+  restarted.take_back(journal);
+  EXPECT_EQ(restarted.generation(), 0);
+  EXPECT_TRUE(restarted.running());
+  EXPECT_EQ(restarted.rejoin("w9", {0}), "not a member of generation 0 (it has left the job)");
+  EXPECT_EQ(restarted.rejoin("w0", {1}), "not a member of generation 0 (it has left the job)");
+  EXPECT_EQ(restarted.rejoin("w0", {0}), "");
+  // w1 had reported its generation failed before the restart: the generation ends.
+  RejoinState reported;
+  reported.gen = 0;
+  reported.reported = true;
+  reported.step = 4;
+  EXPECT_EQ(restarted.rejoin("w1", reported), "");
+  Report failed;
+  failed.gen = 0;
+  failed.step = 4;
+  restarted.report("w0", failed);
+  restarted.tick();
+  const auto started = all_of<action::StartGeneration>(restarted.take_actions());
+  ASSERT_EQ(started.size(), 1U);
+  EXPECT_EQ(started[0].generation.number, 1);
+  EXPECT_EQ(started[0].generation.start_step, 4);
+  std::string refusal;
+  EXPECT_EQ(restarted.admit("", 1, refusal), "w2") << "worker numbers go on";
+}
+
+TEST_F(MembershipTest, AWorkerIdThatIsTakenOrNotAPlainNameIsRefused) {
+  start(1);
+  std::string refusal;
+  EXPECT_FALSE(machine_->admit("w0", 1, refusal).has_value());
+  EXPECT_EQ(refusal, "worker id \"w0\" is taken or not a plain name");
+  EXPECT_FALSE(machine_->admit("a/b", 1, refusal).has_value());
+  EXPECT_EQ(machine_->admit("spot-7", 1, refusal), "spot-7");
+}
+
+TEST_F(MembershipTest, ReportsAboutAnEndedGenerationAreIgnored) {
+  start(2);
+  machine_->worker_lost("w1", "failed");
+  report("w0", Report::Kind::kFailed, 3);
+  next_generation();
+  Report stale;
+  stale.kind = Report::Kind::kFailed;
+  stale.gen = 0;
+  stale.step = 3;
+  machine_->report("w0", stale);
+  machine_->tick();
+  EXPECT_TRUE(all_of<action::StartGeneration>(take()).empty());
+  EXPECT_EQ(machine_->find("w0")->state, WorkerState::kMember);
+}
+
+}  // namespace
+}  // namespace transient::elastic

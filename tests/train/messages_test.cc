@@ -1,0 +1,151 @@
+// The protocol's messages: every one comes back from its encoder through its decoder as it went
+// in, and what a receiver cannot read is refused by name.
+#include "transient/train/messages.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace transient::train::message {
+namespace {
+
+template <typename T, typename Variant, typename Decode>
+T round_trip(const T& sent, Decode decode) {
+  const nlohmann::json wire = encode(Variant{sent});
+  EXPECT_EQ(wire.at("v"), kProtocolVersion) << wire.dump();
+  // Through text, as on the connection.
+  const Variant received = decode(nlohmann::json::parse(wire.dump()));
+  EXPECT_TRUE(std::holds_alternative<T>(received)) << wire.dump();
+  return std::get<T>(received);
+}
+
+template <typename T>
+T to_coordinator(const T& sent) {
+  return round_trip<T, ToCoordinator>(sent, decode_to_coordinator);
+}
+template <typename T>
+T to_worker(const T& sent) {
+  return round_trip<T, ToWorker>(sent, decode_to_worker);
+}
+
+TEST(Messages, EveryMessageToTheCoordinatorComesBackAsSent) {
+  EXPECT_EQ(to_coordinator(Ready{"10.0.0.2", "10.0.0.2:4000"}).probe, "10.0.0.2:4000");
+  const auto beat = to_coordinator(Heartbeat{7, 812.5});
+  EXPECT_EQ(beat.beat, 7);
+  EXPECT_EQ(beat.speed_samples_per_s, 812.5);
+  Report failed;
+  failed.kind = Report::Kind::kFailed;
+  failed.gen = 3;
+  failed.step = 40;
+  failed.attempted = 41;
+  failed.leaving = true;
+  failed.reason = "preempted";
+  failed.cause = "preempted";
+  failed.unreachable = {"w2"};
+  const auto report = to_coordinator(failed);
+  EXPECT_EQ(report.kind, Report::Kind::kFailed);
+  EXPECT_EQ(report.gen, 3);
+  EXPECT_EQ(report.step, 40);
+  EXPECT_EQ(report.attempted, 41);
+  EXPECT_TRUE(report.leaving);
+  EXPECT_EQ(report.unreachable, std::vector<std::string>{"w2"});
+  Report done;
+  done.kind = Report::Kind::kDone;
+  done.gen = 4;
+  done.result = WorkerResult{100, 0.91, 0.3, true};
+  const auto finished = to_coordinator(done);
+  ASSERT_TRUE(finished.result.has_value());
+  EXPECT_EQ(finished.result->step, 100);
+  EXPECT_TRUE(finished.result->stopped);
+  Report diverged;
+  diverged.kind = Report::Kind::kDiverged;
+  diverged.gen = 1;
+  diverged.step = 9;
+  diverged.loss = "inf";
+  EXPECT_EQ(to_coordinator(diverged).loss, "inf");
+  Report fatal;
+  fatal.kind = Report::Kind::kFatal;
+  fatal.error = "disk full";
+  EXPECT_EQ(to_coordinator(fatal).error, "disk full");
+  EXPECT_EQ(to_coordinator(Progress{ProgressReport{12, 1, 0.5, 0.1, 3.5}}).report.step, 12);
+  EXPECT_EQ(to_coordinator(Event{{{"event", "epoch"}, {"epoch", 2}}}).event.at("epoch"), 2);
+  EXPECT_EQ(to_coordinator(Bye{"stopped"}).reason, "stopped");
+  const auto rows = to_coordinator(Rows{{"1,2,3", "4,5,6"}, 9});
+  EXPECT_EQ(rows.rows.size(), 2U);
+  EXPECT_EQ(rows.last, 9);
+  CheckpointPart begin;
+  begin.part = "begin";
+  begin.id = 5;
+  begin.step = 200;
+  begin.bytes = 1 << 20;
+  EXPECT_EQ(to_coordinator(begin).bytes, 1 << 20);
+  CheckpointPart end;
+  end.part = "end";
+  end.id = 5;
+  end.crc32 = 0xdeadbeef;
+  EXPECT_EQ(to_coordinator(end).crc32, 0xdeadbeefU);
+  EXPECT_EQ(to_coordinator(FetchCheckpoint{"step-200.pt", 6}).file, "step-200.pt");
+  const auto store = to_coordinator(StoreRequest{{{"store", "get"}, {"id", 1}, {"keys", {"k"}}}});
+  EXPECT_EQ(store.request.at("store"), "get");
+  EXPECT_FALSE(store.request.contains("v")) << "the store sees its own shape";
+}
+
+TEST(Messages, EveryMessageToAWorkerComesBackAsSent) {
+  GenerationConfig config;
+  config.generation = 6;
+  config.members = {"w0", "w3"};
+  config.start_step = 77;
+  EXPECT_EQ(to_worker(Generation{config}).config.members, config.members);
+  const auto signal = to_worker(Signal{"abort", 6});
+  EXPECT_EQ(signal.what, "abort");
+  EXPECT_EQ(signal.gen, 6);
+  EXPECT_EQ(to_worker(StoreReply{{{"store_reply", 3}, {"file", "x"}}}).reply.at("file"), "x");
+  EXPECT_EQ(to_worker(RowsAck{41}).last, 41);
+  EXPECT_EQ(to_worker(ChunkOf{2, "QUJD"}).data, "QUJD");
+  EXPECT_EQ(to_worker(Left{"silent"}).reason, "silent");
+  to_worker(Finished{});
+}
+
+std::string refusal(const nlohmann::json& message, bool to_coordinator = true) {
+  try {
+    if (to_coordinator) {
+      decode_to_coordinator(message);
+    } else {
+      decode_to_worker(message);
+    }
+  } catch (const ProtocolError& error) {
+    return error.what();
+  }
+  return "";
+}
+
+TEST(Messages, WhatCannotBeReadIsRefusedByName) {
+  EXPECT_EQ(refusal({{"teleport", 1}, {"v", kProtocolVersion}}),
+            "a message named \"teleport\", which this coordinator does not know (it knows "
+            "ready, hb, report, progress, event, bye, rows, checkpoint, fetch_checkpoint, store)");
+  EXPECT_EQ(refusal({{"hb", 1}, {"v", 2}}),
+            "a \"hb\" message of protocol version 2; this coordinator speaks version 3");
+  EXPECT_EQ(refusal({{"hb", 1}}),
+            "a \"hb\" message of protocol version none; this coordinator speaks version 3");
+  EXPECT_EQ(refusal({{"report", "exploded"}, {"gen", 1}, {"v", kProtocolVersion}}),
+            "a report \"exploded\", which is none of grouped, formed, stepped, failed, boundary, "
+            "done, fatal, diverged");
+  EXPECT_NE(refusal({{"report", "failed"}, {"gen", "one"}, {"v", kProtocolVersion}})
+                .find("a malformed \"report\" message"),
+            std::string::npos);
+  EXPECT_NE(refusal({{"rows", {1, 2}}, {"v", kProtocolVersion}}).find("a malformed \"rows\""),
+            std::string::npos);
+  EXPECT_EQ(refusal({{"event", 5}, {"v", kProtocolVersion}}),
+            "an \"event\" message whose event is not an object with \"event\"");
+  EXPECT_EQ(refusal({{"hb", 1}, {"v", kProtocolVersion}}, false),
+            "a message named \"hb\", which this worker does not know (it knows generation, "
+            "signal, store_reply, rows_ack, chunk_of, left, finished)");
+  EXPECT_EQ(refusal(nlohmann::json::array()),
+            "a message with no name, which this coordinator "
+            "does not know (it knows ready, hb, report, "
+            "progress, event, bye, rows, checkpoint, "
+            "fetch_checkpoint, store)");
+}
+
+}  // namespace
+}  // namespace transient::train::message
