@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "transient/elastic/membership.h"
+#include "transient/launch/local_fleet.h"
 #include "transient/train/messages.h"
 #include "transient/train/protocol.h"
 #include "transient/train/rendezvous_store.h"
@@ -67,7 +68,7 @@ struct JobOutcome {
   std::int64_t diverged_at_step = 0;
 };
 
-class Coordinator : private elastic::Env {
+class Coordinator : public launch::FleetCoordinator, private elastic::Env {
  public:
   using Clock = std::chrono::steady_clock;
 
@@ -80,7 +81,7 @@ class Coordinator : private elastic::Env {
   Coordinator& operator=(const Coordinator&) = delete;
 
   // The front door, HOST:PORT, as workers pass it to --coordinator.
-  std::string address() const;
+  std::string address() const override;
   // The live dashboard, HOST:PORT as bound ("" with --dashboard off).
   std::string dashboard_address() const;
 
@@ -94,14 +95,14 @@ class Coordinator : private elastic::Env {
   void take_back(const nlohmann::json& journal);
 
   // The launcher saw the process of `worker` exit (`status` for people).
-  void process_exited(const std::string& worker, const std::string& status);
+  void process_exited(const std::string& worker, const std::string& status) override;
   // Pause at the next step boundary (Ctrl-C): the members checkpoint and stop.
   void request_stop();
   // Ends the job as failed with `cause` (the launcher found that no worker is left or will come).
   void fail(const std::string& cause);
   // The members of the current generation, in rank order (empty between generations).
-  const std::vector<std::string>& members() const { return membership_.members(); }
-  std::int64_t generation() const { return membership_.generation(); }
+  const std::vector<std::string>& members() const override { return membership_.members(); }
+  std::int64_t generation() const override { return membership_.generation(); }
 
   // Called when a worker is admitted (id, pid it reported) and when one leaves (id, reason:
   // failed, silent, preempted, stopped).
@@ -119,9 +120,9 @@ class Coordinator : private elastic::Env {
   std::int64_t redone_steps() const { return membership_.redone_steps(); }
   // Progress as rank 0 reported it: the last step and the throughput between the first and the
   // last step this coordinator saw.
-  std::int64_t last_step() const { return last_step_; }
+  std::int64_t last_step() const override { return last_step_; }
   // When the first step this coordinator saw was completed (nullopt before).
-  std::optional<Clock::time_point> first_step_time() const { return first_step_time_; }
+  std::optional<Clock::time_point> first_step_time() const override { return first_step_time_; }
   double samples_per_s() const;
   // What the workers' servers have cost so far (per second, from each one's admission to its
   // leaving, at the job's price); nullopt when the job knows no price.

@@ -1,7 +1,8 @@
-// `transient train`: the coordinator of a job on this machine, the launcher of its workers and
-// the injector of revocations into them; and `transient coordinator`, the coordinator alone.
-// The job directory (job.json, token, records, checkpoints, the coordinator's journal) is set up
-// here; membership and generations are the coordinator's (coordinator.h). One thread.
+// `transient train`: the coordinator of a job on this machine with its local fleet of workers
+// (launch/local_fleet.h: processes, replacements, injected revocations); and `transient
+// coordinator`, the coordinator alone. The job directory (job.json, token, records, checkpoints,
+// the coordinator's journal) is set up here; membership and generations are the coordinator's
+// (coordinator.h, elastic/membership.h). One thread.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -25,6 +26,7 @@
 #include "transient/core/error.h"
 #include "transient/core/random.h"
 #include "transient/core/structured_input.h"
+#include "transient/launch/local_fleet.h"
 #include "transient/launch/revocation_schedule.h"
 #include "transient/market/data_dir.h"
 #include "transient/market/registry.h"
@@ -43,7 +45,6 @@
 #include "transient/train/step_records.h"
 #include "transient/train/token_proof.h"
 #include "transient/train/trainer.h"
-#include "transient/train/worker_process.h"
 
 namespace transient::train {
 namespace {
@@ -573,186 +574,33 @@ int finish_job(const PreparedJob& prepared, Coordinator& coordinator, EventLog& 
   return 0;
 }
 
-// The local workers of `transient train` and the revocations injected into them.
-class LocalFleet {
- public:
-  LocalFleet(const PreparedJob& prepared, Coordinator& coordinator, EventLog& events)
-      : options_(prepared.options),
-        token_path_(prepared.token_path),
-        coordinator_(coordinator),
-        events_(events),
-        schedule_(rules(prepared.options)),
-        rng_(prepared.options.seed ^ 0x5eedULL) {
-    if (!options_.revocations.empty()) {
-      market::ModelParams params;
-      for (const auto& pair : options_.revocation_params) {
-        const auto equals = pair.find('=');
-        if (equals == std::string::npos || equals == 0) {
-          throw InputError("--revocation-param: \"" + pair + "\" is not KEY=VALUE");
-        }
-        params.values[pair.substr(0, equals)] = pair.substr(equals + 1);
+// The local fleet's options from the job's: the revocation schedule's rules and market (built
+// from --revocations and its KEY=VALUE parameters), replacements, threads.
+launch::FleetOptions fleet_options(const PreparedJob& prepared) {
+  const TrainOptions& o = prepared.options;
+  launch::FleetOptions fleet;
+  fleet.token_path = prepared.token_path;
+  fleet.threads = o.threads;
+  fleet.replace_after_s = o.replace_after_s;
+  fleet.max_replacements = o.max_replacements;
+  for (const auto& spec : o.revoke) fleet.rules.push_back(launch::parse_revoke_rule(spec));
+  fleet.time_scale = o.time_scale;
+  fleet.seed = o.seed;
+  if (!o.revocations.empty()) {
+    market::ModelParams params;
+    for (const auto& pair : o.revocation_params) {
+      const auto equals = pair.find('=');
+      if (equals == std::string::npos || equals == 0) {
+        throw InputError("--revocation-param: \"" + pair + "\" is not KEY=VALUE");
       }
-      market::ModelContext context;
-      context.data_dir = market::resolve_data_dir(options_.data_root);
-      std::shared_ptr<const market::RevocationModel> model =
-          market::create_revocation_model(options_.revocations, params, context);
-      schedule_.use_market(model, options_.time_scale, options_.seed);
+      params.values[pair.substr(0, equals)] = pair.substr(equals + 1);
     }
-    coordinator_.on_admitted = [this](const std::string& id, long pid) {
-      pids_[id] = pid;
-      for (auto& process : processes_) {
-        if (process.process->pid() == pid) process.id = id;
-      }
-      schedule_.on_worker_started(id, now_s());
-    };
-    coordinator_.on_left = [this](const std::string& id, const std::string& reason) {
-      if (reason == "silent" && stopped_.count(id) > 0 && pids_[id] > 0) {
-        // Woken up, a silent worker learns that it left and exits by itself.
-        ::kill(static_cast<pid_t>(pids_[id]), SIGCONT);
-      }
-      const bool more = options_.max_replacements < 0 || replaced_ < options_.max_replacements;
-      if (options_.replace_after_s >= 0 && more) {
-        ++replaced_;
-        replacements_.push_back(now_s() + options_.replace_after_s);
-      }
-    };
+    market::ModelContext context;
+    context.data_dir = market::resolve_data_dir(o.data_root);
+    fleet.market = market::create_revocation_model(o.revocations, params, context);
   }
-
-  void start_worker() {
-    Local local;
-    local.process = std::make_unique<WorkerProcess>(
-        std::vector<std::string>{"worker", "--coordinator", coordinator_.address(), "--token-file",
-                                 token_path_, "--threads", std::to_string(options_.threads)});
-    processes_.push_back(std::move(local));
-  }
-
-  // Starts due replacements, injects due revocations, reports exited workers.
-  void tick() {
-    // The injection clock starts at the first completed step, so that start-up (loading the data,
-    // forming the first group) does not count.
-    if (!started_ && coordinator_.first_step_time()) {
-      started_ = true;
-      start_ = *coordinator_.first_step_time();
-    }
-    const double now = now_s();
-    while (!replacements_.empty() && replacements_.front() <= now) {
-      replacements_.erase(replacements_.begin());
-      start_worker();
-    }
-    if (started_) {
-      for (const auto& injection : schedule_.due(now, coordinator_.last_step())) {
-        inject(injection);
-      }
-    }
-    for (auto& local : processes_) {
-      if (local.reported) continue;
-      if (const auto status = local.process->poll()) {
-        local.reported = true;
-        last_exit_ = describe_wait_status(*status);
-        last_exit_failed_ = !(WIFEXITED(*status) && WEXITSTATUS(*status) == 0);
-        if (!local.id.empty()) coordinator_.process_exited(local.id, last_exit_);
-      }
-    }
-  }
-
-  // Why the job cannot go on here: every local worker has exited, the last of them in failure,
-  // no replacement is due, and no other worker is a member. nullopt while it can (a job whose
-  // last workers were preempted waits for one to join, as `transient worker` can).
-  std::optional<std::string> exhausted() const {
-    if (processes_.empty() || !replacements_.empty() || !last_exit_failed_) return std::nullopt;
-    if (!coordinator_.members().empty()) return std::nullopt;
-    for (const auto& local : processes_) {
-      if (!local.reported) return std::nullopt;
-    }
-    return "every worker has exited and none is left to continue (the last " + last_exit_ + ")";
-  }
-
-  // Waits for the workers to exit after the job ended; kills those that do not within 30 s.
-  void wait_for_exit() {
-    const auto deadline = Clock::now() + std::chrono::seconds(30);
-    for (auto& local : processes_) {
-      // One that was never admitted holds nothing of the job: it need not be waited for.
-      if (local.id.empty()) {
-        local.process->kill();
-        continue;
-      }
-      while (!local.process->poll() && Clock::now() < deadline) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      }
-      local.process->kill();
-    }
-  }
-
- private:
-  struct Local {
-    std::unique_ptr<WorkerProcess> process;
-    std::string id;  // once admitted
-    bool reported = false;
-  };
-
-  static std::vector<launch::RevokeRule> rules(const TrainOptions& o) {
-    std::vector<launch::RevokeRule> parsed;
-    for (const auto& spec : o.revoke) parsed.push_back(launch::parse_revoke_rule(spec));
-    return parsed;
-  }
-
-  // Seconds since training started (0 before).
-  double now_s() const {
-    return started_ ? std::chrono::duration<double>(Clock::now() - start_).count() : 0;
-  }
-
-  Local* find(const std::string& id) {
-    for (auto& local : processes_) {
-      if (local.id == id) return &local;
-    }
-    return nullptr;
-  }
-
-  // Signals the member the injection targets: a worker this launcher started, or one started
-  // by hand on this machine (by the pid it gave when it joined).
-  void inject(const launch::Injection& injection) {
-    const auto target = launch::resolve_target(injection, coordinator_.members(), rng_);
-    Local* local = target ? find(*target) : nullptr;
-    const long pid = local != nullptr ? (local->reported ? 0 : local->process->pid())
-                     : target         ? pids_[*target]
-                                      : 0;
-    if (pid <= 0) {
-      events_.append({{"event", "revocation_skipped"},
-                      {"rule", injection.rule},
-                      {"reason", "no such member now"}});
-      return;
-    }
-    const int signal = injection.action == launch::RevokeAction::kKill      ? SIGKILL
-                       : injection.action == launch::RevokeAction::kPreempt ? SIGTERM
-                                                                            : SIGSTOP;
-    events_.append({{"event", "revocation_injected"},
-                    {"action", launch::to_string(injection.action)},
-                    {"worker", *target},
-                    {"rule", injection.rule},
-                    {"gen", coordinator_.generation()}});
-    std::fprintf(stderr, "\ntransient: injecting %s into worker %s (%s)\n",
-                 launch::to_string(injection.action).c_str(), target->c_str(),
-                 injection.rule.c_str());
-    if (signal == SIGSTOP) stopped_.insert(*target);
-    ::kill(static_cast<pid_t>(pid), signal);
-  }
-
-  const TrainOptions& options_;
-  std::string token_path_;
-  Coordinator& coordinator_;
-  EventLog& events_;
-  launch::RevocationSchedule schedule_;
-  Rng rng_;
-  bool started_ = false;
-  Clock::time_point start_;
-  std::vector<Local> processes_;
-  std::map<std::string, long> pids_;  // of every admitted worker, as it said
-  std::set<std::string> stopped_;     // SIGSTOPped by an injection
-  std::string last_exit_;             // how the last worker process to exit ended
-  bool last_exit_failed_ = false;     // ... in failure (not exit status 0)
-  std::vector<double> replacements_;  // times at which to start one, ascending
-  int replaced_ = 0;                  // replacements scheduled so far
-};
+  return fleet;
+}
 
 // How workers join a standalone coordinator, from this host and from others: the address to
 // give, the token to copy, and the ports to open.
@@ -798,7 +646,12 @@ int run_training(const TrainOptions& given) {
   coordinator_options.dashboard = o.dashboard;
   coordinator_options.initial_workers = o.workers;
   Coordinator coordinator(job.job, job.token, coordinator_options, events, job.start);
-  LocalFleet fleet(job, coordinator, events);
+  launch::LocalFleet fleet(fleet_options(job), coordinator,
+                           [&events](const nlohmann::json& event) { events.append(event); });
+  coordinator.on_admitted = [&fleet](const std::string& id, long pid) { fleet.admitted(id, pid); };
+  coordinator.on_left = [&fleet](const std::string& id, const std::string& reason) {
+    fleet.left(id, reason);
+  };
 
   InterruptHandler interrupts;
   g_stop_requested = false;

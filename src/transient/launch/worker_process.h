@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace transient::train {
+namespace transient::launch {
 
 class WorkerProcess {
  public:
@@ -40,4 +40,4 @@ class WorkerProcess {
 // "exit code 3" or "killed by signal 9 (Killed)", for messages.
 std::string describe_wait_status(int status);
 
-}  // namespace transient::train
+}  // namespace transient::launch

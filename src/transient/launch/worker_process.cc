@@ -1,4 +1,4 @@
-#include "transient/train/worker_process.h"
+#include "transient/launch/worker_process.h"
 
 #include <signal.h>
 #include <sys/prctl.h>
@@ -9,7 +9,7 @@
 #include <cstring>
 #include <stdexcept>
 
-namespace transient::train {
+namespace transient::launch {
 
 WorkerProcess::WorkerProcess(const std::vector<std::string>& args) {
   // Everything the child needs is prepared before fork: after it, only async-signal-safe calls.
@@ -81,4 +81,4 @@ std::string describe_wait_status(int status) {
   return "wait status " + std::to_string(status);
 }
 
-}  // namespace transient::train
+}  // namespace transient::launch

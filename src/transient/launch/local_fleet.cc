@@ -1,0 +1,138 @@
+#include "transient/launch/local_fleet.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <thread>
+#include <utility>
+
+namespace transient::launch {
+
+LocalFleet::LocalFleet(FleetOptions options, FleetCoordinator& coordinator, Record record)
+    : options_(std::move(options)),
+      coordinator_(coordinator),
+      record_(std::move(record)),
+      schedule_(options_.rules),
+      rng_(options_.seed ^ 0x5eedULL) {
+  if (options_.market) schedule_.use_market(options_.market, options_.time_scale, options_.seed);
+}
+
+void LocalFleet::start_worker() {
+  Local local;
+  local.process = std::make_unique<WorkerProcess>(
+      std::vector<std::string>{"worker", "--coordinator", coordinator_.address(), "--token-file",
+                               options_.token_path, "--threads", std::to_string(options_.threads)});
+  processes_.push_back(std::move(local));
+}
+
+void LocalFleet::admitted(const std::string& worker, long pid) {
+  pids_[worker] = pid;
+  for (auto& process : processes_) {
+    if (process.process->pid() == pid) process.id = worker;
+  }
+  schedule_.on_worker_started(worker, now_s());
+}
+
+void LocalFleet::left(const std::string& worker, const std::string& reason) {
+  if (reason == "silent" && stopped_.count(worker) > 0 && pids_[worker] > 0) {
+    // Woken up, a silent worker learns that it left and exits by itself.
+    ::kill(static_cast<pid_t>(pids_[worker]), SIGCONT);
+  }
+  const bool more = options_.max_replacements < 0 || replaced_ < options_.max_replacements;
+  if (options_.replace_after_s >= 0 && more) {
+    ++replaced_;
+    replacements_.push_back(now_s() + options_.replace_after_s);
+  }
+}
+
+void LocalFleet::tick() {
+  // The injection clock starts at the first completed step, so that start-up (loading the data,
+  // forming the first group) does not count.
+  if (!started_ && coordinator_.first_step_time()) {
+    started_ = true;
+    start_ = *coordinator_.first_step_time();
+  }
+  const double now = now_s();
+  while (!replacements_.empty() && replacements_.front() <= now) {
+    replacements_.erase(replacements_.begin());
+    start_worker();
+  }
+  if (started_) {
+    for (const auto& injection : schedule_.due(now, coordinator_.last_step())) inject(injection);
+  }
+  for (auto& local : processes_) {
+    if (local.reported) continue;
+    if (const auto status = local.process->poll()) {
+      local.reported = true;
+      last_exit_ = describe_wait_status(*status);
+      last_exit_failed_ = !(WIFEXITED(*status) && WEXITSTATUS(*status) == 0);
+      if (!local.id.empty()) coordinator_.process_exited(local.id, last_exit_);
+    }
+  }
+}
+
+std::optional<std::string> LocalFleet::exhausted() const {
+  if (processes_.empty() || !replacements_.empty() || !last_exit_failed_) return std::nullopt;
+  if (!coordinator_.members().empty()) return std::nullopt;
+  for (const auto& local : processes_) {
+    if (!local.reported) return std::nullopt;
+  }
+  return "every worker has exited and none is left to continue (the last " + last_exit_ + ")";
+}
+
+void LocalFleet::wait_for_exit() {
+  const auto deadline = Clock::now() + std::chrono::seconds(30);
+  for (auto& local : processes_) {
+    // One that was never admitted holds nothing of the job: it need not be waited for.
+    if (local.id.empty()) {
+      local.process->kill();
+      continue;
+    }
+    while (!local.process->poll() && Clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    local.process->kill();
+  }
+}
+
+double LocalFleet::now_s() const {
+  return started_ ? std::chrono::duration<double>(Clock::now() - start_).count() : 0;
+}
+
+LocalFleet::Local* LocalFleet::find(const std::string& id) {
+  for (auto& local : processes_) {
+    if (local.id == id) return &local;
+  }
+  return nullptr;
+}
+
+// Signals the member the injection targets: a worker this launcher started, or one started by
+// hand on this machine (by the pid it gave when it joined).
+void LocalFleet::inject(const Injection& injection) {
+  const auto target = resolve_target(injection, coordinator_.members(), rng_);
+  Local* local = target ? find(*target) : nullptr;
+  const long pid = local != nullptr ? (local->reported ? 0 : local->process->pid())
+                   : target         ? pids_[*target]
+                                    : 0;
+  if (pid <= 0) {
+    record_({{"event", "revocation_skipped"},
+             {"rule", injection.rule},
+             {"reason", "no such member now"}});
+    return;
+  }
+  const int signal = injection.action == RevokeAction::kKill      ? SIGKILL
+                     : injection.action == RevokeAction::kPreempt ? SIGTERM
+                                                                  : SIGSTOP;
+  record_({{"event", "revocation_injected"},
+           {"action", to_string(injection.action)},
+           {"worker", *target},
+           {"rule", injection.rule},
+           {"gen", coordinator_.generation()}});
+  std::fprintf(stderr, "\ntransient: injecting %s into worker %s (%s)\n",
+               to_string(injection.action).c_str(), target->c_str(), injection.rule.c_str());
+  if (signal == SIGSTOP) stopped_.insert(*target);
+  ::kill(static_cast<pid_t>(pid), signal);
+}
+
+}  // namespace transient::launch
