@@ -92,6 +92,31 @@ TEST(ReportCli, SimulationDistributionsFromARealSimulateJson) {
   testing::expect_page_draws(dir + "/study.html", {"time", "cost"});
 }
 
+TEST(ReportCli, SeveralRegionsAgainstTheirOptimumFromARealSimulateJson) {
+  const std::string dir = temp_dir("simulate_regions");
+  const CliResult sim = run_cli_split("simulate " + std::string(TRANSIENT_SOURCE_DIR) +
+                                      "/examples/two_zones_k80.toml --runs 20 --threads 2 --json");
+  ASSERT_EQ(sim.exit_code, 0) << sim.err;
+  write_file_atomically(dir + "/zones.json", sim.out);
+  const CliResult r = run_cli_split("report " + dir + "/zones.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string page = read_file(dir + "/zones.html");
+  EXPECT_NE(page.find("<td>regions</td><td>us-west-2a, us-west-2b</td>"), std::string::npos);
+  EXPECT_NE(page.find("<td>cost / optimal</td>"), std::string::npos);
+  EXPECT_NE(page.find("cost of the optimum ($)"), std::string::npos);
+  EXPECT_NE(page.find("chart-cost"), std::string::npos);
+  // A study without its optimum is refused by name.
+  auto study = nlohmann::json::parse(sim.out);
+  study.erase("optimal");
+  write_file_atomically(dir + "/bad.json", study.dump());
+  const CliResult bad = run_cli_split("report " + dir + "/bad.json");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.err, "error: " + dir +
+                         "/bad.json: field \"optimal\" is missing (the multi-region optimum)\n");
+  TRANSIENT_SKIP_WITHOUT_CHROMIUM();
+  testing::expect_page_draws(dir + "/zones.html", {"cost"});
+}
+
 TEST(ReportCli, OneSimulatedRunsTimeline) {
   const std::string dir = temp_dir("simulate_one");
   const CliResult sim = run_cli_split("simulate " + std::string(TRANSIENT_SOURCE_DIR) +

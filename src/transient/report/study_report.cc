@@ -95,6 +95,69 @@ void render_monte_carlo(HtmlPage& page, const json& j, const std::string& name) 
   add_histogram(page, "cost", h.value("cost_usd", json()), "cost ($)", 1.0, name);
 }
 
+// A study of several regions (`[[regions]]`): the policy's runs against the multi-region optimum
+// on the same markets.
+void render_regions(HtmlPage& page, const json& j, const std::string& name) {
+  if (!j["regions"].is_array()) throw InputError(name, 0, "field \"regions\" is not a list");
+  std::string regions;
+  for (const auto& region : j["regions"]) {
+    regions += (regions.empty() ? "" : ", ") +
+               (region.is_string() ? region.get<std::string>() : region.dump());
+  }
+  if (!j.contains("optimal") || !j["optimal"].is_object()) {
+    throw InputError(name, 0, "field \"optimal\" is missing (the multi-region optimum)");
+  }
+  const json& optimal = j["optimal"];
+  page.add_heading("Summary");
+  const double ratio = number_at(j, "cost_over_optimal", name);
+  Rows rows = {
+      {"regions", regions},
+      {"market policy", j.value("market_policy", std::string("-"))},
+      {"runs", number_text(number_at(j, "runs", name))},
+      {"finished", number_text(number_at(j, "finished", name))},
+      {"P(miss deadline)", number_text(number_at(j, "deadline_miss_probability", name))},
+      {"cost / optimal", ratio < 0 ? std::string("-")
+                                   : number_text(ratio) + " (mean over the " +
+                                         number_text(number_at(j, "runs_with_optimum", name)) +
+                                         " runs the optimum meets the deadline)"},
+      {"moves between regions, a run",
+       number_text(number_at(j, "mean_moves", name)) + " (optimal " +
+           number_text(number_at(optimal, "mean_moves", name)) + ")"}};
+  if (j.contains("deadline_s"))
+    rows.push_back({"deadline (h)", number_text(number_at(j, "deadline_s", name) / 3600)});
+  page.add_table({"", ""}, rows);
+  auto statistic = [&](const json& object, const char* key, const char* which, double scale) {
+    if (!object.contains(key) || !object[key].is_object())
+      throw InputError(name, 0, std::string("field \"") + key + "\" is missing");
+    const double value = number_at(object[key], which, name);
+    return value < 0 ? std::string("never") : number_text(value / scale);
+  };
+  Rows stats;
+  const char* kStatistics[] = {"mean", "p50", "p95", "p99"};
+  std::vector<std::string> policy_row = {"cost of the policy ($)"};
+  std::vector<std::string> optimal_row = {"cost of the optimum ($)"};
+  std::vector<std::string> time_row = {"time of the policy (h)"};
+  json policy_costs = json::array();
+  json optimal_costs = json::array();
+  for (const char* which : kStatistics) {
+    policy_row.push_back(statistic(j, "cost_usd", which, 1.0));
+    optimal_row.push_back(statistic(optimal, "cost_usd", which, 1.0));
+    time_row.push_back(statistic(j, "time_s", which, 3600.0));
+    policy_costs.push_back(number_at(j["cost_usd"], which, name));
+    optimal_costs.push_back(number_at(optimal["cost_usd"], which, name));
+  }
+  page.add_table({"", "mean", "p50", "p95", "p99"}, {policy_row, optimal_row, time_row});
+  page.add_heading("Cost against the optimum");
+  page.add_chart("cost",
+                 internal::bar_chart(
+                     "cost of the runs: the policy and the multi-region optimum",
+                     {"mean", "p50", "p95", "p99"}, "statistic", "USD",
+                     json::array({internal::bars(j.value("market_policy", std::string("policy")),
+                                                 policy_costs, color(0)),
+                                  internal::bars("optimal", optimal_costs, color(2))}),
+                     false));
+}
+
 void render_one_run(HtmlPage& page, const json& j, const std::string& name) {
   page.add_heading("Summary");
   Rows rows;
@@ -162,6 +225,8 @@ std::string render_simulation_report(const json& j, const std::string& name,
   if (j.contains("timeline")) {
     if (!j["timeline"].is_array()) throw InputError(name, 0, "field \"timeline\" is not a list");
     render_one_run(page, j, name);
+  } else if (j.contains("regions")) {
+    render_regions(page, j, name);
   } else {
     render_monte_carlo(page, j, name);
   }
