@@ -255,6 +255,37 @@ std::filesystem::path fresh_path(const std::string& test, const std::string& fil
   return dir / file;
 }
 
+// A spot trace given with --market revokes the plan's spot servers; on a replayed trace the
+// policies are measured against the exact optimum, and the scenario the plan writes replays it.
+TEST(PlanCli, ATraceMarketIsPlannedWithAgainstItsOptimum) {
+  const std::string trace =
+      " --market trace --market-param file=us-west-2a_k80_1 --market-param offset=100h";
+  const CliResult json_run = run_cli(kPlan + trace + " --json");
+  ASSERT_EQ(json_run.exit_code, 0) << json_run.out;
+  const auto advice = nlohmann::json::parse(json_run.out)["recommended"]["policy"]["advice"];
+  ASSERT_TRUE(advice.is_object()) << json_run.out;
+  EXPECT_TRUE(advice["optimal_exact"].get<bool>());
+  EXPECT_GE(advice["cost_over_optimal"].get<double>(), 1.0 - 1e-9);
+  const std::string dir = ::testing::TempDir() + "plan_trace_market";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const CliResult emit = run_cli(kPlan + trace + " --emit-scenario " + dir + "/plan.toml");
+  ASSERT_EQ(emit.exit_code, 0) << emit.out;
+  const std::string scenario = read_text(dir + "/plan.toml");
+  EXPECT_NE(scenario.find("model = \"trace\"\nfile = \"us-west-2a_k80_1\"\noffset = \"100h\""),
+            std::string::npos)
+      << scenario;
+  // What it does not accept is one line naming the flag.
+  const CliResult unknown = run_cli("plan --workload resnet-32 --steps 64000 --market nope");
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_EQ(unknown.out,
+            "error: unknown market model \"nope\"; accepted: lifetime, hour-of-day, exponential, "
+            "trace\n");
+  const CliResult lone = run_cli("plan --workload resnet-32 --steps 64000 --market-param file=x");
+  EXPECT_EQ(lone.exit_code, 2);
+  EXPECT_EQ(lone.out, "error: --market-param: accepted only with --market MODEL\n");
+}
+
 TEST(PlanCli, JsonPolicyIsDataAndTheTextIsRenderedFromIt) {
   const CliResult json_run = run_cli(kPlan + " --json");
   ASSERT_EQ(json_run.exit_code, 0) << json_run.out;

@@ -29,24 +29,11 @@ struct MarketArgs {
   std::uint64_t seed = 1;
 };
 
-market::ModelParams parse_params(const std::vector<std::string>& tokens) {
-  market::ModelParams params;
-  for (const std::string& token : tokens) {
-    const auto eq = token.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      throw InputError("market parameter \"" + token +
-                       "\": accepted: key=value, e.g. gpu=K80 or offset=2h (see `transient "
-                       "market list`)");
-    }
-    params.values[token.substr(0, eq)] = token.substr(eq + 1);
-  }
-  return params;
-}
-
 std::unique_ptr<market::RevocationModel> build(const MarketArgs& args) {
   market::ModelContext context;
   context.data_dir = market::resolve_data_dir(args.data_dir);
-  return market::create_revocation_model(args.model, parse_params(args.params), context);
+  return market::create_revocation_model(
+      args.model, market::params_from_words(args.params, "market parameter"), context);
 }
 
 // Seconds as hours for tables, "never" for kNever.

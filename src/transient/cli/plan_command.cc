@@ -57,11 +57,15 @@ struct PlanFlags {
   std::string model_file;               // a model file written by `transient fit`
   std::string evaluate;                 // a cluster spec to judge instead of searching
   std::string data_dir;                 // the shared measurements
-  std::string plot;                     // the Pareto front as .svg or .png
-  bool json = false;                    // print JSON
-  std::string emit_scenario;            // write the plan as a scenario file (TOML) here
-  bool emit_train_flags = false;        // print only the flags of `transient coordinator`
-  BatchFlags batch;                     // --global-batch or --per-worker-batch
+  // The market spot servers are revoked by: "" = the GCE 2019 lifetimes of each one's GPU; else a
+  // revocation model (`transient market list`) with KEY=VALUE parameters, e.g. a spot trace.
+  std::string market;
+  std::vector<std::string> market_params;
+  std::string plot;               // the Pareto front as .svg or .png
+  bool json = false;              // print JSON
+  std::string emit_scenario;      // write the plan as a scenario file (TOML) here
+  bool emit_train_flags = false;  // print only the flags of `transient coordinator`
+  BatchFlags batch;               // --global-batch or --per-worker-batch
 };
 
 // The workload's own batch, which a job takes by default.
@@ -273,7 +277,14 @@ std::string plan_scenario(const PlanFlags& flags, const plan::Evaluation& e,
       largest_spot = &g;
     }
   }
-  if (largest_spot) {
+  if (largest_spot && !flags.market.empty()) {
+    m.market = flags.market;
+    for (const auto& [key, value] :
+         market::params_from_words(flags.market_params, "--market-param").values) {
+      m.market_params[key] =
+          key == "file" || key == "availability" || key == "cdf" ? absolute_if_file(value) : value;
+    }
+  } else if (largest_spot) {
     m.market = "lifetime";
     m.market_params["gpu"] = lifetime_gpu(largest_spot->type);
   }
@@ -413,22 +424,32 @@ void run_plan(const PlanFlags& flags) {
   cloud::Catalog catalog = cloud::load_catalog(flags.catalog);
 
   // Spot servers are revoked by the GCE 2019 lifetime distribution of their GPU (all GPUs pooled
-  // for GPUs it has no data for); start-up delays are CM-DARE's.
+  // for GPUs it has no data for), or by the --market given; start-up delays are CM-DARE's.
   const std::string data_dir = market::resolve_data_dir(flags.data_dir);
-  auto models =
-      std::make_shared<std::map<std::string, std::shared_ptr<const market::RevocationModel>>>();
-  auto mutex = std::make_shared<std::mutex>();
-  options.market_for = [models, mutex, data_dir](const cloud::InstanceType& type) {
-    const std::string gpu = lifetime_gpu(type);
-    std::lock_guard<std::mutex> lock(*mutex);
-    auto& model = (*models)[gpu];
-    if (!model) {
-      market::ModelParams p;
-      p.values["gpu"] = gpu;
-      model = market::create_revocation_model("lifetime", p, {data_dir, ""});
-    }
-    return model;
-  };
+  if (!flags.market_params.empty() && flags.market.empty()) {
+    throw InputError("--market-param: accepted only with --market MODEL");
+  }
+  if (!flags.market.empty()) {
+    std::shared_ptr<const market::RevocationModel> given = market::create_revocation_model(
+        flags.market, market::params_from_words(flags.market_params, "--market-param"),
+        {data_dir, ""});
+    options.market_for = [given](const cloud::InstanceType&) { return given; };
+  } else {
+    auto models =
+        std::make_shared<std::map<std::string, std::shared_ptr<const market::RevocationModel>>>();
+    auto mutex = std::make_shared<std::mutex>();
+    options.market_for = [models, mutex, data_dir](const cloud::InstanceType& type) {
+      const std::string gpu = lifetime_gpu(type);
+      std::lock_guard<std::mutex> lock(*mutex);
+      auto& model = (*models)[gpu];
+      if (!model) {
+        market::ModelParams p;
+        p.values["gpu"] = gpu;
+        model = market::create_revocation_model("lifetime", p, {data_dir, ""});
+      }
+      return model;
+    };
+  }
   options.startup.spot_model = std::make_shared<const market::StartupModel>(
       market::StartupModel::load_or_default(data_dir, cloud::Market::spot));
   options.startup.on_demand_model = std::make_shared<const market::StartupModel>(
@@ -622,6 +643,11 @@ void add_plan_command(CLI::App& app) {
                   "judge this cluster instead of searching, e.g. 4xk80:spot,1xps");
   cmd->add_option("--data-dir", flags->data_dir,
                   "the shared measurements (default: the build's ../shared/data)");
+  cmd->add_option("--market", flags->market,
+                  "the revocation model of spot servers (`transient market list`), e.g. trace "
+                  "(default: the GCE 2019 lifetimes of each server's GPU)");
+  cmd->add_option("--market-param", flags->market_params,
+                  "KEY=VALUE parameter of --market (repeatable), e.g. file=us-west-2a_k80_1");
   cmd->add_option("--plot", flags->plot,
                   "write the Pareto front as a picture: FILE.svg or FILE.png");
   auto* json = cmd->add_flag("--json", flags->json, "print JSON");

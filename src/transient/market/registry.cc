@@ -287,6 +287,20 @@ std::unique_ptr<RevocationModel> create_revocation_model(const std::string& name
                    "unknown market model \"" + name + "\"; accepted: " + names);
 }
 
+ModelParams params_from_words(const std::vector<std::string>& words, const std::string& what) {
+  ModelParams params;
+  for (const std::string& word : words) {
+    const auto eq = word.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      throw InputError(what + " \"" + word +
+                       "\": accepted: key=value, e.g. gpu=K80 or offset=2h (see `transient "
+                       "market list`)");
+    }
+    params.values[word.substr(0, eq)] = word.substr(eq + 1);
+  }
+  return params;
+}
+
 ModelParams params_from_toml(const toml::table& table, const std::string& file,
                              const std::vector<std::string>& skip) {
   ModelParams params;

@@ -30,8 +30,10 @@ std::string PolicyAdvice::text() const {
   std::string out = fmt::format("run with the `{}` market policy: expected {}", best->name,
                                 money(best->expected_cost_usd));
   if (const PolicyFigures* o = optimal()) {
+    const double above = 100 * (best->cost_over_optimal - 1);
     out += fmt::format(
-        ", {:.1f}% above the offline {} ({}) on average", 100 * (best->cost_over_optimal - 1),
+        ", {:.1f}% {} the offline {} ({}) on average", std::abs(above),
+        above < 0 ? "below" : "above",
         optimal_exact ? "optimum" : "schedule (a heuristic on this market, not a bound)",
         money(o->expected_cost_usd));
   }

@@ -587,14 +587,8 @@ launch::FleetOptions fleet_options(const PreparedJob& prepared) {
   fleet.time_scale = o.time_scale;
   fleet.seed = o.seed;
   if (!o.revocations.empty()) {
-    market::ModelParams params;
-    for (const auto& pair : o.revocation_params) {
-      const auto equals = pair.find('=');
-      if (equals == std::string::npos || equals == 0) {
-        throw InputError("--revocation-param: \"" + pair + "\" is not KEY=VALUE");
-      }
-      params.values[pair.substr(0, equals)] = pair.substr(equals + 1);
-    }
+    const market::ModelParams params =
+        market::params_from_words(o.revocation_params, "--revocation-param");
     market::ModelContext context;
     context.data_dir = market::resolve_data_dir(o.data_root);
     fleet.market = market::create_revocation_model(o.revocations, params, context);
