@@ -229,8 +229,9 @@ std::optional<PolicyAdvice> Planner::advise_policy(const Configuration& configur
     advice.policies.push_back(optimal);
     // Replayed traces fix availability and revocations on the decision grid, where the optimum
     // is exact; on lifetime models it plans on availability only (sim/optimal_schedule.h). It is
-    // called the optimum only where no run of a policy that met the deadline came out cheaper:
-    // with random trace offsets one did (docs/scenarios.md, "plan on a trace"; not understood yet).
+    // called the optimum only where no run of a policy that met the deadline came out cheaper: at
+    // random trace offsets spot comes and goes inside decision ticks, which a policy may use and
+    // the optimum's tick model does not (docs/scenarios.md, "Plan on a trace").
     advice.optimal_exact = s.market && s.market->name() == "trace" && bound_held;
   }
   return advice;
