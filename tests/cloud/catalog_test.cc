@@ -179,7 +179,7 @@ TEST(BuiltinCatalogs, Gce2019IsThePapersTableII) {
 
 TEST(BuiltinCatalogs, AllAreSane) {
   ASSERT_EQ(builtin_catalogs().size(), 3u);
-  for (const CatalogInfo& info : builtin_catalogs()) {
+  for (const PluginInfo& info : builtin_catalogs()) {
     const Catalog catalog = load_catalog(info.name);
     EXPECT_EQ(catalog.name(), info.name);
     EXPECT_FALSE(catalog.source().empty());

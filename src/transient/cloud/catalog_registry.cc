@@ -5,6 +5,7 @@
 #include <system_error>
 
 #include "transient/core/error.h"
+#include "transient/core/registry.h"
 
 namespace transient::cloud {
 namespace {
@@ -205,35 +206,26 @@ Catalog aws_gpu() {
                  std::move(types));
 }
 
-struct Builtin {
-  CatalogInfo info;
-  Catalog (*make)();
-};
-
-const std::vector<Builtin>& builtins() {
-  static const std::vector<Builtin> kBuiltins = {
-      {{"gce-2019",
-        "GCE February 2019 K80/P100/V100 servers and the n1-standard-4 parameter "
-        "server, on-demand and preemptible (the ICAC 2019 paper's Table II)"},
-       gce_2019},
-      {{"aws-deepvm",
-        "AWS instances of DeepVM: 3 one-GPU types (M60, T4, A10G) and 8 CPU types, "
-        "on-demand and spot"},
-       aws_deepvm},
-      {{"aws-gpu",
-        "AWS 8-GPU instances (V100, A100, H100, H200) by availability zone, from "
-        "SkyPilot's catalog"},
-       aws_gpu},
-  };
+const Registry<Catalog (*)()>& builtins() {
+  static const Registry<Catalog (*)()> kBuiltins(
+      "catalog", {
+                     {{"gce-2019",
+                       "GCE February 2019 K80/P100/V100 servers and the n1-standard-4 parameter "
+                       "server, on-demand and preemptible (the ICAC 2019 paper's Table II)",
+                       {}},
+                      gce_2019},
+                     {{"aws-deepvm",
+                       "AWS instances of DeepVM: 3 one-GPU types (M60, T4, A10G) and 8 CPU types, "
+                       "on-demand and spot",
+                       {}},
+                      aws_deepvm},
+                     {{"aws-gpu",
+                       "AWS 8-GPU instances (V100, A100, H100, H200) by availability zone, from "
+                       "SkyPilot's catalog",
+                       {}},
+                      aws_gpu},
+                 });
   return kBuiltins;
-}
-
-std::string builtin_names() {
-  std::string names;
-  for (const Builtin& builtin : builtins()) {
-    names += (names.empty() ? "" : ", ") + builtin.info.name;
-  }
-  return names;
 }
 
 }  // namespace
@@ -252,34 +244,23 @@ std::optional<InstanceType> default_cpu_server(const std::string& region) {
   return std::nullopt;
 }
 
-const std::vector<CatalogInfo>& builtin_catalogs() {
-  static const std::vector<CatalogInfo> kInfos = [] {
-    std::vector<CatalogInfo> infos;
-    for (const Builtin& builtin : builtins()) infos.push_back(builtin.info);
-    return infos;
-  }();
-  return kInfos;
-}
+const std::vector<PluginInfo>& builtin_catalogs() { return builtins().infos(); }
 
 Catalog builtin_catalog(const std::string& name) {
-  for (const Builtin& builtin : builtins()) {
-    if (builtin.info.name == name) return builtin.make();
-  }
-  throw InputError("unknown catalog \"" + name + "\"; accepted: " + builtin_names() +
+  if (const auto* builtin = builtins().find(name)) return builtin->create();
+  throw InputError("unknown catalog \"" + name + "\"; accepted: " + builtins().names() +
                    ", or a CSV file");
 }
 
 Catalog load_catalog(const std::string& name_or_path) {
-  for (const Builtin& builtin : builtins()) {
-    if (builtin.info.name == name_or_path) return builtin.make();
-  }
+  if (const auto* builtin = builtins().find(name_or_path)) return builtin->create();
   std::error_code error;
   const bool is_csv =
       name_or_path.size() > 4 && name_or_path.compare(name_or_path.size() - 4, 4, ".csv") == 0;
   if (is_csv || std::filesystem::is_regular_file(name_or_path, error)) {
     return Catalog::read_csv(name_or_path);
   }
-  throw InputError("unknown catalog \"" + name_or_path + "\"; accepted: " + builtin_names() +
+  throw InputError("unknown catalog \"" + name_or_path + "\"; accepted: " + builtins().names() +
                    ", or a CSV file (FILE.csv)");
 }
 

@@ -9,16 +9,12 @@
 #include <vector>
 
 #include "transient/cloud/catalog.h"
+#include "transient/core/registry.h"
 
 namespace transient::cloud {
 
-struct CatalogInfo {
-  std::string name;         // e.g. "gce-2019"
-  std::string description;  // one line for people
-};
-
 // Every built-in catalog, in a stable order.
-const std::vector<CatalogInfo>& builtin_catalogs();
+const std::vector<PluginInfo>& builtin_catalogs();
 
 // The built-in catalog `name`; InputError listing the built-in names if there is none.
 Catalog builtin_catalog(const std::string& name);

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "transient/core/error.h"
+#include "transient/core/registry.h"
 #include "transient/core/structured_input.h"
 #include "transient/market/availability_trace_model.h"
 #include "transient/market/data_dir.h"
@@ -24,10 +25,7 @@ constexpr double kGceCapS = 24.0 * 3600.0;
 using Factory =
     std::function<std::unique_ptr<RevocationModel>(internal::ParamReader&, const ModelContext&)>;
 
-struct Entry {
-  ModelInfo info;
-  Factory create;
-};
+using Entry = Registry<Factory>::Entry;
 
 std::vector<std::string> names_of(const std::vector<std::string>& params) {
   std::vector<std::string> names;
@@ -187,64 +185,64 @@ std::unique_ptr<RevocationModel> create_trace(internal::ParamReader& params,
   return NodeTraceModel::read(path, offset_s, cap_s);
 }
 
-const std::vector<Entry>& entries() {
-  static const std::vector<Entry> kEntries = {
-      {{"lifetime",
-        "empirical lifetimes of GCE preemptible servers (2019 GPU measurements or scispot CDFs), "
-        "capped at 24 h; always available unless given an availability trace",
-        {"gpu=K80|P100|V100|any (default any; gce-2019 data)",
-         "zone=a zone of the gce-2019 data, e.g. us-east1-c, or any (default any)",
-         "cdf=a file of spot-traces/gcp-preemptible-lifetimes, e.g. All_data (instead of gpu/zone)",
-         "availability=a SkyPilot availability trace for when servers can be had (default: always)",
-         "availability_offset=where runs start in it, a duration or random (default random)",
-         "cap=the longest lifetime, a duration or none (default 24h)"}},
-       create_lifetime},
-      {{"hour-of-day",
-        "hazard by hour of day from CM-DARE's revocation counts, scaled to a mean lifetime, "
-        "capped at 24 h; always available unless given an availability trace",
-        {"gpu=K80|P100|V100|any (default any)",
-         "mean=mean lifetime before the cap, a duration (default: fitted on gce-2019)",
-         "start_hour=hour of day of a fresh run for sampling, 0..24 (default random)",
-         "availability=a SkyPilot availability trace for when servers can be had (default: always)",
-         "availability_offset=where runs start in it, a duration or random (default random)",
-         "cap=the longest lifetime, a duration or none (default 24h)"}},
-       create_hour_of_day},
-      {{"exponential",
-        "constant hazard (memoryless lifetimes) from a mean, a rate or an AWS interruption "
-        "bucket; always available unless given an availability trace",
-        {"mean=mean lifetime, a duration", "rate_per_h=revocations per server-hour",
-         "bucket=AWS interruption frequency per month: <5%|5-10%|10-15%|15-20%|>20%",
-         "availability=a SkyPilot availability trace for when servers can be had (default: always)",
-         "availability_offset=where runs start in it, a duration or random (default random)",
-         "cap=the longest lifetime, a duration or none (default none)"}},
-       create_exponential},
-      {{"trace",
-        "replay of a real spot trace: SkyPilot availability ticks (JSON) or Bamboo node "
-        "add/remove events (CSV); availability from the same trace",
-        {"file=trace file or name, e.g. us-west-2a_k80_1, p3, or a path",
-         "offset=where runs start in the trace, a duration or random (default random)",
-         "cap=the longest lifetime, a duration or none (default none)"}},
-       create_trace},
-  };
-  return kEntries;
+const Registry<Factory>& registry() {
+  static const Registry<Factory> kRegistry(
+      "market model",
+      {
+          {{"lifetime",
+            "empirical lifetimes of GCE preemptible servers (2019 GPU measurements or scispot "
+            "CDFs), "
+            "capped at 24 h; always available unless given an availability trace",
+            {"gpu=K80|P100|V100|any (default any; gce-2019 data)",
+             "zone=a zone of the gce-2019 data, e.g. us-east1-c, or any (default any)",
+             "cdf=a file of spot-traces/gcp-preemptible-lifetimes, e.g. All_data (instead of "
+             "gpu/zone)",
+             "availability=a SkyPilot availability trace for when servers can be had (default: "
+             "always)",
+             "availability_offset=where runs start in it, a duration or random (default random)",
+             "cap=the longest lifetime, a duration or none (default 24h)"}},
+           create_lifetime},
+          {{"hour-of-day",
+            "hazard by hour of day from CM-DARE's revocation counts, scaled to a mean lifetime, "
+            "capped at 24 h; always available unless given an availability trace",
+            {"gpu=K80|P100|V100|any (default any)",
+             "mean=mean lifetime before the cap, a duration (default: fitted on gce-2019)",
+             "start_hour=hour of day of a fresh run for sampling, 0..24 (default random)",
+             "availability=a SkyPilot availability trace for when servers can be had (default: "
+             "always)",
+             "availability_offset=where runs start in it, a duration or random (default random)",
+             "cap=the longest lifetime, a duration or none (default 24h)"}},
+           create_hour_of_day},
+          {{"exponential",
+            "constant hazard (memoryless lifetimes) from a mean, a rate or an AWS interruption "
+            "bucket; always available unless given an availability trace",
+            {"mean=mean lifetime, a duration", "rate_per_h=revocations per server-hour",
+             "bucket=AWS interruption frequency per month: <5%|5-10%|10-15%|15-20%|>20%",
+             "availability=a SkyPilot availability trace for when servers can be had (default: "
+             "always)",
+             "availability_offset=where runs start in it, a duration or random (default random)",
+             "cap=the longest lifetime, a duration or none (default none)"}},
+           create_exponential},
+          {{"trace",
+            "replay of a real spot trace: SkyPilot availability ticks (JSON) or Bamboo node "
+            "add/remove events (CSV); availability from the same trace",
+            {"file=trace file or name, e.g. us-west-2a_k80_1, p3, or a path",
+             "offset=where runs start in the trace, a duration or random (default random)",
+             "cap=the longest lifetime, a duration or none (default none)"}},
+           create_trace},
+      });
+  return kRegistry;
 }
 
 }  // namespace
 
-const std::vector<ModelInfo>& revocation_models() {
-  static const std::vector<ModelInfo> kInfos = [] {
-    std::vector<ModelInfo> infos;
-    for (const Entry& entry : entries()) infos.push_back(entry.info);
-    return infos;
-  }();
-  return kInfos;
-}
+const std::vector<PluginInfo>& revocation_models() { return registry().infos(); }
 
 std::unique_ptr<RevocationModel> create_revocation_model(const std::string& name,
                                                          const ModelParams& params,
                                                          const ModelContext& context) {
-  for (const Entry& entry : entries()) {
-    if (entry.info.name != name) continue;
+  {
+    const Entry& entry = registry().at(name, params.file, params.line);
     // `availability` and `availability_offset` are handled here for every model but trace
     // (whose availability is its own trace); the model's factory sees the other parameters.
     ModelParams own = params;
@@ -281,10 +279,6 @@ std::unique_ptr<RevocationModel> create_revocation_model(const std::string& name
     return std::make_unique<internal::WithAvailability>(
         std::move(model), AvailabilityTraceModel::read(path, offset_s, kNever));
   }
-  std::string names;
-  for (const Entry& entry : entries()) names += (names.empty() ? "" : ", ") + entry.info.name;
-  throw InputError(params.file, params.line,
-                   "unknown market model \"" + name + "\"; accepted: " + names);
 }
 
 ModelParams params_from_words(const std::vector<std::string>& words, const std::string& what) {

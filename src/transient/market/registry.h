@@ -14,6 +14,7 @@
 
 #include <toml++/toml.h>
 
+#include "transient/core/registry.h"
 #include "transient/market/revocation_model.h"
 
 namespace transient::market {
@@ -35,14 +36,8 @@ struct ModelContext {
   std::string base_dir;
 };
 
-struct ModelInfo {
-  std::string name;                 // registry name, e.g. "lifetime"
-  std::string description;          // one line for people
-  std::vector<std::string> params;  // "name=accepted values (default)" lines, for --help/list
-};
-
 // Every registered model, in a stable order.
-const std::vector<ModelInfo>& revocation_models();
+const std::vector<PluginInfo>& revocation_models();
 
 // Builds the model called `name` with `params`. Throws InputError for an unknown name (listing
 // the valid ones), an unknown or bad parameter (listing what is accepted), or missing or bad data

@@ -4,6 +4,7 @@
 
 #include "transient/core/bounds.h"
 #include "transient/core/error.h"
+#include "transient/core/registry.h"
 #include "transient/perf/analytic_throughput_model.h"
 #include "transient/perf/fitted_throughput_model.h"
 #include "transient/perf/table_throughput_model.h"
@@ -134,61 +135,51 @@ std::unique_ptr<ThroughputModel> create_fitted(const ThroughputParams& params) {
                                                  std::move(in.model.fitted));
 }
 
-struct Entry {
-  ThroughputModelInfo info;
-  std::unique_ptr<ThroughputModel> (*create)(const ThroughputParams&);
-};
+using Factory = std::unique_ptr<ThroughputModel> (*)(const ThroughputParams&);
 
-const std::vector<Entry>& entries() {
-  static const std::vector<Entry> all = {
-      {{"table",
-        "measured steps/s by GPU and worker count (CM-DARE's cluster scaling or a CSV table), "
-        "interpolated",
-        {"workload=resnet-15|resnet-32|shake-shake-small|shake-shake-big",
-         "table=CSV file with columns gpu,workers,steps_per_s (instead of workload)"}},
-       &create_table},
-      {{"analytic",
-        "compute from GPU TFLOPS x fitted efficiency, plus parameter-server or hierarchical "
-        "all-reduce "
-        "communication; names the bottleneck",
-        {"workload=a built-in workload (resnet-15, resnet-32, shake-shake-small, ...)",
-         "profile=a workload profile JSON file (instead of workload)",
-         "model=a model file of `transient fit` (default: constants fitted on CM-DARE)",
-         "global_batch=samples per step, split among the workers (default: the workload's, 128)",
-         "per_worker_batch=samples per worker and step (instead of global_batch)"}},
-       &create_analytic},
-      {{"fitted",
-        "CM-DARE-style regression of a worker's step time on workload and GPU features, with the "
-        "analytic model's communication",
-        {"workload=a built-in workload (resnet-15, resnet-32, shake-shake-small, ...)",
-         "profile=a workload profile JSON file (instead of workload)",
-         "model=a model file of `transient fit` (default: coefficients fitted on CM-DARE)",
-         "global_batch=samples per step, split among the workers (default: the workload's, 128)",
-         "per_worker_batch=samples per worker and step (instead of global_batch)"}},
-       &create_fitted},
-  };
+const Registry<Factory>& registry() {
+  static const Registry<Factory> all(
+      "throughput model",
+      {
+          {{"table",
+            "measured steps/s by GPU and worker count (CM-DARE's cluster scaling or a CSV table), "
+            "interpolated",
+            {"workload=resnet-15|resnet-32|shake-shake-small|shake-shake-big",
+             "table=CSV file with columns gpu,workers,steps_per_s (instead of workload)"}},
+           &create_table},
+          {{"analytic",
+            "compute from GPU TFLOPS x fitted efficiency, plus parameter-server or hierarchical "
+            "all-reduce "
+            "communication; names the bottleneck",
+            {"workload=a built-in workload (resnet-15, resnet-32, shake-shake-small, ...)",
+             "profile=a workload profile JSON file (instead of workload)",
+             "model=a model file of `transient fit` (default: constants fitted on CM-DARE)",
+             "global_batch=samples per step, split among the workers (default: the workload's, "
+             "128)",
+             "per_worker_batch=samples per worker and step (instead of global_batch)"}},
+           &create_analytic},
+          {{"fitted",
+            "CM-DARE-style regression of a worker's step time on workload and GPU features, with "
+            "the "
+            "analytic model's communication",
+            {"workload=a built-in workload (resnet-15, resnet-32, shake-shake-small, ...)",
+             "profile=a workload profile JSON file (instead of workload)",
+             "model=a model file of `transient fit` (default: coefficients fitted on CM-DARE)",
+             "global_batch=samples per step, split among the workers (default: the workload's, "
+             "128)",
+             "per_worker_batch=samples per worker and step (instead of global_batch)"}},
+           &create_fitted},
+      });
   return all;
 }
 
 }  // namespace
 
-const std::vector<ThroughputModelInfo>& throughput_models() {
-  static const std::vector<ThroughputModelInfo> infos = [] {
-    std::vector<ThroughputModelInfo> out;
-    for (const auto& entry : entries()) out.push_back(entry.info);
-    return out;
-  }();
-  return infos;
-}
+const std::vector<PluginInfo>& throughput_models() { return registry().infos(); }
 
 std::unique_ptr<ThroughputModel> create_throughput_model(const std::string& name,
                                                          const ThroughputParams& params) {
-  std::string valid;
-  for (const auto& entry : entries()) {
-    if (entry.info.name == name) return entry.create(params);
-    valid += (valid.empty() ? "" : ", ") + entry.info.name;
-  }
-  fail(params, "unknown throughput model \"" + name + "\"; accepted: " + valid);
+  return registry().at(name, params.file, params.line).create(params);
 }
 
 }  // namespace transient::perf

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "transient/core/registry.h"
 #include "transient/perf/throughput_model.h"
 
 namespace transient::perf {
@@ -23,14 +24,8 @@ struct ThroughputParams {
   std::string base_dir;  // relative file names are resolved here (the scenario's directory)
 };
 
-struct ThroughputModelInfo {
-  std::string name;                 // registry name, e.g. "table"
-  std::string description;          // one line for people
-  std::vector<std::string> params;  // "name=accepted values (default)" lines
-};
-
 // Every registered model, in a stable order.
-const std::vector<ThroughputModelInfo>& throughput_models();
+const std::vector<PluginInfo>& throughput_models();
 
 // Builds the model called `name`. Throws InputError for an unknown name (listing the valid
 // ones) or a bad parameter (listing what is accepted).

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "transient/core/error.h"
+#include "transient/core/registry.h"
 #include "transient/sim/availability_prior.h"
 #include "transient/sim/expected_cost_plan.h"
 #include "transient/sim/market_policy.h"
@@ -321,28 +322,29 @@ std::string_view to_string(ClusterMode mode) {
   return "?";
 }
 
-const std::vector<MarketPolicyInfo>& market_policies() {
-  static const std::vector<MarketPolicyInfo> infos = {
-      {"spot-only", SpotOnly().describe()},
-      {"on-demand-only", OnDemandOnly().describe()},
-      {"greedy", Greedy().describe()},
-      {"uniform-progress", UniformProgress().describe()},
-      {"market-aware", MarketAware().describe()},
-      {"optimal", Optimal().describe()},
-  };
-  return infos;
+namespace {
+
+template <typename Policy>
+Registry<std::unique_ptr<MarketPolicy> (*)()>::Entry market_policy(const char* name) {
+  return {{name, Policy().describe(), {}},
+          []() -> std::unique_ptr<MarketPolicy> { return std::make_unique<Policy>(); }};
 }
 
+const Registry<std::unique_ptr<MarketPolicy> (*)()>& registry() {
+  static const Registry<std::unique_ptr<MarketPolicy> (*)()> all(
+      "market policy",
+      {market_policy<SpotOnly>("spot-only"), market_policy<OnDemandOnly>("on-demand-only"),
+       market_policy<Greedy>("greedy"), market_policy<UniformProgress>("uniform-progress"),
+       market_policy<MarketAware>("market-aware"), market_policy<Optimal>("optimal")});
+  return all;
+}
+
+}  // namespace
+
+const std::vector<PluginInfo>& market_policies() { return registry().infos(); }
+
 std::unique_ptr<MarketPolicy> create_market_policy(const std::string& name) {
-  if (name == "spot-only") return std::make_unique<SpotOnly>();
-  if (name == "on-demand-only") return std::make_unique<OnDemandOnly>();
-  if (name == "greedy") return std::make_unique<Greedy>();
-  if (name == "uniform-progress") return std::make_unique<UniformProgress>();
-  if (name == "market-aware") return std::make_unique<MarketAware>();
-  if (name == "optimal") return std::make_unique<Optimal>();
-  std::string valid;
-  for (const auto& info : market_policies()) valid += (valid.empty() ? "" : ", ") + info.name;
-  throw InputError("unknown market policy \"" + name + "\"; accepted: " + valid);
+  return registry().at(name).create();
 }
 
 }  // namespace transient::sim

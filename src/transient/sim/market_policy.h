@@ -9,6 +9,8 @@
 // deadline (optimal_schedule.h).
 #pragma once
 
+#include "transient/core/registry.h"
+
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -96,12 +98,8 @@ class MarketPolicy {
   virtual ClusterMode decide(const DeadlineState& state) = 0;
 };
 
-struct MarketPolicyInfo {
-  std::string name;         // registry name, e.g. "greedy"
-  std::string description;  // one line for people
-};
-
-const std::vector<MarketPolicyInfo>& market_policies();
+// Every registered one, in a stable order (core/registry.h).
+const std::vector<PluginInfo>& market_policies();
 
 // Throws InputError for an unknown name, listing the valid ones.
 std::unique_ptr<MarketPolicy> create_market_policy(const std::string& name);

@@ -10,6 +10,8 @@
 // worker joining a running job, costs. Models are immutable and safe to share between threads.
 #pragma once
 
+#include "transient/core/registry.h"
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -60,13 +62,9 @@ class RecoveryModel {
   virtual bool has_chief() const { return false; }
 };
 
-struct RecoveryModelInfo {
-  std::string name;         // registry name, e.g. "in-place"
-  std::string description;  // one line for people
-};
-
 // Every registered recovery model, in a stable order.
-const std::vector<RecoveryModelInfo>& recovery_models();
+// Every registered one, in a stable order (core/registry.h).
+const std::vector<PluginInfo>& recovery_models();
 
 // Throws InputError for an unknown name, listing the valid ones.
 std::unique_ptr<RecoveryModel> create_recovery_model(const std::string& name,

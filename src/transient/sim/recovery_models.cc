@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "transient/core/error.h"
+#include "transient/core/registry.h"
 #include "transient/sim/recovery_model.h"
 
 namespace transient::sim {
@@ -79,28 +80,33 @@ class AsyncPsChiefRecovery : public RecoveryModel {
 
 }  // namespace
 
-const std::vector<RecoveryModelInfo>& recovery_models() {
-  static const std::vector<RecoveryModelInfo> infos = [] {
-    std::vector<RecoveryModelInfo> out;
-    const RecoveryOptions options;
-    out.push_back({"in-place", InPlaceRecovery(options).describe()});
-    out.push_back({"restart-from-checkpoint", RestartFromCheckpointRecovery(options).describe()});
-    out.push_back({"async-ps-chief", AsyncPsChiefRecovery(options).describe()});
-    return out;
-  }();
-  return infos;
+namespace {
+
+using RecoveryFactory = std::unique_ptr<RecoveryModel> (*)(const RecoveryOptions&);
+
+template <typename Model>
+Registry<RecoveryFactory>::Entry recovery_model(const char* name) {
+  return {{name, Model(RecoveryOptions{}).describe(), {}},
+          [](const RecoveryOptions& options) -> std::unique_ptr<RecoveryModel> {
+            return std::make_unique<Model>(options);
+          }};
 }
+
+const Registry<RecoveryFactory>& registry() {
+  static const Registry<RecoveryFactory> all(
+      "recovery model", {recovery_model<InPlaceRecovery>("in-place"),
+                         recovery_model<RestartFromCheckpointRecovery>("restart-from-checkpoint"),
+                         recovery_model<AsyncPsChiefRecovery>("async-ps-chief")});
+  return all;
+}
+
+}  // namespace
+
+const std::vector<PluginInfo>& recovery_models() { return registry().infos(); }
 
 std::unique_ptr<RecoveryModel> create_recovery_model(const std::string& name,
                                                      const RecoveryOptions& options) {
-  if (name == "in-place") return std::make_unique<InPlaceRecovery>(options);
-  if (name == "restart-from-checkpoint") {
-    return std::make_unique<RestartFromCheckpointRecovery>(options);
-  }
-  if (name == "async-ps-chief") return std::make_unique<AsyncPsChiefRecovery>(options);
-  std::string valid;
-  for (const auto& info : recovery_models()) valid += (valid.empty() ? "" : ", ") + info.name;
-  throw InputError("unknown recovery model \"" + name + "\"; accepted: " + valid);
+  return registry().at(name).create(options);
 }
 
 }  // namespace transient::sim

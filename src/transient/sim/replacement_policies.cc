@@ -1,5 +1,6 @@
 // The replacement policies of the registry.
 #include "transient/core/error.h"
+#include "transient/core/registry.h"
 #include "transient/sim/replacement_policy.h"
 
 namespace transient::sim {
@@ -69,24 +70,29 @@ class NoReplacement : public ReplacementPolicy {
 
 }  // namespace
 
-const std::vector<ReplacementPolicyInfo>& replacement_policies() {
-  static const std::vector<ReplacementPolicyInfo> infos = {
-      {"same", SameReplacement().describe()},
-      {"cheapest", CheapestReplacement().describe()},
-      {"on-demand", OnDemandReplacement().describe()},
-      {"none", NoReplacement().describe()},
-  };
-  return infos;
+namespace {
+
+template <typename Policy>
+Registry<std::unique_ptr<ReplacementPolicy> (*)()>::Entry replacement_policy(const char* name) {
+  return {{name, Policy().describe(), {}},
+          []() -> std::unique_ptr<ReplacementPolicy> { return std::make_unique<Policy>(); }};
 }
 
+const Registry<std::unique_ptr<ReplacementPolicy> (*)()>& registry() {
+  static const Registry<std::unique_ptr<ReplacementPolicy> (*)()> all(
+      "replacement policy", {replacement_policy<SameReplacement>("same"),
+                             replacement_policy<CheapestReplacement>("cheapest"),
+                             replacement_policy<OnDemandReplacement>("on-demand"),
+                             replacement_policy<NoReplacement>("none")});
+  return all;
+}
+
+}  // namespace
+
+const std::vector<PluginInfo>& replacement_policies() { return registry().infos(); }
+
 std::unique_ptr<ReplacementPolicy> create_replacement_policy(const std::string& name) {
-  if (name == "same") return std::make_unique<SameReplacement>();
-  if (name == "cheapest") return std::make_unique<CheapestReplacement>();
-  if (name == "on-demand") return std::make_unique<OnDemandReplacement>();
-  if (name == "none") return std::make_unique<NoReplacement>();
-  std::string valid;
-  for (const auto& info : replacement_policies()) valid += (valid.empty() ? "" : ", ") + info.name;
-  throw InputError("unknown replacement policy \"" + name + "\"; accepted: " + valid);
+  return registry().at(name).create();
 }
 
 }  // namespace transient::sim

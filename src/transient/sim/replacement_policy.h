@@ -3,6 +3,8 @@
 // Policies are immutable and safe to share between threads.
 #pragma once
 
+#include "transient/core/registry.h"
+
 #include <memory>
 #include <optional>
 #include <string>
@@ -35,12 +37,8 @@ class ReplacementPolicy {
   virtual std::optional<ServerChoice> choose(const ReplacementContext& context) const = 0;
 };
 
-struct ReplacementPolicyInfo {
-  std::string name;         // registry name, e.g. "same"
-  std::string description;  // one line for people
-};
-
-const std::vector<ReplacementPolicyInfo>& replacement_policies();
+// Every registered one, in a stable order (core/registry.h).
+const std::vector<PluginInfo>& replacement_policies();
 
 // Throws InputError for an unknown name, listing the valid ones.
 std::unique_ptr<ReplacementPolicy> create_replacement_policy(const std::string& name);

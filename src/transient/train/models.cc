@@ -126,11 +126,7 @@ class ResNet : public Model {
   std::vector<std::shared_ptr<BasicBlock>> blocks_;
 };
 
-std::string valid_names() {
-  std::string names;
-  for (const auto& spec : model_registry()) names += (names.empty() ? "" : ", ") + spec.name;
-  return names;
-}
+std::string valid_names() { return model_registry().names(); }
 
 // A TorchScript module (saved from Python with torch.jit.script or torch.jit.trace) as a Model.
 // Its parameters and buffers are registered under the module's own names (an empty child module
@@ -253,17 +249,25 @@ bool is_model_file(const std::string& name) {
   return name.size() > 3 && name.compare(name.size() - 3, 3, ".pt") == 0;
 }
 
-const std::vector<ModelSpec>& model_registry() {
-  static const std::vector<ModelSpec> registry = {
-      {"cnn", "2 conv (32, 64 channels) + 2 linear layers, 421k parameters on 28x28",
-       [](const ImageShape& s) { return std::make_shared<Cnn>(s); }},
-      {"mlp", "one hidden layer of 256 ReLU units, 204k parameters on 28x28",
-       [](const ImageShape& s) { return std::make_shared<Mlp>(s); }},
-      {"resnet20", "CIFAR-style ResNet-20 with batch norm (3 stages x 3 blocks), 0.27M parameters",
-       [](const ImageShape& s) { return std::make_shared<ResNet>(s, 3); }},
-      {"resnet32", "CIFAR-style ResNet-32 with batch norm (3 stages x 5 blocks), 0.47M parameters",
-       [](const ImageShape& s) { return std::make_shared<ResNet>(s, 5); }},
-  };
+const Registry<ModelFactory>& model_registry() {
+  static const Registry<ModelFactory> registry(
+      "model",
+      {{{"cnn", "2 conv (32, 64 channels) + 2 linear layers, 421k parameters on 28x28", {}},
+        [](const ImageShape& s) -> std::shared_ptr<Model> { return std::make_shared<Cnn>(s); }},
+       {{"mlp", "one hidden layer of 256 ReLU units, 204k parameters on 28x28", {}},
+        [](const ImageShape& s) -> std::shared_ptr<Model> { return std::make_shared<Mlp>(s); }},
+       {{"resnet20",
+         "CIFAR-style ResNet-20 with batch norm (3 stages x 3 blocks), 0.27M parameters",
+         {}},
+        [](const ImageShape& s) -> std::shared_ptr<Model> {
+          return std::make_shared<ResNet>(s, 3);
+        }},
+       {{"resnet32",
+         "CIFAR-style ResNet-32 with batch norm (3 stages x 5 blocks), 0.47M parameters",
+         {}},
+        [](const ImageShape& s) -> std::shared_ptr<Model> {
+          return std::make_shared<ResNet>(s, 5);
+        }}});
   return registry;
 }
 
@@ -272,25 +276,22 @@ void require_model(const std::string& name, const ImageShape& shape) {
     load_scripted_model(name, shape);
     return;
   }
-  for (const auto& spec : model_registry()) {
-    if (spec.name == name) return;
-  }
+  if (model_registry().find(name) != nullptr) return;
   throw InputError("--model: unknown model \"" + name + "\"; accepted: " + valid_names() +
                    ", or a TorchScript file FILE.pt");
 }
 
 std::shared_ptr<Model> make_model(const std::string& name, const ImageShape& shape) {
   if (is_model_file(name)) return load_scripted_model(name, shape);
-  for (const auto& spec : model_registry()) {
-    if (spec.name == name) return spec.make(shape);
-  }
+  if (const auto* entry = model_registry().find(name)) return entry->create(shape);
   require_model(name);
   return nullptr;
 }
 
 std::vector<std::pair<std::string, std::string>> model_catalog() {
   std::vector<std::pair<std::string, std::string>> catalog;
-  for (const auto& spec : model_registry()) catalog.emplace_back(spec.name, spec.description);
+  for (const auto& info : model_registry().infos())
+    catalog.emplace_back(info.name, info.description);
   return catalog;
 }
 

@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "transient/core/registry.h"
+
 namespace transient::train {
 
 // The input the model is built for, and the classes it scores.
@@ -33,14 +35,10 @@ class Model : public torch::nn::Module {
   virtual torch::Tensor forward(torch::Tensor images) = 0;
 };
 
-struct ModelSpec {
-  std::string name;
-  std::string description;
-  std::function<std::shared_ptr<Model>(const ImageShape&)> make;
-};
+using ModelFactory = std::function<std::shared_ptr<Model>(const ImageShape&)>;
 
-// All models, in the order `--help` lists them.
-const std::vector<ModelSpec>& model_registry();
+// All models, in the order `--help` lists them (core/registry.h).
+const Registry<ModelFactory>& model_registry();
 
 // The classes of the data sets that do not say how many they have (Fashion-MNIST, CIFAR-10,
 // NumPy arrays): a model's scores per image.

@@ -424,10 +424,7 @@ ModelProfile profile_model(const ProfileOptions& options) {
   input.height = options.height;
   input.width = options.width;
 
-  bool is_registered = false;
-  for (const auto& spec : model_registry())
-    is_registered = is_registered || spec.name == options.model;
-  if (is_registered) {
+  if (model_registry().find(options.model) != nullptr) {
     if (options.model == "cnn" && (options.height % 4 != 0 || options.width % 4 != 0)) {
       throw InputError("--input: the cnn needs a height and width divisible by 4");
     }
@@ -458,10 +455,9 @@ ModelProfile profile_model(const ProfileOptions& options) {
                                options.model.find('/') != std::string::npos ||
                                std::filesystem::exists(options.model);
   if (!looks_like_file) {
-    std::string names;
-    for (const auto& spec : model_registry()) names += spec.name + ", ";
-    throw InputError("--model: \"" + options.model + "\" is neither a model (" + names +
-                     "or a TorchScript file FILE.pt) nor an existing file");
+    throw InputError("--model: \"" + options.model + "\" is neither a model (" +
+                     model_registry().names() +
+                     ", or a TorchScript file FILE.pt) nor an existing file");
   }
   torch::jit::Module module = load_torchscript(options.model);
   profile.name = std::filesystem::path(options.model).stem().string();
