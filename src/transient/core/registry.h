@@ -9,6 +9,7 @@
 // Immutable once built; safe to share between threads.
 #pragma once
 
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,6 +22,15 @@ struct PluginInfo {
   std::string name;                 // registry name, e.g. "greedy"
   std::string description;          // one line for people
   std::vector<std::string> params;  // "name=accepted values (default)" lines, for list/--help
+};
+
+// A plug-in's parameters as text, as a user wrote them, e.g. {"gpu": "K80"} or
+// {"file": "us-west-2a_k80_1", "offset": "2h"}: the one parameters type of every plug-in point.
+struct PluginParams {
+  std::map<std::string, std::string> values;  // parameter name -> value as text
+  std::string file;      // where the parameters were written, for messages; empty for flags
+  int line = 0;          // line of the parameters in `file` (0 = unknown)
+  std::string base_dir;  // relative file names are resolved here (a scenario's directory)
 };
 
 template <typename Factory>

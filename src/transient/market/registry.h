@@ -21,11 +21,7 @@ namespace transient::market {
 
 // A model's parameters as text, as a user wrote them, e.g. {"gpu": "K80", "zone": "us-east1-c"}
 // or {"file": "us-west-2a_k80_1", "offset": "2h"}. Durations accept parse_duration_s's forms.
-struct ModelParams {
-  std::map<std::string, std::string> values;  // parameter name -> value as text
-  std::string file;  // where the parameters were written, for messages; empty for flags
-  int line = 0;      // line of the parameters in `file` (0 = unknown)
-};
+using ModelParams = PluginParams;
 
 // Where models find their data.
 struct ModelContext {

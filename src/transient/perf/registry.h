@@ -17,12 +17,7 @@
 namespace transient::perf {
 
 // A model's parameters as text, as a user wrote them, e.g. {"workload": "resnet-32"}.
-struct ThroughputParams {
-  std::map<std::string, std::string> values;  // parameter name -> value as text
-  std::string file;      // where the parameters were written, for messages; empty for flags
-  int line = 0;          // line of the parameters in `file` (0 = unknown)
-  std::string base_dir;  // relative file names are resolved here (the scenario's directory)
-};
+using ThroughputParams = PluginParams;
 
 // Every registered model, in a stable order.
 const std::vector<PluginInfo>& throughput_models();
