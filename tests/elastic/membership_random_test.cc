@@ -46,6 +46,7 @@ struct SimWorker {
   std::int64_t held = 0;
   bool reported = false;  // it reported about `gen` (or it is in flight)
   Report last_report;
+  double speed = 100;  // samples/s it measures (some are 3x faster: rebalances)
 };
 
 // One message on its way to the coordinator.
@@ -78,6 +79,7 @@ class Cluster {
   int generations() const { return static_cast<int>(last_generation_ + 1); }
   int recoveries() const { return recoveries_; }
   int restarts() const { return restarts_; }
+  int unreachable_drops() const { return unreachable_drops_; }
 
  private:
   int pick(int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng_); }
@@ -115,6 +117,7 @@ class Cluster {
     if (kind < 54) return checkpoint();
     if (kind < 55) return restart();
     if (kind < 56 && chance(0.3)) return stop();
+    if (kind < 60) return fail_to_form();
     if (kind < 80) return deliver();
     return advance();
   }
@@ -127,6 +130,7 @@ class Cluster {
     admitted_ids_.insert(*id);
     SimWorker worker;
     worker.id = *id;
+    worker.speed = chance(0.3) ? 300 : 100;
     workers_[*id] = worker;
     send(*id, [id = *id](Membership& m) { m.ready(id, "10.0.0.1", "10.0.0.1:1"); });
   }
@@ -141,6 +145,7 @@ class Cluster {
       }
     }
     SimWorker& rank0 = workers_.at(members_.front());
+    if (!formed_ && is_member(unreachable_)) return fail_to_form();  // it stays unreachable
     if (!formed_) {
       // The state agreement: the most advanced member broadcasts (joiners receive it).
       std::int64_t held = -1;
@@ -205,6 +210,32 @@ class Cluster {
         }
         failed.step = worker.held;
       }
+      send_report(worker, failed);
+    }
+  }
+
+  // The group cannot form: one member's address is unreachable to the others, who name it; it
+  // names nobody (it could reach them). The member stays unreachable until it is dropped.
+  void fail_to_form() {
+    if (members_.empty() || formed_) return;
+    for (const auto& id : members_) {
+      const SimWorker& worker = workers_.at(id);
+      if (!worker.alive || worker.silent || worker.reported || worker.gen != last_generation_) {
+        return;
+      }
+    }
+    if (!is_member(unreachable_) || !workers_.at(unreachable_).alive) {
+      unreachable_ = members_[static_cast<std::size_t>(pick(static_cast<int>(members_.size())))];
+    }
+    const std::string bad = unreachable_;
+    for (const auto& id : members_) {
+      SimWorker& worker = workers_.at(id);
+      Report failed;
+      failed.kind = Report::Kind::kFailed;
+      failed.gen = last_generation_;
+      failed.step = worker.has_state ? worker.held : -1;
+      failed.attempted = failed.step;
+      if (id != bad) failed.unreachable = {bad};
       send_report(worker, failed);
     }
   }
@@ -287,7 +318,8 @@ class Cluster {
     env_.advance(std::uniform_real_distribution<double>(0.05, 4.0)(rng_));
     for (auto& [id, worker] : workers_) {
       if (worker.alive && !worker.silent && machine_->find(id) != nullptr) {
-        machine_->heartbeat(id, 100.0);
+        if (chance(0.02)) worker.speed = worker.speed == 100 ? 300 : 100;
+        machine_->heartbeat(id, worker.speed);
       }
     }
     machine_->tick();
@@ -341,7 +373,10 @@ class Cluster {
       if (trace_) print(action);
       if (auto* start = std::get_if<action::StartGeneration>(&action)) on_start(start->generation);
       if (auto* signal = std::get_if<action::Signal>(&action)) on_signal(*signal);
-      if (auto* drop = std::get_if<action::Drop>(&action)) workers_.at(drop->worker).alive = false;
+      if (auto* drop = std::get_if<action::Drop>(&action)) {
+        workers_.at(drop->worker).alive = false;
+        unreachable_drops_ += drop->reason.rfind("unreachable", 0) == 0;
+      }
       if (auto* left = std::get_if<action::WorkerLeft>(&action)) on_left(*left);
       if (auto* recovered = std::get_if<action::Recovered>(&action)) on_recovered(*recovered);
       if (std::holds_alternative<action::WriteJournal>(action)) journal_ = machine_->journal();
@@ -492,6 +527,8 @@ class Cluster {
   std::int64_t redone_ = 0;
   int recoveries_ = 0;
   int restarts_ = 0;
+  int unreachable_drops_ = 0;
+  std::string unreachable_;  // a member the others cannot reach ("" = none)
 };
 
 TEST(MembershipRandom, InvariantsHoldThroughThousandsOfRandomSequences) {
@@ -499,6 +536,7 @@ TEST(MembershipRandom, InvariantsHoldThroughThousandsOfRandomSequences) {
   int generations = 0;
   int recoveries = 0;
   int restarts = 0;
+  int unreachable_drops = 0;
   const char* only = std::getenv("MEMBERSHIP_SEED");
   for (std::uint64_t seed = 1; seed <= 2000; ++seed) {
     if (only != nullptr && std::to_string(seed) != only) continue;
@@ -510,14 +548,18 @@ TEST(MembershipRandom, InvariantsHoldThroughThousandsOfRandomSequences) {
     generations += cluster.generations();
     recoveries += cluster.recoveries();
     restarts += cluster.restarts();
+    unreachable_drops += cluster.unreachable_drops();
   }
   // The sequences reached the states the invariants are about.
   EXPECT_GT(ended, 500);
   EXPECT_GT(generations, 10000);
   EXPECT_GT(recoveries, 2000);
   EXPECT_GT(restarts, 500);
-  std::printf("2000 sequences: %d ended, %d generations, %d recoveries, %d restarts\n", ended,
-              generations, recoveries, restarts);
+  EXPECT_GT(unreachable_drops, 20);
+  std::printf(
+      "2000 sequences: %d ended, %d generations, %d recoveries, %d restarts, %d unreachable "
+      "members dropped\n",
+      ended, generations, recoveries, restarts, unreachable_drops);
 }
 
 }  // namespace
