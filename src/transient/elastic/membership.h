@@ -12,12 +12,14 @@
 // -> Member of the next generation, or Gone (left: failed, silent, preempted, unreachable,
 // stopped), or Done (the job ended with it). A failure (connection closed, process exited,
 // heartbeats missed) ends the running generation at once and every other member is told to abort;
-// a planned change (a pending join, a rebalance, a member's preemption notice) is signalled to
-// rank 0, whose members then report at the same step boundary. Once every member has reported,
-// the next generation is formed from the survivors and the pending workers: it starts from the
-// most advanced state a survivor holds, else from the Env's start point (the newest valid
-// checkpoint). A loss opens a recovery that is recorded, with its timings and the steps redone,
-// when the next generation completes its first step; losses before that are folded into it.
+// a planned change (a pending join, a rebalance) is signalled to rank 0 and a member's preemption
+// notice travels in the step's all-reduce, so that the members report at the same step boundary.
+// Once every member has reported, the next generation is formed from the survivors and the
+// pending workers: it starts from the most advanced state a survivor holds, else from the Env's
+// start point (the newest valid checkpoint). A generation that fails to form twice with the same
+// members drops the member the others named as unreachable. A loss opens a recovery that is
+// recorded, with its timings and the steps redone, when the next generation completes its first
+// step; losses before that are folded into it.
 //
 // Not thread-safe: one thread (the coordinator's) calls it.
 #pragma once
@@ -27,7 +29,6 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <set>
 #include <string>
 #include <variant>
 #include <vector>
