@@ -36,6 +36,16 @@ class BasicBlock(nn.Module):
         return F.relu(self.bn2(self.conv2(y)) + self.shortcut(x))
 
 
+def three_stages(block, cin, w, n):
+    """n blocks in each of three stages of widths w, 2w, 4w; each later stage halves the size."""
+    blocks = []
+    for stage, cout in enumerate([w, 2 * w, 4 * w]):
+        for i in range(n):
+            blocks.append(block(cin, cout, 2 if i == 0 and stage > 0 else 1))
+            cin = cout
+    return nn.Sequential(*blocks)
+
+
 class ResNet(nn.Module):
     """ResNet-(6n+2) for 32x32 images, stages of widths w, 2w, 4w."""
 
@@ -43,13 +53,8 @@ class ResNet(nn.Module):
         super().__init__()
         self.conv = nn.Conv2d(3, w, 3, 1, 1, bias=False)
         self.bn = nn.BatchNorm2d(w)
-        blocks, cin = [], w
-        for stage, cout in enumerate([w, 2 * w, 4 * w]):
-            for i in range(n):
-                blocks.append(BasicBlock(cin, cout, 2 if i == 0 and stage > 0 else 1))
-                cin = cout
-        self.blocks = nn.Sequential(*blocks)
-        self.fc = nn.Linear(cin, 10)
+        self.blocks = three_stages(BasicBlock, w, w, n)
+        self.fc = nn.Linear(4 * w, 10)
 
     def forward(self, x):
         x = self.blocks(F.relu(self.bn(self.conv(x))))
@@ -104,13 +109,8 @@ class ShakeShake(nn.Module):
         super().__init__()
         self.conv = nn.Conv2d(3, 16, 3, 1, 1, bias=False)
         self.bn = nn.BatchNorm2d(16)
-        blocks, cin = [], 16
-        for stage, cout in enumerate([w, 2 * w, 4 * w]):
-            for i in range(n):
-                blocks.append(ShakeBlock(cin, cout, 2 if i == 0 and stage > 0 else 1))
-                cin = cout
-        self.blocks = nn.Sequential(*blocks)
-        self.fc = nn.Linear(cin, 10)
+        self.blocks = three_stages(ShakeBlock, 16, w, n)
+        self.fc = nn.Linear(4 * w, 10)
 
     def forward(self, x):
         x = self.blocks(self.bn(self.conv(x)))
