@@ -1,34 +1,27 @@
-// The `transient` program: parses flags and files once and calls the parts.
-#include <spdlog/spdlog.h>
+// The `transient` program: parses flags and files once and calls the parts. The commands that
+// need libtorch run in transient-torch (torch_main.cc), which this program becomes for them
+// (torch_commands.h): this one never loads libtorch.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
-#include <exception>
 #include <string>
 
 #include "transient/cli/commands.h"
-#include "transient/core/error.h"
-#if TRANSIENT_WITH_TORCH
-#include "transient/train/build_info.h"
-#endif
+#include "transient/cli/run_app.h"
+#include "transient/cli/torch_commands.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{
-      "transient: train deep-learning models on cheap, revocable cloud servers, and know before "
-      "renting which cluster meets a deadline or a budget.",
-      "transient"};
-  // The libtorch line and the GPU line are asked of libtorch only when --version is given.
-  app.set_version_flag("--version", [] {
-    std::string text = "transient " TRANSIENT_VERSION;
 #if TRANSIENT_WITH_TORCH
-    text += "\n" + transient::train::describe(transient::train::build_info());
-#else
-    text += "\nbuilt without libtorch (no trainer)";
+  if (argc > 1 && transient::cli::runs_in_torch_program(argv[1])) {
+    const std::string why = transient::cli::exec_torch_program(argv);
+    std::fprintf(stderr, "error: %s\n", why.c_str());
+    return 1;
+  }
 #endif
-    return text;
+  CLI::App app{transient::cli::kAppDescription, "transient"};
+  app.set_version_flag("--version", [] {
+    return std::string("transient " TRANSIENT_VERSION "\nbuilt without libtorch (no trainer)");
   });
-  app.require_subcommand(1);
-  app.fallthrough(false);
   transient::cli::add_catalog_command(app);
   transient::cli::add_market_command(app);
   transient::cli::add_simulate_command(app);
@@ -37,36 +30,11 @@ int main(int argc, char** argv) {
   transient::cli::add_plan_command(app);
   transient::cli::add_report_command(app);
   transient::cli::add_status_command(app);
-
 #if TRANSIENT_WITH_TORCH
-  transient::cli::add_train_commands(app);
-  transient::cli::add_profile_command(app);
-#endif
-
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::RuntimeError& error) {
-    return error.get_exit_code();  // a command that said why itself and chose its exit code
-  } catch (const CLI::ParseError& error) {
-    if (error.get_exit_code() == 0) return app.exit(error);  // --help, --version
-    if (app.get_subcommands().empty() && argc > 1 && argv[1][0] != '-') {
-      std::string accepted;
-      for (const CLI::App* command : app.get_subcommands({})) {
-        if (command->get_group().empty()) continue;  // hidden commands
-        accepted += (accepted.empty() ? "" : ", ") + command->get_name();
-      }
-      std::fprintf(stderr, "error: unknown command \"%s\"; accepted: %s\n", argv[1],
-                   accepted.c_str());
-      return 2;
-    }
-    std::fprintf(stderr, "error: %s (see `transient --help`)\n", error.what());
-    return 2;
-  } catch (const transient::InputError& error) {
-    std::fprintf(stderr, "error: %s\n", error.what());
-    return 2;
-  } catch (const std::exception& error) {
-    std::fprintf(stderr, "error: internal failure: %s\n", error.what());
-    return 1;
+  // Listed by --help and in the unknown-command line; never parsed here (see above).
+  for (const auto& command : transient::cli::kTorchCommands) {
+    app.add_subcommand(std::string(command.name), std::string(command.summary));
   }
-  return 0;
+#endif
+  return transient::cli::run_app(app, argc, argv);
 }

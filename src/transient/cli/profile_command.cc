@@ -5,6 +5,7 @@
 #include <string>
 
 #include "transient/cli/commands.h"
+#include "transient/cli/torch_commands.h"
 #include "transient/core/atomic_file.h"
 #include "transient/core/error.h"
 #include "transient/perf/workload.h"
@@ -54,12 +55,7 @@ void add_profile_command(CLI::App& app) {
   auto output = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);
   auto family = std::make_shared<std::string>();
-  auto* profile = app.add_subcommand(
-      "profile",
-      "Count the FLOPs of what a model runs (convolutions, linear layers, matrix products) and "
-      "its parameters, time its "
-      "forward+backward and SGD step on this machine, and write a workload profile for "
-      "`predict --profile` and `plan --profile`");
+  auto* profile = app.add_subcommand("profile", torch_command_summary("profile"));
   profile
       ->add_option("--model", options->model,
                    "cnn, mlp, resnet20, resnet32, or a TorchScript file (FILE.pt)")

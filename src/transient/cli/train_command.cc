@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "transient/cli/commands.h"
+#include "transient/cli/torch_commands.h"
 #include "transient/cloud/catalog.h"
 #include "transient/cloud/catalog_registry.h"
 #include "transient/core/duration.h"
@@ -245,10 +246,7 @@ void add_train_commands(CLI::App& app) {
   auto heartbeat = std::make_shared<std::string>();
   auto replace = std::make_shared<std::string>();
   auto prices = std::make_shared<PriceFlags>();
-  auto* train = app.add_subcommand(
-      "train",
-      "Data-parallel training on this machine: a coordinator and N worker processes (libtorch, "
-      "c10d/Gloo), with checkpoints and exact resume");
+  auto* train = app.add_subcommand("train", torch_command_summary("train"));
   train->footer("Models:" + model_list());
   train->add_option("--workers", options->workers, "worker processes")->capture_default_str();
   add_job_options(*train, *options, *checkpoint_every);
@@ -292,11 +290,7 @@ void add_train_commands(CLI::App& app) {
   auto coordinator_checkpoint_every = std::make_shared<std::string>();
   auto min_workers = std::make_shared<int>(1);
   auto coordinator_prices = std::make_shared<PriceFlags>();
-  auto* coordinator = app.add_subcommand(
-      "coordinator",
-      "The coordinator of a job alone: workers join it from anywhere with `transient worker "
-      "--coordinator HOST:PORT --token-file <job>/token`; run again on a job directory it takes "
-      "the job back from its journal");
+  auto* coordinator = app.add_subcommand("coordinator", torch_command_summary("coordinator"));
   add_job_options(*coordinator, *coordinator_options, *coordinator_checkpoint_every);
   add_elastic_options(*coordinator, *coordinator_options, *coordinator_heartbeat);
   add_price_options(*coordinator, *coordinator_prices);
@@ -314,10 +308,7 @@ void add_train_commands(CLI::App& app) {
   });
 
   auto worker_options = std::make_shared<train::WorkerOptions>();
-  auto* worker = app.add_subcommand(
-      "worker",
-      "A worker of a training job: joins the coordinator at HOST:PORT at the next step boundary "
-      "and trains until the job ends; SIGTERM (a preemption notice) makes it leave after its step");
+  auto* worker = app.add_subcommand("worker", torch_command_summary("worker"));
   worker->add_option("--coordinator", worker_options->coordinator,
                      "HOST:PORT of the coordinator (default: $TRANSIENT_COORDINATOR, else "
                      "$MASTER_ADDR:$MASTER_PORT)");
