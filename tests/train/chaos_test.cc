@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
-#include <map>
 #include <memory>
 #include <random>
 #include <set>
@@ -36,13 +35,6 @@ std::uintmax_t recorded_bytes(const std::string& dir) {
     bytes += fs::file_size(entry.path(), error);
   }
   return bytes;
-}
-
-// Bytes of `worker`'s own part of the step records (records/steps-<worker>.part.csv).
-std::uintmax_t part_bytes(const std::string& dir, const std::string& worker) {
-  std::error_code error;
-  const auto bytes = fs::file_size(dir + "/records/steps-" + worker + ".part.csv", error);
-  return error ? 0 : bytes;
 }
 
 std::string joined(const std::vector<std::string>& names) {
@@ -84,10 +76,6 @@ TEST(Chaos, KillsStopsPreemptionsJoinsAndACoordinatorKillEndWhereAnUndisturbedRu
   bool coordinator_killed = false;
   std::vector<std::size_t> stopped;
   std::vector<std::string> done;
-  // A member that re-joined a restarted coordinator, with the size of its part of the records
-  // when the re-join was first seen: the coordinator logs the re-join as it admits it, before the
-  // member has re-sent the rows it kept, so it counts as back only once its part has grown.
-  std::map<std::string, std::uintmax_t> rejoined_at;
   while (done.size() < kActions) {
     // Each action waits for the job to train on (about 20 steps of rows) since the last one.
     const auto before = recorded_bytes(dir);
@@ -108,10 +96,9 @@ TEST(Chaos, KillsStopsPreemptionsJoinsAndACoordinatorKillEndWhereAnUndisturbedRu
     for (const auto& event : events) {
       if (event.at("event") == "coordinator_restarted") {
         for (const auto& member : event.at("members")) away.insert(member.get<std::string>());
-      } else if (event.at("event") == "worker_rejoined") {
-        const std::string worker = event.at("worker").get<std::string>();
-        const auto seen = rejoined_at.emplace(worker, part_bytes(dir, worker)).first->second;
-        if (part_bytes(dir, worker) > seen) away.erase(worker);
+      } else if (event.at("event") == "worker_rows_restored") {
+        // Re-joined, and the rows it kept while the coordinator was away are written.
+        away.erase(event.at("worker").get<std::string>());
       }
     }
     for (const auto& member : generation.at("members")) {

@@ -451,8 +451,27 @@ TEST(Elastic, ARestartedCoordinatorTakesTheJobBackAndMembershipChangesWorkAgain)
   CliProcess restarted({"coordinator", "--job-dir", dir}, dir + "-2");
   ASSERT_TRUE(
       wait_until([&] { return events_named(events_so_far(dir), "worker_rejoined").size() == 2; }));
+  // Each says when the rows it kept meanwhile are written, after its re-join: rows the workers
+  // trained while no coordinator was there are in the part files then.
   ASSERT_TRUE(wait_until(
-      [&] { return fs::file_size(dir + "/records/steps-w0.part.csv") > size_before + 2000; }, 30));
+      [&] { return events_named(events_so_far(dir), "worker_rows_restored").size() == 2; }));
+  EXPECT_GT(fs::file_size(dir + "/records/steps-w0.part.csv"), size_before + 2000);
+  {
+    const auto events = events_so_far(dir);
+    for (const std::string id : {"w0", "w1"}) {
+      std::size_t rejoined = events.size(), restored = events.size();
+      for (std::size_t i = 0; i < events.size(); ++i) {
+        if (events[i].value("worker", "") != id) continue;
+        if (events[i].at("event") == "worker_rejoined") rejoined = i;
+        if (events[i].at("event") == "worker_rows_restored") {
+          restored = i;
+          EXPECT_GT(events[i].at("rows").get<std::int64_t>(), 0) << id;
+        }
+      }
+      EXPECT_LT(rejoined, restored) << id;
+      EXPECT_LT(restored, events.size()) << id;
+    }
+  }
   // A new worker joins: generation 1 of three members.
   CliProcess c(worker, dir + "-c");
   ASSERT_TRUE(wait_until([&] {

@@ -255,6 +255,14 @@ TEST(Trainer, BadInputIsOneErrorLineAndExitCode2) {
                         "--weight-decay: nan is out of range");
   expect_one_error_line(run_cli({"train", "--weight-decay", "-1", "--job-dir", job}, dir + "/i"),
                         "accepted: 0 <= WD <= 1");
+  // Revocation injection is parsed and its market model built before the job exists.
+  expect_one_error_line(
+      run_cli({"train", "--revoke", "kill@soon:rank0", "--job-dir", job}, dir + "/j"),
+      "--revoke: \"kill@soon:rank0\" has a bad time");
+  expect_one_error_line(run_cli({"train", "--revocations", "lifetime", "--revocation-param",
+                                 "nope=1", "--job-dir", job},
+                                dir + "/k"),
+                        "unknown parameter \"nope\"");
   EXPECT_FALSE(fs::exists(job + "/job.json")) << "a refused job left records behind";
 }
 

@@ -10,6 +10,9 @@
 #include "transient/cloud/catalog_registry.h"
 #include "transient/core/duration.h"
 #include "transient/core/error.h"
+#include "transient/launch/revocation_schedule.h"
+#include "transient/market/data_dir.h"
+#include "transient/market/registry.h"
 #include "transient/train/trainer.h"
 
 namespace transient::cli {
@@ -246,6 +249,10 @@ void add_train_commands(CLI::App& app) {
   auto heartbeat = std::make_shared<std::string>();
   auto replace = std::make_shared<std::string>();
   auto prices = std::make_shared<PriceFlags>();
+  auto revoke = std::make_shared<std::vector<std::string>>();
+  auto revocations = std::make_shared<std::string>();
+  auto revocation_params = std::make_shared<std::vector<std::string>>();
+  auto market_data_dir = std::make_shared<std::string>();
   auto* train = app.add_subcommand("train", torch_command_summary("train"));
   train->footer("Models:" + model_list());
   train->add_option("--workers", options->workers, "worker processes")->capture_default_str();
@@ -253,7 +260,7 @@ void add_train_commands(CLI::App& app) {
   add_elastic_options(*train, *options, *heartbeat);
   add_price_options(*train, *prices);
   train
-      ->add_option("--revoke", options->revoke,
+      ->add_option("--revoke", *revoke,
                    "inject a revocation: ACTION@TIME:TARGET, ACTION kill|preempt|stop, TIME 30s "
                    "or every20s, TARGET rankN|workerN|any (repeatable), e.g. kill@30s:rank0")
       ->expected(1)
@@ -262,11 +269,11 @@ void add_train_commands(CLI::App& app) {
                     "start a replacement worker this long after each loss (e.g. 0s, 5s)");
   train->add_option("--max-replacements", options->max_replacements,
                     "start at most this many replacements (default: one per loss)");
-  train->add_option("--revocations", options->revocations,
+  train->add_option("--revocations", *revocations,
                     "draw each worker's lifetime from this market model (see `transient market "
                     "list`) and preempt it then");
   train
-      ->add_option("--revocation-param", options->revocation_params,
+      ->add_option("--revocation-param", *revocation_params,
                    "KEY=VALUE parameter of the --revocations model (repeatable), e.g. gpu=K80")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
@@ -274,13 +281,24 @@ void add_train_commands(CLI::App& app) {
       ->add_option("--time-scale", options->time_scale,
                    "market seconds per second of the run for --revocations")
       ->capture_default_str();
-  train->add_option("--market-data-dir", options->data_root,
+  train->add_option("--market-data-dir", *market_data_dir,
                     "the shared data directory of the market models");
-  train->callback([train, options, checkpoint_every, heartbeat, replace, prices] {
+  train->callback([train, options, checkpoint_every, heartbeat, replace, prices, revoke,
+                   revocations, revocation_params, market_data_dir] {
     options->given_flags = given_job_flags(*train);
     parse_checkpoint_every(*checkpoint_every, *options);
     parse_elastic_durations(*heartbeat, *replace, *options);
     resolve_prices(*train, *prices, *options);
+    for (const std::string& rule : *revoke) {
+      options->revoke.push_back(launch::parse_revoke_rule(rule));
+    }
+    if (!revocations->empty()) {
+      market::ModelContext context;
+      context.data_dir = market::resolve_data_dir(*market_data_dir);
+      options->revocations = market::create_revocation_model(
+          *revocations, market::params_from_words(*revocation_params, "--revocation-param"),
+          context);
+    }
     const int code = train::run_training(*options);
     if (code != 0) throw CLI::RuntimeError(code);
   });

@@ -67,6 +67,9 @@ struct Coordinator::Worker {
   Peer* peer = nullptr;
   std::int64_t rows_written = 0;       // the last steps row (its sequence number) written
   std::int64_t rows_acknowledged = 0;  // ... and told to the worker
+  // A worker that re-joined after a restart: the last row it kept for this coordinator (-1 when
+  // none is awaited); worker_rows_restored is logged once it is written.
+  std::int64_t rows_awaited = -1;
   // A checkpoint it is sending (rank 0): written to a temporary file as it comes.
   struct Incoming {
     std::int64_t id = -1;
@@ -426,6 +429,12 @@ void Coordinator::handle_hello(Peer& peer, const nlohmann::json& message) {
     worker->peer = &peer;
     peer.worker = id;
     peer.channel->send({{"admitted", id}, {"job", to_json(job_)}});
+    apply_actions();  // worker_rejoined is logged before its rows are restored
+    const auto rows_through = state.find("rows_through");
+    worker->rows_awaited = rows_through != state.end() && rows_through->is_number_integer()
+                               ? std::max<std::int64_t>(0, rows_through->get<std::int64_t>())
+                               : 0;
+    note_rows_restored(*worker);
     return;
   }
   std::string refusal;
@@ -641,6 +650,14 @@ void Coordinator::handle_rows(Worker& worker, const message::Rows& message) {
     return;
   }
   worker.rows_written = std::max(worker.rows_written, message.last);
+  note_rows_restored(worker);
+}
+
+void Coordinator::note_rows_restored(Worker& worker) {
+  if (worker.rows_awaited < 0 || worker.rows_written < worker.rows_awaited) return;
+  events_.append(
+      {{"event", "worker_rows_restored"}, {"worker", worker.id}, {"rows", worker.rows_written}});
+  worker.rows_awaited = -1;
 }
 
 void Coordinator::handle_checkpoint(Worker& worker, const message::CheckpointPart& message) {

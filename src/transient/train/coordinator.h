@@ -156,6 +156,8 @@ class Coordinator : public launch::FleetCoordinator, private elastic::Env {
   void handle_store(Worker& worker, const nlohmann::json& request);
   void handle_checkpoint(Worker& worker, const message::CheckpointPart& message);
   void handle_rows(Worker& worker, const message::Rows& message);
+  // Logs worker_rows_restored once a re-joined worker's kept rows are written.
+  void note_rows_restored(Worker& worker);
   void send_checkpoint(Worker& worker, const message::FetchCheckpoint& request);
   void discard_incoming(Worker& worker);
   void drop_garbage(Peer& peer, const std::string& reason);

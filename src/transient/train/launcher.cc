@@ -28,8 +28,6 @@
 #include "transient/core/structured_input.h"
 #include "transient/launch/local_fleet.h"
 #include "transient/launch/revocation_schedule.h"
-#include "transient/market/data_dir.h"
-#include "transient/market/registry.h"
 #include "transient/records/job_files.h"
 #include "transient/train/channel.h"
 #include "transient/train/checkpoint.h"
@@ -169,7 +167,6 @@ void validate(const TrainOptions& o) {
   }
   if (o.port < 0 || o.port > 65535) throw InputError("--port: accepted: 0..65535 (0 = any)");
   if (!(o.time_scale > 0)) throw InputError("--time-scale: must be a positive number");
-  for (const auto& spec : o.revoke) launch::parse_revoke_rule(spec);
 }
 
 std::string utc_stamp() {
@@ -574,8 +571,8 @@ int finish_job(const PreparedJob& prepared, Coordinator& coordinator, EventLog& 
   return 0;
 }
 
-// The local fleet's options from the job's: the revocation schedule's rules and market (built
-// from --revocations and its KEY=VALUE parameters), replacements, threads.
+// The local fleet's options from the job's: the revocation schedule's rules and market,
+// replacements, threads.
 launch::FleetOptions fleet_options(const PreparedJob& prepared) {
   const TrainOptions& o = prepared.options;
   launch::FleetOptions fleet;
@@ -583,16 +580,10 @@ launch::FleetOptions fleet_options(const PreparedJob& prepared) {
   fleet.threads = o.threads;
   fleet.replace_after_s = o.replace_after_s;
   fleet.max_replacements = o.max_replacements;
-  for (const auto& spec : o.revoke) fleet.rules.push_back(launch::parse_revoke_rule(spec));
+  fleet.rules = o.revoke;
   fleet.time_scale = o.time_scale;
   fleet.seed = o.seed;
-  if (!o.revocations.empty()) {
-    const market::ModelParams params =
-        market::params_from_words(o.revocation_params, "--revocation-param");
-    market::ModelContext context;
-    context.data_dir = market::resolve_data_dir(o.data_root);
-    fleet.market = market::create_revocation_model(o.revocations, params, context);
-  }
+  fleet.market = o.revocations;
   return fleet;
 }
 

@@ -14,9 +14,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "transient/launch/revocation_schedule.h"
+#include "transient/market/revocation_model.h"
 
 namespace transient::train {
 
@@ -96,13 +100,14 @@ struct TrainOptions {
   std::string dashboard = "127.0.0.1:0";
 
   // Revocation injection into a local run (`transient train` only).
-  std::vector<std::string> revoke;  // --revoke SPECs, e.g. kill@30s:rank0
-  double replace_after_s = -1;      // start a replacement this long after each loss; < 0 = never
-  int max_replacements = -1;        // ... at most this many in the job (-1 = no limit)
-  std::string revocations;          // a market model drawing each worker's lifetime ("" = none)
-  std::vector<std::string> revocation_params;  // KEY=VALUE parameters of that model
-  double time_scale = 3600;                    // market seconds per second of the run
-  std::string data_root;                       // the shared data directory ("" = default)
+  std::vector<launch::RevokeRule> revoke;  // --revoke rules, e.g. kill@30s:rank0
+  double replace_after_s = -1;  // start a replacement this long after each loss; < 0 = never
+  int max_replacements = -1;    // ... at most this many in the job (-1 = no limit)
+  // A market model drawing each worker's lifetime (--revocations, built by the CLI with its
+  // --revocation-param parameters and data; null = none), and market seconds per second of the
+  // run.
+  std::shared_ptr<const market::RevocationModel> revocations;
+  double time_scale = 3600;
 
   // What the workers' servers cost (`--catalog`, `--instance-type`, `--market`, resolved by the
   // CLI): each worker is billed per second from its admission until it leaves; 0 = unknown.

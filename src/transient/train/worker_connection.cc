@@ -430,6 +430,12 @@ void Connection::reconnect() {
       {
         std::lock_guard<std::mutex> lock(mutex_);
         state = state_;
+        // The last steps row it holds for the coordinator (sent again once admitted): the
+        // coordinator logs when its records have caught up with it.
+        if (state.is_object()) {
+          state["rows_through"] =
+              unacked_rows_.empty() ? std::int64_t{0} : unacked_rows_.back().first;
+        }
       }
       const auto answer = hello(*channel, &state);
       if (answer == Hello::kAdmitted) {
