@@ -58,6 +58,59 @@ TEST(MultiRegionSimulation, HandWorkedOptimum) {
   EXPECT_FALSE(optimal_multi_region(hand_market(150)).finished);
 }
 
+// Spot that comes or goes inside a tick (a trace off the decision grid), by hand: ticks of 600 s,
+// 1000 s of work, spot $1/s, on-demand $3/s, no notice.
+MultiRegionMarket inside_tick_market(double changeover_s, double deadline_s) {
+  MultiRegionMarket m;
+  m.tick_s = 600;
+  m.work_s = 1000;
+  m.deadline_s = deadline_s;
+  m.spot_changeover_s = changeover_s;
+  m.on_demand_changeover_s = changeover_s;
+  m.spot_usd_per_s = 1;
+  m.on_demand_usd_per_s = 3;
+  return m;
+}
+
+TEST(MultiRegionSimulation, SpotThatLeavesInsideATickIsUsedUntilThenAndTheJobGoesOnDemandAtOnce) {
+  // Spot for the first 300 s only. Spot from 0 (ready at 60, 240 s trained), revoked at 300,
+  // on demand at once (ready at 360, 760 s left): done at 1120 for $300 + 820 x $3 = $2760. On
+  // demand only from the next tick would finish at 1420, after the 1200 s deadline; on demand
+  // throughout costs $3180.
+  MultiRegionMarket m = inside_tick_market(60, 1200);
+  m.spot_ticks = {{0, 0, 0}};
+  m.spot_from_s = {{0, 0, 0}};
+  m.spot_to_s = {{300, 0, 0}};
+  const MultiRegionResult best = optimal_multi_region(m);
+  ASSERT_TRUE(best.finished);
+  EXPECT_NEAR(best.cost_usd, 2760.0, 1e-9);
+  EXPECT_NEAR(best.finish_s, 1120.0, 1e-9);
+  ASSERT_FALSE(best.ticks.empty());
+  EXPECT_EQ(best.ticks[0], (RegionTick{ClusterMode::spot, 0, ClusterMode::on_demand}));
+  const MultiRegionResult replayed = replay_multi_region(m, best.ticks);
+  EXPECT_NEAR(replayed.cost_usd, best.cost_usd, 1e-9);
+  EXPECT_NEAR(replayed.finish_s, best.finish_s, 1e-9);
+}
+
+TEST(MultiRegionSimulation, SpotThatComesInsideATickIsWaitedForAndItsStartUpRunsIntoTheNext) {
+  // Spot from 400 s on, a 300 s start-up: requested in tick 0, billed from 400, ready at 700 (in
+  // tick 1), done at 1700 for $1300. Requested at tick 1 instead: done at 1900, after the 1800 s
+  // deadline.
+  MultiRegionMarket m = inside_tick_market(300, 1800);
+  m.spot_ticks = {{0, 1, 1, 1}};
+  m.spot_from_s = {{400, 0, 0, 0}};
+  m.spot_to_s = {{600, 600, 600, 600}};
+  const MultiRegionResult best = optimal_multi_region(m);
+  ASSERT_TRUE(best.finished);
+  EXPECT_NEAR(best.cost_usd, 1300.0, 1e-9);
+  EXPECT_NEAR(best.finish_s, 1700.0, 1e-9);
+  EXPECT_EQ(best.ticks[0].mode, ClusterMode::spot);
+  m.deadline_s = 1650;  // by then the job must start on demand (and go to spot in tick 1)
+  const MultiRegionResult on_demand = optimal_multi_region(m);
+  ASSERT_TRUE(on_demand.finished);
+  EXPECT_EQ(on_demand.ticks[0].mode, ClusterMode::on_demand);
+}
+
 // A market of `regions` random regions on 10-minute ticks: 4 h of work, 6 h of deadline.
 MultiRegionMarket random_market(Rng& rng, int regions, double work_s, double deadline_s) {
   MultiRegionMarket m;

@@ -227,11 +227,11 @@ std::optional<PolicyAdvice> Planner::advise_policy(const Configuration& configur
     for (const double usd : optimal_usd) optimal.expected_cost_usd += usd / optimal_usd.size();
     optimal.cost_over_optimal = 1.0;
     advice.policies.push_back(optimal);
-    // Replayed traces fix availability and revocations on the decision grid, where the optimum
-    // is exact; on lifetime models it plans on availability only (sim/optimal_schedule.h). It is
-    // called the optimum only where no run of a policy that met the deadline came out cheaper: at
-    // random trace offsets spot comes and goes inside decision ticks, which a policy may use and
-    // the optimum's tick model does not (docs/scenarios.md, "Plan on a trace").
+    // Replayed traces fix availability and revocations, where the optimum is exact (also when
+    // spot comes and goes inside decision ticks, at most once a tick); on lifetime models it
+    // plans on availability only (sim/optimal_schedule.h). It is called the optimum only where
+    // no run of a policy that met the deadline came out cheaper (docs/scenarios.md, "Plan on a
+    // trace").
     advice.optimal_exact = s.market && s.market->name() == "trace" && bound_held;
   }
   return advice;

@@ -257,7 +257,9 @@ class Optimal : public MarketPolicy {
   ClusterMode decide(const DeadlineState& s) override {
     const auto tick = static_cast<std::size_t>(std::floor(s.now_s / tick_s_ + 1e-9));
     if (!schedule_.feasible || tick >= schedule_.ticks.size()) return ClusterMode::on_demand;
-    return schedule_.ticks[tick];
+    // Asked inside a tick: its spot servers were revoked (the simulator asks at once).
+    const bool inside = s.now_s - static_cast<double>(tick) * tick_s_ > 1e-6;
+    return inside ? schedule_.after_revocation[tick] : schedule_.ticks[tick];
   }
 
  private:

@@ -72,15 +72,18 @@ bool on_demand_meets_deadline(const DeadlineState& state);
 // The whole market of one run, for offline policies, on the decision grid.
 struct OfflineMarket {
   std::vector<std::uint8_t> spot_ticks;  // 1 = spot servers can be had and kept all of tick i
-  double tick_s = 600.0;                 // length of a tick (the decision interval)
-  double work_s = 0.0;                   // seconds of full-cluster work the job needs
-  double deadline_s = 0.0;               // the deadline
-  double spot_changeover_s = 0.0;        // as in DeadlineState
-  double on_demand_changeover_s = 0.0;   // as in DeadlineState
-  double notice_s = 0.0;                 // work after the notice is lost at a revocation
-  double spot_usd_per_s = 0.0;           // the cluster's workers on spot, $ per second
-  double on_demand_usd_per_s = 0.0;      // the cluster's workers on demand, $ per second
-  double fixed_usd_per_s = 0.0;          // servers billed throughout (parameter server)
+  // When spot can be had for part of tick i only (spot comes or goes inside it): over
+  // [spot_from_s[i], spot_to_s[i]) seconds into the tick (as in multi_region.h). Empty: none such.
+  std::vector<double> spot_from_s, spot_to_s;
+  double tick_s = 600.0;                // length of a tick (the decision interval)
+  double work_s = 0.0;                  // seconds of full-cluster work the job needs
+  double deadline_s = 0.0;              // the deadline
+  double spot_changeover_s = 0.0;       // as in DeadlineState
+  double on_demand_changeover_s = 0.0;  // as in DeadlineState
+  double notice_s = 0.0;                // work after the notice is lost at a revocation
+  double spot_usd_per_s = 0.0;          // the cluster's workers on spot, $ per second
+  double on_demand_usd_per_s = 0.0;     // the cluster's workers on demand, $ per second
+  double fixed_usd_per_s = 0.0;         // servers billed throughout (parameter server)
 };
 
 class MarketPolicy {

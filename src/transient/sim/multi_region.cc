@@ -21,6 +21,7 @@ struct JobState {
   double cost_usd = 0.0;
   int region = 0;
   int running = kNone;
+  double ready_in_s = 0.0;  // start-up the running servers still need (into the next tick)
 };
 
 struct TickOutcome {
@@ -38,55 +39,109 @@ bool spot_at(const MultiRegionMarket& m, int region, int tick) {
   return tick >= 0 && tick < static_cast<int>(ticks.size()) && ticks[tick] != 0;
 }
 
+// When spot can be had in `region` during `tick`: [from, to) seconds into it (empty: from == to).
+struct SpotSpan {
+  double from = 0.0;
+  double to = 0.0;
+  bool empty() const { return !(to > from); }
+};
+
+SpotSpan spot_span(const MultiRegionMarket& m, int region, int tick) {
+  if (!m.spot_from_s.empty()) {
+    const auto& from = m.spot_from_s[region];
+    if (tick < 0 || tick >= static_cast<int>(from.size())) return {};
+    return {from[tick], m.spot_to_s[region][tick]};
+  }
+  return spot_at(m, region, tick) ? SpotSpan{0.0, m.tick_s} : SpotSpan{};
+}
+
 // One tick of the accounting shared by the optimum and the online runs.
 TickOutcome play_tick(const MultiRegionMarket& m, const JobState& s, RegionTick choice, int i) {
   const double g = m.tick_s;
+  const double t0 = i * g;
   const bool placed = s.region < regions(m);
   TickOutcome out;
   out.after = s;
-  if (choice.mode == ClusterMode::spot && !spot_at(m, choice.region, i)) {
-    choice.mode = ClusterMode::idle;  // the request waits for spot, unbilled
+  out.after.ready_in_s = 0.0;
+  SpotSpan span;
+  if (choice.mode == ClusterMode::spot) {
+    span = spot_span(m, choice.region, i);
+    if (span.empty()) choice.mode = ClusterMode::idle;  // the request waits for spot, unbilled
   }
-  double usd_per_s = m.fixed_usd_per_s;
-  double start_s = 0.0;
-  bool revoked = false;
+  if (choice.mode != ClusterMode::spot) choice.after_revocation = ClusterMode::idle;
+  const double left_s = m.work_s - s.progress_s;
+  // Servers billed from `billed_from` that train from `ready`: finished within [ready, until)?
+  auto finish = [&](double ready, double until, double billed_from, double usd_per_s) {
+    if (!(ready + left_s < until)) return false;
+    out.finished = true;
+    out.finish_s = t0 + ready + left_s;
+    out.after.progress_s = m.work_s;
+    out.after.cost_usd +=
+        m.fixed_usd_per_s * (ready + left_s) + usd_per_s * (ready + left_s - billed_from);
+    return true;
+  };
   switch (choice.mode) {
     case ClusterMode::idle:
       out.after.running = kNone;
       choice.region = s.region;
+      out.after.cost_usd += m.fixed_usd_per_s * g;
       break;
-    case ClusterMode::on_demand:
-      usd_per_s += m.on_demand_usd_per_s;
-      if (s.running != kOnDemand) start_s = m.on_demand_changeover_s;
+    case ClusterMode::on_demand: {
       choice.region = placed ? s.region : 0;
+      const double ready = s.running == kOnDemand ? s.ready_in_s : m.on_demand_changeover_s;
+      if (finish(ready, g, 0.0, m.on_demand_usd_per_s)) break;
+      out.after.progress_s += std::max(0.0, g - ready);
+      out.after.ready_in_s = std::max(0.0, ready - g);
       out.after.running = kOnDemand;
+      out.after.cost_usd += (m.fixed_usd_per_s + m.on_demand_usd_per_s) * g;
       break;
-    case ClusterMode::spot:
-      usd_per_s += m.spot_usd_per_s;
+    }
+    case ClusterMode::spot: {
       out.moved = placed && choice.region != s.region;
-      if (s.running != kSpot || choice.region != s.region) start_s = m.spot_changeover_s;
-      if (out.moved) {
-        start_s += m.move_s;
-        out.after.cost_usd += m.move_usd;
+      const bool continuing = s.running == kSpot && choice.region == s.region && span.from <= 0.0;
+      const double billed_from = continuing ? 0.0 : span.from;
+      const double ready =
+          continuing ? s.ready_in_s : span.from + m.spot_changeover_s + (out.moved ? m.move_s : 0);
+      if (out.moved) out.after.cost_usd += m.move_usd;
+      if (finish(ready, span.to, billed_from, m.spot_usd_per_s)) break;
+      const SpotSpan next = spot_span(m, choice.region, i + 1);
+      const bool revoked = span.to < g || next.empty() || next.from > 0.0;
+      const double trained = std::max(0.0, span.to - ready);
+      out.after.cost_usd += m.spot_usd_per_s * (span.to - billed_from);
+      if (!revoked) {
+        out.after.progress_s += trained;
+        out.after.ready_in_s = std::max(0.0, ready - g);
+        out.after.running = kSpot;
+        out.after.cost_usd += m.fixed_usd_per_s * g;
+        break;
       }
-      revoked = !spot_at(m, choice.region, i + 1);
-      out.after.running = revoked ? kNone : kSpot;
+      out.after.progress_s += std::max(0.0, trained - m.notice_s);
+      out.after.running = kNone;
+      if (choice.after_revocation != ClusterMode::on_demand || !(span.to < g)) {
+        choice.after_revocation = ClusterMode::idle;
+        out.after.cost_usd += m.fixed_usd_per_s * g;
+        break;
+      }
+      // On demand from the revocation to the tick's end (in the checkpoint's region).
+      const double od_ready = span.to + m.on_demand_changeover_s;
+      const double od_left_s = m.work_s - out.after.progress_s;
+      if (od_ready + od_left_s < g) {
+        out.finished = true;
+        out.finish_s = t0 + od_ready + od_left_s;
+        out.after.progress_s = m.work_s;
+        out.after.cost_usd += m.fixed_usd_per_s * (od_ready + od_left_s) +
+                              m.on_demand_usd_per_s * (od_ready + od_left_s - span.to);
+        break;
+      }
+      out.after.progress_s += std::max(0.0, g - od_ready);
+      out.after.ready_in_s = std::max(0.0, od_ready - g);
+      out.after.running = kOnDemand;
+      out.after.cost_usd += m.fixed_usd_per_s * g + m.on_demand_usd_per_s * (g - span.to);
       break;
+    }
   }
   out.after.region = choice.region;
   out.played = choice;
-  if (choice.mode != ClusterMode::idle) {
-    const double in_tick_s = start_s + (m.work_s - s.progress_s);
-    if (in_tick_s < g) {
-      out.finished = true;
-      out.finish_s = i * g + in_tick_s;
-      out.after.cost_usd += usd_per_s * in_tick_s;
-      out.after.progress_s = m.work_s;
-      return out;
-    }
-    out.after.progress_s += std::max(0.0, g - start_s - (revoked ? m.notice_s : 0.0));
-  }
-  out.after.cost_usd += usd_per_s * g;
   return out;
 }
 
@@ -121,6 +176,14 @@ void check(const MultiRegionMarket& m) {
   TRANSIENT_CHECK_LT(m.spot_changeover_s + m.move_s, m.tick_s);
   TRANSIENT_CHECK_LT(m.on_demand_changeover_s, m.tick_s);
   TRANSIENT_CHECK_LT(m.notice_s, m.tick_s);
+  if (!m.spot_from_s.empty()) {
+    TRANSIENT_CHECK_EQ(m.spot_from_s.size(), m.spot_ticks.size());
+    TRANSIENT_CHECK_EQ(m.spot_to_s.size(), m.spot_ticks.size());
+    for (std::size_t r = 0; r < m.spot_ticks.size(); ++r) {
+      TRANSIENT_CHECK_EQ(m.spot_from_s[r].size(), m.spot_ticks[r].size());
+      TRANSIENT_CHECK_EQ(m.spot_to_s[r].size(), m.spot_ticks[r].size());
+    }
+  }
 }
 
 }  // namespace
@@ -130,17 +193,30 @@ MultiRegionResult optimal_multi_region(const MultiRegionMarket& m) {
   const double g = m.tick_s;
   const int ticks = static_cast<int>(std::ceil(m.deadline_s / g));
   const int n = regions(m);
-  // Fronts by (checkpoint region or "none yet", running servers).
-  auto slot = [&](const JobState& s) { return s.region * 3 + s.running; };
-  const int slots = (n + 1) * 3;
+  // Fronts by (checkpoint region or "none yet", running servers, start-up they still need: 0
+  // or one of the few values that spot coming late in a tick leaves), in blocks of `base` slots
+  // per start-up value.
+  const std::size_t base = static_cast<std::size_t>(n + 1) * 3;
+  std::vector<double> ready_values = {0.0};
+  auto slot = [&](const JobState& s) {
+    std::size_t k = 0;
+    while (k < ready_values.size() && ready_values[k] != s.ready_in_s) ++k;
+    if (k == ready_values.size()) ready_values.push_back(s.ready_in_s);
+    return k * base + static_cast<std::size_t>(s.region) * 3 + s.running;
+  };
+  auto add = [](std::vector<std::vector<std::int32_t>>& fronts, std::size_t at,
+                std::int32_t label) {
+    if (at >= fronts.size()) fronts.resize(at + 1);
+    fronts[at].push_back(label);
+  };
 
   std::vector<Label> arena;
   arena.reserve(4096);
   JobState start;
   start.region = n;
   arena.push_back({start, -1, {ClusterMode::idle, n}});
-  std::vector<std::vector<std::int32_t>> front(slots);
-  front[slot(start)] = {0};
+  std::vector<std::vector<std::int32_t>> front;
+  add(front, slot(start), 0);
   MultiRegionResult best;
   std::int32_t best_parent = -1;
   RegionTick best_tick;
@@ -150,16 +226,20 @@ MultiRegionResult optimal_multi_region(const MultiRegionMarket& m) {
     const double tick_start = i * g;
     choices = {{ClusterMode::idle, 0}, {ClusterMode::on_demand, 0}};
     for (int r = 0; r < n; ++r) {
-      if (spot_at(m, r, i)) choices.push_back({ClusterMode::spot, r});
+      const SpotSpan span = spot_span(m, r, i);
+      if (span.empty()) continue;
+      choices.push_back({ClusterMode::spot, r});
+      if (span.to < g) choices.push_back({ClusterMode::spot, r, ClusterMode::on_demand});
     }
-    std::vector<std::vector<std::int32_t>> next(slots);
+    std::vector<std::vector<std::int32_t>> next(front.size());
     for (const auto& f : front) {
       for (const std::int32_t index : f) {
         const JobState s = arena[index].state;
         // Cannot finish from here even if it never stopped again: drop. (Servers already
-        // running need no changeover.)
-        const double changeover_s =
-            s.running == kNone ? std::min(m.spot_changeover_s, m.on_demand_changeover_s) : 0.0;
+        // running need only what is left of their start-up.)
+        const double changeover_s = s.running == kNone
+                                        ? std::min(m.spot_changeover_s, m.on_demand_changeover_s)
+                                        : s.ready_in_s;
         if (s.progress_s + (m.deadline_s - tick_start - changeover_s) < m.work_s - 1e-9) {
           continue;
         }
@@ -178,7 +258,7 @@ MultiRegionResult optimal_multi_region(const MultiRegionMarket& m) {
           }
           if (best.finished && out.after.cost_usd >= best.cost_usd) continue;
           arena.push_back({out.after, index, out.played});
-          next[slot(out.after)].push_back(static_cast<std::int32_t>(arena.size() - 1));
+          add(next, slot(out.after), static_cast<std::int32_t>(arena.size() - 1));
         }
       }
     }

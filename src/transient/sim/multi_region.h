@@ -4,10 +4,13 @@
 // The model is the accounting of optimal_schedule.h, on the decision grid: in each tick the job
 // is idle, on demand (in the region that holds its checkpoint: on-demand servers can be had
 // everywhere, so it never moves for them) or on spot in one region where spot servers can be had
-// through the whole tick. Starting servers costs their changeover; starting spot servers in
-// another region than the checkpoint's also costs moving the checkpoint (`move_s` of billed time
-// and `move_usd`); a spot tick followed by an unavailable one ends in a revocation that loses the
-// work after the notice. With one region and no move this is optimal_schedule() itself.
+// in the tick (from when they can be had: a request waits for spot, unbilled). Starting servers
+// costs their changeover, which may run on into the next tick; starting spot servers in another
+// region than the checkpoint's also costs moving the checkpoint (`move_s` of billed time and
+// `move_usd`); spot servers whose spot ends (inside the tick, or at its end when the next tick
+// does not start with spot) are revoked and lose the work after the notice, and from a
+// revocation inside a tick the job is idle or on demand until the tick's end. With one region and
+// no move this is optimal_schedule() itself.
 //
 // run_multi_region() plays an online MarketPolicy on the same accounting: at each tick the policy
 // sees spot as available if some region has it, with the changeover of the region it would go
@@ -26,6 +29,12 @@ namespace transient::sim {
 struct MultiRegionMarket {
   // spot_ticks[r][i] = 1: spot servers can be had and kept in region r all of tick i.
   std::vector<std::vector<std::uint8_t>> spot_ticks;
+  // Where spot is up for part of a tick only (a trace replayed at an offset off the decision
+  // grid: spot comes or goes inside ticks): spot can be had in region r over [spot_from_s[r][i],
+  // spot_to_s[r][i]), seconds into tick i (from == to: not at all; [0, tick_s): spot_ticks 1).
+  // Empty: spot_ticks says it all. A request for spot waits for it (unbilled); servers whose
+  // spot ends inside the tick are revoked then, and the job may go on demand at once.
+  std::vector<std::vector<double>> spot_from_s, spot_to_s;
   double tick_s = 600.0;                // length of a tick (the decision interval)
   double work_s = 0.0;                  // seconds of full-cluster work the job needs
   double deadline_s = 0.0;              // the deadline
@@ -39,11 +48,15 @@ struct MultiRegionMarket {
   double fixed_usd_per_s = 0.0;         // servers billed throughout (parameter server)
 };
 
-// The mode and region of one tick of a schedule (region: where the checkpoint is after it).
+// The mode and region of one tick of a schedule (region: where the checkpoint is after it), and
+// what the job does when spot servers are revoked inside the tick (idle or on demand).
 struct RegionTick {
   ClusterMode mode = ClusterMode::idle;
   int region = 0;
-  bool operator==(const RegionTick& o) const { return mode == o.mode && region == o.region; }
+  ClusterMode after_revocation = ClusterMode::idle;
+  bool operator==(const RegionTick& o) const {
+    return mode == o.mode && region == o.region && after_revocation == o.after_revocation;
+  }
 };
 
 struct MultiRegionResult {

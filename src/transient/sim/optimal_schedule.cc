@@ -8,6 +8,10 @@ namespace transient::sim {
 OptimalSchedule optimal_schedule(const OfflineMarket& m) {
   MultiRegionMarket one;
   one.spot_ticks = {m.spot_ticks};
+  if (!m.spot_from_s.empty()) {
+    one.spot_from_s = {m.spot_from_s};
+    one.spot_to_s = {m.spot_to_s};
+  }
   one.tick_s = m.tick_s;
   one.work_s = m.work_s;
   one.deadline_s = m.deadline_s;
@@ -22,7 +26,10 @@ OptimalSchedule optimal_schedule(const OfflineMarket& m) {
   schedule.feasible = best.finished;
   schedule.cost_usd = best.cost_usd;
   schedule.finish_s = best.finish_s;
-  for (const RegionTick& tick : best.ticks) schedule.ticks.push_back(tick.mode);
+  for (const RegionTick& tick : best.ticks) {
+    schedule.ticks.push_back(tick.mode);
+    schedule.after_revocation.push_back(tick.after_revocation);
+  }
   return schedule;
 }
 

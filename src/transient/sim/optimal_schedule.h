@@ -2,14 +2,20 @@
 // bound every deadline policy is measured against.
 //
 // A dynamic programme over the ticks of an OfflineMarket. At each tick the cluster is idle, on
-// spot (only in a tick where spot servers can be had) or on demand; entering spot or on-demand
-// from anything else costs the changeover; a spot tick followed by an unavailable one ends in a
-// revocation that loses the work after the notice; servers are billed per second, the parameter
-// server throughout. For each tick and running mode the programme keeps the Pareto front of
-// (progress, cost) labels, so progress is exact (no discretisation). This is the simulator's own
-// accounting for in-place recovery with deterministic start-up, decisions on the tick grid and no
-// checkpoint write time, so on the same realisation no policy run by the simulator that meets the
-// deadline costs less. It is optimal_multi_region() (multi_region.h) with one region.
+// spot (only in a tick where spot servers can be had, from when they can) or on demand; entering
+// spot or on-demand from anything else costs the changeover; spot that ends (inside a tick, or
+// with a tick followed by an unavailable one) is a revocation that loses the work after the
+// notice, after which the job may go on demand at once; servers are billed per second, the
+// parameter server throughout. Spot that comes or goes inside a tick (a trace at an offset off
+// the decision grid) is counted from and until when it does, as the event simulator lets a
+// policy use it: a request waits for spot, a revocation is decided on at once. For each tick and
+// running mode the programme keeps the Pareto front of (progress, cost) labels, so progress is
+// exact (no discretisation). This is the simulator's own accounting for in-place recovery with
+// deterministic start-up, decisions on the tick grid, no checkpoint write time and spot that
+// changes at most once inside a tick (a trace sampled no finer than the decision interval, at
+// any offset; the first period of spot in a tick is the one counted), so on the same realisation
+// no policy run by the simulator that meets the deadline costs less (tested on the AWS traces at
+// random offsets). It is optimal_multi_region() (multi_region.h) with one region.
 #pragma once
 
 #include <vector>
@@ -23,6 +29,8 @@ struct OptimalSchedule {
   double cost_usd = 0.0;           // its cost (when feasible)
   double finish_s = 0.0;           // when it finishes (when feasible)
   std::vector<ClusterMode> ticks;  // the mode of each tick up to the finishing one
+  // What to do when spot servers are revoked inside tick i (idle or on demand).
+  std::vector<ClusterMode> after_revocation;
 };
 
 // REQUIRES: tick_s > 0, both changeovers < tick_s, notice_s < tick_s.

@@ -526,20 +526,35 @@ OfflineMarket Simulator::offline_market(std::uint64_t seed) const {
       group.count * group.type.price_usd_per_h(cloud::Market::on_demand) * kS;
   market.fixed_usd_per_s = parameter_server_usd_per_s_;
   const int ticks = static_cast<int>(std::ceil(scenario_.deadline_s / market.tick_s)) + 1;
+  const double g = market.tick_s;
   market.spot_ticks.assign(ticks, 1);
   if (scenario_.market) {
     // The same realisation as the run: the run's stream before start_run, replayed on copies.
+    // Spot in tick i: from when it can first be had in the tick until its revocation.
     Rng rng(seed);
     auto timeline = scenario_.market->start_run(scenario_.start_hour_of_day, rng);
+    market.spot_from_s.assign(ticks, 0.0);
+    market.spot_to_s.assign(ticks, 0.0);
     for (int i = 0; i < ticks; ++i) {
-      const double t = i * market.tick_s;
-      Rng probe = rng;
-      market.spot_ticks[i] = timeline->available_at(t) &&
-                             timeline->revocation_time_s(t, probe) >= t + market.tick_s - 1e-9;
+      const double t = i * g;
+      double from = timeline->available_at(t) ? t : timeline->next_available_s(t);
+      double to = from;
+      if (from < t + g) {
+        Rng probe = rng;
+        to = std::min(t + g, timeline->revocation_time_s(from, probe));
+      }
+      if (to >= t + g - 1e-9) to = t + g;
+      if (!(to > from)) to = from = t;
+      market.spot_from_s[i] = from - t;
+      market.spot_to_s[i] = to - t;
+      market.spot_ticks[i] = from == t && to == t + g;
     }
   }
-  if (!group.type.has_market(cloud::Market::spot))
+  if (!group.type.has_market(cloud::Market::spot)) {
     std::fill(market.spot_ticks.begin(), market.spot_ticks.end(), 0);
+    std::fill(market.spot_to_s.begin(), market.spot_to_s.end(), 0.0);
+    std::fill(market.spot_from_s.begin(), market.spot_from_s.end(), 0.0);
+  }
   return market;
 }
 
