@@ -10,6 +10,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -77,5 +78,17 @@ class Registry {
   std::vector<Entry> entries_;
   std::vector<PluginInfo> infos_;
 };
+
+// The registry of a plug-in point whose implementations are built with no arguments: each entry
+// makes a new Impl behind the interface Base.
+template <typename Base>
+using NoArgumentRegistry = Registry<std::unique_ptr<Base> (*)()>;
+
+// The entry of `Impl` under `name`, described by Impl's own describe().
+template <typename Base, typename Impl>
+typename NoArgumentRegistry<Base>::Entry no_argument_entry(const char* name) {
+  return {{name, Impl().describe(), {}},
+          []() -> std::unique_ptr<Base> { return std::make_unique<Impl>(); }};
+}
 
 }  // namespace transient

@@ -326,18 +326,14 @@ std::string_view to_string(ClusterMode mode) {
 
 namespace {
 
-template <typename Policy>
-Registry<std::unique_ptr<MarketPolicy> (*)()>::Entry market_policy(const char* name) {
-  return {{name, Policy().describe(), {}},
-          []() -> std::unique_ptr<MarketPolicy> { return std::make_unique<Policy>(); }};
-}
-
-const Registry<std::unique_ptr<MarketPolicy> (*)()>& registry() {
-  static const Registry<std::unique_ptr<MarketPolicy> (*)()> all(
-      "market policy",
-      {market_policy<SpotOnly>("spot-only"), market_policy<OnDemandOnly>("on-demand-only"),
-       market_policy<Greedy>("greedy"), market_policy<UniformProgress>("uniform-progress"),
-       market_policy<MarketAware>("market-aware"), market_policy<Optimal>("optimal")});
+const NoArgumentRegistry<MarketPolicy>& registry() {
+  static const NoArgumentRegistry<MarketPolicy> all(
+      "market policy", {no_argument_entry<MarketPolicy, SpotOnly>("spot-only"),
+                        no_argument_entry<MarketPolicy, OnDemandOnly>("on-demand-only"),
+                        no_argument_entry<MarketPolicy, Greedy>("greedy"),
+                        no_argument_entry<MarketPolicy, UniformProgress>("uniform-progress"),
+                        no_argument_entry<MarketPolicy, MarketAware>("market-aware"),
+                        no_argument_entry<MarketPolicy, Optimal>("optimal")});
   return all;
 }
 

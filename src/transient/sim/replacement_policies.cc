@@ -72,18 +72,12 @@ class NoReplacement : public ReplacementPolicy {
 
 namespace {
 
-template <typename Policy>
-Registry<std::unique_ptr<ReplacementPolicy> (*)()>::Entry replacement_policy(const char* name) {
-  return {{name, Policy().describe(), {}},
-          []() -> std::unique_ptr<ReplacementPolicy> { return std::make_unique<Policy>(); }};
-}
-
-const Registry<std::unique_ptr<ReplacementPolicy> (*)()>& registry() {
-  static const Registry<std::unique_ptr<ReplacementPolicy> (*)()> all(
-      "replacement policy", {replacement_policy<SameReplacement>("same"),
-                             replacement_policy<CheapestReplacement>("cheapest"),
-                             replacement_policy<OnDemandReplacement>("on-demand"),
-                             replacement_policy<NoReplacement>("none")});
+const NoArgumentRegistry<ReplacementPolicy>& registry() {
+  static const NoArgumentRegistry<ReplacementPolicy> all(
+      "replacement policy", {no_argument_entry<ReplacementPolicy, SameReplacement>("same"),
+                             no_argument_entry<ReplacementPolicy, CheapestReplacement>("cheapest"),
+                             no_argument_entry<ReplacementPolicy, OnDemandReplacement>("on-demand"),
+                             no_argument_entry<ReplacementPolicy, NoReplacement>("none")});
   return all;
 }
 
