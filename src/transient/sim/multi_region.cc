@@ -69,15 +69,15 @@ TickOutcome play_tick(const MultiRegionMarket& m, const JobState& s, RegionTick 
     if (span.empty()) choice.mode = ClusterMode::idle;  // the request waits for spot, unbilled
   }
   if (choice.mode != ClusterMode::spot) choice.after_revocation = ClusterMode::idle;
-  const double left_s = m.work_s - s.progress_s;
-  // Servers billed from `billed_from` that train from `ready`: finished within [ready, until)?
+  // Servers billed from `billed_from` that train from `ready`: is the work left (as it stands in
+  // out.after) finished within [ready, until)? Then the tick ends there.
   auto finish = [&](double ready, double until, double billed_from, double usd_per_s) {
-    if (!(ready + left_s < until)) return false;
+    const double done_s = ready + (m.work_s - out.after.progress_s);
+    if (!(done_s < until)) return false;
     out.finished = true;
-    out.finish_s = t0 + ready + left_s;
+    out.finish_s = t0 + done_s;
     out.after.progress_s = m.work_s;
-    out.after.cost_usd +=
-        m.fixed_usd_per_s * (ready + left_s) + usd_per_s * (ready + left_s - billed_from);
+    out.after.cost_usd += m.fixed_usd_per_s * done_s + usd_per_s * (done_s - billed_from);
     return true;
   };
   switch (choice.mode) {
@@ -124,15 +124,7 @@ TickOutcome play_tick(const MultiRegionMarket& m, const JobState& s, RegionTick 
       }
       // On demand from the revocation to the tick's end (in the checkpoint's region).
       const double od_ready = span.to + m.on_demand_changeover_s;
-      const double od_left_s = m.work_s - out.after.progress_s;
-      if (od_ready + od_left_s < g) {
-        out.finished = true;
-        out.finish_s = t0 + od_ready + od_left_s;
-        out.after.progress_s = m.work_s;
-        out.after.cost_usd += m.fixed_usd_per_s * (od_ready + od_left_s) +
-                              m.on_demand_usd_per_s * (od_ready + od_left_s - span.to);
-        break;
-      }
+      if (finish(od_ready, g, span.to, m.on_demand_usd_per_s)) break;
       out.after.progress_s += std::max(0.0, g - od_ready);
       out.after.ready_in_s = std::max(0.0, od_ready - g);
       out.after.running = kOnDemand;
