@@ -7,8 +7,10 @@
 #
 # COMPRESS=none|bf16|fp16 and BUCKET_BYTES (default 1 MiB; 4 MiB puts the CNN's 1.7 MB of
 # gradients in one bucket, all-reduced after backward: no overlap) go to transient's job.
-# zone: 10 Gbit/s; region: 1 Gbit/s. This machine's kernel has no sch_netem (tc netem: "qdisc kind
-# is unknown"), so the profiles' latency (0.5 ms, 30 ms RTT) is NOT emulated: only the rate is.
+# zone: 10 Gbit/s and 0.5 ms round trip; region: 1 Gbit/s and 30 ms round trip. The rate is tc's
+# tbf on each host's way out; the latency is tests/tools/link_delay holding each packet a host
+# receives for half the round trip (an NFQUEUE rule: this machine's kernel has no sch_netem).
+# LATENCY=0 leaves the latency out (the rate alone, as the figures before link_delay were taken).
 # Same model (MODEL, default cnn), data (Fashion-MNIST), global batch 128, 1 thread per worker,
 # STEPS steps. Measured:
 #   - samples/s of each (transient: summary.json's samples_per_s, first to last step; DDP:
@@ -27,11 +29,18 @@ model=${MODEL:-cnn}
 steps=${STEPS:-300}
 compress=${COMPRESS:-none}
 bucket_bytes=${BUCKET_BYTES:-1048576}
+latency=${LATENCY:-1}
+link_delay=$build/tests/tools/link_delay
 case $profile in
-  zone) rate=10gbit ;;
-  region) rate=1gbit ;;
+  zone) rate=10gbit one_way_ms=0.25 ;;
+  region) rate=1gbit one_way_ms=15 ;;
   *) echo "error: PROFILE=$profile; accepted: zone, region" >&2; exit 2 ;;
 esac
+[[ $latency == 0 ]] && one_way_ms=0
+if [[ $one_way_ms != 0 && ! -x $link_delay ]]; then
+  echo "error: $link_delay is not built (the tests' build makes it); LATENCY=0 runs without" >&2
+  exit 2
+fi
 if [[ $(id -u) -ne 0 ]]; then echo "error: needs root (ip netns)" >&2; exit 2; fi
 work=$(mktemp -d /tmp/transient-multihost.XXXXXX)
 tag=mh$$
@@ -55,6 +64,20 @@ for ((i = 0; i < hosts; i++)); do
   ip -n "$tag$i" link set eth0 up
   ip -n "$tag$i" link set lo up
   ip netns exec "$tag$i" tc qdisc replace dev eth0 root tbf rate $rate burst 1mbit latency 50ms
+  if [[ $one_way_ms != 0 ]]; then
+    # Held on the way in (see link_delay.cc); "ready" once the queue is bound.
+    ip netns exec "$tag$i" "$link_delay" --queue 1 --delay-ms "$one_way_ms" \
+      >"$work/delay-$i.out" 2>&1 &
+    for ((t = 0; t < 50; t++)); do
+      grep -q ready "$work/delay-$i.out" && break
+      sleep 0.1
+    done
+    grep -q ready "$work/delay-$i.out" ||
+      { echo "error: link_delay did not start on host $i: $(cat "$work/delay-$i.out")" >&2; exit 1; }
+    for tables in iptables ip6tables; do
+      ip netns exec "$tag$i" $tables -w -A INPUT -i eth0 -j NFQUEUE --queue-num 1
+    done
+  fi
 done
 # exec: a command started with `on ... &` has the pid $! names (ip netns exec execs it too).
 on() { local host=$1; shift; exec ip netns exec "$tag$host" "$@"; }
@@ -96,7 +119,7 @@ run_ddp() {
 }
 
 echo "transient vs DDP across $workers hosts (network namespaces), profile $profile ($rate," \
-  "latency not emulated), model $model, $steps steps of 128, 1 thread per worker;" \
+  "$one_way_ms ms each way), model $model, $steps steps of 128, 1 thread per worker;" \
   "transient: --compress $compress --bucket-bytes $bucket_bytes"
 run_transient plain ""
 run_ddp

@@ -34,6 +34,9 @@ packages=(
   libssl-dev
   # tests and benchmarks
   googletest libgtest-dev libgmock-dev libbenchmark-dev clang-format
+  # emulated hosts' latency (tests/tools/link_delay: an NFQUEUE rule and the kernel's netfilter
+  # queue, since tc's netem is not in every kernel)
+  iptables libnetfilter-queue-dev
   # reports: Chart.js is embedded in `transient report`'s pages; the browser tests open them in
   # headless Chromium
   libjs-chart.js chromium

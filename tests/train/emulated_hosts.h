@@ -9,6 +9,7 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <optional>
 #include <stdexcept>
@@ -59,6 +60,7 @@ class EmulatedHosts {
       quiet("ip netns pids " + ns + " | xargs -r kill -9");
       quiet("ip netns del " + ns);
     }
+    for (std::FILE* delay : delays_) ::pclose(delay);  // their programs were killed above
     for (const auto& outer : outers_) quiet("ip link del " + outer);
     quiet("ip link del " + bridge_);
   }
@@ -88,6 +90,36 @@ class EmulatedHosts {
         " burst 1mbit latency 50ms");
   }
 
+  // Why delay() cannot work here (nullopt: it can).
+  static std::optional<std::string> delay_unavailable() {
+    if (std::system("iptables --version >/dev/null 2>&1") != 0 ||
+        std::system("ip6tables --version >/dev/null 2>&1") != 0) {
+      return "delaying a host's packets needs iptables and ip6tables (Debian's iptables)";
+    }
+    return std::nullopt;
+  }
+
+  // Holds every packet `host` receives for `one_way_ms`, so that two delayed hosts see a round
+  // trip of twice that: tests/tools/link_delay on an NFQUEUE rule of the host's own, since tc's
+  // netem is missing from this project's test kernels. Held on the way in, not out: a packet
+  // held on its sender's way out still counts against its socket (TCP small queues), which
+  // would throttle the sender to a few packets a round trip. Returns once the delay is in force.
+  void delay(int host, double one_way_ms) {
+    const std::string in_host = "ip netns exec " + name(host) + " ";
+    std::FILE* program = ::popen(("exec " + in_host + TRANSIENT_LINK_DELAY_PATH +
+                                  " --queue 1 --delay-ms " + std::to_string(one_way_ms))
+                                     .c_str(),
+                                 "r");
+    if (program == nullptr) throw std::runtime_error("emulating hosts: cannot start link_delay");
+    delays_.push_back(program);
+    char line[64] = {};
+    if (std::fgets(line, sizeof line, program) == nullptr || std::string(line) != "ready\n") {
+      throw std::runtime_error("emulating hosts: link_delay did not start on " + name(host));
+    }
+    run(in_host + "iptables -w -A INPUT -i eth0 -j NFQUEUE --queue-num 1");
+    run(in_host + "ip6tables -w -A INPUT -i eth0 -j NFQUEUE --queue-num 1");
+  }
+
   // Runs `command` in `host`, returning its exit status.
   int exec(int host, const std::string& command) const {
     return std::system(("ip netns exec " + name(host) + " " + command).c_str());
@@ -111,6 +143,7 @@ class EmulatedHosts {
   std::string bridge_;
   std::vector<std::string> namespaces_;
   std::vector<std::string> outers_;
+  std::vector<std::FILE*> delays_;  // link_delay programs, read for their "ready"
 };
 
 }  // namespace transient::train::testing

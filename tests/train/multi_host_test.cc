@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
 
 #include "train/cli_process.h"
@@ -292,6 +294,60 @@ TEST_F(MultiHost, SigtermEndsAWorkerAndACoordinatorWhileTheGroupCannotForm) {
       << "the coordinator ignored SIGTERM";
   EXPECT_EQ(coordinator.wait().exit_code, kExitPaused);
   b->kill_group();
+}
+
+// The round trip from `from` to `to` in milliseconds, as a TCP connection attempt sees it: a SYN
+// to a port nobody listens on and the RST that answers it (Python's socket module, in `from`).
+double round_trip_ms(const EmulatedHosts& hosts, int from, int to) {
+  const std::string command =
+      "ip netns exec " + hosts.name(from) + " " + TRANSIENT_PYTHON +
+      " -c \"import socket, time\n"
+      "t = time.monotonic()\n"
+      "try: socket.create_connection(('" +
+      hosts.address(to) +
+      "', 9), timeout=5)\n"
+      "except ConnectionRefusedError: print((time.monotonic() - t) * 1000)\"";
+  std::FILE* out = ::popen(command.c_str(), "r");
+  if (out == nullptr) return -1;
+  char line[64] = {};
+  const bool read = std::fgets(line, sizeof line, out) != nullptr;
+  ::pclose(out);
+  return read ? std::atof(line) : -1;
+}
+
+// Issue 12's cross-region path: every host holds what it receives for 15 ms (a 30 ms round trip
+// between any two) and sends at most 1 Gbit/s. The round trip is measured first, so that the test
+// knows the latency is there; then three workers train across it, one is killed, the other two
+// go on, and the job ends with every sample once.
+TEST_F(MultiHost, ThreeWorkersTrainAcrossA30MillisecondRoundTripAndSurviveAKill) {
+  if (const auto why = EmulatedHosts::delay_unavailable()) GTEST_SKIP() << "skipped: " << *why;
+  make_hosts(4);
+  for (int host = 0; host < hosts_->size(); ++host) {
+    hosts_->delay(host, 15.0);
+    hosts_->limit_rate(host, "1gbit");
+  }
+  const double round_trip = round_trip_ms(*hosts_, 1, 2);
+  ASSERT_GE(round_trip, 30.0) << "the emulated path is not 30 ms long";
+  const std::string dir = fresh_dir("hosts-cross-region");
+  auto coordinator = start_coordinator(dir, 150, 3);
+  const std::string address = front_door(dir);
+  auto a = start_worker(dir, 1, address);
+  auto b = start_worker(dir, 2, address);
+  auto c = start_worker(dir, 3, address);
+  ASSERT_TRUE(wait_for_training(dir));
+  ASSERT_TRUE(wait_until([&] { return last_event(events_so_far(dir), "generation") != nullptr; }));
+  c->kill_group();
+  const auto done = coordinator->wait();
+  ASSERT_EQ(done.exit_code, 0) << done.err;
+  EXPECT_EQ(a->wait().exit_code, 0);
+  EXPECT_EQ(b->wait().exit_code, 0);
+  const auto events = read_events(dir);
+  const auto recoveries = events_named(events, "recovery");
+  ASSERT_EQ(recoveries.size(), 1u);
+  EXPECT_EQ(recoveries[0].at("cause"), "failed");
+  EXPECT_LE(recoveries[0].at("redone_steps").get<int>(), 1);
+  EXPECT_EQ(summary_of(dir).at("steps"), 150);
+  expect_every_sample_once(dir, 150, 2000, 100);
 }
 
 // The job's files live with the coordinator: workers whose hosts cannot see the job directory
