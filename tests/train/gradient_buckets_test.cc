@@ -2,7 +2,8 @@
 // Gloo group over loopback in one process: the gradients every member ends with are the sum of
 // the members' own, exactly as a plain backward and a sum give them, whatever each member's
 // backward does (no samples at all, a parameter without a gradient); compressed, they are the
-// half-precision sum, and the control values stay exact.
+// half-precision sum, the flags among the control values stay exact and the loss is the
+// half-precision sum of the members' parts.
 #include "transient/train/gradient_buckets.h"
 
 #include <gtest/gtest.h>
@@ -91,7 +92,7 @@ TEST_P(Buckets, EveryMemberEndsWithTheSumOfTheMembersGradients) {
         auto group = c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, 2, options);
         for (int step = 0; step < kSteps; ++step) {
           buckets[rank]->begin(group);
-          buckets[rank]->control()[0] = 0.25 + rank;
+          buckets[rank]->control()[0] = 0.3 + rank;
           buckets[rank]->control()[1] = 1.0;
           buckets[rank]->control()[2] = rank == 0 ? 1.0 : 0.0;
           buckets[rank]->control()[3] = 3.0;
@@ -139,12 +140,37 @@ TEST_P(Buckets, EveryMemberEndsWithTheSumOfTheMembersGradients) {
                 ran_backward ? buckets[rank]->bucket_count() - 1 : 0)
           << c.name << ": step " << step << ", member " << rank;
     }
+    // The losses' sum as the wire carries it: fp32, or each part rounded to half precision and
+    // summed in it.
+    auto loss = torch::tensor({0.3f}) + torch::tensor({1.3f});
+    if (c.compression != Compression::kNone) {
+      const auto half = c.compression == Compression::kBf16 ? torch::kBFloat16 : torch::kFloat16;
+      loss = torch::tensor({0.3f}).to(half) + torch::tensor({1.3f}).to(half);
+      ASSERT_NE(loss.item<double>(),
+                (torch::tensor({0.3f}) + torch::tensor({1.3f})).item<double>());
+    }
     for (int rank = 0; rank < 2; ++rank) {
       EXPECT_EQ(controls[rank][static_cast<std::size_t>(step)],
-                (std::vector<double>{1.5, 2.0, 1.0, 6.0}))
+                (std::vector<double>{loss.to(torch::kFloat32).item<double>(), 2.0, 1.0, 6.0}))
           << c.name << ": step " << step << ", member " << rank;
     }
   }
+}
+
+// A bucket is closed once it holds at least the bucket size (DDP's rule): the small last layers
+// share the bucket of the large tensor before them instead of being a collective of their own,
+// which on a long path costs as many round trips as a full one.
+TEST(BucketLayout, ALargeTensorJoinsTheSmallBucketBeforeIt) {
+  auto parameter = [](std::int64_t elements) {
+    return torch::zeros({elements}, torch::requires_grad());
+  };
+  // In registration order; backward, and the buckets, go from the last.
+  const std::vector<torch::Tensor> parameters{parameter(300), parameter(5000), parameter(20),
+                                              parameter(10)};
+  GradientBuckets buckets(parameters, 4096, Compression::kNone);  // 1024 elements
+  EXPECT_EQ(buckets.bucket_count(), 2);                           // {10, 20, 5000} and {300}
+  EXPECT_EQ(GradientBuckets(parameters, 1 << 20, Compression::kNone).bucket_count(), 1);
+  EXPECT_EQ(GradientBuckets(parameters, 4, Compression::kNone).bucket_count(), 4);
 }
 
 INSTANTIATE_TEST_SUITE_P(

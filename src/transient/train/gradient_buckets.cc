@@ -34,28 +34,29 @@ std::optional<Compression> parse_compression(const std::string& text) {
 GradientBuckets::GradientBuckets(const std::vector<torch::Tensor>& parameters,
                                  std::int64_t bucket_bytes, Compression compression)
     : compression_(compression), bucket_of_(parameters.size()) {
-  // Filled from the last parameter backwards: backward finishes the last layers first.
+  // Filled from the last parameter backwards (backward finishes the last layers first), and
+  // closed once it holds at least `bucket_bytes`, as DDP's reducer closes its buckets: a large
+  // tensor joins the bucket before it rather than leaving that one small. Every bucket is a
+  // collective of its own, and on a long path each costs several round trips whatever its size.
   const std::int64_t bucket_elements = std::max<std::int64_t>(1, bucket_bytes / 4);
   std::vector<std::vector<std::size_t>> groups(1);
   std::int64_t filled = 0;
   for (std::size_t i = parameters.size(); i-- > 0;) {
-    if (filled > 0 && filled + parameters[i].numel() > bucket_elements) {
+    if (filled >= bucket_elements) {
       groups.emplace_back();
       filled = 0;
     }
     groups.back().push_back(i);
     filled += parameters[i].numel();
   }
-  // Uncompressed, the control values ride at the end of the first bucket launched; compressed,
-  // they have a buffer (and a collective) of their own.
-  const bool own_control = compression_ != Compression::kNone;
+  // The control values ride at the end of the first bucket launched, compressed or not: a
+  // collective of their own would cost a path's round trips for 16 bytes.
   for (std::size_t b = 0; b < groups.size(); ++b) {
     std::int64_t size = 0;
     for (const std::size_t i : groups[b]) size += parameters[i].numel();
-    const bool carries_control = b == 0 && !own_control;
+    const bool carries_control = b == 0;
     Bucket bucket;
     bucket.flat = torch::zeros({size + (carries_control ? kControlElements : 0)}, torch::kFloat32);
-    bucket.gradients = bucket.flat.narrow(0, 0, size);
     std::int64_t offset = 0;
     for (const std::size_t i : groups[b]) {
       torch::Tensor parameter = parameters[i];
@@ -65,14 +66,14 @@ GradientBuckets::GradientBuckets(const std::vector<torch::Tensor>& parameters,
       bucket_of_[i] = b;
     }
     if (carries_control) control_ = bucket.flat.narrow(0, size, kControlElements);
-    if (own_control) {
-      bucket.wire = torch::zeros(
-          {size}, compression_ == Compression::kBf16 ? torch::kBFloat16 : torch::kFloat16);
+    if (compression_ != Compression::kNone) {
+      bucket.wire =
+          torch::zeros({bucket.flat.numel()},
+                       compression_ == Compression::kBf16 ? torch::kBFloat16 : torch::kFloat16);
     }
     bucket.parameters = static_cast<int>(groups[b].size());
     buckets_.push_back(std::move(bucket));
   }
-  if (own_control) control_ = torch::zeros({kControlElements}, torch::kFloat32);
   for (std::size_t i = 0; i < parameters.size(); ++i) {
     auto accumulator = torch::autograd::impl::grad_accumulator(parameters[i]);
     accumulator->add_post_hook(std::make_unique<torch::autograd::utils::LambdaPostHook>(
@@ -99,12 +100,10 @@ void GradientBuckets::begin(c10::intrusive_ptr<c10d::ProcessGroupGloo> group) {
     bucket.flat.zero_();
     bucket.pending = bucket.parameters;
   }
-  if (compression_ != Compression::kNone) control_.zero_();
   group_ = std::move(group);
   works_.clear();
   error_.clear();
   next_ = 0;
-  control_sent_ = false;
   armed_ = true;
 }
 
@@ -129,14 +128,9 @@ void GradientBuckets::launch_ready_locked() {
 
 void GradientBuckets::launch_locked(Bucket& bucket) {
   try {
-    if (compression_ != Compression::kNone && !control_sent_) {
-      std::vector<torch::Tensor> control{control_};
-      works_.push_back(group_->allreduce(control));
-      control_sent_ = true;
-    }
     std::vector<torch::Tensor> tensors{bucket.flat};
     if (compression_ != Compression::kNone) {
-      bucket.wire.copy_(bucket.gradients);
+      bucket.wire.copy_(bucket.flat);
       tensors = {bucket.wire};
     }
     works_.push_back(group_->allreduce(tensors));
@@ -160,7 +154,7 @@ void GradientBuckets::finish() {
   wait_all(works);  // throws the first failure after waiting for every work
   if (!error.empty()) throw CollectiveFailure(error);
   if (compression_ != Compression::kNone) {
-    for (auto& bucket : buckets_) bucket.gradients.copy_(bucket.wire);
+    for (auto& bucket : buckets_) bucket.flat.copy_(bucket.wire);
   }
 }
 

@@ -10,14 +10,19 @@
 // order whatever its timing, including a member with no samples this step (whose backward does
 // not run) and parameters that got no gradient, which finish() launches.
 //
-// Four control values travel with the gradients: this member's part of the step's mean loss, a
-// stop flag, a change flag (the generation ends at this step's boundary) and a leave flag (summed:
-// how many leave), so that they cost no round trip of their own. They must be set before backward.
+// Four control values travel with the gradients, at the end of the first bucket launched: this
+// member's part of the step's mean loss, a stop flag, a change flag (the generation ends at this
+// step's boundary) and a leave flag (summed: how many leave), so that they cost no collective of
+// their own. They must be set before backward. Every collective costs round trips whatever its
+// size (on a 30 ms path, about 100 ms with Gloo's ring among three members: docs/benchmarks.md),
+// which is also why a bucket is closed only once it is full (DDP's rule) rather than before a
+// large tensor.
 //
 // Compression (`--compress bf16|fp16`) sends each bucket as a half-precision copy, summed in that
 // precision by Gloo and widened back into the fp32 buffer: half the bytes on the wire. The control
-// values then go in an fp32 collective of their own, first, so that the loss and the counts stay
-// exact.
+// values go with it: the flags stay exact (small whole numbers), the loss is the half-precision sum
+// of the members' parts (bf16: about 3 significant digits; fp16 reads a sum above 65504 as
+// infinite, i.e. diverged, as it would read such a gradient).
 #pragma once
 
 #include <torch/torch.h>
@@ -70,11 +75,10 @@ class GradientBuckets {
 
  private:
   struct Bucket {
-    torch::Tensor flat;       // fp32, the parameters' .grad are views into it (+ control, maybe)
-    torch::Tensor gradients;  // the part of `flat` that holds gradients
-    torch::Tensor wire;       // the half-precision copy sent when compressing
-    int parameters = 0;       // how many parameters' gradients it holds
-    int pending = 0;          // ... not final yet in this step's backward
+    torch::Tensor flat;  // fp32, the parameters' .grad are views into it (+ control, maybe)
+    torch::Tensor wire;  // the half-precision copy of `flat` sent when compressing
+    int parameters = 0;  // how many parameters' gradients it holds
+    int pending = 0;     // ... not final yet in this step's backward
   };
 
   void ready(std::size_t parameter);  // from the hook on that parameter's accumulator
@@ -89,7 +93,6 @@ class GradientBuckets {
 
   mutable std::mutex mutex_;  // the hooks may run on autograd's device threads
   bool armed_ = false;
-  bool control_sent_ = false;
   std::size_t next_ = 0;  // the next bucket to launch
   c10::intrusive_ptr<c10d::ProcessGroupGloo> group_;
   std::vector<c10::intrusive_ptr<c10d::Work>> works_;
