@@ -5,6 +5,7 @@
 // half-precision sum, the flags among the control values stay exact and the loss is the
 // half-precision sum of the members' parts.
 #include "transient/train/gradient_buckets.h"
+#include "transient/train/group_reaper.h"
 
 #include <gtest/gtest.h>
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
@@ -171,6 +172,60 @@ TEST(BucketLayout, ALargeTensorJoinsTheSmallBucketBeforeIt) {
   EXPECT_EQ(buckets.bucket_count(), 2);                           // {10, 20, 5000} and {300}
   EXPECT_EQ(GradientBuckets(parameters, 1 << 20, Compression::kNone).bucket_count(), 1);
   EXPECT_EQ(GradientBuckets(parameters, 4, Compression::kNone).bucket_count(), 4);
+}
+
+// A Gloo group of `size` over `store` for `rank`, collectives timing out after `timeout`.
+c10::intrusive_ptr<c10d::ProcessGroupGloo> gloo_group(c10::intrusive_ptr<c10d::Store> store,
+                                                      int rank, int size,
+                                                      std::chrono::milliseconds timeout) {
+  auto options = c10d::ProcessGroupGloo::Options::create(timeout);
+  options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
+  return c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, size, options);
+}
+
+// A survivor left waiting on another survivor that gave its part of the collective up (issue 12:
+// 5 s recoveries across a 30 ms path): the wait ends on the coordinator's word
+// (CollectiveAborted), not on Gloo's timeout; the buckets go on with fresh buffers, since the
+// abandoned collective may still write into the old ones; the reaper ends the abandoned group.
+TEST(AbortedWait, EndsOnTheCoordinatorsWordAndTheBucketsGoOnWithFreshBuffers) {
+  auto store = c10::make_intrusive<c10d::HashStore>();
+  std::vector<c10::intrusive_ptr<c10d::ProcessGroupGloo>> groups(2);
+  std::vector<std::thread> forming;
+  for (int rank = 0; rank < 2; ++rank) {
+    forming.emplace_back([&, rank] {
+      groups[static_cast<std::size_t>(rank)] =
+          gloo_group(store, rank, 2, std::chrono::milliseconds(3000));
+    });
+  }
+  for (auto& thread : forming) thread.join();
+
+  Net net;
+  GradientBuckets buckets(net.parameters(), 1 << 20, Compression::kNone);
+  const void* before = net.first->weight.grad().data_ptr();
+  buckets.begin(groups[0]);  // member 1 never joins this collective
+  net.forward(torch::randn({5, 8})).pow(2).sum().backward();
+  int asked = 0;
+  EXPECT_THROW(buckets.finish([&] { return ++asked >= 3; }), CollectiveAborted);
+  EXPECT_EQ(asked, 3) << "the wait ended before the coordinator's word";
+  EXPECT_NE(net.first->weight.grad().data_ptr(), before);
+
+  // The next step, in a group of one: the gradients are this member's own.
+  auto alone =
+      gloo_group(c10::make_intrusive<c10d::HashStore>(), 0, 1, std::chrono::milliseconds(3000));
+  const torch::Tensor x = input_of(0, 7, false);
+  buckets.begin(alone);
+  net.forward(x).pow(2).sum().backward();
+  buckets.finish([] { return false; });
+  const auto expected = plain_gradients(x);
+  const auto parameters = net.parameters();
+  for (std::size_t p = 0; p < parameters.size(); ++p) {
+    EXPECT_TRUE(torch::equal(parameters[p].grad(), expected[p])) << "parameter " << p;
+  }
+
+  GroupReaper reaper;  // its destructor waits for the abandoned collective's timeout
+  reaper.take(std::move(groups[0]));
+  reaper.take(std::move(groups[1]));
+  EXPECT_FALSE(groups[0]);
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -4,6 +4,7 @@
 #include <torch/csrc/autograd/variable.h>
 
 #include <algorithm>
+#include <chrono>
 
 namespace transient::train {
 namespace {
@@ -12,9 +13,23 @@ constexpr std::int64_t kControlElements = 4;
 
 }  // namespace
 
-void wait_all(std::vector<c10::intrusive_ptr<c10d::Work>>& works) {
+void wait_all(std::vector<c10::intrusive_ptr<c10d::Work>>& works, const AbortCheck& aborted) {
+  // How often a running work is left to ask `aborted`: a wait that ends early costs nothing,
+  // since Work::wait returns as soon as the work completes.
+  constexpr std::chrono::milliseconds kPoll(20);
   std::string failure;
   for (auto& work : works) {
+    while (aborted && !work->isCompleted()) {
+      if (aborted()) {
+        throw CollectiveAborted(failure.empty() ? "the coordinator ended the generation" : failure);
+      }
+      try {
+        work->wait(kPoll);
+      } catch (const std::exception&) {
+        // Timed out ("Operation timed out!") or failed: isCompleted() tells, and the wait below
+        // gives a completed work's own outcome.
+      }
+    }
     try {
       work->wait();
     } catch (const std::exception& error) {
@@ -33,7 +48,7 @@ std::optional<Compression> parse_compression(const std::string& text) {
 
 GradientBuckets::GradientBuckets(const std::vector<torch::Tensor>& parameters,
                                  std::int64_t bucket_bytes, Compression compression)
-    : compression_(compression), bucket_of_(parameters.size()) {
+    : compression_(compression), parameters_(parameters), bucket_of_(parameters.size()) {
   // Filled from the last parameter backwards (backward finishes the last layers first), and
   // closed once it holds at least `bucket_bytes`, as DDP's reducer closes its buckets: a large
   // tensor joins the bucket before it rather than leaving that one small. Every bucket is a
@@ -49,31 +64,14 @@ GradientBuckets::GradientBuckets(const std::vector<torch::Tensor>& parameters,
     groups.back().push_back(i);
     filled += parameters[i].numel();
   }
-  // The control values ride at the end of the first bucket launched, compressed or not: a
-  // collective of their own would cost a path's round trips for 16 bytes.
   for (std::size_t b = 0; b < groups.size(); ++b) {
-    std::int64_t size = 0;
-    for (const std::size_t i : groups[b]) size += parameters[i].numel();
-    const bool carries_control = b == 0;
     Bucket bucket;
-    bucket.flat = torch::zeros({size + (carries_control ? kControlElements : 0)}, torch::kFloat32);
-    std::int64_t offset = 0;
-    for (const std::size_t i : groups[b]) {
-      torch::Tensor parameter = parameters[i];
-      parameter.mutable_grad() =
-          bucket.flat.narrow(0, offset, parameter.numel()).view(parameter.sizes());
-      offset += parameter.numel();
-      bucket_of_[i] = b;
-    }
-    if (carries_control) control_ = bucket.flat.narrow(0, size, kControlElements);
-    if (compression_ != Compression::kNone) {
-      bucket.wire =
-          torch::zeros({bucket.flat.numel()},
-                       compression_ == Compression::kBf16 ? torch::kBFloat16 : torch::kFloat16);
-    }
+    bucket.members = groups[b];
     bucket.parameters = static_cast<int>(groups[b].size());
+    for (const std::size_t i : groups[b]) bucket_of_[i] = b;
     buckets_.push_back(std::move(bucket));
   }
+  allocate();
   for (std::size_t i = 0; i < parameters.size(); ++i) {
     auto accumulator = torch::autograd::impl::grad_accumulator(parameters[i]);
     accumulator->add_post_hook(std::make_unique<torch::autograd::utils::LambdaPostHook>(
@@ -83,6 +81,31 @@ GradientBuckets::GradientBuckets(const std::vector<torch::Tensor>& parameters,
           return outputs;
         }));
     accumulators_.push_back(std::move(accumulator));
+  }
+}
+
+void GradientBuckets::allocate() {
+  // The control values ride at the end of the first bucket launched, compressed or not: a
+  // collective of their own would cost a path's round trips for 16 bytes.
+  for (std::size_t b = 0; b < buckets_.size(); ++b) {
+    Bucket& bucket = buckets_[b];
+    std::int64_t size = 0;
+    for (const std::size_t i : bucket.members) size += parameters_[i].numel();
+    const bool carries_control = b == 0;
+    bucket.flat = torch::zeros({size + (carries_control ? kControlElements : 0)}, torch::kFloat32);
+    std::int64_t offset = 0;
+    for (const std::size_t i : bucket.members) {
+      torch::Tensor parameter = parameters_[i];
+      parameter.mutable_grad() =
+          bucket.flat.narrow(0, offset, parameter.numel()).view(parameter.sizes());
+      offset += parameter.numel();
+    }
+    if (carries_control) control_ = bucket.flat.narrow(0, size, kControlElements);
+    if (compression_ != Compression::kNone) {
+      bucket.wire =
+          torch::zeros({bucket.flat.numel()},
+                       compression_ == Compression::kBf16 ? torch::kBFloat16 : torch::kFloat16);
+    }
   }
 }
 
@@ -139,7 +162,7 @@ void GradientBuckets::launch_locked(Bucket& bucket) {
   }
 }
 
-void GradientBuckets::finish() {
+void GradientBuckets::finish(const AbortCheck& aborted) {
   std::vector<c10::intrusive_ptr<c10d::Work>> works;
   std::string error;
   {
@@ -151,7 +174,12 @@ void GradientBuckets::finish() {
     error = error_;
     group_.reset();
   }
-  wait_all(works);  // throws the first failure after waiting for every work
+  try {
+    wait_all(works, aborted);  // throws the first failure after waiting for every work
+  } catch (const CollectiveAborted&) {
+    allocate();  // the works still running hold the old buffers and may yet write into them
+    throw;
+  }
   if (!error.empty()) throw CollectiveFailure(error);
   if (compression_ != Compression::kNone) {
     for (auto& bucket : buckets_) bucket.flat.copy_(bucket.wire);

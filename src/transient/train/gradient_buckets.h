@@ -30,6 +30,7 @@
 
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -44,8 +45,23 @@ struct CollectiveFailure : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Waits for every work, then throws CollectiveFailure with the first one's error, if any.
-void wait_all(std::vector<c10::intrusive_ptr<c10d::Work>>& works);
+// The wait for a collective was given up (the coordinator ended the generation) while some of
+// its works still ran. Gloo cannot cancel them: they end with their own timeout, and until then
+// their group must not be destroyed on a thread that has anything else to do (its destructor
+// waits for them; see GroupReaper) and their tensors must not be used again.
+struct CollectiveAborted : CollectiveFailure {
+  using CollectiveFailure::CollectiveFailure;
+};
+
+// Whether the generation has been ended from outside (checked while a collective is waited for).
+using AbortCheck = std::function<bool()>;
+
+// Waits for every work, then throws CollectiveFailure with the first one's error, if any. While a
+// work is still running `aborted` is asked every few milliseconds; once it says so, the wait ends
+// with CollectiveAborted, leaving the works that still run. Why: when a member dies, a survivor
+// can be left waiting on another survivor for a message that will never come (that one's part
+// of the collective failed first), and Gloo would hold it for the whole collective timeout.
+void wait_all(std::vector<c10::intrusive_ptr<c10d::Work>>& works, const AbortCheck& aborted = {});
 
 enum class Compression { kNone, kBf16, kFp16 };
 
@@ -64,8 +80,10 @@ class GradientBuckets {
   void begin(c10::intrusive_ptr<c10d::ProcessGroupGloo> group);
   // After backward: launches what backward did not (all of it for a member with no samples),
   // waits for every bucket and widens compressed ones back; disarms the hooks. Throws
-  // CollectiveFailure (after waiting for every work) if a collective failed.
-  void finish();
+  // CollectiveFailure (after waiting for every work) if a collective failed, or
+  // CollectiveAborted if `aborted` ended the wait first: then the buckets get new buffers (the
+  // parameters' .grad views move to them), since works still running write into the old ones.
+  void finish(const AbortCheck& aborted = {});
 
   // The four control values (set before backward; summed over the members after finish()).
   torch::Tensor& control() { return control_; }
@@ -75,17 +93,20 @@ class GradientBuckets {
 
  private:
   struct Bucket {
+    std::vector<std::size_t> members;  // its parameters, in their order in `flat`
     torch::Tensor flat;  // fp32, the parameters' .grad are views into it (+ control, maybe)
     torch::Tensor wire;  // the half-precision copy of `flat` sent when compressing
     int parameters = 0;  // how many parameters' gradients it holds
     int pending = 0;     // ... not final yet in this step's backward
   };
 
+  void allocate();                    // each bucket's buffers, and the .grad views into them
   void ready(std::size_t parameter);  // from the hook on that parameter's accumulator
   void launch_ready_locked();         // launches buckets in order while they are ready
   void launch_locked(Bucket& bucket);
 
   Compression compression_;
+  std::vector<torch::Tensor> parameters_;
   std::vector<Bucket> buckets_;         // in launch order: the last parameters' first
   std::vector<std::size_t> bucket_of_;  // parameter index -> index into buckets_
   torch::Tensor control_;

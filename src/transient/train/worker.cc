@@ -36,6 +36,7 @@
 #include "transient/train/coordinator_store.h"
 #include "transient/train/datasets.h"
 #include "transient/train/gradient_buckets.h"
+#include "transient/train/group_reaper.h"
 #include "transient/train/image_folder.h"
 #include "transient/train/models.h"
 #include "transient/train/optimizer.h"
@@ -258,8 +259,9 @@ class Worker {
       } catch (const CollectiveFailure& failure) {
         // A peer died or went silent (or its group broke first): tear the group down, which
         // closes this worker's connections so that peers still waiting on it fail at once too,
-        // and report the step held.
-        group_.reset();
+        // and report the step held. The reaper does it: a wait given up on the coordinator's
+        // word leaves collectives running, whose end the group's destructor would wait for.
+        reaper_.take(std::move(group_));
         if (connection_.dropped()) {
           abandon_writer();  // the new rank 0 writes from now on
         } else {
@@ -391,7 +393,7 @@ class Worker {
     c10d::BroadcastOptions options;
     options.rootRank = source;
     std::vector<c10::intrusive_ptr<c10d::Work>> works{group_->broadcast(tensors, options)};
-    wait_all(works);
+    wait_all(works, aborted_);
   }
 
   // The members agree on the step they hold; if they differ, the most advanced (lowest rank
@@ -402,7 +404,7 @@ class Worker {
     for (int r = 0; r < world_size_; ++r) gathered[0].push_back(torch::zeros({1}, torch::kInt64));
     std::vector<torch::Tensor> mine{torch::full({1}, holds_state_ ? step_ : -1, torch::kInt64)};
     std::vector<c10::intrusive_ptr<c10d::Work>> works{group_->allgather(gathered, mine)};
-    wait_all(works);
+    wait_all(works, aborted_);
     std::vector<std::int64_t> steps;
     for (const auto& t : gathered[0]) steps.push_back(t.item<std::int64_t>());
     const std::int64_t most = *std::max_element(steps.begin(), steps.end());
@@ -540,7 +542,7 @@ class Worker {
       }
 
       phase_start = Clock::now();
-      buckets_->finish();
+      buckets_->finish(aborted_);
       const double allreduce_s = seconds_since(phase_start);
       // The loss is all-reduced: every member sees the same value and stops at the same step,
       // before a NaN or infinite gradient reaches the parameters.
@@ -816,7 +818,7 @@ class Worker {
         {correct, loss_sum, static_cast<double>(end - begin - skipped_in_test_)}, torch::kFloat64)};
     skipped_in_test_ = 0;
     std::vector<c10::intrusive_ptr<c10d::Work>> works{group_->allreduce(totals)};
-    wait_all(works);
+    wait_all(works, aborted_);
     const double count = totals[0][2].item<double>();
     return {totals[0][0].item<double>() / count, totals[0][1].item<double>() / count};
   }
@@ -892,7 +894,7 @@ class Worker {
     std::vector<std::vector<torch::Tensor>> gathered(1);
     for (int r = 0; r < world_size_; ++r) gathered[0].push_back(torch::empty_like(mine[0]));
     std::vector<c10::intrusive_ptr<c10d::Work>> works{group_->allgather(gathered, mine)};
-    wait_all(works);
+    wait_all(works, aborted_);
     for (int r = 1; r < world_size_; ++r) {
       if (!torch::equal(gathered[0][static_cast<std::size_t>(r)], gathered[0][0])) {
         if (rank_ == 0) {
@@ -925,6 +927,12 @@ class Worker {
   int rank_ = 0;
   int world_size_ = 1;
   c10::intrusive_ptr<c10d::ProcessGroupGloo> group_;
+  // The generation was ended by the coordinator (a member lost): a collective still waited for
+  // is given up (wait_all).
+  const AbortCheck aborted_ = [this] {
+    return connection_.dropped() || connection_.abort_signalled(config_.generation);
+  };
+  GroupReaper reaper_;  // ends abandoned groups (their collectives may still run)
 
   bool holds_state_ = false;  // false until the first generation has given it a state
   bool rolled_back_ = false;  // its state diverged: it takes a checkpoint's or the initial one
