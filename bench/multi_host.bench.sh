@@ -68,11 +68,12 @@ for ((i = 0; i < hosts; i++)); do
     # Held on the way in (see link_delay.cc); "ready" once the queue is bound.
     ip netns exec "$tag$i" "$link_delay" --queue 1 --delay-ms "$one_way_ms" \
       >"$work/delay-$i.out" 2>&1 &
+    disown  # ended by cleanup (kill -9), which bash would otherwise report
     for ((t = 0; t < 50; t++)); do
-      grep -q ready "$work/delay-$i.out" && break
+      grep -qs ready "$work/delay-$i.out" && break
       sleep 0.1
     done
-    grep -q ready "$work/delay-$i.out" ||
+    grep -qs ready "$work/delay-$i.out" ||
       { echo "error: link_delay did not start on host $i: $(cat "$work/delay-$i.out")" >&2; exit 1; }
     for tables in iptables ip6tables; do
       ip netns exec "$tag$i" $tables -w -A INPUT -i eth0 -j NFQUEUE --queue-num 1

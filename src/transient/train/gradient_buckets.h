@@ -14,7 +14,7 @@
 // member's part of the step's mean loss, a stop flag, a change flag (the generation ends at this
 // step's boundary) and a leave flag (summed: how many leave), so that they cost no collective of
 // their own. They must be set before backward. Every collective costs round trips whatever its
-// size (on a 30 ms path, about 100 ms with Gloo's ring among three members: docs/benchmarks.md),
+// size (on a 30 ms path, about 60 ms with Gloo's ring among three members: docs/benchmarks.md),
 // which is also why a bucket is closed only once it is full (DDP's rule) rather than before a
 // large tensor.
 //
