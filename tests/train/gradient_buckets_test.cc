@@ -174,6 +174,21 @@ TEST(BucketLayout, ALargeTensorJoinsTheSmallBucketBeforeIt) {
   EXPECT_EQ(GradientBuckets(parameters, 4, Compression::kNone).bucket_count(), 4);
 }
 
+// DDP's two sizes: the first bucket closes at 1 MiB, so that its all-reduce starts early in
+// backward, the others at the bucket size (25 MiB by default), so that a large model pays a few
+// collectives a step rather than one a MiB.
+TEST(BucketLayout, TheFirstBucketClosesAtOneMebibyteTheOthersAtTheBucketSize) {
+  auto parameter = [](std::int64_t elements) {
+    return torch::zeros({elements}, torch::requires_grad());
+  };
+  const std::vector<torch::Tensor> parameters{parameter(300'000), parameter(300'000),
+                                              parameter(300'000), parameter(20), parameter(10)};
+  // {10, 20, 300000} (1.2 MB) and {300000, 300000}.
+  EXPECT_EQ(GradientBuckets(parameters, 25 << 20, Compression::kNone).bucket_count(), 2);
+  // At 1 MiB every bucket closes as the first does.
+  EXPECT_EQ(GradientBuckets(parameters, 1 << 20, Compression::kNone).bucket_count(), 3);
+}
+
 // A Gloo group of `size` over `store` for `rank`, collectives timing out after `timeout`.
 c10::intrusive_ptr<c10d::ProcessGroupGloo> gloo_group(c10::intrusive_ptr<c10d::Store> store,
                                                       int rank, int size,

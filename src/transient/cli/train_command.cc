@@ -156,7 +156,8 @@ void add_job_options(CLI::App& cmd, train::TrainOptions& options, std::string& c
                  "intra-op threads per worker (default: cores / workers, at least 1)");
   cmd.add_option("--stop-at", options.stop_at_step,
                  "pause after this step (checkpoint and exit); continue later with --resume");
-  cmd.add_option("--bucket-bytes", options.bucket_bytes, "gradient all-reduce bucket size")
+  cmd.add_option("--bucket-bytes", options.bucket_bytes,
+                 "gradient all-reduce buckets after the first, which closes at 1 MiB (as DDP's)")
       ->capture_default_str();
 }
 

@@ -10,6 +10,8 @@ namespace transient::train {
 namespace {
 
 constexpr std::int64_t kControlElements = 4;
+// DDP's first bucket: small, so that its all-reduce starts early in backward.
+constexpr std::int64_t kFirstBucketBytes = 1 << 20;
 
 }  // namespace
 
@@ -50,14 +52,18 @@ GradientBuckets::GradientBuckets(const std::vector<torch::Tensor>& parameters,
                                  std::int64_t bucket_bytes, Compression compression)
     : compression_(compression), parameters_(parameters), bucket_of_(parameters.size()) {
   // Filled from the last parameter backwards (backward finishes the last layers first), and
-  // closed once it holds at least `bucket_bytes`, as DDP's reducer closes its buckets: a large
-  // tensor joins the bucket before it rather than leaving that one small. Every bucket is a
-  // collective of its own, and on a long path each costs several round trips whatever its size.
+  // closed once it holds at least its size, as DDP's reducer closes its buckets: the first at
+  // 1 MiB (or `bucket_bytes` if smaller), so that communication starts early in backward, the
+  // others at `bucket_bytes`; a large tensor joins the bucket before it rather than leaving that
+  // one small. Every bucket is a collective of its own, and on a long path each costs several
+  // round trips whatever its size.
   const std::int64_t bucket_elements = std::max<std::int64_t>(1, bucket_bytes / 4);
+  const std::int64_t first_elements =
+      std::max<std::int64_t>(1, std::min(kFirstBucketBytes, bucket_bytes) / 4);
   std::vector<std::vector<std::size_t>> groups(1);
   std::int64_t filled = 0;
   for (std::size_t i = parameters.size(); i-- > 0;) {
-    if (filled >= bucket_elements) {
+    if (filled >= (groups.size() == 1 ? first_elements : bucket_elements)) {
       groups.emplace_back();
       filled = 0;
     }

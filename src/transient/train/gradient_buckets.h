@@ -1,9 +1,9 @@
 // The gradient all-reduce of a step, overlapped with backward: parameters are grouped into
-// buckets of about `bucket_bytes`, each a flat buffer that the parameters' .grad are views into
-// (backward accumulates straight into it, with no copy); a hook on each parameter's gradient
-// accumulator counts the bucket's gradients as backward finishes them, and a bucket whose
-// gradients are all final is all-reduced at once, while backward goes on with the layers before
-// it (as DDP's reducer does).
+// buckets (the first of at least 1 MiB, the others of at least `bucket_bytes`), each a flat buffer
+// that the parameters' .grad are views into (backward accumulates straight into it, with no copy);
+// a hook on each parameter's gradient accumulator counts the bucket's gradients as backward
+// finishes them, and a bucket whose gradients are all final is all-reduced at once, while backward
+// goes on with the layers before it (as DDP's reducer does).
 //
 // Buckets are launched in one fixed order, the last parameters' first (backward's order), and a
 // ready bucket waits for the ones before it: every member issues the same collectives in the same

@@ -88,9 +88,9 @@ struct TrainOptions {
   std::int64_t checkpoint_every_steps = 0;  // checkpoint every this many steps (0 = off)
   double checkpoint_every_s = 30;           // or every this many seconds (0 = off)
   int keep = 3;                             // checkpoints kept
-  bool resume = false;                  // continue the job in job_dir from its latest checkpoint
-  std::int64_t bucket_bytes = 1 << 20;  // gradient all-reduce bucket size (fp32 bytes)
-  std::string compress = "none";        // gradients on the wire: none, bf16 or fp16
+  bool resume = false;                   // continue the job in job_dir from its latest checkpoint
+  std::int64_t bucket_bytes = 25 << 20;  // all-reduce buckets after the first (1 MiB), fp32 bytes
+  std::string compress = "none";         // gradients on the wire: none, bf16 or fp16
 
   // Elasticity (issue 3).
   double heartbeat_timeout_s = 5;  // a member silent this long is dropped from the job
