@@ -380,11 +380,16 @@ void Membership::maybe_signal_change() {
     if (generation_speeds_.size() != speeds.size()) return;  // the split in force is unknown
     const auto now = launch::member_shares(options_.global_batch, speeds);
     const auto current = launch::member_shares(options_.global_batch, generation_speeds_);
+    bool imbalanced = false;
     for (std::size_t i = 0; i < now.size() && i < current.size(); ++i) {
-      if (std::abs(now[i] - current[i]) > std::max<std::int64_t>(1, current[i] / 10)) {
-        cause = "rebalance";
-      }
+      imbalanced =
+          imbalanced || std::abs(now[i] - current[i]) > std::max<std::int64_t>(1, current[i] / 10);
     }
+    // Per-step speeds are noisy (workers sharing cores, a slow path): near the 25% at which the
+    // split starts to follow speeds, one check can ask for a split that the speeds at the next
+    // generation no longer give, and the re-formation is wasted. Two checks in a row must agree.
+    imbalanced_checks_ = imbalanced ? imbalanced_checks_ + 1 : 0;
+    if (imbalanced_checks_ >= 2) cause = "rebalance";
   }
   if (cause.empty()) return;
   actions_.push_back(action::Signal{members_.front(), "change", generation_});
@@ -497,6 +502,7 @@ void Membership::form_generation(std::vector<std::string> survivors) {
   next.after_loss = recovery_.has_value();
   generation_speeds_ = next.speeds;
   last_balance_check_ = env_.now();
+  imbalanced_checks_ = 0;
   generation_ = next.number;
   members_ = next.members;
   running_ = true;

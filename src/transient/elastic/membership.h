@@ -61,6 +61,7 @@ struct MembershipOptions {
   double initial_wait_s = 60;       // ... at most this long after the first admission
   double heartbeat_timeout_s = 10;  // a worker not heard from for longer is dropped as silent
   double balance_check_s = 10;      // how often measured speeds are compared with the split
+                                    // (a re-split needs two checks in a row that ask for it)
   std::int64_t global_batch = 1;    // of the job, split among the members by speed
   // A generation whose group has not formed this long after a stop was requested pauses the job.
   double stop_forming_s = 1;
@@ -328,6 +329,7 @@ class Membership {
   std::vector<std::string> lost_;    // members of the running generation that left
   std::vector<double> generation_speeds_;
   TimePoint last_balance_check_;
+  int imbalanced_checks_ = 0;  // balance checks in a row whose speeds ask for another split
   std::int64_t last_step_ = 0;
 
   int revocations_ = 0;

@@ -783,7 +783,13 @@ class Worker {
   std::pair<double, double> evaluate() {
     torch::NoGradGuard no_grad;
     members_agree_ = compare_states();
-    for (auto& item : model_->named_buffers()) broadcast({item.value()}, 0);
+    for (auto& item : model_->named_buffers()) {
+      // Received into a copy: a broadcast given up on the coordinator's word (wait_all) may
+      // still write into its tensor later.
+      auto received = item.value().clone();
+      broadcast({received}, 0);
+      item.value().copy_(received);
+    }
     model_->eval();
     const std::int64_t samples = test_samples_;
     const auto sizes = launch::split_batch(samples, world_size_);
