@@ -32,7 +32,7 @@ build: configure
 # The main job: 3 workers train the CNN on Fashion-MNIST while one is killed, another gets a
 # preemption notice, and one replacement joins; each recovery is printed as it happens.
 run: build
-	$(BUILD_DIR)/transient train --workers 3 --revoke kill@20s:any --revoke preempt@45s:any \
+	$(BUILD_DIR)/transient train --workers 3 --revoke kill@step300:any --revoke preempt@step700:any \
 	  --replace 5s --max-replacements 1
 
 test: build

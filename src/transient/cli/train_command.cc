@@ -263,7 +263,8 @@ void add_train_commands(CLI::App& app) {
   train
       ->add_option("--revoke", *revoke,
                    "inject a revocation: ACTION@TIME:TARGET, ACTION kill|preempt|stop, TIME 30s "
-                   "or every20s, TARGET rankN|workerN|any (repeatable), e.g. kill@30s:rank0")
+                   "or every20s or step120 (the step it comes after), TARGET rankN|workerN|any "
+                   "(repeatable), e.g. kill@30s:rank0")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   train->add_option("--replace", *replace,
