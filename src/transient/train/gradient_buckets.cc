@@ -60,22 +60,16 @@ GradientBuckets::GradientBuckets(const std::vector<torch::Tensor>& parameters,
   const std::int64_t bucket_elements = std::max<std::int64_t>(1, bucket_bytes / 4);
   const std::int64_t first_elements =
       std::max<std::int64_t>(1, std::min(kFirstBucketBytes, bucket_bytes) / 4);
-  std::vector<std::vector<std::size_t>> groups(1);
+  buckets_.emplace_back();
   std::int64_t filled = 0;
   for (std::size_t i = parameters.size(); i-- > 0;) {
-    if (filled >= (groups.size() == 1 ? first_elements : bucket_elements)) {
-      groups.emplace_back();
+    if (filled >= (buckets_.size() == 1 ? first_elements : bucket_elements)) {
+      buckets_.emplace_back();
       filled = 0;
     }
-    groups.back().push_back(i);
+    buckets_.back().members.push_back(i);
+    bucket_of_[i] = buckets_.size() - 1;
     filled += parameters[i].numel();
-  }
-  for (std::size_t b = 0; b < groups.size(); ++b) {
-    Bucket bucket;
-    bucket.members = groups[b];
-    bucket.parameters = static_cast<int>(groups[b].size());
-    for (const std::size_t i : groups[b]) bucket_of_[i] = b;
-    buckets_.push_back(std::move(bucket));
   }
   allocate();
   for (std::size_t i = 0; i < parameters.size(); ++i) {
@@ -127,7 +121,7 @@ void GradientBuckets::begin(c10::intrusive_ptr<c10d::ProcessGroupGloo> group) {
   std::lock_guard<std::mutex> lock(mutex_);
   for (auto& bucket : buckets_) {
     bucket.flat.zero_();
-    bucket.pending = bucket.parameters;
+    bucket.pending = static_cast<int>(bucket.members.size());
   }
   group_ = std::move(group);
   works_.clear();

@@ -96,8 +96,7 @@ class GradientBuckets {
     std::vector<std::size_t> members;  // its parameters, in their order in `flat`
     torch::Tensor flat;  // fp32, the parameters' .grad are views into it (+ control, maybe)
     torch::Tensor wire;  // the half-precision copy of `flat` sent when compressing
-    int parameters = 0;  // how many parameters' gradients it holds
-    int pending = 0;     // ... not final yet in this step's backward
+    int pending = 0;     // of its parameters, those not final yet in this step's backward
   };
 
   void allocate();                    // each bucket's buffers, and the .grad views into them
