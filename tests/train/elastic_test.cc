@@ -503,8 +503,11 @@ TEST(Elastic, ARunWithKillsAPreemptionAndJoinsEndsWhereAnUndisturbedRunEnds) {
 
   const std::string dir = fresh_dir("equivalence-revoked");
   CliProcess run(
-      with(job(dir, 3), {"--revoke", "kill@step60:any", "--revoke", "kill@step160:any", "--revoke",
-                         "kill@step260:any", "--revoke", "preempt@step360:any"}),
+      // 140 steps between kills: a joiner started after a loss (a process loading libtorch and
+      // the data, on a machine busy with other tests) must be in before the next kill, or the
+      // last member dies with nobody to take over (seen once with 100).
+      with(job(dir, 3), {"--revoke", "kill@step60:any", "--revoke", "kill@step200:any", "--revoke",
+                         "kill@step340:any", "--revoke", "preempt@step420:any"}),
       dir + ".log");
   const std::vector<std::string> worker{
       "worker", "--coordinator", front_door(dir), "--token-file", dir + "/token", "--threads", "1"};
