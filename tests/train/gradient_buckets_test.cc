@@ -1,9 +1,10 @@
-// The gradient all-reduce overlapped with backward (gradient_buckets.h), on a real two-member
-// Gloo group over loopback in one process: the gradients every member ends with are the sum of
-// the members' own, exactly as a plain backward and a sum give them, whatever each member's
-// backward does (no samples at all, a parameter without a gradient); compressed, they are the
-// half-precision sum, the flags among the control values stay exact and the loss is the
-// half-precision sum of the members' parts.
+// The gradient all-reduce overlapped with backward (gradient_buckets.h), on real Gloo groups of
+// two, three and four members over loopback in one process: the gradients every member ends with
+// are the sum of the members' own, exactly as a plain backward and a sum in rank order give them,
+// whatever each member's backward does (no samples at all, a parameter without a gradient), and
+// whether a bucket goes whole to every member or in slices; compressed, they are the fp32 sum of
+// the members' half-precision parts rounded once to half precision, the flags among the control
+// values stay exact and the loss is the rounded sum of the members' rounded parts.
 #include "transient/train/gradient_buckets.h"
 #include "transient/train/group_reaper.h"
 
@@ -51,6 +52,7 @@ std::vector<torch::Tensor> plain_gradients(const torch::Tensor& x) {
 }
 
 struct Case {
+  int members;
   Compression compression;
   bool second_has_none;  // member 1 has no samples (its backward does not run)
   const char* name;
@@ -62,97 +64,122 @@ class Buckets : public ::testing::TestWithParam<Case> {};
 
 TEST_P(Buckets, EveryMemberEndsWithTheSumOfTheMembersGradients) {
   const Case c = GetParam();
+  const int n = c.members;
+  const auto members = static_cast<std::size_t>(n);
   constexpr int kSteps = 3;
   auto store = c10::make_intrusive<c10d::HashStore>();
   std::vector<std::unique_ptr<Net>> nets;
   std::vector<std::unique_ptr<GradientBuckets>> buckets;
-  for (int rank = 0; rank < 2; ++rank) {
+  for (int rank = 0; rank < n; ++rank) {
     nets.push_back(std::make_unique<Net>());
-    // 64-byte buckets: the three tensors of the layers go in buckets of their own.
+    // 64-byte buckets: the layers' tensors go in buckets of their own but the last two (together,
+    // with the control values), and the unused parameter's 3 elements are too few for four
+    // members' slices.
     buckets.push_back(
         std::make_unique<GradientBuckets>(nets.back()->parameters(), 64, c.compression));
   }
   ASSERT_GE(buckets[0]->bucket_count(), 3);
   // Drawn here: the generator is global, and the members run on threads of their own.
-  std::vector<std::vector<torch::Tensor>> inputs(2);
-  for (int rank = 0; rank < 2; ++rank) {
+  std::vector<std::vector<torch::Tensor>> inputs(members);
+  for (int rank = 0; rank < n; ++rank) {
     for (int step = 0; step < kSteps; ++step) {
-      inputs[rank].push_back(input_of(rank, step, c.second_has_none));
+      inputs[static_cast<std::size_t>(rank)].push_back(input_of(rank, step, c.second_has_none));
     }
   }
-  std::vector<std::vector<std::vector<torch::Tensor>>> seen(2);  // [rank][step][parameter]
-  std::vector<std::vector<std::vector<double>>> controls(2);     // [rank][step][value]
-  std::vector<std::string> errors(2);
-  std::vector<std::vector<std::int64_t>> overlapped(2);  // [rank][step]: launched in backward
+  std::vector<std::vector<std::vector<torch::Tensor>>> seen(members);  // [rank][step][parameter]
+  std::vector<std::vector<std::vector<double>>> controls(members);     // [rank][step][value]
+  std::vector<std::string> errors(members);
+  std::vector<std::vector<std::int64_t>> overlapped(members);  // [rank][step]: launched in backward
+  std::vector<std::int64_t> rounds(members);                   // [rank]: of the last step
   std::vector<std::thread> threads;
-  for (int rank = 0; rank < 2; ++rank) {
+  for (int rank = 0; rank < n; ++rank) {
     threads.emplace_back([&, rank] {
+      const auto r = static_cast<std::size_t>(rank);
       try {
         auto options = c10d::ProcessGroupGloo::Options::create();
         options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
-        auto group = c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, 2, options);
+        auto group = c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, n, options);
         for (int step = 0; step < kSteps; ++step) {
-          buckets[rank]->begin(group);
-          buckets[rank]->control()[0] = 0.3 + rank;
-          buckets[rank]->control()[1] = 1.0;
-          buckets[rank]->control()[2] = rank == 0 ? 1.0 : 0.0;
-          buckets[rank]->control()[3] = 3.0;
-          const auto& x = inputs[rank][static_cast<std::size_t>(step)];
-          if (x.defined()) nets[rank]->forward(x).pow(2).sum().backward();
-          overlapped[rank].push_back(buckets[rank]->launched());
-          buckets[rank]->finish();
+          buckets[r]->begin(group);
+          buckets[r]->control()[0] = 0.3 + rank;
+          buckets[r]->control()[1] = 1.0;
+          buckets[r]->control()[2] = rank == 0 ? 1.0 : 0.0;
+          buckets[r]->control()[3] = 3.0;
+          const auto& x = inputs[r][static_cast<std::size_t>(step)];
+          if (x.defined()) nets[r]->forward(x).pow(2).sum().backward();
+          overlapped[r].push_back(buckets[r]->launched());
+          buckets[r]->finish();
+          rounds[r] = buckets[r]->rounds();
           std::vector<torch::Tensor> gradients;
-          for (const auto& p : nets[rank]->parameters()) gradients.push_back(p.grad().clone());
-          seen[rank].push_back(gradients);
+          for (const auto& p : nets[r]->parameters()) gradients.push_back(p.grad().clone());
+          seen[r].push_back(gradients);
           std::vector<double> values;
-          for (int i = 0; i < 4; ++i) {
-            values.push_back(buckets[rank]->control()[i].item<double>());
-          }
-          controls[rank].push_back(values);
+          for (int i = 0; i < 4; ++i) values.push_back(buckets[r]->control()[i].item<double>());
+          controls[r].push_back(values);
         }
       } catch (const std::exception& error) {
-        errors[rank] = error.what();
+        errors[r] = error.what();
       }
     });
   }
   for (auto& thread : threads) thread.join();
-  ASSERT_EQ(errors[0], "");
-  ASSERT_EQ(errors[1], "");
+  for (int rank = 0; rank < n; ++rank) ASSERT_EQ(errors[static_cast<std::size_t>(rank)], "");
+  // Rounds of messages: one a bucket between two members; two among more, but for a bucket too
+  // small to give each member a slice (the unused parameter's 3 elements among four).
+  const std::int64_t bucket_count = buckets[0]->bucket_count();
+  const std::int64_t expected_rounds =
+      n == 2 ? bucket_count : n == 3 ? 2 * bucket_count : 2 * bucket_count - 1;
+  for (int rank = 0; rank < n; ++rank) {
+    EXPECT_EQ(rounds[static_cast<std::size_t>(rank)], expected_rounds) << c.name << ", member " << rank;
+  }
+  const bool compressed = c.compression != Compression::kNone;
+  const auto half = c.compression == Compression::kBf16 ? torch::kBFloat16 : torch::kFloat16;
+  // The members' values summed in rank order as the wire carries them: fp32, or each rounded to
+  // half precision, summed in fp32 and the sum rounded once.
+  const auto wire_sum = [&](const std::vector<torch::Tensor>& parts) {
+    torch::Tensor sum = compressed ? parts[0].to(half).to(torch::kFloat32) : parts[0].clone();
+    for (std::size_t i = 1; i < parts.size(); ++i) {
+      sum += compressed ? parts[i].to(half).to(torch::kFloat32) : parts[i];
+    }
+    return compressed ? sum.to(half).to(torch::kFloat32) : sum;
+  };
   for (int step = 0; step < kSteps; ++step) {
+    const auto s = static_cast<std::size_t>(step);
     // The parameters do not change between steps here: each step's gradients are its own.
-    const auto mine = plain_gradients(inputs[0][static_cast<std::size_t>(step)]);
-    const auto theirs = plain_gradients(inputs[1][static_cast<std::size_t>(step)]);
-    for (std::size_t p = 0; p < mine.size(); ++p) {
-      torch::Tensor expected = mine[p] + theirs[p];
-      if (c.compression != Compression::kNone) {
-        const auto half = c.compression == Compression::kBf16 ? torch::kBFloat16 : torch::kFloat16;
-        expected = (mine[p].to(half) + theirs[p].to(half)).to(torch::kFloat32);
-      }
-      for (int rank = 0; rank < 2; ++rank) {
-        EXPECT_TRUE(torch::equal(seen[rank][static_cast<std::size_t>(step)][p], expected))
+    std::vector<std::vector<torch::Tensor>> own;  // [rank][parameter]
+    for (int rank = 0; rank < n; ++rank) {
+      own.push_back(plain_gradients(inputs[static_cast<std::size_t>(rank)][s]));
+    }
+    for (std::size_t p = 0; p < own[0].size(); ++p) {
+      std::vector<torch::Tensor> parts;
+      for (const auto& gradients : own) parts.push_back(gradients[p]);
+      const torch::Tensor expected = wire_sum(parts);
+      for (int rank = 0; rank < n; ++rank) {
+        EXPECT_TRUE(torch::equal(seen[static_cast<std::size_t>(rank)][s][p], expected))
             << c.name << ": step " << step << ", parameter " << p << ", member " << rank;
       }
     }
     // Every bucket but the one of the parameter without a gradient went during backward; a
     // member without samples launches them all after it.
-    for (int rank = 0; rank < 2; ++rank) {
-      const bool ran_backward = rank == 0 || !c.second_has_none;
-      EXPECT_EQ(overlapped[rank][static_cast<std::size_t>(step)],
-                ran_backward ? buckets[rank]->bucket_count() - 1 : 0)
+    for (int rank = 0; rank < n; ++rank) {
+      const bool ran_backward = rank != 1 || !c.second_has_none;
+      EXPECT_EQ(overlapped[static_cast<std::size_t>(rank)][s],
+                ran_backward ? buckets[static_cast<std::size_t>(rank)]->bucket_count() - 1 : 0)
           << c.name << ": step " << step << ", member " << rank;
     }
-    // The losses' sum as the wire carries it: fp32, or each part rounded to half precision and
-    // summed in it.
-    auto loss = torch::tensor({0.3f}) + torch::tensor({1.3f});
-    if (c.compression != Compression::kNone) {
-      const auto half = c.compression == Compression::kBf16 ? torch::kBFloat16 : torch::kFloat16;
-      loss = torch::tensor({0.3f}).to(half) + torch::tensor({1.3f}).to(half);
-      ASSERT_NE(loss.item<double>(),
-                (torch::tensor({0.3f}) + torch::tensor({1.3f})).item<double>());
+    std::vector<torch::Tensor> losses;
+    for (int rank = 0; rank < n; ++rank) {
+      losses.push_back(torch::tensor({static_cast<float>(0.3 + rank)}));
     }
-    for (int rank = 0; rank < 2; ++rank) {
-      EXPECT_EQ(controls[rank][static_cast<std::size_t>(step)],
-                (std::vector<double>{loss.to(torch::kFloat32).item<double>(), 2.0, 1.0, 6.0}))
+    const double loss = wire_sum(losses).item<double>();
+    if (compressed) {
+      torch::Tensor unrounded = losses[0].clone();
+      for (std::size_t i = 1; i < losses.size(); ++i) unrounded += losses[i];
+      ASSERT_NE(loss, unrounded.item<double>()) << "the rounding is not seen";
+    }
+    for (int rank = 0; rank < n; ++rank) {
+      EXPECT_EQ(controls[static_cast<std::size_t>(rank)][s],
+                (std::vector<double>{loss, 1.0 * n, 1.0, 3.0 * n}))
           << c.name << ": step " << step << ", member " << rank;
     }
   }
@@ -245,22 +272,15 @@ TEST(AbortedWait, EndsOnTheCoordinatorsWordAndTheBucketsGoOnWithFreshBuffers) {
 
 INSTANTIATE_TEST_SUITE_P(
     Overlapped, Buckets,
-    ::testing::Values(Case{Compression::kNone, false, "fp32"},
-                      Case{Compression::kNone, true, "fp32, member 1 without samples"},
-                      Case{Compression::kBf16, false, "bf16"},
-                      Case{Compression::kFp16, true, "fp16, member 1 without samples"}),
-    [](const ::testing::TestParamInfo<Case>& info) {
-      switch (info.index) {
-        case 0:
-          return std::string("Fp32");
-        case 1:
-          return std::string("Fp32WithAMemberWithoutSamples");
-        case 2:
-          return std::string("Bf16");
-        default:
-          return std::string("Fp16WithAMemberWithoutSamples");
-      }
-    });
+    ::testing::Values(Case{2, Compression::kNone, false, "Fp32"},
+                      Case{2, Compression::kNone, true, "Fp32WithAMemberWithoutSamples"},
+                      Case{2, Compression::kBf16, false, "Bf16"},
+                      Case{2, Compression::kFp16, true, "Fp16WithAMemberWithoutSamples"},
+                      Case{3, Compression::kNone, false, "ThreeMembersFp32"},
+                      Case{3, Compression::kBf16, true, "ThreeMembersBf16WithAMemberWithoutSamples"},
+                      Case{4, Compression::kNone, true, "FourMembersFp32WithAMemberWithoutSamples"},
+                      Case{4, Compression::kFp16, false, "FourMembersFp16"}),
+    [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
 
 TEST(Compression, NamesAreNoneBf16AndFp16) {
   EXPECT_EQ(parse_compression("none"), Compression::kNone);

@@ -13,6 +13,19 @@ constexpr std::int64_t kControlElements = 4;
 // DDP's first bucket: small, so that its all-reduce starts early in backward.
 constexpr std::int64_t kFirstBucketBytes = 1 << 20;
 
+// A bucket of `size` elements cut into one slice per member, as even as the size allows (the
+// first `size % members` slices one element longer).
+std::vector<std::int64_t> slice_sizes(std::int64_t size, int members) {
+  std::vector<std::int64_t> slices(static_cast<std::size_t>(members), size / members);
+  for (std::int64_t i = 0; i < size % members; ++i) ++slices[static_cast<std::size_t>(i)];
+  return slices;
+}
+
+// Whether a bucket of `size` elements goes whole to every member (one round) rather than in
+// slices (two rounds of the same bytes in all): between two members always, and when it is too
+// small to give every member a slice.
+bool swaps_whole(std::int64_t size, int members) { return members == 2 || size < members; }
+
 }  // namespace
 
 void wait_all(std::vector<c10::intrusive_ptr<c10d::Work>>& works, const AbortCheck& aborted) {
@@ -101,6 +114,9 @@ void GradientBuckets::allocate() {
       offset += parameter.numel();
     }
     if (carries_control) control_ = bucket.flat.narrow(0, size, kControlElements);
+    bucket.sent = bucket.received = bucket.summed = torch::Tensor();  // made at the first launch
+    bucket.first.reset();
+    bucket.second.reset();
     if (compression_ != Compression::kNone) {
       bucket.wire =
           torch::zeros({bucket.flat.numel()},
@@ -122,9 +138,10 @@ void GradientBuckets::begin(c10::intrusive_ptr<c10d::ProcessGroupGloo> group) {
   for (auto& bucket : buckets_) {
     bucket.flat.zero_();
     bucket.pending = static_cast<int>(bucket.members.size());
+    bucket.first.reset();
+    bucket.second.reset();
   }
   group_ = std::move(group);
-  works_.clear();
   error_.clear();
   next_ = 0;
   armed_ = true;
@@ -133,6 +150,13 @@ void GradientBuckets::begin(c10::intrusive_ptr<c10d::ProcessGroupGloo> group) {
 std::int64_t GradientBuckets::launched() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return static_cast<std::int64_t>(next_);
+}
+
+std::int64_t GradientBuckets::rounds() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::int64_t rounds = 0;
+  for (const auto& bucket : buckets_) rounds += (bucket.first ? 1 : 0) + (bucket.second ? 1 : 0);
+  return rounds;
 }
 
 void GradientBuckets::ready(std::size_t parameter) {
@@ -151,39 +175,129 @@ void GradientBuckets::launch_ready_locked() {
 
 void GradientBuckets::launch_locked(Bucket& bucket) {
   try {
-    std::vector<torch::Tensor> tensors{bucket.flat};
+    torch::Tensor source = bucket.flat;
     if (compression_ != Compression::kNone) {
       bucket.wire.copy_(bucket.flat);
-      tensors = {bucket.wire};
+      source = bucket.wire;
     }
-    works_.push_back(group_->allreduce(tensors));
+    const int members = group_->getSize();
+    if (members == 1) return;  // the sum is this member's own
+    const std::int64_t size = source.numel();
+    if (swaps_whole(size, members)) {
+      if (!bucket.sent.defined() || bucket.sent.numel() != members * size) {
+        bucket.sent = torch::empty({members * size}, source.options());
+        bucket.received = torch::empty({members * size}, source.options());
+      }
+      for (int to = 0; to < members; ++to) bucket.sent.narrow(0, to * size, size).copy_(source);
+      std::vector<std::int64_t> even;  // equal parts
+      bucket.first = group_->alltoall_base(bucket.received, bucket.sent, even, even);
+      return;
+    }
+    std::vector<std::int64_t> slices = slice_sizes(size, members);
+    const std::int64_t mine = slices[static_cast<std::size_t>(group_->getRank())];
+    if (!bucket.received.defined() || bucket.received.numel() != members * mine) {
+      bucket.received = torch::empty({members * mine}, source.options());
+    }
+    std::vector<std::int64_t> from_each(static_cast<std::size_t>(members), mine);
+    bucket.first = group_->alltoall_base(bucket.received, source, from_each, slices);
   } catch (const std::exception& error) {
     error_ = error.what();  // backward goes on; finish() says what went wrong
   }
 }
 
-void GradientBuckets::finish(const AbortCheck& aborted) {
+void GradientBuckets::sum_first_round(Bucket& bucket) {
+  const int members = group_->getSize();
+  torch::Tensor target = compression_ == Compression::kNone ? bucket.flat : bucket.wire;
+  const std::int64_t size = target.numel();
+  // Parts of `part` elements, one from each member in rank order, summed in fp32.
+  const auto sum_of_parts = [&](std::int64_t part) {
+    torch::Tensor sum = bucket.received.narrow(0, 0, part).to(torch::kFloat32, false, true);
+    for (int from = 1; from < members; ++from) {
+      sum.add_(bucket.received.narrow(0, from * part, part));
+    }
+    return sum;
+  };
+  if (members == 1) {
+    if (compression_ != Compression::kNone) bucket.flat.copy_(bucket.wire);
+    return;
+  }
+  if (swaps_whole(size, members)) {
+    // Every member makes the same additions in the same order: the same bits everywhere.
+    target.copy_(sum_of_parts(size));  // rounded once to half precision when compressing
+    if (compression_ != Compression::kNone) bucket.flat.copy_(bucket.wire);
+    return;
+  }
+  // This member's slice, summed, then sent to every member (itself too) into its place.
+  std::vector<std::int64_t> slices = slice_sizes(size, members);
+  const std::int64_t mine = slices[static_cast<std::size_t>(group_->getRank())];
+  const torch::Tensor sum = sum_of_parts(mine);
+  if (!bucket.summed.defined() || bucket.summed.numel() != members * mine) {
+    bucket.summed = torch::empty({members * mine}, target.options());
+  }
+  for (int to = 0; to < members; ++to) bucket.summed.narrow(0, to * mine, mine).copy_(sum);
+  std::vector<std::int64_t> to_each(static_cast<std::size_t>(members), mine);
+  bucket.second = group_->alltoall_base(target, bucket.summed, slices, to_each);
+}
+
+void GradientBuckets::settle(const AbortCheck& aborted) {
   std::vector<c10::intrusive_ptr<c10d::Work>> works;
+  for (auto& bucket : buckets_) {
+    if (bucket.first) works.push_back(bucket.first);
+    if (bucket.second) works.push_back(bucket.second);
+  }
+  wait_all(works, aborted);
+}
+
+void GradientBuckets::finish(const AbortCheck& aborted) {
   std::string error;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     for (auto& bucket : buckets_) bucket.pending = 0;
     launch_ready_locked();
     armed_ = false;
-    works.swap(works_);
     error = error_;
-    group_.reset();
   }
+  // The hooks are disarmed: from here on only this thread uses the buckets and the group.
   try {
-    wait_all(works, aborted);  // throws the first failure after waiting for every work
+    try {
+      if (!error.empty()) throw CollectiveFailure(error);
+      for (std::size_t b = 0; b < next_; ++b) {
+        Bucket& bucket = buckets_[b];
+        if (bucket.first) {
+          std::vector<c10::intrusive_ptr<c10d::Work>> first{bucket.first};
+          wait_all(first, aborted);
+        }
+        sum_first_round(bucket);
+      }
+      settle(aborted);  // the second rounds
+      if (compression_ != Compression::kNone) {
+        for (auto& bucket : buckets_) {
+          if (bucket.second) bucket.flat.copy_(bucket.wire);
+        }
+      }
+    } catch (const CollectiveAborted&) {
+      throw;
+    } catch (const std::exception& failure) {
+      // A round failed or could not be launched: the others still run on the buffers; wait for
+      // them (or for the coordinator's word) before saying so.
+      const std::string what = failure.what();
+      try {
+        settle(aborted);
+      } catch (const CollectiveAborted&) {
+        throw;
+      } catch (const CollectiveFailure&) {
+      }
+      throw CollectiveFailure(what);
+    }
   } catch (const CollectiveAborted&) {
-    allocate();  // the works still running hold the old buffers and may yet write into them
+    group_.reset();
+    allocate();  // the rounds still running hold the old buffers and may yet write into them
+    throw;
+  } catch (...) {
+    group_.reset();
     throw;
   }
-  if (!error.empty()) throw CollectiveFailure(error);
-  if (compression_ != Compression::kNone) {
-    for (auto& bucket : buckets_) bucket.flat.copy_(bucket.wire);
-  }
+  group_.reset();
 }
 
 }  // namespace transient::train

@@ -13,16 +13,27 @@
 // Four control values travel with the gradients, at the end of the first bucket launched: this
 // member's part of the step's mean loss, a stop flag, a change flag (the generation ends at this
 // step's boundary) and a leave flag (summed: how many leave), so that they cost no collective of
-// their own. They must be set before backward. Every collective costs round trips whatever its
-// size (on a 30 ms path, about 60 ms with Gloo's ring among three members: docs/benchmarks.md),
-// which is also why a bucket is closed only once it is full (DDP's rule) rather than before a
-// large tensor.
+// their own. They must be set before backward. Every collective costs message rounds whatever its
+// size, which is also why a bucket is closed only once it is full (DDP's rule) rather than before
+// a large tensor.
 //
-// Compression (`--compress bf16|fp16`) sends each bucket as a half-precision copy, summed in that
-// precision by Gloo and widened back into the fp32 buffer: half the bytes on the wire. The control
-// values go with it: the flags stay exact (small whole numbers), the loss is the half-precision sum
-// of the members' parts (bf16: about 3 significant digits; fp16 reads a sum above 65504 as
-// infinite, i.e. diverged, as it would read such a gradient).
+// A bucket's sum is made of Gloo's alltoall collectives (c10d's `alltoall_base`), not of its ring
+// all-reduce, whose 2(n-1) rounds of messages follow one another (on a 30 ms path, about 60 ms
+// among three members: docs/benchmarks.md). With the same bytes on the wire:
+// - two members swap their whole buffers, one round (the ring's two rounds each carry half);
+// - three or more: each member is sent every member's part of its own slice of the bucket
+//   (slices as even as the size allows), sums them in rank order, and sends the sum to all: two
+//   rounds. The second round of every bucket is issued after the first of all, in bucket order,
+//   so that every member issues the same collectives in the same order.
+// Every member ends with the same bits (the slice's owner computed them, or both of two members
+// the same single addition), and the sum is the one of the members' gradients up to floating-point
+// order.
+//
+// Compression (`--compress bf16|fp16`) sends each bucket as a half-precision copy, summed in fp32
+// and rounded to half precision once, then widened back into the fp32 buffer: half the bytes on
+// the wire. The control values go with it: the flags stay exact (small whole numbers), the loss is
+// the rounded sum of the members' rounded parts (bf16: about 3 significant digits; fp16 reads a
+// sum above 65504 as infinite, i.e. diverged, as it would read such a gradient).
 #pragma once
 
 #include <torch/torch.h>
@@ -90,19 +101,29 @@ class GradientBuckets {
   std::int64_t bucket_count() const { return static_cast<std::int64_t>(buckets_.size()); }
   // Buckets launched so far this step: after backward, those whose all-reduce overlapped it.
   std::int64_t launched() const;
+  // After finish(): the rounds of messages (collectives) this step's sums took, all buckets
+  // together.
+  std::int64_t rounds() const;
 
  private:
   struct Bucket {
     std::vector<std::size_t> members;  // its parameters, in their order in `flat`
     torch::Tensor flat;  // fp32, the parameters' .grad are views into it (+ control, maybe)
     torch::Tensor wire;  // the half-precision copy of `flat` sent when compressing
-    int pending = 0;     // of its parameters, those not final yet in this step's backward
+    torch::Tensor sent;      // two members: the wire buffer twice, one copy for each
+    torch::Tensor received;  // what the first round brings
+    torch::Tensor summed;    // three or more: this member's slice summed, once for each member
+    c10::intrusive_ptr<c10d::Work> first;   // this step's rounds; null when not launched
+    c10::intrusive_ptr<c10d::Work> second;
+    int pending = 0;  // of its parameters, those not final yet in this step's backward
   };
 
   void allocate();                    // each bucket's buffers, and the .grad views into them
   void ready(std::size_t parameter);  // from the hook on that parameter's accumulator
   void launch_ready_locked();         // launches buckets in order while they are ready
-  void launch_locked(Bucket& bucket);
+  void launch_locked(Bucket& bucket);       // the first round
+  void sum_first_round(Bucket& bucket);     // after it: the sum, or the second round launched
+  void settle(const AbortCheck& aborted);   // waits for every launched round, throws the first error
 
   Compression compression_;
   std::vector<torch::Tensor> parameters_;
@@ -115,7 +136,6 @@ class GradientBuckets {
   bool armed_ = false;
   std::size_t next_ = 0;  // the next bucket to launch
   c10::intrusive_ptr<c10d::ProcessGroupGloo> group_;
-  std::vector<c10::intrusive_ptr<c10d::Work>> works_;
   std::string error_;  // a launch that threw: nothing more is launched this step
 };
 
