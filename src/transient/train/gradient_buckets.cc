@@ -26,6 +26,13 @@ std::vector<std::int64_t> slice_sizes(std::int64_t size, int members) {
 // small to give every member a slice.
 bool swaps_whole(std::int64_t size, int members) { return members == 2 || size < members; }
 
+// Makes `buffer` a tensor of `elements` unless it is one already (kept from step to step while
+// the generation's size stays; each of a bucket's buffers on its own, since which of them a sum
+// uses depends on the member count).
+void sized(torch::Tensor& buffer, std::int64_t elements, const torch::TensorOptions& options) {
+  if (!buffer.defined() || buffer.numel() != elements) buffer = torch::empty({elements}, options);
+}
+
 }  // namespace
 
 void wait_all(std::vector<c10::intrusive_ptr<c10d::Work>>& works, const AbortCheck& aborted) {
@@ -184,10 +191,8 @@ void GradientBuckets::launch_locked(Bucket& bucket) {
     if (members == 1) return;  // the sum is this member's own
     const std::int64_t size = source.numel();
     if (swaps_whole(size, members)) {
-      if (!bucket.sent.defined() || bucket.sent.numel() != members * size) {
-        bucket.sent = torch::empty({members * size}, source.options());
-        bucket.received = torch::empty({members * size}, source.options());
-      }
+      sized(bucket.sent, members * size, source.options());
+      sized(bucket.received, members * size, source.options());
       for (int to = 0; to < members; ++to) bucket.sent.narrow(0, to * size, size).copy_(source);
       std::vector<std::int64_t> even;  // equal parts
       bucket.first = group_->alltoall_base(bucket.received, bucket.sent, even, even);
@@ -195,9 +200,7 @@ void GradientBuckets::launch_locked(Bucket& bucket) {
     }
     std::vector<std::int64_t> slices = slice_sizes(size, members);
     const std::int64_t mine = slices[static_cast<std::size_t>(group_->getRank())];
-    if (!bucket.received.defined() || bucket.received.numel() != members * mine) {
-      bucket.received = torch::empty({members * mine}, source.options());
-    }
+    sized(bucket.received, members * mine, source.options());
     std::vector<std::int64_t> from_each(static_cast<std::size_t>(members), mine);
     bucket.first = group_->alltoall_base(bucket.received, source, from_each, slices);
   } catch (const std::exception& error) {
@@ -231,9 +234,7 @@ void GradientBuckets::sum_first_round(Bucket& bucket) {
   std::vector<std::int64_t> slices = slice_sizes(size, members);
   const std::int64_t mine = slices[static_cast<std::size_t>(group_->getRank())];
   const torch::Tensor sum = sum_of_parts(mine);
-  if (!bucket.summed.defined() || bucket.summed.numel() != members * mine) {
-    bucket.summed = torch::empty({members * mine}, target.options());
-  }
+  sized(bucket.summed, members * mine, target.options());
   for (int to = 0; to < members; ++to) bucket.summed.narrow(0, to * mine, mine).copy_(sum);
   std::vector<std::int64_t> to_each(static_cast<std::size_t>(members), mine);
   bucket.second = group_->alltoall_base(target, bucket.summed, slices, to_each);
