@@ -306,6 +306,61 @@ TEST_F(MembershipTest, AMemberNobodyCanReachIsDroppedWhenTheSameGroupFailsToForm
   EXPECT_EQ(machine_->revocations(), 0) << "dropping a worker is not a revocation";
 }
 
+// A generation whose members all stay but whose first step fails is re-formed; the third in a
+// row ends the job with a failure that names the generations, the workers and the step (found
+// when a worker's collective refused its own buffers: a generation every 30 s for ever).
+TEST_F(MembershipTest, ThreeGenerationsInARowFailingBeforeAStepWithNobodyLostEndTheJob) {
+  start(2);
+  machine_->progress(5);  // generation 0 trains a while
+  auto fail_before_a_step = [&] {
+    report("w0", Report::Kind::kFormed, 5);
+    report("w0", Report::Kind::kFailed, 5, 6);
+    report("w1", Report::Kind::kFailed, 5, 6);
+  };
+  fail_before_a_step();
+  EXPECT_EQ(next_generation().number, 1) << "generation 0 made progress before it failed";
+  fail_before_a_step();
+  EXPECT_EQ(next_generation().number, 2) << "once may be bad luck";
+  machine_->progress(6);  // generation 2 completes a step: the count starts again
+  report("w0", Report::Kind::kFailed, 6, 7);
+  report("w1", Report::Kind::kFailed, 6, 7);
+  EXPECT_EQ(next_generation().number, 3);
+  for (const std::int64_t generation : {4, 5}) {
+    report("w0", Report::Kind::kFailed, 6, 7);
+    report("w1", Report::Kind::kFailed, 6, 7);
+    EXPECT_EQ(next_generation().number, generation);
+  }
+  report("w0", Report::Kind::kFailed, 6, 7);
+  report("w1", Report::Kind::kFailed, 6, 7);
+  machine_->tick();
+  const auto actions = take();
+  EXPECT_TRUE(all_of<action::StartGeneration>(actions).empty());
+  const auto ended = all_of<action::EndJob>(actions);
+  ASSERT_EQ(ended.size(), 1U);
+  EXPECT_FALSE(ended[0].finished);
+  EXPECT_NE(ended[0].failure.find("generations 3 to 5"), std::string::npos) << ended[0].failure;
+  EXPECT_NE(ended[0].failure.find("w0, w1"), std::string::npos) << ended[0].failure;
+  EXPECT_NE(ended[0].failure.find("at step 6"), std::string::npos) << ended[0].failure;
+  EXPECT_EQ(machine_->revocations(), 0);
+}
+
+// Failures with a member lost are recoveries, however many come in a row.
+TEST_F(MembershipTest, FailuresThatLoseAMemberAreRecoveriesHoweverManyInARow) {
+  start(5);
+  for (int loss = 0; loss < 4; ++loss) {
+    const auto members = machine_->members();
+    machine_->worker_lost(members.front(), "failed");
+    for (std::size_t i = 1; i < members.size(); ++i) {
+      report(members[i], Report::Kind::kFailed, 0, 1);
+    }
+    machine_->tick();
+    const auto actions = take();
+    EXPECT_TRUE(all_of<action::EndJob>(actions).empty()) << "loss " << loss;
+    EXPECT_EQ(all_of<action::StartGeneration>(actions).size(), 1U) << "loss " << loss;
+  }
+  EXPECT_EQ(machine_->members().size(), 1U);
+}
+
 TEST_F(MembershipTest, AStopWhileTheGroupFormsPausesTheJobAfterAMoment) {
   start(2);
   machine_->request_stop();

@@ -10,6 +10,9 @@ namespace transient::elastic {
 
 namespace {
 
+// Generations in a row that may fail before their first step with every member still there.
+constexpr int kFailuresWithoutAStep = 3;
+
 double seconds_between(TimePoint from, TimePoint to) {
   return std::chrono::duration<double>(to - from).count();
 }
@@ -415,6 +418,24 @@ void Membership::maybe_form_generation() {
     }
     running_ = false;
     if (!formed_) drop_unreachable_member();
+    // A failure with every member still there (none lost, none dropped) before the generation's
+    // first step is retried; three in a row is an error retrying does not fix (a collective that
+    // refuses a member's buffers, a peer that answers nonsense), and the job stops with it rather
+    // than re-forming for ever.
+    const bool failed_alone = !is_planned_change(ending_cause_) && lost_.empty() &&
+                              last_step_ <= generation_start_step_;
+    failed_without_a_step_ = failed_alone ? failed_without_a_step_ + 1 : 0;
+    if (failed_without_a_step_ >= kFailuresWithoutAStep) {
+      std::string members;
+      for (const auto& id : members_) members += (members.empty() ? "" : ", ") + id;
+      end_job("generations " + std::to_string(generation_ - kFailuresWithoutAStep + 1) + " to " +
+              std::to_string(generation_) + " of the same workers (" + members +
+              ") each failed before completing a step, at step " +
+              std::to_string(generation_start_step_) +
+              ", with none of them lost: a failure retrying does not fix (the workers' logs "
+              "say what failed)");
+      return;
+    }
     // A loss (a member gone, even one that had reported at a planned boundary) is a recovery.
     if (!is_planned_change(ending_cause_) || !lost_.empty()) {
       std::string cause = ending_cause_;
@@ -512,6 +533,7 @@ void Membership::form_generation(std::vector<std::string> survivors) {
   ending_cause_.clear();
   waiting_announced_ = false;
   attempted_step_ = next.start_step;
+  generation_start_step_ = next.start_step;
   pending_.clear();
   for (const auto& id : members_) {
     WorkerInfo& worker = *find_mutable(id);

@@ -17,7 +17,9 @@
 // Once every member has reported, the next generation is formed from the survivors and the
 // pending workers: it starts from the most advanced state a survivor holds, else from the Env's
 // start point (the newest valid checkpoint). A generation that fails to form twice with the same
-// members drops the member the others named as unreachable. A loss opens a recovery that is
+// members drops the member the others named as unreachable; one that fails three times in a row
+// before its first step with nobody lost ends the job (a failure retrying does not fix, not a
+// revocation). A loss opens a recovery that is
 // recorded, with its timings and the steps redone, when the next generation completes its first
 // step; losses before that are folded into it.
 //
@@ -313,6 +315,10 @@ class Membership {
   std::vector<std::string> unformed_members_;
   int unformed_count_ = 0;
   std::map<std::string, int> unreachable_votes_;
+  // Generations in a row that failed before their first step with nobody lost, and the step the
+  // running generation started at. Not journaled: a restarted coordinator counts afresh.
+  int failed_without_a_step_ = 0;
+  std::int64_t generation_start_step_ = 0;
 
   struct Recovery {
     std::int64_t generation = 0;
