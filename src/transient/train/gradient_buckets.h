@@ -110,7 +110,7 @@ class GradientBuckets {
     std::vector<std::size_t> members;  // its parameters, in their order in `flat`
     torch::Tensor flat;  // fp32, the parameters' .grad are views into it (+ control, maybe)
     torch::Tensor wire;  // the half-precision copy of `flat` sent when compressing
-    torch::Tensor sent;      // two members: the wire buffer twice, one copy for each
+    torch::Tensor sent;      // swapped whole: the wire buffer once for each member
     torch::Tensor received;  // what the first round brings
     torch::Tensor summed;    // three or more: this member's slice summed, once for each member
     c10::intrusive_ptr<c10d::Work> first;   // this step's rounds; null when not launched
