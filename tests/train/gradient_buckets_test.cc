@@ -51,6 +51,15 @@ std::vector<torch::Tensor> plain_gradients(const torch::Tensor& x) {
   return gradients;
 }
 
+// A Gloo group of `size` over `store` for `rank`, collectives timing out after `timeout`.
+c10::intrusive_ptr<c10d::ProcessGroupGloo> gloo_group(c10::intrusive_ptr<c10d::Store> store,
+                                                      int rank, int size,
+                                                      std::chrono::milliseconds timeout = std::chrono::seconds(60)) {
+  auto options = c10d::ProcessGroupGloo::Options::create(timeout);
+  options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
+  return c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, size, options);
+}
+
 struct Case {
   int members;
   Compression compression;
@@ -96,9 +105,7 @@ TEST_P(Buckets, EveryMemberEndsWithTheSumOfTheMembersGradients) {
     threads.emplace_back([&, rank] {
       const auto r = static_cast<std::size_t>(rank);
       try {
-        auto options = c10d::ProcessGroupGloo::Options::create();
-        options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
-        auto group = c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, n, options);
+        auto group = gloo_group(store, rank, n);
         for (int step = 0; step < kSteps; ++step) {
           buckets[r]->begin(group);
           buckets[r]->control()[0] = 0.3 + rank;
@@ -198,9 +205,7 @@ std::vector<std::vector<torch::Tensor>> step_in_a_group_of(
     threads.emplace_back([&, rank] {
       const auto r = static_cast<std::size_t>(rank);
       try {
-        auto options = c10d::ProcessGroupGloo::Options::create();
-        options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
-        auto group = c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, members, options);
+        auto group = gloo_group(store, rank, members);
         buckets[r]->begin(group);
         nets[r]->forward(inputs[r]).pow(2).sum().backward();
         buckets[r]->finish();
@@ -274,15 +279,6 @@ TEST(BucketLayout, TheFirstBucketClosesAtOneMebibyteTheOthersAtTheBucketSize) {
   EXPECT_EQ(GradientBuckets(parameters, 25 << 20, Compression::kNone).bucket_count(), 2);
   // At 1 MiB every bucket closes as the first does.
   EXPECT_EQ(GradientBuckets(parameters, 1 << 20, Compression::kNone).bucket_count(), 3);
-}
-
-// A Gloo group of `size` over `store` for `rank`, collectives timing out after `timeout`.
-c10::intrusive_ptr<c10d::ProcessGroupGloo> gloo_group(c10::intrusive_ptr<c10d::Store> store,
-                                                      int rank, int size,
-                                                      std::chrono::milliseconds timeout) {
-  auto options = c10d::ProcessGroupGloo::Options::create(timeout);
-  options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
-  return c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, size, options);
 }
 
 // A survivor left waiting on another survivor that gave its part of the collective up (issue 12:
