@@ -191,11 +191,21 @@ void GradientBuckets::launch_locked(Bucket& bucket) {
     if (members == 1) return;  // the sum is this member's own
     const std::int64_t size = source.numel();
     if (swaps_whole(size, members)) {
-      sized(bucket.sent, members * size, source.options());
-      sized(bucket.received, members * size, source.options());
-      for (int to = 0; to < members; ++to) bucket.sent.narrow(0, to * size, size).copy_(source);
-      std::vector<std::int64_t> even;  // equal parts
-      bucket.first = group_->alltoall_base(bucket.received, bucket.sent, even, even);
+      // Nothing to itself: between two members the buffer itself is sent, with no copy.
+      std::vector<std::int64_t> counts(static_cast<std::size_t>(members), size);
+      counts[static_cast<std::size_t>(group_->getRank())] = 0;
+      torch::Tensor sent = source;
+      if (members > 2) {  // a bucket too small for slices: one copy for each other member
+        sized(bucket.sent, (members - 1) * size, source.options());
+        for (int to = 0; to < members - 1; ++to) {
+          bucket.sent.narrow(0, to * size, size).copy_(source);
+        }
+        sent = bucket.sent;
+      }
+      sized(bucket.received, (members - 1) * size, source.options());
+      // Two vectors: c10d moves each count vector it is given into the work.
+      std::vector<std::int64_t> received_counts = counts;
+      bucket.first = group_->alltoall_base(bucket.received, sent, received_counts, counts);
       return;
     }
     std::vector<std::int64_t> slices = slice_sizes(size, members);
@@ -212,28 +222,40 @@ void GradientBuckets::sum_first_round(Bucket& bucket) {
   const int members = group_->getSize();
   torch::Tensor target = compression_ == Compression::kNone ? bucket.flat : bucket.wire;
   const std::int64_t size = target.numel();
-  // Parts of `part` elements, one from each member in rank order, summed in fp32.
-  const auto sum_of_parts = [&](std::int64_t part) {
-    torch::Tensor sum = bucket.received.narrow(0, 0, part).to(torch::kFloat32, false, true);
-    for (int from = 1; from < members; ++from) {
-      sum.add_(bucket.received.narrow(0, from * part, part));
-    }
-    return sum;
-  };
   if (members == 1) {
     if (compression_ != Compression::kNone) bucket.flat.copy_(bucket.wire);
     return;
   }
+  const int rank = group_->getRank();
+  if (members == 2) {
+    // One addition, the same on both members (a + b is b + a); half-precision operands are
+    // added in fp32 and the sum rounded once.
+    target.add_(bucket.received);
+    if (compression_ != Compression::kNone) bucket.flat.copy_(bucket.wire);
+    return;
+  }
   if (swaps_whole(size, members)) {
-    // Every member makes the same additions in the same order: the same bits everywhere.
-    target.copy_(sum_of_parts(size));  // rounded once to half precision when compressing
+    // Every member's buffer, its own from `target` and the others' as received (in rank order,
+    // itself left out), added in rank order in fp32: every member makes the same additions in
+    // the same order, so every member ends with the same bits.
+    const auto part = [&](int from) {
+      return from == rank ? target
+                          : bucket.received.narrow(0, (from < rank ? from : from - 1) * size, size);
+    };
+    torch::Tensor sum = part(0).to(torch::kFloat32, false, true);
+    for (int from = 1; from < members; ++from) sum.add_(part(from));
+    target.copy_(sum);  // rounded once to half precision when compressing
     if (compression_ != Compression::kNone) bucket.flat.copy_(bucket.wire);
     return;
   }
   // This member's slice, summed, then sent to every member (itself too) into its place.
   std::vector<std::int64_t> slices = slice_sizes(size, members);
-  const std::int64_t mine = slices[static_cast<std::size_t>(group_->getRank())];
-  const torch::Tensor sum = sum_of_parts(mine);
+  const std::int64_t mine = slices[static_cast<std::size_t>(rank)];
+  // The parts of this member's slice, one from each member in rank order, added in fp32.
+  torch::Tensor sum = bucket.received.narrow(0, 0, mine).to(torch::kFloat32, false, true);
+  for (int from = 1; from < members; ++from) {
+    sum.add_(bucket.received.narrow(0, from * mine, mine));
+  }
   sized(bucket.summed, members * mine, target.options());
   for (int to = 0; to < members; ++to) bucket.summed.narrow(0, to * mine, mine).copy_(sum);
   std::vector<std::int64_t> to_each(static_cast<std::size_t>(members), mine);

@@ -20,7 +20,8 @@
 // A bucket's sum is made of Gloo's alltoall collectives (c10d's `alltoall_base`), not of its ring
 // all-reduce, whose 2(n-1) rounds of messages follow one another (on a 30 ms path, about 60 ms
 // among three members: docs/benchmarks.md). With the same bytes on the wire:
-// - two members swap their whole buffers, one round (the ring's two rounds each carry half);
+// - two members swap their whole buffers, one round (the ring's two rounds each carry half),
+//   sent from the bucket itself: no copy, and one bucket's size more memory (the ring: none);
 // - three or more: each member is sent every member's part of its own slice of the bucket
 //   (slices as even as the size allows), sums them in rank order, and sends the sum to all: two
 //   rounds. The second round of every bucket is issued after the first of all, in bucket order,
@@ -110,8 +111,8 @@ class GradientBuckets {
     std::vector<std::size_t> members;  // its parameters, in their order in `flat`
     torch::Tensor flat;  // fp32, the parameters' .grad are views into it (+ control, maybe)
     torch::Tensor wire;  // the half-precision copy of `flat` sent when compressing
-    torch::Tensor sent;      // swapped whole: the wire buffer once for each member
-    torch::Tensor received;  // what the first round brings
+    torch::Tensor sent;      // swapped whole among three or more: a copy for each other member
+    torch::Tensor received;  // what the first round brings (swapped whole: the others' buffers)
     torch::Tensor summed;    // three or more: this member's slice summed, once for each member
     c10::intrusive_ptr<c10d::Work> first;   // this step's rounds; null when not launched
     c10::intrusive_ptr<c10d::Work> second;
