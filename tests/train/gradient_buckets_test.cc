@@ -52,9 +52,9 @@ std::vector<torch::Tensor> plain_gradients(const torch::Tensor& x) {
 }
 
 // A Gloo group of `size` over `store` for `rank`, collectives timing out after `timeout`.
-c10::intrusive_ptr<c10d::ProcessGroupGloo> gloo_group(c10::intrusive_ptr<c10d::Store> store,
-                                                      int rank, int size,
-                                                      std::chrono::milliseconds timeout = std::chrono::seconds(60)) {
+c10::intrusive_ptr<c10d::ProcessGroupGloo> gloo_group(
+    c10::intrusive_ptr<c10d::Store> store, int rank, int size,
+    std::chrono::milliseconds timeout = std::chrono::seconds(60)) {
   auto options = c10d::ProcessGroupGloo::Options::create(timeout);
   options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
   return c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, size, options);
@@ -134,10 +134,12 @@ TEST_P(Buckets, EveryMemberEndsWithTheSumOfTheMembersGradients) {
   // Rounds of messages: one a bucket between two members; two among more, but for a bucket too
   // small to give each member a slice (the unused parameter's 3 elements among four).
   const std::int64_t bucket_count = buckets[0]->bucket_count();
-  const std::int64_t expected_rounds =
-      n == 2 ? bucket_count : n == 3 ? 2 * bucket_count : 2 * bucket_count - 1;
+  const std::int64_t expected_rounds = n == 2   ? bucket_count
+                                       : n == 3 ? 2 * bucket_count
+                                                : 2 * bucket_count - 1;
   for (int rank = 0; rank < n; ++rank) {
-    EXPECT_EQ(rounds[static_cast<std::size_t>(rank)], expected_rounds) << c.name << ", member " << rank;
+    EXPECT_EQ(rounds[static_cast<std::size_t>(rank)], expected_rounds)
+        << c.name << ", member " << rank;
   }
   const bool compressed = c.compression != Compression::kNone;
   const auto half = c.compression == Compression::kBf16 ? torch::kBFloat16 : torch::kFloat16;
@@ -196,7 +198,8 @@ TEST_P(Buckets, EveryMemberEndsWithTheSumOfTheMembersGradients) {
 // gradients each ends with ([rank][parameter]), or the error of any.
 std::vector<std::vector<torch::Tensor>> step_in_a_group_of(
     int members, std::vector<std::unique_ptr<Net>>& nets,
-    std::vector<std::unique_ptr<GradientBuckets>>& buckets, const std::vector<torch::Tensor>& inputs) {
+    std::vector<std::unique_ptr<GradientBuckets>>& buckets,
+    const std::vector<torch::Tensor>& inputs) {
   auto store = c10::make_intrusive<c10d::HashStore>();
   std::vector<std::vector<torch::Tensor>> seen(static_cast<std::size_t>(members));
   std::vector<std::string> errors(static_cast<std::size_t>(members));
@@ -333,7 +336,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{2, Compression::kBf16, false, "Bf16"},
                       Case{2, Compression::kFp16, true, "Fp16WithAMemberWithoutSamples"},
                       Case{3, Compression::kNone, false, "ThreeMembersFp32"},
-                      Case{3, Compression::kBf16, true, "ThreeMembersBf16WithAMemberWithoutSamples"},
+                      Case{3, Compression::kBf16, true,
+                           "ThreeMembersBf16WithAMemberWithoutSamples"},
                       Case{4, Compression::kNone, true, "FourMembersFp32WithAMemberWithoutSamples"},
                       Case{4, Compression::kFp16, false, "FourMembersFp16"}),
     [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });

@@ -422,8 +422,8 @@ void Membership::maybe_form_generation() {
     // first step is retried; three in a row is an error retrying does not fix (a collective that
     // refuses a member's buffers, a peer that answers nonsense), and the job stops with it rather
     // than re-forming for ever.
-    const bool failed_alone = !is_planned_change(ending_cause_) && lost_.empty() &&
-                              last_step_ <= generation_start_step_;
+    const bool failed_alone =
+        !is_planned_change(ending_cause_) && lost_.empty() && last_step_ <= generation_start_step_;
     failed_without_a_step_ = failed_alone ? failed_without_a_step_ + 1 : 0;
     if (failed_without_a_step_ >= kFailuresWithoutAStep) {
       std::string members;

@@ -109,22 +109,22 @@ class GradientBuckets {
  private:
   struct Bucket {
     std::vector<std::size_t> members;  // its parameters, in their order in `flat`
-    torch::Tensor flat;  // fp32, the parameters' .grad are views into it (+ control, maybe)
-    torch::Tensor wire;  // the half-precision copy of `flat` sent when compressing
+    torch::Tensor flat;      // fp32, the parameters' .grad are views into it (+ control, maybe)
+    torch::Tensor wire;      // the half-precision copy of `flat` sent when compressing
     torch::Tensor sent;      // swapped whole among three or more: a copy for each other member
     torch::Tensor received;  // what the first round brings (swapped whole: the others' buffers)
     torch::Tensor summed;    // three or more: this member's slice summed, once for each member
-    c10::intrusive_ptr<c10d::Work> first;   // this step's rounds; null when not launched
+    c10::intrusive_ptr<c10d::Work> first;  // this step's rounds; null when not launched
     c10::intrusive_ptr<c10d::Work> second;
     int pending = 0;  // of its parameters, those not final yet in this step's backward
   };
 
-  void allocate();                    // each bucket's buffers, and the .grad views into them
-  void ready(std::size_t parameter);  // from the hook on that parameter's accumulator
-  void launch_ready_locked();         // launches buckets in order while they are ready
-  void launch_locked(Bucket& bucket);       // the first round
-  void sum_first_round(Bucket& bucket);     // after it: the sum, or the second round launched
-  void settle(const AbortCheck& aborted);   // waits for every launched round, throws the first error
+  void allocate();                         // each bucket's buffers, and the .grad views into them
+  void ready(std::size_t parameter);       // from the hook on that parameter's accumulator
+  void launch_ready_locked();              // launches buckets in order while they are ready
+  void launch_locked(Bucket& bucket);      // the first round
+  void sum_first_round(Bucket& bucket);    // after it: the sum, or the second round launched
+  void settle(const AbortCheck& aborted);  // waits for every launched round, throws the first error
 
   Compression compression_;
   std::vector<torch::Tensor> parameters_;
