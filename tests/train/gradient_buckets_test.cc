@@ -57,7 +57,7 @@ c10::intrusive_ptr<c10d::ProcessGroupGloo> gloo_group(
     std::chrono::milliseconds timeout = std::chrono::seconds(60)) {
   auto options = c10d::ProcessGroupGloo::Options::create(timeout);
   options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
-  return c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, size, options);
+  return make_gloo_group(store, rank, size, options);
 }
 
 struct Case {

@@ -1,8 +1,19 @@
 #include "transient/train/group_reaper.h"
 
+#include <cstdlib>
+#include <mutex>
 #include <utility>
 
 namespace transient::train {
+
+c10::intrusive_ptr<c10d::ProcessGroupGloo> make_gloo_group(
+    const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
+    const c10::intrusive_ptr<c10d::ProcessGroupGloo::Options>& options) {
+  // Read once, by the recorder's first use: before the first group is made.
+  static std::once_flag switched_off;
+  std::call_once(switched_off, [] { ::setenv("TORCH_FR_BUFFER_SIZE", "0", /*overwrite=*/0); });
+  return c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, size, options);
+}
 
 GroupReaper::GroupReaper() : thread_([this] { run(); }) {}
 

@@ -1,4 +1,6 @@
-// Ends process groups in the background. A group whose wait was abandoned (CollectiveAborted)
+// The life of a generation's Gloo process group: made by make_gloo_group, ended by a GroupReaper.
+//
+// GroupReaper ends process groups in the background. A group whose wait was abandoned (CollectiveAborted)
 // can still have collectives running, which Gloo cannot cancel; ProcessGroupGloo's destructor
 // waits for them, up to the group's collective timeout (seconds). A worker hands such a group
 // here and forms the next generation at once instead of sitting out that timeout.
@@ -15,6 +17,16 @@
 #include <thread>
 
 namespace transient::train {
+
+// A ProcessGroupGloo of `size` over `store` for `rank`. c10d's flight recorder (a trace of every
+// collective for debugging hangs, on by default for Gloo as for NCCL) is switched off first,
+// unless TORCH_FR_BUFFER_SIZE says otherwise: libtorch 2.11 updates its table of groups, shared
+// by the whole process, without its lock, and a worker has two groups at once (the one being
+// reaped and the new one; the tests, several), which crashed in that table's tree (seen in
+// gradient_buckets_test about one run in two).
+c10::intrusive_ptr<c10d::ProcessGroupGloo> make_gloo_group(
+    const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
+    const c10::intrusive_ptr<c10d::ProcessGroupGloo::Options>& options);
 
 class GroupReaper {
  public:

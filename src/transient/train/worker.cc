@@ -353,8 +353,7 @@ class Worker {
       pg_options->devices.push_back(
           interface_.empty() ? c10d::ProcessGroupGloo::createDeviceForHostname(advertise_)
                              : c10d::ProcessGroupGloo::createDeviceForInterface(interface_));
-      group_ =
-          c10::make_intrusive<c10d::ProcessGroupGloo>(prefixed, rank_, world_size_, pg_options);
+      group_ = make_gloo_group(prefixed, rank_, world_size_, pg_options);
     } catch (const std::exception& error) {
       std::string what = error.what();
       what = what.substr(0, what.find('\n'));
