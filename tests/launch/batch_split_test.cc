@@ -123,5 +123,47 @@ TEST(MemberShares, EqualUnlessTheSpeedsReallyDiffer) {
   EXPECT_EQ(member_shares(120, {300, 100, 200}), (Sizes{60, 20, 40}));
 }
 
+// Who computes the samples of members lost in the middle of a step (the survivors kept their own
+// gradients): the members beside each gap, so that every member's samples stay one range, and
+// together the step's samples exactly once.
+TEST(LostShares, GapsGoToTheMembersBesideThem) {
+  const auto shares = [](SampleRange step, std::vector<SampleRange> kept) {
+    std::vector<std::pair<std::int64_t, std::int64_t>> taken;
+    const auto result = lost_shares(step, kept);
+    if (!result) return taken;
+    std::int64_t covered = 0;
+    for (std::size_t i = 0; i < kept.size(); ++i) {
+      const auto& share = (*result)[i];
+      taken.emplace_back(share.before, share.after);
+      covered += kept[i].count + share.before + share.after;
+    }
+    EXPECT_EQ(covered, step.count);
+    return taken;
+  };
+  using Taken = std::vector<std::pair<std::int64_t, std::int64_t>>;
+  // Two members, the second lost: the survivor computes it all (it comes after its range).
+  EXPECT_EQ(shares({0, 128}, {{0, 64}}), (Taken{{0, 64}}));
+  // ... the first lost: before its range.
+  EXPECT_EQ(shares({256, 128}, {{320, 64}}), (Taken{{64, 0}}));
+  // Three, the middle one lost: its 43 split between the two beside it.
+  EXPECT_EQ(shares({0, 128}, {{0, 43}, {86, 42}}), (Taken{{0, 21}, {22, 0}}));
+  // Given in any order (the new generation's ranks), answered in that order.
+  EXPECT_EQ(shares({0, 128}, {{86, 42}, {0, 43}}), (Taken{{22, 0}, {0, 21}}));
+  // Four, the second and the last lost: the third takes from both sides.
+  EXPECT_EQ(shares({0, 128}, {{0, 32}, {64, 32}}), (Taken{{0, 16}, {16, 32}}));
+  // A member with no samples takes none; nothing lost, nothing taken.
+  EXPECT_EQ(shares({0, 2}, {{0, 1}, {1, 0}}), (Taken{{0, 1}, {0, 0}}));
+  EXPECT_EQ(shares({0, 128}, {{64, 64}, {0, 64}}), (Taken{{0, 0}, {0, 0}}));
+}
+
+TEST(LostShares, RangesThatDoNotFitTheStepCannotBeResumedFrom) {
+  EXPECT_FALSE(lost_shares({0, 128}, {{0, 64}, {32, 64}}));  // an overlap
+  EXPECT_FALSE(lost_shares({0, 128}, {{100, 64}}));          // beyond the step
+  EXPECT_FALSE(lost_shares({64, 64}, {{0, 64}}));            // before it
+  EXPECT_FALSE(lost_shares({0, 128}, {{0, 0}, {5, 0}}));     // nobody holds a sample
+  EXPECT_FALSE(lost_shares({0, 128}, {}));
+  EXPECT_FALSE(lost_shares({0, 128}, {{0, -1}}));
+}
+
 }  // namespace
 }  // namespace transient::launch

@@ -38,6 +38,24 @@ std::vector<std::string> members_at(const std::vector<nlohmann::json>& events,
   return members;
 }
 
+// Every interrupted step resumed (a `step_resumed` event) was one of a generation that lost a
+// member, and its samples are the step's: those the members kept and those computed again.
+void expect_resumed_steps(const std::vector<nlohmann::json>& events, std::int64_t batch) {
+  std::set<std::int64_t> after_a_loss;  // generations formed after a member was lost
+  for (const auto& e : events_named(events, "recovery")) {
+    if (e.at("cause") == "failed") after_a_loss.insert(e.at("gen").get<std::int64_t>());
+  }
+  for (const auto& e : events_named(events, "step_resumed")) {
+    EXPECT_EQ(after_a_loss.count(e.at("gen").get<std::int64_t>()), 1u) << e.dump();
+    EXPECT_GT(e.at("kept_samples").get<std::int64_t>(), 0) << e.dump();
+    EXPECT_GT(e.at("recomputed_samples").get<std::int64_t>(), 0) << e.dump();
+    EXPECT_EQ(
+        e.at("kept_samples").get<std::int64_t>() + e.at("recomputed_samples").get<std::int64_t>(),
+        batch)
+        << e.dump();
+  }
+}
+
 TEST(Elastic, KillingRank0RedoesAtMostOneStepAndAReplacementJoins) {
   const std::string dir = fresh_dir("kill-rank0");
   const auto result = run_ok(
@@ -58,6 +76,10 @@ TEST(Elastic, KillingRank0RedoesAtMostOneStepAndAReplacementJoins) {
   EXPECT_EQ(recoveries[0].at("cause"), "failed");
   EXPECT_LE(recoveries[0].at("redone_steps").get<int>(), 1);
   EXPECT_GT(recoveries[0].at("duration_s").get<double>(), 0);
+  // The survivors kept their gradients of the interrupted step and computed only rank 0's
+  // samples (unless the step had completed on one of them before the loss reached it).
+  expect_resumed_steps(events, 100);
+  EXPECT_LE(events_named(events, "step_resumed").size(), 1u);
   // The replacement (it loads for a second or two) joined a later generation of three.
   const auto generations = events_named(events, "generation");
   ASSERT_GE(generations.size(), 3u);
@@ -550,6 +572,12 @@ TEST(Elastic, ARunWithKillsAPreemptionAndJoinsEndsWhereAnUndisturbedRunEnds) {
   EXPECT_EQ(events_named(events, "worker_joined").size(), 5u);  // 3 at the start, 2 joins
   EXPECT_EQ(summary_of(dir).at("steps"), 500);
   expect_every_sample_once(dir, 500, 2000, 100);
+  // The steps interrupted by the kills were resumed from the gradients the survivors kept (a
+  // kill that reaches a member after the step completed on some survivor leaves it done there
+  // instead): the parameters below check that the gradients of the samples kept and of those
+  // computed again made the sum of the whole batch.
+  expect_resumed_steps(events, 100);
+  EXPECT_GE(events_named(events, "step_resumed").size(), 1u);
 
   const double difference = max_difference(latest_checkpoint(dir), latest_checkpoint(reference));
   std::printf("largest parameter difference to the undisturbed run: %.3g\n", difference);

@@ -329,6 +329,167 @@ TEST(AbortedWait, EndsOnTheCoordinatorsWordAndTheBucketsGoOnWithFreshBuffers) {
   EXPECT_FALSE(groups[0]);
 }
 
+// A member lost in the middle of a step: the survivors' first rounds fail and leave each its own
+// gradients and control values, untouched; in the next generation they resume the step by
+// computing only the lost member's samples (split among them) into the gradients they kept, and
+// the sum is the one of every member's gradients, as if nobody had been lost.
+struct Loss {
+  int members;
+  Compression compression;
+  const char* name;
+  // Lost after sending its part of the first round (one bucket): the survivors' first round
+  // completes, their second fails.
+  bool after_first_round = false;
+};
+
+void PrintTo(const Loss& c, std::ostream* os) { *os << c.name; }
+
+class ResumedStep : public ::testing::TestWithParam<Loss> {};
+
+TEST_P(ResumedStep, AddsTheLostMembersSamplesToTheGradientsKept) {
+  const Loss c = GetParam();
+  const int n = c.members;
+  const int survivors = n - 1;
+  std::vector<std::unique_ptr<Net>> nets;
+  std::vector<std::unique_ptr<GradientBuckets>> buckets;
+  std::vector<torch::Tensor> inputs;
+  for (int rank = 0; rank < n; ++rank) {
+    nets.push_back(std::make_unique<Net>());
+    buckets.push_back(std::make_unique<GradientBuckets>(
+        nets.back()->parameters(), c.after_first_round ? 1 << 20 : 64, c.compression));
+    inputs.push_back(input_of(rank, 0, false));
+  }
+  std::vector<std::vector<torch::Tensor>> own;  // [rank][parameter]
+  for (const auto& x : inputs) own.push_back(plain_gradients(x));
+
+  // The group of n forms; the last member is lost before it sums anything, or after its part of
+  // the first round (its group destroyed: its connections close).
+  auto store = c10::make_intrusive<c10d::HashStore>();
+  std::vector<c10::intrusive_ptr<c10d::ProcessGroupGloo>> groups(static_cast<std::size_t>(n));
+  {
+    std::vector<std::thread> forming;
+    for (int rank = 0; rank < n; ++rank) {
+      forming.emplace_back([&, rank] {
+        groups[static_cast<std::size_t>(rank)] =
+            gloo_group(store, rank, n, std::chrono::milliseconds(5000));
+      });
+    }
+    for (auto& thread : forming) thread.join();
+  }
+  std::vector<std::string> failures(static_cast<std::size_t>(survivors));
+  {
+    std::vector<std::thread> threads;
+    if (c.after_first_round) {
+      ASSERT_EQ(buckets[0]->bucket_count(), 1);
+      threads.emplace_back([&] {
+        // The one bucket: the parameters and the 4 control values, in slices of equal size.
+        std::int64_t size = 4;
+        for (const auto& p : nets.back()->parameters()) size += p.numel();
+        ASSERT_EQ(size % n, 0);
+        std::vector<std::int64_t> slices(static_cast<std::size_t>(n), size / n);
+        std::vector<std::int64_t> from_each = slices;
+        const auto dtype = c.compression == Compression::kBf16 ? torch::kBFloat16 : torch::kFloat32;
+        torch::Tensor sent = torch::zeros({size}, dtype);
+        torch::Tensor parts = torch::empty({size}, dtype);
+        std::vector<c10::intrusive_ptr<c10d::Work>> works{
+            groups.back()->alltoall_base(parts, sent, from_each, slices)};
+        wait_all(works);
+        groups.back().reset();
+      });
+    } else {
+      groups.back().reset();
+    }
+    for (int rank = 0; rank < survivors; ++rank) {
+      threads.emplace_back([&, rank] {
+        const auto r = static_cast<std::size_t>(rank);
+        buckets[r]->begin(groups[r]);
+        buckets[r]->control()[0] = 0.5 + rank;
+        nets[r]->forward(inputs[r]).pow(2).sum().backward();
+        try {
+          buckets[r]->finish();
+        } catch (const CollectiveFailure& failure) {
+          failures[r] = failure.what();
+        }
+      });
+    }
+    for (auto& thread : threads) thread.join();
+  }
+  GroupReaper reaper;
+  for (auto& group : groups) {
+    if (group) reaper.take(std::move(group));
+  }
+  for (int rank = 0; rank < survivors; ++rank) {
+    const auto r = static_cast<std::size_t>(rank);
+    ASSERT_NE(failures[r], "") << "member " << rank << "'s sum did not fail";
+    ASSERT_TRUE(buckets[r]->holds_own_gradients()) << "member " << rank;
+    const auto parameters = nets[r]->parameters();
+    for (std::size_t p = 0; p < parameters.size(); ++p) {
+      EXPECT_TRUE(torch::equal(parameters[p].grad(), own[r][p]))
+          << "member " << rank << ", parameter " << p << ": not its own gradient any more";
+    }
+    EXPECT_EQ(buckets[r]->control()[0].item<float>(), static_cast<float>(0.5 + rank));
+  }
+
+  // The next generation: the survivors split the lost member's 5 samples.
+  auto next_store = c10::make_intrusive<c10d::HashStore>();
+  const torch::Tensor lost = inputs.back();
+  std::vector<std::vector<torch::Tensor>> seen(static_cast<std::size_t>(survivors));
+  std::vector<std::string> errors(static_cast<std::size_t>(survivors));
+  {
+    std::vector<std::thread> threads;
+    for (int rank = 0; rank < survivors; ++rank) {
+      threads.emplace_back([&, rank] {
+        const auto r = static_cast<std::size_t>(rank);
+        try {
+          auto group = gloo_group(next_store, rank, survivors);
+          buckets[r]->begin(group, true);
+          // Alone, all of them; else the first two survivors take 2 and 3, the others none.
+          const torch::Tensor part = survivors == 1 ? lost
+                                     : rank == 0    ? lost.narrow(0, 0, 2)
+                                     : rank == 1    ? lost.narrow(0, 2, 3)
+                                                    : torch::Tensor();
+          if (part.defined()) nets[r]->forward(part).pow(2).sum().backward();
+          buckets[r]->finish();
+          for (const auto& p : nets[r]->parameters()) seen[r].push_back(p.grad().clone());
+        } catch (const std::exception& error) {
+          errors[r] = error.what();
+        }
+      });
+    }
+    for (auto& thread : threads) thread.join();
+  }
+  for (const auto& error : errors) ASSERT_EQ(error, "");
+  for (std::size_t p = 0; p < own[0].size(); ++p) {
+    torch::Tensor expected = own[0][p].clone();
+    for (int rank = 1; rank < n; ++rank) expected += own[static_cast<std::size_t>(rank)][p];
+    for (int rank = 0; rank < survivors; ++rank) {
+      const auto& got = seen[static_cast<std::size_t>(rank)][p];
+      if (c.compression == Compression::kNone) {
+        // Alone, one addition onto the kept gradient, as the sum makes it; otherwise the lost
+        // samples' sum is cut in two, summed in another order.
+        EXPECT_TRUE(survivors == 1 ? torch::equal(got, expected)
+                                   : torch::allclose(got, expected, 1e-5, 1e-5))
+            << c.name << ": parameter " << p << ", member " << rank;
+      } else {
+        EXPECT_TRUE(torch::allclose(got, expected, 2e-2, 2e-2))
+            << c.name << ": parameter " << p << ", member " << rank;
+      }
+    }
+  }
+  // The kept gradients are used once: after a sum that succeeded, nothing can be resumed.
+  EXPECT_FALSE(buckets[0]->holds_own_gradients());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AfterALoss, ResumedStep,
+    ::testing::Values(Loss{2, Compression::kNone, "OfTwoTheSurvivorAlone"},
+                      Loss{3, Compression::kNone, "OfThree"},
+                      Loss{3, Compression::kBf16, "OfThreeBf16"},
+                      Loss{4, Compression::kNone, "OfFour"},
+                      Loss{3, Compression::kNone, "OfThreeInTheSecondRound", true},
+                      Loss{3, Compression::kBf16, "OfThreeInTheSecondRoundBf16", true}),
+    [](const ::testing::TestParamInfo<Loss>& info) { return std::string(info.param.name); });
+
 INSTANTIATE_TEST_SUITE_P(
     Overlapped, Buckets,
     ::testing::Values(Case{2, Compression::kNone, false, "Fp32"},

@@ -110,4 +110,29 @@ std::vector<std::int64_t> member_shares(std::int64_t batch, const std::vector<do
   return split_batch_by_speed(batch, speeds);
 }
 
+std::optional<std::vector<LostShare>> lost_shares(const SampleRange& step,
+                                                  const std::vector<SampleRange>& kept) {
+  // The members holding samples, in the order of their ranges.
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < kept.size(); ++i) {
+    if (kept[i].count < 0) return std::nullopt;
+    if (kept[i].count == 0) continue;
+    if (kept[i].begin < step.begin || kept[i].end() > step.end()) return std::nullopt;
+    order.push_back(i);
+  }
+  if (order.empty()) return std::nullopt;
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t a, std::size_t b) { return kept[a].begin < kept[b].begin; });
+  std::vector<LostShare> shares(kept.size());
+  shares[order.front()].before = kept[order.front()].begin - step.begin;
+  for (std::size_t k = 0; k + 1 < order.size(); ++k) {
+    const std::int64_t gap = kept[order[k + 1]].begin - kept[order[k]].end();
+    if (gap < 0) return std::nullopt;  // an overlap
+    shares[order[k]].after = gap / 2;
+    shares[order[k + 1]].before = gap - gap / 2;
+  }
+  shares[order.back()].after = step.end() - kept[order.back()].end();
+  return shares;
+}
+
 }  // namespace transient::launch

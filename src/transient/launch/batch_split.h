@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace transient::launch {
@@ -32,5 +33,30 @@ std::vector<std::int64_t> split_batch_by_speed(std::int64_t batch,
 // when a speed is unknown) the equal split: within 25% the speeds are measurement noise, and the
 // equal split keeps the result independent of it. No speeds: one worker takes all.
 std::vector<std::int64_t> member_shares(std::int64_t batch, const std::vector<double>& speeds);
+
+// Positions [begin, begin + count) of a step's samples in the epoch's permutation.
+struct SampleRange {
+  std::int64_t begin = 0;
+  std::int64_t count = 0;
+  std::int64_t end() const { return begin + count; }
+};
+
+// The samples a member takes on beside the range it kept: `before` positions just before it and
+// `after` just after it, so that what it has computed stays one range.
+struct LostShare {
+  std::int64_t before = 0;
+  std::int64_t after = 0;
+};
+
+// A step interrupted by the loss of members, resumed by members that each kept the gradient of
+// its own range of the step's samples `step` (their shares in the generation that failed): the
+// samples nobody kept (the lost members' shares) are given to the members beside them, the first
+// half of a gap (rounded down) to the member before it and the rest to the member after it, a gap
+// at the step's start to the member after it, one at its end to the member before it; a member
+// with an empty range takes nothing. Returns one LostShare per member of `kept` (same order), or
+// nullopt when the ranges cannot be resumed from: one reaches outside the step, two overlap, or
+// none holds a sample.
+std::optional<std::vector<LostShare>> lost_shares(const SampleRange& step,
+                                                  const std::vector<SampleRange>& kept);
 
 }  // namespace transient::launch

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "transient/core/error.h"
+
 namespace transient::train {
 namespace {
 
@@ -140,10 +142,12 @@ GradientBuckets::~GradientBuckets() {
   armed_ = false;
 }
 
-void GradientBuckets::begin(c10::intrusive_ptr<c10d::ProcessGroupGloo> group) {
+void GradientBuckets::begin(c10::intrusive_ptr<c10d::ProcessGroupGloo> group, bool keep) {
   std::lock_guard<std::mutex> lock(mutex_);
+  TRANSIENT_CHECK(!keep || own_);  // the gradients kept are this member's own
+  own_ = true;
   for (auto& bucket : buckets_) {
-    bucket.flat.zero_();
+    if (!keep) bucket.flat.zero_();
     bucket.pending = static_cast<int>(bucket.members.size());
     bucket.first.reset();
     bucket.second.reset();
@@ -157,6 +161,11 @@ void GradientBuckets::begin(c10::intrusive_ptr<c10d::ProcessGroupGloo> group) {
 std::int64_t GradientBuckets::launched() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return static_cast<std::int64_t>(next_);
+}
+
+bool GradientBuckets::holds_own_gradients() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return own_;
 }
 
 std::int64_t GradientBuckets::rounds() const {
@@ -210,9 +219,12 @@ void GradientBuckets::launch_locked(Bucket& bucket) {
     }
     std::vector<std::int64_t> slices = slice_sizes(size, members);
     const std::int64_t mine = slices[static_cast<std::size_t>(group_->getRank())];
-    sized(bucket.received, members * mine, source.options());
+    // Room for the parts of this member's slice now, and for the summed slices of the whole
+    // bucket in the second round (uncompressed).
+    sized(bucket.received, std::max(members * mine, size), source.options());
+    torch::Tensor parts = bucket.received.narrow(0, 0, members * mine);
     std::vector<std::int64_t> from_each(static_cast<std::size_t>(members), mine);
-    bucket.first = group_->alltoall_base(bucket.received, source, from_each, slices);
+    bucket.first = group_->alltoall_base(parts, source, from_each, slices);
   } catch (const std::exception& error) {
     error_ = error.what();  // backward goes on; finish() says what went wrong
   }
@@ -222,6 +234,9 @@ void GradientBuckets::sum_first_round(Bucket& bucket) {
   const int members = group_->getSize();
   torch::Tensor target = compression_ == Compression::kNone ? bucket.flat : bucket.wire;
   const std::int64_t size = target.numel();
+  // A whole bucket is written by the sum below; one summed in slices only once its second round
+  // is done (finish()).
+  if (members == 1 || swaps_whole(size, members)) own_ = false;
   if (members == 1) {
     if (compression_ != Compression::kNone) bucket.flat.copy_(bucket.wire);
     return;
@@ -259,7 +274,11 @@ void GradientBuckets::sum_first_round(Bucket& bucket) {
   sized(bucket.summed, members * mine, target.options());
   for (int to = 0; to < members; ++to) bucket.summed.narrow(0, to * mine, mine).copy_(sum);
   std::vector<std::int64_t> to_each(static_cast<std::size_t>(members), mine);
-  bucket.second = group_->alltoall_base(target, bucket.summed, slices, to_each);
+  // Into `received` (the parts are summed) or the half-precision copy, not the bucket itself:
+  // a second round that fails half-way leaves this member's gradients whole.
+  torch::Tensor gathered =
+      compression_ == Compression::kNone ? bucket.received.narrow(0, 0, size) : bucket.wire;
+  bucket.second = group_->alltoall_base(gathered, bucket.summed, slices, to_each);
 }
 
 void GradientBuckets::settle(const AbortCheck& aborted) {
@@ -284,19 +303,31 @@ void GradientBuckets::finish(const AbortCheck& aborted) {
   try {
     try {
       if (!error.empty()) throw CollectiveFailure(error);
+      // In bucket order: each first round waited for, and a sum in slices started (its second
+      // round); the sums that write a whole bucket at once wait until every first round has
+      // arrived, so that a failed one leaves every bucket this member's own gradients.
+      const int members = group_->getSize();
+      const auto whole = [&](const Bucket& bucket) {
+        return members == 1 || swaps_whole(bucket.flat.numel(), members);
+      };
       for (std::size_t b = 0; b < next_; ++b) {
         Bucket& bucket = buckets_[b];
         if (bucket.first) {
           std::vector<c10::intrusive_ptr<c10d::Work>> first{bucket.first};
           wait_all(first, aborted);
         }
-        sum_first_round(bucket);
+        if (!whole(bucket)) sum_first_round(bucket);
+      }
+      for (std::size_t b = 0; b < next_; ++b) {
+        if (whole(buckets_[b])) sum_first_round(buckets_[b]);
       }
       settle(aborted);  // the second rounds
-      if (compression_ != Compression::kNone) {
-        for (auto& bucket : buckets_) {
-          if (bucket.second) bucket.flat.copy_(bucket.wire);
-        }
+      for (auto& bucket : buckets_) {
+        if (!bucket.second) continue;
+        own_ = false;
+        bucket.flat.copy_(compression_ == Compression::kNone
+                              ? bucket.received.narrow(0, 0, bucket.flat.numel())
+                              : bucket.wire);
       }
     } catch (const CollectiveAborted&) {
       throw;
@@ -314,6 +345,7 @@ void GradientBuckets::finish(const AbortCheck& aborted) {
     }
   } catch (const CollectiveAborted&) {
     group_.reset();
+    own_ = false;
     allocate();  // the rounds still running hold the old buffers and may yet write into them
     throw;
   } catch (...) {

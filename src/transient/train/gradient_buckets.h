@@ -28,7 +28,10 @@
 //   so that every member issues the same collectives in the same order.
 // Every member ends with the same bits (the slice's owner computed them, or both of two members
 // the same single addition), and the sum is the one of the members' gradients up to floating-point
-// order.
+// order. No bucket is written before every round it needs has arrived (the summed slices arrive
+// beside it and are copied in: one copy of the bucket a step), so that a member lost in the
+// middle of the sums leaves every survivor its own gradients, from which the step is resumed
+// rather than redone (holds_own_gradients()).
 //
 // Compression (`--compress bf16|fp16`) sends each bucket as a half-precision copy, summed in fp32
 // and rounded to half precision once, then widened back into the fp32 buffer: half the bytes on
@@ -88,8 +91,10 @@ class GradientBuckets {
   GradientBuckets(const GradientBuckets&) = delete;
   GradientBuckets& operator=(const GradientBuckets&) = delete;
 
-  // Zeroes the gradients and arms the hooks: backward's buckets go to `group` as they fill.
-  void begin(c10::intrusive_ptr<c10d::ProcessGroupGloo> group);
+  // Zeroes the gradients and arms the hooks: backward's buckets go to `group` as they fill. With
+  // `keep`, the gradients are not zeroed and backward adds to them: a step resumed after a failed
+  // sum that left this member its own gradients (holds_own_gradients()), in a new group.
+  void begin(c10::intrusive_ptr<c10d::ProcessGroupGloo> group, bool keep = false);
   // After backward: launches what backward did not (all of it for a member with no samples),
   // waits for every bucket and widens compressed ones back; disarms the hooks. Throws
   // CollectiveFailure (after waiting for every work) if a collective failed, or
@@ -105,6 +110,14 @@ class GradientBuckets {
   // After finish(): the rounds of messages (collectives) this step's sums took, all buckets
   // together.
   std::int64_t rounds() const;
+  // After finish() threw CollectiveFailure: whether the buckets still hold this member's own
+  // gradients and control values, untouched by any sum, so that the step can be resumed
+  // (begin(group, true)) by computing only the lost members' samples. A bucket is written only
+  // once every round it needs has arrived (the whole buckets' sums wait for every bucket's first
+  // round, the slices' second rounds arrive beside the bucket and are copied in after the last),
+  // so this holds after any failed round; not after CollectiveAborted (the buckets were given
+  // new buffers, since rounds still running may write into the old ones).
+  bool holds_own_gradients() const;
 
  private:
   struct Bucket {
@@ -112,7 +125,9 @@ class GradientBuckets {
     torch::Tensor flat;      // fp32, the parameters' .grad are views into it (+ control, maybe)
     torch::Tensor wire;      // the half-precision copy of `flat` sent when compressing
     torch::Tensor sent;      // swapped whole among three or more: a copy for each other member
-    torch::Tensor received;  // what the first round brings (swapped whole: the others' buffers)
+    torch::Tensor received;  // what the first round brings (swapped whole: the others' buffers;
+                             // in slices: the parts of this member's slice, then the summed
+                             // slices of the second round, uncompressed)
     torch::Tensor summed;    // three or more: this member's slice summed, once for each member
     c10::intrusive_ptr<c10d::Work> first;  // this step's rounds; null when not launched
     c10::intrusive_ptr<c10d::Work> second;
@@ -135,6 +150,7 @@ class GradientBuckets {
 
   mutable std::mutex mutex_;  // the hooks may run on autograd's device threads
   bool armed_ = false;
+  bool own_ = false;      // the buckets hold this member's gradients, no sum written into them
   std::size_t next_ = 0;  // the next bucket to launch
   c10::intrusive_ptr<c10d::ProcessGroupGloo> group_;
   std::string error_;  // a launch that threw: nothing more is launched this step

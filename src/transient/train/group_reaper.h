@@ -1,9 +1,10 @@
 // The life of a generation's Gloo process group: made by make_gloo_group, ended by a GroupReaper.
 //
-// GroupReaper ends process groups in the background. A group whose wait was abandoned (CollectiveAborted)
-// can still have collectives running, which Gloo cannot cancel; ProcessGroupGloo's destructor
-// waits for them, up to the group's collective timeout (seconds). A worker hands such a group
-// here and forms the next generation at once instead of sitting out that timeout.
+// GroupReaper ends process groups in the background. A group whose wait was abandoned
+// (CollectiveAborted) can still have collectives running, which Gloo cannot cancel;
+// ProcessGroupGloo's destructor waits for them, up to the group's collective timeout (seconds). A
+// worker hands such a group here and forms the next generation at once instead of sitting out that
+// timeout.
 //
 // Thread-safety: take() may be called from any thread. The destructor waits until every group
 // handed over is destroyed (each within its own timeout).

@@ -399,14 +399,28 @@ class Worker {
   // among them) broadcasts its whole state. If no member holds a state, all load the generation's
   // checkpoint (or take the job's seeded initial state).
   void agree_on_state() {
+    resume_.reset();
+    // Each member's step, and the samples of the next step whose gradient it kept (count -1:
+    // none).
+    const bool kept = kept_ && holds_state_ && kept_->step == step_;
     std::vector<std::vector<torch::Tensor>> gathered(1);
-    for (int r = 0; r < world_size_; ++r) gathered[0].push_back(torch::zeros({1}, torch::kInt64));
-    std::vector<torch::Tensor> mine{torch::full({1}, holds_state_ ? step_ : -1, torch::kInt64)};
+    for (int r = 0; r < world_size_; ++r) gathered[0].push_back(torch::zeros({3}, torch::kInt64));
+    std::vector<torch::Tensor> mine{torch::tensor(
+        {holds_state_ ? step_ : -1, kept ? kept_->range.begin : 0, kept ? kept_->range.count : -1},
+        torch::kInt64)};
     std::vector<c10::intrusive_ptr<c10d::Work>> works{group_->allgather(gathered, mine)};
     wait_all(works, aborted_);
     std::vector<std::int64_t> steps;
-    for (const auto& t : gathered[0]) steps.push_back(t.item<std::int64_t>());
+    std::vector<launch::SampleRange> kept_ranges;
+    for (const auto& t : gathered[0]) {
+      steps.push_back(t[0].item<std::int64_t>());
+      kept_ranges.push_back({t[1].item<std::int64_t>(), t[2].item<std::int64_t>()});
+    }
     const std::int64_t most = *std::max_element(steps.begin(), steps.end());
+    const bool all_equal =
+        std::all_of(steps.begin(), steps.end(), [&](auto s) { return s == most; });
+    if (most >= 0 && all_equal) resume_interrupted_step(kept_ranges);
+    if (!resume_) kept_.reset();  // a state received, or a step begun afresh: not needed
     if (most < 0) {
       if (!config_.checkpoint.empty()) {
         load_checkpoint();
@@ -418,8 +432,6 @@ class Worker {
       holds_state_ = true;
       return;
     }
-    const bool all_equal =
-        std::all_of(steps.begin(), steps.end(), [&](auto s) { return s == most; });
     if (all_equal) return;
     const int source =
         static_cast<int>(std::find(steps.begin(), steps.end(), most) - steps.begin());
@@ -457,6 +469,23 @@ class Worker {
     holds_state_ = true;
   }
 
+  // Members that all hold the same state and each kept its gradient of its own samples of the
+  // next step (a generation failed in that step's sum: a member was lost) resume that step
+  // instead of redoing it: each computes only some of the samples nobody kept (the lost
+  // members'), beside its own (launch::lost_shares), into the gradient it kept. Sets resume_, or
+  // leaves it empty when any member kept nothing (a joiner, a sum that reached the buckets).
+  void resume_interrupted_step(const std::vector<launch::SampleRange>& kept_ranges) {
+    for (const auto& range : kept_ranges) {
+      if (range.count < 0) return;
+    }
+    const auto position = position_of_step(step_, job_.train_samples, options_.global_batch);
+    const auto shares = launch::lost_shares({position.cursor, position.batch}, kept_ranges);
+    if (!shares) return;
+    resume_ = (*shares)[static_cast<std::size_t>(rank_)];
+    resumed_kept_ = 0;
+    for (const auto& range : kept_ranges) resumed_kept_ += range.count;
+  }
+
   // Trains steps until the generation ends. `attempted` is set to the step being worked on, so
   // that a failure reports what was interrupted.
   Ending train_generation(std::int64_t& attempted) {
@@ -489,16 +518,31 @@ class Worker {
       attempted = step_ + 1;
       const auto position = position_of_step(step_, job_.train_samples, options_.global_batch);
       auto phase_start = Clock::now();
-      const Shard shard = shard_of_step(position);
+      // A resumed step (resume_interrupted_step): the buckets hold the gradient of the samples
+      // kept, and this member computes those of its lost share only.
+      const bool resuming = resume_ && kept_;
+      const KeptStep resumed = resuming ? *kept_ : KeptStep{};
+      Shard shard = shard_of_step(position);  // the samples whose gradient this member sends
+      std::vector<Shard> computed{shard};     // those computed now
+      if (resuming) {
+        const auto& kept = resumed.range;
+        shard = Shard{kept.begin - resume_->before, kept.count + resume_->before + resume_->after};
+        computed = {Shard{shard.begin, resume_->before}, Shard{kept.end(), resume_->after}};
+      }
+      resume_.reset();
+      kept_.reset();
+      std::int64_t computed_count = 0;
+      for (const auto& part : computed) computed_count += part.count;
       torch::Tensor images;
       torch::Tensor labels;
-      if (shard.count > 0 && loader_) {
-        auto batch = take_batch(position.epoch, shard);
+      if (computed_count > 0 && loader_) {
+        auto batch =
+            resuming ? load_samples(position.epoch, computed) : take_batch(position.epoch, shard);
         images = std::move(batch.images);
         labels = std::move(batch.labels);
         report_skipped(batch.skipped);
-      } else if (shard.count > 0) {
-        auto index = torch::tensor(shard_indices(position.epoch, shard), torch::kInt64);
+      } else if (computed_count > 0) {
+        auto index = torch::tensor(sample_indices(position.epoch, computed), torch::kInt64);
         images = normalise(data_, data_.train.images.index_select(0, index));
         labels = data_.train.labels.index_select(0, index);
       }
@@ -510,38 +554,58 @@ class Worker {
         if (next_shard.count > 0) prefetch(next.epoch, next_shard);
       }
       const double data_s = seconds_since(phase_start);
+      if (resuming && rank_ == 0) {
+        connection_.send(message::Event{{{"event", "step_resumed"},
+                                         {"gen", config_.generation},
+                                         {"step", step_ + 1},
+                                         {"kept_samples", resumed_kept_},
+                                         {"recomputed_samples", position.batch - resumed_kept_}}});
+      }
 
       // Backward all-reduces each bucket of gradients as soon as it is complete
       // (gradient_buckets.h); what is left of the all-reduce after backward is `allreduce_s`.
       phase_start = Clock::now();
-      buckets_->begin(group_);
+      buckets_->begin(group_, resuming);
       const bool stop_requested = rank_ == 0 && connection_.stop_signalled(config_.generation);
       const bool leave = leave_signal() != 0;
       const bool change = rank_ == 0 && connection_.change_signalled(config_.generation);
       buckets_->control()[1] = stop_requested ? 1.0 : 0.0;
       buckets_->control()[2] = change ? 1.0 : 0.0;
       buckets_->control()[3] = leave ? 1.0 : 0.0;
-      double local_loss = 0;
-      if (shard.count > 0 && labels.size(0) > 0) {
+      double local_loss = resumed.loss;
+      buckets_->control()[0] = local_loss;
+      if (computed_count > 0 && labels.size(0) > 0) {
         auto scores = model_->forward(images);
         // Summed over the shard and divided by the global batch: the all-reduced sum is then
         // exactly the mean gradient of the global batch, whatever the split.
         auto loss = summed_loss(scores, labels) / static_cast<double>(position.batch);
-        local_loss = loss.item<double>();
+        local_loss += loss.item<double>();
         buckets_->control()[0] = local_loss;  // before backward: it goes with the first bucket
         loss.backward();
-      } else {
-        buckets_->control()[0] = 0.0;
       }
       const double compute_s = seconds_since(phase_start);
-      if (shard.count > 0 && compute_s > 0) {
-        const double speed = static_cast<double>(shard.count) / compute_s;
+      if (computed_count > 0 && compute_s > 0) {
+        const double speed = static_cast<double>(computed_count) / compute_s;
         speed_ = speed_ > 0 ? 0.8 * speed_ + 0.2 * speed : speed;
         connection_.set_speed(speed_);
       }
+      // What this step has cost this member so far, for its row (a resumed step: with the part
+      // done in the generation that failed).
+      const double step_data_s = data_s + resumed.data_s;
+      const double step_compute_s = compute_s + resumed.compute_s;
 
       phase_start = Clock::now();
-      buckets_->finish(aborted_);
+      try {
+        buckets_->finish(aborted_);
+      } catch (const CollectiveFailure&) {
+        // A member lost in the sum: if the buckets still hold this member's gradient, the next
+        // generation can resume the step from it.
+        if (buckets_->holds_own_gradients()) {
+          kept_ =
+              KeptStep{step_, {shard.begin, shard.count}, local_loss, step_data_s, step_compute_s};
+        }
+        throw;
+      }
       const double allreduce_s = seconds_since(phase_start);
       // The loss is all-reduced: every member sees the same value and stops at the same step,
       // before a NaN or infinite gradient reaches the parameters.
@@ -565,8 +629,9 @@ class Worker {
       ++step_;
       since_checkpoint_s_ += data_s + compute_s + allreduce_s + optimizer_s;
       const double loss = buckets_->control()[0].item<double>();
-      connection_.record_row(step_row(step_, rank_, shard.count, data_s, compute_s, allreduce_s,
-                                      optimizer_s, loss, config_.generation, shard.begin));
+      connection_.record_row(step_row(step_, rank_, shard.count, step_data_s, step_compute_s,
+                                      allreduce_s, optimizer_s, loss, config_.generation,
+                                      shard.begin));
       const bool stop = buckets_->control()[1].item<double>() > 0 ||
                         (options_.stop_at_step > 0 && step_ >= options_.stop_at_step);
       const double leaving = buckets_->control()[3].item<double>();
@@ -855,6 +920,26 @@ class Worker {
     return {order.begin() + shard.begin, order.begin() + shard.begin + shard.count};
   }
 
+  // The samples of several ranges of `epoch`'s permutation, one after the other.
+  std::vector<std::int64_t> sample_indices(std::int64_t epoch, const std::vector<Shard>& parts) {
+    std::vector<std::int64_t> indices;
+    for (const auto& part : parts) {
+      const auto more = shard_indices(epoch, part);
+      indices.insert(indices.end(), more.begin(), more.end());
+    }
+    return indices;
+  }
+
+  // Those samples decoded from the image folder now (not ahead: a resumed step's are not known
+  // in advance).
+  ImageBatch load_samples(std::int64_t epoch, const std::vector<Shard>& parts) {
+    if (prefetched_) {
+      prefetched_->batch.wait();  // its threads are done with it before it is dropped
+      prefetched_.reset();
+    }
+    return loader_->load(*data_.train_files, sample_indices(epoch, parts), epoch, true).get();
+  }
+
   void prefetch(std::int64_t epoch, const Shard& shard) {
     prefetched_ =
         Prefetched{config_.generation, epoch, shard,
@@ -939,6 +1024,21 @@ class Worker {
   };
   GroupReaper reaper_;  // ends abandoned groups (their collectives may still run)
 
+  // The gradient of an interrupted step kept in the buckets (holds_own_gradients()): of the
+  // samples `range` of the step after `step`, with this member's part of its loss and the
+  // seconds it spent on them.
+  struct KeptStep {  // all zero when none
+    std::int64_t step = -1;
+    launch::SampleRange range;
+    double loss = 0;
+    double data_s = 0;
+    double compute_s = 0;
+  };
+  std::optional<KeptStep> kept_;
+  // Set by agree_on_state when the generation resumes the kept step: the lost samples this
+  // member computes; and how many samples the members kept in all.
+  std::optional<launch::LostShare> resume_;
+  std::int64_t resumed_kept_ = 0;
   bool holds_state_ = false;  // false until the first generation has given it a state
   bool rolled_back_ = false;  // its state diverged: it takes a checkpoint's or the initial one
   std::int64_t step_ = 0;     // steps completed in the state held
