@@ -287,8 +287,9 @@ TEST(BucketLayout, TheFirstBucketClosesAtOneMebibyteTheOthersAtTheBucketSize) {
 // A survivor left waiting on another survivor that gave its part of the collective up (issue 12:
 // 5 s recoveries across a 30 ms path): the wait ends on the coordinator's word
 // (CollectiveAborted), not on Gloo's timeout; the buckets go on with fresh buffers, since the
-// abandoned collective may still write into the old ones; the reaper ends the abandoned group.
-TEST(AbortedWait, EndsOnTheCoordinatorsWordAndTheBucketsGoOnWithFreshBuffers) {
+// abandoned collective may still write into the old ones, and with the gradients they held, from
+// which the step is resumed; the reaper ends the abandoned group.
+TEST(AbortedWait, EndsOnTheCoordinatorsWordAndTheGradientsMoveToFreshBuffers) {
   auto store = c10::make_intrusive<c10d::HashStore>();
   std::vector<c10::intrusive_ptr<c10d::ProcessGroupGloo>> groups(2);
   std::vector<std::thread> forming;
@@ -303,24 +304,30 @@ TEST(AbortedWait, EndsOnTheCoordinatorsWordAndTheBucketsGoOnWithFreshBuffers) {
   Net net;
   GradientBuckets buckets(net.parameters(), 1 << 20, Compression::kNone);
   const void* before = net.first->weight.grad().data_ptr();
+  const torch::Tensor first = input_of(0, 6, false);
   buckets.begin(groups[0]);  // member 1 never joins this collective
-  net.forward(torch::randn({5, 8})).pow(2).sum().backward();
+  net.forward(first).pow(2).sum().backward();
   int asked = 0;
   EXPECT_THROW(buckets.finish([&] { return ++asked >= 3; }), CollectiveAborted);
   EXPECT_EQ(asked, 3) << "the wait ended before the coordinator's word";
   EXPECT_NE(net.first->weight.grad().data_ptr(), before);
+  ASSERT_TRUE(buckets.holds_own_gradients());
+  const auto parameters = net.parameters();
+  const auto kept = plain_gradients(first);
+  for (std::size_t p = 0; p < parameters.size(); ++p) {
+    EXPECT_TRUE(torch::equal(parameters[p].grad(), kept[p])) << "parameter " << p;
+  }
 
-  // The next step, in a group of one: the gradients are this member's own.
+  // The step resumed in a group of one: the gradients kept and those of the lost samples.
   auto alone =
       gloo_group(c10::make_intrusive<c10d::HashStore>(), 0, 1, std::chrono::milliseconds(3000));
   const torch::Tensor x = input_of(0, 7, false);
-  buckets.begin(alone);
+  buckets.begin(alone, true);
   net.forward(x).pow(2).sum().backward();
   buckets.finish([] { return false; });
-  const auto expected = plain_gradients(x);
-  const auto parameters = net.parameters();
+  const auto lost = plain_gradients(x);
   for (std::size_t p = 0; p < parameters.size(); ++p) {
-    EXPECT_TRUE(torch::equal(parameters[p].grad(), expected[p])) << "parameter " << p;
+    EXPECT_TRUE(torch::equal(parameters[p].grad(), kept[p] + lost[p])) << "parameter " << p;
   }
 
   GroupReaper reaper;  // its destructor waits for the abandoned collective's timeout

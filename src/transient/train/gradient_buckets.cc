@@ -345,8 +345,15 @@ void GradientBuckets::finish(const AbortCheck& aborted) {
     }
   } catch (const CollectiveAborted&) {
     group_.reset();
-    own_ = false;
-    allocate();  // the rounds still running hold the old buffers and may yet write into them
+    // The rounds still running hold the old buffers and may yet write into them, but only read
+    // the buckets themselves: the new buckets start with what they held (this member's gradients,
+    // unless a sum had been written in).
+    std::vector<torch::Tensor> held;
+    for (const auto& bucket : buckets_) held.push_back(bucket.flat);
+    allocate();
+    if (own_) {
+      for (std::size_t b = 0; b < buckets_.size(); ++b) buckets_[b].flat.copy_(held[b]);
+    }
     throw;
   } catch (...) {
     group_.reset();

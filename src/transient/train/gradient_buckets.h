@@ -98,8 +98,9 @@ class GradientBuckets {
   // After backward: launches what backward did not (all of it for a member with no samples),
   // waits for every bucket and widens compressed ones back; disarms the hooks. Throws
   // CollectiveFailure (after waiting for every work) if a collective failed, or
-  // CollectiveAborted if `aborted` ended the wait first: then the buckets get new buffers (the
-  // parameters' .grad views move to them), since works still running write into the old ones.
+  // CollectiveAborted if `aborted` ended the wait first: then every buffer is new (the
+  // parameters' .grad views move to new buckets, which start with what the old ones held), since
+  // works still running may write into the old ones.
   void finish(const AbortCheck& aborted = {});
 
   // The four control values (set before backward; summed over the members after finish()).
@@ -115,8 +116,8 @@ class GradientBuckets {
   // (begin(group, true)) by computing only the lost members' samples. A bucket is written only
   // once every round it needs has arrived (the whole buckets' sums wait for every bucket's first
   // round, the slices' second rounds arrive beside the bucket and are copied in after the last),
-  // so this holds after any failed round; not after CollectiveAborted (the buckets were given
-  // new buffers, since rounds still running may write into the old ones).
+  // so this holds after any failed round, and after CollectiveAborted too (the new buffers
+  // start with the gradients the old ones held).
   bool holds_own_gradients() const;
 
  private:
