@@ -38,24 +38,6 @@ std::vector<std::string> members_at(const std::vector<nlohmann::json>& events,
   return members;
 }
 
-// Every interrupted step resumed (a `step_resumed` event) was one of a generation that lost a
-// member, and its samples are the step's: those the members kept and those computed again.
-void expect_resumed_steps(const std::vector<nlohmann::json>& events, std::int64_t batch) {
-  std::set<std::int64_t> after_a_loss;  // generations formed after a member was lost
-  for (const auto& e : events_named(events, "recovery")) {
-    if (e.at("cause") == "failed") after_a_loss.insert(e.at("gen").get<std::int64_t>());
-  }
-  for (const auto& e : events_named(events, "step_resumed")) {
-    EXPECT_EQ(after_a_loss.count(e.at("gen").get<std::int64_t>()), 1u) << e.dump();
-    EXPECT_GT(e.at("kept_samples").get<std::int64_t>(), 0) << e.dump();
-    EXPECT_GT(e.at("recomputed_samples").get<std::int64_t>(), 0) << e.dump();
-    EXPECT_EQ(
-        e.at("kept_samples").get<std::int64_t>() + e.at("recomputed_samples").get<std::int64_t>(),
-        batch)
-        << e.dump();
-  }
-}
-
 TEST(Elastic, KillingRank0RedoesAtMostOneStepAndAReplacementJoins) {
   const std::string dir = fresh_dir("kill-rank0");
   const auto result = run_ok(

@@ -194,12 +194,13 @@ TEST_P(Buckets, EveryMemberEndsWithTheSumOfTheMembersGradients) {
   }
 }
 
-// One step of the first `members` of `nets` (each with its `buckets`) in a fresh group: the
+// One step of the first `members` of `nets` (each with its `buckets`, on its input, none if
+// undefined) in a fresh group, `keep`ing the gradients the buckets hold (a resumed step): the
 // gradients each ends with ([rank][parameter]), or the error of any.
 std::vector<std::vector<torch::Tensor>> step_in_a_group_of(
     int members, std::vector<std::unique_ptr<Net>>& nets,
     std::vector<std::unique_ptr<GradientBuckets>>& buckets,
-    const std::vector<torch::Tensor>& inputs) {
+    const std::vector<torch::Tensor>& inputs, bool keep = false) {
   auto store = c10::make_intrusive<c10d::HashStore>();
   std::vector<std::vector<torch::Tensor>> seen(static_cast<std::size_t>(members));
   std::vector<std::string> errors(static_cast<std::size_t>(members));
@@ -209,8 +210,8 @@ std::vector<std::vector<torch::Tensor>> step_in_a_group_of(
       const auto r = static_cast<std::size_t>(rank);
       try {
         auto group = gloo_group(store, rank, members);
-        buckets[r]->begin(group);
-        nets[r]->forward(inputs[r]).pow(2).sum().backward();
+        buckets[r]->begin(group, keep);
+        if (inputs[r].defined()) nets[r]->forward(inputs[r]).pow(2).sum().backward();
         buckets[r]->finish();
         for (const auto& p : nets[r]->parameters()) seen[r].push_back(p.grad().clone());
       } catch (const std::exception& error) {
@@ -437,35 +438,13 @@ TEST_P(ResumedStep, AddsTheLostMembersSamplesToTheGradientsKept) {
     EXPECT_EQ(buckets[r]->control()[0].item<float>(), static_cast<float>(0.5 + rank));
   }
 
-  // The next generation: the survivors split the lost member's 5 samples.
-  auto next_store = c10::make_intrusive<c10d::HashStore>();
+  // The next generation: the survivors split the lost member's 5 samples (alone, all of them;
+  // else the first two survivors take 2 and 3, the others none).
   const torch::Tensor lost = inputs.back();
-  std::vector<std::vector<torch::Tensor>> seen(static_cast<std::size_t>(survivors));
-  std::vector<std::string> errors(static_cast<std::size_t>(survivors));
-  {
-    std::vector<std::thread> threads;
-    for (int rank = 0; rank < survivors; ++rank) {
-      threads.emplace_back([&, rank] {
-        const auto r = static_cast<std::size_t>(rank);
-        try {
-          auto group = gloo_group(next_store, rank, survivors);
-          buckets[r]->begin(group, true);
-          // Alone, all of them; else the first two survivors take 2 and 3, the others none.
-          const torch::Tensor part = survivors == 1 ? lost
-                                     : rank == 0    ? lost.narrow(0, 0, 2)
-                                     : rank == 1    ? lost.narrow(0, 2, 3)
-                                                    : torch::Tensor();
-          if (part.defined()) nets[r]->forward(part).pow(2).sum().backward();
-          buckets[r]->finish();
-          for (const auto& p : nets[r]->parameters()) seen[r].push_back(p.grad().clone());
-        } catch (const std::exception& error) {
-          errors[r] = error.what();
-        }
-      });
-    }
-    for (auto& thread : threads) thread.join();
-  }
-  for (const auto& error : errors) ASSERT_EQ(error, "");
+  std::vector<torch::Tensor> parts(static_cast<std::size_t>(survivors));
+  parts[0] = survivors == 1 ? lost : lost.narrow(0, 0, 2);
+  if (survivors > 1) parts[1] = lost.narrow(0, 2, 3);
+  const auto seen = step_in_a_group_of(survivors, nets, buckets, parts, true);
   for (std::size_t p = 0; p < own[0].size(); ++p) {
     torch::Tensor expected = own[0][p].clone();
     for (int rank = 1; rank < n; ++rank) expected += own[static_cast<std::size_t>(rank)][p];

@@ -276,6 +276,24 @@ inline void expect_every_sample_once(const std::string& job_dir, std::int64_t st
   EXPECT_LE(gaps, gaps_allowed);
 }
 
+// Every interrupted step resumed (a `step_resumed` event) was one of a generation that lost a
+// member, and its samples are the step's: those the members kept and those computed again.
+inline void expect_resumed_steps(const std::vector<nlohmann::json>& events, std::int64_t batch) {
+  std::set<std::int64_t> after_a_loss;  // generations formed after a member was lost
+  for (const auto& e : events_named(events, "recovery")) {
+    if (e.at("cause") == "failed") after_a_loss.insert(e.at("gen").get<std::int64_t>());
+  }
+  for (const auto& e : events_named(events, "step_resumed")) {
+    EXPECT_EQ(after_a_loss.count(e.at("gen").get<std::int64_t>()), 1u) << e.dump();
+    EXPECT_GT(e.at("kept_samples").get<std::int64_t>(), 0) << e.dump();
+    EXPECT_GT(e.at("recomputed_samples").get<std::int64_t>(), 0) << e.dump();
+    EXPECT_EQ(
+        e.at("kept_samples").get<std::int64_t>() + e.at("recomputed_samples").get<std::int64_t>(),
+        batch)
+        << e.dump();
+  }
+}
+
 // The coordinator's front door (HOST:PORT) from its journal, once it is written.
 inline std::string front_door(const std::string& job_dir) {
   const auto path = fs::path(job_dir) / "coordinator.json";

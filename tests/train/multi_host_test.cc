@@ -96,6 +96,8 @@ TEST_F(MultiHost, ACoordinatorAndThreeWorkersOnFourHostsSurviveAKillAndAdmitANew
   ASSERT_EQ(recoveries.size(), 1u);
   EXPECT_EQ(recoveries[0].at("cause"), "failed");
   EXPECT_LE(recoveries[0].at("redone_steps").get<int>(), 1);
+  expect_resumed_steps(events, 100);  // the survivors computed only the lost worker's samples
+  EXPECT_LE(events_named(events, "step_resumed").size(), 1u);
   EXPECT_EQ(summary_of(dir).at("steps"), 900);
   expect_every_sample_once(dir, 900, 2000, 100);
 }
@@ -346,6 +348,8 @@ TEST_F(MultiHost, ThreeWorkersTrainAcrossA30MillisecondRoundTripAndSurviveAKill)
   ASSERT_EQ(recoveries.size(), 1u);
   EXPECT_EQ(recoveries[0].at("cause"), "failed");
   EXPECT_LE(recoveries[0].at("redone_steps").get<int>(), 1);
+  expect_resumed_steps(events, 100);
+  EXPECT_LE(events_named(events, "step_resumed").size(), 1u);
   EXPECT_EQ(summary_of(dir).at("steps"), 150);
   expect_every_sample_once(dir, 150, 2000, 100);
 }
