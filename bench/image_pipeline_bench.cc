@@ -55,13 +55,13 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (data.empty() || !parse_augment(augment) || epochs < 2) {
+  if (data.empty() || !parse_name<Augment>(augment) || epochs < 2) {
     std::fprintf(stderr,
                  "usage: image_pipeline_bench --data FOLDER --image-size S --augment "
                  "crop|resized-crop [--threads T] [--epochs E>=2] [--batch B]\n");
     return 2;
   }
-  transform.augment = *parse_augment(augment);
+  transform.augment = *parse_name<Augment>(augment);
   const auto folder = scan_image_folder(data);
   const auto n = static_cast<std::int64_t>(folder.files.size());
   ImageLoader loader(transform, threads);

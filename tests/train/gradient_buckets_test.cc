@@ -493,12 +493,5 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{4, Compression::kFp16, false, "FourMembersFp16"}),
     [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
 
-TEST(Compression, NamesAreNoneBf16AndFp16) {
-  EXPECT_EQ(parse_compression("none"), Compression::kNone);
-  EXPECT_EQ(parse_compression("bf16"), Compression::kBf16);
-  EXPECT_EQ(parse_compression("fp16"), Compression::kFp16);
-  EXPECT_EQ(parse_compression("int8"), std::nullopt);
-}
-
 }  // namespace
 }  // namespace transient::train

@@ -4,7 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <stdexcept>
 #include <string>
+
+#include "transient/train/option_names.h"
+#include "transient/train/protocol.h"
 
 namespace transient::train::message {
 namespace {
@@ -145,6 +149,59 @@ TEST(Messages, WhatCannotBeReadIsRefusedByName) {
             "does not know (it knows ready, hb, report, "
             "progress, event, bye, rows, checkpoint, "
             "fetch_checkpoint, store)");
+}
+
+// The options that take a name: each value's name reads back as the value, a name not in the
+// table is none, and the job's config carries them to a worker as names; one it does not know
+// is refused naming the option, the name and those accepted.
+template <typename E>
+void expect_names_read_back(const std::vector<std::string>& names) {
+  std::vector<std::string> seen;
+  for (const auto& [name, value] : option_names<E>()) {
+    seen.push_back(name);
+    EXPECT_EQ(name_of(value), name);
+    EXPECT_EQ(parse_name<E>(name), value) << name;
+  }
+  EXPECT_EQ(seen, names);
+  EXPECT_EQ(parse_name<E>("nonsense"), std::nullopt);
+  EXPECT_EQ(parse_name<E>(""), std::nullopt);
+}
+
+TEST(OptionNames, EveryNameReadsBackAndTheJobConfigCarriesThem) {
+  expect_names_read_back<Loss>({"cross-entropy", "mse"});
+  expect_names_read_back<LrSchedule>({"cosine", "step"});
+  expect_names_read_back<Augment>({"crop", "resized-crop", "none"});
+  expect_names_read_back<Compression>({"none", "bf16", "fp16"});
+  expect_names_read_back<OnDivergence>({"stop", "rollback"});
+  EXPECT_EQ(accepted_names<Compression>(), "none, bf16, fp16");
+
+  JobConfig config;
+  config.options.loss = Loss::kMse;
+  config.options.schedule = LrSchedule::kStep;
+  config.options.augment = Augment::kResizedCrop;
+  config.options.compress = Compression::kFp16;
+  config.options.on_divergence = OnDivergence::kRollback;
+  nlohmann::json wire = nlohmann::json::parse(to_json(config).dump());
+  EXPECT_EQ(wire.at("schedule"), "step");
+  const JobConfig received = job_config_from_json(wire);
+  EXPECT_EQ(received.options.loss, Loss::kMse);
+  EXPECT_EQ(received.options.schedule, LrSchedule::kStep);
+  EXPECT_EQ(received.options.augment, Augment::kResizedCrop);
+  EXPECT_EQ(received.options.compress, Compression::kFp16);
+  EXPECT_EQ(received.options.on_divergence, OnDivergence::kRollback);
+  // A config of an earlier version, without them: the defaults.
+  for (const char* key : {"loss", "schedule", "augment", "compress", "on_divergence"}) {
+    wire.erase(key);
+  }
+  EXPECT_EQ(job_config_from_json(wire).options.compress, Compression::kNone);
+  EXPECT_EQ(job_config_from_json(wire).options.loss, Loss::kCrossEntropy);
+  wire["compress"] = "int8";
+  try {
+    job_config_from_json(wire);
+    ADD_FAILURE() << "an unknown compression was taken";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_STREQ(error.what(), "compress \"int8\" is none of none, bf16, fp16");
+  }
 }
 
 }  // namespace

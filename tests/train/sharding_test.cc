@@ -87,9 +87,6 @@ TEST(Sharding, AStepScheduleDropsTenfoldAtHalfAndThreeQuarters) {
   EXPECT_NEAR(learning_rate_at(799, 1050, 50, 0.1, step), 0.01, 1e-12);
   EXPECT_NEAR(learning_rate_at(800, 1050, 50, 0.1, step), 0.001, 1e-12);
   EXPECT_NEAR(learning_rate_at(1049, 1050, 50, 0.1, step), 0.001, 1e-12);
-  EXPECT_EQ(parse_lr_schedule("step"), LrSchedule::kStep);
-  EXPECT_EQ(parse_lr_schedule("cosine"), LrSchedule::kCosine);
-  EXPECT_EQ(parse_lr_schedule("linear"), std::nullopt);
 }
 
 }  // namespace

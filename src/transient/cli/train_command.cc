@@ -6,6 +6,7 @@
 
 #include "transient/cli/commands.h"
 #include "transient/cli/torch_commands.h"
+#include "transient/cli/validators.h"
 #include "transient/cloud/catalog.h"
 #include "transient/cloud/catalog_registry.h"
 #include "transient/core/duration.h"
@@ -77,8 +78,9 @@ void add_job_options(CLI::App& cmd, train::TrainOptions& options, std::string& c
   cmd.add_option("--augment", options.augment,
                  "image folders' training augmentation: crop (pad by S/8, random crop, flip), "
                  "resized-crop (random 8-100% area, 3/4-4/3 aspect, flip) or none")
-      ->check(CLI::IsMember({"crop", "resized-crop", "none"}))
-      ->capture_default_str();
+      ->transform(one_of<train::Augment>())
+      ->type_name("NAME")
+      ->default_str(train::name_of(options.augment));
   cmd.add_option("--loader-threads", options.loader_threads,
                  "image folders: threads per worker decoding and augmenting batches ahead")
       ->capture_default_str();
@@ -119,15 +121,17 @@ void add_job_options(CLI::App& cmd, train::TrainOptions& options, std::string& c
       ->capture_default_str();
   cmd.add_option("--loss", options.loss,
                  "cross-entropy, or mse (squared error of the scores against one-hot labels)")
-      ->check(CLI::IsMember({"cross-entropy", "mse"}))
-      ->capture_default_str();
+      ->transform(one_of<train::Loss>())
+      ->type_name("NAME")
+      ->default_str(train::name_of(options.loss));
   cmd.add_flag("--nesterov", options.nesterov, "Nesterov momentum");
   cmd.add_option(
          "--schedule", options.schedule,
          "the learning rate after the warm-up: cosine (to 0 at the last step) or step (x0.1 "
          "at half and at three quarters of the steps)")
-      ->check(CLI::IsMember({"cosine", "step"}))
-      ->capture_default_str();
+      ->transform(one_of<train::LrSchedule>())
+      ->type_name("NAME")
+      ->default_str(train::name_of(options.schedule));
   cmd.add_option("--clip-grad-norm", options.clip_grad_norm,
                  "clip the gradient's global L2 norm to this before each step (0 = never)")
       ->capture_default_str();
@@ -136,14 +140,16 @@ void add_job_options(CLI::App& cmd, train::TrainOptions& options, std::string& c
   cmd.add_option("--compress", options.compress,
                  "gradients on the wire: none, bf16 or fp16 (half the bytes, for slow links; "
                  "summed in that precision)")
-      ->check(CLI::IsMember({"none", "bf16", "fp16"}))
-      ->capture_default_str();
+      ->transform(one_of<train::Compression>())
+      ->type_name("NAME")
+      ->default_str(train::name_of(options.compress));
   cmd.add_option("--on-divergence", options.on_divergence,
                  "a loss that becomes NaN or infinite: stop (name the step and the last good "
                  "checkpoint) or rollback (continue from the newest checkpoint before it with the "
                  "learning rate halved, at most 3 times)")
-      ->check(CLI::IsMember({"stop", "rollback"}))
-      ->capture_default_str();
+      ->transform(one_of<train::OnDivergence>())
+      ->type_name("NAME")
+      ->default_str(train::name_of(options.on_divergence));
   cmd.add_option("--job-dir", options.job_dir,
                  "the job's directory (default: jobs/<UTC time>-<model>)");
   cmd.add_option("--checkpoint-every", checkpoint_every,

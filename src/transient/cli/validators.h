@@ -7,6 +7,7 @@
 
 #include "transient/core/bounds.h"
 #include "transient/core/csv_table.h"
+#include "transient/train/option_names.h"
 
 namespace transient::cli {
 
@@ -44,6 +45,21 @@ inline CLI::Validator within(const Bound& bound) {
           return "\"" + text + "\"; accepted: " + bound.accepted();
         }
         if (bound.whole) text = std::to_string(static_cast<long long>(*value));
+        return std::string();
+      },
+      "");
+}
+
+// One of the names of an option enum E (train/option_names.h). It is handed on as the value's
+// number, which an option bound to an E reads: add it with ->transform(), and show the default
+// with ->default_str(train::name_of(...)).
+template <typename E>
+CLI::Validator one_of() {
+  return CLI::Validator(
+      [](std::string& text) {
+        const auto value = train::parse_name<E>(text);
+        if (!value) return "\"" + text + "\"; accepted: " + train::accepted_names<E>();
+        text = std::to_string(static_cast<int>(*value));
         return std::string();
       },
       "");

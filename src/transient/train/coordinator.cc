@@ -520,7 +520,7 @@ void Coordinator::handle_report(Worker& worker, const message::Report& report) {
       return;
     }
     const std::string& loss = report.loss;
-    if (job_.options.on_divergence == "rollback" && report.gen == generation &&
+    if (job_.options.on_divergence == OnDivergence::kRollback && report.gen == generation &&
         rollbacks_ < kMaxRollbacks) {
       roll_back(step, loss, worker.id);
       return;

@@ -63,13 +63,6 @@ void wait_all(std::vector<c10::intrusive_ptr<c10d::Work>>& works, const AbortChe
   if (!failure.empty()) throw CollectiveFailure(failure);
 }
 
-std::optional<Compression> parse_compression(const std::string& text) {
-  if (text == "none") return Compression::kNone;
-  if (text == "bf16") return Compression::kBf16;
-  if (text == "fp16") return Compression::kFp16;
-  return std::nullopt;
-}
-
 GradientBuckets::GradientBuckets(const std::vector<torch::Tensor>& parameters,
                                  std::int64_t bucket_bytes, Compression compression)
     : compression_(compression), parameters_(parameters), bucket_of_(parameters.size()) {

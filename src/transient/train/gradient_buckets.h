@@ -53,6 +53,8 @@
 #include <string>
 #include <vector>
 
+#include "transient/train/option_names.h"
+
 namespace transient::train {
 
 // A collective of the current generation failed (a peer died, went silent or left it).
@@ -77,11 +79,6 @@ using AbortCheck = std::function<bool()>;
 // can be left waiting on another survivor for a message that will never come (that one's part
 // of the collective failed first), and Gloo would hold it for the whole collective timeout.
 void wait_all(std::vector<c10::intrusive_ptr<c10d::Work>>& works, const AbortCheck& aborted = {});
-
-enum class Compression { kNone, kBf16, kFp16 };
-
-// "none", "bf16" or "fp16"; nullopt for anything else.
-std::optional<Compression> parse_compression(const std::string& text);
 
 class GradientBuckets {
  public:

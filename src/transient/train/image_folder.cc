@@ -241,13 +241,6 @@ std::optional<torch::Tensor> decode_image(const std::string& path, std::string* 
   return std::nullopt;
 }
 
-std::optional<Augment> parse_augment(const std::string& name) {
-  if (name == "crop") return Augment::kCrop;
-  if (name == "resized-crop") return Augment::kResizedCrop;
-  if (name == "none") return Augment::kNone;
-  return std::nullopt;
-}
-
 torch::Tensor transform_image(const torch::Tensor& image, const ImageTransform& transform,
                               bool train, std::int64_t epoch, std::int64_t index) {
   const std::int64_t size = transform.size;

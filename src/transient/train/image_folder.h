@@ -33,6 +33,8 @@
 #include <thread>
 #include <vector>
 
+#include "transient/train/option_names.h"
+
 namespace transient::train {
 
 struct ImageFile {
@@ -64,9 +66,6 @@ std::pair<ImageFolder, ImageFolder> hold_out(const ImageFolder& folder, int tent
 // The decoded image [H, W, 3] uint8, or nullopt with `why` set if the file is not a JPEG or PNG
 // image that decodes.
 std::optional<torch::Tensor> decode_image(const std::string& path, std::string* why);
-
-enum class Augment { kCrop, kResizedCrop, kNone };
-std::optional<Augment> parse_augment(const std::string& name);  // crop, resized-crop, none
 
 struct ImageTransform {
   std::int64_t size = 32;  // S

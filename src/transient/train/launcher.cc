@@ -93,9 +93,6 @@ void validate(const TrainOptions& o) {
                      "(cifar-10-batches-bin: data_batch_1.bin ... data_batch_5.bin, "
                      "test_batch.bin), for npy one with images.npy and labels.npy");
   }
-  if (!parse_augment(o.augment)) {
-    throw InputError("--augment: \"" + o.augment + "\"; accepted: crop, resized-crop, none");
-  }
   if (o.image_size != 0 && (o.image_size < 8 || o.image_size > 4096)) {
     throw InputError("--image-size: " + std::to_string(o.image_size) +
                      " is out of range; accepted: 8..4096 (or 0 for the first image's side)");
@@ -149,12 +146,6 @@ void validate(const TrainOptions& o) {
   if (o.nesterov && o.momentum == 0) {
     throw InputError("--nesterov needs a momentum: accepted: --momentum M with 0 < M < 1");
   }
-  if (o.loss != "cross-entropy" && o.loss != "mse") {
-    throw InputError("--loss: \"" + o.loss + "\"; accepted: cross-entropy, mse");
-  }
-  if (!parse_lr_schedule(o.schedule)) {
-    throw InputError("--schedule: \"" + o.schedule + "\"; accepted: cosine, step");
-  }
   if (!(o.clip_grad_norm >= 0 && o.clip_grad_norm <= 1e6)) {
     throw InputError("--clip-grad-norm: " + shown(o.clip_grad_norm) +
                      " is out of range; accepted: 0 (never) or 0 < NORM <= 1000000");
@@ -206,7 +197,7 @@ nlohmann::json job_settings(const TrainOptions& o) {
   return {{"model", o.model},
           {"dataset", o.dataset},
           {"image_size", o.image_size},
-          {"augment", o.augment},
+          {"augment", name_of(o.augment)},
           {"train_subset", o.train_subset},
           {"test_subset", o.test_subset},
           {"epochs", o.epochs},
@@ -221,9 +212,9 @@ nlohmann::json job_settings(const TrainOptions& o) {
           {"beta2", o.beta2},
           {"eps", o.eps},
           {"warmup_fraction", o.warmup_fraction},
-          {"loss", o.loss},
+          {"loss", name_of(o.loss)},
           {"nesterov", o.nesterov},
-          {"schedule", o.schedule},
+          {"schedule", name_of(o.schedule)},
           {"clip_grad_norm", o.clip_grad_norm},
           {"seed", o.seed}};
 }
@@ -264,18 +255,18 @@ void adopt_job_settings(TrainOptions& o) {
     o.weight_decay = settings.at("weight_decay").get<double>();
     o.warmup_fraction = settings.at("warmup_fraction").get<double>();
     // Settings a job of an earlier version did not record had these values.
-    o.loss = settings.value("loss", std::string("cross-entropy"));
+    o.loss = named_option(settings, "loss", Loss::kCrossEntropy);
     o.image_size = settings.value("image_size", std::int64_t{0});
-    o.augment = settings.value("augment", std::string("crop"));
+    o.augment = named_option(settings, "augment", Augment::kCrop);
     o.optimizer = settings.value("optimizer", std::string("sgd"));
     o.beta1 = settings.value("beta1", 0.9);
     o.beta2 = settings.value("beta2", 0.999);
     o.eps = settings.value("eps", 1e-8);
     o.nesterov = settings.value("nesterov", false);
-    o.schedule = settings.value("schedule", std::string("cosine"));
+    o.schedule = named_option(settings, "schedule", LrSchedule::kCosine);
     o.clip_grad_norm = settings.value("clip_grad_norm", 0.0);
     o.seed = settings.at("seed").get<std::uint64_t>();
-  } catch (const nlohmann::json::exception& error) {
+  } catch (const std::exception& error) {  // a JSON error, or a name not in the table
     throw InputError(job_json, 0, std::string("its settings are damaged: ") + error.what());
   }
   validate(o);
@@ -670,7 +661,7 @@ int run_coordinator(const TrainOptions& given, int min_workers) {
       journal.at("members").get<std::vector<std::string>>();
       journal.at("next_worker").get<int>();
       journal.at("front_door").get<std::string>();
-    } catch (const nlohmann::json::exception& error) {
+    } catch (const std::exception& error) {  // a JSON error, or a name not in the table
       throw InputError(journal_path, 0, std::string("not a coordinator journal: ") + error.what());
     }
     if (journal.value("ended", false) && !journal.value("paused", false)) {

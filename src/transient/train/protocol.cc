@@ -15,7 +15,7 @@ nlohmann::json to_json(const JobConfig& config) {
           {"data_dir", o.data_dir},
           {"val_data", o.val_data},
           {"image_size", o.image_size},
-          {"augment", o.augment},
+          {"augment", name_of(o.augment)},
           {"image_mean", o.image_mean},
           {"image_std", o.image_std},
           {"loader_threads", o.loader_threads},
@@ -42,12 +42,12 @@ nlohmann::json to_json(const JobConfig& config) {
           {"checkpoint_every_s", o.checkpoint_every_s},
           {"keep", o.keep},
           {"bucket_bytes", o.bucket_bytes},
-          {"compress", o.compress},
+          {"compress", name_of(o.compress)},
           {"heartbeat_timeout_s", o.heartbeat_timeout_s},
-          {"on_divergence", o.on_divergence},
-          {"loss", o.loss},
+          {"on_divergence", name_of(o.on_divergence)},
+          {"loss", name_of(o.loss)},
           {"nesterov", o.nesterov},
-          {"schedule", o.schedule},
+          {"schedule", name_of(o.schedule)},
           {"clip_grad_norm", o.clip_grad_norm},
           {"model_sha256", o.model_sha256},
           {"instance_type", o.instance_type},
@@ -66,7 +66,7 @@ JobConfig job_config_from_json(const nlohmann::json& j) {
   o.data_dir = j.at("data_dir").get<std::string>();
   o.val_data = j.value("val_data", std::string());
   o.image_size = j.value("image_size", std::int64_t{0});
-  o.augment = j.value("augment", std::string("crop"));
+  o.augment = named_option(j, "augment", Augment::kCrop);
   o.image_mean = j.value("image_mean", std::vector<double>{});
   o.image_std = j.value("image_std", std::vector<double>{});
   o.loader_threads = j.value("loader_threads", 2);
@@ -93,12 +93,12 @@ JobConfig job_config_from_json(const nlohmann::json& j) {
   o.checkpoint_every_s = j.at("checkpoint_every_s").get<double>();
   o.keep = j.at("keep").get<int>();
   o.bucket_bytes = j.at("bucket_bytes").get<std::int64_t>();
-  o.compress = j.value("compress", std::string("none"));
+  o.compress = named_option(j, "compress", Compression::kNone);
   o.heartbeat_timeout_s = j.at("heartbeat_timeout_s").get<double>();
-  o.on_divergence = j.value("on_divergence", std::string("stop"));
-  o.loss = j.value("loss", std::string("cross-entropy"));
+  o.on_divergence = named_option(j, "on_divergence", OnDivergence::kStop);
+  o.loss = named_option(j, "loss", Loss::kCrossEntropy);
   o.nesterov = j.value("nesterov", false);
-  o.schedule = j.value("schedule", std::string("cosine"));
+  o.schedule = named_option(j, "schedule", LrSchedule::kCosine);
   o.clip_grad_norm = j.value("clip_grad_norm", 0.0);
   o.model_sha256 = j.value("model_sha256", std::string());
   o.instance_type = j.value("instance_type", std::string());

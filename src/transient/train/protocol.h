@@ -95,6 +95,8 @@ struct WorkerResult {
 };
 
 nlohmann::json to_json(const JobConfig& config);
+// Throws nlohmann::json's error for a missing or mistyped field, std::invalid_argument for an
+// option's name not in its table (option_names.h).
 JobConfig job_config_from_json(const nlohmann::json& json);
 nlohmann::json to_json(const GenerationConfig& config);
 GenerationConfig generation_config_from_json(const nlohmann::json& json);

@@ -51,12 +51,6 @@ std::vector<std::int64_t> epoch_permutation(std::int64_t samples, std::uint64_t 
   return order;
 }
 
-std::optional<LrSchedule> parse_lr_schedule(const std::string& name) {
-  if (name == "cosine") return LrSchedule::kCosine;
-  if (name == "step") return LrSchedule::kStep;
-  return std::nullopt;
-}
-
 double learning_rate_at(std::int64_t step, std::int64_t total_steps, std::int64_t warmup_steps,
                         double lr, LrSchedule schedule) {
   if (warmup_steps > 0 && step < warmup_steps) {

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "transient/train/option_names.h"
+
 namespace transient::train {
 
 // Where step `step` (0-based, counted from the start of the job) sits in the data.
@@ -44,14 +46,6 @@ Shard shard_of(const StepPosition& position, int workers, int rank);
 // every platform (core's Rng and our own Fisher-Yates).
 std::vector<std::int64_t> epoch_permutation(std::int64_t samples, std::uint64_t seed,
                                             std::int64_t epoch);
-
-// How the learning rate falls after the warm-up: a half cosine to zero at the last step, or
-// steps of x0.1 at half and at three quarters of the steps after the warm-up (the classic
-// CIFAR ResNet schedule).
-enum class LrSchedule { kCosine, kStep };
-
-// "cosine" or "step"; nullopt for anything else.
-std::optional<LrSchedule> parse_lr_schedule(const std::string& name);
 
 // The learning rate at step `step` (0-based) of `total_steps`: linear warm-up from lr/10 to `lr`
 // over `warmup_steps`, then `schedule` (a half cosine down to zero at `total_steps` by default).

@@ -21,6 +21,7 @@
 
 #include "transient/launch/revocation_schedule.h"
 #include "transient/market/revocation_model.h"
+#include "transient/train/option_names.h"
 
 namespace transient::train {
 
@@ -38,11 +39,11 @@ struct TrainOptions {
   std::string model = "cnn";                                   // a name from model_catalog()
   std::string dataset = "fashion-mnist";                       // datasets.h's names
   std::string data_dir = "/usr/share/datasets/fashion-mnist";  // Debian's dataset-fashion-mnist
-  std::string data;                // --data PATH: data_dir, and the dataset found in it
-  std::string val_data;            // a validation set of its own (npy, image-folder); "" = none
-  std::int64_t image_size = 0;     // image folders: images made S x S (0 = the first one's side)
-  std::string augment = "crop";    // image folders: crop, resized-crop or none (image_folder.h)
-  std::vector<double> image_mean;  // image folders: per channel, set by the launcher
+  std::string data;                  // --data PATH: data_dir, and the dataset found in it
+  std::string val_data;              // a validation set of its own (npy, image-folder); "" = none
+  std::int64_t image_size = 0;       // image folders: images made S x S (0 = the first one's side)
+  Augment augment = Augment::kCrop;  // image folders' training augmentation (image_folder.h)
+  std::vector<double> image_mean;    // image folders: per channel, set by the launcher
   std::vector<double> image_std;
   int loader_threads = 2;         // image folders: threads decoding batches ahead, per worker
   bool strict = false;            // image folders: refuse a data set with an image that does
@@ -68,17 +69,17 @@ struct TrainOptions {
   double weight_decay = 0.0;      // SGD's L2 penalty, AdamW's decoupled decay
   double beta1 = 0.9;             // AdamW's moment decays
   double beta2 = 0.999;
-  double eps = 1e-8;                   // AdamW's denominator term
-  double warmup_fraction = 0.05;       // share of all steps spent warming up (at most 200 steps)
-  std::string loss = "cross-entropy";  // or mse (the scores against one-hot labels)
-  bool nesterov = false;               // Nesterov momentum
-  std::string schedule = "cosine";     // after the warm-up: cosine, or step (x0.1 at 1/2 and 3/4)
-  double clip_grad_norm = 0;           // clip the gradient's global L2 norm to this (0 = never)
-  std::uint64_t seed = 1;              // model initialisation and data order
-  // A training loss that becomes NaN or infinite: "stop" the job naming the step and the last
-  // good checkpoint, or "rollback": continue from the newest checkpoint taken at least two steps
+  double eps = 1e-8;                // AdamW's denominator term
+  double warmup_fraction = 0.05;    // share of all steps spent warming up (at most 200 steps)
+  Loss loss = Loss::kCrossEntropy;  // or mse (the scores against one-hot labels)
+  bool nesterov = false;            // Nesterov momentum
+  LrSchedule schedule = LrSchedule::kCosine;  // after the warm-up: or step (x0.1 at 1/2, 3/4)
+  double clip_grad_norm = 0;  // clip the gradient's global L2 norm to this (0 = never)
+  std::uint64_t seed = 1;     // model initialisation and data order
+  // A training loss that becomes NaN or infinite: stop the job naming the step and the last
+  // good checkpoint, or roll back: continue from the newest checkpoint taken at least two steps
   // before it with the learning rate halved from there on (at most kMaxRollbacks times).
-  std::string on_divergence = "stop";
+  OnDivergence on_divergence = OnDivergence::kStop;
   std::string model_sha256;  // of a TorchScript model file (--model FILE.pt), set by the launcher
 
   // Where and how.
@@ -90,7 +91,7 @@ struct TrainOptions {
   int keep = 3;                             // checkpoints kept
   bool resume = false;                   // continue the job in job_dir from its latest checkpoint
   std::int64_t bucket_bytes = 25 << 20;  // all-reduce buckets after the first (1 MiB), fp32 bytes
-  std::string compress = "none";         // gradients on the wire: none, bf16 or fp16
+  Compression compress = Compression::kNone;  // gradients on the wire: fp32, bf16 or fp16
 
   // Elasticity (issue 3).
   double heartbeat_timeout_s = 5;  // a member silent this long is dropped from the job

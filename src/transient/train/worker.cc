@@ -122,7 +122,7 @@ class Worker {
                                      options_.image_std});
     if (data_.from_files()) {
       data_.transform.seed = options_.seed;
-      data_.transform.augment = parse_augment(options_.augment).value_or(Augment::kCrop);
+      data_.transform.augment = options_.augment;
       loader_ = std::make_unique<ImageLoader>(data_.transform, options_.loader_threads);
     } else {
       data_.train.images = data_.train.images.narrow(0, 0, job_.train_samples);
@@ -153,9 +153,8 @@ class Worker {
       parameters_.push_back(item.value());
     }
     optimizer_ = std::make_unique<Optimizer>(optimizer_settings(options_), parameters_);
-    buckets_ = std::make_unique<GradientBuckets>(
-        parameters_, options_.bucket_bytes,
-        parse_compression(options_.compress).value_or(Compression::kNone));
+    buckets_ =
+        std::make_unique<GradientBuckets>(parameters_, options_.bucket_bytes, options_.compress);
   }
 
   // Trains until the job ends or this worker leaves. Returns the process exit code.
@@ -213,7 +212,7 @@ class Worker {
           message::Report diverged = new_report(message::Report::Kind::kDiverged, step_ + 1);
           diverged.loss = loss;
           connection_.send(diverged);
-          if (options_.on_divergence == "rollback") {
+          if (options_.on_divergence == OnDivergence::kRollback) {
             // The coordinator rolls the job back to a checkpoint (or ends it after the last
             // rollback): this worker's state is not one to go on from.
             group_.reset();
@@ -620,9 +619,8 @@ class Worker {
         // The summed gradient is the same on every member: so is its norm, and the clipping.
         torch::nn::utils::clip_grad_norm_(parameters_, options_.clip_grad_norm);
       }
-      const double lr = learning_rate_at(
-          step_, job_.total_steps, job_.warmup_steps, options_.lr * config_.lr_scale,
-          parse_lr_schedule(options_.schedule).value_or(LrSchedule::kCosine));
+      const double lr = learning_rate_at(step_, job_.total_steps, job_.warmup_steps,
+                                         options_.lr * config_.lr_scale, options_.schedule);
       optimizer_->step(lr);
       const double optimizer_s = seconds_since(phase_start);
 
@@ -730,7 +728,7 @@ class Worker {
   // error between the scores and the labels' one-hot vectors, averaged over the classes (divided
   // by the batch, it is PyTorch's mse_loss with its default mean).
   torch::Tensor summed_loss(const torch::Tensor& scores, const torch::Tensor& labels) const {
-    if (options_.loss == "mse") {
+    if (options_.loss == Loss::kMse) {
       const auto targets = torch::one_hot(labels, scores.size(1)).to(scores.scalar_type());
       return torch::nn::functional::mse_loss(
                  scores, targets,

@@ -1,0 +1,40 @@
+#include "transient/train/option_names.h"
+
+namespace transient::train {
+
+template <>
+const std::vector<std::pair<std::string, Loss>>& option_names<Loss>() {
+  static const std::vector<std::pair<std::string, Loss>> names{
+      {"cross-entropy", Loss::kCrossEntropy}, {"mse", Loss::kMse}};
+  return names;
+}
+
+template <>
+const std::vector<std::pair<std::string, LrSchedule>>& option_names<LrSchedule>() {
+  static const std::vector<std::pair<std::string, LrSchedule>> names{
+      {"cosine", LrSchedule::kCosine}, {"step", LrSchedule::kStep}};
+  return names;
+}
+
+template <>
+const std::vector<std::pair<std::string, Augment>>& option_names<Augment>() {
+  static const std::vector<std::pair<std::string, Augment>> names{
+      {"crop", Augment::kCrop}, {"resized-crop", Augment::kResizedCrop}, {"none", Augment::kNone}};
+  return names;
+}
+
+template <>
+const std::vector<std::pair<std::string, Compression>>& option_names<Compression>() {
+  static const std::vector<std::pair<std::string, Compression>> names{
+      {"none", Compression::kNone}, {"bf16", Compression::kBf16}, {"fp16", Compression::kFp16}};
+  return names;
+}
+
+template <>
+const std::vector<std::pair<std::string, OnDivergence>>& option_names<OnDivergence>() {
+  static const std::vector<std::pair<std::string, OnDivergence>> names{
+      {"stop", OnDivergence::kStop}, {"rollback", OnDivergence::kRollback}};
+  return names;
+}
+
+}  // namespace transient::train
