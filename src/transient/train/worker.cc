@@ -553,13 +553,6 @@ class Worker {
         if (next_shard.count > 0) prefetch(next.epoch, next_shard);
       }
       const double data_s = seconds_since(phase_start);
-      if (resuming && rank_ == 0) {
-        connection_.send(message::Event{{{"event", "step_resumed"},
-                                         {"gen", config_.generation},
-                                         {"step", step_ + 1},
-                                         {"kept_samples", resumed_kept_},
-                                         {"recomputed_samples", position.batch - resumed_kept_}}});
-      }
 
       // Backward all-reduces each bucket of gradients as soon as it is complete
       // (gradient_buckets.h); what is left of the all-reduce after backward is `allreduce_s`.
@@ -630,6 +623,13 @@ class Worker {
       connection_.record_row(step_row(step_, rank_, shard.count, step_data_s, step_compute_s,
                                       allreduce_s, optimizer_s, loss, config_.generation,
                                       shard.begin));
+      if (resuming && rank_ == 0) {
+        connection_.send(message::Event{{{"event", "step_resumed"},
+                                         {"gen", config_.generation},
+                                         {"step", step_},
+                                         {"kept_samples", resumed_kept_},
+                                         {"recomputed_samples", position.batch - resumed_kept_}}});
+      }
       const bool stop = buckets_->control()[1].item<double>() > 0 ||
                         (options_.stop_at_step > 0 && step_ >= options_.stop_at_step);
       const double leaving = buckets_->control()[3].item<double>();
@@ -1025,7 +1025,7 @@ class Worker {
   // The gradient of an interrupted step kept in the buckets (holds_own_gradients()): of the
   // samples `range` of the step after `step`, with this member's part of its loss and the
   // seconds it spent on them.
-  struct KeptStep {  // all zero when none
+  struct KeptStep {  // a default one: nothing kept
     std::int64_t step = -1;
     launch::SampleRange range;
     double loss = 0;
