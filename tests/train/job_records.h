@@ -277,14 +277,18 @@ inline void expect_every_sample_once(const std::string& job_dir, std::int64_t st
 }
 
 // Every interrupted step resumed (a `step_resumed` event) was one of a generation that lost a
-// member, and its samples are the step's: those the members kept and those computed again.
+// member, whose recovery counts the samples computed again, and its samples are the step's:
+// those the members kept and those computed again.
 inline void expect_resumed_steps(const std::vector<nlohmann::json>& events, std::int64_t batch) {
-  std::set<std::int64_t> after_a_loss;  // generations formed after a member was lost
+  std::map<std::int64_t, nlohmann::json> after_a_loss;  // recoveries of lost members, by gen
   for (const auto& e : events_named(events, "recovery")) {
-    if (e.at("cause") == "failed") after_a_loss.insert(e.at("gen").get<std::int64_t>());
+    if (e.at("cause") == "failed") after_a_loss[e.at("gen").get<std::int64_t>()] = e;
   }
   for (const auto& e : events_named(events, "step_resumed")) {
-    EXPECT_EQ(after_a_loss.count(e.at("gen").get<std::int64_t>()), 1u) << e.dump();
+    const auto recovery = after_a_loss.find(e.at("gen").get<std::int64_t>());
+    ASSERT_NE(recovery, after_a_loss.end()) << e.dump();
+    EXPECT_EQ(recovery->second.value("recomputed_samples", -1), e.at("recomputed_samples"))
+        << recovery->second.dump();
     EXPECT_GT(e.at("kept_samples").get<std::int64_t>(), 0) << e.dump();
     EXPECT_GT(e.at("recomputed_samples").get<std::int64_t>(), 0) << e.dump();
     EXPECT_EQ(

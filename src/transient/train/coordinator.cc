@@ -490,8 +490,12 @@ void Coordinator::handle_message(Worker& worker, const nlohmann::json& line) {
   } else if (const auto* progress = std::get_if<message::Progress>(&received)) {
     update_progress(progress->report);
   } else if (const auto* event = std::get_if<message::Event>(&received)) {
-    if (event->event.value("event", "") == "image_skipped") {
-      skipped_images_.insert(event->event.value("file", ""));
+    const std::string name = event->event.value("event", "");
+    if (name == "image_skipped") skipped_images_.insert(event->event.value("file", ""));
+    if (name == "step_resumed") {  // before the first step's report, on the same connection
+      resumed_generation_ = event->event.value("gen", std::int64_t{-1});
+      recomputed_samples_ = event->event.value("recomputed_samples", std::int64_t{0});
+      resumed_batch_ = recomputed_samples_ + event->event.value("kept_samples", std::int64_t{0});
     }
     events_.append(event->event);
   } else if (const auto* bye = std::get_if<message::Bye>(&received)) {
@@ -941,24 +945,32 @@ void Coordinator::start_generation(const elastic::Generation& generation) {
 }
 
 void Coordinator::record_recovery(const elastic::action::Recovered& recovered) {
-  events_.append({{"event", "recovery"},
-                  {"gen", recovered.gen},
-                  {"cause", recovered.cause},
-                  {"lost", recovered.lost},
-                  {"detect_s", recovered.detect_s},
-                  {"reform_s", recovered.reform_s},
-                  {"duration_s", recovered.duration_s},
-                  {"waited_s", recovered.waited_s},
-                  {"redone_steps", recovered.redone_steps}});
+  nlohmann::json event{{"event", "recovery"},
+                       {"gen", recovered.gen},
+                       {"cause", recovered.cause},
+                       {"lost", recovered.lost},
+                       {"detect_s", recovered.detect_s},
+                       {"reform_s", recovered.reform_s},
+                       {"duration_s", recovered.duration_s},
+                       {"waited_s", recovered.waited_s},
+                       {"redone_steps", recovered.redone_steps}};
+  // The step redone was finished from the survivors' gradients: only the lost samples again.
+  const bool resumed = resumed_generation_ == recovered.gen && recovered.redone_steps == 1;
+  std::string redone = std::to_string(recovered.redone_steps) + " step" +
+                       (recovered.redone_steps == 1 ? "" : "s") + " redone";
+  if (resumed) {
+    event["recomputed_samples"] = recomputed_samples_;
+    redone = "1 step redone: " + std::to_string(recomputed_samples_) + " of its " +
+             std::to_string(resumed_batch_) + " samples";
+  }
+  events_.append(event);
   progress_->finish();
   std::fprintf(stderr,
                "transient: recovered from the loss of %s (%s) in %.0f ms: generation %lld "
-               "with %zu workers goes on at step %lld (%lld step%s redone)\n",
+               "with %zu workers goes on at step %lld (%s)\n",
                nlohmann::json(recovered.lost).dump().c_str(), recovered.cause.c_str(),
                1000 * recovered.duration_s, static_cast<long long>(recovered.gen),
-               recovered.members, static_cast<long long>(recovered.step),
-               static_cast<long long>(recovered.redone_steps),
-               recovered.redone_steps == 1 ? "" : "s");
+               recovered.members, static_cast<long long>(recovered.step), redone.c_str());
 }
 
 void Coordinator::end_job(const elastic::action::EndJob& end) {

@@ -197,6 +197,11 @@ class Coordinator : public launch::FleetCoordinator, private elastic::Env {
   double lr_scale_ = 1;
   int rollbacks_ = 0;
   std::set<std::string> skipped_images_;
+  // The last step finished from the survivors' kept gradients (rank 0's `step_resumed`): its
+  // generation and the samples computed again, for that generation's recovery.
+  std::int64_t resumed_generation_ = -1;
+  std::int64_t recomputed_samples_ = 0;
+  std::int64_t resumed_batch_ = 0;
   std::int64_t rolled_back_generation_ = -1;
   JobOutcome outcome_;
   Clock::time_point drop_window_start_;  // the window of dropped connections being counted
