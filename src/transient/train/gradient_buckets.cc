@@ -25,8 +25,8 @@ std::vector<std::int64_t> slice_sizes(std::int64_t size, int members) {
 
 // Whether a bucket of `size` elements goes whole to every member (one round) rather than in
 // slices (two rounds of the same bytes in all): between two members always, and when it is too
-// small to give every member a slice.
-bool swaps_whole(std::int64_t size, int members) { return members == 2 || size < members; }
+// small to give every member a slice (alone, a member's bucket is the sum as it is).
+bool swaps_whole(std::int64_t size, int members) { return members <= 2 || size < members; }
 
 // Makes `buffer` a tensor of `elements` unless it is one already (kept from step to step while
 // the generation's size stays; each of a bucket's buffers on its own, since which of them a sum
@@ -229,7 +229,7 @@ void GradientBuckets::sum_first_round(Bucket& bucket) {
   const std::int64_t size = target.numel();
   // A whole bucket is written by the sum below; one summed in slices only once its second round
   // is done (finish()).
-  if (members == 1 || swaps_whole(size, members)) own_ = false;
+  if (swaps_whole(size, members)) own_ = false;
   if (members == 1) {
     if (compression_ != Compression::kNone) bucket.flat.copy_(bucket.wire);
     return;
@@ -300,19 +300,16 @@ void GradientBuckets::finish(const AbortCheck& aborted) {
       // round); the sums that write a whole bucket at once wait until every first round has
       // arrived, so that a failed one leaves every bucket this member's own gradients.
       const int members = group_->getSize();
-      const auto whole = [&](const Bucket& bucket) {
-        return members == 1 || swaps_whole(bucket.flat.numel(), members);
-      };
       for (std::size_t b = 0; b < next_; ++b) {
         Bucket& bucket = buckets_[b];
         if (bucket.first) {
           std::vector<c10::intrusive_ptr<c10d::Work>> first{bucket.first};
           wait_all(first, aborted);
         }
-        if (!whole(bucket)) sum_first_round(bucket);
+        if (!swaps_whole(bucket.flat.numel(), members)) sum_first_round(bucket);
       }
       for (std::size_t b = 0; b < next_; ++b) {
-        if (whole(buckets_[b])) sum_first_round(buckets_[b]);
+        if (swaps_whole(buckets_[b].flat.numel(), members)) sum_first_round(buckets_[b]);
       }
       settle(aborted);  // the second rounds
       for (auto& bucket : buckets_) {

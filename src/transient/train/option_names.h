@@ -4,7 +4,6 @@
 // CLI parses the flags with it.
 #pragma once
 
-#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
@@ -65,12 +64,6 @@ std::string accepted_names() {
   std::string text;
   for (const auto& [name, value] : option_names<E>()) text += (text.empty() ? "" : ", ") + name;
   return text;
-}
-
-// Name -> value, as CLI11's CheckedTransformer takes it.
-template <typename E>
-std::map<std::string, E> name_map() {
-  return {option_names<E>().begin(), option_names<E>().end()};
 }
 
 // The value named by `json`'s `key`, or `absent` when there is no such key (a record of an

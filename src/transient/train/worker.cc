@@ -535,8 +535,7 @@ class Worker {
       torch::Tensor images;
       torch::Tensor labels;
       if (computed_count > 0 && loader_) {
-        auto batch =
-            resuming ? load_samples(position.epoch, computed) : take_batch(position.epoch, shard);
+        auto batch = take_batch(position.epoch, computed);
         images = std::move(batch.images);
         labels = std::move(batch.labels);
         report_skipped(batch.skipped);
@@ -913,47 +912,35 @@ class Worker {
     return permutations_.back().second;
   }
 
-  std::vector<std::int64_t> shard_indices(std::int64_t epoch, const Shard& shard) {
-    const auto& order = permutation(epoch);
-    return {order.begin() + shard.begin, order.begin() + shard.begin + shard.count};
-  }
-
-  // The samples of several ranges of `epoch`'s permutation, one after the other.
+  // The samples of ranges of `epoch`'s permutation, one range after the other.
   std::vector<std::int64_t> sample_indices(std::int64_t epoch, const std::vector<Shard>& parts) {
+    const auto& order = permutation(epoch);
     std::vector<std::int64_t> indices;
     for (const auto& part : parts) {
-      const auto more = shard_indices(epoch, part);
-      indices.insert(indices.end(), more.begin(), more.end());
+      indices.insert(indices.end(), order.begin() + part.begin,
+                     order.begin() + part.begin + part.count);
     }
     return indices;
-  }
-
-  // Those samples decoded from the image folder now (not ahead: a resumed step's are not known
-  // in advance).
-  ImageBatch load_samples(std::int64_t epoch, const std::vector<Shard>& parts) {
-    if (prefetched_) {
-      prefetched_->batch.wait();  // its threads are done with it before it is dropped
-      prefetched_.reset();
-    }
-    return loader_->load(*data_.train_files, sample_indices(epoch, parts), epoch, true).get();
   }
 
   void prefetch(std::int64_t epoch, const Shard& shard) {
     prefetched_ =
         Prefetched{config_.generation, epoch, shard,
-                   loader_->load(*data_.train_files, shard_indices(epoch, shard), epoch, true)};
+                   loader_->load(*data_.train_files, sample_indices(epoch, {shard}), epoch, true)};
   }
 
-  // The batch of `shard` in `epoch`: the one decoded ahead if it is that one, else decoded now.
-  ImageBatch take_batch(std::int64_t epoch, const Shard& shard) {
+  // The batch of the samples `parts` of `epoch`: the one decoded ahead if it is that one (a
+  // resumed step's parts never are), else decoded now.
+  ImageBatch take_batch(std::int64_t epoch, const std::vector<Shard>& parts) {
     std::optional<Prefetched> ahead;
     ahead.swap(prefetched_);
     if (ahead && ahead->generation == config_.generation && ahead->epoch == epoch &&
-        ahead->shard.begin == shard.begin && ahead->shard.count == shard.count) {
+        parts.size() == 1 && ahead->shard.begin == parts[0].begin &&
+        ahead->shard.count == parts[0].count) {
       return ahead->batch.get();
     }
     if (ahead) ahead->batch.wait();  // its threads are done with it before it is dropped
-    return loader_->load(*data_.train_files, shard_indices(epoch, shard), epoch, true).get();
+    return loader_->load(*data_.train_files, sample_indices(epoch, parts), epoch, true).get();
   }
 
   // Images that did not decode are left out of their batch; each file is reported once (an
