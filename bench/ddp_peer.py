@@ -207,6 +207,9 @@ def parse_args():
     p.add_argument("--mean", type=float, default=0.2860, help="normalisation mean")
     p.add_argument("--std", type=float, default=0.3530, help="normalisation std")
     p.add_argument("--data-dir", default=DATA_DIR)
+    p.add_argument("--channels-last", action="store_true",
+                   help="the model's convolution weights channels-last (transient's layout for "
+                        "the ResNets; DDP's users must ask for it)")
     p.add_argument("--out", help="JSON file written by rank 0")
     args = p.parse_args()
     if args.steps <= args.warmup:
@@ -225,6 +228,8 @@ def main():
     n = x.shape[0]
     torch.manual_seed(args.seed)
     model = MODELS[args.model]()  # same seed on every rank; DDP also broadcasts rank 0's weights
+    if args.channels_last:
+        model = model.to(memory_format=torch.channels_last)
     # Batch-norm buffers are not broadcast every step (transient does not either: each worker's
     # running statistics are its own until an evaluation); DDP's default would add a broadcast.
     ddp = nn.parallel.DistributedDataParallel(model, broadcast_buffers=False)
@@ -269,6 +274,7 @@ def main():
         "peer": "pytorch-ddp-gloo",
         "torch": torch.__version__,
         "model": args.model,
+        "channels_last": args.channels_last,
     }
     result.update(
         measured(args, world, samples_timed, samples_all, (t_loop, t_timed, t_end), init_s,

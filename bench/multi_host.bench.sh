@@ -12,6 +12,9 @@
 # tbf on each host's way out; the latency is tests/tools/link_delay holding each packet a host
 # receives for half the round trip (an NFQUEUE rule: this machine's kernel has no sch_netem).
 # LATENCY=0 leaves the latency out (the rate alone, as the figures before link_delay were taken).
+# MEMORY_FORMAT (auto, channels-last, contiguous) goes to transient's job: auto lays the ResNets'
+# convolution weights out channels-last. DDP_CHANNELS_LAST=1 does the same to DDP's model (its
+# users must ask for it: DDP's default is contiguous, the peer as users run it).
 # Same model (MODEL, default cnn), data (Fashion-MNIST), global batch 128, 1 thread per worker,
 # STEPS steps. Measured:
 #   - samples/s of each (transient: summary.json's samples_per_s, first to last step; DDP:
@@ -31,6 +34,9 @@ steps=${STEPS:-300}
 compress=${COMPRESS:-none}
 bucket_bytes=${BUCKET_BYTES:-26214400}
 latency=${LATENCY:-1}
+memory_format=${MEMORY_FORMAT:-auto}
+ddp_layout=()
+[[ ${DDP_CHANNELS_LAST:-0} == 1 ]] && ddp_layout=(--channels-last)
 link_delay=$build/tests/tools/link_delay
 case $profile in
   zone) rate=10gbit one_way_ms=0.25 ;;
@@ -89,7 +95,8 @@ run_transient() {
   local job=$work/job-$1 kill=$2
   on 0 "$transient" coordinator --job-dir "$job" --model "$model" --steps "$steps" \
     --global-batch 128 --threads 1 --test-subset 512 --checkpoint-every 0 --min-workers "$workers" \
-    --bind 10.79.0.1 --port 29411 --compress "$compress" --bucket-bytes "$bucket_bytes" >"$work/c-$1.out" 2>"$work/c-$1.err" &
+    --bind 10.79.0.1 --port 29411 --compress "$compress" --bucket-bytes "$bucket_bytes" \
+    --memory-format "$memory_format" >"$work/c-$1.out" 2>"$work/c-$1.err" &
   local coordinator=$!
   while [[ ! -f $job/coordinator.json ]]; do sleep 0.1; done
   local pids=()
@@ -114,7 +121,7 @@ run_ddp() {
     on "$i" env GLOO_SOCKET_IFNAME=eth0 "$torchrun" --nnodes "$workers" --nproc_per_node 1 \
       --node_rank $((i - 1)) --master_addr 10.79.0.2 --master_port 29412 --redirects 1:2 --tee 0:1 \
       "$here/bench/ddp_peer.py" --model "$model" --steps "$steps" --global-batch 128 --threads 1 \
-      --out "$work/ddp-$i.json" >"$work/ddp-$i.out" 2>&1 &
+      "${ddp_layout[@]}" --out "$work/ddp-$i.json" >"$work/ddp-$i.out" 2>&1 &
     pids+=($!)
   done
   for pid in "${pids[@]}"; do wait "$pid"; done
@@ -122,7 +129,8 @@ run_ddp() {
 
 echo "transient vs DDP across $workers hosts (network namespaces), profile $profile ($rate," \
   "$one_way_ms ms each way), model $model, $steps steps of 128, 1 thread per worker;" \
-  "transient: --compress $compress --bucket-bytes $bucket_bytes"
+  "transient: --compress $compress --bucket-bytes $bucket_bytes --memory-format $memory_format;" \
+  "DDP: ${ddp_layout[*]:-contiguous}"
 run_transient plain ""
 run_ddp
 run_transient kill yes

@@ -198,8 +198,9 @@ TEST_P(Buckets, EveryMemberEndsWithTheSumOfTheMembersGradients) {
 // One step of the first `members` of `nets` (each with its `buckets`, on its input, none if
 // undefined) in a fresh group, `keep`ing the gradients the buckets hold (a resumed step): the
 // gradients each ends with ([rank][parameter]), or the error of any.
+template <typename Module>
 std::vector<std::vector<torch::Tensor>> step_in_a_group_of(
-    int members, std::vector<std::unique_ptr<Net>>& nets,
+    int members, std::vector<std::unique_ptr<Module>>& nets,
     std::vector<std::unique_ptr<GradientBuckets>>& buckets,
     const std::vector<torch::Tensor>& inputs, bool keep = false) {
   auto store = c10::make_intrusive<c10d::HashStore>();
@@ -251,6 +252,62 @@ TEST(BucketsAcrossGenerations, ServeGroupsOfChangingSize) {
         EXPECT_TRUE(torch::equal(seen[static_cast<std::size_t>(rank)][p], expected))
             << members << " members: parameter " << p << ", member " << rank;
       }
+    }
+  }
+}
+
+// A convolution and a linear layer; the convolution's weight channels-last (NHWC in memory), as
+// the trainer lays out the ResNets' (models.h).
+struct ConvNet : torch::nn::Module {
+  explicit ConvNet(bool channels_last) {
+    torch::manual_seed(5);
+    conv = register_module("conv", torch::nn::Conv2d(torch::nn::Conv2dOptions(2, 4, 3).padding(1)));
+    head = register_module("head", torch::nn::Linear(4 * 4 * 4, 3));
+    if (channels_last) {
+      conv->weight.set_data(conv->weight.contiguous(torch::MemoryFormat::ChannelsLast));
+    }
+  }
+  torch::Tensor forward(const torch::Tensor& x) {
+    return head->forward(torch::relu(conv->forward(x)).flatten(1));
+  }
+  torch::nn::Conv2d conv{nullptr};
+  torch::nn::Linear head{nullptr};
+};
+
+// A channels-last weight's gradient is a view of its bucket laid out as the weight is, so that
+// backward accumulates into the bucket with no copy to another layout; the members end with the
+// sum of their gradients as with contiguous weights.
+TEST(BucketLayout, AChannelsLastWeightsGradientIsLaidOutLikeItInTheBucket) {
+  std::vector<std::unique_ptr<ConvNet>> nets;
+  std::vector<std::unique_ptr<GradientBuckets>> buckets;
+  std::vector<torch::Tensor> inputs;
+  std::vector<torch::Tensor> expected;
+  for (int rank = 0; rank < 2; ++rank) {
+    nets.push_back(std::make_unique<ConvNet>(true));
+    buckets.push_back(
+        std::make_unique<GradientBuckets>(nets.back()->parameters(), 64, Compression::kNone));
+    torch::manual_seed(200 + rank);
+    inputs.push_back(torch::randn({5, 2, 4, 4}));
+    ConvNet plain(false);
+    plain.forward(inputs.back()).pow(2).sum().backward();
+    for (std::size_t p = 0; p < plain.parameters().size(); ++p) {
+      const auto gradient = plain.parameters()[p].grad();
+      if (rank == 0) {
+        expected.push_back(gradient.clone());
+      } else {
+        expected[p] += gradient;
+      }
+    }
+  }
+  const auto weight = nets[0]->conv->weight;
+  ASSERT_TRUE(weight.is_contiguous(torch::MemoryFormat::ChannelsLast));
+  ASSERT_FALSE(weight.is_contiguous());
+  const auto seen = step_in_a_group_of(2, nets, buckets, inputs);
+  EXPECT_EQ(weight.grad().strides(), weight.strides());
+  for (int rank = 0; rank < 2; ++rank) {
+    for (std::size_t p = 0; p < expected.size(); ++p) {
+      EXPECT_TRUE(torch::allclose(seen[static_cast<std::size_t>(rank)][p], expected[p], 1e-5, 1e-6))
+          << "parameter " << p << ", member " << rank;
     }
   }
 }

@@ -60,5 +60,48 @@ TEST(Models, UnknownNameListsTheValidOnes) {
   }
 }
 
+// --memory-format auto lays out the ResNets channels-last (they train faster so on CPUs) and
+// leaves the cnn contiguous (it does not); channels-last, the values, shapes, scores and
+// gradients are those of the contiguous model, up to floating-point order.
+TEST(Models, ChannelsLastResNetsComputeWhatContiguousOnesDo) {
+  const ImageShape shape{3, 16, 16};
+  EXPECT_TRUE(channels_last(*make_model("resnet20", shape), MemoryFormat::kAuto));
+  EXPECT_FALSE(channels_last(*make_model("resnet20", shape), MemoryFormat::kContiguous));
+  EXPECT_FALSE(channels_last(*make_model("cnn", shape), MemoryFormat::kAuto));
+  EXPECT_TRUE(channels_last(*make_model("cnn", shape), MemoryFormat::kChannelsLast));
+
+  torch::manual_seed(7);
+  auto contiguous = make_model("resnet20", shape);
+  torch::manual_seed(7);
+  auto laid_out = make_model("resnet20", shape);
+  to_channels_last(*laid_out);
+  const auto before = contiguous->named_parameters();
+  int four_d = 0;
+  for (const auto& item : laid_out->named_parameters()) {
+    const auto& p = item.value();
+    EXPECT_TRUE(torch::equal(p, before[item.key()])) << item.key();
+    if (p.dim() == 4) {
+      ++four_d;
+      EXPECT_TRUE(p.is_contiguous(torch::MemoryFormat::ChannelsLast)) << item.key();
+      if (p.size(2) > 1) EXPECT_FALSE(p.is_contiguous()) << item.key();  // a 1x1 is both
+    } else {
+      EXPECT_TRUE(p.is_contiguous()) << item.key();
+    }
+  }
+  EXPECT_EQ(four_d, 19 + 2);  // 19 3x3 convolutions and 2 shortcut 1x1 convolutions
+
+  torch::manual_seed(8);
+  const auto images = torch::randn({4, 3, 16, 16});
+  const auto labels = torch::tensor({1, 2, 3, 4}, torch::kInt64);
+  for (auto* model : {contiguous.get(), laid_out.get()}) {
+    torch::nn::functional::cross_entropy(model->forward(images), labels).backward();
+  }
+  EXPECT_TRUE(torch::allclose(laid_out->forward(images), contiguous->forward(images), 1e-4, 1e-5));
+  for (const auto& item : laid_out->named_parameters()) {
+    EXPECT_TRUE(torch::allclose(item.value().grad(), before[item.key()].grad(), 1e-4, 1e-6))
+        << item.key();
+  }
+}
+
 }  // namespace
 }  // namespace transient::train

@@ -123,6 +123,46 @@ TEST(Trainer, OneWorkerResumeIsBitwiseExact) {
   EXPECT_EQ(count_events(events, "done"), 1);
 }
 
+// The ResNets train with their convolution weights channels-last (--memory-format auto): a paused
+// job resumes bitwise exactly and its checkpoints hold the weights as trained; --memory-format
+// contiguous trains them contiguous. (That both compute the same gradients up to floating-point
+// order is Models.ChannelsLastResNetsComputeWhatContiguousOnesDo; the parameters of two such runs
+// part after a few steps, as any change of summation order makes them part on a batch of 16: a
+// ReLU whose input is within rounding of zero goes the other way, and batch norm spreads it.)
+TEST(Trainer, AResNetTrainsChannelsLastAndResumesExactly) {
+  const std::string dir = fresh_dir("channels-last");
+  auto job = [&](const std::string& job_dir) {
+    return std::vector<std::string>{"train", "--model",   "resnet20", "--workers",
+                                    "1",     "--steps",   "8",        "--global-batch",
+                                    "16",    "--threads", "1",        "--test-subset",
+                                    "100",   "--job-dir", job_dir};
+  };
+  const std::string straight = dir + "/straight";
+  run_ok(job(straight), straight);
+  const std::string paused = dir + "/paused";
+  run_paused(with(job(paused), {"--stop-at", "4"}), paused);
+  run_ok({"train", "--resume", "--workers", "1", "--threads", "1", "--job-dir", paused},
+         paused + "-resumed");
+  const auto trained = latest_checkpoint(straight);
+  EXPECT_EQ(trained.step, 8);
+  EXPECT_TRUE(bitwise_equal(trained, latest_checkpoint(paused)))
+      << "largest difference " << max_difference(trained, latest_checkpoint(paused));
+  const std::string contiguous = dir + "/contiguous";
+  run_ok(with(job(contiguous), {"--memory-format", "contiguous"}), contiguous);
+  const auto other = latest_checkpoint(contiguous);
+  auto weight = [](const CheckpointState& state) {  // [16, 16, 3, 3]
+    for (const auto& [name, tensor] : state.model_state) {
+      if (name == "stage1_block1.conv1.weight") return tensor;
+    }
+    ADD_FAILURE() << "no stage1_block1.conv1.weight in the checkpoint";
+    return torch::Tensor();
+  };
+  ASSERT_TRUE(weight(trained).defined() && weight(other).defined());
+  EXPECT_TRUE(weight(trained).is_contiguous(torch::MemoryFormat::ChannelsLast));
+  EXPECT_FALSE(weight(trained).is_contiguous());
+  EXPECT_TRUE(weight(other).is_contiguous());
+}
+
 // Two workers: the documented tolerance (docs/architecture.md) is 1e-6 absolute on every
 // parameter and momentum element; in practice Gloo's ring all-reduce gives the same bits.
 TEST(Trainer, TwoWorkerResumeIsWithinTolerance) {
@@ -507,7 +547,19 @@ TEST(Trainer, AModelFileThatCannotTrainIsRefusedNamingIt) {
   run_python(
       "import torch, torch.nn as nn\n"
       "torch.jit.script(nn.Sequential(nn.Flatten(), nn.Linear(784, 5))).save('" +
-          dir + "/five.pt')\n",
+          dir +
+          "/five.pt')\n"
+          "class Viewed(nn.Module):\n"
+          "    def __init__(self):\n"
+          "        super().__init__()\n"
+          "        self.a = nn.Conv2d(1, 4, 3, padding=1)\n"
+          "        self.b = nn.Conv2d(4, 4, 3, padding=1)\n"
+          "        self.head = nn.Linear(4 * 28 * 28, 10)\n"
+          "    def forward(self, x):\n"
+          "        x = self.b(self.a(x))\n"
+          "        return self.head(x.view(x.size(0), -1))\n"
+          "torch.jit.script(Viewed()).save('" +
+          dir + "/viewed.pt')\n",
       dir);
   const std::vector<std::pair<std::string, std::string>> cases = {
       {dir + "/garbage.pt", "not a TorchScript file"},
@@ -522,6 +574,18 @@ TEST(Trainer, AModelFileThatCannotTrainIsRefusedNamingIt) {
     EXPECT_NE(refused.err.find(file), std::string::npos) << refused.err;
     EXPECT_NE(refused.err.find(why), std::string::npos) << refused.err;
   }
+  // A model whose forward views a convolution's output as contiguous cannot run channels-last:
+  // asked to, it is refused with the flag that fixes it.
+  const std::string viewed = dir + "/viewed.pt";
+  const auto refused = run_cli({"train", "--model", viewed, "--memory-format", "channels-last",
+                                "--steps", "5", "--job-dir", dir + "/job-viewed"},
+                               dir + "/refused");
+  EXPECT_EQ(refused.exit_code, kExitBadInput) << refused.err;
+  EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
+  EXPECT_NE(refused.err.find(viewed + ": --model: does not run with its weights channels-last"),
+            std::string::npos)
+      << refused.err;
+  EXPECT_NE(refused.err.find("use --memory-format contiguous"), std::string::npos) << refused.err;
 }
 
 // --nesterov, --schedule step, --clip-grad-norm and --loss mse are the job's settings: they change

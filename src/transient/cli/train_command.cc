@@ -75,12 +75,9 @@ void add_job_options(CLI::App& cmd, train::TrainOptions& options, std::string& c
   cmd.add_option("--image-size", options.image_size,
                  "image folders: images made S x S (0 = the first image's shorter side)")
       ->capture_default_str();
-  cmd.add_option("--augment", options.augment,
-                 "image folders' training augmentation: crop (pad by S/8, random crop, flip), "
-                 "resized-crop (random 8-100% area, 3/4-4/3 aspect, flip) or none")
-      ->transform(one_of<train::Augment>())
-      ->type_name("NAME")
-      ->default_str(train::name_of(options.augment));
+  add_named_option(cmd, "--augment", options.augment,
+                   "image folders' training augmentation: crop (pad by S/8, random crop, flip), "
+                   "resized-crop (random 8-100% area, 3/4-4/3 aspect, flip) or none");
   cmd.add_option("--loader-threads", options.loader_threads,
                  "image folders: threads per worker decoding and augmenting batches ahead")
       ->capture_default_str();
@@ -119,37 +116,30 @@ void add_job_options(CLI::App& cmd, train::TrainOptions& options, std::string& c
       ->capture_default_str();
   cmd.add_option("--eps", options.eps, "AdamW's term added to the denominator")
       ->capture_default_str();
-  cmd.add_option("--loss", options.loss,
-                 "cross-entropy, or mse (squared error of the scores against one-hot labels)")
-      ->transform(one_of<train::Loss>())
-      ->type_name("NAME")
-      ->default_str(train::name_of(options.loss));
+  add_named_option(cmd, "--loss", options.loss,
+                   "cross-entropy, or mse (squared error of the scores against one-hot labels)");
   cmd.add_flag("--nesterov", options.nesterov, "Nesterov momentum");
-  cmd.add_option(
-         "--schedule", options.schedule,
-         "the learning rate after the warm-up: cosine (to 0 at the last step) or step (x0.1 "
-         "at half and at three quarters of the steps)")
-      ->transform(one_of<train::LrSchedule>())
-      ->type_name("NAME")
-      ->default_str(train::name_of(options.schedule));
+  add_named_option(
+      cmd, "--schedule", options.schedule,
+      "the learning rate after the warm-up: cosine (to 0 at the last step) or step (x0.1 "
+      "at half and at three quarters of the steps)");
   cmd.add_option("--clip-grad-norm", options.clip_grad_norm,
                  "clip the gradient's global L2 norm to this before each step (0 = never)")
       ->capture_default_str();
   cmd.add_option("--seed", options.seed, "model initialisation and data order")
       ->capture_default_str();
-  cmd.add_option("--compress", options.compress,
-                 "gradients on the wire: none, bf16 or fp16 (half the bytes, for slow links; "
-                 "summed in that precision)")
-      ->transform(one_of<train::Compression>())
-      ->type_name("NAME")
-      ->default_str(train::name_of(options.compress));
-  cmd.add_option("--on-divergence", options.on_divergence,
-                 "a loss that becomes NaN or infinite: stop (name the step and the last good "
-                 "checkpoint) or rollback (continue from the newest checkpoint before it with the "
-                 "learning rate halved, at most 3 times)")
-      ->transform(one_of<train::OnDivergence>())
-      ->type_name("NAME")
-      ->default_str(train::name_of(options.on_divergence));
+  add_named_option(cmd, "--compress", options.compress,
+                   "gradients on the wire: none, bf16 or fp16 (half the bytes, for slow links; "
+                   "summed in that precision)");
+  add_named_option(cmd, "--memory-format", options.memory_format,
+                   "the convolution weights' layout: channels-last, contiguous, or auto "
+                   "(channels-last for the built-in ResNets, which train faster so; contiguous "
+                   "for the others and for a TorchScript file, whose forward may assume it)");
+  add_named_option(
+      cmd, "--on-divergence", options.on_divergence,
+      "a loss that becomes NaN or infinite: stop (name the step and the last good "
+      "checkpoint) or rollback (continue from the newest checkpoint before it with the "
+      "learning rate halved, at most 3 times)");
   cmd.add_option("--job-dir", options.job_dir,
                  "the job's directory (default: jobs/<UTC time>-<model>)");
   cmd.add_option("--checkpoint-every", checkpoint_every,

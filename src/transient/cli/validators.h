@@ -51,8 +51,7 @@ inline CLI::Validator within(const Bound& bound) {
 }
 
 // One of the names of an option enum E (train/option_names.h). It is handed on as the value's
-// number, which an option bound to an E reads: add it with ->transform(), and show the default
-// with ->default_str(train::name_of(...)).
+// number, which an option bound to an E reads (add_named_option below).
 template <typename E>
 CLI::Validator one_of() {
   return CLI::Validator(
@@ -63,6 +62,16 @@ CLI::Validator one_of() {
         return std::string();
       },
       "");
+}
+
+// Adds `flag`, bound to `value`, taking one of E's names (one_of), its default shown by name.
+template <typename E>
+CLI::Option* add_named_option(CLI::App& app, const std::string& flag, E& value,
+                              const std::string& description) {
+  return app.add_option(flag, value, description)
+      ->transform(one_of<E>())
+      ->type_name("NAME")
+      ->default_str(train::name_of(value));
 }
 
 }  // namespace transient::cli

@@ -111,8 +111,12 @@ void GradientBuckets::allocate() {
     std::int64_t offset = 0;
     for (const std::size_t i : bucket.members) {
       torch::Tensor parameter = parameters_[i];
-      parameter.mutable_grad() =
-          bucket.flat.narrow(0, offset, parameter.numel()).view(parameter.sizes());
+      // Laid out as the parameter is (channels-last convolution weights: models.h), so that
+      // autograd accumulates into it without a copy to another layout.
+      const auto slot = bucket.flat.narrow(0, offset, parameter.numel());
+      parameter.mutable_grad() = parameter.is_non_overlapping_and_dense()
+                                     ? slot.as_strided(parameter.sizes(), parameter.strides())
+                                     : slot.view(parameter.sizes());
       offset += parameter.numel();
     }
     if (carries_control) control_ = bucket.flat.narrow(0, size, kControlElements);

@@ -100,7 +100,7 @@ void validate(const TrainOptions& o) {
   if (o.loader_threads < 1 || o.loader_threads > 64) {
     throw InputError("--loader-threads: accepted: 1..64");
   }
-  require_model(o.model, dataset_shape(o.dataset, o.data_dir, data_options(o)));
+  require_model(o.model, dataset_shape(o.dataset, o.data_dir, data_options(o)), o.memory_format);
   if (o.workers < 1 || o.workers > 64) {
     throw InputError("--workers: " + std::to_string(o.workers) +
                      " is out of range; accepted: 1..64");

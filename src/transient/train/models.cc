@@ -112,6 +112,8 @@ class ResNet : public Model {
     }
   }
 
+  bool faster_channels_last() const override { return true; }
+
   torch::Tensor forward(torch::Tensor x) override {
     x = torch::relu(bn_->forward(conv_->forward(x)));
     for (auto& block : blocks_) x = block->forward(x);
@@ -271,9 +273,34 @@ const Registry<ModelFactory>& model_registry() {
   return registry;
 }
 
-void require_model(const std::string& name, const ImageShape& shape) {
+bool channels_last(const Model& model, MemoryFormat format) {
+  return format == MemoryFormat::kChannelsLast ||
+         (format == MemoryFormat::kAuto && model.faster_channels_last());
+}
+
+void to_channels_last(Model& model) {
+  torch::NoGradGuard no_grad;
+  const auto lay_out = [](torch::Tensor tensor) {
+    if (tensor.dim() == 4) tensor.set_data(tensor.contiguous(torch::MemoryFormat::ChannelsLast));
+  };
+  for (auto& parameter : model.parameters()) lay_out(parameter);
+  for (auto& buffer : model.buffers()) lay_out(buffer);
+}
+
+void require_model(const std::string& name, const ImageShape& shape, MemoryFormat format) {
   if (is_model_file(name)) {
-    load_scripted_model(name, shape);
+    auto model = load_scripted_model(name, shape);
+    if (!channels_last(*model, format)) return;
+    to_channels_last(*model);
+    try {
+      torch::NoGradGuard no_grad;
+      model->eval();
+      model->forward(torch::zeros({2, shape.channels, shape.height, shape.width}));
+    } catch (const std::exception& error) {
+      throw InputError(name, 0,
+                       "--model: does not run with its weights channels-last (" +
+                           first_line(error) + "); use --memory-format contiguous");
+    }
     return;
   }
   if (model_registry().find(name) != nullptr) return;

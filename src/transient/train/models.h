@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "transient/core/registry.h"
+#include "transient/train/option_names.h"
 
 namespace transient::train {
 
@@ -33,6 +34,10 @@ struct ImageShape {
 class Model : public torch::nn::Module {
  public:
   virtual torch::Tensor forward(torch::Tensor images) = 0;
+  // Whether it trains faster with its convolution weights channels-last (to_channels_last), as
+  // measured on CPUs: the ResNets do (1.2x), the cnn does not (0.9x). A TorchScript model says
+  // no: its forward may assume contiguous tensors (a `view` of a convolution's output).
+  virtual bool faster_channels_last() const { return false; }
 };
 
 using ModelFactory = std::function<std::shared_ptr<Model>(const ImageShape&)>;
@@ -62,8 +67,21 @@ std::shared_ptr<Model> make_model(const std::string& name, const ImageShape& sha
 // The SHA-256 of the file at `path`, in hex; throws InputError naming it if it cannot be read.
 std::string file_sha256(const std::string& path);
 
+// Whether `model` runs channels-last under `format`: asked for, or auto and faster so.
+bool channels_last(const Model& model, MemoryFormat format);
+
+// Lays `model`'s 4-D parameters and buffers (the convolutions' weights) out channels-last: NHWC
+// in memory, still [N, C, H, W] in shape and value. Convolutions then give channels-last
+// outputs, which oneDNN computes faster for the ResNets on CPUs (docs/benchmarks.md,
+// "Channels-last"); a model without convolutions is left as it is. Call it
+// before the optimizer or the gradient buckets take the parameters: their gradients and state
+// are laid out like them.
+void to_channels_last(Model& model);
+
 // Throws InputError as make_model does unless `name` is a registered model or a TorchScript
-// file usable on images of `shape`.
-void require_model(const std::string& name, const ImageShape& shape = ImageShape{});
+// file usable on images of `shape` (and, channels-last under `format`, still usable: the error
+// names --memory-format contiguous).
+void require_model(const std::string& name, const ImageShape& shape = ImageShape{},
+                   MemoryFormat format = MemoryFormat::kContiguous);
 
 }  // namespace transient::train

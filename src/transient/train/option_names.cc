@@ -31,6 +31,15 @@ const std::vector<std::pair<std::string, Compression>>& option_names<Compression
 }
 
 template <>
+const std::vector<std::pair<std::string, MemoryFormat>>& option_names<MemoryFormat>() {
+  static const std::vector<std::pair<std::string, MemoryFormat>> names{
+      {"auto", MemoryFormat::kAuto},
+      {"channels-last", MemoryFormat::kChannelsLast},
+      {"contiguous", MemoryFormat::kContiguous}};
+  return names;
+}
+
+template <>
 const std::vector<std::pair<std::string, OnDivergence>>& option_names<OnDivergence>() {
   static const std::vector<std::pair<std::string, OnDivergence>> names{
       {"stop", OnDivergence::kStop}, {"rollback", OnDivergence::kRollback}};

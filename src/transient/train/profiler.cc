@@ -446,6 +446,8 @@ ModelProfile profile_model(const ProfileOptions& options) {
     model->train();
     TRANSIENT_CHECK(std::abs(counted - profile.forward_flops_per_sample) <=
                     1e-9 * profile.forward_flops_per_sample);
+    // Timed as `transient train` runs it (its default --memory-format).
+    if (channels_last(*model, MemoryFormat::kAuto)) to_channels_last(*model);
     time_steps([&](const torch::Tensor& x) { return model->forward(x); }, parameters, options,
                profile);
     return profile;

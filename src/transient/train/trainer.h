@@ -92,6 +92,8 @@ struct TrainOptions {
   bool resume = false;                   // continue the job in job_dir from its latest checkpoint
   std::int64_t bucket_bytes = 25 << 20;  // all-reduce buckets after the first (1 MiB), fp32 bytes
   Compression compress = Compression::kNone;  // gradients on the wire: fp32, bf16 or fp16
+  // The convolution weights' layout (models.h): auto = channels-last for the built-in ResNets.
+  MemoryFormat memory_format = MemoryFormat::kAuto;
 
   // Elasticity (issue 3).
   double heartbeat_timeout_s = 5;  // a member silent this long is dropped from the job

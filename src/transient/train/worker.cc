@@ -147,6 +147,7 @@ class Worker {
       }
     }
     model_ = make_model(options_.model, data_.shape);
+    if (channels_last(*model_, options_.memory_format)) to_channels_last(*model_);
     model_->train();
     for (const auto& item : model_->named_parameters()) {
       parameter_names_.push_back(item.key());
