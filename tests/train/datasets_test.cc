@@ -64,13 +64,14 @@ TEST(Datasets, NumPyImagesAreMappedNotCopiedAndATenthIsHeldOut) {
   write_npy((val / "images.npy").string(), "|u1", "(7, 28, 28)", 7 * 28 * 28, '\x20');
   write_npy((val / "labels.npy").string(), "|u1", "(7,)", 7, '\x01');
   {
-    const Dataset data = load_dataset("npy", dir.string(), DataOptions{0, val.string()});
+    const Dataset data = load_dataset("npy", dir.string(), DataOptions{0, val.string(), {}, {}});
     EXPECT_EQ(data.train.images.size(0), 100);
     EXPECT_EQ(data.test.images.size(0), 7);
     EXPECT_EQ(data.test.labels[0].item<std::int64_t>(), 1);
   }
   // The data sets that have a test set of their own refuse one.
-  EXPECT_THROW(dataset_shape("cifar10", dir.string(), DataOptions{0, val.string()}), InputError);
+  EXPECT_THROW(dataset_shape("cifar10", dir.string(), DataOptions{0, val.string(), {}, {}}),
+               InputError);
   fs::remove_all(dir);
 }
 

@@ -158,15 +158,17 @@ TEST_F(ImageFolderTest, DataSetFoundByWhatTheFolderHolds) {
   EXPECT_EQ(shape.classes, 12);  // more than ten classes
   EXPECT_EQ(shape.height, 20);   // the first image's side
   EXPECT_EQ(count_training_samples("image-folder", dir), 36);
-  const auto data = load_dataset("image-folder", dir, DataOptions{16, ""});
+  const auto data = load_dataset("image-folder", dir, DataOptions{16, "", {}, {}});
   EXPECT_EQ(data.train_size(), 36);
   EXPECT_EQ(data.test_size(), 12);  // photos/val
   EXPECT_EQ(data.transform.size, 16);
   // --val-data: a validation folder of its own, whose classes must be the training set's.
   write_image_folder(path("other-val"), 12, 2, 20, 5);
-  EXPECT_EQ(load_dataset("image-folder", dir, DataOptions{0, path("other-val")}).test_size(), 24);
+  EXPECT_EQ(
+      load_dataset("image-folder", dir, DataOptions{0, path("other-val"), {}, {}}).test_size(), 24);
   write_image_folder(path("fewer"), 3, 2, 20, 6);
-  EXPECT_THROW(load_dataset("image-folder", dir, DataOptions{0, path("fewer")}), InputError);
+  EXPECT_THROW(load_dataset("image-folder", dir, DataOptions{0, path("fewer"), {}, {}}),
+               InputError);
   // Without one, the last tenth of each class (at least one) is held out.
   write_image_folder(path("flat"), 4, 10, 20, 7);
   const auto flat = load_dataset("image-folder", path("flat"));
