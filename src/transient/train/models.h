@@ -73,9 +73,8 @@ bool channels_last(const Model& model, MemoryFormat format);
 // Lays `model`'s 4-D parameters and buffers (the convolutions' weights) out channels-last: NHWC
 // in memory, still [N, C, H, W] in shape and value. Convolutions then give channels-last
 // outputs, which oneDNN computes faster for the ResNets on CPUs (docs/benchmarks.md,
-// "Channels-last"); a model without convolutions is left as it is. Call it
-// before the optimizer or the gradient buckets take the parameters: their gradients and state
-// are laid out like them.
+// "Channels-last"); a model without convolutions is left as it is. Call it before the optimizer
+// or the gradient buckets take the parameters: their gradients and state are laid out like them.
 void to_channels_last(Model& model);
 
 // Throws InputError as make_model does unless `name` is a registered model or a TorchScript
