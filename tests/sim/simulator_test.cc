@@ -34,23 +34,24 @@ TEST(Simulator, OnDemandClusterWithParameterServer) {
   EXPECT_FALSE(r.missed_deadline);
 }
 
-TEST(Simulator, InPlaceRecoveryRedoesOneStepAndReforms) {
+TEST(Simulator, InPlaceRecoveryRedoesTheLostServersShareOfAStepAndReforms) {
   Scenario s = base_scenario(2);
   s.market = std::make_shared<FixedScheduleModel>(std::vector<double>{115.0});
   Simulator sim(s);
   std::vector<TimelineEntry> timeline;
   const RunResult r = sim.run(1, &timeline);
   // 0-10 start-up, 10-15 forming, 2 steps/s; notice at 85 s checkpoints 140 steps; server 0
-  // revoked at 115 s with 200 steps: redo one (199), pause to 120 s; 1 step/s to 125 s (204);
-  // the replacement (requested at 115 s) joins at 125 s: pause to 130 s; 796 steps at 2/s: 528 s.
+  // revoked at 115 s with 200 steps: its half of the step in flight is redone (199.5), pause to
+  // 120 s; 1 step/s to 125 s (204.5); the replacement (requested at 115 s) joins at 125 s: pause
+  // to 130 s; 795.5 steps at 2/s: 527.75 s.
   EXPECT_TRUE(r.finished);
-  EXPECT_NEAR(r.time_s, 528.0, kEps);
-  EXPECT_NEAR(r.redone_steps, 1.0, kEps);
+  EXPECT_NEAR(r.time_s, 527.75, kEps);
+  EXPECT_NEAR(r.redone_steps, 0.5, kEps);
   EXPECT_EQ(r.revocations, 1);
   EXPECT_EQ(r.requests, 3);
   EXPECT_EQ(r.checkpoints, 1);
-  // Spot at $0.0001/s: 115 s + 528 s + (528 - 115) s.
-  EXPECT_NEAR(r.cost_usd, (115 + 528 + 413) * 0.0001, kEps);
+  // Spot at $0.0001/s: 115 s + 527.75 s + (527.75 - 115) s.
+  EXPECT_NEAR(r.cost_usd, (115 + 527.75 + 412.75) * 0.0001, kEps);
   EXPECT_NEAR(r.spot_cost_usd, r.cost_usd, kEps);
   int revoked = 0;
   for (const auto& e : timeline) {
@@ -69,9 +70,9 @@ TEST(Simulator, NoReplacementShrinksTheCluster) {
   s.market = std::make_shared<FixedScheduleModel>(std::vector<double>{115.0});
   s.replacement = "none";
   const RunResult r = Simulator(s).run(1);
-  // As above to 120 s (199 steps), then 801 steps at 1 step/s: 921 s.
-  EXPECT_NEAR(r.time_s, 921.0, kEps);
-  EXPECT_NEAR(r.cost_usd, (115 + 921) * 0.0001, kEps);
+  // As above to 120 s (199.5 steps), then 800.5 steps at 1 step/s: 920.5 s.
+  EXPECT_NEAR(r.time_s, 920.5, kEps);
+  EXPECT_NEAR(r.cost_usd, (115 + 920.5) * 0.0001, kEps);
   EXPECT_EQ(r.requests, 2);
 }
 
@@ -174,15 +175,15 @@ TEST(Simulator, CheapestReplacementMakesAHeterogeneousCluster) {
   s.replacement = "cheapest";
   s.market = std::make_shared<FixedScheduleModel>(std::vector<double>{115.0});
   const RunResult r = Simulator(s).run(1);
-  // As in InPlaceRecoveryRedoesOneStepAndReforms to 125 s (204 steps); the slow server joins:
-  // per-worker rates at N = 2 are K80 2/2 and S 1/2, so the group runs at 2 x 0.5 = 1 step/s
-  // after the re-form pause (130 s): 796 steps, done at 926 s.
-  EXPECT_NEAR(r.time_s, 926.0, kEps);
-  EXPECT_NEAR(r.cost_usd, (115 + 926) * 0.0001 + (926 - 115) * 0.00005, kEps);
+  // As in InPlaceRecoveryRedoesTheLostServersShareOfAStepAndReforms to 125 s (204.5 steps); the
+  // slow server joins: per-worker rates at N = 2 are K80 2/2 and S 1/2, so the group runs at
+  // 2 x 0.5 = 1 step/s after the re-form pause (130 s): 795.5 steps, done at 925.5 s.
+  EXPECT_NEAR(r.time_s, 925.5, kEps);
+  EXPECT_NEAR(r.cost_usd, (115 + 925.5) * 0.0001 + (925.5 - 115) * 0.00005, kEps);
 
   s.architecture = perf::Architecture::async_ps;  // rates add up: 1 + 0.5 steps/s
   const RunResult async = Simulator(s).run(1);
-  EXPECT_NEAR(async.time_s, 130.0 + 796.0 / 1.5, 1e-6);
+  EXPECT_NEAR(async.time_s, 130.0 + 795.5 / 1.5, 1e-6);
 }
 
 TEST(Simulator, SameSeedSameRun) {

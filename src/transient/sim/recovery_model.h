@@ -35,6 +35,8 @@ struct RecoveryState {
   double progress_steps = 0.0;    // steps done before the change
   double checkpoint_steps = 0.0;  // steps in the last checkpoint
   bool lost_chief = false;        // the revoked worker was the chief
+  // Servers in the job at the change: before a loss (the lost one included), after a join.
+  int members = 1;
 };
 
 // What the change does to the job.

@@ -15,11 +15,13 @@ class InPlaceRecovery : public RecoveryModel {
   explicit InPlaceRecovery(const RecoveryOptions& options) : options_(options) {}
   std::string name() const override { return "in-place"; }
   std::string describe() const override {
-    return "survivors keep their state: a revocation redoes one step, every membership change "
-           "pauses to re-form the group (transient train)";
+    return "survivors keep their state and their gradients of the step in flight: a revocation "
+           "redoes the lost server's share of that step (1/n of a step among n), every "
+           "membership change pauses to re-form the group (transient train)";
   }
   RecoveryEffect on_leave(const RecoveryState& state) const override {
-    return {std::max(0.0, state.progress_steps - 1.0), options_.reform_s, false, false};
+    const double lost_share = 1.0 / std::max(1, state.members);
+    return {std::max(0.0, state.progress_steps - lost_share), options_.reform_s, false, false};
   }
   RecoveryEffect on_join(const RecoveryState& state) const override {
     return {state.progress_steps, options_.reform_s, false, false};

@@ -346,7 +346,8 @@ void Simulator::on_ready(int index) {
   if (recovery_->has_chief() && chief_ < 0) chief_ = index;
   if (log_) log(EventKind::ready, index, index == chief_ ? "chief" : "");
   if (running_) {
-    const RecoveryEffect effect = recovery_->on_join({progress_steps_, checkpoint_steps_, false});
+    const RecoveryEffect effect =
+        recovery_->on_join({progress_steps_, checkpoint_steps_, false, members_});
     roll_back_to(effect.progress_steps);
     pause_until_s_ = std::max(pause_until_s_, now_s_) + effect.pause_s;
     update_rate();
@@ -388,7 +389,7 @@ void Simulator::leave(int index, bool graceful) {
     roll_back_to(checkpoint_steps_);
   } else {
     const RecoveryEffect effect =
-        recovery_->on_leave({progress_steps_, checkpoint_steps_, was_chief});
+        recovery_->on_leave({progress_steps_, checkpoint_steps_, was_chief, members_ + 1});
     roll_back_to(effect.progress_steps);
     if (effect.fail) {
       result_.failed = true;
