@@ -393,7 +393,8 @@ std::string run_python(const std::string& code, const std::string& dir) {
 }
 
 // Python users open checkpoints with torch.load (the torch package we build against): "model" is
-// the module's state dict. A checkpoint of format v1 (parameters, buffers and momentum apart, as
+// the module's state dict, whose channels-last weights load_state_dict copies into a contiguous
+// module. A checkpoint of format v1 (parameters, buffers and momentum apart, as
 // transient wrote them before) still reads, as the same state.
 TEST(Trainer, PythonTorchLoadOpensACheckpoint) {
   const std::string dir = fresh_dir("python");
@@ -419,7 +420,15 @@ TEST(Trainer, PythonTorchLoadOpensACheckpoint) {
           "           buffers={k: v for k, v in d['model'].items() if buffer(k)},\n"
           "           momentum=d['optimizer_state']['momentum_buffer'])\n"
           "torch.save(old, '" +
-          v1 + "')\n",
+          v1 +
+          "')\n"
+          // The ResNet's convolution weights are saved as trained, channels-last, and load into
+          // a contiguous module as the same values.
+          "w = d['model']['stage1_block1.conv1.weight']\n"
+          "conv = torch.nn.Conv2d(16, 16, 3, padding=1, bias=False)\n"
+          "conv.load_state_dict({'weight': w})\n"
+          "print('layout', w.is_contiguous(memory_format=torch.channels_last), "
+          "w.is_contiguous(), conv.weight.is_contiguous(), torch.equal(conv.weight, w))\n",
       dir);
   EXPECT_NE(printed.find("['cursor', 'epoch', 'format', 'global_batch', 'model', 'model_name', "
                          "'optimizer', 'optimizer_state', 'rng_state', 'seed', 'step']"),
@@ -427,6 +436,7 @@ TEST(Trainer, PythonTorchLoadOpensACheckpoint) {
       << printed;
   EXPECT_NE(printed.find("2 resnet20 True True sgd ['momentum_buffer'] "), std::string::npos)
       << printed;
+  EXPECT_NE(printed.find("layout True False True True"), std::string::npos) << printed;
   const auto now = latest_checkpoint(dir);
   std::ifstream file(v1, std::ios::binary);
   const std::vector<char> bytes{std::istreambuf_iterator<char>(file), {}};
