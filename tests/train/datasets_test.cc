@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <filesystem>
 #include <fstream>
@@ -35,6 +36,72 @@ void write_npy(const std::string& path, const std::string& descr, const std::str
   out.put(static_cast<char>(header.size() & 0xff));
   out.put(static_cast<char>(header.size() >> 8));
   out << header << std::string(bytes, fill);
+}
+
+// Appends `bytes` to the gzip file at `path` as a gzip member of its own (mode "ab": a file of
+// several members, as `cat a.gz b.gz` makes; gunzip reads them as one).
+void append_gzip_member(const std::string& path, const std::string& bytes) {
+  gzFile file = gzopen(path.c_str(), "ab");
+  ASSERT_NE(file, nullptr) << path;
+  ASSERT_EQ(gzwrite(file, bytes.data(), static_cast<unsigned>(bytes.size())),
+            static_cast<int>(bytes.size()));
+  ASSERT_EQ(gzclose(file), Z_OK);
+}
+
+std::string big_endian(std::uint32_t value) {
+  return {static_cast<char>(value >> 24), static_cast<char>(value >> 16),
+          static_cast<char>(value >> 8), static_cast<char>(value)};
+}
+
+// Fashion-MNIST's four IDX files with `train` and `test` images whose pixels are their index;
+// the training images are written as two gzip members.
+void write_fashion_mnist(const fs::path& dir, int train, int test) {
+  for (const auto& [prefix, count] : {std::pair{"train", train}, std::pair{"t10k", test}}) {
+    std::string pixels;
+    std::string labels;
+    for (int i = 0; i < count; ++i) {
+      pixels += std::string(28 * 28, static_cast<char>(i));
+      labels += static_cast<char>(i % 10);
+    }
+    const std::string images_path = (dir / (std::string(prefix) + "-images-idx3-ubyte.gz")).string();
+    const std::string header = big_endian(0x803) + big_endian(count) + big_endian(28) + big_endian(28);
+    const std::size_t half = header.size() + pixels.size() / 2;
+    const std::string file = header + pixels;
+    append_gzip_member(images_path, file.substr(0, half));
+    append_gzip_member(images_path, file.substr(half));
+    append_gzip_member((dir / (std::string(prefix) + "-labels-idx1-ubyte.gz")).string(),
+                       big_endian(0x801) + big_endian(count) + labels);
+  }
+}
+
+TEST(Datasets, FashionMnistsGzipFilesAreReadWholeAndABrokenOneIsNamed) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("transient-fashion-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  write_fashion_mnist(dir, 5, 3);
+  const Dataset data = load_dataset("fashion-mnist", dir.string());
+  ASSERT_EQ(data.train.images.sizes(), (std::vector<std::int64_t>{5, 1, 28, 28}));
+  ASSERT_EQ(data.test.images.size(0), 3);
+  for (int i = 0; i < 5; ++i) {  // both members, every pixel where it belongs
+    EXPECT_TRUE(data.train.images[i].eq(i).all().item<bool>()) << "image " << i;
+    EXPECT_EQ(data.train.labels[i].item<std::int64_t>(), i % 10);
+  }
+  EXPECT_TRUE(data.test.images[2].eq(2).all().item<bool>());
+  EXPECT_EQ(count_training_samples("fashion-mnist", dir.string(), DataOptions{}), 5);
+
+  // Cut short, the file is refused by name: no partial data set.
+  const fs::path images = dir / "train-images-idx3-ubyte.gz";
+  fs::resize_file(images, fs::file_size(images) - 10);
+  try {
+    load_dataset("fashion-mnist", dir.string());
+    ADD_FAILURE() << "a truncated gzip file was read";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find(images.string()), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find("not a readable gzip file"), std::string::npos)
+        << error.what();
+  }
+  fs::remove_all(dir);
 }
 
 TEST(Datasets, NumPyImagesAreMappedNotCopiedAndATenthIsHeldOut) {
