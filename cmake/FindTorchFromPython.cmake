@@ -20,3 +20,15 @@ if(TRANSIENT_TORCH_PYTHON)
   message(STATUS "torch ${TRANSIENT_TORCH_PACKAGE_VERSION} from ${TRANSIENT_TORCH_PYTHON}")
 endif()
 find_package(Torch 2.0 REQUIRED)
+
+# libtorch without its CUDA half: libtorch_cpu and c10, with torch's headers and flags. The
+# `torch` target links libtorch.so, which needs libtorch_cuda and with it CUDA's libraries
+# (about 350 MB and a seventh of a second more for every process); the trainer loads those only
+# where they can run (src/transient/train/cuda_support.h).
+add_library(transient_torch_cpu INTERFACE)
+target_link_libraries(transient_torch_cpu INTERFACE torch_cpu_library)
+target_include_directories(transient_torch_cpu SYSTEM INTERFACE ${TORCH_INCLUDE_DIRS})
+if(TORCH_CXX_FLAGS)
+  separate_arguments(_torch_cxx_flags UNIX_COMMAND "${TORCH_CXX_FLAGS}")
+  target_compile_options(transient_torch_cpu INTERFACE ${_torch_cxx_flags})
+endif()

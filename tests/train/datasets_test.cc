@@ -63,8 +63,10 @@ void write_fashion_mnist(const fs::path& dir, int train, int test) {
       pixels += std::string(28 * 28, static_cast<char>(i));
       labels += static_cast<char>(i % 10);
     }
-    const std::string images_path = (dir / (std::string(prefix) + "-images-idx3-ubyte.gz")).string();
-    const std::string header = big_endian(0x803) + big_endian(count) + big_endian(28) + big_endian(28);
+    const std::string images_path =
+        (dir / (std::string(prefix) + "-images-idx3-ubyte.gz")).string();
+    const std::string header =
+        big_endian(0x803) + big_endian(count) + big_endian(28) + big_endian(28);
     const std::size_t half = header.size() + pixels.size() / 2;
     const std::string file = header + pixels;
     append_gzip_member(images_path, file.substr(0, half));

@@ -83,7 +83,9 @@ TEST(Models, ChannelsLastResNetsComputeWhatContiguousOnesDo) {
     if (p.dim() == 4) {
       ++four_d;
       EXPECT_TRUE(p.is_contiguous(torch::MemoryFormat::ChannelsLast)) << item.key();
-      if (p.size(2) > 1) EXPECT_FALSE(p.is_contiguous()) << item.key();  // a 1x1 is both
+      if (p.size(2) > 1) {  // a 1x1 is both
+        EXPECT_FALSE(p.is_contiguous()) << item.key();
+      }
     } else {
       EXPECT_TRUE(p.is_contiguous()) << item.key();
     }

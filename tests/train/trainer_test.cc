@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -21,6 +22,7 @@
 #include "transient/core/atomic_file.h"
 #include "transient/core/error.h"
 #include "transient/train/checkpoint.h"
+#include "transient/train/cuda_support.h"
 
 namespace transient::train {
 namespace {
@@ -242,6 +244,29 @@ TEST(Trainer, AKilledWorkerIsDroppedAndNoWorkerOutlivesTheLauncher) {
     EXPECT_TRUE(wait_until([&] { return ::kill(worker, 0) != 0; }, 10))
         << "worker " << worker << " outlived the launcher";
   }
+}
+
+// libtorch's CUDA half (libtorch_cuda and CUDA's libraries, ~350 MB a process) is mapped by the
+// launcher and its workers only on a machine with an NVIDIA driver; libtorch_cpu always.
+TEST(Trainer, CudasLibrariesAreLoadedOnlyWhereTheyCanRun) {
+  const std::string dir = fresh_dir("cuda-where-it-runs");
+  CliProcess job({"train", "--model", "mlp", "--workers", "1", "--steps", "100000", "--threads",
+                  "1", "--job-dir", dir},
+                 dir + ".log");
+  ASSERT_TRUE(wait_for_training(dir));
+  const auto workers = testing::children_of(job.pid());
+  ASSERT_EQ(workers.size(), 1u);
+  const bool driver = nvidia_driver_present();
+  std::cout << "[          ] this machine " << (driver ? "has" : "has no")
+            << " NVIDIA driver: libtorch_cuda expected " << (driver ? "mapped" : "unmapped")
+            << "\n";
+  for (const pid_t pid : {job.pid(), workers[0]}) {
+    const std::string maps = slurp("/proc/" + std::to_string(pid) + "/maps");
+    EXPECT_NE(maps.find("/libtorch_cpu.so"), std::string::npos) << "process " << pid;
+    EXPECT_EQ(maps.find("/libtorch_cuda.so") != std::string::npos, driver) << "process " << pid;
+  }
+  ::kill(job.pid(), SIGINT);
+  EXPECT_EQ(job.wait().exit_code, kExitPaused);
 }
 
 // Ctrl-C (SIGINT to the launcher) pauses at a step boundary with a checkpoint; --resume goes on.

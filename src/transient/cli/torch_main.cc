@@ -7,8 +7,11 @@
 #include "transient/cli/commands.h"
 #include "transient/cli/run_app.h"
 #include "transient/train/build_info.h"
+#include "transient/train/cuda_support.h"
 
 int main(int argc, char** argv) {
+  // Before anything asks libtorch about CUDA: it keeps its first answer.
+  transient::train::load_cuda_where_it_can_run();
   CLI::App app{transient::cli::kAppDescription, "transient"};
   app.set_version_flag("--version", [] {
     return "transient " TRANSIENT_VERSION "\n" +

@@ -13,9 +13,11 @@ struct BuildInfo {
   std::string nccl_version;   // NCCL compiled in, e.g. 2.28.9; empty = none
   int gpus = 0;               // CUDA devices usable now
   std::string gpu_name;       // the first one's name; empty when there is none
+  std::string cuda_error;     // compiled in, but its libraries did not load: why
 };
 
-// Asks libtorch. Never throws: a CUDA runtime without a driver or a GPU is "0 GPUs".
+// Asks libtorch, loading its CUDA half to ask it (cuda_support.h). Never throws: a CUDA runtime
+// without a driver or a GPU is "0 GPUs".
 BuildInfo build_info();
 
 // Two lines for --version: the libtorch line and the GPU line.

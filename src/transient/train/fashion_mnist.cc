@@ -123,8 +123,7 @@ torch::Tensor read_labels(const std::string& path) {
                      "holds " + std::to_string(bytes.size - 8) + " labels, its header says " +
                          std::to_string(count));
   }
-  auto labels =
-      torch::from_blob(bytes.data.get() + 8, {count}, torch::kUInt8).to(torch::kInt64);
+  auto labels = torch::from_blob(bytes.data.get() + 8, {count}, torch::kUInt8).to(torch::kInt64);
   if (labels.max().item<std::int64_t>() > 9) {
     throw InputError(path, 0, "holds a label above 9; accepted: 0..9");
   }

@@ -1,0 +1,81 @@
+#include "transient/train/cuda_support.h"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <mutex>
+
+namespace transient::train {
+namespace {
+
+constexpr const char* kModuleName = "libtransient_cuda.so";
+
+struct Loaded {
+  bool ok = false;
+  std::string why_not;
+};
+
+Loaded load_once() {
+#ifndef TRANSIENT_CUDA_MODULE
+  return {false, "CUDA is not compiled into this build's torch"};
+#else
+  const std::string path = cuda_module_path();
+  // Global, as if linked: libtorch_cuda's symbols serve whatever loads after it.
+  if (::dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL) == nullptr) {
+    const char* error = ::dlerror();
+    return {false, error != nullptr ? error : "cannot load " + path};
+  }
+  return {true, {}};
+#endif
+}
+
+}  // namespace
+
+bool cuda_compiled_in() {
+#ifdef TRANSIENT_CUDA_MODULE
+  return true;
+#else
+  return false;
+#endif
+}
+
+bool nvidia_driver_present() {
+  return ::access("/dev/nvidiactl", F_OK) == 0 || ::access("/dev/dxg", F_OK) == 0;
+}
+
+std::string cuda_module_path() {
+  std::error_code error;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (!error) {
+    const auto beside = self.parent_path() / kModuleName;
+    if (std::filesystem::exists(beside, error)) return beside.string();
+  }
+#ifdef TRANSIENT_CUDA_MODULE
+  return TRANSIENT_CUDA_MODULE;
+#else
+  return kModuleName;
+#endif
+}
+
+bool load_cuda(std::string* why_not) {
+  static std::once_flag once;
+  static Loaded loaded;
+  std::call_once(once, [] { loaded = load_once(); });
+  if (!loaded.ok && why_not != nullptr) *why_not = loaded.why_not;
+  return loaded.ok;
+}
+
+void load_cuda_where_it_can_run() {
+  if (!cuda_compiled_in() || !nvidia_driver_present()) return;
+  std::string why_not;
+  if (!load_cuda(&why_not)) {
+    std::fprintf(stderr,
+                 "transient: warning: this machine has an NVIDIA driver but CUDA's libraries did "
+                 "not load (%s); only the CPU is used\n",
+                 why_not.c_str());
+  }
+}
+
+}  // namespace transient::train
