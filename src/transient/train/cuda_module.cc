@@ -13,10 +13,10 @@
 extern "C" __attribute__((visibility("default"))) void transient_cuda_info(
     TransientCudaInfo* info) {
   *info = TransientCudaInfo{};
-  // Both versions are those of the libraries linked in; neither needs a driver or a GPU.
-  info->cudart_version = at::detail::getCUDAHooks().versionCUDART();
-  info->nccl_version = torch::cuda::nccl::version();
   try {
+    // Both versions are those of the libraries linked in; neither needs a driver or a GPU.
+    info->cudart_version = at::detail::getCUDAHooks().versionCUDART();
+    info->nccl_version = torch::cuda::nccl::version();
     if (torch::cuda::is_available()) {
       info->gpus = static_cast<int>(torch::cuda::device_count());
       std::snprintf(info->gpu_name, sizeof(info->gpu_name), "%s",
