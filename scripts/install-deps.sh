@@ -24,9 +24,9 @@ packages=(
   # libraries
   libfmt-dev libspdlog-dev nlohmann-json3-dev libcli11-dev libtomlplusplus-dev
   libcpp-httplib-dev libeigen3-dev coinor-libcbc-dev libcsv-dev librsvg2-dev
-  # the trainer: libdeflate for the gzipped data set, zlib for checkpoints' CRC-32; gloo's headers only, which c10d's
-  # ProcessGroupGloo.hpp includes and the torch wheel does not ship (what runs is the gloo built
-  # into libtorch_cpu; Debian's libgloo is never linked)
+  # the trainer: libdeflate for the gzipped data set, zlib for checkpoints' CRC-32; gloo's
+  # headers only, which c10d's ProcessGroupGloo.hpp includes and the torch wheel does not ship
+  # (what runs is the gloo built into libtorch_cpu; Debian's libgloo is never linked)
   libdeflate-dev zlib1g-dev libgloo-dev
   # image folders: JPEG by libjpeg-turbo's TurboJPEG API, PNG by libpng
   libturbojpeg0-dev libpng-dev
