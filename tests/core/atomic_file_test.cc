@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
+#include <string>
 
 #include "transient/core/error.h"
 
@@ -24,6 +26,24 @@ TEST(AtomicFile, ReplacesContentsAndLeavesNoTemporary) {
     ++files;
   }
   EXPECT_EQ(files, 1);
+  std::filesystem::remove_all(dir);
+}
+
+// read_file reads what the file's size says in one go, and the rest of a file whose size is not
+// its length (/proc's say 0); an empty file is empty.
+TEST(AtomicFile, ReadFileReadsFilesWhoseSizeIsNotTheirLength) {
+  const std::string status = read_file("/proc/self/status");
+  EXPECT_NE(status.find("Pid:\t" + std::to_string(::getpid()) + "\n"), std::string::npos) << status;
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("transient_read_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string empty = (dir / "empty").string();
+  write_file_atomically(empty, "");
+  EXPECT_EQ(read_file(empty), "");
+  const std::string bytes = (dir / "bytes").string();
+  const std::string zeros_and_all(std::string(70000, '\0') + "\xff\x01end");
+  write_file_atomically(bytes, zeros_and_all);
+  EXPECT_EQ(read_file(bytes), zeros_and_all);
   std::filesystem::remove_all(dir);
 }
 

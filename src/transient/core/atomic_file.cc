@@ -78,10 +78,22 @@ std::string read_file(const std::string& path) {
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, 0, "cannot open the file (does it exist and is it readable?)");
-  std::ostringstream out;
-  out << in.rdbuf();
+  // One read of the size the file says (a data set's tens of megabytes are not copied again),
+  // then whatever it did not say (files whose size is not their length, such as /proc's).
+  std::string contents;
+  const auto size = static_cast<std::streamsize>(std::filesystem::file_size(path, error));
+  if (!error && size > 0) {
+    contents.resize(static_cast<std::size_t>(size));
+    in.read(contents.data(), size);
+    contents.resize(static_cast<std::size_t>(in.gcount()));
+    if (in.bad()) throw InputError(path, 0, "cannot read the file");
+    in.clear();  // a file shorter than its size said: end of file, the rest is empty
+  }
+  std::ostringstream rest;
+  rest << in.rdbuf();
   if (in.bad()) throw InputError(path, 0, "cannot read the file");
-  return out.str();
+  contents += rest.str();
+  return contents;
 }
 
 }  // namespace transient

@@ -5,11 +5,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <new>
-#include <vector>
 
+#include "transient/core/atomic_file.h"
 #include "transient/core/error.h"
 
 namespace transient::train {
@@ -20,21 +19,6 @@ constexpr std::uint32_t kLabelsMagic = 0x00000801;  // unsigned byte, 1 dimensio
 
 std::string file_in(const std::string& dir, const std::string& name) {
   return (std::filesystem::path(dir) / name).string();
-}
-
-std::vector<std::uint8_t> read_whole_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) {
-    throw InputError(path, 0,
-                     "cannot open the data set file (install Debian's dataset-fashion-mnist, or "
-                     "pass --data-dir DIR holding the four *-ubyte.gz files)");
-  }
-  std::vector<std::uint8_t> bytes(static_cast<std::size_t>(in.tellg()));
-  in.seekg(0);
-  if (!in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()))) {
-    throw InputError(path, 0, "cannot read the data set file");
-  }
-  return bytes;
 }
 
 // A file's bytes decompressed, in memory left uninitialised until written (no pass of zeros over
@@ -55,24 +39,25 @@ struct Unpacked {
 // file of one member under 4 GiB, no more than deflate's 1032:1 can make) and doubled while a
 // member does not fit.
 Unpacked gunzip_file(const std::string& path) {
-  const auto packed = read_whole_file(path);
-  if (packed.size() < 18) throw InputError(path, 0, "not a readable gzip file");
-  const std::size_t tail = packed.size() - 4;
+  const std::string file = read_file(path);
+  const auto* packed = reinterpret_cast<const std::uint8_t*>(file.data());
+  if (file.size() < 18) throw InputError(path, 0, "not a readable gzip file");
+  const std::size_t tail = file.size() - 4;
   const std::size_t trailer_size =
       std::uint32_t{packed[tail]} | std::uint32_t{packed[tail + 1]} << 8 |
       std::uint32_t{packed[tail + 2]} << 16 | std::uint32_t{packed[tail + 3]} << 24;
-  std::size_t capacity = std::clamp<std::size_t>(trailer_size, 1, packed.size() * 1032);
+  std::size_t capacity = std::clamp<std::size_t>(trailer_size, 1, file.size() * 1032);
   std::unique_ptr<libdeflate_decompressor, void (*)(libdeflate_decompressor*)> decompressor(
       libdeflate_alloc_decompressor(), libdeflate_free_decompressor);
   if (!decompressor) throw std::bad_alloc();
   Unpacked out{std::unique_ptr<std::uint8_t[]>(new std::uint8_t[capacity]), 0};
   std::size_t read = 0;
-  while (read < packed.size()) {
+  while (read < file.size()) {
     std::size_t member_in = 0;
     std::size_t member_out = 0;
-    const auto result = libdeflate_gzip_decompress_ex(
-        decompressor.get(), packed.data() + read, packed.size() - read, out.data.get() + out.size,
-        capacity - out.size, &member_in, &member_out);
+    const auto result = libdeflate_gzip_decompress_ex(decompressor.get(), packed + read,
+                                                      file.size() - read, out.data.get() + out.size,
+                                                      capacity - out.size, &member_in, &member_out);
     if (result == LIBDEFLATE_INSUFFICIENT_SPACE) {
       capacity *= 2;
       std::unique_ptr<std::uint8_t[]> larger(new std::uint8_t[capacity]);
