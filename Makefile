@@ -5,7 +5,10 @@
 #   make fuzz   the libFuzzer targets built with clang, FUZZ_SECONDS each (docs/errors.md)
 BUILD_DIR ?= build
 BUILD_TYPE ?= Release
-CTEST_JOBS ?= 2
+# Four tests at a time on two cores: the process tests wait part of the time (a heartbeat, a
+# connection timeout, a peer's start), and two at a time left a core idle then (docs/benchmarks.md,
+# "make test").
+CTEST_JOBS ?= 4
 # The python3 whose torch package carries libtorch: the project's .venv/ (made by `make deps`) or,
 # given on the command line, a torch already installed (a GPU machine that reaches no registry).
 TORCH_PYTHON ?=
