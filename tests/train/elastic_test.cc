@@ -253,8 +253,7 @@ TEST(Elastic, AWorkerWithAWrongTokenIsRefusedAndTheRefusalLogged) {
 // Sends `bytes` to HOST:PORT and closes. A peer that stops reading a line longer than it takes
 // from a stranger closes the connection while the rest is sent: `cut_off_ok` accepts that (the
 // send then ends with a reset or a broken pipe, depending on how far the peer had read).
-void send_and_close(const std::string& address, const std::string& bytes,
-                    bool cut_off_ok = false) {
+void send_and_close(const std::string& address, const std::string& bytes, bool cut_off_ok = false) {
   const auto colon = address.rfind(':');
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in target{};
