@@ -860,8 +860,13 @@ class Worker {
     const std::int64_t end = begin + sizes[static_cast<std::size_t>(rank_)];
     double correct = 0;
     double loss_sum = 0;
-    for (std::int64_t at = begin; at < end; at += 1000) {
-      const std::int64_t count = std::min<std::int64_t>(1000, end - at);
+    // In chunks of a member's share of a training step: memory known to fit (a step's forward
+    // and backward hold more), and small enough to be reused from the allocator's free blocks.
+    // Chunks of 1000 had each of the CNN's convolutions map ~100 MB afresh (docs/benchmarks.md,
+    // "Evaluating in chunks of a step's share": a third more CPU, twice the memory).
+    const std::int64_t chunk = (options_.global_batch + world_size_ - 1) / world_size_;
+    for (std::int64_t at = begin; at < end; at += chunk) {
+      const std::int64_t count = std::min<std::int64_t>(chunk, end - at);
       torch::Tensor images;
       torch::Tensor labels;
       if (loader_) {
