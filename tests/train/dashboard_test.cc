@@ -68,7 +68,7 @@ int count_of(const std::string& text, const std::string& part) {
 
 TEST(Dashboard, MetricsWhileTheJobRunsAndAfterAgreeWithItsSummary) {
   const std::string dir = fresh_dir("dashboard-metrics");
-  CliProcess job(with(small_job(dir, 2, 3000), {"--checkpoint-every", "200"}), dir);
+  CliProcess job(with(small_job(dir, 2, 800), {"--checkpoint-every", "50"}), dir);
   const std::string address = dashboard_of(dir);
   ASSERT_TRUE(std::regex_match(address, std::regex(R"(127\.0\.0\.1:\d+)"))) << address;
   ASSERT_TRUE(wait_for_training(dir));
@@ -87,7 +87,7 @@ TEST(Dashboard, MetricsWhileTheJobRunsAndAfterAgreeWithItsSummary) {
     EXPECT_EQ(running.count(name), 1u) << name;
   }
   EXPECT_GE(running["transient_step"], 1);
-  EXPECT_LE(running["transient_step"], 3000);
+  EXPECT_LE(running["transient_step"], 800);
   EXPECT_EQ(running["transient_workers"], 2);
   EXPECT_GE(running["transient_checkpoint_age_seconds"], 0);
 

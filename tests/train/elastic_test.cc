@@ -43,7 +43,7 @@ std::vector<std::string> members_at(const std::vector<nlohmann::json>& events,
 TEST(Elastic, KillingRank0RedoesAtMostOneStepAndAReplacementJoins) {
   const std::string dir = fresh_dir("kill-rank0");
   const auto result = run_ok(
-      with(elastic_job(dir, 3, 1500), {"--revoke", "kill@step20:rank0", "--replace", "0s"}), dir);
+      with(elastic_job(dir, 3, 400), {"--revoke", "kill@step20:rank0", "--replace", "0s"}), dir);
   EXPECT_NE(result.err.find("recovered from the loss of"), std::string::npos) << result.err;
   const auto events = read_events(dir);
   const auto injected = events_named(events, "revocation_injected");
@@ -67,16 +67,17 @@ TEST(Elastic, KillingRank0RedoesAtMostOneStepAndAReplacementJoins) {
   if (!events_named(events, "step_resumed").empty()) {
     EXPECT_NE(result.err.find("(1 step redone: "), std::string::npos) << result.err;
   }
-  // The replacement (it loads for a second or two) joined a later generation of three.
+  // The replacement (it starts in a few tenths of a second: about step 120 of 400 here) joined
+  // a later generation of three.
   const auto generations = events_named(events, "generation");
   ASSERT_GE(generations.size(), 3u);
   EXPECT_EQ(generations.back().at("members").size(), 3u);
   const auto summary = summary_of(dir);
-  EXPECT_EQ(summary.at("steps"), 1500);
+  EXPECT_EQ(summary.at("steps"), 400);
   EXPECT_EQ(summary.at("revocations"), 1);
   EXPECT_EQ(summary.at("recoveries"), 1);
   EXPECT_GT(summary.at("test_accuracy").get<double>(), 0.7);
-  expect_every_sample_once(dir, 1500, 2000, 100);
+  expect_every_sample_once(dir, 400, 2000, 100);
 }
 
 // With four members every survivor learns of a killed rank without waiting for the collective
@@ -396,8 +397,8 @@ TEST(Elastic, AStrangerOnADeadCoordinatorsPortCanNeitherCrashNorDismissTheWorker
 
 TEST(Elastic, KillingTheCheckpointWriterWhileItWritesLosesNoValidCheckpoint) {
   const std::string dir = fresh_dir("kill-writer");
-  run_ok(with(elastic_job(dir, 2, 400),
-              {"--checkpoint-every", "1", "--revoke", "kill@step100:rank0", "--replace", "0s"}),
+  run_ok(with(elastic_job(dir, 2, 150),
+              {"--checkpoint-every", "1", "--revoke", "kill@step50:rank0", "--replace", "0s"}),
          dir);
   const auto events = read_events(dir);
   ASSERT_EQ(events_named(events, "recovery").size(), 1u);
@@ -412,7 +413,7 @@ TEST(Elastic, KillingTheCheckpointWriterWhileItWritesLosesNoValidCheckpoint) {
     EXPECT_NO_THROW(
         deserialize_checkpoint(directory.read_verified(record), directory.path_of(record)));
   }
-  EXPECT_EQ(records.back().step, 400);
+  EXPECT_EQ(records.back().step, 150);
   for (const auto& entry : fs::directory_iterator(dir + "/checkpoints")) {
     EXPECT_EQ(entry.path().filename().string().find(".tmp."), std::string::npos)
         << entry.path() << " left behind";
@@ -584,18 +585,20 @@ TEST(Elastic, ARunWithKillsAPreemptionAndJoinsEndsWhereAnUndisturbedRunEnds) {
 }
 
 // Periodic checkpoints by time count training, not time since the last membership change: with
-// a preemption (and a replacement) every second and a checkpoint every two seconds of training,
-// checkpoints still come at that rate.
+// a preemption every second (the worker leaves, a replacement joins: two generations a second)
+// and a checkpoint every second of training, checkpoints still come at that rate. Two workers:
+// the rule is the same with more, and each step costs less than four workers' (this test took
+// 25 s of CPU with four, a preemption every second and a checkpoint every two).
 TEST(Elastic, CheckpointsByTimeKeepComingWhenMembershipChangesMoreOftenThanTheyAreDue) {
   const std::string dir = fresh_dir("checkpoint-rate");
-  run_ok(with(elastic_job(dir, 4, 2000),
-              {"--checkpoint-every", "2s", "--revoke", "preempt@every1s:any", "--replace", "0s"}),
+  run_ok(with(elastic_job(dir, 2, 3000),
+              {"--checkpoint-every", "1s", "--revoke", "preempt@every1s:any", "--replace", "0s"}),
          dir);
   const auto events = read_events(dir);
   const auto generations = events_named(events, "generation");
-  EXPECT_GE(generations.size(), 10u) << "membership hardly changed";
+  EXPECT_GE(generations.size(), 6u) << "membership hardly changed";
   // Between two checkpoints (of any kind: a checkpoint resets the count) there are never more
-  // than the interval's two seconds of training, and a step (rank 0's rows: its busy seconds).
+  // than the interval's second of training, and a step (rank 0's rows: its busy seconds).
   std::map<std::int64_t, double> busy_by_step;
   double longest_step_s = 0;
   for (const auto& row : read_steps(dir)) {
@@ -612,14 +615,14 @@ TEST(Elastic, CheckpointsByTimeKeepComingWhenMembershipChangesMoreOftenThanTheyA
          it != busy_by_step.end() && it->first <= step; ++it) {
       training_s += it->second;
     }
-    EXPECT_LE(training_s, 2.0 + longest_step_s + 0.1)
+    EXPECT_LE(training_s, 1.0 + longest_step_s + 0.1)
         << "steps " << previous << ".." << step << " trained without a checkpoint";
     previous = std::max(previous, step);
     ++checkpoints;
   }
   EXPECT_GE(checkpoints, 3);
-  EXPECT_EQ(previous, 2000);
-  EXPECT_EQ(summary_of(dir).at("steps"), 2000);
+  EXPECT_EQ(previous, 3000);
+  EXPECT_EQ(summary_of(dir).at("steps"), 3000);
 }
 
 }  // namespace

@@ -65,7 +65,7 @@ std::set<std::string> peers_joined_from(const std::vector<nlohmann::json>& event
 TEST_F(MultiHost, ACoordinatorAndThreeWorkersOnFourHostsSurviveAKillAndAdmitANewHost) {
   make_hosts(5);
   const std::string dir = fresh_dir("hosts-kill-join");
-  auto coordinator = start_coordinator(dir, 900, 3);
+  auto coordinator = start_coordinator(dir, 600, 3);
   const std::string address = front_door(dir);
   EXPECT_EQ(address, hosts_->address(0) + ":" + address.substr(address.rfind(':') + 1));
   auto a = start_worker(dir, 1, address);
@@ -98,15 +98,15 @@ TEST_F(MultiHost, ACoordinatorAndThreeWorkersOnFourHostsSurviveAKillAndAdmitANew
   EXPECT_LE(recoveries[0].at("redone_steps").get<int>(), 1);
   expect_resumed_steps(events, 100);  // the survivors computed only the lost worker's samples
   EXPECT_LE(events_named(events, "step_resumed").size(), 1u);
-  EXPECT_EQ(summary_of(dir).at("steps"), 900);
-  expect_every_sample_once(dir, 900, 2000, 100);
+  EXPECT_EQ(summary_of(dir).at("steps"), 600);
+  expect_every_sample_once(dir, 600, 2000, 100);
 }
 
 TEST_F(MultiHost, AHostCutOffSilentlyIsDroppedByHeartbeatAndTheOthersGoOn) {
   make_hosts(4);
   const std::string dir = fresh_dir("hosts-cut");
   // A short heartbeat timeout: the cut is only seen as silence.
-  auto args = set_flag(with(coordinator_job(dir, 1200, 3, {"--checkpoint-every", "50"}),
+  auto args = set_flag(with(coordinator_job(dir, 500, 3, {"--checkpoint-every", "50"}),
                             {"--bind", hosts_->address(0)}),
                        "--heartbeat-timeout", "3s");
   auto coordinator = std::make_unique<CliProcess>(args, dir + "-coordinator", hosts_->on(0));
@@ -131,14 +131,14 @@ TEST_F(MultiHost, AHostCutOffSilentlyIsDroppedByHeartbeatAndTheOthersGoOn) {
   const auto left = events_named(events, "worker_left");
   ASSERT_EQ(left.size(), 1u);
   EXPECT_EQ(left[0].at("reason"), "silent");
-  EXPECT_EQ(summary_of(dir).at("steps"), 1200);
-  expect_every_sample_once(dir, 1200, 2000, 100);
+  EXPECT_EQ(summary_of(dir).at("steps"), 500);
+  expect_every_sample_once(dir, 500, 2000, 100);
 }
 
 TEST_F(MultiHost, ACoordinatorRestartedOnItsHostTakesTheJobBack) {
   make_hosts(3);
   const std::string dir = fresh_dir("hosts-restart");
-  auto coordinator = start_coordinator(dir, 1500, 2);
+  auto coordinator = start_coordinator(dir, 600, 2);
   const std::string address = front_door(dir);
   auto a = start_worker(dir, 1, address);
   auto b = start_worker(dir, 2, address);
@@ -152,7 +152,7 @@ TEST_F(MultiHost, ACoordinatorRestartedOnItsHostTakesTheJobBack) {
   ASSERT_EQ(done.exit_code, 0) << done.err;
   EXPECT_EQ(a->wait().exit_code, 0);
   EXPECT_EQ(b->wait().exit_code, 0);
-  EXPECT_EQ(summary_of(dir).at("steps"), 1500);
+  EXPECT_EQ(summary_of(dir).at("steps"), 600);
 }
 
 // A coordinator bound to every interface (IPv4 and IPv6 alike) says how to join it at each of
@@ -188,7 +188,7 @@ TEST_F(MultiHost, WorkersJoinOverIPv6AndTheCoordinatorSaysHowToJoinAtEachAddress
 TEST_F(MultiHost, AHostWithoutTheTokenCanNeitherJoinNorTouchTheRendezvousKeys) {
   make_hosts(4);
   const std::string dir = fresh_dir("hosts-stranger");
-  auto coordinator = start_coordinator(dir, 1500, 2);
+  auto coordinator = start_coordinator(dir, 800, 2);
   const std::string address = front_door(dir);
   const std::string port = address.substr(address.rfind(':') + 1);
   auto a = start_worker(dir, 1, address);
@@ -230,7 +230,7 @@ TEST_F(MultiHost, AHostWithoutTheTokenCanNeitherJoinNorTouchTheRendezvousKeys) {
     dropped = dropped || e.at("peer").get<std::string>().rfind(hosts_->address(3), 0) == 0;
   }
   EXPECT_TRUE(dropped) << "the store requests without a hello were not dropped";
-  EXPECT_EQ(summary_of(dir).at("steps"), 1500);
+  EXPECT_EQ(summary_of(dir).at("steps"), 800);
 }
 
 // A worker that advertises an address its peers cannot reach: the group cannot form; the errors

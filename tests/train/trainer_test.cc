@@ -793,7 +793,7 @@ TEST(Trainer, TheExampleTrainsTorchvisionsResNet18AndTorchvisionLoadsItsCheckpoi
           "--workers",
           "2",
           "--steps",
-          "30",
+          "15",
           "--global-batch",
           "32",
           "--optimizer",
@@ -967,7 +967,7 @@ TEST(Trainer, LearnsFromNumPyArraysAndRefusesBadOnes) {
 TEST(Trainer, CompressedGradientsTrainAsFarAsFullPrecision) {
   auto job = [](const std::string& dir) {
     return std::vector<std::string>{
-        "train", "--model",   "cnn", "--workers",     "2",    "--steps",   "150", "--global-batch",
+        "train", "--model",   "cnn", "--workers",     "2",    "--steps",   "100", "--global-batch",
         "64",    "--threads", "1",   "--test-subset", "1000", "--job-dir", dir};
   };
   const std::string full = fresh_dir("full-precision");
@@ -978,7 +978,7 @@ TEST(Trainer, CompressedGradientsTrainAsFarAsFullPrecision) {
     run_ok(with(job(dir), {"--compress", half}), dir);
     const double accuracy = summary_of(dir).at("test_accuracy").get<double>();
     EXPECT_NEAR(accuracy, reference, 0.02) << half;
-    expect_complete_step_records(dir, 150, 2, 64);
+    expect_complete_step_records(dir, 100, 2, 64);
   }
   const auto refused =
       run_cli(with(job(fresh_dir("compress-bad")), {"--compress", "int8"}), full + "-bad");
