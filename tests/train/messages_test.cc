@@ -172,6 +172,7 @@ TEST(OptionNames, EveryNameReadsBackAndTheJobConfigCarriesThem) {
   expect_names_read_back<LrSchedule>({"cosine", "step"});
   expect_names_read_back<Augment>({"crop", "resized-crop", "none"});
   expect_names_read_back<Compression>({"none", "bf16", "fp16"});
+  expect_names_read_back<Precision>({"fp32", "bf16"});
   expect_names_read_back<MemoryFormat>({"auto", "channels-last", "contiguous"});
   expect_names_read_back<OnDivergence>({"stop", "rollback"});
   EXPECT_EQ(accepted_names<Compression>(), "none, bf16, fp16");
@@ -181,6 +182,7 @@ TEST(OptionNames, EveryNameReadsBackAndTheJobConfigCarriesThem) {
   config.options.schedule = LrSchedule::kStep;
   config.options.augment = Augment::kResizedCrop;
   config.options.compress = Compression::kFp16;
+  config.options.precision = Precision::kBf16;
   config.options.memory_format = MemoryFormat::kChannelsLast;
   config.options.on_divergence = OnDivergence::kRollback;
   nlohmann::json wire = nlohmann::json::parse(to_json(config).dump());
@@ -190,15 +192,17 @@ TEST(OptionNames, EveryNameReadsBackAndTheJobConfigCarriesThem) {
   EXPECT_EQ(received.options.schedule, LrSchedule::kStep);
   EXPECT_EQ(received.options.augment, Augment::kResizedCrop);
   EXPECT_EQ(received.options.compress, Compression::kFp16);
+  EXPECT_EQ(received.options.precision, Precision::kBf16);
   EXPECT_EQ(received.options.memory_format, MemoryFormat::kChannelsLast);
   EXPECT_EQ(received.options.on_divergence, OnDivergence::kRollback);
   // A config of an earlier version, without them: the defaults, and the layout it ran with.
   for (const char* key :
-       {"loss", "schedule", "augment", "compress", "memory_format", "on_divergence"}) {
+       {"loss", "schedule", "augment", "compress", "precision", "memory_format", "on_divergence"}) {
     wire.erase(key);
   }
   EXPECT_EQ(job_config_from_json(wire).options.memory_format, MemoryFormat::kContiguous);
   EXPECT_EQ(job_config_from_json(wire).options.compress, Compression::kNone);
+  EXPECT_EQ(job_config_from_json(wire).options.precision, Precision::kFp32);
   EXPECT_EQ(job_config_from_json(wire).options.loss, Loss::kCrossEntropy);
   wire["compress"] = "int8";
   try {

@@ -985,6 +985,38 @@ TEST(Trainer, CompressedGradientsTrainAsFarAsFullPrecision) {
   EXPECT_EQ(refused.exit_code, kExitBadInput) << refused.err;
 }
 
+// --precision bf16: the forward pass and the loss under CPU autocast in bfloat16. It learns as
+// far as fp32 does, computes something else (the parameters differ), resumes bitwise from a
+// checkpoint (the precision is one of the job's settings, kept by --resume, so the resumed half
+// runs in bf16 too), and a resume that asks for another precision is refused.
+TEST(Trainer, Bf16MixedPrecisionLearnsAsFp32DoesAndResumesExactly) {
+  const std::string dir = fresh_dir("bf16");
+  const std::string fp32 = dir + "/fp32";
+  run_ok(small_job(fp32, 1, 60), fp32);
+  const std::string straight = dir + "/straight";
+  run_ok(with(small_job(straight, 1, 60), {"--precision", "bf16"}), straight);
+  const double accuracy = summary_of(straight).at("test_accuracy").get<double>();
+  const double reference = summary_of(fp32).at("test_accuracy").get<double>();
+  std::printf("test accuracy: bf16 %.4f, fp32 %.4f\n", accuracy, reference);
+  std::fflush(stdout);
+  EXPECT_NEAR(accuracy, reference, 0.03);
+  EXPECT_FALSE(bitwise_equal(latest_checkpoint(straight), latest_checkpoint(fp32)))
+      << "bf16 computed what fp32 did: autocast was not on";
+  EXPECT_EQ(nlohmann::json::parse(slurp(straight + "/job.json")).at("settings").at("precision"),
+            "bf16");
+  const std::string paused = dir + "/paused";
+  run_paused(with(small_job(paused, 1, 60), {"--precision", "bf16", "--stop-at", "30"}), paused);
+  run_ok({"train", "--resume", "--workers", "1", "--threads", "1", "--job-dir", paused},
+         paused + "-resumed");
+  EXPECT_TRUE(bitwise_equal(latest_checkpoint(straight), latest_checkpoint(paused)));
+  const auto refused =
+      run_cli({"train", "--resume", "--precision", "fp32", "--workers", "1", "--job-dir", paused},
+              paused + "-refused");
+  EXPECT_EQ(refused.exit_code, kExitBadInput) << refused.err;
+  EXPECT_NE(refused.err.find("--precision is \"fp32\" here but \"bf16\""), std::string::npos)
+      << refused.err;
+}
+
 // A job given its servers' price accounts for them: `cost` events by market as it runs, the
 // total in summary.json, shown by `transient status` and drawn by `transient report`. Each worker
 // is billed from its admission until it leaves, so the total lies between the workers' training

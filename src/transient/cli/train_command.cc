@@ -131,6 +131,9 @@ void add_job_options(CLI::App& cmd, train::TrainOptions& options, std::string& c
   add_named_option(cmd, "--compress", options.compress,
                    "gradients on the wire: none, bf16 or fp16 (half the bytes, for slow links; "
                    "summed in that precision)");
+  add_named_option(cmd, "--precision", options.precision,
+                   "the forward pass and the loss: fp32, or bf16 (mixed precision: run under "
+                   "autocast in bfloat16; parameters, gradients and optimiser state stay fp32)");
   add_named_option(cmd, "--memory-format", options.memory_format,
                    "the convolution weights' layout: channels-last, contiguous, or auto "
                    "(channels-last for the built-in ResNets, which train faster so; contiguous "
@@ -225,7 +228,7 @@ std::vector<std::string> given_job_flags(const CLI::App& cmd) {
                            "--lr",         "--momentum", "--weight-decay", "--seed",
                            "--loss",       "--nesterov", "--schedule",     "--clip-grad-norm",
                            "--optimizer",  "--beta1",    "--beta2",        "--eps",
-                           "--image-size", "--augment"}) {
+                           "--image-size", "--augment",  "--precision"}) {
     if (cmd.count(flag) > 0) given.push_back(flag);
   }
   return given;

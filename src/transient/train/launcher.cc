@@ -216,6 +216,7 @@ nlohmann::json job_settings(const TrainOptions& o) {
           {"nesterov", o.nesterov},
           {"schedule", name_of(o.schedule)},
           {"clip_grad_norm", o.clip_grad_norm},
+          {"precision", name_of(o.precision)},
           {"seed", o.seed}};
 }
 
@@ -265,6 +266,7 @@ void adopt_job_settings(TrainOptions& o) {
     o.nesterov = settings.value("nesterov", false);
     o.schedule = named_option(settings, "schedule", LrSchedule::kCosine);
     o.clip_grad_norm = settings.value("clip_grad_norm", 0.0);
+    o.precision = named_option(settings, "precision", Precision::kFp32);
     o.seed = settings.at("seed").get<std::uint64_t>();
   } catch (const std::exception& error) {  // a JSON error, or a name not in the table
     throw InputError(job_json, 0, std::string("its settings are damaged: ") + error.what());

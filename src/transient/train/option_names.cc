@@ -31,6 +31,13 @@ const std::vector<std::pair<std::string, Compression>>& option_names<Compression
 }
 
 template <>
+const std::vector<std::pair<std::string, Precision>>& option_names<Precision>() {
+  static const std::vector<std::pair<std::string, Precision>> names{{"fp32", Precision::kFp32},
+                                                                    {"bf16", Precision::kBf16}};
+  return names;
+}
+
+template <>
 const std::vector<std::pair<std::string, MemoryFormat>>& option_names<MemoryFormat>() {
   static const std::vector<std::pair<std::string, MemoryFormat>> names{
       {"auto", MemoryFormat::kAuto},

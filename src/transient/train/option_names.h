@@ -1,7 +1,7 @@
 // The job options that take one of a few names (--loss, --schedule, --augment, --compress,
-// --memory-format, --on-divergence): an enum each, and the one table of each enum's names, which
-// the flags, job.json, the coordinator's journal and its admission of a worker all speak.
-// Torch-free: the CLI parses the flags with it.
+// --precision, --memory-format, --on-divergence): an enum each, and the one table of each enum's
+// names, which the flags, job.json, the coordinator's journal and its admission of a worker all
+// speak. Torch-free: the CLI parses the flags with it.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -22,6 +22,9 @@ enum class LrSchedule { kCosine, kStep };
 enum class Augment { kCrop, kResizedCrop, kNone };
 // Gradients on the wire: fp32, or a half-precision copy (gradient_buckets.h).
 enum class Compression { kNone, kBf16, kFp16 };
+// The precision of the forward pass and the loss: fp32, or bf16 under autocast (parameters,
+// gradients and the optimiser's state stay fp32; worker.cc).
+enum class Precision { kFp32, kBf16 };
 // How the model's convolution weights lie in memory (models.h): auto = channels-last where the
 // model trains faster so (the built-in ResNets), or as asked.
 enum class MemoryFormat { kAuto, kChannelsLast, kContiguous };
@@ -40,6 +43,8 @@ template <>
 const std::vector<std::pair<std::string, Augment>>& option_names<Augment>();
 template <>
 const std::vector<std::pair<std::string, Compression>>& option_names<Compression>();
+template <>
+const std::vector<std::pair<std::string, Precision>>& option_names<Precision>();
 template <>
 const std::vector<std::pair<std::string, MemoryFormat>>& option_names<MemoryFormat>();
 template <>

@@ -43,6 +43,7 @@ nlohmann::json to_json(const JobConfig& config) {
           {"keep", o.keep},
           {"bucket_bytes", o.bucket_bytes},
           {"compress", name_of(o.compress)},
+          {"precision", name_of(o.precision)},
           {"memory_format", name_of(o.memory_format)},
           {"heartbeat_timeout_s", o.heartbeat_timeout_s},
           {"on_divergence", name_of(o.on_divergence)},
@@ -95,6 +96,7 @@ JobConfig job_config_from_json(const nlohmann::json& j) {
   o.keep = j.at("keep").get<int>();
   o.bucket_bytes = j.at("bucket_bytes").get<std::int64_t>();
   o.compress = named_option(j, "compress", Compression::kNone);
+  o.precision = named_option(j, "precision", Precision::kFp32);  // earlier jobs: fp32
   // A job of an earlier version ran its models contiguous.
   o.memory_format = named_option(j, "memory_format", MemoryFormat::kContiguous);
   o.heartbeat_timeout_s = j.at("heartbeat_timeout_s").get<double>();

@@ -92,6 +92,7 @@ struct TrainOptions {
   bool resume = false;                   // continue the job in job_dir from its latest checkpoint
   std::int64_t bucket_bytes = 25 << 20;  // all-reduce buckets after the first (1 MiB), fp32 bytes
   Compression compress = Compression::kNone;  // gradients on the wire: fp32, bf16 or fp16
+  Precision precision = Precision::kFp32;     // the forward pass and loss: fp32, or bf16 autocast
   // The convolution weights' layout (models.h): auto = channels-last for the built-in ResNets.
   MemoryFormat memory_format = MemoryFormat::kAuto;
 

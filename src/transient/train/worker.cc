@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <ATen/autocast_mode.h>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 
@@ -102,6 +103,37 @@ OptimizerSettings optimizer_settings(const TrainOptions& options) {
 
 // How a generation ended for this worker.
 enum class Ending { kFinished, kStopped, kBoundary, kDiverged };
+
+// The job's --precision for what runs in its scope (the forward pass and the loss): bf16 turns on
+// CPU autocast in bfloat16, which runs matrix products and convolutions in bf16 and keeps
+// reductions, softmax and the losses in fp32, as torch.autocast does; the parameters stay fp32
+// and backward gives fp32 gradients. fp32 leaves everything as it is. Autocast's state is the
+// thread's, and its cache of cast weights is cleared when the scope ends (the weights change at
+// every step).
+class AutocastScope {
+ public:
+  explicit AutocastScope(Precision precision) : enabled_(precision == Precision::kBf16) {
+    if (!enabled_) return;
+    was_enabled_ = at::autocast::is_autocast_enabled(at::kCPU);
+    was_dtype_ = at::autocast::get_autocast_dtype(at::kCPU);
+    at::autocast::set_autocast_enabled(at::kCPU, true);
+    at::autocast::set_autocast_dtype(at::kCPU, at::kBFloat16);
+    at::autocast::increment_nesting();
+  }
+  ~AutocastScope() {
+    if (!enabled_) return;
+    if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+    at::autocast::set_autocast_enabled(at::kCPU, was_enabled_);
+    at::autocast::set_autocast_dtype(at::kCPU, was_dtype_);
+  }
+  AutocastScope(const AutocastScope&) = delete;
+  AutocastScope& operator=(const AutocastScope&) = delete;
+
+ private:
+  bool enabled_;
+  bool was_enabled_ = false;
+  at::ScalarType was_dtype_ = at::kBFloat16;
+};
 
 class Worker {
  public:
@@ -567,10 +599,14 @@ class Worker {
       double local_loss = resumed.loss;
       buckets_->control()[0] = local_loss;
       if (computed_count > 0 && labels.size(0) > 0) {
-        auto scores = model_->forward(images);
-        // Summed over the shard and divided by the global batch: the all-reduced sum is then
-        // exactly the mean gradient of the global batch, whatever the split.
-        auto loss = summed_loss(scores, labels) / static_cast<double>(position.batch);
+        torch::Tensor loss;
+        {
+          AutocastScope precision(options_.precision);
+          auto scores = model_->forward(images);
+          // Summed over the shard and divided by the global batch: the all-reduced sum is then
+          // exactly the mean gradient of the global batch, whatever the split.
+          loss = summed_loss(scores, labels) / static_cast<double>(position.batch);
+        }
         local_loss += loss.item<double>();
         buckets_->control()[0] = local_loss;  // before backward: it goes with the first bucket
         loss.backward();
@@ -882,6 +918,7 @@ class Worker {
         images = normalise(data_, data_.test.images.narrow(0, at, count));
         labels = data_.test.labels.narrow(0, at, count);
       }
+      AutocastScope precision(options_.precision);
       auto scores = model_->forward(images);
       loss_sum += summed_loss(scores, labels).item<double>();
       correct += scores.argmax(1).eq(labels).sum().item<double>();
