@@ -106,6 +106,52 @@ TEST(Datasets, FashionMnistsGzipFilesAreReadWholeAndABrokenOneIsNamed) {
   fs::remove_all(dir);
 }
 
+// --train-subset and --test-subset: only the first samples are read, the images' file
+// decompressed no further than they need (across the two gzip members here), and a subset larger
+// than the test set is the whole of it. A file that is not gzip, or ends within the prefix, is
+// still refused by name.
+TEST(Datasets, FashionMnistSubsetsReadOnlyTheirFirstSamples) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("transient-fashion-prefix-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  write_fashion_mnist(dir, 5, 3);
+  DataOptions subsets;
+  subsets.train_limit = 4;  // past the first member's two and a half images
+  subsets.test_limit = 10;  // more than the three there are
+  const Dataset data = load_dataset("fashion-mnist", dir.string(), subsets);
+  ASSERT_EQ(data.train.images.sizes(), (std::vector<std::int64_t>{4, 1, 28, 28}));
+  ASSERT_EQ(data.train.labels.size(0), 4);
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_TRUE(data.train.images[i].eq(i).all().item<bool>()) << "image " << i;
+    EXPECT_EQ(data.train.labels[i].item<std::int64_t>(), i % 10);
+  }
+  EXPECT_EQ(data.test.images.size(0), 3);
+  EXPECT_EQ(data.test.labels.size(0), 3);
+
+  const fs::path images = dir / "train-images-idx3-ubyte.gz";
+  auto refused = [&](const DataOptions& options, const std::string& why) {
+    try {
+      load_dataset("fashion-mnist", dir.string(), options);
+      ADD_FAILURE() << "read: " << why;
+    } catch (const InputError& error) {
+      EXPECT_NE(std::string(error.what()).find(images.string()), std::string::npos) << error.what();
+      EXPECT_NE(std::string(error.what()).find(why), std::string::npos) << error.what();
+    }
+  };
+  // A header of five images over the pixels of three: it ends within the four asked for.
+  fs::remove(images);
+  std::string three;
+  for (int i = 0; i < 3; ++i) three += std::string(28 * 28, static_cast<char>(i));
+  append_gzip_member(images.string(),
+                     big_endian(0x803) + big_endian(5) + big_endian(28) + big_endian(28) + three);
+  refused(subsets, "holds 2352 bytes of pixels for 4 images");
+  // Not gzip at all.
+  std::ofstream(images, std::ios::binary | std::ios::trunc) << std::string(4000, 'x');
+  refused(subsets, "not a readable gzip file");
+  fs::remove_all(dir);
+}
+
 TEST(Datasets, NumPyImagesAreMappedNotCopiedAndATenthIsHeldOut) {
   const fs::path dir = fs::temp_directory_path() / ("transient-npy-" + std::to_string(::getpid()));
   fs::create_directories(dir);

@@ -413,7 +413,7 @@ Dataset load_dataset(const std::string& name, const std::string& dir, const Data
     data.stdev = {0.2470, 0.2435, 0.2616};
     return data;
   }
-  const auto fashion = FashionMnist::load(dir);
+  const auto fashion = FashionMnist::load(dir, options.train_limit, options.test_limit);
   data.train = fashion.train;
   data.test = fashion.test;
   data.mean = {kFashionMnistMean};

@@ -40,6 +40,10 @@ struct DataOptions {
   // launcher (empty: load_dataset takes them from the images itself).
   std::vector<double> mean;
   std::vector<double> stdev;
+  // Fashion-MNIST: read only the first N training and test samples (0 = all): --train-subset
+  // and --test-subset, which use no more.
+  std::int64_t train_limit = 0;
+  std::int64_t test_limit = 0;
 };
 
 struct Dataset {

@@ -1,6 +1,7 @@
 // Fashion-MNIST as tensors, read from the gzipped IDX files of Debian's dataset-fashion-mnist
 // (train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz, t10k-*). Images stay bytes in memory
-// (47 MB for the training set, per worker) and are normalised per batch (datasets.h).
+// (47 MB for the training set, per worker; less for a subset) and are normalised per batch
+// (datasets.h).
 #pragma once
 
 #include <torch/torch.h>
@@ -18,9 +19,13 @@ struct FashionMnist {
   LabelledImages train;  // 60000 samples
   LabelledImages test;   // 10000 samples
 
-  // Reads the four files from `dir`. Throws InputError naming the file if one is missing,
-  // unreadable, not gzip, has a wrong magic number or sizes that do not match.
-  static FashionMnist load(const std::string& dir);
+  // Reads the four files from `dir`: every sample, or at most the first `train_limit` and
+  // `test_limit` (> 0; --train-subset, --test-subset), whose images are then decompressed no
+  // further than they need (the rest of such a file is not read, and not checked). Throws
+  // InputError naming the file if one is missing, unreadable, not gzip, has a wrong magic number
+  // or sizes that do not match.
+  static FashionMnist load(const std::string& dir, std::int64_t train_limit = 0,
+                           std::int64_t test_limit = 0);
 
   // Throws InputError if the four files are not all in `dir` (cheap: no decompression), so that
   // the launcher can refuse before it starts any worker.

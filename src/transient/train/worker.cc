@@ -149,9 +149,10 @@ class Worker {
     if (!data_dir.empty()) job_.options.data_dir = data_dir;
     torch::set_num_threads(std::max(1, threads > 0 ? threads : options_.threads));
     torch::manual_seed(options_.seed);
-    data_ = load_dataset(options_.dataset, options_.data_dir,
-                         DataOptions{options_.image_size, options_.val_data, options_.image_mean,
-                                     options_.image_std});
+    data_ =
+        load_dataset(options_.dataset, options_.data_dir,
+                     DataOptions{options_.image_size, options_.val_data, options_.image_mean,
+                                 options_.image_std, options_.train_subset, options_.test_subset});
     if (data_.from_files()) {
       data_.transform.seed = options_.seed;
       data_.transform.augment = options_.augment;
