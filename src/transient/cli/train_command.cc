@@ -223,13 +223,9 @@ void add_elastic_options(CLI::App& cmd, train::TrainOptions& options, std::strin
 // The flags of a job's settings that were given (a resumed job refuses those that differ).
 std::vector<std::string> given_job_flags(const CLI::App& cmd) {
   std::vector<std::string> given;
-  for (const char* flag : {"--model",      "--dataset",  "--train-subset", "--test-subset",
-                           "--epochs",     "--steps",    "--global-batch", "--per-worker-batch",
-                           "--lr",         "--momentum", "--weight-decay", "--seed",
-                           "--loss",       "--nesterov", "--schedule",     "--clip-grad-norm",
-                           "--optimizer",  "--beta1",    "--beta2",        "--eps",
-                           "--image-size", "--augment",  "--precision"}) {
-    if (cmd.count(flag) > 0) given.push_back(flag);
+  for (const std::string& flag : train::job_setting_flags()) {
+    const CLI::Option* option = cmd.get_option_no_throw(flag);
+    if (option != nullptr && option->count() > 0) given.push_back(flag);
   }
   return given;
 }

@@ -608,6 +608,17 @@ std::string join_instructions(const std::string& bind, const std::string& addres
 
 }  // namespace
 
+std::vector<std::string> job_setting_flags() {
+  std::vector<std::string> flags;
+  const nlohmann::json settings = job_settings(TrainOptions{});
+  for (const auto& [key, value] : settings.items()) {
+    std::string flag = "--" + key;
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    flags.push_back(flag);
+  }
+  return flags;
+}
+
 int run_training(const TrainOptions& given) {
   if (given.replace_after_s >= 0 && !(given.replace_after_s < 86400)) {
     throw InputError("--replace: accepted: a delay of 0s .. 1d");

@@ -140,6 +140,10 @@ struct WorkerOptions {
 // Runs a whole job and prints where its records are. Returns the process exit code.
 int run_training(const TrainOptions& options);
 
+// The flag of each of the job's settings (job.json's "settings": "--model", "--lr", ...), which a
+// resumed job takes from its job directory; a setting no command sets has one all the same.
+std::vector<std::string> job_setting_flags();
+
 // Runs a job's coordinator alone (`transient coordinator`): workers join it from anywhere with
 // `transient worker --coordinator HOST:PORT --token-file F`. With a job directory that holds a
 // journal (coordinator.json) it takes that job back. Returns the process exit code.
