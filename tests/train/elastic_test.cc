@@ -337,7 +337,7 @@ TEST(Elastic, AFloodOfIdleConnectionsKeepsNoWorkerOutAndIsLoggedInBrief) {
 // a store port) neither crashes them nor makes them leave: they wait for the real coordinator.
 TEST(Elastic, AStrangerOnADeadCoordinatorsPortCanNeitherCrashNorDismissTheWorkers) {
   const std::string dir = fresh_dir("forged-coordinator");
-  auto coordinator = std::make_unique<CliProcess>(coordinator_job(dir, 1500, 2), dir + "-1");
+  auto coordinator = std::make_unique<CliProcess>(coordinator_job(dir, 600, 2), dir + "-1");
   const std::string address = front_door(dir);
   const std::vector<std::string> worker{"worker",       "--coordinator", address, "--token-file",
                                         dir + "/token", "--threads",     "1"};
@@ -392,7 +392,38 @@ TEST(Elastic, AStrangerOnADeadCoordinatorsPortCanNeitherCrashNorDismissTheWorker
   ASSERT_EQ(done.exit_code, 0) << done.err;
   EXPECT_EQ(a.wait().exit_code, 0);
   EXPECT_EQ(b.wait().exit_code, 0);
-  EXPECT_EQ(summary_of(dir).at("steps"), 1500);
+  EXPECT_EQ(summary_of(dir).at("steps"), 600);
+}
+
+// Workers that finish their steps while their coordinator is away (they train on without it)
+// tell the restarted coordinator that they are done, and rank 0 stores the job's final
+// checkpoint with it: the job ends, with its result. Both were lost before: the report and the
+// checkpoint went to a coordinator that was not there, and the restarted one waited for ever.
+TEST(Elastic, WorkersThatFinishWhileTheCoordinatorIsAwayEndTheJobWithTheRestartedOne) {
+  const std::string dir = fresh_dir("finished-without-coordinator");
+  auto coordinator = std::make_unique<CliProcess>(coordinator_job(dir, 300, 2), dir + "-1");
+  const std::string address = front_door(dir);
+  const std::vector<std::string> worker{"worker",       "--coordinator", address, "--token-file",
+                                        dir + "/token", "--threads",     "1"};
+  CliProcess a(worker, dir + "-a");
+  CliProcess b(worker, dir + "-b");
+  ASSERT_TRUE(wait_for_training(dir));
+  coordinator->kill_group();
+  // Rank 0 has trained the last step and could not store its checkpoint.
+  const std::string not_stored = "the checkpoint of step 300 was not stored";
+  ASSERT_TRUE(wait_until([&] {
+    return slurp(dir + "-a.err").find(not_stored) != std::string::npos ||
+           slurp(dir + "-b.err").find(not_stored) != std::string::npos;
+  })) << "the workers did not finish while the coordinator was away";
+  CliProcess restarted({"coordinator", "--job-dir", dir}, dir + "-2");
+  const auto done = restarted.wait();
+  ASSERT_EQ(done.exit_code, 0) << done.err;
+  EXPECT_EQ(a.wait().exit_code, 0);
+  EXPECT_EQ(b.wait().exit_code, 0);
+  EXPECT_EQ(summary_of(dir).at("steps"), 300);
+  EXPECT_EQ(latest_checkpoint(dir).step, 300) << "the final checkpoint was lost";
+  expect_every_checkpoint_loads(dir);
+  expect_every_sample_once(dir, 300, 2000, 100);
 }
 
 TEST(Elastic, KillingTheCheckpointWriterWhileItWritesLosesNoValidCheckpoint) {

@@ -280,10 +280,10 @@ class Worker {
           continue;
         }
         finish_writer();
+        if (rank_ == 0) store_final_checkpoint();
         message::Report done = new_report(message::Report::Kind::kDone);
         done.result = result_;
-        connection_.send(done);
-        connection_.leave("stopped");
+        connection_.finish(done, "stopped");
         group_.reset();
         // Wait for the coordinator to see every member done (or to drop this worker).
         std::string ignored;
@@ -534,6 +534,8 @@ class Worker {
                            "transient worker %s: the checkpoint of step %lld was not stored (the "
                            "coordinator is away)\n",
                            connection_.id().c_str(), static_cast<long long>(state.step));
+            } else {
+              stored_step_ = state.step;
             }
             return stored.value_or(CheckpointRecord{});
           },
@@ -734,6 +736,24 @@ class Worker {
     if (!writer_) return;
     writer_->wait();
     writer_.reset();
+  }
+
+  // The job's last state, which its writer could not store because the coordinator was away
+  // (its workers trained on and finished without it): sent again every quarter of a second
+  // until the worker has re-joined a restarted coordinator and it is stored, or the worker is
+  // dropped. A job's result is its final checkpoint; it is not left on a worker.
+  void store_final_checkpoint() {
+    if (stored_step_ == step_) return;
+    const auto bytes = serialize_checkpoint(snapshot());
+    while (!connection_.dropped()) {
+      if (const auto stored = connection_.send_checkpoint(step_, bytes)) {
+        stored_step_ = step_;
+        std::fprintf(stderr, "transient worker %s: the checkpoint of step %lld is stored\n",
+                     connection_.id().c_str(), static_cast<long long>(step_));
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    }
   }
 
   // Drops what was handed to the writer but not started (a write in progress completes).
@@ -1087,6 +1107,7 @@ class Worker {
   std::int64_t skipped_in_test_ = 0;
   std::int64_t evaluated_at_ = -1;
   std::int64_t last_checkpoint_step_ = -1;
+  std::atomic<std::int64_t> stored_step_{-1};  // of the last checkpoint the coordinator stored
   double since_checkpoint_s_ = 0;  // seconds of training steps since the last checkpoint
   double speed_ = 0;               // samples/s of forward + backward, smoothed
   bool everyone_leaves_ = false;   // every member leaves at this boundary

@@ -218,6 +218,19 @@ void Connection::send(const message::ToCoordinator& message) {
   if (channel) channel->send(message::encode(message));
 }
 
+void Connection::finish(const message::Report& done, const std::string& reason) {
+  std::shared_ptr<LineChannel> channel;
+  std::vector<nlohmann::json> lines{message::encode(done), message::encode(message::Bye{reason})};
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    last_words_ = lines;
+    leaving_ = true;
+    channel = channel_;
+  }
+  if (!channel) return;
+  for (const auto& line : lines) channel->send(line);
+}
+
 void Connection::mark_ready(const std::string& address, const std::string& probe) {
   ready_address_ = address;
   ready_probe_ = probe;
@@ -448,6 +461,7 @@ void Connection::reconnect() {
         }
         rows_sent_through_ = 0;  // whatever was not acknowledged goes again
         send_rows_locked();
+        for (const auto& line : last_words_) channel_->send(line);  // done while it was away
         std::fprintf(stderr, "transient worker %s: re-joined the coordinator\n", id_.c_str());
         return;
       }

@@ -131,6 +131,11 @@ class Connection : public StoreTransport {
     send(message::Bye{reason});
   }
 
+  // Says that this worker is done with the job (`done`, a kDone report), then goodbye. Both are
+  // sent again after a re-join: a worker that finished its steps while its coordinator was away
+  // tells the restarted one, which would otherwise wait for the report for ever.
+  void finish(const message::Report& done, const std::string& reason);
+
   // The next generation after `after` that this worker is told about, or nullopt once it has
   // been dropped or the job has ended (`why` says which).
   std::optional<GenerationConfig> next_generation(std::int64_t after, std::string& why);
@@ -179,6 +184,7 @@ class Connection : public StoreTransport {
   std::deque<GenerationConfig> generations_;  // GUARDED_BY(mutex_)
   std::string left_;                          // GUARDED_BY(mutex_)
   nlohmann::json state_;                      // GUARDED_BY(mutex_)
+  std::vector<nlohmann::json> last_words_;    // GUARDED_BY(mutex_): finish()'s, sent again
   // Requests in flight by id: their replies once they came, and the chunks before them.
   struct Call {
     std::optional<nlohmann::json> reply;
