@@ -245,8 +245,8 @@ class Worker {
                                                               : "-inf";
           message::Report diverged = new_report(message::Report::Kind::kDiverged, step_ + 1);
           diverged.loss = loss;
-          connection_.send(diverged);
           if (options_.on_divergence == OnDivergence::kRollback) {
+            connection_.send(diverged);
             // The coordinator rolls the job back to a checkpoint (or ends it after the last
             // rollback): this worker's state is not one to go on from.
             group_.reset();
@@ -255,7 +255,7 @@ class Worker {
             report("failed", -1, step_ + 1, false, "diverged");
             continue;
           }
-          connection_.leave("stopped");
+          connection_.finish(diverged, "stopped");  // said again to a restarted coordinator
           group_.reset();
           std::string ignored;
           connection_.next_generation(config_.generation, ignored);

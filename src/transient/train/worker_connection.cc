@@ -218,17 +218,15 @@ void Connection::send(const message::ToCoordinator& message) {
   if (channel) channel->send(message::encode(message));
 }
 
-void Connection::finish(const message::Report& done, const std::string& reason) {
-  std::shared_ptr<LineChannel> channel;
-  std::vector<nlohmann::json> lines{message::encode(done), message::encode(message::Bye{reason})};
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    last_words_ = lines;
-    leaving_ = true;
-    channel = channel_;
-  }
-  if (!channel) return;
-  for (const auto& line : lines) channel->send(line);
+void Connection::finish(const message::Report& last, const std::string& reason) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  last_words_ = {message::encode(last), message::encode(message::Bye{reason})};
+  bool sent = channel_ != nullptr;
+  for (const auto& line : last_words_) sent = sent && channel_->send(line);
+  // The connection's close then ends this worker (the coordinator closes it after a goodbye).
+  // Words that did not go out (the coordinator is away) go after the re-join instead, and the
+  // close is awaited from there.
+  if (sent) leaving_ = true;
 }
 
 void Connection::mark_ready(const std::string& address, const std::string& probe) {
@@ -461,7 +459,10 @@ void Connection::reconnect() {
         }
         rows_sent_through_ = 0;  // whatever was not acknowledged goes again
         send_rows_locked();
-        for (const auto& line : last_words_) channel_->send(line);  // done while it was away
+        if (!last_words_.empty()) {  // it finished while the coordinator was away
+          for (const auto& line : last_words_) channel_->send(line);
+          leaving_ = true;
+        }
         std::fprintf(stderr, "transient worker %s: re-joined the coordinator\n", id_.c_str());
         return;
       }

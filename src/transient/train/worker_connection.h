@@ -131,10 +131,10 @@ class Connection : public StoreTransport {
     send(message::Bye{reason});
   }
 
-  // Says that this worker is done with the job (`done`, a kDone report), then goodbye. Both are
-  // sent again after a re-join: a worker that finished its steps while its coordinator was away
-  // tells the restarted one, which would otherwise wait for the report for ever.
-  void finish(const message::Report& done, const std::string& reason);
+  // Sends this worker's last report (`last`: done with the job, or stopped by a divergence),
+  // then goodbye. Both are sent again after a re-join: a worker that finished its steps while
+  // its coordinator was away tells the restarted one, which would otherwise wait for ever.
+  void finish(const message::Report& last, const std::string& reason);
 
   // The next generation after `after` that this worker is told about, or nullopt once it has
   // been dropped or the job has ended (`why` says which).
