@@ -28,6 +28,31 @@ std::vector<std::string> elastic_job(const std::string& job_dir, int workers, in
   return with(small_job(job_dir, workers, steps), {"--heartbeat-timeout", "30s"});
 }
 
+// A worker joining the job in `dir` through its coordinator's front door at `address`.
+std::vector<std::string> worker_command(const std::string& dir, const std::string& address) {
+  return {"worker", "--coordinator", address, "--token-file", dir + "/token", "--threads", "1"};
+}
+
+// Two workers trained with a standalone coordinator of `steps` steps in `dir`, which is then
+// killed: they train on without it.
+struct CoordinatorKilled {
+  std::string address;              // its front door, where a restarted one listens again
+  std::vector<std::string> worker;  // the command of a worker
+  std::unique_ptr<CliProcess> a, b;
+};
+
+// Starts that job and kills its coordinator once the workers train; false if they never do.
+bool train_then_kill_the_coordinator(const std::string& dir, int steps, CoordinatorKilled& job) {
+  CliProcess coordinator(coordinator_job(dir, steps, 2), dir + "-1");
+  job.address = front_door(dir);
+  job.worker = worker_command(dir, job.address);
+  job.a = std::make_unique<CliProcess>(job.worker, dir + "-a");
+  job.b = std::make_unique<CliProcess>(job.worker, dir + "-b");
+  if (!wait_for_training(dir)) return false;
+  coordinator.kill_group();
+  return true;
+}
+
 // The members of the generation running when `event` happened.
 std::vector<std::string> members_at(const std::vector<nlohmann::json>& events,
                                     const nlohmann::json& event) {
@@ -337,14 +362,11 @@ TEST(Elastic, AFloodOfIdleConnectionsKeepsNoWorkerOutAndIsLoggedInBrief) {
 // a store port) neither crashes them nor makes them leave: they wait for the real coordinator.
 TEST(Elastic, AStrangerOnADeadCoordinatorsPortCanNeitherCrashNorDismissTheWorkers) {
   const std::string dir = fresh_dir("forged-coordinator");
-  auto coordinator = std::make_unique<CliProcess>(coordinator_job(dir, 600, 2), dir + "-1");
-  const std::string address = front_door(dir);
-  const std::vector<std::string> worker{"worker",       "--coordinator", address, "--token-file",
-                                        dir + "/token", "--threads",     "1"};
-  CliProcess a(worker, dir + "-a");
-  CliProcess b(worker, dir + "-b");
-  ASSERT_TRUE(wait_for_training(dir));
-  coordinator->kill_group();
+  CoordinatorKilled job;
+  ASSERT_TRUE(train_then_kill_the_coordinator(dir, 600, job));
+  const std::string& address = job.address;
+  CliProcess& a = *job.a;
+  CliProcess& b = *job.b;
 
   // The stranger: listens on the coordinator's port and answers every line with a forgery.
   const auto colon = address.rfind(':');
@@ -401,14 +423,10 @@ TEST(Elastic, AStrangerOnADeadCoordinatorsPortCanNeitherCrashNorDismissTheWorker
 // checkpoint went to a coordinator that was not there, and the restarted one waited for ever.
 TEST(Elastic, WorkersThatFinishWhileTheCoordinatorIsAwayEndTheJobWithTheRestartedOne) {
   const std::string dir = fresh_dir("finished-without-coordinator");
-  auto coordinator = std::make_unique<CliProcess>(coordinator_job(dir, 300, 2), dir + "-1");
-  const std::string address = front_door(dir);
-  const std::vector<std::string> worker{"worker",       "--coordinator", address, "--token-file",
-                                        dir + "/token", "--threads",     "1"};
-  CliProcess a(worker, dir + "-a");
-  CliProcess b(worker, dir + "-b");
-  ASSERT_TRUE(wait_for_training(dir));
-  coordinator->kill_group();
+  CoordinatorKilled job;
+  ASSERT_TRUE(train_then_kill_the_coordinator(dir, 300, job));
+  CliProcess& a = *job.a;
+  CliProcess& b = *job.b;
   // Rank 0 has trained the last step and could not store its checkpoint.
   const std::string not_stored = "the checkpoint of step 300 was not stored";
   ASSERT_TRUE(wait_until([&] {
@@ -455,8 +473,7 @@ TEST(Elastic, WhenEveryWorkerIsGoneTheNextToJoinResumesFromTheLatestCheckpoint) 
   const std::string dir = fresh_dir("all-gone");
   CliProcess coordinator(coordinator_job(dir, 600, 2, {"--checkpoint-every", "20"}), dir + ".log");
   const std::string address = front_door(dir);
-  const std::vector<std::string> worker{"worker",       "--coordinator", address, "--token-file",
-                                        dir + "/token", "--threads",     "1"};
+  const auto worker = worker_command(dir, address);
   auto first = std::make_unique<CliProcess>(worker, dir + "-a");
   auto second = std::make_unique<CliProcess>(worker, dir + "-b");
   ASSERT_TRUE(wait_until([&] {
@@ -485,15 +502,11 @@ TEST(Elastic, WhenEveryWorkerIsGoneTheNextToJoinResumesFromTheLatestCheckpoint) 
 
 TEST(Elastic, ARestartedCoordinatorTakesTheJobBackAndMembershipChangesWorkAgain) {
   const std::string dir = fresh_dir("coordinator-restart");
-  const auto coordinator_args = coordinator_job(dir, 1500, 2);
-  auto coordinator = std::make_unique<CliProcess>(coordinator_args, dir + "-1");
-  const std::string address = front_door(dir);
-  const std::vector<std::string> worker{"worker",       "--coordinator", address, "--token-file",
-                                        dir + "/token", "--threads",     "1"};
-  CliProcess a(worker, dir + "-a");
-  CliProcess b(worker, dir + "-b");
-  ASSERT_TRUE(wait_for_training(dir));
-  coordinator->kill_group();
+  CoordinatorKilled job;
+  ASSERT_TRUE(train_then_kill_the_coordinator(dir, 1500, job));
+  const auto& worker = job.worker;
+  CliProcess& a = *job.a;
+  CliProcess& b = *job.b;
   // The workers keep training without their coordinator: the rows of the steps they train
   // meanwhile reach the restarted one when they re-join.
   const auto size_before = fs::file_size(dir + "/records/steps-w0.part.csv");
