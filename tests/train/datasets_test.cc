@@ -76,12 +76,17 @@ void write_fashion_mnist(const fs::path& dir, int train, int test) {
   }
 }
 
-TEST(Datasets, FashionMnistsGzipFilesAreReadWholeAndABrokenOneIsNamed) {
-  const fs::path dir =
-      fs::temp_directory_path() / ("transient-fashion-" + std::to_string(::getpid()));
+// A fresh folder `name` under the temporary directory holding write_fashion_mnist's set.
+fs::path fashion_mnist_in(const std::string& name, int train, int test) {
+  const fs::path dir = fs::temp_directory_path() / (name + "-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
-  write_fashion_mnist(dir, 5, 3);
+  write_fashion_mnist(dir, train, test);
+  return dir;
+}
+
+TEST(Datasets, FashionMnistsGzipFilesAreReadWholeAndABrokenOneIsNamed) {
+  const fs::path dir = fashion_mnist_in("transient-fashion", 5, 3);
   const Dataset data = load_dataset("fashion-mnist", dir.string());
   ASSERT_EQ(data.train.images.sizes(), (std::vector<std::int64_t>{5, 1, 28, 28}));
   ASSERT_EQ(data.test.images.size(0), 3);
@@ -111,11 +116,7 @@ TEST(Datasets, FashionMnistsGzipFilesAreReadWholeAndABrokenOneIsNamed) {
 // than the test set is the whole of it. A file that is not gzip, or ends within the prefix, is
 // still refused by name.
 TEST(Datasets, FashionMnistSubsetsReadOnlyTheirFirstSamples) {
-  const fs::path dir =
-      fs::temp_directory_path() / ("transient-fashion-prefix-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  write_fashion_mnist(dir, 5, 3);
+  const fs::path dir = fashion_mnist_in("transient-fashion-prefix", 5, 3);
   DataOptions subsets;
   subsets.train_limit = 4;  // past the first member's two and a half images
   subsets.test_limit = 10;  // more than the three there are
