@@ -58,6 +58,13 @@ TEST(Checkpoint, RoundTripsEveryField) {
   EXPECT_TRUE(torch::equal(back.optimizer_state[1].second[0].second,
                            state.optimizer_state[1].second[0].second));
   EXPECT_TRUE(torch::equal(back.rng_state, state.rng_state));
+  EXPECT_EQ(back.loss_scale, 0) << "no grad_scaler entry in a job without fp16";
+  auto scaled = state;  // fp16 training's loss scale, as GradScaler's state
+  scaled.loss_scale = 1024;
+  scaled.loss_scale_steps = 17;
+  const auto scaled_back = deserialize_checkpoint(serialize_checkpoint(scaled), "memory");
+  EXPECT_EQ(scaled_back.loss_scale, 1024);
+  EXPECT_EQ(scaled_back.loss_scale_steps, 17);
 }
 
 TEST(Checkpoint, KeepsTheLastKAndListsThemInTheManifest) {

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -54,6 +55,20 @@ inline std::string fresh_dir(const std::string& name) {
   return dir.string();
 }
 
+// `args` with `--device D` added to a `train` or `coordinator` command that names none, when the
+// environment says TRANSIENT_TEST_DEVICE=D: the process tests then train on that device, e.g.
+// `TRANSIENT_TEST_DEVICE=cuda ctest -R Elastic` on a GPU machine (docs/benchmarks.md, "GPUs").
+inline std::vector<std::string> on_test_device(std::vector<std::string> args) {
+  const char* device = std::getenv("TRANSIENT_TEST_DEVICE");
+  if (device == nullptr || *device == '\0' || args.empty()) return args;
+  if (args[0] != "train" && args[0] != "coordinator") return args;
+  for (const auto& arg : args) {
+    if (arg == "--device" || arg == "--help" || arg == "-h") return args;
+  }
+  args.insert(args.begin() + 1, {"--device", device});
+  return args;
+}
+
 // `transient args...` started in a process group of its own (so that a test can SIGKILL it
 // together with its workers), stdout and stderr to files. `through` is a command that runs it
 // (e.g. `ip netns exec HOST`, which execs it in the same process), or empty.
@@ -64,7 +79,8 @@ class CliProcess {
       : out_path_(log_prefix + ".out"), err_path_(log_prefix + ".err") {
     std::vector<std::string> storage = through;
     storage.push_back(TRANSIENT_CLI_PATH);
-    storage.insert(storage.end(), args.begin(), args.end());
+    const auto given = on_test_device(args);
+    storage.insert(storage.end(), given.begin(), given.end());
     std::vector<char*> argv;
     for (auto& arg : storage) argv.push_back(arg.data());
     argv.push_back(nullptr);

@@ -172,9 +172,10 @@ TEST(OptionNames, EveryNameReadsBackAndTheJobConfigCarriesThem) {
   expect_names_read_back<LrSchedule>({"cosine", "step"});
   expect_names_read_back<Augment>({"crop", "resized-crop", "none"});
   expect_names_read_back<Compression>({"none", "bf16", "fp16"});
-  expect_names_read_back<Precision>({"fp32", "bf16"});
+  expect_names_read_back<Precision>({"fp32", "bf16", "fp16"});
   expect_names_read_back<MemoryFormat>({"auto", "channels-last", "contiguous"});
   expect_names_read_back<OnDivergence>({"stop", "rollback"});
+  expect_names_read_back<Device>({"auto", "cpu", "cuda"});
   EXPECT_EQ(accepted_names<Compression>(), "none, bf16, fp16");
 
   JobConfig config;
@@ -185,6 +186,7 @@ TEST(OptionNames, EveryNameReadsBackAndTheJobConfigCarriesThem) {
   config.options.precision = Precision::kBf16;
   config.options.memory_format = MemoryFormat::kChannelsLast;
   config.options.on_divergence = OnDivergence::kRollback;
+  config.options.device = Device::kCuda;
   nlohmann::json wire = nlohmann::json::parse(to_json(config).dump());
   EXPECT_EQ(wire.at("schedule"), "step");
   const JobConfig received = job_config_from_json(wire);
@@ -195,15 +197,17 @@ TEST(OptionNames, EveryNameReadsBackAndTheJobConfigCarriesThem) {
   EXPECT_EQ(received.options.precision, Precision::kBf16);
   EXPECT_EQ(received.options.memory_format, MemoryFormat::kChannelsLast);
   EXPECT_EQ(received.options.on_divergence, OnDivergence::kRollback);
+  EXPECT_EQ(received.options.device, Device::kCuda);
   // A config of an earlier version, without them: the defaults, and the layout it ran with.
-  for (const char* key :
-       {"loss", "schedule", "augment", "compress", "precision", "memory_format", "on_divergence"}) {
+  for (const char* key : {"loss", "schedule", "augment", "compress", "precision", "memory_format",
+                          "on_divergence", "device"}) {
     wire.erase(key);
   }
   EXPECT_EQ(job_config_from_json(wire).options.memory_format, MemoryFormat::kContiguous);
   EXPECT_EQ(job_config_from_json(wire).options.compress, Compression::kNone);
   EXPECT_EQ(job_config_from_json(wire).options.precision, Precision::kFp32);
   EXPECT_EQ(job_config_from_json(wire).options.loss, Loss::kCrossEntropy);
+  EXPECT_EQ(job_config_from_json(wire).options.device, Device::kCpu);  // CPUs only before
   wire["compress"] = "int8";
   try {
     job_config_from_json(wire);

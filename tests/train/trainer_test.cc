@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -985,23 +986,32 @@ TEST(Trainer, CompressedGradientsTrainAsFarAsFullPrecision) {
   EXPECT_EQ(refused.exit_code, kExitBadInput) << refused.err;
 }
 
+// Runs `steps` steps of small_job in fp32 (DIR/fp32) and in `precision` (DIR/straight), and
+// expects the mixed-precision job to learn as far (within 3 points of test accuracy) while
+// computing something else (autocast on: the parameters differ). Returns DIR/straight.
+std::string expect_mixed_precision_learns_as_fp32(const std::string& dir,
+                                                  const std::string& precision, int steps) {
+  const std::string fp32 = dir + "/fp32";
+  run_ok(small_job(fp32, 1, steps), fp32);
+  const std::string straight = dir + "/straight";
+  run_ok(with(small_job(straight, 1, steps), {"--precision", precision}), straight);
+  const double accuracy = summary_of(straight).at("test_accuracy").get<double>();
+  const double reference = summary_of(fp32).at("test_accuracy").get<double>();
+  std::printf("test accuracy: %s %.4f, fp32 %.4f\n", precision.c_str(), accuracy, reference);
+  std::fflush(stdout);
+  EXPECT_NEAR(accuracy, reference, 0.03);
+  EXPECT_FALSE(bitwise_equal(latest_checkpoint(straight), latest_checkpoint(fp32)))
+      << precision << " computed what fp32 did: autocast was not on";
+  return straight;
+}
+
 // --precision bf16: the forward pass and the loss under CPU autocast in bfloat16. It learns as
 // far as fp32 does, computes something else (the parameters differ), resumes bitwise from a
 // checkpoint (the precision is one of the job's settings, kept by --resume, so the resumed half
 // runs in bf16 too), and a resume that asks for another precision is refused.
 TEST(Trainer, Bf16MixedPrecisionLearnsAsFp32DoesAndResumesExactly) {
   const std::string dir = fresh_dir("bf16");
-  const std::string fp32 = dir + "/fp32";
-  run_ok(small_job(fp32, 1, 60), fp32);
-  const std::string straight = dir + "/straight";
-  run_ok(with(small_job(straight, 1, 60), {"--precision", "bf16"}), straight);
-  const double accuracy = summary_of(straight).at("test_accuracy").get<double>();
-  const double reference = summary_of(fp32).at("test_accuracy").get<double>();
-  std::printf("test accuracy: bf16 %.4f, fp32 %.4f\n", accuracy, reference);
-  std::fflush(stdout);
-  EXPECT_NEAR(accuracy, reference, 0.03);
-  EXPECT_FALSE(bitwise_equal(latest_checkpoint(straight), latest_checkpoint(fp32)))
-      << "bf16 computed what fp32 did: autocast was not on";
+  const std::string straight = expect_mixed_precision_learns_as_fp32(dir, "bf16", 60);
   EXPECT_EQ(nlohmann::json::parse(slurp(straight + "/job.json")).at("settings").at("precision"),
             "bf16");
   const std::string paused = dir + "/paused";
@@ -1015,6 +1025,30 @@ TEST(Trainer, Bf16MixedPrecisionLearnsAsFp32DoesAndResumesExactly) {
   EXPECT_EQ(refused.exit_code, kExitBadInput) << refused.err;
   EXPECT_NE(refused.err.find("--precision is \"fp32\" here but \"bf16\""), std::string::npos)
       << refused.err;
+}
+
+// fp16 mixed precision scales the loss (checkpoint.h's rule): the job learns as fp32 does, its
+// checkpoints carry the scale as PyTorch's GradScaler state (grad_scaler), and a job paused and
+// resumed ends bit for bit where an unpaused one does, the scale taken back from the checkpoint.
+TEST(Trainer, Fp16MixedPrecisionScalesTheLossAndResumesExactly) {
+  const std::string dir = fresh_dir("fp16");
+  const std::string straight = expect_mixed_precision_learns_as_fp32(dir, "fp16", 40);
+  const auto last = latest_checkpoint(straight);
+  EXPECT_GT(last.loss_scale, 0);
+  EXPECT_EQ(latest_checkpoint(dir + "/fp32").loss_scale, 0) << "an fp32 job keeps no loss scale";
+  // The scale halves at each overflow and grows only after 2000 clean steps: from 2^16, after 40
+  // steps it is 2^16 halved once for each fp16_overflow event.
+  const auto overflows = events_named(read_events(straight), "fp16_overflow");
+  EXPECT_EQ(last.loss_scale, kLossScaleInitial / std::pow(2.0, overflows.size()));
+  EXPECT_EQ(last.loss_scale_steps,
+            overflows.empty() ? 40 : 40 - overflows.back().at("step").get<std::int64_t>());
+  const std::string paused = dir + "/paused";
+  run_paused(with(small_job(paused, 1, 40), {"--precision", "fp16", "--stop-at", "20"}), paused);
+  run_ok({"train", "--resume", "--workers", "1", "--threads", "1", "--job-dir", paused},
+         paused + "-resumed");
+  EXPECT_TRUE(bitwise_equal(last, latest_checkpoint(paused)));
+  EXPECT_EQ(latest_checkpoint(paused).loss_scale, last.loss_scale);
+  EXPECT_EQ(latest_checkpoint(paused).loss_scale_steps, last.loss_scale_steps);
 }
 
 // A job given its servers' price accounts for them: `cost` events by market as it runs, the

@@ -132,8 +132,12 @@ void add_job_options(CLI::App& cmd, train::TrainOptions& options, std::string& c
                    "gradients on the wire: none, bf16 or fp16 (half the bytes, for slow links; "
                    "summed in that precision)");
   add_named_option(cmd, "--precision", options.precision,
-                   "the forward pass and the loss: fp32, or bf16 (mixed precision: run under "
-                   "autocast in bfloat16; parameters, gradients and optimiser state stay fp32)");
+                   "the forward pass and the loss: fp32, or bf16 or fp16 (mixed precision: run "
+                   "under autocast in that type; parameters, gradients and optimiser state stay "
+                   "fp32; fp16 scales the loss, skipping the steps whose gradients overflow)");
+  add_named_option(cmd, "--device", options.device,
+                   "where the workers train: auto (a CUDA GPU where a worker's host has one, "
+                   "else its CPUs), cpu, or cuda (a worker without a GPU stops the job)");
   add_named_option(cmd, "--memory-format", options.memory_format,
                    "the convolution weights' layout: channels-last, contiguous, or auto "
                    "(channels-last for the built-in ResNets, which train faster so; contiguous "
@@ -342,6 +346,12 @@ void add_train_commands(CLI::App& app) {
                      "$GLOO_SOCKET_IFNAME)");
   worker->add_option("--data-dir", worker_options->data_dir,
                      "where this host holds the data set (default: the job's path)");
+  worker
+      ->add_option("--gpu", worker_options->gpu,
+                   "which of this host's GPUs it trains on when the job's --device takes one "
+                   "(N modulo the GPUs it sees)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   worker->callback([worker, worker_options] {
     // Orchestrators (Kubernetes, Slurm, SkyPilot, torchrun's conventions) pass these in the
     // environment; a flag given outright wins.

@@ -20,9 +20,9 @@ LocalFleet::LocalFleet(FleetOptions options, FleetCoordinator& coordinator, Reco
 
 void LocalFleet::start_worker() {
   Local local;
-  local.process = std::make_unique<WorkerProcess>(
-      std::vector<std::string>{"worker", "--coordinator", coordinator_.address(), "--token-file",
-                               options_.token_path, "--threads", std::to_string(options_.threads)});
+  local.process = std::make_unique<WorkerProcess>(std::vector<std::string>{
+      "worker", "--coordinator", coordinator_.address(), "--token-file", options_.token_path,
+      "--threads", std::to_string(options_.threads), "--gpu", std::to_string(workers_started_++)});
   processes_.push_back(std::move(local));
 }
 

@@ -104,6 +104,7 @@ class LocalFleet {
   bool last_exit_failed_ = false;     // ... in failure (not exit status 0)
   std::vector<double> replacements_;  // times at which to start one, ascending
   int replaced_ = 0;                  // replacements scheduled so far
+  int workers_started_ = 0;           // the next worker's --gpu: one per GPU, in turn
 };
 
 }  // namespace transient::launch

@@ -81,6 +81,15 @@ std::vector<char> serialize_checkpoint(const CheckpointState& state) {
   dict.insert("epoch", state.epoch);
   dict.insert("cursor", state.cursor);
   dict.insert("rng_state", state.rng_state);
+  if (state.loss_scale > 0) {
+    c10::impl::GenericDict scaler(c10::StringType::get(), c10::AnyType::get());
+    scaler.insert("scale", state.loss_scale);
+    scaler.insert("growth_factor", kLossScaleGrowth);
+    scaler.insert("backoff_factor", kLossScaleBackoff);
+    scaler.insert("growth_interval", kLossScaleInterval);
+    scaler.insert("_growth_tracker", state.loss_scale_steps);
+    dict.insert("grad_scaler", scaler);
+  }
   // torch::pickle_save's layout (data.pkl and data/<i> in a zip archive, as torch.save writes),
   // but without the TorchScript type tags on dicts: Python's torch.load, whose default since
   // PyTorch 2.6 is weights_only=True, refuses them (torch.jit._pickle.restore_type_tag).
@@ -154,6 +163,19 @@ CheckpointState deserialize_checkpoint(const std::vector<char>& bytes, const std
     state.epoch = field("epoch").toInt();
     state.cursor = field("cursor").toInt();
     state.rng_state = field("rng_state").toTensor();
+    if (const auto scaler = dict.find("grad_scaler"); scaler != dict.end()) {
+      const auto entries = scaler->value().toGenericDict();
+      const auto scale = entries.find("scale");
+      const auto steps = entries.find("_growth_tracker");
+      if (scale == entries.end() || steps == entries.end()) {
+        throw InputError(path, 0, "its grad_scaler lacks \"scale\" or \"_growth_tracker\"");
+      }
+      state.loss_scale = scale->value().toDouble();
+      state.loss_scale_steps = steps->value().toInt();
+      if (!(state.loss_scale > 0) || state.loss_scale_steps < 0) {
+        throw InputError(path, 0, "its grad_scaler holds a scale that is not positive");
+      }
+    }
   } catch (const c10::Error&) {
     throw InputError(path, 0, "not a transient checkpoint: an entry of the wrong type");
   }

@@ -14,8 +14,9 @@
 // (a built-in name or the TorchScript file); optimizer ("sgd" or "adamw") and optimizer_state
 // {slot: {parameter name: tensor}} (optimizer.h's slots); global_batch, seed, step (steps
 // completed), epoch and cursor (of the next step); rng_state (libtorch's CPU generator state,
-// uint8 tensor). Version 1 files (parameters, buffers and momentum apart, the name under model)
-// are still read.
+// uint8 tensor); with fp16 training grad_scaler, as PyTorch's GradScaler.state_dict() has it
+// (scale, growth_factor, backoff_factor, growth_interval, _growth_tracker). Version 1 files
+// (parameters, buffers and momentum apart, the name under model) are still read.
 #pragma once
 
 #include <torch/torch.h>
@@ -36,6 +37,14 @@ namespace transient::train {
 
 using NamedTensors = std::vector<std::pair<std::string, torch::Tensor>>;
 
+// fp16 training's loss scale (worker.cc), as PyTorch's GradScaler keeps it: it starts at 2^16,
+// halves at every step whose summed gradients overflow (that step changes no parameter), and
+// doubles after 2000 steps in a row without.
+inline constexpr double kLossScaleInitial = 65536;
+inline constexpr double kLossScaleGrowth = 2;
+inline constexpr double kLossScaleBackoff = 0.5;
+inline constexpr std::int64_t kLossScaleInterval = 2000;
+
 struct CheckpointState {
   std::string model;  // the model's name, or its TorchScript file
   std::int64_t global_batch = 0;
@@ -47,6 +56,10 @@ struct CheckpointState {
   std::string optimizer = "sgd";
   std::vector<std::pair<std::string, NamedTensors>> optimizer_state;  // slot: {parameter: tensor}
   torch::Tensor rng_state;
+  // fp16 training's loss scale (--precision fp16, worker.cc) and the steps since it last grew or
+  // fell; 0 in other jobs' checkpoints, which hold no "grad_scaler" entry.
+  double loss_scale = 0;
+  std::int64_t loss_scale_steps = 0;
 };
 
 // The bytes of a checkpoint file.

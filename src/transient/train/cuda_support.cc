@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <mutex>
 
+#include "transient/train/cuda_module.h"
+
 namespace transient::train {
 namespace {
 
@@ -65,6 +67,29 @@ bool load_cuda(std::string* why_not) {
   std::call_once(once, [] { loaded = load_once(); });
   if (!loaded.ok && why_not != nullptr) *why_not = loaded.why_not;
   return loaded.ok;
+}
+
+int usable_gpus(std::string* why_none) {
+  std::string why;
+  int gpus = 0;
+  if (!cuda_compiled_in()) {
+    why = "this build's torch has no CUDA";
+  } else if (!nvidia_driver_present()) {
+    why = "this machine has no NVIDIA driver (no /dev/nvidiactl)";
+  } else if (!load_cuda(&why)) {
+    why = "CUDA's libraries did not load (" + why + ")";
+  } else if (const auto query = reinterpret_cast<decltype(&transient_cuda_info)>(
+                 ::dlsym(RTLD_DEFAULT, "transient_cuda_info"));
+             query == nullptr) {
+    why = "libtransient_cuda.so has no transient_cuda_info";
+  } else {
+    TransientCudaInfo info;
+    query(&info);
+    gpus = info.gpus;
+    if (gpus == 0) why = "CUDA finds no GPU here";
+  }
+  if (gpus == 0 && why_none != nullptr) *why_none = why;
+  return gpus;
 }
 
 void load_cuda_where_it_can_run() {

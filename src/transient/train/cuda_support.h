@@ -27,6 +27,11 @@ bool load_cuda(std::string* why_not = nullptr);
 // whether it has CUDA at its first question and keeps the answer.
 void load_cuda_where_it_can_run();
 
+// The CUDA GPUs this process can train on: 0 where CUDA is not compiled in, the machine has no
+// NVIDIA driver, CUDA's libraries do not load or no GPU answers; *why_none then says which, in
+// words that end a sentence beginning "no GPU: ".
+int usable_gpus(std::string* why_none = nullptr);
+
 // The module's own file (beside the running program, else where the build made it).
 std::string cuda_module_path();
 

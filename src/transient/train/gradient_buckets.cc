@@ -65,7 +65,10 @@ void wait_all(std::vector<c10::intrusive_ptr<c10d::Work>>& works, const AbortChe
 
 GradientBuckets::GradientBuckets(const std::vector<torch::Tensor>& parameters,
                                  std::int64_t bucket_bytes, Compression compression)
-    : compression_(compression), parameters_(parameters), bucket_of_(parameters.size()) {
+    : compression_(compression),
+      device_(parameters.empty() ? torch::Device(torch::kCPU) : parameters.front().device()),
+      parameters_(parameters),
+      bucket_of_(parameters.size()) {
   // Filled from the last parameter backwards (backward finishes the last layers first), and
   // closed once it holds at least its size, as DDP's reducer closes its buckets: the first at
   // 1 MiB (or `bucket_bytes` if smaller), so that communication starts early in backward, the
@@ -86,7 +89,7 @@ GradientBuckets::GradientBuckets(const std::vector<torch::Tensor>& parameters,
     bucket_of_[i] = buckets_.size() - 1;
     filled += parameters[i].numel();
   }
-  allocate();
+  allocate(true);
   for (std::size_t i = 0; i < parameters.size(); ++i) {
     auto accumulator = torch::autograd::impl::grad_accumulator(parameters[i]);
     accumulator->add_post_hook(std::make_unique<torch::autograd::utils::LambdaPostHook>(
@@ -99,7 +102,7 @@ GradientBuckets::GradientBuckets(const std::vector<torch::Tensor>& parameters,
   }
 }
 
-void GradientBuckets::allocate() {
+void GradientBuckets::allocate(bool device_too) {
   // The control values ride at the end of the first bucket launched, compressed or not: a
   // collective of their own would cost a path's round trips for 16 bytes.
   for (std::size_t b = 0; b < buckets_.size(); ++b) {
@@ -107,17 +110,26 @@ void GradientBuckets::allocate() {
     std::int64_t size = 0;
     for (const std::size_t i : bucket.members) size += parameters_[i].numel();
     const bool carries_control = b == 0;
-    bucket.flat = torch::zeros({size + (carries_control ? kControlElements : 0)}, torch::kFloat32);
-    std::int64_t offset = 0;
-    for (const std::size_t i : bucket.members) {
-      torch::Tensor parameter = parameters_[i];
-      // Laid out as the parameter is (channels-last convolution weights: models.h), so that
-      // autograd accumulates into it without a copy to another layout.
-      const auto slot = bucket.flat.narrow(0, offset, parameter.numel());
-      parameter.mutable_grad() = parameter.is_non_overlapping_and_dense()
-                                     ? slot.as_strided(parameter.sizes(), parameter.strides())
-                                     : slot.view(parameter.sizes());
-      offset += parameter.numel();
+    // On a GPU the host buffer is pinned: copies to and from it run without staging.
+    bucket.flat = torch::zeros({size + (carries_control ? kControlElements : 0)},
+                               torch::TensorOptions(torch::kFloat32).pinned_memory(on_device()));
+    // On a GPU a new host buffer leaves the device buffer and the .grad views into it as they are.
+    if (!on_device() || device_too) {
+      if (on_device()) {
+        bucket.grads = torch::zeros({size}, torch::TensorOptions(torch::kFloat32).device(device_));
+      }
+      const torch::Tensor& views = on_device() ? bucket.grads : bucket.flat;
+      std::int64_t offset = 0;
+      for (const std::size_t i : bucket.members) {
+        torch::Tensor parameter = parameters_[i];
+        // Laid out as the parameter is (channels-last convolution weights: models.h), so that
+        // autograd accumulates into it without a copy to another layout.
+        const auto slot = views.narrow(0, offset, parameter.numel());
+        parameter.mutable_grad() = parameter.is_non_overlapping_and_dense()
+                                       ? slot.as_strided(parameter.sizes(), parameter.strides())
+                                       : slot.view(parameter.sizes());
+        offset += parameter.numel();
+      }
     }
     if (carries_control) control_ = bucket.flat.narrow(0, size, kControlElements);
     bucket.sent = bucket.received = bucket.summed = torch::Tensor();  // made at the first launch
@@ -141,14 +153,20 @@ GradientBuckets::~GradientBuckets() {
 
 void GradientBuckets::begin(c10::intrusive_ptr<c10d::ProcessGroupGloo> group, bool keep) {
   std::lock_guard<std::mutex> lock(mutex_);
-  TRANSIENT_CHECK(!keep || own_);  // the gradients kept are this member's own
+  TRANSIENT_CHECK(!keep || (on_device() ? own_on_device_ : own_));  // kept: this member's own
   own_ = true;
+  own_on_device_ = true;
   for (auto& bucket : buckets_) {
-    if (!keep) bucket.flat.zero_();
+    if (!keep && on_device()) {
+      bucket.grads.zero_();
+    } else if (!keep) {
+      bucket.flat.zero_();
+    }
     bucket.pending = static_cast<int>(bucket.members.size());
     bucket.first.reset();
     bucket.second.reset();
   }
+  if (on_device()) control_.zero_();  // the host buffers' gradients are copied in whole
   group_ = std::move(group);
   error_.clear();
   next_ = 0;
@@ -162,7 +180,7 @@ std::int64_t GradientBuckets::launched() const {
 
 bool GradientBuckets::holds_own_gradients() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return own_;
+  return on_device() ? own_on_device_ : own_;
 }
 
 std::int64_t GradientBuckets::rounds() const {
@@ -188,12 +206,18 @@ void GradientBuckets::launch_ready_locked() {
 
 void GradientBuckets::launch_locked(Bucket& bucket) {
   try {
+    const int members = group_->getSize();
+    if (on_device()) {
+      if (members == 1) return;  // the sum is this member's own, where it is
+      // Waits for the GPU to finish this bucket's gradients (backward's later layers are queued
+      // already); the earlier buckets' rounds go on meanwhile.
+      bucket.flat.narrow(0, 0, bucket.grads.numel()).copy_(bucket.grads);
+    }
     torch::Tensor source = bucket.flat;
     if (compression_ != Compression::kNone) {
       bucket.wire.copy_(bucket.flat);
       source = bucket.wire;
     }
-    const int members = group_->getSize();
     if (members == 1) return;  // the sum is this member's own
     const std::int64_t size = source.numel();
     if (swaps_whole(size, members)) {
@@ -323,6 +347,13 @@ void GradientBuckets::finish(const AbortCheck& aborted) {
                               ? bucket.received.narrow(0, 0, bucket.flat.numel())
                               : bucket.wire);
       }
+      if (on_device() && members > 1) {
+        // Every sum has arrived: back to the device, without waiting (pinned memory).
+        for (auto& bucket : buckets_) {
+          bucket.grads.copy_(bucket.flat.narrow(0, 0, bucket.grads.numel()), true);
+        }
+        own_on_device_ = false;
+      }
     } catch (const CollectiveAborted&) {
       throw;
     } catch (const std::exception& failure) {
@@ -344,8 +375,8 @@ void GradientBuckets::finish(const AbortCheck& aborted) {
     // unless a sum had been written in).
     std::vector<torch::Tensor> held;
     for (const auto& bucket : buckets_) held.push_back(bucket.flat);
-    allocate();
-    if (own_) {
+    allocate(false);
+    if (own_ && !on_device()) {
       for (std::size_t b = 0; b < buckets_.size(); ++b) buckets_[b].flat.copy_(held[b]);
     }
     throw;

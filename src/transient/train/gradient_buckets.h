@@ -33,6 +33,14 @@
 // middle of the sums leaves every survivor its own gradients, from which the step is resumed
 // rather than redone (holds_own_gradients()).
 //
+// Parameters on a GPU (`--device cuda`): their gradients are views into a device buffer per
+// bucket, which backward fills; the sums go over Gloo from pinned host memory. A ready bucket is
+// copied to its host buffer (the copy waits for the GPU to finish the bucket's gradients, on the
+// hook's thread, while the rounds of earlier buckets run), summed there as above, and copied back
+// once every bucket's sum has arrived, without blocking (the pinned buffer is next written only
+// after the step's later synchronisations). A failed or given-up sum never reaches the device
+// buffers: they hold this member's own gradients until then, so a step can always be resumed.
+//
 // Compression (`--compress bf16|fp16`) sends each bucket as a half-precision copy, summed in fp32
 // and rounded to half precision once, then widened back into the fp32 buffer: half the bytes on
 // the wire. The control values go with it: the flags stay exact (small whole numbers), the loss is
@@ -120,7 +128,9 @@ class GradientBuckets {
  private:
   struct Bucket {
     std::vector<std::size_t> members;  // its parameters, in their order in `flat`
-    torch::Tensor flat;      // fp32, the parameters' .grad are views into it (+ control, maybe)
+    torch::Tensor flat;      // fp32, the parameters' .grad are views into it (+ control, maybe);
+                             // on a GPU: the pinned host copy of `grads` that is summed
+    torch::Tensor grads;     // on a GPU: the device buffer the .grad are views into
     torch::Tensor wire;      // the half-precision copy of `flat` sent when compressing
     torch::Tensor sent;      // swapped whole among three or more: a copy for each other member
     torch::Tensor received;  // what the first round brings (swapped whole: the others' buffers;
@@ -132,7 +142,8 @@ class GradientBuckets {
     int pending = 0;  // of its parameters, those not final yet in this step's backward
   };
 
-  void allocate();                         // each bucket's buffers, and the .grad views into them
+  void allocate(bool device_too);  // each bucket's buffers, and the .grad views into them
+  bool on_device() const { return device_.type() != torch::kCPU; }
   void ready(std::size_t parameter);       // from the hook on that parameter's accumulator
   void launch_ready_locked();              // launches buckets in order while they are ready
   void launch_locked(Bucket& bucket);      // the first round
@@ -140,6 +151,7 @@ class GradientBuckets {
   void settle(const AbortCheck& aborted);  // waits for every launched round, throws the first error
 
   Compression compression_;
+  torch::Device device_;  // the parameters'
   std::vector<torch::Tensor> parameters_;
   std::vector<Bucket> buckets_;         // in launch order: the last parameters' first
   std::vector<std::size_t> bucket_of_;  // parameter index -> index into buckets_
@@ -148,8 +160,9 @@ class GradientBuckets {
 
   mutable std::mutex mutex_;  // the hooks may run on autograd's device threads
   bool armed_ = false;
-  bool own_ = false;      // the buckets hold this member's gradients, no sum written into them
-  std::size_t next_ = 0;  // the next bucket to launch
+  bool own_ = false;  // the buckets hold this member's gradients, no sum written into them
+  bool own_on_device_ = false;  // on a GPU: the device buffers do (no sum copied back yet)
+  std::size_t next_ = 0;        // the next bucket to launch
   c10::intrusive_ptr<c10d::ProcessGroupGloo> group_;
   std::string error_;  // a launch that threw: nothing more is launched this step
 };

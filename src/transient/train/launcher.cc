@@ -33,6 +33,7 @@
 #include "transient/train/checkpoint.h"
 #include "transient/train/checkpoint_choice.h"
 #include "transient/train/coordinator.h"
+#include "transient/train/cuda_support.h"
 #include "transient/train/datasets.h"
 #include "transient/train/event_log.h"
 #include "transient/train/models.h"
@@ -622,6 +623,13 @@ std::vector<std::string> job_setting_flags() {
 int run_training(const TrainOptions& given) {
   if (given.replace_after_s >= 0 && !(given.replace_after_s < 86400)) {
     throw InputError("--replace: accepted: a delay of 0s .. 1d");
+  }
+  if (given.device == Device::kCuda) {
+    // The workers run here: one that cannot train on a GPU would only say so once started.
+    std::string why;
+    if (usable_gpus(&why) == 0) {
+      throw InputError("--device cuda: no GPU: " + why + "; accepted here: --device cpu or auto");
+    }
   }
   const PreparedJob prepared = prepare_job(given, given.workers);
   const TrainOptions& o = prepared.options;

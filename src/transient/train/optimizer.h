@@ -61,6 +61,9 @@ class Optimizer {
   void reset();
 
  private:
+  // SGD on a GPU: the same step by multi-tensor kernels (optimizer.cc).
+  void sgd_step_multi_tensor(double lr);
+
   OptimizerSettings settings_;
   std::vector<torch::Tensor> parameters_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;

@@ -32,8 +32,8 @@ const std::vector<std::pair<std::string, Compression>>& option_names<Compression
 
 template <>
 const std::vector<std::pair<std::string, Precision>>& option_names<Precision>() {
-  static const std::vector<std::pair<std::string, Precision>> names{{"fp32", Precision::kFp32},
-                                                                    {"bf16", Precision::kBf16}};
+  static const std::vector<std::pair<std::string, Precision>> names{
+      {"fp32", Precision::kFp32}, {"bf16", Precision::kBf16}, {"fp16", Precision::kFp16}};
   return names;
 }
 
@@ -50,6 +50,13 @@ template <>
 const std::vector<std::pair<std::string, OnDivergence>>& option_names<OnDivergence>() {
   static const std::vector<std::pair<std::string, OnDivergence>> names{
       {"stop", OnDivergence::kStop}, {"rollback", OnDivergence::kRollback}};
+  return names;
+}
+
+template <>
+const std::vector<std::pair<std::string, Device>>& option_names<Device>() {
+  static const std::vector<std::pair<std::string, Device>> names{
+      {"auto", Device::kAuto}, {"cpu", Device::kCpu}, {"cuda", Device::kCuda}};
   return names;
 }
 

@@ -1,7 +1,7 @@
 // The job options that take one of a few names (--loss, --schedule, --augment, --compress,
-// --precision, --memory-format, --on-divergence): an enum each, and the one table of each enum's
-// names, which the flags, job.json, the coordinator's journal and its admission of a worker all
-// speak. Torch-free: the CLI parses the flags with it.
+// --precision, --memory-format, --on-divergence, --device): an enum each, and the one table of each
+// enum's names, which the flags, job.json, the coordinator's journal and its admission of a worker
+// all speak. Torch-free: the CLI parses the flags with it.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -22,14 +22,16 @@ enum class LrSchedule { kCosine, kStep };
 enum class Augment { kCrop, kResizedCrop, kNone };
 // Gradients on the wire: fp32, or a half-precision copy (gradient_buckets.h).
 enum class Compression { kNone, kBf16, kFp16 };
-// The precision of the forward pass and the loss: fp32, or bf16 under autocast (parameters,
-// gradients and the optimiser's state stay fp32; worker.cc).
-enum class Precision { kFp32, kBf16 };
+// The precision of the forward pass and the loss: fp32, or bf16 or fp16 under autocast
+// (parameters, gradients and the optimiser's state stay fp32; fp16 with a loss scale: worker.cc).
+enum class Precision { kFp32, kBf16, kFp16 };
 // How the model's convolution weights lie in memory (models.h): auto = channels-last where the
 // model trains faster so (the built-in ResNets), or as asked.
 enum class MemoryFormat { kAuto, kChannelsLast, kContiguous };
 // A training loss that becomes NaN or infinite: stop the job, or roll back to a checkpoint.
 enum class OnDivergence { kStop, kRollback };
+// Where a worker trains (worker.cc): a CUDA GPU where its host has one (auto), or as asked.
+enum class Device { kAuto, kCpu, kCuda };
 
 // Each enum's names and values, in the order the help text gives them. Specialised for the
 // enums above only.
@@ -49,6 +51,8 @@ template <>
 const std::vector<std::pair<std::string, MemoryFormat>>& option_names<MemoryFormat>();
 template <>
 const std::vector<std::pair<std::string, OnDivergence>>& option_names<OnDivergence>();
+template <>
+const std::vector<std::pair<std::string, Device>>& option_names<Device>();
 
 // The name of `value`.
 template <typename E>

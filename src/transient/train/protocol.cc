@@ -45,6 +45,7 @@ nlohmann::json to_json(const JobConfig& config) {
           {"compress", name_of(o.compress)},
           {"precision", name_of(o.precision)},
           {"memory_format", name_of(o.memory_format)},
+          {"device", name_of(o.device)},
           {"heartbeat_timeout_s", o.heartbeat_timeout_s},
           {"on_divergence", name_of(o.on_divergence)},
           {"loss", name_of(o.loss)},
@@ -99,6 +100,7 @@ JobConfig job_config_from_json(const nlohmann::json& j) {
   o.precision = named_option(j, "precision", Precision::kFp32);  // earlier jobs: fp32
   // A job of an earlier version ran its models contiguous.
   o.memory_format = named_option(j, "memory_format", MemoryFormat::kContiguous);
+  o.device = named_option(j, "device", Device::kCpu);  // earlier coordinators: CPUs only
   o.heartbeat_timeout_s = j.at("heartbeat_timeout_s").get<double>();
   o.on_divergence = named_option(j, "on_divergence", OnDivergence::kStop);
   o.loss = named_option(j, "loss", Loss::kCrossEntropy);

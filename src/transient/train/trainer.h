@@ -95,6 +95,10 @@ struct TrainOptions {
   Precision precision = Precision::kFp32;     // the forward pass and loss: fp32, or bf16 autocast
   // The convolution weights' layout (models.h): auto = channels-last for the built-in ResNets.
   MemoryFormat memory_format = MemoryFormat::kAuto;
+  // Where the workers train: a CUDA GPU where a worker's host has one (auto), or cpu or cuda (a
+  // worker without a usable GPU then stops the job with the reason). Not a job setting: a
+  // resumed job may run on other machines.
+  Device device = Device::kAuto;
 
   // Elasticity (issue 3).
   double heartbeat_timeout_s = 5;  // a member silent this long is dropped from the job
@@ -135,6 +139,10 @@ struct WorkerOptions {
   std::string advertise;  // an address of this host to advertise instead
   std::string interface;  // ... or a network interface whose address to use (GLOO_SOCKET_IFNAME)
   std::string data_dir;   // where this host holds the data set ("" = the job's path)
+  // Which of the host's GPUs it trains on when the job's --device takes one: N modulo the GPUs
+  // it sees (the local launcher gives its workers 0, 1, 2, ... in turn: one per GPU, sharing
+  // them round-robin when there are more workers than GPUs).
+  int gpu = 0;
 };
 
 // Runs a whole job and prints where its records are. Returns the process exit code.
