@@ -8,9 +8,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <set>
+#include <thread>
 
 #include "train/cli_process.h"
 #include "train/job_records.h"
@@ -415,6 +417,165 @@ TEST(Elastic, AStrangerOnADeadCoordinatorsPortCanNeitherCrashNorDismissTheWorker
   EXPECT_EQ(a.wait().exit_code, 0);
   EXPECT_EQ(b.wait().exit_code, 0);
   EXPECT_EQ(summary_of(dir).at("steps"), 600);
+}
+
+// A TCP relay on loopback between workers and their coordinator whose replies it can hold: a
+// re-join's hello then waits for the coordinator's answer, with the state it carried taken,
+// while the test changes what the worker knows.
+class ReplyHoldingRelay {
+ public:
+  explicit ReplyHoldingRelay(const std::string& coordinator)
+      : upstream_port_(
+            static_cast<std::uint16_t>(std::stoi(coordinator.substr(coordinator.rfind(':') + 1)))) {
+    listener_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(listener_, reinterpret_cast<sockaddr*>(&address), sizeof(address));
+    ::listen(listener_, 16);
+    socklen_t length = sizeof(address);
+    ::getsockname(listener_, reinterpret_cast<sockaddr*>(&address), &length);
+    port_ = ntohs(address.sin_port);
+    thread_ = std::thread([this] { run(); });
+  }
+  ~ReplyHoldingRelay() {
+    stop_ = true;
+    thread_.join();
+    for (const auto& [worker, coordinator] : pairs_) {
+      ::close(worker);
+      ::close(coordinator);
+    }
+    ::close(listener_);
+  }
+  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+  // While on, nothing the coordinator sends is passed on.
+  void hold(bool on) { held_ = on; }
+  // Connections passed on to a coordinator so far.
+  int connected() const { return connected_; }
+
+ private:
+  void run() {
+    while (!stop_) {
+      std::vector<pollfd> fds{{listener_, POLLIN, 0}};
+      for (const auto& [worker, coordinator] : pairs_) {
+        fds.push_back({worker, POLLIN, 0});
+        fds.push_back({coordinator, static_cast<short>(held_ ? 0 : POLLIN), 0});
+      }
+      if (::poll(fds.data(), fds.size(), 20) <= 0) continue;
+      const std::size_t polled = pairs_.size();
+      std::vector<std::pair<int, int>> open;
+      for (std::size_t i = 0; i < polled; ++i) {
+        const auto [worker, coordinator] = pairs_[i];
+        const bool alive = pass(fds[1 + 2 * i], coordinator) && pass(fds[2 + 2 * i], worker);
+        if (alive) {
+          open.emplace_back(worker, coordinator);
+        } else {
+          ::close(worker);
+          ::close(coordinator);
+        }
+      }
+      pairs_ = std::move(open);
+      if (fds[0].revents & POLLIN) accept_one();
+    }
+  }
+  void accept_one() {
+    const int worker = ::accept(listener_, nullptr, nullptr);
+    if (worker < 0) return;
+    const int coordinator = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    address.sin_port = htons(upstream_port_);
+    if (::connect(coordinator, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
+      ::close(worker);  // no coordinator there: the worker tries again
+      ::close(coordinator);
+      return;
+    }
+    ++connected_;
+    pairs_.emplace_back(worker, coordinator);
+  }
+  // Passes what `from` has to `to`; false once either is closed.
+  static bool pass(const pollfd& from, int to) {
+    if (from.revents & (POLLERR | POLLNVAL)) return false;
+    if (!(from.revents & (POLLIN | POLLHUP))) return true;
+    char buffer[65536];
+    const ssize_t got = ::recv(from.fd, buffer, sizeof(buffer), 0);
+    if (got <= 0) return false;
+    for (ssize_t sent = 0; sent < got;) {
+      const ssize_t n =
+          ::send(to, buffer + sent, static_cast<std::size_t>(got - sent), MSG_NOSIGNAL);
+      if (n <= 0) return false;
+      sent += n;
+    }
+    return true;
+  }
+
+  std::uint16_t upstream_port_;
+  int listener_ = -1;
+  std::uint16_t port_ = 0;
+  std::vector<std::pair<int, int>> pairs_;  // (worker, coordinator), the relay thread's own
+  std::atomic<bool> held_{false};
+  std::atomic<bool> stop_{false};
+  std::atomic<int> connected_{0};
+  std::thread thread_;
+};
+
+// A worker whose generation fails while it re-joins a restarted coordinator (its hello sent,
+// with the state of a worker still training, the coordinator's answer not yet there) says so
+// once admitted: its failure report went nowhere, and the restarted coordinator waited for it
+// for ever (found by
+// Chaos.KillsStopsPreemptionsJoinsAndACoordinatorKillEndWhereAnUndisturbedRunEnds).
+TEST(Elastic, AGenerationThatFailsWhileAWorkerReJoinsIsReportedOnceItIsAdmitted) {
+  const std::string dir = fresh_dir("failed-while-rejoining");
+  // More steps than the test lets it train: it ends once the job has gone on without B.
+  auto coordinator = std::make_unique<CliProcess>(
+      set_flag(coordinator_job(dir, 100000, 2), "--heartbeat-timeout", "5s"), dir + "-1");
+  ReplyHoldingRelay relay(front_door(dir));
+  const auto worker = worker_command(dir, relay.address());
+  CliProcess a(worker, dir + "-a");
+  CliProcess b(worker, dir + "-b");
+  ASSERT_TRUE(wait_for_training(dir));
+  coordinator->kill_group();
+  coordinator->wait();
+  const std::string lost = "lost the coordinator";
+  ASSERT_TRUE(wait_until([&] {
+    return slurp(dir + "-a.err").find(lost) != std::string::npos &&
+           slurp(dir + "-b.err").find(lost) != std::string::npos;
+  }));
+  // The restarted coordinator's answers to the workers' hellos are held (for less than its
+  // 5 s for a hello) while B is killed: A's generation fails, and its report reaches nobody.
+  relay.hold(true);
+  const int before = relay.connected();
+  CliProcess restarted({"coordinator", "--job-dir", dir}, dir + "-2");
+  ASSERT_TRUE(wait_until([&] { return relay.connected() >= before + 2; }, 30))
+      << "the workers' hellos did not reach the restarted coordinator";
+  b.kill_group();
+  ASSERT_TRUE(wait_until(
+      [&] { return slurp(dir + "-a.err").find("generation 0 failed") != std::string::npos; }, 4))
+      << slurp(dir + "-a.err");
+  relay.hold(false);
+  // A is admitted with the state from before its failure; its report follows. Once B is dropped
+  // the job goes on from A's state with a new worker.
+  CliProcess c(worker_command(dir, front_door(dir)), dir + "-c");
+  std::string a_id;
+  const bool went_on = wait_until(
+      [&] {
+        const auto events = events_so_far(dir);
+        for (const auto& e : events) {
+          if (e.at("event") == "worker_joined" && e.at("pid").get<long>() == a.pid()) {
+            a_id = e.at("worker").get<std::string>();
+          }
+        }
+        const auto generation = last_event(events, "generation");
+        return generation != nullptr && generation.at("gen").get<int>() > 0 &&
+               generation.at("members").size() == 2u;
+      },
+      30);
+  ASSERT_TRUE(went_on) << "the restarted coordinator never heard that generation 0 ended for A";
+  const auto generation = last_event(events_so_far(dir), "generation");
+  const auto members = generation.at("members").get<std::vector<std::string>>();
+  EXPECT_NE(std::find(members.begin(), members.end(), a_id), members.end());
+  EXPECT_GT(generation.at("start_step").get<int>(), 0) << "A's state was not the one kept";
 }
 
 // Workers that finish their steps while their coordinator is away (they train on without it)

@@ -434,13 +434,12 @@ class Worker {
     message.reason = reason;
     message.cause = reason;
     message.unreachable = unreachable;
-    connection_.set_state({{"gen", config_.generation},
-                           {"reported", true},
-                           {"step", held},
-                           {"attempted", attempted},
-                           {"leaving", leaving},
-                           {"cause", reason}});
-    connection_.send(message);
+    connection_.report(message, {{"gen", config_.generation},
+                                 {"reported", true},
+                                 {"step", held},
+                                 {"attempted", attempted},
+                                 {"leaving", leaving},
+                                 {"cause", reason}});
   }
 
   void form_group() {

@@ -218,6 +218,13 @@ void Connection::send(const message::ToCoordinator& message) {
   if (channel) channel->send(message::encode(message));
 }
 
+void Connection::report(const message::Report& report, nlohmann::json state) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  state_ = std::move(state);
+  last_report_ = message::encode(report);
+  if (channel_) channel_->send(last_report_);
+}
+
 void Connection::finish(const message::Report& last, const std::string& reason) {
   std::lock_guard<std::mutex> lock(mutex_);
   last_words_ = {message::encode(last), message::encode(message::Bye{reason})};
@@ -437,9 +444,11 @@ void Connection::reconnect() {
   while (!stopping_) {
     std::shared_ptr<LineChannel> channel = LineChannel::connect(coordinator_, 0.25);
     if (channel) {
+      nlohmann::json said;  // this worker's state as the hello tells it
       nlohmann::json state;
       {
         std::lock_guard<std::mutex> lock(mutex_);
+        said = state_;
         state = state_;
         // The last steps row it holds for the coordinator (sent again once admitted): the
         // coordinator logs when its records have caught up with it.
@@ -459,6 +468,9 @@ void Connection::reconnect() {
         }
         rows_sent_through_ = 0;  // whatever was not acknowledged goes again
         send_rows_locked();
+        // The generation ended for this worker while the hello was under way: its report went
+        // nowhere, and the hello said the state from before it.
+        if (state_ != said && !last_report_.is_null()) channel_->send(last_report_);
         if (!last_words_.empty()) {  // it finished while the coordinator was away
           for (const auto& line : last_words_) channel_->send(line);
           leaving_ = true;

@@ -114,6 +114,12 @@ class Connection : public StoreTransport {
     state_ = std::move(state);
   }
 
+  // Says `report` (of the current generation's end for this worker) and makes `state` what a
+  // restarted coordinator is told of it. A report made while a re-join is under way (after its
+  // hello took the state, before it was admitted) reaches nobody, and the hello carried the state
+  // from before it: it goes out once the re-join is admitted.
+  void report(const message::Report& report, nlohmann::json state);
+
   void set_speed(double samples_per_s) { speed_ = samples_per_s; }
 
   // Data and model are loaded: the worker can be a member from the next generation on. `address`
@@ -185,6 +191,7 @@ class Connection : public StoreTransport {
   std::string left_;                          // GUARDED_BY(mutex_)
   nlohmann::json state_;                      // GUARDED_BY(mutex_)
   std::vector<nlohmann::json> last_words_;    // GUARDED_BY(mutex_): finish()'s, sent again
+  nlohmann::json last_report_;                // GUARDED_BY(mutex_): report()'s
   // Requests in flight by id: their replies once they came, and the chunks before them.
   struct Call {
     std::optional<nlohmann::json> reply;
