@@ -7,7 +7,9 @@
 # replays it on every run (docs/errors.md, "Fuzzing").
 #
 # Usage: scripts/fuzz.sh [SECONDS] [TARGET...]   (e.g. scripts/fuzz.sh 60 workload_profile_fuzz)
-# Environment: CXX (default clang++-14), JOBS (default 2), BUILD_DIR (default build-fuzz).
+# Environment: CXX (default clang++-14), JOBS (default 2), BUILD_DIR (default build-fuzz), RUNS
+# (each target runs that many inputs instead of SECONDS: CTest's short run, which only keeps
+# every target building and running).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -35,6 +37,13 @@ else
   done
 fi
 
+limit=(-max_total_time="$seconds")
+budget="${seconds}s"
+if [[ -n "${RUNS:-}" ]]; then
+  limit=(-runs="$RUNS")
+  budget="$RUNS runs"
+fi
+
 failed=()
 for name in "${targets[@]}"; do
   # libFuzzer adds what it finds to the first corpus folder: a scratch copy, so that the checked-in
@@ -43,9 +52,9 @@ for name in "${targets[@]}"; do
   findings="$build_dir/findings/$name"
   mkdir -p "$work" "$findings"
   cp -n tests/fuzz/corpus/"$name"/* "$work"/ 2>/dev/null || true
-  echo "== $name: ${seconds}s"
+  echo "== $name: $budget"
   if ! (cd "$build_dir" && "./tests/fuzz/$name" \
-          -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+          "${limit[@]}" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
           -print_final_stats=1 -artifact_prefix="findings/$name/" \
           "corpus/$name" 2>&1 | tail -n 25); then
     failed+=("$name")
@@ -58,4 +67,4 @@ if [[ ${#failed[@]} -gt 0 ]]; then
   echo "fuzz: findings in ${failed[*]} (inputs under $build_dir/findings/)"
   exit 1
 fi
-echo "fuzz: ${#targets[@]} targets, ${seconds}s each, no finding"
+echo "fuzz: ${#targets[@]} targets, $budget each, no finding"
