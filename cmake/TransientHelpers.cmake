@@ -14,10 +14,13 @@ else()
   set(TRANSIENT_TEST_PYTHON "python3")
 endif()
 
-# transient_add_test(NAME SOURCES ... DEPS ...): one GoogleTest binary per part, every test
-# registered with CTest. Tests find the shared data and the built CLI through compile definitions.
+# transient_add_test(NAME SOURCES ... DEPS ... [GROUPED FILTER]): one GoogleTest binary per part,
+# every test registered with CTest, each run in a process of its own; but the tests that
+# GoogleTest's FILTER names (suites of millisecond unit tests in a binary whose every process
+# starts libtorch, about 0.3 s of CPU) run together as one CTest test, NAME.Grouped.
+# Tests find the shared data and the built CLI through compile definitions.
 function(transient_add_test name)
-  cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;DEPS" ${ARGN})
+  cmake_parse_arguments(ARG "" "TIMEOUT;GROUPED" "SOURCES;DEPS" ${ARGN})
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT 300)
   endif()
@@ -30,5 +33,12 @@ function(transient_add_test name)
     TRANSIENT_CLI_PATH="$<TARGET_FILE:transient>"
     TRANSIENT_PYTHON="${TRANSIENT_TEST_PYTHON}")
   add_dependencies(${name} transient)
-  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT ${ARG_TIMEOUT})
+  if(ARG_GROUPED)
+    gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 TEST_FILTER "-${ARG_GROUPED}"
+                         PROPERTIES TIMEOUT ${ARG_TIMEOUT})
+    add_test(NAME ${name}.Grouped COMMAND ${name} --gtest_filter=${ARG_GROUPED})
+    set_tests_properties(${name}.Grouped PROPERTIES TIMEOUT ${ARG_TIMEOUT})
+  else()
+    gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT ${ARG_TIMEOUT})
+  endif()
 endfunction()
