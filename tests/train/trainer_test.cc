@@ -554,17 +554,17 @@ TEST(Trainer, AUsersTorchScriptModelTrainsAndItsCheckpointLoadsIntoTheOriginalMo
 TEST(Trainer, AWorkerWhoseModelFileDiffersFromTheCoordinatorsIsRefused) {
   const std::string dir = fresh_dir("other-model");
   const std::string model = dir + "/net.pt";
-  auto save = [&](int seed) {
-    run_python(std::string(kUserModel) + "torch.manual_seed(" + std::to_string(seed) +
-                   ")\ntorch.jit.script(Net()).save('" + model + "')\n",
-               dir);
-  };
-  save(0);
+  // Two initialisations of the same network, made by one Python process.
+  run_python(std::string(kUserModel) + "for seed in (0, 1):\n    torch.manual_seed(seed)\n" +
+                 "    torch.jit.script(Net()).save('" + dir + "/net-%d.pt' % seed)\n",
+             dir);
+  fs::copy_file(dir + "/net-0.pt", model);
   const std::string job = dir + "/job";
   CliProcess coordinator({"coordinator", "--model", model, "--steps", "20", "--job-dir", job},
                          dir + "/coordinator");
   const std::string door = front_door(job);
-  save(1);  // the worker's host has another file at the same path
+  // The worker's host has another file at the same path.
+  fs::copy_file(dir + "/net-1.pt", model, fs::copy_options::overwrite_existing);
   const auto refused =
       run_cli({"worker", "--coordinator", door, "--token-file", job + "/token", "--threads", "1"},
               dir + "/worker");
