@@ -43,6 +43,20 @@ struct CoordinatorKilled {
   std::unique_ptr<CliProcess> a, b;
 };
 
+// Restarts the coordinator of the job in `dir` and expects the job to end with it, after `steps`
+// steps, and both workers to exit 0. False if the coordinator failed.
+bool expect_a_restarted_coordinator_ends_the_job(const std::string& dir, CliProcess& a,
+                                                 CliProcess& b, int steps) {
+  CliProcess restarted({"coordinator", "--job-dir", dir}, dir + "-2");
+  const auto done = restarted.wait();
+  EXPECT_EQ(done.exit_code, 0) << done.err;
+  if (done.exit_code != 0) return false;
+  EXPECT_EQ(a.wait().exit_code, 0);
+  EXPECT_EQ(b.wait().exit_code, 0);
+  EXPECT_EQ(summary_of(dir).at("steps"), steps);
+  return true;
+}
+
 // Starts that job and kills its coordinator once the workers train; false if they never do.
 bool train_then_kill_the_coordinator(const std::string& dir, int steps, CoordinatorKilled& job) {
   CliProcess coordinator(coordinator_job(dir, steps, 2), dir + "-1");
@@ -411,12 +425,7 @@ TEST(Elastic, AStrangerOnADeadCoordinatorsPortCanNeitherCrashNorDismissTheWorker
   // Both workers are still there and go on with the real coordinator.
   EXPECT_EQ(::kill(a.pid(), 0), 0);
   EXPECT_EQ(::kill(b.pid(), 0), 0);
-  CliProcess restarted({"coordinator", "--job-dir", dir}, dir + "-2");
-  const auto done = restarted.wait();
-  ASSERT_EQ(done.exit_code, 0) << done.err;
-  EXPECT_EQ(a.wait().exit_code, 0);
-  EXPECT_EQ(b.wait().exit_code, 0);
-  EXPECT_EQ(summary_of(dir).at("steps"), 600);
+  expect_a_restarted_coordinator_ends_the_job(dir, a, b, 600);
 }
 
 // A TCP relay on loopback between workers and their coordinator whose replies it can hold: a
@@ -594,12 +603,7 @@ TEST(Elastic, WorkersThatFinishWhileTheCoordinatorIsAwayEndTheJobWithTheRestarte
     return slurp(dir + "-a.err").find(not_stored) != std::string::npos ||
            slurp(dir + "-b.err").find(not_stored) != std::string::npos;
   })) << "the workers did not finish while the coordinator was away";
-  CliProcess restarted({"coordinator", "--job-dir", dir}, dir + "-2");
-  const auto done = restarted.wait();
-  ASSERT_EQ(done.exit_code, 0) << done.err;
-  EXPECT_EQ(a.wait().exit_code, 0);
-  EXPECT_EQ(b.wait().exit_code, 0);
-  EXPECT_EQ(summary_of(dir).at("steps"), 300);
+  if (!expect_a_restarted_coordinator_ends_the_job(dir, a, b, 300)) return;
   EXPECT_EQ(latest_checkpoint(dir).step, 300) << "the final checkpoint was lost";
   expect_every_checkpoint_loads(dir);
   expect_every_sample_once(dir, 300, 2000, 100);

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <mutex>
 
+#include "transient/core/error.h"
 #include "transient/train/cuda_module.h"
 
 namespace transient::train {
@@ -89,6 +90,15 @@ int usable_gpus(std::string* why_none) {
     if (gpus == 0) why = "CUDA finds no GPU here";
   }
   if (gpus == 0 && why_none != nullptr) *why_none = why;
+  return gpus;
+}
+
+int require_usable_gpus() {
+  std::string why;
+  const int gpus = usable_gpus(&why);
+  if (gpus == 0) {
+    throw InputError("--device cuda: no GPU: " + why + "; accepted here: --device cpu or auto");
+  }
   return gpus;
 }
 

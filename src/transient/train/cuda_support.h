@@ -32,6 +32,10 @@ void load_cuda_where_it_can_run();
 // words that end a sentence beginning "no GPU: ".
 int usable_gpus(std::string* why_none = nullptr);
 
+// usable_gpus(), or InputError for `--device cuda` naming why there is none (the one refusal of
+// the launcher, which starts workers here, and of a worker).
+int require_usable_gpus();
+
 // The module's own file (beside the running program, else where the build made it).
 std::string cuda_module_path();
 

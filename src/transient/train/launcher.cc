@@ -626,10 +626,7 @@ int run_training(const TrainOptions& given) {
   }
   if (given.device == Device::kCuda) {
     // The workers run here: one that cannot train on a GPU would only say so once started.
-    std::string why;
-    if (usable_gpus(&why) == 0) {
-      throw InputError("--device cuda: no GPU: " + why + "; accepted here: --device cpu or auto");
-    }
+    require_usable_gpus();
   }
   const PreparedJob prepared = prepare_job(given, given.workers);
   const TrainOptions& o = prepared.options;

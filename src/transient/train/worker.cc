@@ -143,14 +143,10 @@ class AutocastScope {
 // The device a worker trains on (--device; --gpu picks among the host's GPUs). Throws InputError
 // for --device cuda on a host without a usable GPU, saying why.
 torch::Device training_device(Device wanted, int gpu) {
-  if (wanted == Device::kCpu) return torch::kCPU;
-  std::string why;
-  const int gpus = usable_gpus(&why);
-  if (gpus == 0) {
-    if (wanted == Device::kAuto) return torch::kCPU;
-    throw InputError("--device cuda: no GPU: " + why + "; accepted here: --device cpu or auto");
+  if (wanted == Device::kCpu || (wanted == Device::kAuto && usable_gpus() == 0)) {
+    return torch::kCPU;
   }
-  return {torch::kCUDA, static_cast<c10::DeviceIndex>(gpu % gpus)};
+  return {torch::kCUDA, static_cast<c10::DeviceIndex>(gpu % require_usable_gpus())};
 }
 
 // Host copies of a GPU's tensors for checkpoints, in one pinned buffer reused from snapshot to
@@ -1069,13 +1065,15 @@ class Worker {
   std::pair<double, double> evaluate() {
     torch::NoGradGuard no_grad;
     members_agree_ = compare_states();
+    // Received into copies: a broadcast given up on the coordinator's word (wait_all) may
+    // still write into its tensor later. From a GPU, all copied before one wait.
+    std::vector<torch::Tensor> received;
+    for (auto& item : model_->named_buffers()) received.push_back(host_copy(item.value()));
+    synchronize();
+    std::size_t i = 0;
     for (auto& item : model_->named_buffers()) {
-      // Received into a copy: a broadcast given up on the coordinator's word (wait_all) may
-      // still write into its tensor later.
-      auto received = host_copy(item.value());
-      synchronize();
-      broadcast({received}, 0);
-      item.value().copy_(received);
+      broadcast({received[i]}, 0);
+      item.value().copy_(received[i++]);
     }
     model_->eval();
     const std::int64_t samples = test_samples_;
