@@ -213,6 +213,20 @@ std::shared_ptr<const sim::AvailabilityPrior> held_out_prior(const std::vector<s
   return std::make_shared<sim::AvailabilityPrior>(rest, tick_s);
 }
 
+// The same for a job that moves between zones: each zone's trace without that stretch.
+std::shared_ptr<const sim::AvailabilityPrior> held_out_following_prior(
+    const std::vector<std::vector<std::uint8_t>>& zones, double tick_s, double offset_s,
+    double span_s) {
+  std::vector<std::vector<std::uint8_t>> rest;
+  for (const auto& ticks : zones) {
+    const auto from = static_cast<std::size_t>(std::lround(offset_s / tick_s));
+    const auto to = std::min(ticks.size(), from + static_cast<std::size_t>(span_s / tick_s) + 1);
+    rest.emplace_back(ticks.begin(), ticks.begin() + from);
+    rest.back().insert(rest.back().end(), ticks.begin() + to, ticks.end());
+  }
+  return std::make_shared<sim::AvailabilityPrior>(sim::AvailabilityPrior::following(rest, tick_s));
+}
+
 // --policy-costs: every deadline policy on every availability trace, from offsets every 12 h
 // (on the trace's 10-minute grid), one server, 24 h of work, a 36 h deadline.
 // `only`: these traces (all when empty).
@@ -356,13 +370,10 @@ int multi_region_costs() {
                                                             0.0, market::kNever));
       duration_s = std::min(duration_s, traces.back()->duration_s());
     }
-    // Spot somewhere: what the online policies see (run_multi_region), market-aware's prior.
-    std::vector<std::uint8_t> anywhere = trace_ticks(*traces[0]);
-    for (std::size_t z = 1; z < traces.size(); ++z) {
-      const std::vector<std::uint8_t> ticks = trace_ticks(*traces[z]);
-      anywhere.resize(std::min(anywhere.size(), ticks.size()));
-      for (std::size_t i = 0; i < anywhere.size(); ++i) anywhere[i] |= ticks[i];
-    }
+    // Each zone's ticks: market-aware's prior follows spot from zone to zone as
+    // run_multi_region does.
+    std::vector<std::vector<std::uint8_t>> zone_ticks;
+    for (const auto& trace : traces) zone_ticks.push_back(trace_ticks(*trace));
     std::map<std::string, double> ratio;
     std::map<std::string, int> missed;
     double optimal_usd = 0.0;
@@ -396,7 +407,7 @@ int multi_region_costs() {
       moves += best.moves;
       for (const auto& name : policies) {
         auto policy = sim::create_market_policy(name);
-        policy->know_market(held_out_prior(anywhere, kTickS, offset, m.deadline_s));
+        policy->know_market(held_out_following_prior(zone_ticks, kTickS, offset, m.deadline_s));
         const sim::MultiRegionResult r = sim::run_multi_region(m, *policy);
         ratio[name] += r.cost_usd / best.cost_usd;
         missed[name] += r.missed_deadline;

@@ -73,6 +73,7 @@ ExpectedCostPlan::ExpectedCostPlan(const OfflineMarket& job, const AvailabilityP
   decisions_.assign(size, static_cast<std::uint8_t>(ClusterMode::on_demand));
 
   const double fixed = job.fixed_usd_per_s;
+  const double moves_on = prior.moves_on();
   const double on_demand_rate = job.on_demand_usd_per_s + fixed;
   const double spot_rate = job.spot_usd_per_s + fixed;
   // The values of the next tick's states (after the last tick: unfinished, infinitely dear).
@@ -118,8 +119,12 @@ ExpectedCostPlan::ExpectedCostPlan(const OfflineMarket& job, const AvailabilityP
           auto expected = [&](ClusterMode then, double done_s, double done_if_revoked_s) {
             const double kept = value(done_s, state_index(then, available, same_age));
             const ClusterMode after_change = then == ClusterMode::spot ? ClusterMode::idle : then;
-            const double changed =
-                value(done_if_revoked_s, state_index(after_change, !available, 0));
+            double changed = value(done_if_revoked_s, state_index(after_change, !available, 0));
+            // A spot period that ends may go on at once in another zone (the job moves on).
+            if (available && moves_on > 0.0) {
+              changed = moves_on * value(done_if_revoked_s, state_index(after_change, true, 0)) +
+                        (1.0 - moves_on) * changed;
+            }
             return holds * kept + (1.0 - holds) * changed;
           };
           // Finishing within the tick at `rate` after a changeover of `start_s`.

@@ -3,7 +3,9 @@
 // decision ticks, on the accounting of optimal_schedule.h (a tick idle, on spot or on demand;
 // entering a mode costs its changeover; a spot tick whose successor has no spot ends in a
 // revocation that loses the work after the notice), but with the next tick's availability drawn
-// from the prior given how long the current availability has lasted. A state is the tick, the
+// from the prior given how long the current availability has lasted (for a job that moves
+// between zones, a spot period that ends is followed at once by another zone's with the prior's
+// chance of moving on: a revocation, then spot of age 0). A state is the tick, the
 // progress (on a grid of a tenth of a tick or coarser, interpolated), the servers running, the
 // availability and its age. A course of action that some revocation the prior allows would
 // leave unable to finish by the deadline counts as infinitely dear, so the plan itself keeps the

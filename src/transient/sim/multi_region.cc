@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "transient/core/error.h"
+#include "transient/sim/availability_prior.h"
 
 namespace transient::sim {
 namespace {
@@ -325,17 +326,11 @@ MultiRegionResult run_multi_region(const MultiRegionMarket& m, MarketPolicy& pol
   TRANSIENT_CHECK(!policy.needs_offline_market());
   policy.begin_run(nullptr);
   const int n = regions(m);
-  std::vector<int> changed(n, 0);  // the tick at which each region's spot last changed
+  ZoneFollower follower(n);
+  std::vector<std::uint8_t> up(n);
   return play(m, [&](const JobState& s, int i, ClusterMode mode) {
-    int region = -1;
-    for (int r = 0; r < n; ++r) {
-      if (i > 0 && spot_at(m, r, i) != spot_at(m, r, i - 1)) changed[r] = i;
-      if (!spot_at(m, r, i)) continue;
-      // The current region while it has spot; otherwise the one up the longest.
-      if (region < 0 || r == s.region || (region != s.region && changed[r] < changed[region])) {
-        region = r;
-      }
-    }
+    for (int r = 0; r < n; ++r) up[r] = spot_at(m, r, i);
+    const int region = follower.next(i, up);
     DeadlineState d;
     d.now_s = i * m.tick_s;
     d.progress_steps = s.progress_s;

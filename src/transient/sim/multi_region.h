@@ -14,8 +14,9 @@
 //
 // run_multi_region() plays an online MarketPolicy on the same accounting: at each tick the policy
 // sees spot as available if some region has it, with the changeover of the region it would go
-// to; the region is the current one while it has spot, otherwise the one whose spot has been up
-// longest (time since its last change: the longest-lived period is expected to last longest).
+// to; the region is the one a ZoneFollower (availability_prior.h) follows: the one it was last
+// in while that has spot, otherwise the one whose spot has been up longest (time since its last
+// change: the longest-lived period is expected to last longest).
 // Pure functions; thread-safe.
 #pragma once
 

@@ -82,15 +82,13 @@ RegionSimulator::RegionSimulator(Scenario scenario) : scenario_(std::move(scenar
 
   std::shared_ptr<const AvailabilityPrior> prior = s.market_prior;
   if (!prior) {
-    // What the online policies see (run_multi_region): spot in some region.
-    std::vector<std::uint8_t> anywhere;
+    // Spot as the job finds it following spot from region to region (run_multi_region).
+    std::vector<std::vector<std::uint8_t>> regions;
     for (const Region& region : s.regions) {
-      const std::vector<std::uint8_t> ticks = AvailabilityPrior::sample_ticks(
-          *region.market, s.start_hour_of_day, job_.tick_s, kPriorSpanS);
-      anywhere.resize(ticks.size(), 0);
-      for (std::size_t i = 0; i < ticks.size(); ++i) anywhere[i] |= ticks[i];
+      regions.push_back(AvailabilityPrior::sample_ticks(*region.market, s.start_hour_of_day,
+                                                        job_.tick_s, kPriorSpanS));
     }
-    prior = std::make_shared<AvailabilityPrior>(anywhere, job_.tick_s);
+    prior = std::make_shared<AvailabilityPrior>(AvailabilityPrior::following(regions, job_.tick_s));
   }
   policy_->know_market(std::move(prior));
 }
