@@ -133,7 +133,7 @@ int ZoneFollower::next(int tick, const std::vector<std::uint8_t>& up) {
   if (best >= 0) last_zone_ = best;
   if (tick == 0) {
     since_ = -1;
-  } else if ((was >= 0) != (best >= 0) || best >= 0) {
+  } else if (was >= 0 || best >= 0) {  // not an outage going on
     since_ = tick;
     moved_on_ = was >= 0 && best >= 0;
   }

@@ -81,8 +81,6 @@ class ZoneFollower {
   // Tick `tick`'s availability, zone by zone (ticks fed in order from 0). Returns the zone
   // followed, -1 when no zone has spot.
   int next(int tick, const std::vector<std::uint8_t>& up);
-  // The zone followed at the last tick (-1: none has spot).
-  int zone() const { return zone_; }
   // The tick at which the current spot period or outage began; -1 when it began before the
   // first tick.
   int since() const { return since_; }
