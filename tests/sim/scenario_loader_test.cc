@@ -150,6 +150,36 @@ TEST(ScenarioLoader, ErrorsNameFileLineAndAcceptedValues) {
   EXPECT_EQ(error_of("[job]\nsteps = 10\n[throughput\n").rfind("bad.toml:3", 0), 0u);
 }
 
+TEST(ScenarioLoader, TheOptimumIsRefusedWhereEachServerIsRevokedOnItsOwn) {
+  // On spot with a deadline, in the market given, asking for the optimum.
+  auto scenario = [](const std::string& market) {
+    return replace(replace(with_speeds(kValid), "steps = 1000", "steps = 1000\ndeadline = \"2h\""),
+                   "market = \"on-demand\"", "market = \"spot\"") +
+           "[market]\n" + market + "\n[policy]\nmarket = \"optimal\"\n";
+  };
+  // A spot availability trace: spot is a matter of the time, the offline optimum a bound.
+  const Scenario trace = parse_scenario(scenario("model = \"trace\"\nfile = \"us-west-2a_k80_1\""),
+                                        "trace.toml", ".", options());
+  EXPECT_TRUE(trace.market->spot_by_time());
+  // Lifetimes drawn per server, a fleet's nodes, or a cap on a trace's servers: refused at the
+  // policy's line, naming what is accepted.
+  const std::string lifetimes = error_of(scenario("model = \"lifetime\"\ncdf = \"All_data\""));
+  EXPECT_EQ(lifetimes,
+            "bad.toml:31: [policy] market: optimal needs a spot availability trace ([market] "
+            "model = \"trace\", a SkyPilot file such as us-west-2a_k80_1, no cap), where spot "
+            "comes and goes with the time alone; the lifetime model revokes each server on its "
+            "own, where no offline optimum is built; accepted here: spot-only, on-demand-only, "
+            "greedy, uniform-progress, market-aware, or the market as [[regions]]");
+  EXPECT_EQ(error_of(scenario("model = \"trace\"\nfile = \"p3\"")).rfind("bad.toml:31: ", 0), 0u);
+  EXPECT_EQ(error_of(scenario("model = \"trace\"\nfile = \"us-west-2a_k80_1\"\ncap = \"2h\""))
+                .rfind("bad.toml:32: ", 0),
+            0u);
+  // The online policies take any market.
+  EXPECT_EQ(error_of(replace(scenario("model = \"lifetime\"\ncdf = \"All_data\""),
+                             "market = \"optimal\"", "market = \"greedy\"")),
+            "no error");
+}
+
 TEST(ScenarioLoader, RegionsEachWithTheirMarketAndTheMoveCost) {
   const std::string text =
       replace(with_speeds(kValid), "steps = 1000", "steps = 1000\ndeadline = \"2h\"") +

@@ -53,6 +53,13 @@ class RevocationModel {
   // The longest a spot server can live (GCE: 24 h), or kNever if there is no cap. A lifetime equal
   // to the cap is a server that reached it.
   virtual double cap_s() const { return kNever; }
+
+  // Whether spot comes and goes with the time alone: every server that can be had at a moment is
+  // revoked at the same later moment, whichever server it is and whenever it started (a spot
+  // availability trace without a cap). Then a schedule of decision ticks says what any server
+  // meets, and an offline optimum on it is a bound. False where each server draws its own
+  // lifetime (or takes its own node of a fleet).
+  virtual bool spot_by_time() const { return false; }
 };
 
 }  // namespace transient::market

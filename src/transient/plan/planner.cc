@@ -227,12 +227,13 @@ std::optional<PolicyAdvice> Planner::advise_policy(const Configuration& configur
     for (const double usd : optimal_usd) optimal.expected_cost_usd += usd / optimal_usd.size();
     optimal.cost_over_optimal = 1.0;
     advice.policies.push_back(optimal);
-    // Replayed traces fix availability and revocations, where the optimum is exact (also when
-    // spot comes and goes inside decision ticks, at most once a tick); on lifetime models it
-    // plans on availability only (sim/optimal_schedule.h). It is called the optimum only where
-    // no run of a policy that met the deadline came out cheaper (docs/scenarios.md, "Plan on a
-    // trace").
-    advice.optimal_exact = s.market && s.market->name() == "trace" && bound_held;
+    // Replayed availability traces fix availability and revocations (spot_by_time), where the
+    // optimum is exact (also when spot comes and goes inside decision ticks, at most once a
+    // tick); where each server draws its own revocation (lifetime models, a fleet's node
+    // events) it plans on ticks that no server need meet (sim/optimal_schedule.h). It is called the
+    // optimum only where no run of a policy that met the deadline came out cheaper
+    // (docs/scenarios.md, "Plan on a trace").
+    advice.optimal_exact = s.market && s.market->spot_by_time() && bound_held;
   }
   return advice;
 }

@@ -69,6 +69,18 @@ class Loader {
     TomlSection policy(table("policy"), file_, "[policy]",
                        {"replacement", "market", "decision_interval"});
     if (s.regions.empty()) {
+      if (s.market && s.market_policy != "none" &&
+          create_market_policy(s.market_policy)->needs_offline_market() &&
+          !s.market->spot_by_time()) {
+        policy.fail("market", s.market_policy +
+                                  " needs a spot availability trace ([market] model = \"trace\", "
+                                  "a SkyPilot file such as us-west-2a_k80_1, no cap), where spot "
+                                  "comes and goes with the time alone; the " +
+                                  s.market->name() +
+                                  " model revokes each server on its own, where no offline "
+                                  "optimum is built; accepted here: " +
+                                  online_policies() + ", or the market as [[regions]]");
+      }
       located(policy, "market", [&] { return Simulator(s).scenario().total_steps; });
       return s;
     }
@@ -90,6 +102,15 @@ class Loader {
   }
 
  private:
+  // The market policies that decide as a run goes, comma-separated.
+  static std::string online_policies() {
+    std::vector<std::string> names;
+    for (const auto& info : market_policies()) {
+      if (!create_market_policy(info.name)->needs_offline_market()) names.push_back(info.name);
+    }
+    return join(names);
+  }
+
   const toml::table* table(const std::string& key) const {
     const toml::node* node = root_.get(key);
     if (!node) return nullptr;
