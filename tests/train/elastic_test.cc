@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -607,6 +608,56 @@ TEST(Elastic, WorkersThatFinishWhileTheCoordinatorIsAwayEndTheJobWithTheRestarte
   EXPECT_EQ(latest_checkpoint(dir).step, 300) << "the final checkpoint was lost";
   expect_every_checkpoint_loads(dir);
   expect_every_sample_once(dir, 300, 2000, 100);
+}
+
+// The same for a divergence: the workers' loss becomes infinite while the coordinator is away.
+// Each keeps its report as its last words and says it again to the restarted coordinator, which
+// stops the job at that step as a divergence (exit code 4). A member still away when the job
+// ended is told so when it comes back, instead of waiting for ever for a coordinator that has
+// gone (it did, before: the restarted coordinator ended the job on the first report, 86 ms
+// after it started, and exited).
+TEST(Elastic, AJobThatDivergesWhileTheCoordinatorIsAwayIsStoppedByTheRestartedOne) {
+  const std::string dir = fresh_dir("diverged-without-coordinator");
+  // A learning rate of 5 warms up over the first 200 steps and diverges at about step 140.
+  const auto job = set_flag(coordinator_job(dir, 1500, 2), "--lr", "5");
+  CliProcess coordinator(job, dir + "-1");
+  const std::string address = front_door(dir);
+  CliProcess a(worker_command(dir, address), dir + "-a");
+  CliProcess b(worker_command(dir, address), dir + "-b");
+  ASSERT_TRUE(wait_for_training(dir));
+  // The workers wait while the coordinator goes, then train on without it.
+  ::kill(a.pid(), SIGSTOP);
+  ::kill(b.pid(), SIGSTOP);
+  const std::string rows = slurp(dir + "/records/steps-w0.part.csv");
+  ASSERT_LT(std::count(rows.begin(), rows.end(), '\n'), 100)
+      << "the workers trained too far before they were stopped";
+  coordinator.kill_group();
+  ::kill(a.pid(), SIGCONT);
+  ::kill(b.pid(), SIGCONT);
+  const std::string said = "the training loss became ";
+  ASSERT_TRUE(wait_until([&] {
+    return slurp(dir + "-a.err").find(said) != std::string::npos &&
+           slurp(dir + "-b.err").find(said) != std::string::npos;
+  })) << "the workers did not diverge while the coordinator was away";
+  // One stays away while the other tells the restarted coordinator.
+  ::kill(b.pid(), SIGSTOP);
+  CliProcess restarted({"coordinator", "--job-dir", dir}, dir + "-2");
+  ASSERT_TRUE(wait_until([&] {
+    return slurp(dir + "-2.err").find("telling the workers away when the job ended") !=
+           std::string::npos;
+  })) << slurp(dir + "-2.err");
+  ::kill(b.pid(), SIGCONT);
+  ASSERT_TRUE(wait_until([&] { return restarted.exited() && a.exited() && b.exited(); }))
+      << "a worker still waits for the job's end, or the coordinator for it";
+  const auto done = restarted.wait();
+  EXPECT_EQ(done.exit_code, kExitDiverged) << done.err;
+  EXPECT_NE(done.err.find("error: training diverged"), std::string::npos) << done.err;
+  EXPECT_EQ(done.err.find("did not come back"), std::string::npos) << done.err;
+  EXPECT_EQ(a.wait().exit_code, kExitDiverged);
+  EXPECT_EQ(b.wait().exit_code, kExitDiverged);
+  const auto summary = summary_of(dir);
+  EXPECT_FALSE(summary.at("finished").get<bool>());
+  EXPECT_GT(summary.at("diverged_at_step").get<std::int64_t>(), 100);
 }
 
 TEST(Elastic, KillingTheCheckpointWriterWhileItWritesLosesNoValidCheckpoint) {

@@ -148,6 +148,28 @@ double Coordinator::samples_per_s() const {
 
 bool Coordinator::poll(double max_wait_s) {
   if (outcome_.ended) return false;
+  serve_connections(max_wait_s);
+  for (auto& [client, reply] : store_.take_completed()) {
+    // Waits that keys set in this round completed.
+    send_to(client, message::StoreReply{reply});
+  }
+  membership_.tick();
+  apply_actions();
+  peers_.erase(std::remove_if(peers_.begin(), peers_.end(), [](const auto& p) { return p->dead; }),
+               peers_.end());
+  account_cost(false);
+  return !outcome_.ended;
+}
+
+bool Coordinator::tell_the_absent(double max_wait_s) {
+  if (!outcome_.ended || absent_.empty()) return false;
+  serve_connections(max_wait_s);
+  peers_.erase(std::remove_if(peers_.begin(), peers_.end(), [](const auto& p) { return p->dead; }),
+               peers_.end());
+  return !absent_.empty();
+}
+
+void Coordinator::serve_connections(double max_wait_s) {
   std::vector<pollfd> fds;
   fds.push_back({listener_->fd(), POLLIN, 0});
   for (const auto& peer : peers_) fds.push_back({peer->channel->fd(), POLLIN, 0});
@@ -164,16 +186,6 @@ bool Coordinator::poll(double max_wait_s) {
       drop_garbage(*peer, "no hello within " + format_duration(kHelloTimeoutS));
     }
   }
-  for (auto& [client, reply] : store_.take_completed()) {
-    // Waits that keys set in this round completed.
-    send_to(client, message::StoreReply{reply});
-  }
-  membership_.tick();
-  apply_actions();
-  peers_.erase(std::remove_if(peers_.begin(), peers_.end(), [](const auto& p) { return p->dead; }),
-               peers_.end());
-  account_cost(false);
-  return !outcome_.ended;
 }
 
 void Coordinator::apply_actions() {
@@ -408,7 +420,10 @@ void Coordinator::handle_hello(Peer& peer, const nlohmann::json& message) {
     return refuse("wrong job token");
   }
   peer.channel->set_max_line(LineChannel::kMaxLine);  // a proven worker may send large lines
-  if (membership_.ended()) return refuse("the job has ended");
+  if (membership_.ended()) {
+    absent_.erase(id);
+    return refuse("the job has ended");
+  }
   if (token_.empty()) return refuse("the job has no token");
   const bool rejoin = hello.contains("rejoin") && hello.at("rejoin").is_object() &&
                       hello.at("rejoin").contains("gen");
@@ -981,6 +996,10 @@ void Coordinator::end_job(const elastic::action::EndJob& end) {
   progress_->finish();
   for (auto& [id, worker] : workers_) {
     send_to(*worker, message::Finished{});
+  }
+  for (const auto& id : membership_.members()) {
+    const Worker* worker = find_worker(id);
+    if (worker == nullptr || worker->peer == nullptr || worker->peer->dead) absent_.insert(id);
   }
 }
 void Coordinator::fail(const std::string& cause) {

@@ -90,6 +90,14 @@ class Coordinator : public launch::FleetCoordinator, private elastic::Env {
   // Returns false once the job has ended (finished or paused).
   bool poll(double max_wait_s);
 
+  // After the job has ended: the members of its last generation that were away when it ended
+  // (a restarted coordinator's members not back yet, or a lost connection) are told so when
+  // they re-connect (the refusal "the job has ended"), so that none waits for a coordinator that
+  // is gone. One round like poll(); true while some are still to be told.
+  bool tell_the_absent(double max_wait_s);
+  // The members still to be told that the job has ended.
+  const std::set<std::string>& absent() const { return absent_; }
+
   // Continues the job journaled in `journal` (coordinator.json of a coordinator that died): the
   // members of its generation go on training and re-join; membership changes work again.
   void take_back(const nlohmann::json& journal);
@@ -148,6 +156,9 @@ class Coordinator : public launch::FleetCoordinator, private elastic::Env {
   void send_to(Worker& worker, const message::ToWorker& message);
   void reply_to(Worker& worker, std::int64_t id, nlohmann::json fields);
 
+  // Accepts connections and reads what peers sent (waiting at most `max_wait_s`); drops peers
+  // that said no hello in time.
+  void serve_connections(double max_wait_s);
   void accept_connections();
   void read_peer(Peer& peer);
   void handle_hello(Peer& peer, const nlohmann::json& hello);
@@ -197,6 +208,7 @@ class Coordinator : public launch::FleetCoordinator, private elastic::Env {
   double lr_scale_ = 1;
   int rollbacks_ = 0;
   std::set<std::string> skipped_images_;
+  std::set<std::string> absent_;  // members away when the job ended, not yet told
   // The last step finished from the survivors' kept gradients (rank 0's `step_resumed`): its
   // generation and the samples computed again, for that generation's recovery.
   std::int64_t resumed_generation_ = -1;

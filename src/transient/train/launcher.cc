@@ -661,6 +661,31 @@ int run_training(const TrainOptions& given) {
   return finish_job(job, coordinator, events, wall_s, o.workers);
 }
 
+// Members away when the job ended (workers of a restarted coordinator not back yet) would wait
+// for ever for a coordinator that is gone: they are told as they re-connect, for as long as the
+// heartbeat timeout (after which a member that said nothing counts as lost) or until Ctrl-C.
+void tell_the_absent(Coordinator& coordinator, double wait_s) {
+  if (coordinator.absent().empty()) return;
+  const auto names = [&] {
+    std::string text;
+    for (const auto& id : coordinator.absent()) text += (text.empty() ? "" : ", ") + id;
+    return text;
+  };
+  std::fprintf(stderr,
+               "transient: telling the workers away when the job ended (%s) that it has ended, "
+               "for up to %s\n",
+               names().c_str(), format_duration(wait_s).c_str());
+  const auto until = Clock::now() + std::chrono::duration<double>(wait_s);
+  while (coordinator.tell_the_absent(0.05) && Clock::now() < until && !g_stop_requested) {
+  }
+  if (!coordinator.absent().empty()) {
+    std::fprintf(stderr,
+                 "transient: %s did not come back to hear that the job has ended; stop them "
+                 "with SIGTERM\n",
+                 names().c_str());
+  }
+}
+
 int run_coordinator(const TrainOptions& given, int min_workers) {
   if (min_workers < 1 || min_workers > 64) {
     throw InputError("--min-workers: accepted: 1..64");
@@ -729,7 +754,9 @@ int run_coordinator(const TrainOptions& given, int min_workers) {
     if (g_stop_requested) coordinator.request_stop();
   }
   const double wall_s = std::chrono::duration<double>(Clock::now() - start).count();
-  return finish_job(prepared, coordinator, events, wall_s, min_workers);
+  const int code = finish_job(prepared, coordinator, events, wall_s, min_workers);
+  tell_the_absent(coordinator, prepared.options.heartbeat_timeout_s);
+  return code;
 }
 
 }  // namespace transient::train

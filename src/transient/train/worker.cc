@@ -315,6 +315,8 @@ class Worker {
                                                               : "-inf";
           message::Report diverged = new_report(message::Report::Kind::kDiverged, step_ + 1);
           diverged.loss = loss;
+          std::fprintf(stderr, "transient worker %s: the training loss became %s at step %lld\n",
+                       connection_.id().c_str(), loss.c_str(), static_cast<long long>(step_ + 1));
           if (options_.on_divergence == OnDivergence::kRollback) {
             connection_.send(diverged);
             // The coordinator rolls the job back to a checkpoint (or ends it after the last
