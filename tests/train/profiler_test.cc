@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -160,6 +161,46 @@ TEST(Profile, TheWrittenProfileLoadsAndPredicts) {
       run_cli({"predict", "--profile", out, "--cluster", "2xk80"}, dir + "/predict");
   EXPECT_EQ(predict.exit_code, 0) << predict.err;
   EXPECT_FALSE(predict.out.empty());
+}
+
+// --trace: the steps after the timed ones, under PyTorch's profiler, as a Chrome trace whose
+// ranges name each step and its two halves and whose operators carry their inputs' shapes.
+TEST(Profile, ATraceHoldsEveryTracedStepWithItsOperatorsAndTheirShapes) {
+  const auto dir = fresh_dir("profile-trace");
+  auto options = quick("mlp");
+  options.iterations = 3;
+  options.trace_path = dir + "/trace.json";
+  profile_model(options);
+  std::ifstream in(options.trace_path);
+  ASSERT_TRUE(in) << options.trace_path;
+  const auto trace = nlohmann::json::parse(in);
+  std::map<std::string, int> named;
+  bool input_shown = false;
+  for (const auto& event : trace.at("traceEvents")) {
+    const std::string name = event.value("name", "");
+    ++named[name];
+    if (name == "aten::addmm" && event.contains("args") &&
+        event.at("args").contains("Input Dims")) {
+      // The first layer: a batch of 4 flattened 28x28 images into 256 units.
+      input_shown = input_shown ||
+                    event.at("args").at("Input Dims").dump().find("[4,784]") != std::string::npos;
+    }
+  }
+  EXPECT_EQ(named["transient::step"], 3);
+  EXPECT_EQ(named["transient::forward_backward"], 3);
+  EXPECT_EQ(named["transient::optimizer_step"], 3);
+  EXPECT_GE(named["aten::addmm"], 6);  // two linear layers a step
+  EXPECT_TRUE(input_shown);
+  EXPECT_FALSE(std::filesystem::exists(options.trace_path + ".partial"));
+
+  // A place it cannot be written is refused before anything runs: one line, exit code 2.
+  const auto refused = run_cli(
+      {"profile", "--model", "mlp", "--batch", "4", "--trace", dir + "/no/such/dir/trace.json"},
+      dir + "/refused");
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_EQ(refused.err, "error: " + dir +
+                             "/no/such/dir/trace.json: --trace: cannot write here "
+                             "(No such file or directory)\n");
 }
 
 TEST(Profile, ABadModelIsOneErrorLineAndExitTwo) {

@@ -69,6 +69,10 @@ void add_profile_command(CLI::App& app) {
       ->capture_default_str();
   profile->add_option("-o,--output", *output, "write the profile JSON to this file");
   profile->add_flag("--json", *json, "print the profile JSON instead of the table");
+  profile->add_option("--trace", options->trace_path,
+                      "after the timed steps, run as many more under PyTorch's profiler and write "
+                      "their Chrome trace (operators, input shapes, times) to this file: open it "
+                      "in Perfetto or chrome://tracing");
   profile
       ->add_option("--family", *family,
                    "whose fitted compute efficiency the models apply: resnet, shake-shake or "

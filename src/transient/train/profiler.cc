@@ -1,19 +1,25 @@
 #include "transient/train/profiler.h"
 
 #include <ATen/record_function.h>
+#include <torch/csrc/autograd/profiler_kineto.h>
 #include <torch/script.h>
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <set>
 #include <sstream>
 #include <string_view>
+#include <utility>
 
 #include "transient/core/error.h"
+#include "transient/train/cuda_support.h"
 #include "transient/train/models.h"
 
 namespace transient::train {
@@ -327,30 +333,71 @@ void time_steps(const std::function<torch::Tensor(const torch::Tensor&)>& forwar
   const auto images =
       torch::randn({options.batch, options.channels, options.height, options.width});
   using Clock = std::chrono::steady_clock;
+  // One step; the seconds of its forward+backward and of its optimizer step.
+  auto step = [&]() -> std::pair<double, double> {
+    RECORD_USER_SCOPE("transient::step");
+    const auto start = Clock::now();
+    {
+      RECORD_USER_SCOPE("transient::forward_backward");
+      optimizer.zero_grad();
+      const auto output = forward(images);
+      torch::Tensor loss;
+      if (output.dim() == 2) {
+        const auto labels = torch::randint(output.size(1), {options.batch}, torch::kLong);
+        loss = torch::nn::functional::cross_entropy(output, labels);
+      } else {
+        loss = output.pow(2).mean();
+      }
+      loss.backward();
+    }
+    const auto between = Clock::now();
+    {
+      RECORD_USER_SCOPE("transient::optimizer_step");
+      optimizer.step();
+    }
+    const auto end = Clock::now();
+    return {std::chrono::duration<double>(between - start).count(),
+            std::chrono::duration<double>(end - between).count()};
+  };
   double forward_backward_s = 0.0;
   double optimizer_s = 0.0;
   for (int i = 0; i < options.warmup + options.iterations; ++i) {
-    const auto start = Clock::now();
-    optimizer.zero_grad();
-    const auto output = forward(images);
-    torch::Tensor loss;
-    if (output.dim() == 2) {
-      const auto labels = torch::randint(output.size(1), {options.batch}, torch::kLong);
-      loss = torch::nn::functional::cross_entropy(output, labels);
-    } else {
-      loss = output.pow(2).mean();
-    }
-    loss.backward();
-    const auto between = Clock::now();
-    optimizer.step();
-    const auto end = Clock::now();
+    const auto [compute_s, update_s] = step();
     if (i >= options.warmup) {
-      forward_backward_s += std::chrono::duration<double>(between - start).count();
-      optimizer_s += std::chrono::duration<double>(end - between).count();
+      forward_backward_s += compute_s;
+      optimizer_s += update_s;
     }
   }
   profile.forward_backward_s = forward_backward_s / options.iterations;
   profile.optimizer_step_s = optimizer_s / options.iterations;
+  if (options.trace_path.empty()) return;
+  // Traced after the timed steps, so that the profiler's overhead is in none of the timings.
+  namespace impl = torch::profiler::impl;
+  // Without an NVIDIA driver, Kineto logs its failed GPU query as an error; nothing else it
+  // says matters here (the trace's own failure is checked below). A value given is kept.
+  if (!nvidia_driver_present()) ::setenv("KINETO_LOG_LEVEL", "5", /*overwrite=*/0);
+  const impl::ProfilerConfig config(impl::ProfilerState::KINETO, /*report_input_shapes=*/true);
+  const std::set<impl::ActivityType> activities{impl::ActivityType::CPU};
+  torch::autograd::profiler::prepareProfiler(config, activities);
+  torch::autograd::profiler::enableProfiler(config, activities);
+  for (int i = 0; i < options.iterations; ++i) step();
+  const auto result = torch::autograd::profiler::disableProfiler();
+  const std::string partial = options.trace_path + ".partial";
+  try {
+    result->save(partial);
+  } catch (const std::exception& error) {
+    std::filesystem::remove(partial);
+    const std::string what = error.what();
+    throw InputError(options.trace_path, 0,
+                     "--trace: cannot write the trace (" + what.substr(0, what.find('\n')) + ")");
+  }
+  std::error_code error;
+  std::filesystem::rename(partial, options.trace_path, error);
+  if (error) {
+    std::filesystem::remove(partial);
+    throw InputError(options.trace_path, 0,
+                     "--trace: cannot write the trace (" + error.message() + ")");
+  }
 }
 
 std::string format_flops(double flops) {
@@ -411,6 +458,15 @@ ModelProfile profile_model(const ProfileOptions& options) {
   if (options.threads < 0) throw InputError("--threads: must not be negative");
   if (options.channels < 1 || options.height < 1 || options.width < 1) {
     throw InputError("--input: every size must be at least 1");
+  }
+  if (!options.trace_path.empty()) {
+    // Refused before anything is timed; the trace itself is written whole at the end.
+    const std::string probe = options.trace_path + ".partial";
+    if (!std::ofstream(probe)) {
+      throw InputError(options.trace_path, 0,
+                       "--trace: cannot write here (" + std::string(std::strerror(errno)) + ")");
+    }
+    std::filesystem::remove(probe);
   }
   if (options.threads > 0) torch::set_num_threads(options.threads);
   torch::manual_seed(1);

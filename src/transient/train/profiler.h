@@ -40,6 +40,13 @@ struct ProfileOptions {
   int threads = 0;        // intra-op threads; 0 = libtorch's default (all cores)
   double lr = 0.01;       // SGD learning rate of the timed optimizer steps
   double momentum = 0.9;  // SGD momentum
+
+  // Where the time goes: "" = nowhere; else after the timed steps as many more run under
+  // PyTorch's profiler (Kineto, the CPU's operators with their inputs' shapes), and their
+  // Chrome trace is written to this file (whole or not at all), each step in a
+  // "transient::step" range holding "transient::forward_backward" and
+  // "transient::optimizer_step". Open it in Perfetto or chrome://tracing.
+  std::string trace_path;
 };
 
 // One layer of the model, in forward order.
