@@ -661,6 +661,8 @@ int run_training(const TrainOptions& given) {
   return finish_job(job, coordinator, events, wall_s, o.workers);
 }
 
+namespace {
+
 // Members away when the job ended (workers of a restarted coordinator not back yet) would wait
 // for ever for a coordinator that is gone: they are told as they re-connect, for as long as the
 // heartbeat timeout (after which a member that said nothing counts as lost) or until Ctrl-C.
@@ -685,6 +687,8 @@ void tell_the_absent(Coordinator& coordinator, double wait_s) {
                  names().c_str());
   }
 }
+
+}  // namespace
 
 int run_coordinator(const TrainOptions& given, int min_workers) {
   if (min_workers < 1 || min_workers > 64) {
