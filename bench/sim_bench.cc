@@ -201,16 +201,23 @@ std::vector<std::uint8_t> trace_ticks(const market::AvailabilityTraceModel& trac
   return ticks;
 }
 
+// `ticks` without the run's stretch from `offset_s` to `offset_s + span_s`.
+std::vector<std::uint8_t> without_the_run(const std::vector<std::uint8_t>& ticks, double tick_s,
+                                          double offset_s, double span_s) {
+  const auto from = static_cast<std::size_t>(std::lround(offset_s / tick_s));
+  const auto to = std::min(ticks.size(), from + static_cast<std::size_t>(span_s / tick_s) + 1);
+  std::vector<std::uint8_t> rest(ticks.begin(), ticks.begin() + from);
+  rest.insert(rest.end(), ticks.begin() + to, ticks.end());
+  return rest;
+}
+
 // What a policy may know of a market before a run from `offset_s` to `offset_s + span_s`: the
 // trace without that stretch (held out, so the run's own future is not in its prior).
 std::shared_ptr<const sim::AvailabilityPrior> held_out_prior(const std::vector<std::uint8_t>& ticks,
                                                              double tick_s, double offset_s,
                                                              double span_s) {
-  const auto from = static_cast<std::size_t>(std::lround(offset_s / tick_s));
-  const auto to = std::min(ticks.size(), from + static_cast<std::size_t>(span_s / tick_s) + 1);
-  std::vector<std::uint8_t> rest(ticks.begin(), ticks.begin() + from);
-  rest.insert(rest.end(), ticks.begin() + to, ticks.end());
-  return std::make_shared<sim::AvailabilityPrior>(rest, tick_s);
+  return std::make_shared<sim::AvailabilityPrior>(without_the_run(ticks, tick_s, offset_s, span_s),
+                                                  tick_s);
 }
 
 // The same for a job that moves between zones: each zone's trace without that stretch.
@@ -218,12 +225,7 @@ std::shared_ptr<const sim::AvailabilityPrior> held_out_following_prior(
     const std::vector<std::vector<std::uint8_t>>& zones, double tick_s, double offset_s,
     double span_s) {
   std::vector<std::vector<std::uint8_t>> rest;
-  for (const auto& ticks : zones) {
-    const auto from = static_cast<std::size_t>(std::lround(offset_s / tick_s));
-    const auto to = std::min(ticks.size(), from + static_cast<std::size_t>(span_s / tick_s) + 1);
-    rest.emplace_back(ticks.begin(), ticks.begin() + from);
-    rest.back().insert(rest.back().end(), ticks.begin() + to, ticks.end());
-  }
+  for (const auto& ticks : zones) rest.push_back(without_the_run(ticks, tick_s, offset_s, span_s));
   return std::make_shared<sim::AvailabilityPrior>(sim::AvailabilityPrior::following(rest, tick_s));
 }
 

@@ -12,24 +12,9 @@ constexpr double kLeast = 1e-3;
 
 }  // namespace
 
+// One zone: a job that follows its spot stays while it lasts (the periods of the ticks).
 AvailabilityPrior::AvailabilityPrior(const std::vector<std::uint8_t>& ticks, double tick_s)
-    : tick_s_(tick_s) {
-  TRANSIENT_CHECK(!ticks.empty());
-  std::vector<int> lengths[2];
-  int run = 1;
-  for (std::size_t i = 1; i <= ticks.size(); ++i) {
-    if (i < ticks.size() && (ticks[i] != 0) == (ticks[i - 1] != 0)) {
-      ++run;
-      continue;
-    }
-    lengths[ticks[i - 1] != 0 ? 1 : 0].push_back(run);
-    run = 1;
-  }
-  const double fraction =
-      static_cast<double>(std::count_if(ticks.begin(), ticks.end(), [](auto t) { return t; })) /
-      static_cast<double>(ticks.size());
-  *this = AvailabilityPrior(lengths[0], lengths[1], fraction, 0.0, tick_s);
-}
+    : AvailabilityPrior(following({ticks}, tick_s)) {}
 
 AvailabilityPrior::AvailabilityPrior(const std::vector<int>& outages,
                                      const std::vector<int>& spot_periods,
