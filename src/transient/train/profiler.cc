@@ -4,6 +4,7 @@
 #include <torch/csrc/autograd/profiler_kineto.h>
 #include <torch/script.h>
 #include <torch/torch.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -18,6 +19,7 @@
 #include <string_view>
 #include <utility>
 
+#include "transient/core/atomic_file.h"
 #include "transient/core/error.h"
 #include "transient/train/cuda_support.h"
 #include "transient/train/models.h"
@@ -382,22 +384,23 @@ void time_steps(const std::function<torch::Tensor(const torch::Tensor&)>& forwar
   torch::autograd::profiler::enableProfiler(config, activities);
   for (int i = 0; i < options.iterations; ++i) step();
   const auto result = torch::autograd::profiler::disableProfiler();
-  const std::string partial = options.trace_path + ".partial";
+  // Kineto writes the file itself: into a scratch file, then over the path as every output is.
+  const std::string scratch = (std::filesystem::temp_directory_path() /
+                               ("transient-trace-" + std::to_string(::getpid()) + ".json"))
+                                  .string();
   try {
-    result->save(partial);
+    result->save(scratch);
+    write_file_atomically(options.trace_path, read_file(scratch));
+  } catch (const InputError&) {
+    std::filesystem::remove(scratch);
+    throw;
   } catch (const std::exception& error) {
-    std::filesystem::remove(partial);
+    std::filesystem::remove(scratch);
     const std::string what = error.what();
     throw InputError(options.trace_path, 0,
                      "--trace: cannot write the trace (" + what.substr(0, what.find('\n')) + ")");
   }
-  std::error_code error;
-  std::filesystem::rename(partial, options.trace_path, error);
-  if (error) {
-    std::filesystem::remove(partial);
-    throw InputError(options.trace_path, 0,
-                     "--trace: cannot write the trace (" + error.message() + ")");
-  }
+  std::filesystem::remove(scratch);
 }
 
 std::string format_flops(double flops) {

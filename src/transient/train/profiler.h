@@ -43,7 +43,7 @@ struct ProfileOptions {
 
   // Where the time goes: "" = nowhere; else after the timed steps as many more run under
   // PyTorch's profiler (Kineto, the CPU's operators with their inputs' shapes), and their
-  // Chrome trace is written to this file (whole or not at all), each step in a
+  // Chrome trace is written to this file (atomically, as every output), each step in a
   // "transient::step" range holding "transient::forward_backward" and
   // "transient::optimizer_step". Open it in Perfetto or chrome://tracing.
   std::string trace_path;

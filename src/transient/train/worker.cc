@@ -143,10 +143,10 @@ class AutocastScope {
 // The device a worker trains on (--device; --gpu picks among the host's GPUs). Throws InputError
 // for --device cuda on a host without a usable GPU, saying why.
 torch::Device training_device(Device wanted, int gpu) {
-  if (wanted == Device::kCpu || (wanted == Device::kAuto && usable_gpus() == 0)) {
-    return torch::kCPU;
-  }
-  return {torch::kCUDA, static_cast<c10::DeviceIndex>(gpu % require_usable_gpus())};
+  if (wanted == Device::kCpu) return torch::kCPU;
+  const int gpus = wanted == Device::kAuto ? usable_gpus() : require_usable_gpus();
+  if (gpus == 0) return torch::kCPU;
+  return {torch::kCUDA, static_cast<c10::DeviceIndex>(gpu % gpus)};
 }
 
 // Host copies of a GPU's tensors for checkpoints, in one pinned buffer reused from snapshot to
