@@ -8,8 +8,11 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <system_error>
+#include <vector>
 
 namespace transient::testing {
 
@@ -34,28 +37,26 @@ inline std::string output_of(const std::string& command) {
   return out;
 }
 
-inline std::string chromium_command(const std::string& chromium, const std::string& page,
-                                    const std::string& what) {
-  // A profile of its own, outside the job directory: tests that run at the same time do not
-  // share one.
-  const std::string profile =
-      ::testing::TempDir() + "/chromium_profile_" + std::to_string(::getpid());
-  return "timeout 120 " + chromium +
-         " --headless=new --no-sandbox --disable-gpu --no-first-run --user-data-dir=" + profile +
-         " --virtual-time-budget=5000 --window-size=1280,6000 " + what + " file://" + page +
-         " 2>/dev/null";
+// Runs Chromium on `url` with `what` and returns what it printed. Each run has a profile of its
+// own (tests that run at the same time do not share one), removed when the browser is done.
+// `virtual_ms` is the virtual time the page's scripts get.
+inline std::string run_chromium(const std::string& chromium, const std::string& url,
+                                const std::string& what, int virtual_ms = 5000) {
+  std::string profile = ::testing::TempDir() + "/chromium_profile_XXXXXX";
+  if (::mkdtemp(profile.data()) == nullptr) return "";
+  const std::string out = output_of(
+      "timeout 120 " + chromium +
+      " --headless=new --no-sandbox --disable-gpu --no-first-run --user-data-dir=" + profile +
+      " --virtual-time-budget=" + std::to_string(virtual_ms) + " --window-size=1280,6000 " + what +
+      " " + url + " 2>/dev/null");
+  std::error_code ignored;
+  std::filesystem::remove_all(profile, ignored);
+  return out;
 }
 
-// The DOM of `page` after its scripts ran.
-inline std::string dump_dom(const std::string& chromium, const std::string& page) {
-  return output_of(chromium_command(chromium, page, "--dump-dom"));
-}
-
-// Keeps a screenshot of `page` beside it and returns its path.
-inline std::string screenshot(const std::string& chromium, const std::string& page) {
-  const std::string png = page + ".png";
-  output_of(chromium_command(chromium, page, "--screenshot=" + png));
-  return png;
+// The DOM of the page `path` after its scripts ran.
+inline std::string dump_dom(const std::string& chromium, const std::string& path) {
+  return run_chromium(chromium, "file://" + path, "--dump-dom");
 }
 
 // The JSON inside <pre id="report-check">, or null if the page never wrote it.
@@ -79,13 +80,14 @@ inline nlohmann::json report_check(const std::string& dom) {
   return nlohmann::json::parse(text, nullptr, false);
 }
 
-// Opens `page` in the browser and expects no script error and every chart of `charts` to have
-// drawn points on a painted canvas; on failure keeps a screenshot and prints its path. Returns the
-// check (null if the page wrote none).
-inline nlohmann::json expect_page_draws(const std::string& page,
-                                        const std::vector<std::string>& charts) {
+// Opens `url` in the browser and expects no script error and every chart of `charts` to have
+// drawn points on a painted canvas; on failure keeps a screenshot at `png` and prints its path.
+// Returns the check (null if the page wrote none).
+inline nlohmann::json expect_url_draws(const std::string& url,
+                                       const std::vector<std::string>& charts,
+                                       const std::string& png, int virtual_ms = 5000) {
   const std::string chromium = find_chromium();
-  const std::string dom = dump_dom(chromium, page);
+  const std::string dom = run_chromium(chromium, url, "--dump-dom", virtual_ms);
   const nlohmann::json check = report_check(dom);
   bool good = check.is_object() && check["errors"].is_array() && check["errors"].empty();
   EXPECT_TRUE(check.is_object()) << "the page wrote no #report-check; DOM starts: "
@@ -100,8 +102,17 @@ inline nlohmann::json expect_page_draws(const std::string& page,
       good = good && drew;
     }
   }
-  if (!good) ADD_FAILURE() << "screenshot of the page: " << screenshot(chromium, page);
+  if (!good) {
+    run_chromium(chromium, url, "--screenshot=" + png, virtual_ms);
+    ADD_FAILURE() << "screenshot of the page: " << png;
+  }
   return check;
+}
+
+// The same for the page file `path`, its screenshot beside it.
+inline nlohmann::json expect_page_draws(const std::string& path,
+                                        const std::vector<std::string>& charts) {
+  return expect_url_draws("file://" + path, charts, path + ".png");
 }
 
 }  // namespace transient::testing

@@ -132,35 +132,9 @@ TEST(Dashboard, TheLivePageOfARunningJobDrawsInABrowserAndReloadsItself) {
 
   // The page as the browser gets it over HTTP from the running job (less virtual time than the
   // reload's 5 s, so that the DOM read is the page's first load).
-  const std::string chromium = ::transient::testing::find_chromium();
-  const std::string url = "http://" + address + "/";
-  const std::string profile = dir + "-chromium-profile";
-  const auto browse = [&](const std::string& what) {
-    return ::transient::testing::output_of(
-        "timeout 120 " + chromium +
-        " --headless=new --no-sandbox --disable-gpu --no-first-run --user-data-dir=" + profile +
-        " --virtual-time-budget=3000 --window-size=1280,6000 " + what + " " + url + " 2>/dev/null");
-  };
-  const std::string dom = browse("--dump-dom");
-  const auto check = ::transient::testing::report_check(dom);
-  bool good = check.is_object() && check["errors"].is_array() && check["errors"].empty();
-  EXPECT_TRUE(check.is_object()) << "the page wrote no #report-check; DOM starts: "
-                                 << dom.substr(0, 300);
-  if (check.is_object()) {
-    EXPECT_TRUE(check["errors"].empty()) << check["errors"].dump();
-    for (const char* id : {"loss-step", "samples-per-s", "membership", "phases-mean"}) {
-      const auto& chart = check["charts"].value(id, nlohmann::json());
-      const bool drew =
-          chart.is_object() && chart.value("points", 0) > 0 && chart.value("painted", false);
-      EXPECT_TRUE(drew) << "chart " << id << " drew nothing: " << chart.dump();
-      good = good && drew;
-    }
-  }
-  if (!good) {
-    const std::string png = dir + "-page.png";
-    browse("--screenshot=" + png);
-    ADD_FAILURE() << "screenshot of the live page: " << png;
-  }
+  ::transient::testing::expect_url_draws(
+      "http://" + address + "/", {"loss-step", "samples-per-s", "membership", "phases-mean"},
+      dir + "-page.png", 3000);
   EXPECT_FALSE(job.exited()) << "the job ended while its page was being checked";
   job.kill_group();
 }
