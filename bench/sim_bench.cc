@@ -11,6 +11,10 @@
 //                                        `transient simulate` gives it
 //   sim_bench --multi-region             the same, the job free to move between the two zones
 //                                        of each server's traces, against the multi-region optimum
+//   sim_bench --lifetime-costs [CDF...]  each deadline policy's cost on GCE preemptible lifetimes
+//                                        (every CDF of spot-traces/gcp-preemptible-lifetimes, each
+//                                        server's lifetime its own), 40 seeds each, against the
+//                                        optimum that knows the server of each request
 //   sim_bench --policy-schedules TRACE [OFFSET_H...]
 //                                        where a gap comes from: for runs from these offsets (all,
 //                                        every 12 h, when none), market-aware's cost / optimal on
@@ -23,12 +27,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "transient/market/availability_trace_model.h"
+#include "transient/market/lifetime_model.h"
 #include "transient/market/registry.h"
 #include "transient/perf/table_throughput_model.h"
 #include "transient/sim/availability_prior.h"
@@ -440,6 +446,101 @@ int multi_region_costs() {
   return below_optimal == 0 ? 0 : 1;
 }
 
+// --lifetime-costs: every deadline policy on GCE preemptible lifetimes (each server's lifetime
+// drawn on its own from a CDF of spot-traces/gcp-preemptible-lifetimes, 24 h cap), 40 runs
+// (seeds) per CDF: one K80 server, 24 h of work, a 36 h deadline, 5 minutes of start-up, GCE's
+// 30-second notice, in-place recovery, February 2019 prices. `optimal` knows the server each
+// request gets (OfflineMarket::spot_server). `market-aware` plans with the model sampled for
+// 30 days, as `transient simulate` gives it. `only`: these CDFs (all when empty).
+int lifetime_costs(std::vector<std::string> files) {
+  const std::string dir =
+      std::string(TRANSIENT_SHARED_DATA_DIR) + "/spot-traces/gcp-preemptible-lifetimes/";
+  if (files.empty()) {
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+      if (entry.path().extension() == ".txt") files.push_back(entry.path().stem().string());
+    }
+    std::sort(files.begin(), files.end());
+  }
+  const std::vector<std::string> policies = {"on-demand-only",   "spot-only",    "greedy",
+                                             "uniform-progress", "market-aware", "optimal"};
+  constexpr int kRuns = 40;
+  cloud::InstanceType type;
+  type.name = "n1-standard-4+k80";
+  type.gpu = "K80";
+  type.on_demand_usd_per_h = 0.723;
+  type.spot_usd_per_h = 0.256;
+  std::printf("%-16s %5s  %14s %14s %14s %14s %14s  %s\n", "lifetimes", "runs", "on-demand-only",
+              "spot-only", "greedy", "uniform-prog.", "market-aware", "optimal $ (mean)");
+  std::map<std::string, double> total_ratio;
+  std::map<std::string, int> total_missed;
+  int total_runs = 0;
+  int below_optimal = 0;
+  for (const auto& file : files) {
+    sim::Scenario s;
+    s.name = file;
+    s.workers.push_back({type, cloud::Market::spot, 1});
+    s.throughput = std::make_shared<perf::TableThroughputModel>(
+        std::vector<perf::TablePoint>{{type.gpu, 1, 1.0}}, "one step per second");
+    s.total_steps = 24 * 3600.0;
+    s.deadline_s = 36 * 3600.0;
+    s.market = market::LifetimeModel::from_cdf_file(dir + file + ".txt", 24 * 3600.0);
+    s.startup.spot_mean_s = 300;
+    s.startup.on_demand_mean_s = 300;
+    s.notice_s = 30;
+    s.recovery = "in-place";
+    s.decision_interval_s = 600;
+    std::map<std::string, double> ratio;
+    std::map<std::string, int> missed;
+    std::map<std::string, std::vector<sim::RunResult>> results;
+    for (const auto& policy : policies) {
+      s.market_policy = policy;
+      sim::Simulator simulator(s);
+      for (int seed = 1; seed <= kRuns; ++seed) results[policy].push_back(simulator.run(seed));
+    }
+    double optimal_usd = 0.0;
+    for (int i = 0; i < kRuns; ++i) {
+      const sim::RunResult& best = results["optimal"][i];
+      if (best.missed_deadline) {
+        std::fprintf(stderr, "optimal missed the deadline on %s, seed %d\n", file.c_str(), i + 1);
+        return 1;
+      }
+      optimal_usd += best.cost_usd;
+      for (const auto& policy : policies) {
+        const sim::RunResult& r = results[policy][i];
+        ratio[policy] += r.cost_usd / best.cost_usd;
+        missed[policy] += r.missed_deadline;
+        if (!r.missed_deadline && r.cost_usd < best.cost_usd - 1e-9) ++below_optimal;
+      }
+    }
+    auto cell = [&](const std::string& policy) {
+      char text[64];
+      std::snprintf(text, sizeof text, "%.3f (%d miss)", ratio[policy] / kRuns, missed[policy]);
+      return std::string(text);
+    };
+    std::printf("%-16s %5d  %14s %14s %14s %14s %14s  %.2f\n", file.c_str(), kRuns,
+                cell("on-demand-only").c_str(), cell("spot-only").c_str(), cell("greedy").c_str(),
+                cell("uniform-progress").c_str(), cell("market-aware").c_str(),
+                optimal_usd / kRuns);
+    std::fflush(stdout);
+    for (const auto& policy : policies) {
+      total_ratio[policy] += ratio[policy];
+      total_missed[policy] += missed[policy];
+    }
+    total_runs += kRuns;
+  }
+  std::printf("%-16s %5d", "all CDFs", total_runs);
+  for (const std::string policy :
+       {"on-demand-only", "spot-only", "greedy", "uniform-progress", "market-aware"}) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%.3f (%d miss)", total_ratio[policy] / total_runs,
+                  total_missed[policy]);
+    std::printf(" %14s", text);
+  }
+  std::printf("  1.000\n");
+  std::printf("runs in which a policy met the deadline for less than optimal: %d\n", below_optimal);
+  return below_optimal == 0 ? 0 : 1;
+}
+
 // --policy-schedules: the runs of --policy-costs on one trace, on the optimum's accounting (one
 // region of multi_region.h): market-aware with its held-out prior against the optimum, and with
 // offsets given, the ticks: trace (1 spot, _ none), optimal and market-aware (s spot, D on
@@ -510,6 +611,9 @@ int main(int argc, char** argv) {
       return policy_costs(std::vector<std::string>(argv + i + 1, argv + argc));
     }
     if (std::strcmp(argv[i], "--multi-region") == 0) return multi_region_costs();
+    if (std::strcmp(argv[i], "--lifetime-costs") == 0) {
+      return lifetime_costs(std::vector<std::string>(argv + i + 1, argv + argc));
+    }
     if (std::strcmp(argv[i], "--policy-schedules") == 0 && i + 1 < argc) {
       std::vector<double> offsets_h;
       for (int j = i + 2; j < argc; ++j) offsets_h.push_back(std::atof(argv[j]));

@@ -6,6 +6,7 @@
 #include "sim/test_models.h"
 #include "transient/core/error.h"
 #include "transient/market/availability_trace_model.h"
+#include "transient/market/exponential_model.h"
 #include "transient/sim/optimal_schedule.h"
 #include "transient/sim/simulator.h"
 
@@ -51,6 +52,43 @@ TEST(OptimalSchedule, HandWorkedCases) {
   const OptimalSchedule on_demand = optimal_schedule(hand_market(170));
   ASSERT_TRUE(on_demand.feasible);
   EXPECT_NEAR(on_demand.cost_usd, 480.0, 1e-9);
+}
+
+// Servers had and revoked one by one (OfflineMarket::spot_server), worked by hand: ticks of 100
+// s, 150 s of work, changeovers 10 s, notice 5 s, spot $1/s, on-demand $3/s. The first spot
+// request of tick 0 gets a server revoked 50 s later; every other request one never revoked.
+TEST(OptimalSchedule, ServerByServerHandWorkedCases) {
+  OfflineMarket m = hand_market(400);
+  m.spot_server = [](double request_s, int n) {
+    return SpotServer{request_s, request_s < 100 && n == 0 ? request_s + 50 : INFINITY};
+  };
+  // Loose deadline: wait out tick 0, then spot from 100 s: 110..260 s ($160).
+  const OptimalSchedule loose = optimal_schedule(m);
+  ASSERT_TRUE(loose.feasible);
+  EXPECT_NEAR(loose.cost_usd, 160.0, 1e-9);
+  EXPECT_NEAR(loose.finish_s, 260.0, 1e-9);
+  EXPECT_EQ(loose.ticks,
+            (std::vector<ClusterMode>{ClusterMode::idle, ClusterMode::spot, ClusterMode::spot}));
+  // By 200 s: spot at once (35 s kept of 10..50 s, the notice's 5 s lost), revoked at 50 s and
+  // asked for again at once; the second server trains 60..175 s. $50 + $125.
+  m.deadline_s = 200;
+  const OptimalSchedule tight = optimal_schedule(m);
+  ASSERT_TRUE(tight.feasible);
+  EXPECT_NEAR(tight.cost_usd, 175.0, 1e-9);
+  EXPECT_NEAR(tight.finish_s, 175.0, 1e-9);
+  EXPECT_EQ(tight.ticks, (std::vector<ClusterMode>{ClusterMode::spot, ClusterMode::spot}));
+  ASSERT_EQ(tight.after_revocation.size(), 2u);
+  EXPECT_EQ(tight.after_revocation[0], (std::vector<ClusterMode>{ClusterMode::spot}));
+  // A request that waits: spot can be had from 130 s only. By 400 s: spot from 130 s, trains
+  // 140..290 s ($160, billed from when it is had).
+  m.deadline_s = 400;
+  m.spot_server = [](double request_s, int) {
+    return SpotServer{std::max(request_s, 130.0), INFINITY};
+  };
+  const OptimalSchedule waits = optimal_schedule(m);
+  ASSERT_TRUE(waits.feasible);
+  EXPECT_NEAR(waits.cost_usd, 160.0, 1e-9);
+  EXPECT_NEAR(waits.finish_s, 290.0, 1e-9);
 }
 
 // Two spot K80 workers (2 steps/s), a parameter server, 3 h of work and a 6 h deadline on a
@@ -115,6 +153,55 @@ TEST(DeadlinePolicies, SimulatedOptimalCostsWhatTheProgrammeSays) {
   const RunResult r = Simulator(s).run(1);
   EXPECT_NEAR(r.cost_usd, plan.cost_usd, 1e-9);
   EXPECT_NEAR(r.time_s, plan.finish_s, 1e-6);
+}
+
+// One spot K80 worker, 3 h of work, a 6 h deadline, 10-minute ticks, on a market that draws each
+// server's lifetime on its own.
+Scenario one_worker_scenario(std::shared_ptr<const market::RevocationModel> model,
+                             const std::string& policy) {
+  Scenario s = deadline_scenario(std::vector<std::uint8_t>(60, 1), policy);
+  s.workers[0].count = 1;
+  s.total_steps = 1.0 * 3 * 3600;
+  s.market = std::move(model);
+  return s;
+}
+
+// Where each server draws its own lifetime, the optimum knows the server of every request (its
+// n-th in a tick draws from a stream of its own, in the run and in the programme alike): no run
+// of a policy that meets the deadline costs less, and the optimum never misses it.
+TEST(DeadlinePolicies, OptimalIsTheBoundWhereEachServerDrawsItsOwnLifetime) {
+  const std::vector<std::shared_ptr<const market::RevocationModel>> models = {
+      std::make_shared<market::ExponentialModel>(1800.0, market::kNever, "30 min on average"),
+      std::make_shared<market::ExponentialModel>(4 * 3600.0, 3 * 3600.0, "4 h, capped at 3 h"),
+      std::make_shared<market::AvailabilityTraceModel>(
+          std::vector<std::uint8_t>{1, 1, 0, 1, 1, 1, 0, 0, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1},
+          600.0, 0.0, 1500.0, "a trace whose servers live 25 min at most")};
+  const std::vector<std::string> others = {"spot-only", "on-demand-only", "greedy",
+                                           "uniform-progress", "market-aware"};
+  int cheaper_than_greedy = 0;
+  for (const auto& model : models) {
+    ASSERT_TRUE(model->spot_by_launch());
+    ASSERT_TRUE(optimum_is_a_bound(one_worker_scenario(model, "optimal")));
+    Simulator optimal(one_worker_scenario(model, "optimal"));
+    std::vector<Simulator> policies;
+    for (const auto& name : others) policies.emplace_back(one_worker_scenario(model, name));
+    for (std::uint64_t seed = 1; seed <= 25; ++seed) {
+      const RunResult best = optimal.run(seed);
+      EXPECT_FALSE(best.missed_deadline) << model->describe() << " seed " << seed;
+      for (std::size_t p = 0; p < others.size(); ++p) {
+        const RunResult r = policies[p].run(seed);
+        if (r.missed_deadline) continue;
+        EXPECT_LE(best.cost_usd, r.cost_usd + 1e-9)
+            << model->describe() << " seed " << seed << " policy " << others[p];
+        if (others[p] == "greedy" && best.cost_usd < r.cost_usd - 1e-6) ++cheaper_than_greedy;
+      }
+    }
+  }
+  EXPECT_GT(cheaper_than_greedy, 10);  // it is no copy of a policy
+  // Several workers each revoked on its own: the optimum is no bound there.
+  Scenario two = one_worker_scenario(models[0], "optimal");
+  two.workers[0].count = 2;
+  EXPECT_FALSE(optimum_is_a_bound(two));
 }
 
 TEST(DeadlinePolicies, OnDemandOnlyAndGreedyMeetTheDeadline) {

@@ -38,6 +38,7 @@ class AvailabilityTraceModel : public RevocationModel {
   // Lifetime of a server launched at the first available moment of a fresh run.
   double sample_lifetime_s(Rng& rng) const override;
   double cap_s() const override { return cap_s_; }
+  bool spot_by_launch() const override { return true; }
   bool spot_by_time() const override { return cap_s_ == kNever; }
 
   // The trace's facts, for summaries and tests.

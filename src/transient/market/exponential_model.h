@@ -29,6 +29,7 @@ class ExponentialModel : public RevocationModel {
   std::unique_ptr<MarketTimeline> start_run(double start_hour_of_day, Rng& rng) const override;
   double sample_lifetime_s(Rng& rng) const override;
   double cap_s() const override { return cap_s_; }
+  bool spot_by_launch() const override { return true; }
 
   double mean_lifetime_s() const { return mean_lifetime_s_; }
 

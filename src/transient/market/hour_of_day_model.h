@@ -35,6 +35,7 @@ class HourOfDayModel : public RevocationModel {
   std::unique_ptr<MarketTimeline> start_run(double start_hour_of_day, Rng& rng) const override;
   double sample_lifetime_s(Rng& rng) const override;
   double cap_s() const override { return cap_s_; }
+  bool spot_by_launch() const override { return true; }
 
   // Lifetime (s) of a server launched at `hour_of_day` (0..24), drawing from `rng`.
   double lifetime_from_hour_s(double hour_of_day, Rng& rng) const;

@@ -34,6 +34,7 @@ class LifetimeModel : public RevocationModel {
   std::unique_ptr<MarketTimeline> start_run(double start_hour_of_day, Rng& rng) const override;
   double sample_lifetime_s(Rng& rng) const override { return cdf_->sample_s(rng); }
   double cap_s() const override { return cdf_->cap_s(); }
+  bool spot_by_launch() const override { return true; }
 
   // The fitted distribution, for summaries and tests.
   const internal::EmpiricalCdf& distribution() const { return *cdf_; }

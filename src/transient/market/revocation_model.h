@@ -60,6 +60,14 @@ class RevocationModel {
   // meets, and an offline optimum on it is a bound. False where each server draws its own
   // lifetime (or takes its own node of a fleet).
   virtual bool spot_by_time() const { return false; }
+
+  // Whether each spot server is had and revoked on its own: when a server requested at a moment
+  // is obtained and revoked depends on that moment and on draws of its own alone, not on the
+  // servers requested before it (a lifetime model, an hour-of-day or exponential one, an
+  // availability trace, capped or not). Then a run that gives the n-th request of each decision
+  // tick draws of its own (Simulator) shows an offline optimum what every server would meet.
+  // False for a fleet's node events: a node taken is not free for the next server.
+  virtual bool spot_by_launch() const { return false; }
 };
 
 }  // namespace transient::market

@@ -12,6 +12,7 @@
 #include "transient/plan/support_server.h"
 #include "transient/sim/monte_carlo.h"
 #include "transient/sim/recovery_model.h"
+#include "transient/sim/simulator.h"
 
 namespace transient::plan {
 namespace {
@@ -227,13 +228,13 @@ std::optional<PolicyAdvice> Planner::advise_policy(const Configuration& configur
     for (const double usd : optimal_usd) optimal.expected_cost_usd += usd / optimal_usd.size();
     optimal.cost_over_optimal = 1.0;
     advice.policies.push_back(optimal);
-    // Replayed availability traces fix availability and revocations (spot_by_time), where the
-    // optimum is exact (also when spot comes and goes inside decision ticks, at most once a
-    // tick); where each server draws its own revocation (lifetime models, a fleet's node
-    // events) it plans on ticks that no server need meet (sim/optimal_schedule.h). It is called the
-    // optimum only where no run of a policy that met the deadline came out cheaper
-    // (docs/scenarios.md, "Plan on a trace").
-    advice.optimal_exact = s.market && s.market->spot_by_time() && bound_held;
+    // Replayed availability traces fix availability and revocations (spot_by_time), and a
+    // cluster of one worker on a market that draws each server on its own is known to the
+    // optimum request by request: there it is exact (sim::optimum_is_a_bound); elsewhere (several
+    // workers each revoked on its own, a fleet's node events) it plans on ticks that no server
+    // need meet. It is called the optimum only where, besides, no run of a policy that met the
+    // deadline came out cheaper (docs/scenarios.md, "Plan on a trace").
+    advice.optimal_exact = s.market && sim::optimum_is_a_bound(s) && bound_held;
   }
   return advice;
 }

@@ -253,18 +253,27 @@ class Optimal : public MarketPolicy {
     TRANSIENT_CHECK(market != nullptr);
     schedule_ = optimal_schedule(*market);
     tick_s_ = market->tick_s;
+    tick_ = kNone;
   }
   ClusterMode decide(const DeadlineState& s) override {
     const auto tick = static_cast<std::size_t>(std::floor(s.now_s / tick_s_ + 1e-9));
     if (!schedule_.feasible || tick >= schedule_.ticks.size()) return ClusterMode::on_demand;
     // Asked inside a tick: its spot servers were revoked (the simulator asks at once).
     const bool inside = s.now_s - static_cast<double>(tick) * tick_s_ > 1e-6;
-    return inside ? schedule_.after_revocation[tick] : schedule_.ticks[tick];
+    if (!inside) return schedule_.ticks[tick];
+    revocations_ = tick == tick_ ? revocations_ + 1 : 0;
+    tick_ = tick;
+    const auto& after = schedule_.after_revocation[tick];
+    if (after.empty()) return ClusterMode::idle;
+    return after[std::min(revocations_, after.size() - 1)];
   }
 
  private:
+  static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
   OptimalSchedule schedule_;
   double tick_s_ = 600.0;
+  std::size_t tick_ = kNone;     // the tick of the last revocation
+  std::size_t revocations_ = 0;  // revocations in it before the last one
 };
 
 }  // namespace

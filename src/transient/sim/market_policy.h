@@ -13,6 +13,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -69,6 +70,13 @@ bool leaving_on_demand_is_safe(const DeadlineState& state);
 // Going on demand now (or staying) finishes by the deadline.
 bool on_demand_meets_deadline(const DeadlineState& state);
 
+// A spot server as the market gives it: obtained at obtain_s (a request may wait for spot; never:
+// infinity) and revoked at revoke_s (infinity: never), seconds since the run's start.
+struct SpotServer {
+  double obtain_s = 0.0;
+  double revoke_s = INFINITY;
+};
+
 // The whole market of one run, for offline policies, on the decision grid.
 struct OfflineMarket {
   std::vector<std::uint8_t> spot_ticks;  // 1 = spot servers can be had and kept all of tick i
@@ -84,6 +92,10 @@ struct OfflineMarket {
   double spot_usd_per_s = 0.0;          // the cluster's workers on spot, $ per second
   double on_demand_usd_per_s = 0.0;     // the cluster's workers on demand, $ per second
   double fixed_usd_per_s = 0.0;         // servers billed throughout (parameter server)
+  // Set where each spot server is had and revoked on its own (market::RevocationModel::
+  // spot_by_launch, a cluster of one server): the server that the n-th spot request of a tick,
+  // made at `request_s`, gets; then spot_ticks and the spans above are not what a server meets.
+  std::function<SpotServer(double request_s, int n)> spot_server;
 };
 
 class MarketPolicy {

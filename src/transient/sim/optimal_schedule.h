@@ -29,8 +29,9 @@ struct OptimalSchedule {
   double cost_usd = 0.0;           // its cost (when feasible)
   double finish_s = 0.0;           // when it finishes (when feasible)
   std::vector<ClusterMode> ticks;  // the mode of each tick up to the finishing one
-  // What to do when spot servers are revoked inside tick i (idle or on demand).
-  std::vector<ClusterMode> after_revocation;
+  // What to do at the k-th revocation inside tick i: after_revocation[i][k] (past the list, its
+  // last; an empty list: idle).
+  std::vector<std::vector<ClusterMode>> after_revocation;
 };
 
 // REQUIRES: tick_s > 0, both changeovers < tick_s, notice_s < tick_s.

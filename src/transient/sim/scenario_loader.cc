@@ -70,15 +70,20 @@ class Loader {
                        {"replacement", "market", "decision_interval"});
     if (s.regions.empty()) {
       if (s.market && s.market_policy != "none" &&
-          create_market_policy(s.market_policy)->needs_offline_market() &&
-          !s.market->spot_by_time()) {
+          create_market_policy(s.market_policy)->needs_offline_market() && !optimum_is_a_bound(s)) {
+        const std::string here =
+            s.market->spot_by_launch()
+                ? "revokes each of the " +
+                      std::to_string(s.workers.empty() ? 0 : s.workers[0].count) +
+                      " workers on its own"
+                : "gives each server a node of a fleet that earlier servers may have taken";
         policy.fail("market", s.market_policy +
-                                  " needs a spot availability trace ([market] model = \"trace\", "
-                                  "a SkyPilot file such as us-west-2a_k80_1, no cap), where spot "
-                                  "comes and goes with the time alone; the " +
-                                  s.market->name() +
-                                  " model revokes each server on its own, where no offline "
-                                  "optimum is built; accepted here: " +
+                                  " needs a market where the optimum knows what each server "
+                                  "meets: spot that comes and goes with the time alone (a "
+                                  "SkyPilot availability trace, no cap), or one worker on a market "
+                                  "that draws each server on its own (lifetime, hour-of-day, "
+                                  "exponential, a capped trace); the " +
+                                  s.market->name() + " model here " + here + "; accepted here: " +
                                   online_policies() + ", or the market as [[regions]]");
       }
       located(policy, "market", [&] { return Simulator(s).scenario().total_steps; });

@@ -22,7 +22,35 @@ std::string fixed(double value, int digits) {
   return out.str();
 }
 
+// The decision tick holding `t_s`.
+std::int64_t tick_of(double t_s, double tick_s) {
+  return static_cast<std::int64_t>(std::floor(t_s / tick_s + 1e-9));
+}
+
+// The server that the n-th spot request of tick `tick`, made at `request_s`, gets in the run
+// `seed` (spot_by_launch markets): its revocation is drawn from a stream of its own, so that the
+// run and its offline optimum see the same server whatever was requested before.
+SpotServer spot_server(market::MarketTimeline& timeline, std::uint64_t seed, std::int64_t tick,
+                       int n, double request_s) {
+  SpotServer server;
+  server.obtain_s = timeline.next_available_s(request_s);
+  if (!std::isfinite(server.obtain_s)) return server;
+  // splitmix64's finaliser over the run's seed, the tick and the request's place in it.
+  std::uint64_t z = seed ^ (static_cast<std::uint64_t>(tick) * 0x9e3779b97f4a7c15ULL) ^
+                    (static_cast<std::uint64_t>(n) * 0xc2b2ae3d27d4eb4fULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  Rng own(z ^ (z >> 31));
+  server.revoke_s = timeline.revocation_time_s(server.obtain_s, own);
+  return server;
+}
+
 }  // namespace
+
+bool optimum_is_a_bound(const Scenario& s) {
+  if (!s.market || s.market->spot_by_time()) return true;
+  return s.market->spot_by_launch() && s.workers.size() == 1 && s.workers[0].count == 1;
+}
 
 std::string_view to_string(EventKind kind) {
   switch (kind) {
@@ -104,6 +132,8 @@ Simulator::Simulator(Scenario scenario) : scenario_(std::move(scenario)) {
                                                                      scenario_.decision_interval_s);
     }
     market_policy_->know_market(std::move(prior));
+    spot_by_launch_ =
+        scenario_.market && scenario_.market->spot_by_launch() && !scenario_.market->spot_by_time();
     if (market_policy_->needs_offline_market()) {
       const double spot =
           scenario_.startup.mean_s(cloud::Market::spot) + recovery_->restart_pause_s();
@@ -146,6 +176,9 @@ double Simulator::speed_for_counts() {
 
 RunResult Simulator::run(std::uint64_t seed, std::vector<TimelineEntry>* timeline) {
   rng_ = Rng(seed);
+  seed_ = seed;
+  request_tick_ = -1;
+  requests_in_tick_ = 0;
   log_ = timeline;
   queue_.clear();
   servers_.clear();
@@ -285,7 +318,16 @@ void Simulator::request(int type, cloud::Market market) {
   server.obtain_s = now_s_;
   server.usd_per_s = types_[type].price_usd_per_h(market) * kS;
   const bool revocable = market == cloud::Market::spot && timeline_ != nullptr;
-  if (revocable) server.obtain_s = timeline_->next_available_s(now_s_);
+  SpotServer drawn;  // spot_by_launch_: the server this request gets
+  if (revocable && spot_by_launch_) {
+    const std::int64_t tick = tick_of(now_s_, scenario_.decision_interval_s);
+    if (tick != request_tick_) requests_in_tick_ = 0;
+    request_tick_ = tick;
+    drawn = spot_server(*timeline_, seed_, tick, requests_in_tick_++, now_s_);
+    server.obtain_s = drawn.obtain_s;
+  } else if (revocable) {
+    server.obtain_s = timeline_->next_available_s(now_s_);
+  }
   ++result_.requests;
   server.will_be_ready = std::isfinite(server.obtain_s);
   server.revoke_s = market::kNever;
@@ -301,7 +343,8 @@ void Simulator::request(int type, cloud::Market market) {
   ++pending_;
   queue_.push(server.obtain_s + startup_s(market), EventKind::ready, index, 0);
   if (revocable) {
-    const double revoke_s = timeline_->revocation_time_s(server.obtain_s, rng_);
+    const double revoke_s =
+        spot_by_launch_ ? drawn.revoke_s : timeline_->revocation_time_s(server.obtain_s, rng_);
     servers_[index].revoke_s = revoke_s;
     if (std::isfinite(revoke_s)) {
       const double notice_s = std::max(server.obtain_s, revoke_s - scenario_.notice_s);
@@ -550,6 +593,16 @@ OfflineMarket Simulator::offline_market(std::uint64_t seed) const {
       market.spot_to_s[i] = to - t;
       market.spot_ticks[i] = from == t && to == t + g;
     }
+  }
+  if (scenario_.market && spot_by_launch_ && group.count == 1 &&
+      group.type.has_market(cloud::Market::spot)) {
+    // Each server on its own: the optimum asks for the servers the run's requests would get.
+    Rng rng(seed);
+    std::shared_ptr<market::MarketTimeline> timeline =
+        scenario_.market->start_run(scenario_.start_hour_of_day, rng);
+    market.spot_server = [timeline, seed, g](double request_s, int n) {
+      return spot_server(*timeline, seed, tick_of(request_s, g), n, request_s);
+    };
   }
   if (!group.type.has_market(cloud::Market::spot)) {
     std::fill(market.spot_ticks.begin(), market.spot_ticks.end(), 0);

@@ -29,6 +29,13 @@
 
 namespace transient::sim {
 
+// Whether the `optimal` market policy is the lower bound on the runs of `scenario` (one region):
+// its market's spot comes and goes with the time alone (RevocationModel::spot_by_time), or it has
+// and revokes each server on its own (spot_by_launch) and the cluster is one worker, whose
+// servers the optimum then knows request by request (OfflineMarket::spot_server). Elsewhere the
+// optimum plans on ticks of spot that no server need meet.
+bool optimum_is_a_bound(const Scenario& scenario);
+
 class Simulator {
  public:
   // Throws InputError if the scenario names an unknown model or policy, has no workers or no
@@ -87,7 +94,15 @@ class Simulator {
   double full_cluster_steps_per_s_ = 0.0;        // market-policy mode: the whole group's speed
   std::unordered_map<std::uint64_t, double> speed_cache_;  // packed counts -> steps/s
 
+  // In market-policy mode on a market that has and revokes each spot server on its own
+  // (RevocationModel::spot_by_launch): the n-th spot request of a decision tick draws its
+  // revocation from a stream of its own (spot_server()), which the offline optimum replays.
+  bool spot_by_launch_ = false;
+
   // State of the current run.
+  std::uint64_t seed_ = 0;
+  std::int64_t request_tick_ = -1;  // spot_by_launch_: the tick of the last spot request
+  int requests_in_tick_ = 0;        // and the spot requests made in it
   Rng rng_{0};
   std::unique_ptr<market::MarketTimeline> timeline_;
   internal::EventQueue queue_;
