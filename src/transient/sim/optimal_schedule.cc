@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <tuple>
 
@@ -50,14 +51,25 @@ struct Held {
   double revoke_s = INFINITY;            // spot: when its server is revoked
 };
 
-// A label of the programme: where a schedule stands at a tick boundary, and how it got there.
+// A label of the programme: where a schedule stands at a tick boundary. As a candidate, `step`
+// is the step it was played from, and tick_mode and after what was chosen in the tick; kept in
+// the front, `step` is its own.
 struct Node {
   double progress_s = 0.0;
   double cost_usd = 0.0;
   Held held;
-  std::int32_t parent = -1;
-  ClusterMode tick_mode = ClusterMode::idle;  // chosen at the tick that produced this node
+  std::int32_t step = 0;
+  ClusterMode tick_mode = ClusterMode::idle;  // chosen at the start of the tick
   std::vector<ClusterMode> after;             // chosen at each revocation inside it
+};
+
+// How a kept label got there, compactly (the labels of all ticks are kept to read the schedule
+// back): the step before, the tick's mode, and its revocations' choices in after_pool_.
+struct Step {
+  std::int32_t parent = -1;
+  ClusterMode tick_mode = ClusterMode::idle;
+  std::uint16_t after_size = 0;
+  std::uint32_t after_begin = 0;
 };
 
 // A schedule that finished, and the node it came from.
@@ -80,32 +92,45 @@ class ByLaunch {
   OptimalSchedule solve() {
     const double g = m_.tick_s;
     const int ticks = static_cast<int>(std::ceil(m_.deadline_s / g - 1e-9));
-    arena_.push_back(Node{});
-    std::vector<std::int32_t> front = {0};
+    history_.push_back(Step{});
+    std::vector<Node> front = {Node{}};
+    const double cheapest = std::min(m_.spot_usd_per_s, m_.on_demand_usd_per_s);
     for (int i = 0; i < ticks && !front.empty(); ++i) {
       next_.clear();
-      for (const std::int32_t index : front) {
+      candidates_.clear();
+      servers_.clear();
+      for (const Node& node : front) {
         for (const ClusterMode mode :
              {ClusterMode::idle, ClusterMode::on_demand, ClusterMode::spot}) {
-          start_tick(index, mode, i);
+          start_tick(node, mode, i);
         }
       }
       front.clear();
       const double end = (i + 1) * g;
       const double bound = cost_bound(end);
-      const double cheapest = std::min(m_.spot_usd_per_s, m_.on_demand_usd_per_s);
       for (auto& [key, labels] : next_) {
+        // Too late to finish, or dearer than finishing some label on demand even if the rest of
+        // its work were spot with nothing lost: dropped before the front is sorted.
+        labels.erase(std::remove_if(labels.begin(), labels.end(),
+                                    [&](std::int32_t c) {
+                                      const Node& node = candidates_[c];
+                                      const double left_s = m_.work_s - node.progress_s;
+                                      return end + left_s > m_.deadline_s ||
+                                             node.cost_usd +
+                                                     left_s * (cheapest + m_.fixed_usd_per_s) >
+                                                 bound * (1 + 1e-12);
+                                    }),
+                     labels.end());
         prune(labels);
-        for (const std::int32_t index : labels) {
-          const Node& node = arena_[index];
-          const double left_s = m_.work_s - node.progress_s;
-          // Too late to finish, or dearer than finishing another label on demand even if the
-          // rest of its work were spot with nothing lost.
-          if (end + left_s > m_.deadline_s) continue;
-          if (node.cost_usd + left_s * (cheapest + m_.fixed_usd_per_s) > bound * (1 + 1e-12)) {
-            continue;
-          }
-          front.push_back(index);
+        for (const std::int32_t c : labels) {
+          Node& kept = candidates_[c];
+          Step step{kept.step, kept.tick_mode, static_cast<std::uint16_t>(kept.after.size()),
+                    static_cast<std::uint32_t>(after_pool_.size())};
+          after_pool_.insert(after_pool_.end(), kept.after.begin(), kept.after.end());
+          history_.push_back(step);
+          kept.step = static_cast<std::int32_t>(history_.size() - 1);
+          kept.after.clear();
+          front.push_back(std::move(kept));
         }
       }
     }
@@ -116,9 +141,12 @@ class ByLaunch {
     schedule.finish_s = best_.finish_s;
     schedule.ticks.push_back(best_.tick_mode);
     schedule.after_revocation.push_back(best_.after);
-    for (std::int32_t at = best_.parent; at > 0; at = arena_[at].parent) {
-      schedule.ticks.push_back(arena_[at].tick_mode);
-      schedule.after_revocation.push_back(arena_[at].after);
+    for (std::int32_t at = best_.parent; at > 0; at = history_[at].parent) {
+      const Step& step = history_[at];
+      schedule.ticks.push_back(step.tick_mode);
+      schedule.after_revocation.emplace_back(
+          after_pool_.begin() + step.after_begin,
+          after_pool_.begin() + step.after_begin + step.after_size);
     }
     std::reverse(schedule.ticks.begin(), schedule.ticks.end());
     std::reverse(schedule.after_revocation.begin(), schedule.after_revocation.end());
@@ -135,15 +163,14 @@ class ByLaunch {
     int requests;  // spot requests made in this tick so far
   };
 
-  // The decision at the start of tick i for the node `index`.
-  void start_tick(std::int32_t index, ClusterMode mode, int i) {
-    const Node& node = arena_[index];
+  // The decision at the start of tick i for the label `node`.
+  void start_tick(const Node& node, ClusterMode mode, int i) {
     const double t = i * m_.tick_s;
     Path path{node.progress_s, node.cost_usd, node.held, {}, 0};
     // Keeping the servers of the mode chosen, or releasing them (a graceful release: a
     // checkpoint, nothing lost) and requesting the mode's.
     if (mode != node.held.mode) path.held = request(mode, t, path.requests);
-    play(index, mode, i, t, std::move(path));
+    play(node.step, mode, i, t, std::move(path));
   }
 
   Held request(ClusterMode mode, double now, int& requests) {
@@ -153,7 +180,11 @@ class ByLaunch {
       held.obtain_s = now;
       held.train_s = now + m_.on_demand_changeover_s;
     } else if (mode == ClusterMode::spot) {
-      const SpotServer server = m_.spot_server(now, requests++);
+      const auto at = std::make_pair(now, requests++);
+      auto found = servers_.find(at);
+      if (found == servers_.end())
+        found = servers_.emplace(at, m_.spot_server(now, at.second)).first;
+      const SpotServer server = found->second;
       held.obtain_s = server.obtain_s;
       held.train_s = server.obtain_s + m_.spot_changeover_s;
       held.revoke_s = server.revoke_s;
@@ -207,7 +238,7 @@ class ByLaunch {
     node.progress_s = path.progress_s;
     node.cost_usd = path.cost_usd + m_.fixed_usd_per_s * m_.tick_s;
     node.held = path.held;
-    node.parent = parent;
+    node.step = parent;
     node.tick_mode = tick_mode;
     node.after = std::move(path.after);
     // What of the servers matters from here on: training has begun, or begins at train_s; a
@@ -218,25 +249,22 @@ class ByLaunch {
     if (h.mode == ClusterMode::on_demand && h.train_s <= end) h.train_s = -INFINITY;
     if (h.mode == ClusterMode::spot && h.train_s <= end - m_.notice_s) h.train_s = -INFINITY;
     const auto key = std::make_tuple(static_cast<int>(h.mode), h.obtain_s, h.train_s, h.revoke_s);
-    arena_.push_back(std::move(node));
-    next_[key].push_back(static_cast<std::int32_t>(arena_.size() - 1));
+    candidates_.push_back(std::move(node));
+    next_[key].push_back(static_cast<std::int32_t>(candidates_.size() - 1));
   }
 
   // The least that some schedule is known to cost by the labels at `end`: the best finish so
   // far, or a label finishing on demand from `end` in time.
   double cost_bound(double end) const {
     double bound = best_.cost_usd;
-    for (const auto& [key, labels] : next_) {
-      for (const std::int32_t index : labels) {
-        const Node& node = arena_[index];
-        const double ready = node.held.mode == ClusterMode::on_demand
-                                 ? std::max(end, node.held.train_s)
-                                 : end + m_.on_demand_changeover_s;
-        const double done = ready + (m_.work_s - node.progress_s);
-        if (done > m_.deadline_s) continue;
-        bound = std::min(bound, node.cost_usd + m_.on_demand_usd_per_s * (done - end) +
-                                    m_.fixed_usd_per_s * (done - end));
-      }
+    for (const Node& node : candidates_) {
+      const double ready = node.held.mode == ClusterMode::on_demand
+                               ? std::max(end, node.held.train_s)
+                               : end + m_.on_demand_changeover_s;
+      const double done = ready + (m_.work_s - node.progress_s);
+      if (done > m_.deadline_s) continue;
+      bound = std::min(
+          bound, node.cost_usd + (m_.on_demand_usd_per_s + m_.fixed_usd_per_s) * (done - end));
     }
     return bound;
   }
@@ -244,24 +272,27 @@ class ByLaunch {
   // Keeps the labels that no other label of the same servers beats on both progress and cost.
   void prune(std::vector<std::int32_t>& labels) const {
     std::sort(labels.begin(), labels.end(), [&](std::int32_t a, std::int32_t b) {
-      const Node& x = arena_[a];
-      const Node& y = arena_[b];
+      const Node& x = candidates_[a];
+      const Node& y = candidates_[b];
       if (x.progress_s != y.progress_s) return x.progress_s > y.progress_s;
       return x.cost_usd < y.cost_usd;
     });
     std::size_t kept = 0;
     double cheapest = INFINITY;
     for (const std::int32_t index : labels) {
-      if (arena_[index].cost_usd < cheapest) {
+      if (candidates_[index].cost_usd < cheapest) {
         labels[kept++] = index;
-        cheapest = arena_[index].cost_usd;
+        cheapest = candidates_[index].cost_usd;
       }
     }
     labels.resize(kept);
   }
 
   const OfflineMarket& m_;
-  std::vector<Node> arena_;
+  std::vector<Step> history_;            // how each label kept got there
+  std::vector<ClusterMode> after_pool_;  // the revocations' choices of the steps
+  std::vector<Node> candidates_;         // the labels of the tick being played, before pruning
+  std::map<std::pair<double, int>, SpotServer> servers_;  // asked of the market in this tick
   std::map<std::tuple<int, double, double, double>, std::vector<std::int32_t>> next_;
   Finish best_;
 };
