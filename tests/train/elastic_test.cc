@@ -469,14 +469,18 @@ class ReplyHoldingRelay {
       std::vector<pollfd> fds{{listener_, POLLIN, 0}};
       for (const auto& [worker, coordinator] : pairs_) {
         fds.push_back({worker, POLLIN, 0});
-        fds.push_back({coordinator, static_cast<short>(held_ ? 0 : POLLIN), 0});
+        // Held, its replies wait, but a coordinator that closes the connection (one that died,
+        // or gave up on a hello) is still seen: the worker would see it, not wait its 30 s.
+        fds.push_back({coordinator, static_cast<short>(held_ ? POLLRDHUP : POLLIN), 0});
       }
       if (::poll(fds.data(), fds.size(), 20) <= 0) continue;
       const std::size_t polled = pairs_.size();
       std::vector<std::pair<int, int>> open;
       for (std::size_t i = 0; i < polled; ++i) {
         const auto [worker, coordinator] = pairs_[i];
-        const bool alive = pass(fds[1 + 2 * i], coordinator) && pass(fds[2 + 2 * i], worker);
+        const pollfd& upstream = fds[2 + 2 * i];
+        const bool hung_up = held_ && (upstream.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
+        const bool alive = !hung_up && pass(fds[1 + 2 * i], coordinator) && pass(upstream, worker);
         if (alive) {
           open.emplace_back(worker, coordinator);
         } else {
