@@ -11,10 +11,12 @@
 //                                        `transient simulate` gives it
 //   sim_bench --multi-region             the same, the job free to move between the two zones
 //                                        of each server's traces, against the multi-region optimum
-//   sim_bench --lifetime-costs [CDF...]  each deadline policy's cost on GCE preemptible lifetimes
+//   sim_bench --lifetime-costs [--deadline-h=H] [CDF...]
+//                                        each deadline policy's cost on GCE preemptible lifetimes
 //                                        (every CDF of spot-traces/gcp-preemptible-lifetimes, each
 //                                        server's lifetime its own), 40 seeds each, against the
-//                                        optimum that knows the server of each request
+//                                        optimum that knows the server of each request; 24 h of
+//                                        work by H hours (36)
 //   sim_bench --policy-schedules TRACE [OFFSET_H...]
 //                                        where a gap comes from: for runs from these offsets (all,
 //                                        every 12 h, when none), market-aware's cost / optimal on
@@ -235,6 +237,25 @@ std::shared_ptr<const sim::AvailabilityPrior> held_out_following_prior(
   return std::make_shared<sim::AvailabilityPrior>(sim::AvailabilityPrior::following(rest, tick_s));
 }
 
+// "1.234 (5 miss)": a policy's mean cost / optimal over `runs` runs and its missed deadlines.
+std::string ratio_cell(double ratio_sum, int runs, int missed) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.3f (%d miss)", ratio_sum / runs, missed);
+  return text;
+}
+
+// The pooled row of a policy-cost table (after `label`, already printed) and the bound check:
+// returns 0 when no run of a policy met the deadline for less than the optimum, else 1.
+int print_pooled(const std::vector<std::string>& policies, std::map<std::string, double>& ratio,
+                 std::map<std::string, int>& missed, int runs, int below_optimal) {
+  for (const auto& policy : policies) {
+    std::printf(" %14s", ratio_cell(ratio[policy], runs, missed[policy]).c_str());
+  }
+  std::printf("  1.000\n");
+  std::printf("runs in which a policy met the deadline for less than optimal: %d\n", below_optimal);
+  return below_optimal == 0 ? 0 : 1;
+}
+
 // --policy-costs: every deadline policy on every availability trace, from offsets every 12 h
 // (on the trace's 10-minute grid), one server, 24 h of work, a 36 h deadline.
 // `only`: these traces (all when empty).
@@ -322,9 +343,7 @@ int policy_costs(std::vector<std::string> files) {
       ++runs;
     }
     auto cell = [&](const std::string& policy) {
-      char text[64];
-      std::snprintf(text, sizeof text, "%.3f (%d miss)", ratio[policy] / runs, missed[policy]);
-      return std::string(text);
+      return ratio_cell(ratio[policy], runs, missed[policy]);
     };
     std::printf("%-20s %7d  %14s %14s %14s %14s %14s %14s  %.2f\n", file.c_str(), runs,
                 cell("on-demand-only").c_str(), cell("spot-only").c_str(), cell("greedy").c_str(),
@@ -337,17 +356,9 @@ int policy_costs(std::vector<std::string> files) {
     total_runs += runs;
   }
   std::printf("%-20s %7d", "all traces", total_runs);
-  for (const auto& policy :
-       {std::string("on-demand-only"), std::string("spot-only"), std::string("greedy"),
-        std::string("uniform-progress"), std::string("market-aware"), in_sample}) {
-    char text[64];
-    std::snprintf(text, sizeof text, "%.3f (%d miss)", total_ratio[policy] / total_runs,
-                  total_missed[policy]);
-    std::printf(" %14s", text);
-  }
-  std::printf("  1.000\n");
-  std::printf("runs in which a policy met the deadline for less than optimal: %d\n", below_optimal);
-  return below_optimal == 0 ? 0 : 1;
+  return print_pooled(
+      {"on-demand-only", "spot-only", "greedy", "uniform-progress", "market-aware", in_sample},
+      total_ratio, total_missed, total_runs, below_optimal);
 }
 
 // --multi-region: Can't Be Late's multi-region setting on the same traces: for each server the
@@ -425,9 +436,7 @@ int multi_region_costs() {
     }
     std::printf("%-10s %7d ", server.c_str(), runs);
     for (const auto& name : policies) {
-      char text[64];
-      std::snprintf(text, sizeof text, "%.3f (%d miss)", ratio[name] / runs, missed[name]);
-      std::printf(" %16s", text);
+      std::printf(" %16s", ratio_cell(ratio[name], runs, missed[name]).c_str());
       total_ratio[name] += ratio[name];
       total_missed[name] += missed[name];
     }
@@ -436,10 +445,7 @@ int multi_region_costs() {
   }
   std::printf("%-10s %7d ", "all", total_runs);
   for (const auto& name : policies) {
-    char text[64];
-    std::snprintf(text, sizeof text, "%.3f (%d miss)", total_ratio[name] / total_runs,
-                  total_missed[name]);
-    std::printf(" %16s", text);
+    std::printf(" %16s", ratio_cell(total_ratio[name], total_runs, total_missed[name]).c_str());
   }
   std::printf("\nruns in which a policy met the deadline for less than optimal: %d\n",
               below_optimal);
@@ -448,11 +454,11 @@ int multi_region_costs() {
 
 // --lifetime-costs: every deadline policy on GCE preemptible lifetimes (each server's lifetime
 // drawn on its own from a CDF of spot-traces/gcp-preemptible-lifetimes, 24 h cap), 40 runs
-// (seeds) per CDF: one K80 server, 24 h of work, a 36 h deadline, 5 minutes of start-up, GCE's
-// 30-second notice, in-place recovery, February 2019 prices. `optimal` knows the server each
-// request gets (OfflineMarket::spot_server). `market-aware` plans with the model sampled for
-// 30 days, as `transient simulate` gives it. `only`: these CDFs (all when empty).
-int lifetime_costs(std::vector<std::string> files) {
+// (seeds) per CDF: one K80 server, 24 h of work, a deadline of `deadline_h` hours, 5 minutes of
+// start-up, GCE's 30-second notice, in-place recovery, February 2019 prices. `optimal` knows the
+// server each request gets (OfflineMarket::spot_server). `market-aware` plans with the model
+// sampled for 30 days, as `transient simulate` gives it. `only`: these CDFs (all when empty).
+int lifetime_costs(std::vector<std::string> files, double deadline_h) {
   const std::string dir =
       std::string(TRANSIENT_SHARED_DATA_DIR) + "/spot-traces/gcp-preemptible-lifetimes/";
   if (files.empty()) {
@@ -482,7 +488,7 @@ int lifetime_costs(std::vector<std::string> files) {
     s.throughput = std::make_shared<perf::TableThroughputModel>(
         std::vector<perf::TablePoint>{{type.gpu, 1, 1.0}}, "one step per second");
     s.total_steps = 24 * 3600.0;
-    s.deadline_s = 36 * 3600.0;
+    s.deadline_s = deadline_h * 3600.0;
     s.market = market::LifetimeModel::from_cdf_file(dir + file + ".txt", 24 * 3600.0);
     s.startup.spot_mean_s = 300;
     s.startup.on_demand_mean_s = 300;
@@ -509,13 +515,15 @@ int lifetime_costs(std::vector<std::string> files) {
         const sim::RunResult& r = results[policy][i];
         ratio[policy] += r.cost_usd / best.cost_usd;
         missed[policy] += r.missed_deadline;
-        if (!r.missed_deadline && r.cost_usd < best.cost_usd - 1e-9) ++below_optimal;
+        if (!r.missed_deadline && r.cost_usd < best.cost_usd - 1e-9) {
+          std::fprintf(stderr, "%s, seed %d: %s cost $%.6f, optimal $%.6f\n", file.c_str(), i + 1,
+                       policy.c_str(), r.cost_usd, best.cost_usd);
+          ++below_optimal;
+        }
       }
     }
     auto cell = [&](const std::string& policy) {
-      char text[64];
-      std::snprintf(text, sizeof text, "%.3f (%d miss)", ratio[policy] / kRuns, missed[policy]);
-      return std::string(text);
+      return ratio_cell(ratio[policy], kRuns, missed[policy]);
     };
     std::printf("%-16s %5d  %14s %14s %14s %14s %14s  %.2f\n", file.c_str(), kRuns,
                 cell("on-demand-only").c_str(), cell("spot-only").c_str(), cell("greedy").c_str(),
@@ -529,16 +537,8 @@ int lifetime_costs(std::vector<std::string> files) {
     total_runs += kRuns;
   }
   std::printf("%-16s %5d", "all CDFs", total_runs);
-  for (const std::string policy :
-       {"on-demand-only", "spot-only", "greedy", "uniform-progress", "market-aware"}) {
-    char text[64];
-    std::snprintf(text, sizeof text, "%.3f (%d miss)", total_ratio[policy] / total_runs,
-                  total_missed[policy]);
-    std::printf(" %14s", text);
-  }
-  std::printf("  1.000\n");
-  std::printf("runs in which a policy met the deadline for less than optimal: %d\n", below_optimal);
-  return below_optimal == 0 ? 0 : 1;
+  return print_pooled({"on-demand-only", "spot-only", "greedy", "uniform-progress", "market-aware"},
+                      total_ratio, total_missed, total_runs, below_optimal);
 }
 
 // --policy-schedules: the runs of --policy-costs on one trace, on the optimum's accounting (one
@@ -612,7 +612,20 @@ int main(int argc, char** argv) {
     }
     if (std::strcmp(argv[i], "--multi-region") == 0) return multi_region_costs();
     if (std::strcmp(argv[i], "--lifetime-costs") == 0) {
-      return lifetime_costs(std::vector<std::string>(argv + i + 1, argv + argc));
+      std::vector<std::string> files;
+      double deadline_h = 36.0;
+      for (int j = i + 1; j < argc; ++j) {
+        if (std::strncmp(argv[j], "--deadline-h=", 13) == 0) {
+          deadline_h = std::atof(argv[j] + 13);
+        } else {
+          files.emplace_back(argv[j]);
+        }
+      }
+      if (!(deadline_h > 24.0)) {
+        std::fprintf(stderr, "--deadline-h: hours > 24 (the job has 24 h of work)\n");
+        return 2;
+      }
+      return lifetime_costs(files, deadline_h);
     }
     if (std::strcmp(argv[i], "--policy-schedules") == 0 && i + 1 < argc) {
       std::vector<double> offsets_h;

@@ -225,6 +225,32 @@ TEST(Planner, AdvisesTheCheapestSafePolicyAgainstTheOptimum) {
   EXPECT_NE(advice.text().find("above the offline optimum"), std::string::npos);
 }
 
+// One worker on a market that draws each server's lifetime on its own: the optimum knows the
+// server of every request (sim::optimum_is_a_bound), and the advice says it is exact.
+TEST(Planner, AdvisesAgainstAnExactOptimumForOneWorkerOnLifetimes) {
+  PlanOptions o = base_options();
+  o.deadline_s = 4 * 3600.0;
+  o.heterogeneous = false;
+  o.max_servers = 1;
+  o.market_for = [](const cloud::InstanceType&) {
+    return std::make_shared<market::ExponentialModel>(1800.0, market::kNever, "30 min lives");
+  };
+  o.startup.spot_mean_s = 60.0;
+  o.startup.on_demand_mean_s = 60.0;
+  const PlanResult r = plan_with(o);
+  ASSERT_TRUE(r.feasible) << r.reason;
+  ASSERT_EQ(r.recommended->configuration.workers.size(), 1u);
+  ASSERT_EQ(r.recommended->configuration.workers[0].count, 1);
+  ASSERT_EQ(r.recommended->configuration.workers[0].market, cloud::Market::spot);
+  ASSERT_TRUE(r.recommended->policy.has_value());
+  ASSERT_TRUE(r.recommended->policy->advice.has_value());
+  const PolicyAdvice& advice = *r.recommended->policy->advice;
+  EXPECT_TRUE(advice.optimal_exact);
+  for (const auto& f : advice.policies) {
+    if (f.deadline_miss_share == 0.0) EXPECT_GE(f.cost_over_optimal, 1.0 - 1e-9) << f.name;
+  }
+}
+
 TEST(Planner, NoPolicyAdviceWithoutADeadline) {
   PlanOptions o = base_options();
   o.budget_usd = 5.0;

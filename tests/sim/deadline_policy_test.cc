@@ -89,6 +89,19 @@ TEST(OptimalSchedule, ServerByServerHandWorkedCases) {
   ASSERT_TRUE(waits.feasible);
   EXPECT_NEAR(waits.cost_usd, 160.0, 1e-9);
   EXPECT_NEAR(waits.finish_s, 290.0, 1e-9);
+  // A server revoked exactly at the end of its tick (one that lives a cap of whole ticks) is
+  // gone, its notice's loss taken, before the next tick's decision: it cannot be released
+  // gracefully then. By 200 s, no spot after 100 s: spot 10..100 s keeps 85 s, on demand
+  // 110..175 s. $100 + $225.
+  m.deadline_s = 200;
+  m.spot_server = [](double request_s, int) {
+    return request_s < 100 ? SpotServer{request_s, request_s + 100} : SpotServer{INFINITY};
+  };
+  const OptimalSchedule capped = optimal_schedule(m);
+  ASSERT_TRUE(capped.feasible);
+  EXPECT_NEAR(capped.cost_usd, 325.0, 1e-9);
+  EXPECT_NEAR(capped.finish_s, 175.0, 1e-9);
+  EXPECT_EQ(capped.ticks, (std::vector<ClusterMode>{ClusterMode::spot, ClusterMode::on_demand}));
 }
 
 // Two spot K80 workers (2 steps/s), a parameter server, 3 h of work and a 6 h deadline on a

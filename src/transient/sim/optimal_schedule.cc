@@ -217,11 +217,22 @@ class ByLaunch {
     if (done <= until) return;  // finishes, but after the deadline
     path.cost_usd += usd_per_s * std::max(0.0, until - billed_from);
     path.progress_s += std::max(0.0, until - from);
-    if (!(h.revoke_s < end)) return boundary(parent, tick_mode, i, std::move(path));
-    // Revoked at r inside the tick: the work after the notice is lost (the notice's checkpoint;
-    // all of the server's work when the notice came before it trained).
+    // Revoked at r: the work after the notice is lost (the notice's checkpoint; all of the
+    // server's work when the notice came before it trained).
     const double r = h.revoke_s;
-    if (r > h.train_s) path.progress_s -= std::min(m_.notice_s, r - h.train_s);
+    const auto lose = [&] {
+      if (r > h.train_s) path.progress_s -= std::min(m_.notice_s, r - h.train_s);
+    };
+    if (!(r < end)) {
+      // Revoked at the very end of the tick (a server asked for at a tick's start that lives a
+      // cap of whole ticks): the run sees it gone before the next tick's decision is asked.
+      if (r <= end) {
+        lose();
+        path.held = Held{};
+      }
+      return boundary(parent, tick_mode, i, std::move(path));
+    }
+    lose();
     for (const ClusterMode next : {ClusterMode::idle, ClusterMode::on_demand, ClusterMode::spot}) {
       if (next == ClusterMode::spot && path.requests >= kMaxRequestsPerTick) continue;
       Path branch = path;
