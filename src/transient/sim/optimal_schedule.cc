@@ -6,7 +6,6 @@
 #include <map>
 #include <tuple>
 
-#include "transient/core/error.h"
 #include "transient/sim/multi_region.h"
 
 namespace transient::sim {

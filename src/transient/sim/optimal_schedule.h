@@ -16,6 +16,14 @@
 // any offset; the first period of spot in a tick is the one counted), so on the same realisation
 // no policy run by the simulator that meets the deadline costs less (tested on the AWS traces at
 // random offsets). It is optimal_multi_region() (multi_region.h) with one region.
+//
+// Where the market has and revokes each spot server on its own (OfflineMarket::spot_server set:
+// one worker on a lifetime model, say), a second programme: its labels also carry the servers
+// held (when had, when training, when revoked), a spot server trains until its own revocation,
+// and at each revocation inside a tick the schedule branches on what is asked for next (idle, on
+// demand, or spot again: the next request's server); a server revoked exactly at a tick's end is
+// gone before the next decision. Labels that can no longer finish by the deadline, or that would
+// cost more than a known schedule even with the rest of their work on spot, are dropped.
 #pragma once
 
 #include <vector>
