@@ -572,11 +572,20 @@ OfflineMarket Simulator::offline_market(std::uint64_t seed) const {
   const int ticks = static_cast<int>(std::ceil(scenario_.deadline_s / market.tick_s)) + 1;
   const double g = market.tick_s;
   market.spot_ticks.assign(ticks, 1);
-  if (scenario_.market) {
-    // The same realisation as the run: the run's stream before start_run, replayed on copies.
-    // Spot in tick i: from when it can first be had in the tick until its revocation.
+  if (scenario_.market && group.type.has_market(cloud::Market::spot)) {
+    // The same realisation as the run: the run's stream before start_run, replayed.
     Rng rng(seed);
-    auto timeline = scenario_.market->start_run(scenario_.start_hour_of_day, rng);
+    std::shared_ptr<market::MarketTimeline> timeline =
+        scenario_.market->start_run(scenario_.start_hour_of_day, rng);
+    if (spot_by_launch_ && optimum_is_a_bound(scenario_)) {
+      // Each server on its own: the optimum asks for the servers the run's requests would get.
+      market.spot_server = [timeline, seed, g](double request_s, int n) {
+        return spot_server(*timeline, seed, tick_of(request_s, g), n, request_s);
+      };
+      return market;
+    }
+    // Spot in tick i: from when it can first be had in the tick until its revocation (the
+    // revocation drawn on copies of the run's stream).
     market.spot_from_s.assign(ticks, 0.0);
     market.spot_to_s.assign(ticks, 0.0);
     for (int i = 0; i < ticks; ++i) {
@@ -594,20 +603,8 @@ OfflineMarket Simulator::offline_market(std::uint64_t seed) const {
       market.spot_ticks[i] = from == t && to == t + g;
     }
   }
-  if (scenario_.market && spot_by_launch_ && group.count == 1 &&
-      group.type.has_market(cloud::Market::spot)) {
-    // Each server on its own: the optimum asks for the servers the run's requests would get.
-    Rng rng(seed);
-    std::shared_ptr<market::MarketTimeline> timeline =
-        scenario_.market->start_run(scenario_.start_hour_of_day, rng);
-    market.spot_server = [timeline, seed, g](double request_s, int n) {
-      return spot_server(*timeline, seed, tick_of(request_s, g), n, request_s);
-    };
-  }
   if (!group.type.has_market(cloud::Market::spot)) {
     std::fill(market.spot_ticks.begin(), market.spot_ticks.end(), 0);
-    std::fill(market.spot_to_s.begin(), market.spot_to_s.end(), 0.0);
-    std::fill(market.spot_from_s.begin(), market.spot_from_s.end(), 0.0);
   }
   return market;
 }

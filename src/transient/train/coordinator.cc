@@ -155,8 +155,7 @@ bool Coordinator::poll(double max_wait_s) {
   }
   membership_.tick();
   apply_actions();
-  peers_.erase(std::remove_if(peers_.begin(), peers_.end(), [](const auto& p) { return p->dead; }),
-               peers_.end());
+  drop_dead_peers();
   account_cost(false);
   return !outcome_.ended;
 }
@@ -164,9 +163,13 @@ bool Coordinator::poll(double max_wait_s) {
 bool Coordinator::tell_the_absent(double max_wait_s) {
   if (!outcome_.ended || absent_.empty()) return false;
   serve_connections(max_wait_s);
+  drop_dead_peers();
+  return !absent_.empty();
+}
+
+void Coordinator::drop_dead_peers() {
   peers_.erase(std::remove_if(peers_.begin(), peers_.end(), [](const auto& p) { return p->dead; }),
                peers_.end());
-  return !absent_.empty();
 }
 
 void Coordinator::serve_connections(double max_wait_s) {

@@ -159,6 +159,7 @@ class Coordinator : public launch::FleetCoordinator, private elastic::Env {
   // Accepts connections and reads what peers sent (waiting at most `max_wait_s`); drops peers
   // that said no hello in time.
   void serve_connections(double max_wait_s);
+  void drop_dead_peers();  // forgets the connections closed or dropped
   void accept_connections();
   void read_peer(Peer& peer);
   void handle_hello(Peer& peer, const nlohmann::json& hello);
