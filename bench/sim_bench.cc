@@ -17,6 +17,8 @@
 //                                        server's lifetime its own), 40 seeds each, against the
 //                                        optimum that knows the server of each request; 24 h of
 //                                        work by H hours (36)
+//   sim_bench --node-costs               the same on Bamboo's spot fleets (aws-node-events): 4 h
+//                                        of work by 6 h from offsets every hour, 20 seeds each
 //   sim_bench --policy-schedules TRACE [OFFSET_H...]
 //                                        where a gap comes from: for runs from these offsets (all,
 //                                        every 12 h, when none), market-aware's cost / optimal on
@@ -33,10 +35,12 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "transient/market/availability_trace_model.h"
 #include "transient/market/lifetime_model.h"
+#include "transient/market/node_trace_model.h"
 #include "transient/market/registry.h"
 #include "transient/perf/table_throughput_model.h"
 #include "transient/sim/availability_prior.h"
@@ -452,6 +456,95 @@ int multi_region_costs() {
   return below_optimal == 0 ? 0 : 1;
 }
 
+// The online deadline policies and the optimum, and their tally over runs where the optimum
+// knows each request's server (one worker on a market that draws each server on its own).
+const std::vector<std::string> kOnlinePolicies = {"on-demand-only", "spot-only", "greedy",
+                                                  "uniform-progress", "market-aware"};
+
+struct ServerByServerTally {
+  std::map<std::string, double> ratio;  // sum of cost / optimal, by policy
+  std::map<std::string, int> missed;    // missed deadlines, by policy
+  double optimal_usd = 0.0;             // sum of the optimum's cost
+  int runs = 0;
+  int below_optimal = 0;  // runs where a policy met the deadline for less than the optimum
+
+  // Runs every policy and the optimum on `s` for seeds 1..seeds and adds them up; false (and one
+  // line on stderr) where the optimum missed the deadline.
+  bool add(sim::Scenario s, int seeds) {
+    std::map<std::string, std::vector<sim::RunResult>> results;
+    std::vector<std::string> policies = kOnlinePolicies;
+    policies.push_back("optimal");
+    for (const auto& policy : policies) {
+      s.market_policy = policy;
+      sim::Simulator simulator(s);
+      for (int seed = 1; seed <= seeds; ++seed) results[policy].push_back(simulator.run(seed));
+    }
+    for (int i = 0; i < seeds; ++i) {
+      const sim::RunResult& best = results["optimal"][i];
+      if (best.missed_deadline) {
+        std::fprintf(stderr, "optimal missed the deadline on %s, seed %d\n", s.name.c_str(), i + 1);
+        return false;
+      }
+      optimal_usd += best.cost_usd;
+      for (const auto& policy : kOnlinePolicies) {
+        const sim::RunResult& r = results[policy][i];
+        ratio[policy] += r.cost_usd / best.cost_usd;
+        missed[policy] += r.missed_deadline;
+        if (!r.missed_deadline && r.cost_usd < best.cost_usd - 1e-9) {
+          std::fprintf(stderr, "%s, seed %d: %s cost $%.6f, optimal $%.6f\n", s.name.c_str(), i + 1,
+                       policy.c_str(), r.cost_usd, best.cost_usd);
+          ++below_optimal;
+        }
+      }
+    }
+    runs += seeds;
+    return true;
+  }
+
+  // One row: `label`, the runs, every online policy's cell, the optimum's mean cost.
+  void print_row(const std::string& label) {
+    std::printf("%-16s %5d ", label.c_str(), runs);
+    for (const auto& policy : kOnlinePolicies) {
+      std::printf(" %14s", ratio_cell(ratio[policy], runs, missed[policy]).c_str());
+    }
+    std::printf("  %.2f\n", optimal_usd / runs);
+    std::fflush(stdout);
+  }
+
+  void add(const ServerByServerTally& o) {
+    for (const auto& policy : kOnlinePolicies) {
+      ratio[policy] += o.ratio.count(policy) ? o.ratio.at(policy) : 0.0;
+      missed[policy] += o.missed.count(policy) ? o.missed.at(policy) : 0;
+    }
+    optimal_usd += o.optimal_usd;
+    runs += o.runs;
+    below_optimal += o.below_optimal;
+  }
+};
+
+// One spot server of `type` (one step a second) with `work_h` of work by `deadline_h`, 5 minutes
+// of start-up, `notice_s`, in-place recovery, 10-minute decision ticks; no market yet.
+sim::Scenario one_server_job(const cloud::InstanceType& type, double work_h, double deadline_h,
+                             double notice_s) {
+  sim::Scenario s;
+  s.workers.push_back({type, cloud::Market::spot, 1});
+  s.throughput = std::make_shared<perf::TableThroughputModel>(
+      std::vector<perf::TablePoint>{{type.gpu, 1, 1.0}}, "one step per second");
+  s.total_steps = work_h * 3600.0;
+  s.deadline_s = deadline_h * 3600.0;
+  s.startup.spot_mean_s = 300;
+  s.startup.on_demand_mean_s = 300;
+  s.notice_s = notice_s;
+  s.recovery = "in-place";
+  s.decision_interval_s = 600;
+  return s;
+}
+
+void print_header(const std::string& first) {
+  std::printf("%-16s %5s  %14s %14s %14s %14s %14s  %s\n", first.c_str(), "runs", "on-demand-only",
+              "spot-only", "greedy", "uniform-prog.", "market-aware", "optimal $ (mean)");
+}
+
 // --lifetime-costs: every deadline policy on GCE preemptible lifetimes (each server's lifetime
 // drawn on its own from a CDF of spot-traces/gcp-preemptible-lifetimes, 24 h cap), 40 runs
 // (seeds) per CDF: one K80 server, 24 h of work, a deadline of `deadline_h` hours, 5 minutes of
@@ -467,78 +560,63 @@ int lifetime_costs(std::vector<std::string> files, double deadline_h) {
     }
     std::sort(files.begin(), files.end());
   }
-  const std::vector<std::string> policies = {"on-demand-only",   "spot-only",    "greedy",
-                                             "uniform-progress", "market-aware", "optimal"};
-  constexpr int kRuns = 40;
   cloud::InstanceType type;
   type.name = "n1-standard-4+k80";
   type.gpu = "K80";
   type.on_demand_usd_per_h = 0.723;
   type.spot_usd_per_h = 0.256;
-  std::printf("%-16s %5s  %14s %14s %14s %14s %14s  %s\n", "lifetimes", "runs", "on-demand-only",
-              "spot-only", "greedy", "uniform-prog.", "market-aware", "optimal $ (mean)");
-  std::map<std::string, double> total_ratio;
-  std::map<std::string, int> total_missed;
-  int total_runs = 0;
-  int below_optimal = 0;
+  print_header("lifetimes");
+  ServerByServerTally total;
   for (const auto& file : files) {
-    sim::Scenario s;
+    sim::Scenario s = one_server_job(type, 24.0, deadline_h, 30.0);
     s.name = file;
-    s.workers.push_back({type, cloud::Market::spot, 1});
-    s.throughput = std::make_shared<perf::TableThroughputModel>(
-        std::vector<perf::TablePoint>{{type.gpu, 1, 1.0}}, "one step per second");
-    s.total_steps = 24 * 3600.0;
-    s.deadline_s = deadline_h * 3600.0;
     s.market = market::LifetimeModel::from_cdf_file(dir + file + ".txt", 24 * 3600.0);
-    s.startup.spot_mean_s = 300;
-    s.startup.on_demand_mean_s = 300;
-    s.notice_s = 30;
-    s.recovery = "in-place";
-    s.decision_interval_s = 600;
-    std::map<std::string, double> ratio;
-    std::map<std::string, int> missed;
-    std::map<std::string, std::vector<sim::RunResult>> results;
-    for (const auto& policy : policies) {
-      s.market_policy = policy;
-      sim::Simulator simulator(s);
-      for (int seed = 1; seed <= kRuns; ++seed) results[policy].push_back(simulator.run(seed));
-    }
-    double optimal_usd = 0.0;
-    for (int i = 0; i < kRuns; ++i) {
-      const sim::RunResult& best = results["optimal"][i];
-      if (best.missed_deadline) {
-        std::fprintf(stderr, "optimal missed the deadline on %s, seed %d\n", file.c_str(), i + 1);
-        return 1;
-      }
-      optimal_usd += best.cost_usd;
-      for (const auto& policy : policies) {
-        const sim::RunResult& r = results[policy][i];
-        ratio[policy] += r.cost_usd / best.cost_usd;
-        missed[policy] += r.missed_deadline;
-        if (!r.missed_deadline && r.cost_usd < best.cost_usd - 1e-9) {
-          std::fprintf(stderr, "%s, seed %d: %s cost $%.6f, optimal $%.6f\n", file.c_str(), i + 1,
-                       policy.c_str(), r.cost_usd, best.cost_usd);
-          ++below_optimal;
-        }
-      }
-    }
-    auto cell = [&](const std::string& policy) {
-      return ratio_cell(ratio[policy], kRuns, missed[policy]);
-    };
-    std::printf("%-16s %5d  %14s %14s %14s %14s %14s  %.2f\n", file.c_str(), kRuns,
-                cell("on-demand-only").c_str(), cell("spot-only").c_str(), cell("greedy").c_str(),
-                cell("uniform-progress").c_str(), cell("market-aware").c_str(),
-                optimal_usd / kRuns);
-    std::fflush(stdout);
-    for (const auto& policy : policies) {
-      total_ratio[policy] += ratio[policy];
-      total_missed[policy] += missed[policy];
-    }
-    total_runs += kRuns;
+    ServerByServerTally cdf;
+    if (!cdf.add(s, 40)) return 1;
+    cdf.print_row(file);
+    total.add(cdf);
   }
-  std::printf("%-16s %5d", "all CDFs", total_runs);
-  return print_pooled({"on-demand-only", "spot-only", "greedy", "uniform-progress", "market-aware"},
-                      total_ratio, total_missed, total_runs, below_optimal);
+  std::printf("%-16s %5d ", "all CDFs", total.runs);
+  return print_pooled(kOnlinePolicies, total.ratio, total.missed, total.runs, total.below_optimal);
+}
+
+// --node-costs: every deadline policy on Bamboo's spot fleets (spot-traces/aws-node-events: a
+// server takes a node present and free, drawn at random, and is revoked when the node is
+// removed). The traces last about 11 h, so the job is Can't Be Late's scaled by a sixth: one
+// server, 4 h of work, a 6 h deadline, from offsets every hour, 20 seeds (node draws) each; 5
+// minutes of start-up, AWS's 2-minute notice, spot at 30% of the on-demand price (p3.2xlarge's
+// V100 $3.06/h, g4dn.xlarge's T4 $0.526/h). `optimal` knows the node each request gets.
+// `market-aware` plans with the trace from the run's offset to its end, as `transient simulate`
+// gives it (in-sample: 11 h leave nothing to hold out).
+int node_costs() {
+  const std::string dir = std::string(TRANSIENT_SHARED_DATA_DIR) + "/spot-traces/aws-node-events/";
+  const std::vector<std::tuple<std::string, std::string, double>> fleets = {{"p3", "V100", 3.06},
+                                                                            {"g4dn", "T4", 0.526}};
+  print_header("fleet, offset");
+  ServerByServerTally total;
+  for (const auto& [fleet, gpu, on_demand_usd_per_h] : fleets) {
+    cloud::InstanceType type;
+    type.name = fleet;
+    type.gpu = gpu;
+    type.on_demand_usd_per_h = on_demand_usd_per_h;
+    type.spot_usd_per_h = 0.3 * on_demand_usd_per_h;
+    const std::string file = dir + fleet + "-trace.csv";
+    const double duration_s = market::NodeTraceModel::read(file, 0.0, market::kNever)->duration_s();
+    ServerByServerTally trace;
+    for (double offset_h = 0.0; (offset_h + 6.0) * 3600.0 <= duration_s; offset_h += 1.0) {
+      sim::Scenario s = one_server_job(type, 4.0, 6.0, 120.0);
+      s.name = fleet + " from " + std::to_string(static_cast<int>(offset_h)) + " h";
+      s.market = market::NodeTraceModel::read(file, offset_h * 3600.0, market::kNever);
+      ServerByServerTally offset;
+      if (!offset.add(s, 20)) return 1;
+      offset.print_row(s.name);
+      trace.add(offset);
+    }
+    trace.print_row(fleet + ", all");
+    total.add(trace);
+  }
+  std::printf("%-16s %5d ", "both fleets", total.runs);
+  return print_pooled(kOnlinePolicies, total.ratio, total.missed, total.runs, total.below_optimal);
 }
 
 // --policy-schedules: the runs of --policy-costs on one trace, on the optimum's accounting (one
@@ -611,6 +689,7 @@ int main(int argc, char** argv) {
       return policy_costs(std::vector<std::string>(argv + i + 1, argv + argc));
     }
     if (std::strcmp(argv[i], "--multi-region") == 0) return multi_region_costs();
+    if (std::strcmp(argv[i], "--node-costs") == 0) return node_costs();
     if (std::strcmp(argv[i], "--lifetime-costs") == 0) {
       std::vector<std::string> files;
       double deadline_h = 36.0;

@@ -203,6 +203,33 @@ TEST(NodeTrace, FleetReplayRevokesAtEveryRemoval) {
   }
 }
 
+// A node is taken while a server holds it, and free again once the job releases that server
+// (a released instance goes back to the pool); releasing a server lost at once frees nothing.
+TEST(NodeTrace, AReleasedServersNodeIsFreeForTheNext) {
+  using Presence = NodeTraceModel::Presence;
+  const NodeTraceModel fleet({Presence{0, 0.0, 5000.0}, Presence{1, 100.0, 900.0}}, 2, 5000.0, 0.0,
+                             kNever, "two nodes");
+  Rng rng(1);
+  auto timeline = fleet.start_run(0.0, rng);
+  const double first = timeline->revocation_time_s(0.0, rng);  // node 0, the one present
+  EXPECT_EQ(first, 5000.0);
+  EXPECT_FALSE(timeline->available_at(50.0));
+  EXPECT_EQ(timeline->next_available_s(50.0), 100.0);
+  const double second = timeline->revocation_time_s(200.0, rng);  // node 1, the one free
+  EXPECT_EQ(second, 900.0);
+  EXPECT_FALSE(timeline->available_at(300.0));
+  EXPECT_EQ(timeline->revocation_time_s(300.0, rng), 300.0);  // none free: lost at once
+  timeline->released(300.0);
+  EXPECT_FALSE(timeline->available_at(300.0));
+  timeline->released(first);
+  EXPECT_TRUE(timeline->available_at(300.0));
+  EXPECT_EQ(timeline->revocation_time_s(300.0, rng), 5000.0);
+  timeline->released(second);
+  timeline->released(5000.0);
+  EXPECT_TRUE(timeline->available_at(400.0));
+  EXPECT_EQ(timeline->next_available_s(950.0), 950.0);  // node 0 (node 1 is gone)
+}
+
 TEST(NodeTrace, BadEventIsAnErrorAtItsLine) {
   const std::string path = ::testing::TempDir() + "/bad_nodes.csv";
   {

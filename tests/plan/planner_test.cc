@@ -247,7 +247,9 @@ TEST(Planner, AdvisesAgainstAnExactOptimumForOneWorkerOnLifetimes) {
   const PolicyAdvice& advice = *r.recommended->policy->advice;
   EXPECT_TRUE(advice.optimal_exact);
   for (const auto& f : advice.policies) {
-    if (f.deadline_miss_share == 0.0) EXPECT_GE(f.cost_over_optimal, 1.0 - 1e-9) << f.name;
+    if (f.deadline_miss_share == 0.0) {
+      EXPECT_GE(f.cost_over_optimal, 1.0 - 1e-9) << f.name;
+    }
   }
 }
 

@@ -7,6 +7,7 @@
 #include "transient/core/error.h"
 #include "transient/market/availability_trace_model.h"
 #include "transient/market/exponential_model.h"
+#include "transient/market/node_trace_model.h"
 #include "transient/sim/optimal_schedule.h"
 #include "transient/sim/simulator.h"
 
@@ -179,16 +180,37 @@ Scenario one_worker_scenario(std::shared_ptr<const market::RevocationModel> mode
   return s;
 }
 
+// A fleet of `nodes` spot nodes over 8 h, each present for periods of 40 min on average with
+// absences of 20 min between them (every node's periods from `seed`).
+std::shared_ptr<const market::NodeTraceModel> random_fleet(int nodes, std::uint64_t seed) {
+  Rng rng(seed);
+  std::vector<market::NodeTraceModel::Presence> presences;
+  for (int node = 0; node < nodes; ++node) {
+    for (double t = rng.exponential(1.0 / 1200.0); t < 8 * 3600.0;) {
+      const double removed = t + rng.exponential(1.0 / 2400.0);
+      presences.push_back({node, t, removed});
+      t = removed + rng.exponential(1.0 / 1200.0);
+    }
+  }
+  double last_s = 0.0;
+  for (const auto& p : presences) last_s = std::max(last_s, p.removed_s);
+  return std::make_shared<market::NodeTraceModel>(std::move(presences), nodes, last_s, 0.0,
+                                                  market::kNever, "a random fleet");
+}
+
 // Where each server draws its own lifetime, the optimum knows the server of every request (its
 // n-th in a tick draws from a stream of its own, in the run and in the programme alike): no run
-// of a policy that meets the deadline costs less, and the optimum never misses it.
+// of a policy that meets the deadline costs less, and the optimum never misses it. On a fleet's
+// node events the one server of the job is given a node among those present (the one it held
+// before, released, is free again).
 TEST(DeadlinePolicies, OptimalIsTheBoundWhereEachServerDrawsItsOwnLifetime) {
   const std::vector<std::shared_ptr<const market::RevocationModel>> models = {
       std::make_shared<market::ExponentialModel>(1800.0, market::kNever, "30 min on average"),
       std::make_shared<market::ExponentialModel>(4 * 3600.0, 3 * 3600.0, "4 h, capped at 3 h"),
       std::make_shared<market::AvailabilityTraceModel>(
           std::vector<std::uint8_t>{1, 1, 0, 1, 1, 1, 0, 0, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1},
-          600.0, 0.0, 1500.0, "a trace whose servers live 25 min at most")};
+          600.0, 0.0, 1500.0, "a trace whose servers live 25 min at most"),
+      random_fleet(3, 11), random_fleet(6, 12)};
   const std::vector<std::string> others = {"spot-only", "on-demand-only", "greedy",
                                            "uniform-progress", "market-aware"};
   int cheaper_than_greedy = 0;
@@ -215,6 +237,39 @@ TEST(DeadlinePolicies, OptimalIsTheBoundWhereEachServerDrawsItsOwnLifetime) {
   Scenario two = one_worker_scenario(models[0], "optimal");
   two.workers[0].count = 2;
   EXPECT_FALSE(optimum_is_a_bound(two));
+}
+
+// A fleet of one node, present for 10 h: the job's one server holds it.
+std::shared_ptr<const market::NodeTraceModel> one_node_fleet(double cap_s) {
+  return std::make_shared<market::NodeTraceModel>(
+      std::vector<market::NodeTraceModel::Presence>{{0, 0.0, 10 * 3600.0}}, 1, 10 * 3600.0, 0.0,
+      cap_s, "one node");
+}
+
+// The server holding a fleet's only node keeps it: spot is not gone because no other node is
+// free (every deadline-safe policy stays on its first server, as spot-only does).
+TEST(DeadlinePolicies, AServerHoldingTheFleetsOnlyNodeIsKept) {
+  const RunResult spot =
+      Simulator(one_worker_scenario(one_node_fleet(market::kNever), "spot-only")).run(1);
+  ASSERT_TRUE(spot.finished);
+  EXPECT_EQ(spot.requests, 1);
+  for (const std::string policy : {"greedy", "uniform-progress", "market-aware"}) {
+    const RunResult r =
+        Simulator(one_worker_scenario(one_node_fleet(market::kNever), policy)).run(1);
+    EXPECT_FALSE(r.missed_deadline) << policy;
+    EXPECT_EQ(r.requests, 1) << policy;
+    EXPECT_NEAR(r.cost_usd, spot.cost_usd, 1e-9) << policy;
+  }
+}
+
+// A server revoked by the cap while its node stays gives the node back: the next request has
+// it again (a fleet of one node, servers capped at 1 h, 3 h of work: four servers, no wait).
+TEST(DeadlinePolicies, AServerRevokedByTheCapFreesItsNode) {
+  const RunResult r = Simulator(one_worker_scenario(one_node_fleet(3600.0), "spot-only")).run(1);
+  EXPECT_FALSE(r.missed_deadline);
+  EXPECT_EQ(r.revocations, 3);
+  EXPECT_EQ(r.requests, 4);
+  EXPECT_LT(r.time_s, 4 * 3600.0);
 }
 
 TEST(DeadlinePolicies, OnDemandOnlyAndGreedyMeetTheDeadline) {

@@ -8,6 +8,7 @@
 
 #include "sim/test_models.h"
 #include "transient/market/availability_trace_model.h"
+#include "transient/market/node_trace_model.h"
 #include "transient/sim/availability_prior.h"
 #include "transient/sim/expected_cost_plan.h"
 #include "transient/sim/simulator.h"
@@ -32,6 +33,20 @@ TEST(AvailabilityPrior, CountsHowLongPeriodsLastGivenTheirAge) {
   const AvailabilityPrior always({1, 1, 1}, 600);
   EXPECT_GT(always.holds(true, 2), 0.99);
   EXPECT_LT(always.holds(true, 2), 1.0);
+}
+
+// A fleet's node events sampled for a month: the trace, over and over (after its last event the
+// fleet would stay as it was), each tick's probe server handed back (its node free for the
+// next). One node, present for 2 h, gone for 1 h, present for 2 h, then the trace ends: 4 of every
+// 5 hours have spot, but for the two ticks that end where the node is removed.
+TEST(AvailabilityPrior, SampledFromAFleetIsTheTraceOverAndOver) {
+  using Presence = market::NodeTraceModel::Presence;
+  const market::NodeTraceModel fleet({Presence{0, 0.0, 7200.0}, Presence{0, 10800.0, 18000.0}}, 1,
+                                     18000.0, 0.0, market::kNever, "one node");
+  const AvailabilityPrior prior = AvailabilityPrior::sample(fleet, 0.0, 600.0, 30 * 86400.0);
+  // Per 5 h (30 ticks): ticks 0-11 and 18-29 have the node; a probe at each holds to the tick's
+  // end, the tick ending at the removal included (a server revoked at a tick's end held it).
+  EXPECT_NEAR(prior.available_fraction(), 24.0 / 30, 1e-3);
 }
 
 TEST(ZoneFollower, StaysWhileItsZoneHasSpotThenMovesToTheOneUpLongest) {

@@ -22,11 +22,14 @@ using Presence = NodeTraceModel::Presence;
 class NodeTimeline : public MarketTimeline {
  public:
   NodeTimeline(std::shared_ptr<const std::vector<Presence>> presences, int nodes, double offset_s,
-               double cap_s)
+               double cap_s, double duration_s)
       : presences_(std::move(presences)),
         taken_until_s_(nodes, -kNever),
         offset_s_(offset_s),
-        cap_s_(cap_s) {}
+        cap_s_(cap_s),
+        duration_s_(duration_s) {}
+
+  double data_end_s() const override { return duration_s_ - offset_s_; }
 
   double revocation_time_s(double launch_s, Rng& rng) override {
     const double t = offset_s_ + launch_s;
@@ -38,7 +41,18 @@ class NodeTimeline : public MarketTimeline {
     if (free_.empty()) return launch_s;
     const Presence& p = (*presences_)[free_[rng.below(free_.size())]];
     taken_until_s_[p.node] = p.removed_s;
-    return std::min(launch_s + cap_s_, p.removed_s - offset_s_);
+    const double revoke_s = std::min(launch_s + cap_s_, p.removed_s - offset_s_);
+    held_.push_back({revoke_s, p.node});
+    return revoke_s;
+  }
+
+  void released(double revoke_s) override {
+    const auto it = std::find_if(held_.begin(), held_.end(),
+                                 [&](const Held& h) { return h.revoke_s == revoke_s; });
+    if (it == held_.end()) return;  // a server lost at once holds no node
+    taken_until_s_[it->node] = -kNever;
+    *it = held_.back();
+    held_.pop_back();
   }
 
   bool available_at(double t_s) override {
@@ -66,11 +80,18 @@ class NodeTimeline : public MarketTimeline {
     return p.added_s <= t && t < p.removed_s && taken_until_s_[p.node] <= t;
   }
 
+  struct Held {
+    double revoke_s;  // as revocation_time_s returned it
+    int node;
+  };
+
   std::shared_ptr<const std::vector<Presence>> presences_;
   std::vector<double> taken_until_s_;  // by node: trace time until which a server holds it
+  std::vector<Held> held_;             // the servers holding a node, until released
   std::vector<std::size_t> free_;      // scratch, kept to avoid allocating per launch
   double offset_s_;
   double cap_s_;
+  double duration_s_;  // the trace's last event
 };
 
 std::vector<std::string> split(const std::string& text) {
@@ -174,7 +195,7 @@ std::string NodeTraceModel::describe() const {
 std::unique_ptr<MarketTimeline> NodeTraceModel::start_run(double /*start_hour_of_day*/,
                                                           Rng& rng) const {
   const double offset_s = offset_s_ >= 0.0 ? offset_s_ : rng.uniform(0.0, duration_s_);
-  return std::make_unique<NodeTimeline>(presences_, nodes_, offset_s, cap_s_);
+  return std::make_unique<NodeTimeline>(presences_, nodes_, offset_s, cap_s_, duration_s_);
 }
 
 double NodeTraceModel::sample_lifetime_s(Rng& rng) const {

@@ -5,7 +5,8 @@
 // taken. After the trace's last event the fleet stays as it was (its nodes are never revoked).
 //
 // The model is immutable and safe to share; each run's timeline remembers which nodes its servers
-// took (a node stays taken until its removal, even if the simulator released the server earlier).
+// hold: a node is taken until its removal or until the job releases the server (`released`), as
+// a released instance goes back to the cloud's pool.
 #pragma once
 
 #include <memory>
@@ -41,6 +42,8 @@ class NodeTraceModel : public RevocationModel {
   // Lifetime of a server launched at the first available moment of a fresh run.
   double sample_lifetime_s(Rng& rng) const override;
   double cap_s() const override { return cap_s_; }
+  // A request's node is drawn among the nodes present and not held by the job's servers.
+  bool spot_by_launch() const override { return true; }
 
   // The trace's facts, for summaries and tests.
   double duration_s() const { return duration_s_; }  // time of the last event

@@ -31,6 +31,17 @@ class MarketTimeline {
 
   // Earliest time >= `t_s` at which a new spot server can be obtained, or kNever.
   virtual double next_available_s(double t_s) = 0;
+
+  // The job no longer holds the spot server whose revocation_time_s was `revoke_s` (released,
+  // or revoked): where a server holds what no other can have (a fleet's node), it is free again
+  // for the next request. Nothing elsewhere. Two held servers with the same `revoke_s` are told
+  // apart by nothing: the one freed is either.
+  virtual void released(double /*revoke_s*/) {}
+
+  // The time (since the run's start) after which the timeline changes no more: a node trace's
+  // last event, after which the fleet stays as it was. kNever where the market goes on (the
+  // models, availability traces, which repeat).
+  virtual double data_end_s() const { return kNever; }
 };
 
 class RevocationModel {
@@ -62,11 +73,12 @@ class RevocationModel {
   virtual bool spot_by_time() const { return false; }
 
   // Whether each spot server is had and revoked on its own: when a server requested at a moment
-  // is obtained and revoked depends on that moment and on draws of its own alone, not on the
-  // servers requested before it (a lifetime model, an hour-of-day or exponential one, an
-  // availability trace, capped or not). Then a run that gives the n-th request of each decision
-  // tick draws of its own (Simulator) shows an offline optimum what every server would meet.
-  // False for a fleet's node events: a node taken is not free for the next server.
+  // is obtained and revoked depends on that moment, on draws of its own and on the spot servers
+  // the job holds then, not on the servers it held before (a lifetime model, an hour-of-day or
+  // exponential one, an availability trace, capped or not; a fleet's node events, where a node
+  // held is not free for another server but is again once released). Then a run that gives
+  // the n-th request of each decision tick draws of its own (Simulator) shows an offline optimum
+  // what every server of a job that holds one at a time would meet.
   virtual bool spot_by_launch() const { return false; }
 };
 

@@ -231,9 +231,9 @@ std::optional<PolicyAdvice> Planner::advise_policy(const Configuration& configur
     // Replayed availability traces fix availability and revocations (spot_by_time), and a
     // cluster of one worker on a market that draws each server on its own is known to the
     // optimum request by request: there it is exact (sim::optimum_is_a_bound); elsewhere (several
-    // workers each revoked on its own, a fleet's node events) it plans on ticks that no server
-    // need meet. It is called the optimum only where, besides, no run of a policy that met the
-    // deadline came out cheaper (docs/scenarios.md, "Plan on a trace").
+    // workers each revoked on its own) it plans on ticks that no server need meet. It is called the
+    // optimum only where, besides, no run of a policy that met the deadline came out cheaper
+    // (docs/scenarios.md, "Plan on a trace").
     advice.optimal_exact = s.market && sim::optimum_is_a_bound(s) && bound_held;
   }
   return advice;

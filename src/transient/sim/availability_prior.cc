@@ -136,12 +136,23 @@ std::vector<std::uint8_t> AvailabilityPrior::sample_ticks(const market::Revocati
                                                           double span_s) {
   Rng rng(0x5eed);
   auto timeline = model.start_run(start_hour_of_day, rng);
+  double run_start_s = 0.0;  // where the timeline's run starts on the span
   const int n = std::max(1, static_cast<int>(span_s / tick_s));
   std::vector<std::uint8_t> ticks(n);
   for (int i = 0; i < n; ++i) {
-    const double t = i * tick_s;
-    ticks[i] =
-        timeline->available_at(t) && timeline->revocation_time_s(t, rng) >= t + tick_s - 1e-9;
+    double t = i * tick_s - run_start_s;
+    // A timeline whose data ends (a node trace) says nothing after it: the span goes on with
+    // another run (a trace from a random offset draws another).
+    const double end_s = timeline->data_end_s();
+    if (t + tick_s > end_s && end_s >= tick_s) {
+      timeline = model.start_run(start_hour_of_day, rng);
+      run_start_s = i * tick_s;
+      t = 0.0;
+    }
+    if (!timeline->available_at(t)) continue;
+    const double revoke_s = timeline->revocation_time_s(t, rng);
+    ticks[i] = revoke_s >= t + tick_s - 1e-9;
+    timeline->released(revoke_s);  // a probe, not a server the next tick's probe cannot have
   }
   return ticks;
 }

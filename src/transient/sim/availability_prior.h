@@ -31,8 +31,9 @@ class AvailabilityPrior {
   AvailabilityPrior(const std::vector<std::uint8_t>& ticks, double tick_s);
 
   // The model's market sampled on a grid of `tick_s` for `span_s` from one realisation (seed
-  // fixed, so every run of a scenario plans with the same knowledge): a tick is spot when a
-  // server can be had at its start and is not revoked before its end, as OfflineMarket counts it.
+  // fixed, so every run of a scenario plans with the same knowledge; where a realisation's data
+  // ends, as a node trace's does, from the next ones): a tick is spot when a server can be had
+  // at its start and is not revoked before its end, as OfflineMarket counts it.
   static AvailabilityPrior sample(const market::RevocationModel& model, double start_hour_of_day,
                                   double tick_s, double span_s);
   // The prior of a job free to move between zones (multi_region.h) that follows spot as

@@ -71,19 +71,16 @@ class Loader {
     if (s.regions.empty()) {
       if (s.market && s.market_policy != "none" &&
           create_market_policy(s.market_policy)->needs_offline_market() && !optimum_is_a_bound(s)) {
-        const std::string here =
-            s.market->spot_by_launch()
-                ? "revokes each of the " +
-                      std::to_string(s.workers.empty() ? 0 : s.workers[0].count) +
-                      " workers on its own"
-                : "gives each server a node of a fleet that earlier servers may have taken";
+        int workers = 0;
+        for (const auto& group : s.workers) workers += group.count;
         policy.fail("market", s.market_policy +
                                   " needs a market where the optimum knows what each server "
                                   "meets: spot that comes and goes with the time alone (a "
                                   "SkyPilot availability trace, no cap), or one worker on a market "
                                   "that draws each server on its own (lifetime, hour-of-day, "
-                                  "exponential, a capped trace); the " +
-                                  s.market->name() + " model here " + here + "; accepted here: " +
+                                  "exponential, a capped trace, a fleet's node events); the " +
+                                  s.market->name() + " model here revokes each of the " +
+                                  std::to_string(workers) + " workers on its own; accepted here: " +
                                   online_policies() + ", or the market as [[regions]]");
       }
       located(policy, "market", [&] { return Simulator(s).scenario().total_steps; });

@@ -412,6 +412,10 @@ void Simulator::leave(int index, bool graceful) {
   Server& server = servers_[index];
   ++server.generation;
   bill(server);
+  // Its node of a fleet (node traces) is free again for the next request.
+  if (server.market == cloud::Market::spot && timeline_ && server.will_be_ready) {
+    timeline_->released(server.revoke_s);
+  }
   const ServerState before = server.state;
   server.state = ServerState::gone;
   if (before == ServerState::pending) {
@@ -512,7 +516,15 @@ DeadlineState Simulator::deadline_state() const {
       scenario_.startup.mean_s(cloud::Market::on_demand) + recovery_->restart_pause_s();
   state.decision_interval_s = scenario_.decision_interval_s;
   state.mode = mode_;
+  // Spot can be had, or the job holds spot servers it can keep: on a fleet's node events the node
+  // a server holds is taken, not gone, and may be the only one present.
   state.spot_available = timeline_ == nullptr || timeline_->available_at(now_s_);
+  for (std::size_t i = 0; i < servers_.size() && !state.spot_available; ++i) {
+    const Server& server = servers_[i];
+    state.spot_available = server.market == cloud::Market::spot &&
+                           server.state != ServerState::gone && server.will_be_ready &&
+                           server.obtain_s <= now_s_ && server.revoke_s > now_s_;
+  }
   state.notice_s = scenario_.notice_s;
   if (running_ && members_ == scenario_.workers[0].count) {
     state.training_from_s = std::max(now_s_, pause_until_s_);
@@ -580,7 +592,11 @@ OfflineMarket Simulator::offline_market(std::uint64_t seed) const {
     if (spot_by_launch_ && optimum_is_a_bound(scenario_)) {
       // Each server on its own: the optimum asks for the servers the run's requests would get.
       market.spot_server = [timeline, seed, g](double request_s, int n) {
-        return spot_server(*timeline, seed, tick_of(request_s, g), n, request_s);
+        const SpotServer server = spot_server(*timeline, seed, tick_of(request_s, g), n, request_s);
+        // Asked in any order, each request as if the job held no other spot server (a fleet's
+        // node taken by one query is free again for the next).
+        if (std::isfinite(server.obtain_s)) timeline->released(server.revoke_s);
+        return server;
       };
       return market;
     }
