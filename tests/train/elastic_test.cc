@@ -11,13 +11,16 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
+#include <fstream>
 #include <set>
 #include <thread>
 
 #include "train/cli_process.h"
 #include "train/job_records.h"
 #include "transient/train/checkpoint.h"
+#include "transient/train/sharding.h"
 
 namespace transient::train {
 namespace {
@@ -614,16 +617,59 @@ TEST(Elastic, WorkersThatFinishWhileTheCoordinatorIsAwayEndTheJobWithTheRestarte
   expect_every_sample_once(dir, 300, 2000, 100);
 }
 
-// The same for a divergence: the workers' loss becomes infinite while the coordinator is away.
-// Each keeps its report as its last words and says it again to the restarted coordinator, which
-// stops the job at that step as a divergence (exit code 4). A member still away when the job
-// ended is told so when it comes back, instead of waiting for ever for a coordinator that has
-// gone (it did, before: the restarted coordinator ended the job on the first report, 86 ms
-// after it started, and exited).
+// Writes `bytes` of little-endian `descr` ('<f4', '<i8') values of `shape` ("(2000, 1, 28, 28)")
+// to the .npy file (format 1.0) at `path`.
+void write_npy_file(const std::string& path, const std::string& descr, const std::string& shape,
+                    const void* data, std::size_t bytes) {
+  std::string header =
+      "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
+  header.append(63 - (10 + header.size()) % 64, ' ');  // magic + length + header: 64-aligned
+  header += '\n';
+  std::ofstream out(path, std::ios::binary);
+  out.write("\x93NUMPY\x01\x00", 8);
+  const std::uint16_t length = static_cast<std::uint16_t>(header.size());
+  out.write(reinterpret_cast<const char*>(&length), 2);
+  out << header;
+  out.write(static_cast<const char*>(data), static_cast<std::streamsize>(bytes));
+}
+
+// A data set in `dir` (npy) whose training set (the first 1800 of 2000 samples; the rest is the
+// test set) holds one sample of NaN pixels, the one that job seed 5's first epoch visits first at
+// 0-based step `poisoned_step` of batches of 10: the loss of that step is NaN on any machine.
+void write_poisoned_data(const std::string& dir, std::int64_t poisoned_step) {
+  constexpr std::int64_t kSamples = 2000;
+  constexpr std::int64_t kTrain = 1800;  // the npy loader holds the last tenth out
+  fs::create_directories(dir);
+  std::vector<float> images(kSamples * 28 * 28);
+  std::vector<std::int64_t> labels(kSamples);
+  for (std::int64_t i = 0; i < kSamples; ++i) {
+    labels[i] = (i * 7) % 10;
+    for (std::int64_t p = 0; p < 28 * 28; ++p) {
+      images[i * 28 * 28 + p] = p / 28 / 3 == labels[i] ? 0.9f : 0.1f;  // the label's band of rows
+    }
+  }
+  const std::int64_t poisoned = epoch_permutation(kTrain, 5, 0)[poisoned_step * 10];
+  std::fill_n(images.begin() + poisoned * 28 * 28, 28 * 28, std::nanf(""));
+  write_npy_file(dir + "/images.npy", "<f4", "(2000, 1, 28, 28)", images.data(),
+                 images.size() * sizeof(float));
+  write_npy_file(dir + "/labels.npy", "<i8", "(2000,)", labels.data(),
+                 labels.size() * sizeof(std::int64_t));
+}
+
+// The same for a divergence: the workers' loss becomes NaN while the coordinator is away. Each
+// keeps its report as its last words and says it again to the restarted coordinator, which stops
+// the job at that step as a divergence (exit code 4). A member still away when the job ended is
+// told so when it comes back, instead of waiting for ever for a coordinator that has gone (it
+// did, before: the restarted coordinator ended the job on the first report, 86 ms after it
+// started, and exited).
 TEST(Elastic, AJobThatDivergesWhileTheCoordinatorIsAwayIsStoppedByTheRestartedOne) {
   const std::string dir = fresh_dir("diverged-without-coordinator");
-  // A learning rate of 5 warms up over the first 200 steps and diverges at about step 140.
-  const auto job = set_flag(coordinator_job(dir, 1500, 2), "--lr", "5");
+  // A sample of NaN pixels at step 150: a learning rate high enough to diverge did so at steps
+  // that the machine's floating point decided (step 140 on one, never on another).
+  write_poisoned_data(dir + "-data", 150);
+  const auto job = with(set_flag(set_flag(coordinator_job(dir, 1500, 2), "--global-batch", "10"),
+                                 "--train-subset", "0"),
+                        {"--dataset", "npy", "--data-dir", dir + "-data"});
   CliProcess coordinator(job, dir + "-1");
   const std::string address = front_door(dir);
   CliProcess a(worker_command(dir, address), dir + "-a");
@@ -661,7 +707,7 @@ TEST(Elastic, AJobThatDivergesWhileTheCoordinatorIsAwayIsStoppedByTheRestartedOn
   EXPECT_EQ(b.wait().exit_code, kExitDiverged);
   const auto summary = summary_of(dir);
   EXPECT_FALSE(summary.at("finished").get<bool>());
-  EXPECT_GT(summary.at("diverged_at_step").get<std::int64_t>(), 100);
+  EXPECT_EQ(summary.at("diverged_at_step").get<std::int64_t>(), 151);
 }
 
 TEST(Elastic, KillingTheCheckpointWriterWhileItWritesLosesNoValidCheckpoint) {
