@@ -610,7 +610,9 @@ OfflineMarket Simulator::offline_market(std::uint64_t seed) const {
       double to = from;
       if (from < t + g) {
         Rng probe = rng;
-        to = std::min(t + g, timeline->revocation_time_s(from, probe));
+        const double revoke_s = timeline->revocation_time_s(from, probe);
+        timeline->released(revoke_s);  // a probe holds no node of a fleet for the next one
+        to = std::min(t + g, revoke_s);
       }
       if (to >= t + g - 1e-9) to = t + g;
       if (!(to > from)) to = from = t;
