@@ -272,8 +272,18 @@ class Worker {
         finish_writer();
         if (why == "the job has ended") return 0;
         if (why == "signalled") {
-          // A preemption notice (or Ctrl-C) between generations: nothing to finish.
+          // A preemption notice (or Ctrl-C) between generations: no step to finish, but the state
+          // this worker holds may be the job's only copy newer than its last checkpoint (the
+          // other members may be leaving too: two notices a few milliseconds apart end two
+          // generations, and the second leaves no survivor), so it goes to the coordinator's
+          // disk first, once (a coordinator away does not hold up the leaving).
           const std::string reason = leave_signal() == SIGINT ? "stopped" : "preempted";
+          if (holds_state_ && stored_step_ != step_ &&
+              connection_.send_checkpoint(step_, serialize_checkpoint(snapshot()))) {
+            stored_step_ = step_;
+            std::fprintf(stderr, "transient worker %s: stored its state of step %lld on leaving\n",
+                         connection_.id().c_str(), static_cast<long long>(step_));
+          }
           connection_.leave(reason);
           std::fprintf(stderr, "transient worker %s: left the job between generations (%s)\n",
                        connection_.id().c_str(), reason.c_str());
