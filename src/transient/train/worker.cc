@@ -278,12 +278,7 @@ class Worker {
           // generations, and the second leaves no survivor), so it goes to the coordinator's
           // disk first, once (a coordinator away does not hold up the leaving).
           const std::string reason = leave_signal() == SIGINT ? "stopped" : "preempted";
-          if (holds_state_ && stored_step_ != step_ &&
-              connection_.send_checkpoint(step_, serialize_checkpoint(snapshot()))) {
-            stored_step_ = step_;
-            std::fprintf(stderr, "transient worker %s: stored its state of step %lld on leaving\n",
-                         connection_.id().c_str(), static_cast<long long>(step_));
-          }
+          store_state_on_leaving();
           connection_.leave(reason);
           std::fprintf(stderr, "transient worker %s: left the job between generations (%s)\n",
                        connection_.id().c_str(), reason.c_str());
@@ -351,6 +346,9 @@ class Worker {
             writer_->submit(snapshot());
           }
           finish_writer();
+          // A notice that came after the step's sum: the members leaving with theirs counted this
+          // one as staying, so none of them stored the state.
+          if (leaving && !counted_leaving_) store_state_on_leaving();
           report("boundary", step_, step_, leaving, reason);
           if (leaving) {
             connection_.leave(reason);
@@ -398,6 +396,7 @@ class Worker {
                      connection_.id().c_str(), static_cast<long long>(config_.generation),
                      failure.what(), named.c_str());
         if (leaving) {
+          store_state_on_leaving();  // the peers that failed with it may all be leaving too
           connection_.leave(reason);
           return 0;
         }
@@ -691,6 +690,7 @@ class Worker {
       buckets_->begin(group_, resuming);
       const bool stop_requested = rank_ == 0 && connection_.stop_signalled(config_.generation);
       const bool leave = leave_signal() != 0;
+      counted_leaving_ = leave;
       const bool change = rank_ == 0 && connection_.change_signalled(config_.generation);
       buckets_->control()[1] = stop_requested ? 1.0 : 0.0;
       buckets_->control()[2] = change ? 1.0 : 0.0;
@@ -869,6 +869,19 @@ class Worker {
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(250));
     }
+  }
+
+  // A worker leaving on a notice that the other members may not know of (it came between
+  // generations, or after the step's sum) stores the state it holds, once, unless it stored that
+  // step already: it may be the job's only copy newer than its last checkpoint (the others may
+  // be leaving too: two notices a few milliseconds apart end two generations, and the second
+  // leaves no survivor). A coordinator away does not hold up the leaving.
+  void store_state_on_leaving() {
+    if (!holds_state_ || stored_step_ == step_) return;
+    if (!connection_.send_checkpoint(step_, serialize_checkpoint(snapshot()))) return;
+    stored_step_ = step_;
+    std::fprintf(stderr, "transient worker %s: stored its state of step %lld on leaving\n",
+                 connection_.id().c_str(), static_cast<long long>(step_));
   }
 
   // Drops what was handed to the writer but not started (a write in progress completes).
@@ -1314,6 +1327,7 @@ class Worker {
   double since_checkpoint_s_ = 0;  // seconds of training steps since the last checkpoint
   double speed_ = 0;               // samples/s of forward + backward, smoothed
   bool everyone_leaves_ = false;   // every member leaves at this boundary
+  bool counted_leaving_ = false;   // this worker's notice was in the last step's sum
   double diverged_loss_ = 0;       // the non-finite loss that ended training
   WorkerResult result_;
 };
