@@ -1,6 +1,7 @@
 // The data sets' readers without processes: NumPy arrays are memory-mapped, not copied.
 #include "transient/train/datasets.h"
 
+#include "train/npy_file.h"
 #include "transient/core/error.h"
 
 #include <gtest/gtest.h>
@@ -24,18 +25,10 @@ std::string read_all(const std::string& path) {
   return text.str();
 }
 
-// A .npy file (format 1.0) of `descr` and `shape` whose data is `bytes` bytes of `fill`.
+// A .npy file of `descr` and `shape` whose data is `bytes` bytes of `fill`.
 void write_npy(const std::string& path, const std::string& descr, const std::string& shape,
                std::size_t bytes, char fill) {
-  std::string header =
-      "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
-  while ((10 + header.size() + 1) % 64 != 0) header += ' ';
-  header += '\n';
-  std::ofstream out(path, std::ios::binary);
-  out.write("\x93NUMPY\x01\x00", 8);
-  out.put(static_cast<char>(header.size() & 0xff));
-  out.put(static_cast<char>(header.size() >> 8));
-  out << header << std::string(bytes, fill);
+  testing::write_npy_file(path, descr, shape, std::string(bytes, fill));
 }
 
 // Appends `bytes` to the gzip file at `path` as a gzip member of its own (mode "ab": a file of

@@ -13,12 +13,12 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <set>
 #include <thread>
 
 #include "train/cli_process.h"
 #include "train/job_records.h"
+#include "train/npy_file.h"
 #include "transient/train/checkpoint.h"
 #include "transient/train/sharding.h"
 
@@ -658,22 +658,6 @@ TEST(Elastic, AMemberNoticedAsTheOtherLeavesLeavesTheStateOnDisk) {
   c.kill_group();
 }
 
-// Writes `bytes` of little-endian `descr` ('<f4', '<i8') values of `shape` ("(2000, 1, 28, 28)")
-// to the .npy file (format 1.0) at `path`.
-void write_npy_file(const std::string& path, const std::string& descr, const std::string& shape,
-                    const void* data, std::size_t bytes) {
-  std::string header =
-      "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
-  header.append(63 - (10 + header.size()) % 64, ' ');  // magic + length + header: 64-aligned
-  header += '\n';
-  std::ofstream out(path, std::ios::binary);
-  out.write("\x93NUMPY\x01\x00", 8);
-  const std::uint16_t length = static_cast<std::uint16_t>(header.size());
-  out.write(reinterpret_cast<const char*>(&length), 2);
-  out << header;
-  out.write(static_cast<const char*>(data), static_cast<std::streamsize>(bytes));
-}
-
 // A data set in `dir` (npy) whose training set (the first 1800 of 2000 samples; the rest is the
 // test set) holds one sample of NaN pixels, the one that job seed 5's first epoch visits first at
 // 0-based step `poisoned_step` of batches of 10: the loss of that step is NaN on any machine.
@@ -691,10 +675,11 @@ void write_poisoned_data(const std::string& dir, std::int64_t poisoned_step) {
   }
   const std::int64_t poisoned = epoch_permutation(kTrain, 5, 0)[poisoned_step * 10];
   std::fill_n(images.begin() + poisoned * 28 * 28, 28 * 28, std::nanf(""));
-  write_npy_file(dir + "/images.npy", "<f4", "(2000, 1, 28, 28)", images.data(),
-                 images.size() * sizeof(float));
-  write_npy_file(dir + "/labels.npy", "<i8", "(2000,)", labels.data(),
-                 labels.size() * sizeof(std::int64_t));
+  write_npy_file(dir + "/images.npy", "<f4", "(2000, 1, 28, 28)",
+                 {reinterpret_cast<const char*>(images.data()), images.size() * sizeof(float)});
+  write_npy_file(
+      dir + "/labels.npy", "<i8", "(2000,)",
+      {reinterpret_cast<const char*>(labels.data()), labels.size() * sizeof(std::int64_t)});
 }
 
 // The same for a divergence: the workers' loss becomes NaN while the coordinator is away. Each

@@ -860,15 +860,18 @@ class Worker {
   void store_final_checkpoint() {
     if (stored_step_ == step_) return;
     const auto bytes = serialize_checkpoint(snapshot());
-    while (!connection_.dropped()) {
-      if (const auto stored = connection_.send_checkpoint(step_, bytes)) {
-        stored_step_ = step_;
-        std::fprintf(stderr, "transient worker %s: the checkpoint of step %lld is stored\n",
-                     connection_.id().c_str(), static_cast<long long>(step_));
-        return;
-      }
+    while (!connection_.dropped() && !store_state(bytes)) {
       std::this_thread::sleep_for(std::chrono::milliseconds(250));
     }
+  }
+
+  // Sends `bytes`, the state held at step_, to the coordinator's disk; true once it is stored.
+  bool store_state(const std::vector<char>& bytes) {
+    if (!connection_.send_checkpoint(step_, bytes)) return false;
+    stored_step_ = step_;
+    std::fprintf(stderr, "transient worker %s: the checkpoint of step %lld is stored\n",
+                 connection_.id().c_str(), static_cast<long long>(step_));
+    return true;
   }
 
   // A worker leaving on a notice that the other members may not know of (it came between
@@ -878,10 +881,12 @@ class Worker {
   // leaves no survivor). A coordinator away does not hold up the leaving.
   void store_state_on_leaving() {
     if (!holds_state_ || stored_step_ == step_) return;
-    if (!connection_.send_checkpoint(step_, serialize_checkpoint(snapshot()))) return;
-    stored_step_ = step_;
-    std::fprintf(stderr, "transient worker %s: stored its state of step %lld on leaving\n",
-                 connection_.id().c_str(), static_cast<long long>(step_));
+    try {
+      store_state(serialize_checkpoint(snapshot()));
+    } catch (const std::exception& error) {  // the coordinator could not write it: leave anyway
+      std::fprintf(stderr, "transient worker %s: its state of step %lld was not stored: %s\n",
+                   connection_.id().c_str(), static_cast<long long>(step_), error.what());
+    }
   }
 
   // Drops what was handed to the writer but not started (a write in progress completes).
