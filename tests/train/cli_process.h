@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -156,6 +157,29 @@ inline std::vector<pid_t> children_of(pid_t parent) {
     }
   }
   return children;
+}
+
+// The words of process `pid`'s command line (empty once it has gone).
+inline std::vector<std::string> command_words(pid_t pid) {
+  const std::string line = slurp("/proc/" + std::to_string(pid) + "/cmdline");
+  std::vector<std::string> words;
+  for (std::size_t at = 0; at < line.size();) {
+    const std::size_t end = std::min(line.find('\0', at), line.size());
+    if (end > at) words.push_back(line.substr(at, end - at));
+    at = end + 1;
+  }
+  return words;
+}
+
+// The children of a launcher that run `command` (`worker`, or `fork-server`, which starts the
+// workers where the launcher has one: launch/fork_server.h).
+inline std::vector<pid_t> children_running(pid_t launcher, const std::string& command) {
+  std::vector<pid_t> found;
+  for (const pid_t child : children_of(launcher)) {
+    const auto words = command_words(child);
+    if (words.size() > 1 && words[1] == command) found.push_back(child);
+  }
+  return found;
 }
 
 inline CliResult run_cli(const std::vector<std::string>& args, const std::string& log_prefix) {

@@ -112,10 +112,10 @@ TEST(Elastic, KillingRank0RedoesAtMostOneStepAndAReplacementJoins) {
   if (!events_named(events, "step_resumed").empty()) {
     EXPECT_NE(result.err.find("(1 step redone: "), std::string::npos) << result.err;
   }
-  // The replacement (it starts in a few tenths of a second: about step 120 of 400 here) joined
-  // a later generation of three.
+  // The replacement (it starts in a few hundredths of a second from the fork server, a few
+  // tenths by exec) joined the recovery's generation or a later one, of three.
   const auto generations = events_named(events, "generation");
-  ASSERT_GE(generations.size(), 3u);
+  ASSERT_GE(generations.size(), 2u);
   EXPECT_EQ(generations.back().at("members").size(), 3u);
   const auto summary = summary_of(dir);
   EXPECT_EQ(summary.at("steps"), 400);
@@ -170,7 +170,7 @@ TEST(Elastic, TheLastWorkerPreemptedWritesACheckpointAndTheNextOneResumesFromIt)
   ASSERT_TRUE(wait_until([&] { return last_event(events_so_far(dir), "generation") != nullptr; }));
   ASSERT_TRUE(wait_for_training(dir));
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  const auto workers = children_of(job.pid());
+  const auto workers = children_running(job.pid(), "worker");
   ASSERT_EQ(workers.size(), 1u);
   ::kill(workers[0], SIGTERM);
   ASSERT_TRUE(wait_until([&] { return last_event(events_so_far(dir), "waiting") != nullptr; }));
@@ -546,7 +546,7 @@ TEST(Elastic, AGenerationThatFailsWhileAWorkerReJoinsIsReportedOnceItIsAdmitted)
   const std::string dir = fresh_dir("failed-while-rejoining");
   // More steps than the test lets it train: it ends once the job has gone on without B.
   auto coordinator = std::make_unique<CliProcess>(
-      set_flag(coordinator_job(dir, 100000, 2), "--heartbeat-timeout", "5s"), dir + "-1");
+      set_flag(coordinator_job(dir, 100000, 2), "--heartbeat-timeout", "10s"), dir + "-1");
   ReplyHoldingRelay relay(front_door(dir));
   const auto worker = worker_command(dir, relay.address());
   CliProcess a(worker, dir + "-a");
@@ -560,7 +560,9 @@ TEST(Elastic, AGenerationThatFailsWhileAWorkerReJoinsIsReportedOnceItIsAdmitted)
            slurp(dir + "-b.err").find(lost) != std::string::npos;
   }));
   // The restarted coordinator's answers to the workers' hellos are held (for less than its
-  // 5 s for a hello) while B is killed: A's generation fails, and its report reaches nobody.
+  // heartbeat timeout, after which it takes a member that said nothing for silent: 5 s was
+  // exceeded on a busy machine) while B is killed: A's generation fails, and its report reaches
+  // nobody.
   relay.hold(true);
   const int before = relay.connected();
   CliProcess restarted({"coordinator", "--job-dir", dir}, dir + "-2");

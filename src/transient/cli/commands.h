@@ -5,14 +5,19 @@
 
 #include <CLI/CLI.hpp>
 
+namespace transient::launch {
+class ForkServer;
+}
+
 namespace transient::cli {
 
 // `transient catalog list|show`: the instance catalogs (cloud/catalog_registry.h).
 void add_catalog_command(CLI::App& app);
 // `transient market list|show|sample|startup`: revocation, availability and start-up models.
 void add_market_command(CLI::App& app);
-// `transient train` and the `transient worker` process it starts (needs TRANSIENT_WITH_TORCH).
-void add_train_commands(CLI::App& app);
+// `transient train` and the `transient worker` process it starts (needs TRANSIENT_WITH_TORCH);
+// train starts its local workers from `fork_server` when given (launch/fork_server.h).
+void add_train_commands(CLI::App& app, launch::ForkServer* fork_server = nullptr);
 // `transient simulate`: discrete-event simulation of a job on a transient cluster.
 void add_simulate_command(CLI::App& app);
 // `transient fit`: fits the throughput models on measurements and cross-validates them.

@@ -243,7 +243,7 @@ void parse_elastic_durations(const std::string& heartbeat, const std::string& re
 
 }  // namespace
 
-void add_train_commands(CLI::App& app) {
+void add_train_commands(CLI::App& app, launch::ForkServer* fork_server) {
   auto options = std::make_shared<train::TrainOptions>();
   auto checkpoint_every = std::make_shared<std::string>();
   auto heartbeat = std::make_shared<std::string>();
@@ -285,7 +285,7 @@ void add_train_commands(CLI::App& app) {
   train->add_option("--market-data-dir", *market_data_dir,
                     "the shared data directory of the market models");
   train->callback([train, options, checkpoint_every, heartbeat, replace, prices, revoke,
-                   revocations, revocation_params, market_data_dir] {
+                   revocations, revocation_params, market_data_dir, fork_server] {
     options->given_flags = given_job_flags(*train);
     parse_checkpoint_every(*checkpoint_every, *options);
     parse_elastic_durations(*heartbeat, *replace, *options);
@@ -300,7 +300,7 @@ void add_train_commands(CLI::App& app) {
           *revocations, market::params_from_words(*revocation_params, "--revocation-param"),
           context);
     }
-    const int code = train::run_training(*options);
+    const int code = train::run_training(*options, fork_server);
     if (code != 0) throw CLI::RuntimeError(code);
   });
 

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <stdexcept>
 #include <thread>
 #include <utility>
 
@@ -19,10 +20,26 @@ LocalFleet::LocalFleet(FleetOptions options, FleetCoordinator& coordinator, Reco
 }
 
 void LocalFleet::start_worker() {
+  const std::vector<std::string> args{"worker",
+                                      "--coordinator",
+                                      coordinator_.address(),
+                                      "--token-file",
+                                      options_.token_path,
+                                      "--threads",
+                                      std::to_string(options_.threads),
+                                      "--gpu",
+                                      std::to_string(workers_started_++)};
   Local local;
-  local.process = std::make_unique<WorkerProcess>(std::vector<std::string>{
-      "worker", "--coordinator", coordinator_.address(), "--token-file", options_.token_path,
-      "--threads", std::to_string(options_.threads), "--gpu", std::to_string(workers_started_++)});
+  if (options_.fork_server != nullptr) {
+    try {
+      local.process = std::make_unique<WorkerProcess>(options_.fork_server->spawn(args));
+    } catch (const std::runtime_error& error) {
+      std::fprintf(stderr, "transient: warning: %s; workers start by exec from now on\n",
+                   error.what());
+      options_.fork_server = nullptr;
+    }
+  }
+  if (!local.process) local.process = std::make_unique<WorkerProcess>(args);
   processes_.push_back(std::move(local));
 }
 

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "transient/core/random.h"
+#include "transient/launch/fork_server.h"
 #include "transient/launch/revocation_schedule.h"
 #include "transient/launch/worker_process.h"
 #include "transient/market/revocation_model.h"
@@ -36,6 +37,9 @@ struct FleetOptions {
   std::shared_ptr<const market::RevocationModel> market;  // --revocations (nullptr: none)
   double time_scale = 1;                                  // of the market's lifetimes
   std::uint64_t seed = 0;
+  // Starts the workers without exec when set (it must outlive the fleet); by exec otherwise, and
+  // from the first time it fails (said on stderr).
+  ForkServer* fork_server = nullptr;
 };
 
 // What the fleet needs of the job's coordinator.

@@ -1,8 +1,9 @@
 // A worker process started by the launcher: fork + exec of this very program (/proc/self/exe)
-// with the `worker` subcommand. The child asks the kernel to SIGKILL it when the launcher dies
-// (PR_SET_PDEATHSIG), so no worker outlives a crashed launcher; the object kills and reaps its
-// child in its destructor, so no worker outlives the launcher on any exit path either.
-// Used by the launcher's main thread only (PR_SET_PDEATHSIG follows the thread that forked).
+// with the `worker` subcommand, or a child a fork server started (fork_server.h). The child asks
+// the kernel to SIGKILL it when the launcher dies (PR_SET_PDEATHSIG), so no worker outlives a
+// crashed launcher; the object kills and reaps its child in its destructor, so no worker outlives
+// the launcher on any exit path either. Used by the launcher's main thread only (PR_SET_PDEATHSIG
+// follows the thread that forked).
 #pragma once
 
 #include <sys/types.h>
@@ -17,6 +18,8 @@ class WorkerProcess {
  public:
   // Starts `/proc/self/exe args...`. Throws std::runtime_error if fork fails.
   explicit WorkerProcess(const std::vector<std::string>& args);
+  // Takes over `child`, a child process of this one started otherwise (by a fork server).
+  explicit WorkerProcess(pid_t child) : pid_(child) {}
   ~WorkerProcess();
   WorkerProcess(WorkerProcess&& other) noexcept;
   WorkerProcess& operator=(WorkerProcess&&) = delete;

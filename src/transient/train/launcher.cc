@@ -567,7 +567,7 @@ int finish_job(const PreparedJob& prepared, Coordinator& coordinator, EventLog& 
 
 // The local fleet's options from the job's: the revocation schedule's rules and market,
 // replacements, threads.
-launch::FleetOptions fleet_options(const PreparedJob& prepared) {
+launch::FleetOptions fleet_options(const PreparedJob& prepared, launch::ForkServer* fork_server) {
   const TrainOptions& o = prepared.options;
   launch::FleetOptions fleet;
   fleet.token_path = prepared.token_path;
@@ -578,6 +578,7 @@ launch::FleetOptions fleet_options(const PreparedJob& prepared) {
   fleet.time_scale = o.time_scale;
   fleet.seed = o.seed;
   fleet.market = o.revocations;
+  fleet.fork_server = fork_server;
   return fleet;
 }
 
@@ -620,7 +621,7 @@ std::vector<std::string> job_setting_flags() {
   return flags;
 }
 
-int run_training(const TrainOptions& given) {
+int run_training(const TrainOptions& given, launch::ForkServer* fork_server) {
   if (given.replace_after_s >= 0 && !(given.replace_after_s < 86400)) {
     throw InputError("--replace: accepted: a delay of 0s .. 1d");
   }
@@ -640,7 +641,7 @@ int run_training(const TrainOptions& given) {
   coordinator_options.dashboard = o.dashboard;
   coordinator_options.initial_workers = o.workers;
   Coordinator coordinator(job.job, job.token, coordinator_options, events, job.start);
-  launch::LocalFleet fleet(fleet_options(job), coordinator,
+  launch::LocalFleet fleet(fleet_options(job, fork_server), coordinator,
                            [&events](const nlohmann::json& event) { events.append(event); });
   coordinator.on_admitted = [&fleet](const std::string& id, long pid) { fleet.admitted(id, pid); };
   coordinator.on_left = [&fleet](const std::string& id, const std::string& reason) {

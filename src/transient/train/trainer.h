@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "transient/launch/fork_server.h"
 #include "transient/launch/revocation_schedule.h"
 #include "transient/market/revocation_model.h"
 #include "transient/train/option_names.h"
@@ -145,8 +146,9 @@ struct WorkerOptions {
   int gpu = 0;
 };
 
-// Runs a whole job and prints where its records are. Returns the process exit code.
-int run_training(const TrainOptions& options);
+// Runs a whole job and prints where its records are. Returns the process exit code. The local
+// workers start from `fork_server` when given (launch/fork_server.h), by exec otherwise.
+int run_training(const TrainOptions& options, launch::ForkServer* fork_server = nullptr);
 
 // The flag of each of the job's settings (job.json's "settings": "--model", "--lr", ...), which a
 // resumed job takes from its job directory; a setting no command sets has one all the same.
