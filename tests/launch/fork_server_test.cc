@@ -32,12 +32,23 @@ std::string read_file(const std::string& path) {
   return text.str();
 }
 
-std::string scratch(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("transient-fork-server-test-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  return (dir / name).string();
+std::filesystem::path scratch_root() {
+  return std::filesystem::temp_directory_path() /
+         ("transient-fork-server-test-" + std::to_string(::getpid()));
 }
+
+std::string scratch(const std::string& name) {
+  std::filesystem::create_directories(scratch_root());
+  return (scratch_root() / name).string();
+}
+
+class RemoveScratch : public ::testing::Environment {
+ public:
+  void TearDown() override { std::filesystem::remove_all(scratch_root()); }
+};
+
+::testing::Environment* const kRemoveScratch =
+    ::testing::AddGlobalTestEnvironment(new RemoveScratch);
 
 // Writes its parent's pid, its own command line and its arguments to the file args[0]; exits
 // with args[1].
