@@ -19,10 +19,13 @@
 #include <utility>
 #include <vector>
 
-#include "transient/launch/fork_server.h"
 #include "transient/launch/revocation_schedule.h"
 #include "transient/market/revocation_model.h"
 #include "transient/train/option_names.h"
+
+namespace transient::launch {
+class ForkServer;  // launch/fork_server.h
+}
 
 namespace transient::train {
 
