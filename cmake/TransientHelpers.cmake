@@ -14,6 +14,12 @@ else()
   set(TRANSIENT_TEST_PYTHON "python3")
 endif()
 
+# Every test process and what it starts lets OpenMP's idle threads sleep (libtorch's intra-op
+# threads, Python's torch): CTest runs four tests at a time on two cores, where a thread that spins
+# waiting for a descheduled sibling burns the CPU the other tests need (docs/benchmarks.md,
+# "OpenMP's spinning under CTest"). One variable: gtest_discover_tests splits a list.
+set(TRANSIENT_TEST_ENVIRONMENT "OMP_WAIT_POLICY=PASSIVE")
+
 # transient_add_test(NAME SOURCES ... DEPS ... [GROUPED FILTER]): one GoogleTest binary per part,
 # every test registered with CTest, each run in a process of its own; but the tests that
 # GoogleTest's FILTER names (suites of millisecond unit tests in a binary whose every process
@@ -35,10 +41,12 @@ function(transient_add_test name)
   add_dependencies(${name} transient)
   if(ARG_GROUPED)
     gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 TEST_FILTER "-${ARG_GROUPED}"
-                         PROPERTIES TIMEOUT ${ARG_TIMEOUT})
+                         PROPERTIES TIMEOUT ${ARG_TIMEOUT} ENVIRONMENT "${TRANSIENT_TEST_ENVIRONMENT}")
     add_test(NAME ${name}.Grouped COMMAND ${name} --gtest_filter=${ARG_GROUPED})
-    set_tests_properties(${name}.Grouped PROPERTIES TIMEOUT ${ARG_TIMEOUT})
+    set_tests_properties(${name}.Grouped PROPERTIES TIMEOUT ${ARG_TIMEOUT}
+                                                    ENVIRONMENT "${TRANSIENT_TEST_ENVIRONMENT}")
   else()
-    gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT ${ARG_TIMEOUT})
+    gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT ${ARG_TIMEOUT}
+                                                                 ENVIRONMENT "${TRANSIENT_TEST_ENVIRONMENT}")
   endif()
 endfunction()

@@ -769,11 +769,12 @@ TEST(Trainer, AdamWLearnsResumesExactlyAndAReplacementReceivesItsState) {
 
   // Two workers, one killed and replaced: the replacement gets rank 0's moments and step counts,
   // so that both hold the same state bit for bit at every epoch's end (the epoch events compare
-  // them). The CNN's steps are slow enough (20 ms here) that it joins long before the end.
+  // them). The CNN's steps are slow enough (25 samples a worker: 10-40 ms) that it joins long
+  // before the end; epochs of 10 steps (500 samples) give at least three comparisons after it.
   const std::string replaced = dir + "/replaced";
-  run_ok(with(set_flag(adamw(small_job(replaced, 2, 150)), "--model", "cnn"),
-              {"--revoke", "kill@step10:rank1", "--replace", "0s"}),
-         replaced);
+  auto replaced_job = set_flag(adamw(small_job(replaced, 2, 80)), "--model", "cnn");
+  replaced_job = set_flag(set_flag(replaced_job, "--global-batch", "50"), "--train-subset", "500");
+  run_ok(with(replaced_job, {"--revoke", "kill@step10:rank1", "--replace", "0s"}), replaced);
   const auto events = read_events(replaced);
   const auto generations = events_named(events, "generation");
   // Both, the survivor alone unless the replacement (started from the fork server in a few
@@ -1059,7 +1060,7 @@ TEST(Trainer, LearnsFromNumPyArraysAndRefusesBadOnes) {
 TEST(Trainer, CompressedGradientsTrainAsFarAsFullPrecision) {
   auto job = [](const std::string& dir) {
     return std::vector<std::string>{
-        "train", "--model",   "cnn", "--workers",     "2",    "--steps",   "100", "--global-batch",
+        "train", "--model",   "cnn", "--workers",     "2",    "--steps",   "60", "--global-batch",
         "64",    "--threads", "1",   "--test-subset", "1000", "--job-dir", dir};
   };
   const std::string full = fresh_dir("full-precision");
@@ -1070,7 +1071,7 @@ TEST(Trainer, CompressedGradientsTrainAsFarAsFullPrecision) {
     run_ok(with(job(dir), {"--compress", half}), dir);
     const double accuracy = summary_of(dir).at("test_accuracy").get<double>();
     EXPECT_NEAR(accuracy, reference, 0.02) << half;
-    expect_complete_step_records(dir, 100, 2, 64);
+    expect_complete_step_records(dir, 60, 2, 64);
   }
   const auto refused =
       run_cli(with(job(fresh_dir("compress-bad")), {"--compress", "int8"}), full + "-bad");
