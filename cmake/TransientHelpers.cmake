@@ -41,7 +41,8 @@ function(transient_add_test name)
   add_dependencies(${name} transient)
   if(ARG_GROUPED)
     gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 TEST_FILTER "-${ARG_GROUPED}"
-                         PROPERTIES TIMEOUT ${ARG_TIMEOUT} ENVIRONMENT "${TRANSIENT_TEST_ENVIRONMENT}")
+                         PROPERTIES TIMEOUT ${ARG_TIMEOUT}
+                                    ENVIRONMENT "${TRANSIENT_TEST_ENVIRONMENT}")
     add_test(NAME ${name}.Grouped COMMAND ${name} --gtest_filter=${ARG_GROUPED})
     set_tests_properties(${name}.Grouped PROPERTIES TIMEOUT ${ARG_TIMEOUT}
                                                     ENVIRONMENT "${TRANSIENT_TEST_ENVIRONMENT}")
