@@ -772,8 +772,9 @@ TEST(Trainer, AdamWLearnsResumesExactlyAndAReplacementReceivesItsState) {
 
   // Two workers, one killed and replaced: the replacement gets rank 0's moments and step counts,
   // so that both hold the same state bit for bit at every epoch's end (the epoch events compare
-  // them). The CNN's steps are slow enough (25 samples a worker: 10-40 ms) that it joins long
-  // before the end; epochs of 10 steps (500 samples) give at least three comparisons after it.
+  // them). The CNN's steps are slow enough (25 samples a worker: about 50 ms on a 2-core machine)
+  // that it joins long before the end (at step 12 there); epochs of 10 steps (500 samples) give
+  // at least three comparisons after it.
   const std::string replaced = dir + "/replaced";
   auto replaced_job = set_flag(adamw(small_job(replaced, 2, 80)), "--model", "cnn");
   replaced_job = set_flag(set_flag(replaced_job, "--global-batch", "50"), "--train-subset", "500");
