@@ -74,8 +74,8 @@ void flip_a_byte(const std::string& path) {
 
 TEST(Trainer, TwoWorkerProcessesLearnFashionMnist) {
   const std::string dir = fresh_dir("learn");
-  // The whole training set; 2000 of the test set (all 10000 through the CNN were a fifth of
-  // the test's CPU: 15.4 s against 12.0 s).
+  // The whole training set; 2000 of the test set (all 10000 through the CNN cost the job a fifth
+  // of its CPU: 15.4 s against 12.0 s).
   const auto result =
       run_ok({"train", "--model", "cnn", "--workers", "2", "--steps", "120", "--global-batch", "64",
               "--threads", "1", "--test-subset", "2000", "--job-dir", dir},
