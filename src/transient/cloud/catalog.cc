@@ -12,6 +12,7 @@
 #include "transient/core/bounds.h"
 #include "transient/core/csv_table.h"
 #include "transient/core/error.h"
+#include "transient/core/text.h"
 
 namespace transient::cloud {
 namespace {
@@ -19,16 +20,11 @@ namespace {
 constexpr Bound kGpus{0, 1024, "GPUs", true};   // of one server
 constexpr Bound kVcpus{0, 1e4, "vCPUs", true};  // of one server
 
-std::string lower(std::string text) {
-  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return text;
-}
-
 // The index of the first header cell equal (ignoring case) to one of `names`.
 std::optional<int> column(const CsvTable& table, std::initializer_list<const char*> names) {
   for (const char* name : names) {
     for (std::size_t i = 0; i < table.header().size(); ++i) {
-      if (lower(table.header()[i]) == lower(name)) return static_cast<int>(i);
+      if (lowercase(table.header()[i]) == lowercase(name)) return static_cast<int>(i);
     }
   }
   return std::nullopt;
@@ -145,7 +141,7 @@ Catalog Catalog::read_csv(const std::string& path) {
 
     if (long_form) {
       const std::string& market_text = r.field(*market_c);
-      const auto market = parse_market(lower(market_text));
+      const auto market = parse_market(lowercase(market_text));
       if (!market) r.fail(*market_c, "spot, preemptible, on-demand, ondemand, on_demand");
       const double price = r.price(price_c, std::string(to_string(*market)));
       if (price == 0.0) r.fail(*price_c, "a price > 0 in $ per hour");

@@ -34,7 +34,7 @@ void on_row(int /*terminator*/, void* data) {
   state->fields.clear();
 }
 
-std::string join(const std::vector<std::string>& items) {
+std::string quoted_list(const std::vector<std::string>& items) {
   std::string out;
   for (const auto& item : items) {
     if (!out.empty()) out += ", ";
@@ -95,7 +95,7 @@ CsvTable CsvTable::parse(const std::string& text, const std::string& name, char 
     if (rows[i].fields.size() != table.header_.size()) {
       throw InputError(name, rows[i].line,
                        "expected " + std::to_string(table.header_.size()) +
-                           " fields as in the header (" + join(table.header_) + "), found " +
+                           " fields as in the header (" + quoted_list(table.header_) + "), found " +
                            std::to_string(rows[i].fields.size()));
     }
     table.rows_.push_back(std::move(rows[i]));
@@ -114,8 +114,9 @@ int CsvTable::require_column(const std::vector<std::string>& candidates) const {
   for (const auto& candidate : candidates) {
     if (auto index = find_column(candidate)) return *index;
   }
-  throw InputError(name_, header_line_,
-                   "missing column " + join(candidates) + "; the header has " + join(header_));
+  throw InputError(
+      name_, header_line_,
+      "missing column " + quoted_list(candidates) + "; the header has " + quoted_list(header_));
 }
 
 double CsvTable::number(const CsvRow& row, int column) const {

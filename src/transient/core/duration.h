@@ -7,6 +7,9 @@
 
 namespace transient {
 
+// Hours in a second: a price per hour times this is a price per second.
+inline constexpr double kHoursPerSecond = 1.0 / 3600.0;
+
 // Seconds in `text`, or nullopt if it is not a duration. Negative durations are not accepted.
 std::optional<double> parse_duration_s(const std::string& text);
 

@@ -23,7 +23,7 @@ constexpr const char* kAccepted =
   throw InputError("--revoke: \"" + text + "\" " + what + "; " + kAccepted);
 }
 
-std::string quoted(const std::string& text) { return "\"" + text + "\""; }
+std::string in_quotes(const std::string& text) { return "\"" + text + "\""; }
 
 // N of "rankN" / "workerN": digits only, small enough for an int.
 std::optional<int> parse_index(const std::string& digits) {
@@ -54,7 +54,7 @@ RevokeRule parse_revoke_rule(const std::string& text) {
   } else if (action == "stop") {
     rule.action = RevokeAction::kStop;
   } else {
-    fail(text, "has an unknown action " + quoted(action));
+    fail(text, "has an unknown action " + in_quotes(action));
   }
 
   const std::size_t colon = text.find(':', at + 1);
@@ -67,20 +67,20 @@ RevokeRule parse_revoke_rule(const std::string& text) {
     if (!period_s || !std::isfinite(*period_s) || *period_s < kMinPeriodS ||
         *period_s > kMaxTimeS) {
       fail(text,
-           "has a bad period " + quoted(time) + " (every needs a duration from 100ms to 30d)");
+           "has a bad period " + in_quotes(time) + " (every needs a duration from 100ms to 30d)");
     }
     rule.at_s = *period_s;
   } else if (starts_with(time, "step")) {
     const std::string count = time.substr(4);
     if (count.empty() || count.size() > 12 ||
         count.find_first_not_of("0123456789") != std::string::npos) {
-      fail(text, "has a bad step " + quoted(time) + " (step + a whole number, e.g. step120)");
+      fail(text, "has a bad step " + in_quotes(time) + " (step + a whole number, e.g. step120)");
     }
     rule.at_step = std::stoll(count);
   } else {
     const std::optional<double> at_s = parse_duration_s(time);
     if (!at_s || !std::isfinite(*at_s) || *at_s > kMaxTimeS) {
-      fail(text, "has a bad time " + quoted(time) +
+      fail(text, "has a bad time " + in_quotes(time) +
                      " (a duration from 0 to 30d such as 30s, 1.5m, 250ms)");
     }
     rule.at_s = *at_s;
@@ -98,10 +98,11 @@ RevokeRule parse_revoke_rule(const std::string& text) {
     rule.target = TargetKind::kWorker;
     digits = target.substr(6);
   } else {
-    fail(text, "has an unknown target " + quoted(target));
+    fail(text, "has an unknown target " + in_quotes(target));
   }
   const std::optional<int> index = parse_index(digits);
-  if (!index) fail(text, "has a bad target " + quoted(target) + " (N must be a whole number >= 0)");
+  if (!index)
+    fail(text, "has a bad target " + in_quotes(target) + " (N must be a whole number >= 0)");
   rule.index = *index;
   return rule;
 }

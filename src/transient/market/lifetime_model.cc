@@ -10,6 +10,7 @@
 #include "transient/core/bounds.h"
 #include "transient/core/csv_table.h"
 #include "transient/core/error.h"
+#include "transient/core/text.h"
 
 namespace transient::market {
 
@@ -31,17 +32,6 @@ class LifetimeTimeline : public MarketTimeline {
  private:
   std::shared_ptr<const internal::EmpiricalCdf> cdf_;
 };
-
-std::string lower(std::string text) {
-  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return text;
-}
-
-std::string join(const std::set<std::string>& items) {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
-  return out;
-}
 
 std::string cap_text(double cap_s) {
   if (!std::isfinite(cap_s)) return "no cap";
@@ -76,9 +66,9 @@ std::unique_ptr<LifetimeModel> LifetimeModel::fit_gce_2019(const std::string& pa
     const std::string& row_zone = table.text(row, zone_column);
     const double hours = table.number(row, hours_column, kLifetimeHours);
     gpus.insert(row_gpu);
-    if (!gpu.empty() && lower(row_gpu) != lower(gpu)) continue;
+    if (!gpu.empty() && lowercase(row_gpu) != lowercase(gpu)) continue;
     zones_for_gpu.insert(row_zone);
-    if (!zone.empty() && lower(row_zone) != lower(zone)) continue;
+    if (!zone.empty() && lowercase(row_zone) != lowercase(zone)) continue;
     lifetimes_s.push_back(hours * 3600.0);
   }
   if (!gpu.empty() && zones_for_gpu.empty()) {

@@ -10,27 +10,10 @@
 
 #include "transient/core/csv_table.h"
 #include "transient/core/error.h"
+#include "transient/core/text.h"
 
 namespace transient::market {
-namespace {
-
-std::string lower(std::string text) {
-  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return text;
-}
-
-std::string upper(std::string text) {
-  for (char& c : text) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return text;
-}
-
-std::string join(const std::set<std::string>& items) {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
-  return out;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 StartupModel::StartupModel(std::vector<double> samples_s, std::string description)
     : samples_s_(std::move(samples_s)), description_(std::move(description)) {
@@ -65,8 +48,8 @@ StartupModel StartupModel::load_cmdare(const std::string& data_dir, cloud::Marke
       const std::string file_gpu = name.find("p100") != std::string::npos ? "P100" : "K80";
       gpus.insert(file_gpu);
       regions.insert(side);
-      if (!gpu.empty() && lower(gpu) != lower(file_gpu)) continue;
-      if (!region.empty() && lower(region) != side) continue;
+      if (!gpu.empty() && lowercase(gpu) != lowercase(file_gpu)) continue;
+      if (!region.empty() && lowercase(region) != side) continue;
       const CsvTable table = CsvTable::read_file(file.string());
       const int provisioning = table.require_column({"Provisioning"});
       const int staging = table.require_column({"Staging"});
@@ -79,18 +62,18 @@ StartupModel StartupModel::load_cmdare(const std::string& data_dir, cloud::Marke
       }
     }
   }
-  if (!gpu.empty() && !gpus.count(upper(gpu))) {
+  if (!gpu.empty() && !gpus.count(uppercase(gpu))) {
     throw InputError("start-up model: no measurements for gpu \"" + gpu +
                      "\"; accepted: " + join(gpus));
   }
-  if (!region.empty() && !regions.count(lower(region))) {
+  if (!region.empty() && !regions.count(lowercase(region))) {
     throw InputError("start-up model: no measurements for region \"" + region +
                      "\"; accepted: " + join(regions));
   }
   std::ostringstream description;
   description << "CM-DARE " << cloud::to_string(market) << " start-up (provisioning+staging+"
               << "booting), " << (gpu.empty() ? std::string("K80+P100") : gpu) << ", "
-              << (region.empty() ? std::string("east+west") : lower(region)) << ", "
+              << (region.empty() ? std::string("east+west") : lowercase(region)) << ", "
               << samples_s.size() << " servers";
   return StartupModel(std::move(samples_s), description.str());
 }

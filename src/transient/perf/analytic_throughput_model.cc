@@ -9,23 +9,12 @@
 #include "transient/core/bounds.h"
 #include "transient/core/error.h"
 #include "transient/core/structured_input.h"
+#include "transient/core/text.h"
 #include "transient/perf/gpu_memory.h"
 #include "transient/perf/internal/cluster_composition.h"
 
 namespace transient::perf {
-namespace {
-
-std::string upper(std::string text) {
-  for (char& c : text) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return text;
-}
-
-std::string lower(std::string text) {
-  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return text;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 AnalyticParams AnalyticParams::builtin() {
   // `transient fit --data ../shared/data/cmdare -o model.json` (CM-DARE, ICDCS 2020: 20 CNNs on
@@ -186,7 +175,7 @@ std::string AnalyticThroughputModel::describe() const {
 
 double AnalyticThroughputModel::compute_s(const cloud::InstanceType& type) const {
   if (workload_.measured && !type.gpu.empty() &&
-      lower(workload_.measured->device) == lower(type.gpu)) {
+      lowercase(workload_.measured->device) == lowercase(type.gpu)) {
     return workload_.measured->step_time_s;
   }
   if (!(type.gpu_tflops > 0) || type.gpus < 1) {
@@ -197,7 +186,7 @@ double AnalyticThroughputModel::compute_s(const cloud::InstanceType& type) const
   const std::string gpu = params_.calibrated_gpu(type.gpu, type.gpu_tflops);
   const double efficiency = params_.efficiency_for(workload_.family, gpu);
   const double per_tensor_s = params_.per_tensor_s_for(gpu);
-  if (gpu.empty() || gpu == upper(type.gpu)) {
+  if (gpu.empty() || gpu == uppercase(type.gpu)) {
     return workload_.flops_per_step() / (type.gpu_tflops * 1e12 * efficiency) +
            workload_.tensors * per_tensor_s + params_.step_overhead_s;
   }

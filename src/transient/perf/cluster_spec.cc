@@ -5,21 +5,10 @@
 #include <limits>
 
 #include "transient/core/error.h"
+#include "transient/core/text.h"
 
 namespace transient::perf {
 namespace {
-
-std::string lower(std::string text) {
-  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return text;
-}
-
-std::string trim(const std::string& text) {
-  std::size_t begin = 0, end = text.size();
-  while (begin < end && std::isspace(static_cast<unsigned char>(text[begin]))) ++begin;
-  while (end > begin && std::isspace(static_cast<unsigned char>(text[end - 1]))) --end;
-  return text.substr(begin, end - begin);
-}
 
 [[noreturn]] void fail(const std::string& spec, const std::string& message) {
   throw InputError("cluster \"" + spec + "\": " + message);
@@ -30,29 +19,25 @@ std::string catalog_listing(const cloud::Catalog& catalog) {
   for (const auto& type : catalog.types()) {
     const std::string item = type.name + (type.gpu.empty() ? "" : " (" + type.gpu + ")");
     if (std::find(types.begin(), types.end(), item) == types.end()) types.push_back(item);
-    if (!type.gpu.empty() && std::find(gpus.begin(), gpus.end(), lower(type.gpu)) == gpus.end()) {
-      gpus.push_back(lower(type.gpu));
+    if (!type.gpu.empty() &&
+        std::find(gpus.begin(), gpus.end(), lowercase(type.gpu)) == gpus.end()) {
+      gpus.push_back(lowercase(type.gpu));
     }
   }
-  auto join = [](const std::vector<std::string>& items) {
-    std::string out;
-    for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
-    return out;
-  };
   return "catalog " + catalog.name() + " has: " + join(types) + "; GPU names: " + join(gpus) +
          "; and ps (a parameter server)";
 }
 
 const cloud::InstanceType& resolve_type(const std::string& spec, const std::string& name,
                                         const cloud::Catalog& catalog, bool& parameter_server) {
-  const std::string key = lower(name);
+  const std::string key = lowercase(name);
   parameter_server = false;
   for (const auto& type : catalog.types()) {
-    if (lower(type.name) == key) return type;
+    if (lowercase(type.name) == key) return type;
   }
   const cloud::InstanceType* by_gpu = nullptr;
   for (const auto& type : catalog.types()) {
-    if (type.gpu.empty() || lower(type.gpu) != key) continue;
+    if (type.gpu.empty() || lowercase(type.gpu) != key) continue;
     if (by_gpu == nullptr || (by_gpu->gpus != 1 && type.gpus == 1)) by_gpu = &type;
   }
   if (by_gpu != nullptr) return *by_gpu;
@@ -121,7 +106,7 @@ ClusterSpec parse_cluster_spec(const std::string& text, const cloud::Catalog& ca
     const std::size_t colon = rest.rfind(':');
     if (colon != std::string::npos) {
       const std::string market = trim(rest.substr(colon + 1));
-      const auto parsed = cloud::parse_market(lower(market));
+      const auto parsed = cloud::parse_market(lowercase(market));
       if (!parsed) {
         fail(text, "unknown market \"" + market + "\" in \"" + item +
                        "\"; accepted: spot, preemptible, on-demand");

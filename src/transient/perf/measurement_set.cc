@@ -12,6 +12,7 @@
 #include "transient/core/csv_table.h"
 #include "transient/core/error.h"
 #include "transient/core/structured_input.h"
+#include "transient/core/text.h"
 #include "transient/perf/workload.h"
 
 namespace transient::perf {
@@ -21,16 +22,6 @@ namespace fs = std::filesystem;
 
 constexpr Bound kMegabytes{0.0, 1e9, "MB"};       // a checkpoint's size
 constexpr Bound kStep{0.0, 1e12, "steps", true};  // a step number, as --steps allows
-
-std::string upper(std::string text) {
-  for (char& c : text) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return text;
-}
-
-std::string lower(std::string text) {
-  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return text;
-}
 
 bool has(const CsvTable& table, const std::vector<std::string>& columns) {
   for (const auto& column : columns) {
@@ -45,7 +36,7 @@ bool header_is(const CsvTable& table, const std::vector<std::string>& columns) {
 
 // CM-DARE names GPUs by their TFLOPS in some tables; ours are the catalog's names.
 std::string gpu_name(const std::string& text) {
-  const std::string u = upper(text);
+  const std::string u = uppercase(text);
   if (u == "100") return "P100";
   return u;
 }
@@ -144,7 +135,7 @@ void Reader::feature_table(const CsvTable& table) {
 }
 
 void Reader::run_series(const CsvTable& table, const fs::path& path) {
-  const std::string folder = lower(path.parent_path().filename().string());
+  const std::string folder = lowercase(path.parent_path().filename().string());
   static const std::regex single("0lat_(k80|p100)_(.+)");
   static const std::regex cluster("(.+?)(k80|p100|100)worker([0-9]+)");
   std::smatch match;

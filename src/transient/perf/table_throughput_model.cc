@@ -7,16 +7,11 @@
 
 #include "transient/core/csv_table.h"
 #include "transient/core/error.h"
+#include "transient/core/text.h"
 #include "transient/perf/internal/cmdare_speeds.h"
 
 namespace transient::perf {
 namespace {
-
-std::string lower(const std::string& text) {
-  std::string out = text;
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 // "ResNet-32", "resnet32", "shake-shake-small", "ShakeShake-Small" -> "resnet32",
 // "shakeshakesmall".
@@ -27,12 +22,6 @@ std::string workload_key(const std::string& name) {
       out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     }
   }
-  return out;
-}
-
-std::string join(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& name : names) out += (out.empty() ? "" : ", ") + name;
   return out;
 }
 
@@ -49,7 +38,7 @@ TableThroughputModel::TableThroughputModel(std::vector<TablePoint> points, std::
                        std::to_string(point.steps_per_s) +
                        "); accepted: a GPU name, workers >= 1, steps/s > 0");
     }
-    Curve& curve = curves_[lower(point.gpu)];
+    Curve& curve = curves_[lowercase(point.gpu)];
     if (curve.gpu.empty()) curve.gpu = point.gpu;
     for (const auto& existing : curve.points) {
       if (existing.first == point.workers) {
@@ -114,7 +103,7 @@ std::vector<std::string> TableThroughputModel::gpus() const {
 }
 
 const TableThroughputModel::Curve& TableThroughputModel::curve(const std::string& gpu) const {
-  const auto it = curves_.find(lower(gpu));
+  const auto it = curves_.find(lowercase(gpu));
   if (it == curves_.end()) {
     throw InputError("the speed table (" + source_ + ") has no GPU \"" + gpu +
                      "\"; accepted: " + join(gpus()));

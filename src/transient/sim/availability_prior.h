@@ -25,6 +25,9 @@ class AvailabilityPrior {
   static constexpr int kMaxAge = 16;
   // The age of a period whose beginning has not been seen (a run's first one).
   static constexpr int kUnknownAge = -1;
+  // How much of a market model a policy is shown before the runs (Scenario::market_prior): 30
+  // days of it sampled.
+  static constexpr double kModelSpanS = 30 * 86400.0;
 
   // From ticks of `tick_s` seconds, 1 = spot servers can be had and kept through the tick.
   // REQUIRES: ticks not empty, tick_s > 0.

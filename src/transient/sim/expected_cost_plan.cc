@@ -9,7 +9,7 @@
 namespace transient::sim {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kCannotFinish = std::numeric_limits<double>::infinity();
 // Grid points planned over all ticks at most (a few tens of MB of decisions); the grid is made
 // coarser than a tenth of a tick for longer jobs.
 constexpr double kMostPoints = 300000.0;
@@ -77,15 +77,15 @@ ExpectedCostPlan::ExpectedCostPlan(const OfflineMarket& job, const AvailabilityP
   const double on_demand_rate = job.on_demand_usd_per_s + fixed;
   const double spot_rate = job.spot_usd_per_s + fixed;
   // The values of the next tick's states (after the last tick: unfinished, infinitely dear).
-  std::vector<double> next((cells_ + 1) * kStates, kInf);
-  std::vector<double> current((cells_ + 1) * kStates, kInf);
+  std::vector<double> next((cells_ + 1) * kStates, kCannotFinish);
+  std::vector<double> current((cells_ + 1) * kStates, kCannotFinish);
   for (int s = 0; s < kStates; ++s) next[cells_ * kStates + s] = 0.0;
   // The value of `state` after `progress_s` of work in the next tick, interpolated on the grid.
   auto value = [&](double progress_s, int state) {
     if (progress_s >= work - 1e-9) return 0.0;
     const int j = std::min(cells_ - 1, static_cast<int>(std::floor(progress_s / cell_s_)));
     const double v0 = next[j * kStates + state];
-    if (!std::isfinite(v0)) return kInf;  // the point below cannot finish: take no chance
+    if (!std::isfinite(v0)) return kCannotFinish;  // the point below cannot finish: take no chance
     const double v1 = next[(j + 1) * kStates + state];
     // Past the progress the next tick plans for: no less dear than below it.
     if (!std::isfinite(v1)) return v0;
@@ -95,7 +95,7 @@ ExpectedCostPlan::ExpectedCostPlan(const OfflineMarket& job, const AvailabilityP
 
   for (int i = ticks_ - 1; i >= 0; --i) {
     const double t0 = i * g;
-    std::fill(current.begin(), current.end(), kInf);
+    std::fill(current.begin(), current.end(), kCannotFinish);
     for (int s = 0; s < kStates; ++s) current[cells_ * kStates + s] = 0.0;
     for (int j = lo_[i]; j <= hi_[i]; ++j) {
       const double p = point_s(j);
@@ -129,7 +129,7 @@ ExpectedCostPlan::ExpectedCostPlan(const OfflineMarket& job, const AvailabilityP
           };
           // Finishing within the tick at `rate` after a changeover of `start_s`.
           auto finishing = [&](double start_s, double rate) {
-            return t0 + start_s + left_s <= deadline ? rate * (start_s + left_s) : kInf;
+            return t0 + start_s + left_s <= deadline ? rate * (start_s + left_s) : kCannotFinish;
           };
           double best = fixed * g + expected(ClusterMode::idle, p, p);
           ClusterMode choice = ClusterMode::idle;
@@ -167,8 +167,9 @@ ExpectedCostPlan::ExpectedCostPlan(const OfflineMarket& job, const AvailabilityP
     std::swap(current, next);
   }
   for (int available = 0; available < 2; ++available) {
-    start_cost_usd_[available] =
-        ticks_ > 0 && lo_[0] == 0 ? next[state_index(ClusterMode::idle, available != 0, -1)] : kInf;
+    start_cost_usd_[available] = ticks_ > 0 && lo_[0] == 0
+                                     ? next[state_index(ClusterMode::idle, available != 0, -1)]
+                                     : kCannotFinish;
   }
 }
 

@@ -335,7 +335,7 @@ std::string_view to_string(ClusterMode mode) {
 
 namespace {
 
-const NoArgumentRegistry<MarketPolicy>& registry() {
+const NoArgumentRegistry<MarketPolicy>& market_policy_registry() {
   static const NoArgumentRegistry<MarketPolicy> all(
       "market policy", {no_argument_entry<MarketPolicy, SpotOnly>("spot-only"),
                         no_argument_entry<MarketPolicy, OnDemandOnly>("on-demand-only"),
@@ -348,10 +348,10 @@ const NoArgumentRegistry<MarketPolicy>& registry() {
 
 }  // namespace
 
-const std::vector<PluginInfo>& market_policies() { return registry().infos(); }
+const std::vector<PluginInfo>& market_policies() { return market_policy_registry().infos(); }
 
 std::unique_ptr<MarketPolicy> create_market_policy(const std::string& name) {
-  return registry().at(name).create();
+  return market_policy_registry().at(name).create();
 }
 
 }  // namespace transient::sim

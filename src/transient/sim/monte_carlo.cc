@@ -11,7 +11,7 @@
 namespace transient::sim {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kUnfinished = std::numeric_limits<double>::infinity();
 
 // The nearest-rank `p` quantile of `sorted` (increasing, not empty).
 double nearest_rank(const std::vector<double>& sorted, double p) {
@@ -68,7 +68,7 @@ MonteCarloSummary summarize(const std::vector<RunResult>& results) {
   int missed = 0;
   for (const auto& r : results) {
     if (r.finished) ++s.finished;
-    s.sorted_time_s.push_back(r.finished ? r.time_s : kInf);
+    s.sorted_time_s.push_back(r.finished ? r.time_s : kUnfinished);
     if (r.failed) ++s.failed;
     if (r.missed_deadline) ++missed;
     costs.push_back(r.cost_usd);
@@ -80,7 +80,7 @@ MonteCarloSummary summarize(const std::vector<RunResult>& results) {
   s.time_s = percentiles(s.sorted_time_s);
   // The finished runs' times are the finite ones, first in the sorted list.
   if (s.runs > 0)
-    s.time_s.mean = s.finished > 0 ? mean_of_first(s.sorted_time_s, s.finished) : kInf;
+    s.time_s.mean = s.finished > 0 ? mean_of_first(s.sorted_time_s, s.finished) : kUnfinished;
   s.cost_usd = distribution(std::move(costs));
   s.revocations = distribution(std::move(revocations));
   s.redone_steps = distribution(std::move(redone));

@@ -94,7 +94,7 @@ Registry<RecoveryFactory>::Entry recovery_model(const char* name) {
           }};
 }
 
-const Registry<RecoveryFactory>& registry() {
+const Registry<RecoveryFactory>& recovery_registry() {
   static const Registry<RecoveryFactory> all(
       "recovery model", {recovery_model<InPlaceRecovery>("in-place"),
                          recovery_model<RestartFromCheckpointRecovery>("restart-from-checkpoint"),
@@ -104,11 +104,11 @@ const Registry<RecoveryFactory>& registry() {
 
 }  // namespace
 
-const std::vector<PluginInfo>& recovery_models() { return registry().infos(); }
+const std::vector<PluginInfo>& recovery_models() { return recovery_registry().infos(); }
 
 std::unique_ptr<RecoveryModel> create_recovery_model(const std::string& name,
                                                      const RecoveryOptions& options) {
-  return registry().at(name).create(options);
+  return recovery_registry().at(name).create(options);
 }
 
 }  // namespace transient::sim

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "transient/core/duration.h"
 #include "transient/core/error.h"
 #include "transient/core/random.h"
 #include "transient/sim/availability_prior.h"
@@ -12,10 +13,6 @@
 
 namespace transient::sim {
 namespace {
-
-constexpr double kS = 1.0 / 3600.0;  // hours per second
-// How much of the markets a market policy is shown before the runs, as the Simulator does.
-constexpr double kPriorSpanS = 30 * 86400.0;
 
 std::string seconds_text(double s) {
   const long tenths = std::lround(s * 10.0);
@@ -51,7 +48,8 @@ RegionSimulator::RegionSimulator(Scenario scenario) : scenario_(std::move(scenar
   int parameter_servers = 0;
   for (const auto& ps : s.parameter_servers) {
     parameter_servers += ps.count;
-    job_.fixed_usd_per_s += ps.count * ps.type.price_usd_per_h(cloud::Market::on_demand) * kS;
+    job_.fixed_usd_per_s +=
+        ps.count * ps.type.price_usd_per_h(cloud::Market::on_demand) * kHoursPerSecond;
   }
   shape.parameter_servers = std::max(1, parameter_servers);
   shape.workers.push_back({group.type, group.count});
@@ -68,9 +66,10 @@ RegionSimulator::RegionSimulator(Scenario scenario) : scenario_(std::move(scenar
   job_.move_s = s.move_s;
   job_.move_usd = s.move_usd;
   job_.notice_s = s.notice_s;
-  job_.spot_usd_per_s = group.count * group.type.price_usd_per_h(cloud::Market::spot) * kS;
+  job_.spot_usd_per_s =
+      group.count * group.type.price_usd_per_h(cloud::Market::spot) * kHoursPerSecond;
   job_.on_demand_usd_per_s =
-      group.count * group.type.price_usd_per_h(cloud::Market::on_demand) * kS;
+      group.count * group.type.price_usd_per_h(cloud::Market::on_demand) * kHoursPerSecond;
   const double longest_s =
       std::max({job_.spot_changeover_s + job_.move_s, job_.on_demand_changeover_s, job_.notice_s});
   if (!(longest_s < job_.tick_s)) {
@@ -85,8 +84,8 @@ RegionSimulator::RegionSimulator(Scenario scenario) : scenario_(std::move(scenar
     // Spot as the job finds it following spot from region to region (run_multi_region).
     std::vector<std::vector<std::uint8_t>> regions;
     for (const Region& region : s.regions) {
-      regions.push_back(AvailabilityPrior::sample_ticks(*region.market, s.start_hour_of_day,
-                                                        job_.tick_s, kPriorSpanS));
+      regions.push_back(AvailabilityPrior::sample_ticks(
+          *region.market, s.start_hour_of_day, job_.tick_s, AvailabilityPrior::kModelSpanS));
     }
     prior = std::make_shared<AvailabilityPrior>(AvailabilityPrior::following(regions, job_.tick_s));
   }

@@ -72,7 +72,7 @@ class NoReplacement : public ReplacementPolicy {
 
 namespace {
 
-const NoArgumentRegistry<ReplacementPolicy>& registry() {
+const NoArgumentRegistry<ReplacementPolicy>& replacement_registry() {
   static const NoArgumentRegistry<ReplacementPolicy> all(
       "replacement policy", {no_argument_entry<ReplacementPolicy, SameReplacement>("same"),
                              no_argument_entry<ReplacementPolicy, CheapestReplacement>("cheapest"),
@@ -83,10 +83,10 @@ const NoArgumentRegistry<ReplacementPolicy>& registry() {
 
 }  // namespace
 
-const std::vector<PluginInfo>& replacement_policies() { return registry().infos(); }
+const std::vector<PluginInfo>& replacement_policies() { return replacement_registry().infos(); }
 
 std::unique_ptr<ReplacementPolicy> create_replacement_policy(const std::string& name) {
-  return registry().at(name).create();
+  return replacement_registry().at(name).create();
 }
 
 }  // namespace transient::sim

@@ -9,6 +9,7 @@
 #include "transient/core/bounds.h"
 #include "transient/core/error.h"
 #include "transient/core/structured_input.h"
+#include "transient/core/text.h"
 #include "transient/market/data_dir.h"
 #include "transient/market/registry.h"
 #include "transient/perf/registry.h"
@@ -25,12 +26,6 @@ using internal::TomlSection;
 
 // Regions a scenario may describe (Can't Be Late's multi-region setting has up to 9).
 constexpr std::size_t kMostRegions = 64;
-
-std::string join(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& name : names) out += (out.empty() ? "" : ", ") + name;
-  return out;
-}
 
 // Runs `build`, relocating an InputError without a file to `section`'s `key`.
 template <typename F>

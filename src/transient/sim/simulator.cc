@@ -10,10 +10,6 @@
 namespace transient::sim {
 namespace {
 
-constexpr double kS = 1.0 / 3600.0;  // hours per second
-// How much of the market model a market policy is shown before the runs (Scenario::market_prior).
-constexpr double kPriorSpanS = 30 * 86400.0;
-
 std::string fixed(double value, int digits) {
   std::ostringstream out;
   out.setf(std::ios::fixed);
@@ -111,7 +107,7 @@ Simulator::Simulator(Scenario scenario) : scenario_(std::move(scenario)) {
   for (const auto& type : scenario_.replacement_types) type_index(type);
   for (const auto& group : scenario_.parameter_servers) {
     parameter_server_usd_per_s_ +=
-        group.count * group.type.price_usd_per_h(cloud::Market::on_demand) * kS;
+        group.count * group.type.price_usd_per_h(cloud::Market::on_demand) * kHoursPerSecond;
     parameter_server_count_ += group.count;
   }
   counts_.assign(types_.size(), 0);
@@ -127,7 +123,7 @@ Simulator::Simulator(Scenario scenario) : scenario_(std::move(scenario)) {
     if (!prior) {
       prior = scenario_.market ? std::make_shared<AvailabilityPrior>(AvailabilityPrior::sample(
                                      *scenario_.market, scenario_.start_hour_of_day,
-                                     scenario_.decision_interval_s, kPriorSpanS))
+                                     scenario_.decision_interval_s, AvailabilityPrior::kModelSpanS))
                                : std::make_shared<AvailabilityPrior>(std::vector<std::uint8_t>{1},
                                                                      scenario_.decision_interval_s);
     }
@@ -316,7 +312,7 @@ void Simulator::request(int type, cloud::Market market) {
   server.type = type;
   server.market = market;
   server.obtain_s = now_s_;
-  server.usd_per_s = types_[type].price_usd_per_h(market) * kS;
+  server.usd_per_s = types_[type].price_usd_per_h(market) * kHoursPerSecond;
   const bool revocable = market == cloud::Market::spot && timeline_ != nullptr;
   SpotServer drawn;  // spot_by_launch_: the server this request gets
   if (revocable && spot_by_launch_) {
@@ -531,9 +527,10 @@ DeadlineState Simulator::deadline_state() const {
   }
   state.checkpoint_on_notice = scenario_.checkpoint_on_notice;
   const auto& group = scenario_.workers[0];
-  state.spot_usd_per_s = group.count * group.type.price_usd_per_h(cloud::Market::spot) * kS;
+  state.spot_usd_per_s =
+      group.count * group.type.price_usd_per_h(cloud::Market::spot) * kHoursPerSecond;
   state.on_demand_usd_per_s =
-      group.count * group.type.price_usd_per_h(cloud::Market::on_demand) * kS;
+      group.count * group.type.price_usd_per_h(cloud::Market::on_demand) * kHoursPerSecond;
   return state;
 }
 
@@ -575,11 +572,12 @@ OfflineMarket Simulator::offline_market(std::uint64_t seed) const {
       scenario_.startup.mean_s(cloud::Market::on_demand) + recovery_->restart_pause_s();
   market.notice_s = scenario_.notice_s;
   const auto& group = scenario_.workers[0];
-  market.spot_usd_per_s = group.type.has_market(cloud::Market::spot)
-                              ? group.count * group.type.price_usd_per_h(cloud::Market::spot) * kS
-                              : 0.0;
+  market.spot_usd_per_s =
+      group.type.has_market(cloud::Market::spot)
+          ? group.count * group.type.price_usd_per_h(cloud::Market::spot) * kHoursPerSecond
+          : 0.0;
   market.on_demand_usd_per_s =
-      group.count * group.type.price_usd_per_h(cloud::Market::on_demand) * kS;
+      group.count * group.type.price_usd_per_h(cloud::Market::on_demand) * kHoursPerSecond;
   market.fixed_usd_per_s = parameter_server_usd_per_s_;
   const int ticks = static_cast<int>(std::ceil(scenario_.deadline_s / market.tick_s)) + 1;
   const double g = market.tick_s;

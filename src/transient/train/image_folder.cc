@@ -16,17 +16,13 @@
 #include <c10/util/ParallelGuard.h>
 
 #include "transient/core/error.h"
+#include "transient/core/text.h"
 
 namespace transient::train {
 namespace {
 
 namespace fs = std::filesystem;
 namespace F = torch::nn::functional;
-
-std::string lower(std::string text) {
-  for (auto& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return text;
-}
 
 std::vector<std::string> sorted_images_in(const fs::path& dir) {
   std::vector<std::string> names;
@@ -160,7 +156,7 @@ torch::Tensor random_resized_crop(const torch::Tensor& chw, std::int64_t size,
 }  // namespace
 
 bool is_image_file_name(const std::string& name) {
-  const std::string extension = lower(fs::path(name).extension().string());
+  const std::string extension = lowercase(fs::path(name).extension().string());
   return extension == ".jpg" || extension == ".jpeg" || extension == ".png";
 }
 

@@ -1,4 +1,5 @@
 #include "transient/sim/internal/toml_section.h"
+#include "transient/core/text.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,15 +10,7 @@
 #include "transient/core/structured_input.h"
 
 namespace transient::sim::internal {
-namespace {
-
-std::string join(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& name : names) out += (out.empty() ? "" : ", ") + name;
-  return out;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 TomlSection::TomlSection(const toml::table* table, std::string file, std::string name,
                          std::vector<std::string> accepted)

@@ -1,0 +1,34 @@
+#include "transient/core/text.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+namespace transient {
+namespace {
+
+TEST(Text, CaseFoldsAsciiLettersOnly) {
+  EXPECT_EQ(lowercase("us-West-2A_V100"), "us-west-2a_v100");
+  EXPECT_EQ(uppercase("v100 x8"), "V100 X8");
+  EXPECT_EQ(lowercase("\xc3\x89t\xc3\xa9"), "\xc3\x89t\xc3\xa9");  // UTF-8 bytes stay as they are
+  EXPECT_EQ(lowercase(""), "");
+}
+
+TEST(Text, TrimsWhiteSpaceAtBothEndsOnly) {
+  EXPECT_EQ(trim("  4 x K80\t\n"), "4 x K80");
+  EXPECT_EQ(trim(" \t "), "");
+  EXPECT_EQ(trim("a"), "a");
+}
+
+TEST(Text, JoinsAnyRangeOfStrings) {
+  EXPECT_EQ(join(std::vector<std::string>{"a", "b", "c"}), "a, b, c");
+  EXPECT_EQ(join(std::set<std::string>{"z", "y"}, " | "), "y | z");
+  EXPECT_EQ(join(std::vector<std::string>{}), "");
+  // An empty item keeps its separators: the list's length can be read from the text.
+  EXPECT_EQ(join(std::vector<std::string>{"", "b"}), ", b");
+}
+
+}  // namespace
+}  // namespace transient
