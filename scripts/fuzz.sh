@@ -9,7 +9,7 @@
 # Usage: scripts/fuzz.sh [SECONDS] [TARGET...]   (e.g. scripts/fuzz.sh 60 workload_profile_fuzz)
 # Environment: CXX (default clang++-14), JOBS (default 2), BUILD_DIR (default build-fuzz), RUNS
 # (each target runs that many inputs instead of SECONDS: CTest's short run, which only keeps
-# every target building and running).
+# every target building and running), OPT (default -O1; CTest's short run builds at -O0).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,16 +18,19 @@ shift || true
 build_dir=${BUILD_DIR:-build-fuzz}
 jobs=${JOBS:-2}
 cxx=${CXX:-clang++-14}
+opt=${OPT:--O1}
 
 # -O1 with line tables only, as libFuzzer suggests: symbolized reports, a little quicker to build
 # than -O2 -g (13.0 s against 14.5 s of CPU for structured_input.cc, where toml++ is compiled).
+# CTest's short run, 2000 inputs a target, builds at -O0: 135 s of CPU against 221 s for the tree,
+# and its inputs take about 20 s more in all.
 # A unity build, each library one translation unit: the headers every file includes (nlohmann's
 # JSON, the standard library) are compiled once per library, not once per file: 220 s of CPU for
 # the whole tree against 344 s (docs/benchmarks.md, "The fuzzers' clang tree"). Its price, a
 # library recompiled whole for a change to one file, is paid only here; the main tree, which
 # compiles every one of these files on its own, keeps each file's includes honest.
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only -DNDEBUG" \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$opt -gline-tables-only -DNDEBUG" \
   -DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=0 \
   -DCMAKE_CXX_COMPILER="$cxx" -DTRANSIENT_WITH_TORCH=OFF -DTRANSIENT_BUILD_TESTS=OFF \
   -DTRANSIENT_BUILD_BENCH=OFF -DTRANSIENT_BUILD_FUZZERS=ON >/dev/null
