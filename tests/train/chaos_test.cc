@@ -14,7 +14,6 @@
 
 #include "train/cli_process.h"
 #include "train/job_records.h"
-#include "transient/train/checkpoint.h"
 #include "transient/train/trainer.h"
 
 namespace transient::train {

@@ -70,7 +70,7 @@ TEST(Checkpoint, RoundTripsEveryField) {
 TEST(Checkpoint, KeepsTheLastKAndListsThemInTheManifest) {
   const std::string dir = fresh_dir("keep");
   CheckpointDirectory directory(dir, 2);
-  for (std::int64_t step : {10, 20, 30}) directory.write(sample_state(step));
+  for (std::int64_t step : {10, 20, 30}) write_checkpoint(directory, sample_state(step));
   const auto records = directory.list();
   ASSERT_EQ(records.size(), 2u);
   EXPECT_EQ(records[0].step, 20);
@@ -86,7 +86,7 @@ TEST(Checkpoint, KeepsTheLastKAndListsThemInTheManifest) {
 TEST(Checkpoint, AFlippedByteIsDetected) {
   const std::string dir = fresh_dir("flip");
   CheckpointDirectory directory(dir, 3);
-  const auto record = directory.write(sample_state(5));
+  const auto record = write_checkpoint(directory, sample_state(5));
   const std::string path = directory.path_of(record);
   std::string bytes = read_file(path);
   bytes[bytes.size() / 2] = static_cast<char>(bytes[bytes.size() / 2] ^ 0x01);
@@ -103,7 +103,7 @@ TEST(Checkpoint, AFlippedByteIsDetected) {
 TEST(Checkpoint, ATruncatedFileIsDetected) {
   const std::string dir = fresh_dir("truncate");
   CheckpointDirectory directory(dir, 3);
-  const auto record = directory.write(sample_state(5));
+  const auto record = write_checkpoint(directory, sample_state(5));
   fs::resize_file(directory.path_of(record), static_cast<std::uintmax_t>(record.bytes / 2));
   EXPECT_THROW(directory.read_verified(directory.list().back()), InputError);
 }
@@ -111,7 +111,7 @@ TEST(Checkpoint, ATruncatedFileIsDetected) {
 TEST(Checkpoint, LeftoversOfAKilledWriterAreRemovedAndNeverListed) {
   const std::string dir = fresh_dir("leftovers");
   CheckpointDirectory directory(dir, 3);
-  directory.write(sample_state(5));
+  write_checkpoint(directory, sample_state(5));
   const auto leftover = fs::path(dir) / "step-00000010.pt.tmp.123.456";
   std::ofstream(leftover) << "half a checkpoint";
   EXPECT_EQ(directory.list().size(), 1u);
@@ -125,8 +125,9 @@ TEST(Checkpoint, BackgroundWriterWritesEverythingSubmittedBeforeItIsDestroyed) {
   CheckpointDirectory directory(dir, 10);
   std::vector<std::int64_t> written;
   {
-    CheckpointWriter writer([&](const CheckpointState& state) { return directory.write(state); },
-                            [&](const CheckpointRecord& r) { written.push_back(r.step); });
+    CheckpointWriter writer(
+        [&](const CheckpointState& state) { return write_checkpoint(directory, state); },
+        [&](const CheckpointRecord& r) { written.push_back(r.step); });
     for (std::int64_t step = 1; step <= 5; ++step) writer.submit(sample_state(step));
   }
   EXPECT_EQ(written, (std::vector<std::int64_t>{1, 2, 3, 4, 5}));

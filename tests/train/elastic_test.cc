@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "train/cli_process.h"
+#include "train/job_checkpoints.h"
 #include "train/job_records.h"
 #include "train/npy_file.h"
 #include "transient/train/checkpoint.h"

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "train/cli_process.h"
+#include "train/job_checkpoints.h"
 #include "train/job_records.h"
 #include "transient/train/checkpoint.h"
 #include "transient/train/trainer.h"
@@ -46,7 +47,8 @@ void write_altered_checkpoint(const std::string& dir,
   for (auto& [name, tensor] : state.model_state) {
     if (tensor.is_floating_point()) tensor = change(tensor);
   }
-  CheckpointDirectory(dir + "/checkpoints", 3).write(state);
+  CheckpointDirectory directory(dir + "/checkpoints", 3);
+  write_checkpoint(directory, state);
 }
 
 // A learning rate far too large: the loss becomes NaN or infinite. The job stops at that step

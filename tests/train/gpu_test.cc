@@ -7,6 +7,7 @@
 
 #include <thread>
 
+#include "train/job_checkpoints.h"
 #include "train/job_records.h"
 #include "transient/train/cuda_support.h"
 #include "transient/train/gradient_buckets.h"

@@ -1,5 +1,5 @@
-// Reading a job's records in the trainer's tests: its arguments, steps.csv, events.jsonl and
-// checkpoints.
+// Reading a job's records in the trainer's tests: its arguments, steps.csv and events.jsonl,
+// without libtorch's headers (what its checkpoints hold is job_checkpoints.h's).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -17,7 +17,6 @@
 #include <vector>
 
 #include "train/cli_process.h"
-#include "transient/train/checkpoint.h"
 #include "transient/train/trainer.h"
 
 namespace transient::train::testing {
@@ -86,59 +85,6 @@ inline std::map<std::string, std::string> snapshot_files(const std::string& dir)
   return files;
 }
 
-inline CheckpointState latest_checkpoint(const std::string& job_dir) {
-  CheckpointDirectory directory((fs::path(job_dir) / "checkpoints").string(), 1);
-  const auto records = directory.list();
-  EXPECT_FALSE(records.empty()) << job_dir;
-  if (records.empty()) return {};
-  return deserialize_checkpoint(directory.read_verified(records.back()),
-                                directory.path_of(records.back()));
-}
-
-// The model's parameters and the optimiser's state (not the batch-norm statistics, which each
-// member gathers on its own shards), name by name, slot by slot; AdamW's integer step counts only
-// if `integers`.
-inline std::vector<std::pair<std::string, torch::Tensor>> trained_tensors(
-    const CheckpointState& state, bool integers) {
-  std::vector<std::pair<std::string, torch::Tensor>> tensors;
-  for (const auto& [name, tensor] : state.model_state) {
-    if (name.find("running_") == std::string::npos &&
-        name.find("num_batches_tracked") == std::string::npos) {
-      tensors.emplace_back(name, tensor);
-    }
-  }
-  for (const auto& [slot, by_name] : state.optimizer_state) {
-    for (const auto& [name, tensor] : by_name) {
-      if (integers || tensor.is_floating_point()) tensors.emplace_back(slot + ":" + name, tensor);
-    }
-  }
-  return tensors;
-}
-
-// The largest absolute difference between two states' parameters and optimiser state.
-inline double max_difference(const CheckpointState& a, const CheckpointState& b) {
-  const auto x = trained_tensors(a, false);
-  const auto y = trained_tensors(b, false);
-  EXPECT_EQ(x.size(), y.size());
-  double worst = 0;
-  for (std::size_t i = 0; i < std::min(x.size(), y.size()); ++i) {
-    EXPECT_EQ(x[i].first, y[i].first);
-    worst = std::max(worst, (x[i].second - y[i].second).abs().max().item<double>());
-  }
-  return worst;
-}
-
-// Whether two states hold the same parameters and optimiser state, bit for bit.
-inline bool bitwise_equal(const CheckpointState& a, const CheckpointState& b) {
-  const auto x = trained_tensors(a, true);
-  const auto y = trained_tensors(b, true);
-  if (x.size() != y.size()) return false;
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    if (x[i].first != y[i].first || !torch::equal(x[i].second, y[i].second)) return false;
-  }
-  return true;
-}
-
 struct StepRow {
   std::int64_t step = 0;
   std::int64_t worker = 0;  // rank in the generation
@@ -198,17 +144,9 @@ inline std::vector<nlohmann::json> events_named(const std::vector<nlohmann::json
   return found;
 }
 
-// Every checkpoint the manifest lists passes its checksum and holds the step it is listed at.
-inline void expect_every_checkpoint_loads(const std::string& job_dir) {
-  CheckpointDirectory directory((fs::path(job_dir) / "checkpoints").string(), 1);
-  const auto records = directory.list();
-  ASSERT_FALSE(records.empty()) << job_dir;
-  for (const auto& record : records) {
-    EXPECT_EQ(
-        deserialize_checkpoint(directory.read_verified(record), directory.path_of(record)).step,
-        record.step);
-  }
-}
+// Every checkpoint the manifest lists passes its checksum and holds the step it is listed at
+// (job_checkpoints.cc, which reads them with libtorch).
+void expect_every_checkpoint_loads(const std::string& job_dir);
 
 inline int count_events(const std::vector<nlohmann::json>& events, const std::string& name) {
   return static_cast<int>(std::count_if(events.begin(), events.end(),

@@ -17,6 +17,7 @@
 
 #include "train/cli_process.h"
 #include "train/image_files.h"
+#include "train/job_checkpoints.h"
 #include "train/job_records.h"
 #include "transient/cloud/catalog.h"
 #include "transient/cloud/catalog_registry.h"

@@ -1,24 +1,13 @@
 #include "transient/train/checkpoint.h"
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
-
-#include <zlib.h>
-
 #include <chrono>
-#include <cstdio>
-#include <filesystem>
-#include <nlohmann/json.hpp>
+#include <string_view>
 
 #include <caffe2/serialize/inline_container.h>
 #include <torch/csrc/jit/serialization/export.h>
 #include <torch/csrc/jit/serialization/pickler.h>
 
-#include "transient/core/atomic_file.h"
 #include "transient/core/error.h"
-#include "transient/core/structured_input.h"
-#include "transient/records/job_files.h"
 
 namespace transient::train {
 namespace {
@@ -47,24 +36,6 @@ NamedTensors from_dict(const c10::IValue& value, const std::string& key, const s
 }
 
 }  // namespace
-
-std::string checkpoint_name(std::int64_t step) {
-  char name[64];
-  std::snprintf(name, sizeof(name), "step-%08lld.pt", static_cast<long long>(step));
-  return name;
-}
-
-std::uint32_t crc32_of(const char* bytes, std::size_t size) {
-  uLong crc = crc32(0L, Z_NULL, 0);
-  // zlib takes uInt lengths: feed large buffers in pieces.
-  while (size > 0) {
-    const auto piece = static_cast<uInt>(std::min<std::size_t>(size, 1u << 30));
-    crc = crc32(crc, reinterpret_cast<const Bytef*>(bytes), piece);
-    bytes += piece;
-    size -= piece;
-  }
-  return static_cast<std::uint32_t>(crc);
-}
 
 std::vector<char> serialize_checkpoint(const CheckpointState& state) {
   c10::impl::GenericDict dict(c10::StringType::get(), c10::AnyType::get());
@@ -182,167 +153,18 @@ CheckpointState deserialize_checkpoint(const std::vector<char>& bytes, const std
   return state;
 }
 
-CheckpointDirectory::CheckpointDirectory(std::string dir, int keep)
-    : dir_(std::move(dir)), keep_(std::max(1, keep)) {}
-
-std::string CheckpointDirectory::manifest_path() const {
-  return (std::filesystem::path(dir_) / records::kManifestFile).string();
-}
-
-std::string CheckpointDirectory::path_of(const CheckpointRecord& record) const {
-  return (std::filesystem::path(dir_) / record.file).string();
-}
-
-CheckpointRecord CheckpointDirectory::write(const CheckpointState& state) {
+CheckpointRecord write_checkpoint(CheckpointDirectory& directory, const CheckpointState& state) {
   const auto start = std::chrono::steady_clock::now();
   const auto bytes = serialize_checkpoint(state);
-  CheckpointRecord record;
-  record.file = checkpoint_name(state.step);
-  record.step = state.step;
-  record.bytes = static_cast<std::int64_t>(bytes.size());
-  record.crc32 = crc32_of(bytes.data(), bytes.size());
-  write_file_atomically(path_of(record), std::string_view(bytes.data(), bytes.size()));
-  add_to_manifest(record);
+  CheckpointRecord record =
+      directory.write(state.step, std::string_view(bytes.data(), bytes.size()));
   record.write_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return record;
 }
 
-std::string CheckpointDirectory::incoming_path(std::int64_t step, const std::string& sender) const {
-  return (std::filesystem::path(dir_) / (checkpoint_name(step) + ".tmp.incoming-" + sender))
-      .string();
-}
-
-void CheckpointDirectory::adopt(const std::string& temporary, const CheckpointRecord& record) {
-  std::error_code error;
-  std::filesystem::rename(temporary, path_of(record), error);
-  if (error) {
-    std::filesystem::remove(temporary, error);
-    throw InputError(path_of(record), 0, "cannot store the checkpoint: " + error.message());
-  }
-  sync_directory(dir_);
-  add_to_manifest(record);
-}
-
-namespace {
-
-// An exclusive lock on a checkpoint directory's manifest, held while it lives.
-class ManifestLock {
- public:
-  explicit ManifestLock(const std::string& dir)
-      : fd_(::open((std::filesystem::path(dir) / ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC,
-                   0644)) {
-    if (fd_ >= 0) ::flock(fd_, LOCK_EX);
-  }
-  ~ManifestLock() {
-    if (fd_ >= 0) ::close(fd_);  // closing releases the lock
-  }
-  ManifestLock(const ManifestLock&) = delete;
-  ManifestLock& operator=(const ManifestLock&) = delete;
-
- private:
-  int fd_;
-};
-
-}  // namespace
-
-void CheckpointDirectory::add_to_manifest(const CheckpointRecord& record) const {
-  // Two workers may write at once (a rank 0 dropped as silent that wakes mid-write, and the new
-  // one): the manifest's read-modify-write is under an exclusive lock on the directory, and the
-  // manifest is kept in step order, so the newest checkpoint is the one of the latest step.
-  ManifestLock lock(dir_);
-  auto records = list();
-  std::vector<CheckpointRecord> kept;
-  for (const auto& old : records) {
-    if (old.step != record.step) kept.push_back(old);
-  }
-  kept.push_back(record);
-  std::stable_sort(kept.begin(), kept.end(),
-                   [](const auto& a, const auto& b) { return a.step < b.step; });
-  std::vector<CheckpointRecord> dropped;
-  while (static_cast<int>(kept.size()) > keep_) {
-    dropped.push_back(kept.front());
-    kept.erase(kept.begin());
-  }
-  write_manifest(kept);
-  // Only now that the manifest no longer lists them may the old files go.
-  for (const auto& old : dropped) std::filesystem::remove(path_of(old));
-}
-
-void CheckpointDirectory::write_manifest(const std::vector<CheckpointRecord>& records) const {
-  nlohmann::json manifest;
-  manifest["format"] = kFormat;
-  manifest["checkpoints"] = nlohmann::json::array();
-  for (const auto& record : records) {
-    manifest["checkpoints"].push_back({{"file", record.file},
-                                       {"step", record.step},
-                                       {"bytes", record.bytes},
-                                       {"crc32", record.crc32}});
-  }
-  write_file_atomically(manifest_path(), manifest.dump(2) + "\n");
-}
-
-std::vector<CheckpointRecord> CheckpointDirectory::list() const {
-  const std::string path = manifest_path();
-  if (!std::filesystem::exists(path)) return {};
-  const auto manifest = parse_json(read_file(path), path);
-  std::vector<CheckpointRecord> records;
-  try {
-    for (const auto& entry : manifest.at("checkpoints")) {
-      CheckpointRecord record;
-      record.file = entry.at("file").get<std::string>();
-      record.step = entry.at("step").get<std::int64_t>();
-      record.bytes = entry.at("bytes").get<std::int64_t>();
-      record.crc32 = entry.at("crc32").get<std::uint32_t>();
-      if (record.file.find('/') != std::string::npos) {
-        throw InputError(path, 0, "lists a checkpoint outside its directory: " + record.file);
-      }
-      records.push_back(record);
-    }
-  } catch (const nlohmann::json::exception& error) {
-    throw InputError(path, 0, std::string("not a checkpoint manifest: ") + error.what());
-  }
-  return records;
-}
-
-std::vector<char> CheckpointDirectory::read_verified(const CheckpointRecord& record) const {
-  const std::string path = path_of(record);
-  const std::string bytes = read_file(path);
-  if (static_cast<std::int64_t>(bytes.size()) != record.bytes) {
-    throw InputError(path, 0,
-                     "checkpoint is " + std::to_string(bytes.size()) +
-                         " bytes, the manifest says " + std::to_string(record.bytes) +
-                         " (truncated or overwritten)");
-  }
-  if (crc32_of(bytes.data(), bytes.size()) != record.crc32) {
-    throw InputError(path, 0, "checkpoint is corrupt (CRC-32 differs from the manifest's)");
-  }
-  return std::vector<char>(bytes.begin(), bytes.end());
-}
-
-std::vector<CheckpointRecord> CheckpointDirectory::set_aside_from(std::int64_t step,
-                                                                  const std::string& prefix) {
-  ManifestLock lock(dir_);
-  std::vector<CheckpointRecord> kept;
-  std::vector<CheckpointRecord> set_aside;
-  for (const auto& record : list()) (record.step >= step ? set_aside : kept).push_back(record);
-  if (set_aside.empty()) return set_aside;
-  write_manifest(kept);
-  // Only now that the manifest no longer lists them are the files renamed.
-  for (const auto& record : set_aside) {
-    std::error_code ignored;  // a file already missing was not a checkpoint to resume from
-    std::filesystem::rename(path_of(record), std::filesystem::path(dir_) / (prefix + record.file),
-                            ignored);
-  }
-  return set_aside;
-}
-
-void CheckpointDirectory::remove_leftovers() const {
-  if (!std::filesystem::is_directory(dir_)) return;
-  for (const auto& entry : std::filesystem::directory_iterator(dir_)) {
-    if (entry.path().filename().string().find(".tmp.") != std::string::npos) {
-      std::filesystem::remove(entry.path());
-    }
-  }
+CheckpointIdentity checkpoint_identity(const std::vector<char>& bytes, const std::string& path) {
+  const CheckpointState state = deserialize_checkpoint(bytes, path);
+  return {state.model, state.global_batch, state.seed, state.step};
 }
 
 CheckpointWriter::CheckpointWriter(Write write,

@@ -1,12 +1,8 @@
 // Checkpoints: the whole training state at a step boundary, in one file that Python's torch.load
-// opens (torch::pickle_save of a dict), plus a manifest that lists the kept checkpoints with
-// their size and CRC-32.
-//
-// A checkpoint is written under a temporary name, fsync'ed, renamed into place and the directory
-// fsync'ed (core's write_file_atomically); only then is the manifest rewritten the same way, so
-// a crash at any instant leaves the previous manifest and every checkpoint it lists intact. The
-// checksum lives in the manifest, not in the .pt file, so that the file stays a plain torch.load
-// archive. Loading verifies size and checksum and falls back to the previous checkpoint.
+// opens (torch::pickle_save of a dict). The directory that keeps them, their manifest (size and
+// CRC-32 of each) and its crash-safe writes are checkpoint_directory.h's, without libtorch.
+// Loading verifies size and checksum and falls back to the previous checkpoint
+// (checkpoint_choice.h).
 //
 // Layout of the dict (keys): format ("transient-checkpoint-v2"); model, the module's state dict
 // {name: tensor} (parameters, then buffers such as batch-norm statistics, under the module's own
@@ -31,7 +27,8 @@
 #include <utility>
 #include <vector>
 
-#include "transient/train/checkpoint_record.h"
+#include "transient/train/checkpoint_choice.h"
+#include "transient/train/checkpoint_directory.h"
 
 namespace transient::train {
 
@@ -67,56 +64,13 @@ std::vector<char> serialize_checkpoint(const CheckpointState& state);
 // Parses bytes written by serialize_checkpoint; throws InputError naming `path` if they are not.
 CheckpointState deserialize_checkpoint(const std::vector<char>& bytes, const std::string& path);
 
-// The file name of the checkpoint of `step`: step-NNNNNNNN.pt.
-std::string checkpoint_name(std::int64_t step);
+// Serialises `state` and writes it to `directory` as CheckpointDirectory::write does; the
+// record's write_s counts both.
+CheckpointRecord write_checkpoint(CheckpointDirectory& directory, const CheckpointState& state);
 
-// A directory of checkpoints and its manifest. Not thread-safe: one writer (the checkpoint
-// writer thread) and readers that do not run at the same time as it (the coordinator before
-// the workers start).
-class CheckpointDirectory {
- public:
-  CheckpointDirectory(std::string dir, int keep);
-
-  const std::string& dir() const { return dir_; }
-  std::string manifest_path() const;
-  std::string path_of(const CheckpointRecord& record) const;
-
-  // Writes `state` as a new checkpoint, then the manifest listing it and the `keep` - 1 previous
-  // ones, then deletes the files no longer listed. Throws InputError if a write fails (the
-  // previous manifest stays valid).
-  CheckpointRecord write(const CheckpointState& state);
-
-  // A temporary name in this directory for the checkpoint of `step` that `sender` is sending
-  // (remove_leftovers() removes it if it is never adopted).
-  std::string incoming_path(std::int64_t step, const std::string& sender) const;
-  // Takes the fsync'ed file `temporary` (from incoming_path) as the checkpoint of `record`:
-  // renames it into place and lists it in the manifest as write() does. Throws InputError if a
-  // step fails (the previous manifest stays valid).
-  void adopt(const std::string& temporary, const CheckpointRecord& record);
-
-  // The manifest's entries, oldest first; empty if there is no manifest. Throws InputError naming
-  // the manifest if it exists but cannot be parsed.
-  std::vector<CheckpointRecord> list() const;
-
-  // Reads the file of `record` and checks its size and checksum; throws InputError naming the
-  // file and what is wrong.
-  std::vector<char> read_verified(const CheckpointRecord& record) const;
-
-  // Takes the checkpoints of steps >= `step` out of the manifest and renames their files to
-  // `prefix` + name (kept for a look, never resumed from); returns them. Throws InputError if the
-  // manifest cannot be read or written (then nothing changed).
-  std::vector<CheckpointRecord> set_aside_from(std::int64_t step, const std::string& prefix);
-
-  // Removes temporary files left by a writer that was killed mid-write.
-  void remove_leftovers() const;
-
- private:
-  void write_manifest(const std::vector<CheckpointRecord>& records) const;
-  void add_to_manifest(const CheckpointRecord& record) const;
-
-  std::string dir_;
-  int keep_;
-};
+// The job and step a checkpoint's bytes belong to (choose_checkpoint's question); throws
+// InputError naming `path` if they are not a checkpoint.
+CheckpointIdentity checkpoint_identity(const std::vector<char>& bytes, const std::string& path);
 
 // Writes checkpoints on a background thread so that training goes on while a checkpoint is
 // serialised and stored. Owns the thread and joins it in its destructor (after writing what was

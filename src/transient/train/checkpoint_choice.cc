@@ -12,14 +12,15 @@ namespace transient::train {
 // The newest checkpoint that passes its checksum and parses; the rejected ones are logged.
 // Throws InputError naming the newest one if checkpoints exist and none is valid.
 std::optional<ChosenCheckpoint> choose_checkpoint(const CheckpointDirectory& directory,
-                                                  const TrainOptions& o, EventLog& events) {
+                                                  const TrainOptions& o, EventLog& events,
+                                                  const IdentifyCheckpoint& identify) {
   auto records = directory.list();
   std::optional<std::string> first_failure;
   std::vector<std::string> warnings;
   for (auto it = records.rbegin(); it != records.rend(); ++it) {
     const std::string path = directory.path_of(*it);
     try {
-      const auto state = deserialize_checkpoint(directory.read_verified(*it), path);
+      const CheckpointIdentity state = identify(directory.read_verified(*it), path);
       if (state.model != o.model || state.global_batch != o.global_batch || state.seed != o.seed ||
           state.step != it->step) {
         throw InputError(path, 0, "checkpoint of another job or step");

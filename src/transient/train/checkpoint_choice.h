@@ -1,17 +1,34 @@
 // Which checkpoint a job continues from: the newest one in the manifest that passes its checksum
 // and belongs to the job. Used by the coordinator when a job is resumed (--resume) and when a
-// generation starts with no member holding the state (every worker was lost).
+// generation starts with no member holding the state (every worker was lost). Torch-free: what
+// a checkpoint's bytes say it is comes from a function passed in (checkpoint.h's
+// checkpoint_identity, which libtorch reads).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <string>
+#include <vector>
 
-#include "transient/train/checkpoint.h"
+#include "transient/train/checkpoint_directory.h"
 #include "transient/train/trainer.h"
 
 namespace transient::train {
 
 class EventLog;
+
+// The job a checkpoint belongs to and the steps it holds, as its bytes say.
+struct CheckpointIdentity {
+  std::string model;
+  std::int64_t global_batch = 0;
+  std::uint64_t seed = 0;
+  std::int64_t step = 0;
+};
+// Reads a checkpoint's identity from its bytes; throws InputError naming `path` if they are not a
+// checkpoint.
+using IdentifyCheckpoint =
+    std::function<CheckpointIdentity(const std::vector<char>& bytes, const std::string& path)>;
 
 struct ChosenCheckpoint {
   CheckpointRecord record;
@@ -22,6 +39,7 @@ struct ChosenCheckpoint {
 // InputError naming the newest one if checkpoints exist and none is valid; nullopt if there are
 // none.
 std::optional<ChosenCheckpoint> choose_checkpoint(const CheckpointDirectory& directory,
-                                                  const TrainOptions& options, EventLog& events);
+                                                  const TrainOptions& options, EventLog& events,
+                                                  const IdentifyCheckpoint& identify);
 
 }  // namespace transient::train

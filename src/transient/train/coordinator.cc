@@ -17,8 +17,8 @@
 #include "transient/records/job_files.h"
 #include "transient/report/live_dashboard.h"
 #include "transient/train/channel.h"
-#include "transient/train/checkpoint.h"
 #include "transient/train/checkpoint_choice.h"
+#include "transient/train/checkpoint_directory.h"
 #include "transient/train/event_log.h"
 #include "transient/train/messages.h"
 #include "transient/train/progress_line.h"
@@ -911,7 +911,8 @@ elastic::StartPoint Coordinator::start_point() {
   CheckpointDirectory directory(records::JobFiles(job_.options.job_dir).checkpoints(),
                                 job_.options.keep);
   elastic::StartPoint start;
-  if (auto chosen = choose_checkpoint(directory, job_.options, events_)) {
+  if (auto chosen =
+          choose_checkpoint(directory, job_.options, events_, options_.identify_checkpoint)) {
     start = {chosen->step, chosen->record.file, chosen->record.bytes, chosen->record.crc32};
   }
   merge_step_records(job_.options.job_dir, start.step);

@@ -30,13 +30,13 @@
 
 #include "transient/elastic/membership.h"
 #include "transient/launch/local_fleet.h"
+#include "transient/train/checkpoint_choice.h"
 #include "transient/train/messages.h"
 #include "transient/train/protocol.h"
 #include "transient/train/rendezvous_store.h"
 
 namespace transient::train {
 
-class CheckpointDirectory;
 class EventLog;
 class Listener;
 class LineChannel;
@@ -55,6 +55,10 @@ struct CoordinatorOptions {
   bool taking_back = false;        // take_back() follows: the journal is not rewritten before
   // The live dashboard's HOST:PORT (port 0 = any free port); "off" serves none.
   std::string dashboard = "127.0.0.1:0";
+  // What a checkpoint's bytes say it is (checkpoint.h's checkpoint_identity, which libtorch
+  // reads): a generation that no member's state can start from takes the newest checkpoint of
+  // this job (checkpoint_choice.h). REQUIRED.
+  IdentifyCheckpoint identify_checkpoint;
 };
 
 // What the job came to.

@@ -429,7 +429,7 @@ GenerationConfig open_records(const TrainOptions& o, EventLog& events) {
                              "the checkpoints moved away to start the job afresh");
       }
     }
-    if (auto chosen = choose_checkpoint(checkpoints, o, events)) {
+    if (auto chosen = choose_checkpoint(checkpoints, o, events, checkpoint_identity)) {
       start.start_step = chosen->step;
       start.checkpoint = chosen->record.file;
       start.checkpoint_bytes = chosen->record.bytes;
@@ -640,6 +640,7 @@ int run_training(const TrainOptions& given, launch::ForkServer* fork_server) {
   coordinator_options.port = static_cast<std::uint16_t>(o.port);
   coordinator_options.dashboard = o.dashboard;
   coordinator_options.initial_workers = o.workers;
+  coordinator_options.identify_checkpoint = checkpoint_identity;
   Coordinator coordinator(job.job, job.token, coordinator_options, events, job.start);
   launch::LocalFleet fleet(fleet_options(job, fork_server), coordinator,
                            [&events](const nlohmann::json& event) { events.append(event); });
@@ -739,6 +740,7 @@ int run_coordinator(const TrainOptions& given, int min_workers) {
   coordinator_options.port = static_cast<std::uint16_t>(given.port);
   coordinator_options.dashboard = given.dashboard;
   coordinator_options.initial_workers = min_workers;
+  coordinator_options.identify_checkpoint = checkpoint_identity;
   coordinator_options.taking_back = take_back;
   if (take_back) {
     const auto front_door = journal.at("front_door").get<std::string>();
