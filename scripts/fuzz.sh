@@ -25,7 +25,7 @@ opt=${OPT:--O1}
 # CTest's short run, 2000 inputs a target, builds at -O0: 135 s of CPU against 221 s for the tree,
 # and its inputs take about 20 s more in all.
 # A unity build, each library one translation unit: the headers every file includes (nlohmann's
-# JSON, the standard library) are compiled once per library, not once per file: 220 s of CPU for
+# JSON, the standard library) are compiled once per library, not once per file: 221 s of CPU for
 # the whole tree against 344 s (docs/benchmarks.md, "The fuzzers' clang tree"). Its price, a
 # library recompiled whole for a change to one file, is paid only here; the main tree, which
 # compiles every one of these files on its own, keeps each file's includes honest.
