@@ -13,8 +13,6 @@
 #include "transient/core/text.h"
 
 namespace transient::market {
-namespace {}  // namespace
-
 StartupModel::StartupModel(std::vector<double> samples_s, std::string description)
     : samples_s_(std::move(samples_s)), description_(std::move(description)) {
   TRANSIENT_CHECK(!samples_s_.empty());

@@ -14,8 +14,6 @@
 #include "transient/perf/internal/cluster_composition.h"
 
 namespace transient::perf {
-namespace {}  // namespace
-
 AnalyticParams AnalyticParams::builtin() {
   // `transient fit --data ../shared/data/cmdare -o model.json` (CM-DARE, ICDCS 2020: 20 CNNs on
   // K80 and P100, one worker; 4 CNNs with 1-8 workers and one parameter server), rounded to 10

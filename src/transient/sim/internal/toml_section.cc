@@ -1,5 +1,4 @@
 #include "transient/sim/internal/toml_section.h"
-#include "transient/core/text.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,10 +7,9 @@
 #include "transient/core/duration.h"
 #include "transient/core/error.h"
 #include "transient/core/structured_input.h"
+#include "transient/core/text.h"
 
 namespace transient::sim::internal {
-namespace {}  // namespace
-
 TomlSection::TomlSection(const toml::table* table, std::string file, std::string name,
                          std::vector<std::string> accepted)
     : table_(table), file_(std::move(file)), name_(std::move(name)) {
