@@ -16,6 +16,14 @@ TEST(Text, CaseFoldsAsciiLettersOnly) {
   EXPECT_EQ(lowercase(""), "");
 }
 
+TEST(Text, ComparesIgnoringTheCaseOfAsciiLettersOnly) {
+  EXPECT_TRUE(same_ignoring_case("V100", "v100"));
+  EXPECT_TRUE(same_ignoring_case("", ""));
+  EXPECT_FALSE(same_ignoring_case("v100", "v1000"));
+  EXPECT_FALSE(same_ignoring_case("k80", "k8o"));
+  EXPECT_FALSE(same_ignoring_case("\xc3\x89", "\xc3\xa9"));  // not UTF-8's É and é
+}
+
 TEST(Text, TrimsWhiteSpaceAtBothEndsOnly) {
   EXPECT_EQ(trim("  4 x K80\t\n"), "4 x K80");
   EXPECT_EQ(trim(" \t "), "");

@@ -22,6 +22,7 @@
 #include "transient/core/bounds.h"
 #include "transient/core/duration.h"
 #include "transient/core/error.h"
+#include "transient/core/text.h"
 #include "transient/market/data_dir.h"
 #include "transient/market/registry.h"
 #include "transient/market/startup_model.h"
@@ -218,8 +219,7 @@ void print_row(const plan::Evaluation& e) {
 // The GCE 2019 lifetime distribution that revokes a spot server of `type`: its GPU's, or all GPUs
 // pooled for GPUs it has no data for.
 std::string lifetime_gpu(const cloud::InstanceType& type) {
-  std::string gpu = type.gpu;
-  std::transform(gpu.begin(), gpu.end(), gpu.begin(), ::toupper);
+  const std::string gpu = uppercase(type.gpu);
   return gpu == "K80" || gpu == "P100" || gpu == "V100" ? gpu : "any";
 }
 

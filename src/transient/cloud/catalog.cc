@@ -24,7 +24,7 @@ constexpr Bound kVcpus{0, 1e4, "vCPUs", true};  // of one server
 std::optional<int> column(const CsvTable& table, std::initializer_list<const char*> names) {
   for (const char* name : names) {
     for (std::size_t i = 0; i < table.header().size(); ++i) {
-      if (lowercase(table.header()[i]) == lowercase(name)) return static_cast<int>(i);
+      if (same_ignoring_case(table.header()[i], name)) return static_cast<int>(i);
     }
   }
   return std::nullopt;

@@ -12,6 +12,9 @@ namespace transient {
 std::string lowercase(std::string text);
 std::string uppercase(std::string text);
 
+// Whether `a` and `b` are the same but for the case of ASCII letters.
+bool same_ignoring_case(std::string_view a, std::string_view b);
+
 // `text` without leading and trailing white space (std::isspace).
 std::string trim(std::string_view text);
 

@@ -66,9 +66,9 @@ std::unique_ptr<LifetimeModel> LifetimeModel::fit_gce_2019(const std::string& pa
     const std::string& row_zone = table.text(row, zone_column);
     const double hours = table.number(row, hours_column, kLifetimeHours);
     gpus.insert(row_gpu);
-    if (!gpu.empty() && lowercase(row_gpu) != lowercase(gpu)) continue;
+    if (!gpu.empty() && !same_ignoring_case(row_gpu, gpu)) continue;
     zones_for_gpu.insert(row_zone);
-    if (!zone.empty() && lowercase(row_zone) != lowercase(zone)) continue;
+    if (!zone.empty() && !same_ignoring_case(row_zone, zone)) continue;
     lifetimes_s.push_back(hours * 3600.0);
   }
   if (!gpu.empty() && zones_for_gpu.empty()) {

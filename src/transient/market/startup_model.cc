@@ -46,7 +46,7 @@ StartupModel StartupModel::load_cmdare(const std::string& data_dir, cloud::Marke
       const std::string file_gpu = name.find("p100") != std::string::npos ? "P100" : "K80";
       gpus.insert(file_gpu);
       regions.insert(side);
-      if (!gpu.empty() && lowercase(gpu) != lowercase(file_gpu)) continue;
+      if (!gpu.empty() && !same_ignoring_case(gpu, file_gpu)) continue;
       if (!region.empty() && lowercase(region) != side) continue;
       const CsvTable table = CsvTable::read_file(file.string());
       const int provisioning = table.require_column({"Provisioning"});

@@ -33,8 +33,7 @@ AnalyticParams AnalyticParams::builtin() {
 }
 
 double AnalyticParams::efficiency_for(const std::string& family, const std::string& gpu) const {
-  std::string upper_gpu = gpu;
-  for (char& c : upper_gpu) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  const std::string upper_gpu = uppercase(gpu);
   auto found = efficiency.find(family + "@" + upper_gpu);
   if (found == efficiency.end()) found = efficiency.find(family);
   if (found == efficiency.end()) found = efficiency.find("generic");
@@ -43,16 +42,14 @@ double AnalyticParams::efficiency_for(const std::string& family, const std::stri
 }
 
 double AnalyticParams::per_tensor_s_for(const std::string& gpu) const {
-  std::string upper_gpu = gpu;
-  for (char& c : upper_gpu) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  const std::string upper_gpu = uppercase(gpu);
   auto found = per_tensor_s.find(upper_gpu);
   if (found == per_tensor_s.end()) found = per_tensor_s.find("generic");
   return found == per_tensor_s.end() ? 0.0 : found->second;
 }
 
 std::string AnalyticParams::calibrated_gpu(const std::string& gpu, double gpu_tflops) const {
-  std::string upper_gpu = gpu;
-  for (char& c : upper_gpu) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  const std::string upper_gpu = uppercase(gpu);
   if (fitted_gpu_tflops.count(upper_gpu)) return upper_gpu;
   std::string nearest;
   double best = std::numeric_limits<double>::infinity();
@@ -173,7 +170,7 @@ std::string AnalyticThroughputModel::describe() const {
 
 double AnalyticThroughputModel::compute_s(const cloud::InstanceType& type) const {
   if (workload_.measured && !type.gpu.empty() &&
-      lowercase(workload_.measured->device) == lowercase(type.gpu)) {
+      same_ignoring_case(workload_.measured->device, type.gpu)) {
     return workload_.measured->step_time_s;
   }
   if (!(type.gpu_tflops > 0) || type.gpus < 1) {

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "transient/core/error.h"
+#include "transient/core/text.h"
 
 namespace transient::perf {
 namespace {
@@ -61,8 +62,7 @@ BatchScaling BatchScaling::builtin() {
 }
 
 double BatchScaling::fixed_s(int tensors, const cloud::InstanceType& type) const {
-  std::string gpu = type.gpu;
-  for (char& c : gpu) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  const std::string gpu = uppercase(type.gpu);
   auto found = fixed_per_tensor_s.find(gpu);
   if (found == fixed_per_tensor_s.end()) {
     // The fitted GPU nearest in TFLOPS (by ratio), as the analytic model's constants are chosen.

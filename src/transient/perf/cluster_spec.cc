@@ -30,18 +30,17 @@ std::string catalog_listing(const cloud::Catalog& catalog) {
 
 const cloud::InstanceType& resolve_type(const std::string& spec, const std::string& name,
                                         const cloud::Catalog& catalog, bool& parameter_server) {
-  const std::string key = lowercase(name);
   parameter_server = false;
   for (const auto& type : catalog.types()) {
-    if (lowercase(type.name) == key) return type;
+    if (same_ignoring_case(type.name, name)) return type;
   }
   const cloud::InstanceType* by_gpu = nullptr;
   for (const auto& type : catalog.types()) {
-    if (type.gpu.empty() || lowercase(type.gpu) != key) continue;
+    if (type.gpu.empty() || !same_ignoring_case(type.gpu, name)) continue;
     if (by_gpu == nullptr || (by_gpu->gpus != 1 && type.gpus == 1)) by_gpu = &type;
   }
   if (by_gpu != nullptr) return *by_gpu;
-  if (key == "ps") {
+  if (same_ignoring_case(name, "ps")) {
     const cloud::InstanceType* cheapest = nullptr;
     for (const auto& type : catalog.types()) {
       if (type.gpus != 0) continue;

@@ -1,6 +1,6 @@
 #include "transient/perf/gpu_memory.h"
 
-#include <cctype>
+#include "transient/core/text.h"
 
 namespace transient::perf {
 namespace {
@@ -22,8 +22,7 @@ constexpr GpuMemory kGpus[] = {
 }  // namespace
 
 std::optional<double> gpu_memory_gb_per_s(const std::string& gpu) {
-  std::string upper;
-  for (char c : gpu) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  const std::string upper = uppercase(gpu);
   for (const auto& entry : kGpus) {
     if (upper == entry.gpu) return entry.memory_gb_per_s;
   }

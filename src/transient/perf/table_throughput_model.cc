@@ -1,7 +1,6 @@
 #include "transient/perf/table_throughput_model.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <limits>
 
@@ -9,23 +8,9 @@
 #include "transient/core/error.h"
 #include "transient/core/text.h"
 #include "transient/perf/internal/cmdare_speeds.h"
+#include "transient/perf/workload.h"
 
 namespace transient::perf {
-namespace {
-
-// "ResNet-32", "resnet32", "shake-shake-small", "ShakeShake-Small" -> "resnet32",
-// "shakeshakesmall".
-std::string workload_key(const std::string& name) {
-  std::string out;
-  for (char c : name) {
-    if (std::isalnum(static_cast<unsigned char>(c))) {
-      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    }
-  }
-  return out;
-}
-
-}  // namespace
 
 TableThroughputModel::TableThroughputModel(std::vector<TablePoint> points, std::string source)
     : source_(std::move(source)) {

@@ -57,16 +57,6 @@ constexpr CmdareFeatures kCmdare[] = {
 constexpr double kMib = 1024.0 * 1024.0;
 constexpr int kCmdareBatch = 128;
 
-std::string key_of(const std::string& name) {
-  std::string out;
-  for (char c : name) {
-    if (std::isalnum(static_cast<unsigned char>(c))) {
-      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    }
-  }
-  return out;
-}
-
 Workload make_builtin(const CmdareFeatures& f) {
   Workload w;
   w.name = f.name;
@@ -94,8 +84,8 @@ const Builtins& builtins() {
   static const Builtins all = [] {
     Builtins out;
     for (const auto& f : kCmdare) {
-      out.keys.emplace_back(key_of(f.name), out.workloads.size());
-      out.keys.emplace_back(key_of(f.cmdare_name), out.workloads.size());
+      out.keys.emplace_back(workload_key(f.name), out.workloads.size());
+      out.keys.emplace_back(workload_key(f.cmdare_name), out.workloads.size());
       out.workloads.push_back(make_builtin(f));
     }
     // The names of CM-DARE's figures and folders.
@@ -121,7 +111,7 @@ const Builtins& builtins() {
     };
     for (const auto& [alias, name] : aliases) {
       for (std::size_t i = 0; i < out.workloads.size(); ++i) {
-        if (out.workloads[i].name == name) out.keys.emplace_back(key_of(alias), i);
+        if (out.workloads[i].name == name) out.keys.emplace_back(workload_key(alias), i);
       }
     }
     return out;
@@ -191,6 +181,16 @@ class ProfileReader {
 
 }  // namespace
 
+std::string workload_key(const std::string& name) {
+  std::string out;
+  for (char c : name) {
+    if (std::isalnum(static_cast<unsigned char>(c))) {
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+  }
+  return out;
+}
+
 double Workload::flops_per_step() const { return flops_per_sample() * batch_per_worker; }
 
 const std::vector<std::string>& workload_families() {
@@ -201,7 +201,7 @@ const std::vector<std::string>& workload_families() {
 const std::vector<Workload>& builtin_workloads() { return builtins().workloads; }
 
 const Workload* find_workload_or_null(const std::string& name) {
-  const std::string key = key_of(name);
+  const std::string key = workload_key(name);
   for (const auto& [alias, index] : builtins().keys) {
     if (alias == key) return &builtins().workloads[index];
   }

@@ -79,6 +79,10 @@ const std::vector<std::string>& workload_families();
 // The built-in workloads (CM-DARE's 20 CNNs), in a stable order.
 const std::vector<Workload>& builtin_workloads();
 
+// The key a workload's name is matched by: its letters and digits in lower case ("ResNet-32",
+// "resnet32" -> "resnet32"; "ShakeShake-Small" -> "shakeshakesmall").
+std::string workload_key(const std::string& name);
+
 // The built-in workload called `name` (case, spaces, dashes and underscores ignored; CM-DARE's
 // own names such as "Res32", "shakebig" or "shake small 32d" are accepted too). Throws
 // InputError listing the built-in names otherwise.

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "transient/core/error.h"
+#include "transient/core/text.h"
 
 namespace transient::report {
 namespace {
@@ -71,9 +72,7 @@ std::string svg_to_png(const std::string& svg, const std::string& name, double s
 
 bool wants_png(const std::string& path) {
   if (path.size() < 4) return false;
-  std::string suffix = path.substr(path.size() - 4);
-  for (char& c : suffix) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return suffix == ".png";
+  return same_ignoring_case(std::string_view(path).substr(path.size() - 4), ".png");
 }
 
 }  // namespace transient::report

@@ -27,7 +27,6 @@
 #include <utility>
 #include <vector>
 
-#include "transient/train/checkpoint_choice.h"
 #include "transient/train/checkpoint_directory.h"
 
 namespace transient::train {

@@ -18,13 +18,6 @@ namespace transient::train {
 
 class EventLog;
 
-// The job a checkpoint belongs to and the steps it holds, as its bytes say.
-struct CheckpointIdentity {
-  std::string model;
-  std::int64_t global_batch = 0;
-  std::uint64_t seed = 0;
-  std::int64_t step = 0;
-};
 // Reads a checkpoint's identity from its bytes; throws InputError naming `path` if they are not a
 // checkpoint.
 using IdentifyCheckpoint =

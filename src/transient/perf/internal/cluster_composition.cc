@@ -8,6 +8,7 @@
 
 #include "transient/core/bounds.h"
 #include "transient/core/error.h"
+#include "transient/core/text.h"
 #include "transient/perf/batch_scaling.h"
 
 namespace transient::perf::internal {
@@ -29,8 +30,7 @@ int gpus_per_server(const cloud::InstanceType& type) { return std::max(1, type.g
 // GPU models whose multi-GPU cloud servers join their GPUs by NVLink (SXM parts), with their
 // variants ("V100-32GB", "A100-80GB").
 bool has_nvlink(const std::string& gpu) {
-  std::string upper = gpu;
-  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  const std::string upper = uppercase(gpu);
   for (const char* model : {"V100", "A100", "H100", "H200"}) {
     if (upper.rfind(model, 0) == 0) return true;
   }
