@@ -12,7 +12,8 @@ Each step does the work transient's does with the same files (src/transient/trai
 the rank's share of the global batch is gathered from the memory-mapped images.npy (uint8) into
 pinned host memory, copied to the GPU without blocking, scaled to [0, 1] and centred on 0.5
 (deviation 0.5) there; forward and the summed cross-entropy divided by the global batch run under
-bf16 autocast with --precision bf16; backward all-reduces through DDP's buckets (NCCL); SGD with
+bf16 autocast with --precision bf16 (fp16 autocast and torch.amp.GradScaler with --precision
+fp16, as transient's fp16 scales its loss); backward all-reduces through DDP's buckets (NCCL); SGD with
 momentum 0.9 (torch.optim.SGD, its default foreach implementation on CUDA). The samples are a
 seeded permutation's, cut as transient cuts them (the order differs: torch.randperm).
 
@@ -40,9 +41,12 @@ def main():
     parser.add_argument("--warmup", type=int, default=10)
     parser.add_argument("--global-batch", type=int, default=128)
     parser.add_argument("--lr", type=float, default=0.01)
-    parser.add_argument("--precision", choices=["fp32", "bf16"], default="fp32")
+    parser.add_argument("--precision", choices=["fp32", "bf16", "fp16"], default="fp32")
     parser.add_argument("--threads", type=int, default=4)
     parser.add_argument("--out", default="")
+    parser.add_argument("--trace", default="",
+                        help="after the timed steps, trace two more under torch.profiler (CPU "
+                             "operators, CUDA kernels) and write their Chrome trace here")
     args = parser.parse_args()
 
     torch.set_num_threads(args.threads)
@@ -61,6 +65,8 @@ def main():
     model.train()
     ddp = torch.nn.parallel.DistributedDataParallel(model, device_ids=[local])
     optimizer = torch.optim.SGD(ddp.parameters(), lr=args.lr, momentum=0.9)
+    half = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(args.precision)
+    scaler = torch.amp.GradScaler("cuda", enabled=args.precision == "fp16")
     order = torch.randperm(train, generator=torch.Generator().manual_seed(1))
     share = args.global_batch // world + (1 if rank < args.global_batch % world else 0)
     before = sum(args.global_batch // world + (1 if r < args.global_batch % world else 0)
@@ -73,12 +79,13 @@ def main():
         host = torch.from_numpy(images[index]).pin_memory()
         x = host.to(device, non_blocking=True).float().div_(255).sub_(0.5).div_(0.5)
         y = labels[index].pin_memory().to(device, non_blocking=True)
-        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=args.precision == "bf16"):
+        with torch.autocast("cuda", dtype=half or torch.bfloat16, enabled=half is not None):
             loss = F.cross_entropy(ddp(x), y, reduction="sum") / args.global_batch
         loss_value = loss.item()  # transient reads its loss every step too
         optimizer.zero_grad(set_to_none=False)
-        loss.backward()
-        optimizer.step()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
         return loss_value
 
     for s in range(args.warmup):
@@ -89,6 +96,14 @@ def main():
         last = step(s)
     torch.cuda.synchronize()
     wall = time.perf_counter() - start
+    if args.trace and rank == 0:
+        activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+        with torch.profiler.profile(activities=activities, record_shapes=True) as profiler:
+            for s in range(args.steps, args.steps + 2):
+                with torch.profiler.record_function("peer::step"):
+                    step(s)
+            torch.cuda.synchronize()
+        profiler.export_chrome_trace(args.trace)
     timed = args.steps - args.warmup
     result = {
         "samples_per_s": timed * args.global_batch / wall,

@@ -14,17 +14,9 @@
 #
 #   bench/gpu_vs_ddp.bench.sh [BUILD_DIR]
 # Environment: PYTHON (.venv/bin/python3), GPUS (1), WORK (a temporary folder), CASES (all: e.g.
-# "resnet18:32:256 resnet50:224:128"), PRECISIONS ("fp32 bf16"), STEPS (40), WARMUP (10),
+# "resnet18:32:256 resnet50:224:128"), PRECISIONS ("fp32 bf16"; fp16 too), STEPS (40), WARMUP (10),
 # THREADS (4), ONLY (all; or "throughput", "recovery", "checkpoint").
-set -uo pipefail
-build=${1:-build}
-cd "$(dirname "$0")/.."
-if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
-  echo "skipped: needs an NVIDIA GPU (no working nvidia-smi here)"
-  exit 0
-fi
-here=$PWD
-python=${PYTHON:-$here/.venv/bin/python3}
+source "$(dirname "$0")/gpu_common.sh" "${1:-build}"
 gpus=${GPUS:-1}
 steps=${STEPS:-40}
 warmup=${WARMUP:-10}

@@ -335,6 +335,54 @@ TEST(Trainer, TransientForkServerOffStartsTheWorkersByExec) {
   EXPECT_EQ(job.wait().exit_code, kExitPaused);
 }
 
+// TRANSIENT_TRACE_STEPS=2-3: every worker writes the Chrome trace of its steps 2 and 3, each a
+// "transient::step" range holding the step's four phases, to TRANSIENT_TRACE_DIR; a malformed
+// value is one error line, before anything is written.
+TEST(Trainer, TracedStepsAreWrittenByEveryWorker) {
+  const std::string dir = fresh_dir("trace-steps");
+  fs::create_directories(dir + "/traces");
+  ::setenv("TRANSIENT_TRACE_STEPS", "2-3", 1);
+  ::setenv("TRANSIENT_TRACE_DIR", (dir + "/traces").c_str(), 1);
+  const auto traced = run_cli({"train", "--model", "mlp", "--workers", "2", "--steps", "4",
+                               "--threads", "1", "--job-dir", dir + "/job"},
+                              dir + "/job");
+  ::setenv("TRANSIENT_TRACE_STEPS", "3-2", 1);
+  const auto refused =
+      run_cli({"train", "--model", "mlp", "--job-dir", dir + "/bad"}, dir + "/bad");
+  ::unsetenv("TRANSIENT_TRACE_STEPS");
+  ::unsetenv("TRANSIENT_TRACE_DIR");
+  ASSERT_EQ(traced.exit_code, 0) << traced.err;
+  EXPECT_EQ(refused.exit_code, kExitBadInput);
+  EXPECT_EQ(refused.err,
+            "error: TRANSIENT_TRACE_STEPS=3-2: accepted: FIRST-LAST, step numbers with 1 <= FIRST "
+            "<= LAST (or one step N)\n");
+  EXPECT_FALSE(fs::exists(dir + "/bad"));
+  for (const std::string worker : {"w0", "w1"}) {
+    std::ifstream in(dir + "/traces/trace-" + worker + ".json");
+    ASSERT_TRUE(in) << worker;
+    const auto trace = nlohmann::json::parse(in);
+    std::map<std::string, std::vector<double>> ranges;  // name -> start times (us)
+    for (const auto& event : trace.at("traceEvents")) {
+      const auto name = event.value("name", "");
+      if (name.rfind("transient::", 0) == 0) ranges[name].push_back(event.at("ts").get<double>());
+    }
+    for (const char* name : {"transient::step", "transient::data", "transient::forward_backward",
+                             "transient::allreduce", "transient::optimizer"}) {
+      EXPECT_EQ(ranges[name].size(), 2u) << worker << " " << name;
+    }
+    ASSERT_EQ(ranges["transient::step"].size(), 2u);
+    std::sort(ranges["transient::step"].begin(), ranges["transient::step"].end());
+    // Each step's phases start inside it, data first.
+    for (const char* name : {"transient::data", "transient::forward_backward",
+                             "transient::allreduce", "transient::optimizer"}) {
+      for (const double start : ranges[name]) EXPECT_GE(start, ranges["transient::step"][0]);
+    }
+    EXPECT_LT(*std::min_element(ranges["transient::data"].begin(), ranges["transient::data"].end()),
+              *std::min_element(ranges["transient::optimizer"].begin(),
+                                ranges["transient::optimizer"].end()));
+  }
+}
+
 // libtorch's CUDA half (libtorch_cuda and CUDA's libraries, ~350 MB a process) is mapped by the
 // launcher and its workers only on a machine with an NVIDIA driver; libtorch_cpu always.
 TEST(Trainer, CudasLibrariesAreLoadedOnlyWhereTheyCanRun) {

@@ -42,6 +42,7 @@
 #include "transient/train/protocol.h"
 #include "transient/train/sharding.h"
 #include "transient/train/step_records.h"
+#include "transient/train/step_trace.h"
 #include "transient/train/token_proof.h"
 #include "transient/train/trainer.h"
 
@@ -625,6 +626,7 @@ int run_training(const TrainOptions& given, launch::ForkServer* fork_server) {
   if (given.replace_after_s >= 0 && !(given.replace_after_s < 86400)) {
     throw InputError("--replace: accepted: a delay of 0s .. 1d");
   }
+  trace_steps_from_environment();  // the workers read it: a malformed one is refused here first
   if (given.device == Device::kCuda) {
     // The workers run here: one that cannot train on a GPU would only say so once started.
     require_usable_gpus();

@@ -23,6 +23,7 @@
 #include "transient/core/error.h"
 #include "transient/train/cuda_support.h"
 #include "transient/train/models.h"
+#include "transient/train/step_trace.h"
 
 namespace transient::train {
 namespace {
@@ -384,23 +385,7 @@ void time_steps(const std::function<torch::Tensor(const torch::Tensor&)>& forwar
   torch::autograd::profiler::enableProfiler(config, activities);
   for (int i = 0; i < options.iterations; ++i) step();
   const auto result = torch::autograd::profiler::disableProfiler();
-  // Kineto writes the file itself: into a scratch file, then over the path as every output is.
-  const std::string scratch = (std::filesystem::temp_directory_path() /
-                               ("transient-trace-" + std::to_string(::getpid()) + ".json"))
-                                  .string();
-  try {
-    result->save(scratch);
-    write_file_atomically(options.trace_path, read_file(scratch));
-  } catch (const InputError&) {
-    std::filesystem::remove(scratch);
-    throw;
-  } catch (const std::exception& error) {
-    std::filesystem::remove(scratch);
-    const std::string what = error.what();
-    throw InputError(options.trace_path, 0,
-                     "--trace: cannot write the trace (" + what.substr(0, what.find('\n')) + ")");
-  }
-  std::filesystem::remove(scratch);
+  save_profiler_trace(*result, options.trace_path, "--trace");
 }
 
 std::string format_flops(double flops) {

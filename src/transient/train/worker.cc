@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <ATen/autocast_mode.h>
+#include <ATen/record_function.h>
 #include <torch/cuda.h>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
@@ -20,6 +21,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -46,6 +48,7 @@
 #include "transient/train/protocol.h"
 #include "transient/train/rendezvous_store.h"
 #include "transient/train/sharding.h"
+#include "transient/train/step_trace.h"
 #include "transient/train/token_proof.h"
 #include "transient/train/trainer.h"
 #include "transient/train/worker_connection.h"
@@ -112,6 +115,13 @@ enum class Ending { kFinished, kStopped, kBoundary, kDiverged };
 // fp32, as torch.autocast does; the parameters stay fp32 and backward gives fp32 gradients. fp32
 // leaves everything as it is. Autocast's state is the thread's, and its cache of cast weights is
 // cleared when the scope ends (the weights change at every step).
+// Ends the profiler's range `phase` (if open) and opens one named `name`: the step's ranges in
+// a trace (step_trace.h). Costs next to nothing when no profiler runs.
+void next_phase(std::optional<at::RecordFunction>& phase, const char* name) {
+  phase.emplace(at::RecordScope::USER_SCOPE);
+  if (phase->isActive()) phase->before(name);
+}
+
 class AutocastScope {
  public:
   AutocastScope(Precision precision, torch::Device device)
@@ -259,6 +269,14 @@ class Worker {
     optimizer_ = std::make_unique<Optimizer>(optimizer_settings(options_), parameters_);
     buckets_ =
         std::make_unique<GradientBuckets>(parameters_, options_.bucket_bytes, options_.compress);
+    if (const auto traced = trace_steps_from_environment()) {
+      const char* dir = std::getenv("TRANSIENT_TRACE_DIR");
+      const std::string name = "trace-" + connection_.id() + ".json";
+      trace_.emplace(
+          *traced,
+          dir != nullptr && *dir != '\0' ? (std::filesystem::path(dir) / name).string() : name,
+          device_.is_cuda());
+    }
   }
 
   // Trains until the job ends or this worker leaves. Returns the process exit code.
@@ -638,8 +656,13 @@ class Worker {
                                 std::to_string(config_.generation));
       }
       attempted = step_ + 1;
+      if (trace_) trace_->before(step_ + 1);
+      std::optional<at::RecordFunction> step_scope;
+      next_phase(step_scope, "transient::step");
       const auto position = position_of_step(step_, job_.train_samples, options_.global_batch);
       auto phase_start = Clock::now();
+      std::optional<at::RecordFunction> phase;
+      next_phase(phase, "transient::data");
       // A resumed step (resume_interrupted_step): the buckets hold the gradient of the samples
       // kept, and this member computes those of its lost share only.
       const bool resuming = resume_ && kept_;
@@ -683,6 +706,7 @@ class Worker {
         if (next_shard.count > 0) prefetch(next.epoch, next_shard);
       }
       const double data_s = seconds_since(phase_start);
+      next_phase(phase, "transient::forward_backward");
 
       // Backward all-reduces each bucket of gradients as soon as it is complete
       // (gradient_buckets.h); what is left of the all-reduce after backward is `allreduce_s`.
@@ -726,6 +750,7 @@ class Worker {
       const double step_data_s = data_s + resumed.data_s;
       const double step_compute_s = compute_s + resumed.compute_s;
 
+      next_phase(phase, "transient::allreduce");
       phase_start = Clock::now();
       try {
         buckets_->finish(aborted_);
@@ -747,6 +772,7 @@ class Worker {
         return Ending::kDiverged;
       }
 
+      next_phase(phase, "transient::optimizer");
       phase_start = Clock::now();
       // fp16: the summed gradient unscaled; one that overflowed changes nothing and the scale
       // falls (every member sees the same sum, and decides the same).
@@ -759,6 +785,9 @@ class Worker {
                                          options_.lr * config_.lr_scale, options_.schedule);
       if (!overflowed) optimizer_->step(lr);
       const double optimizer_s = seconds_since(phase_start);
+      phase.reset();
+      step_scope.reset();
+      if (trace_) trace_->after(step_ + 1);
       if (overflowed && rank_ == 0) {
         connection_.send(message::Event{
             {{"event", "fp16_overflow"}, {"step", step_ + 1}, {"loss_scale", loss_scale_}}});
@@ -1282,6 +1311,7 @@ class Worker {
   bool members_agree_ = true;  // at the last evaluation
   std::unique_ptr<GradientBuckets> buckets_;
   std::unique_ptr<CheckpointWriter> writer_;  // while this worker is rank 0
+  std::optional<StepTrace> trace_;            // TRANSIENT_TRACE_STEPS (step_trace.h)
 
   GenerationConfig config_;  // of the current generation
   int rank_ = 0;
@@ -1356,6 +1386,7 @@ int run_worker(const WorkerOptions& options) {
   if (previous.sa_handler != SIG_IGN) ::sigaction(SIGINT, &action, nullptr);
 
   const Endpoint endpoint = parse_endpoint(options.coordinator, "--coordinator");
+  trace_steps_from_environment();  // a malformed TRANSIENT_TRACE_STEPS before joining
   if (options.worker_id.find_first_of("/ \"") != std::string::npos) {
     throw InputError("--worker-id: \"" + options.worker_id +
                      "\" must be a name without '/', ' ' or '\"'");
