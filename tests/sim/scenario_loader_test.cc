@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <fstream>
 #include <string>
 
 #include "transient/core/error.h"
@@ -44,11 +47,22 @@ ScenarioLoadOptions options() {
   return o;
 }
 
+// The speeds table the scenarios name, one file per test process: CTest runs this suite's
+// tests as processes side by side, and one shared path was truncated by one test while another
+// read it (a flaky failure under -j4). Written before the tests and removed after them.
+class SpeedsFile : public ::testing::Environment {
+ public:
+  static std::string path() {
+    return ::testing::TempDir() + "/unit_speeds_" + std::to_string(::getpid()) + ".csv";
+  }
+  void SetUp() override { std::ofstream(path()) << "gpu,workers,steps_per_s\nK80,1,1\nK80,2,2\n"; }
+  void TearDown() override { std::remove(path().c_str()); }
+};
+[[maybe_unused]] ::testing::Environment* const kSpeedsFile =
+    ::testing::AddGlobalTestEnvironment(new SpeedsFile);
+
 std::string with_speeds(std::string text) {
-  const std::string path = ::testing::TempDir() + "/unit_speeds.csv";
-  FILE* f = std::fopen(path.c_str(), "w");
-  std::fputs("gpu,workers,steps_per_s\nK80,1,1\nK80,2,2\n", f);
-  std::fclose(f);
+  const std::string path = SpeedsFile::path();
   const auto at = text.find("\"unused\"");
   return text.replace(at, 8, "\"" + path + "\"");
 }
