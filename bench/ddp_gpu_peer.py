@@ -44,6 +44,11 @@ def main():
     parser.add_argument("--precision", choices=["fp32", "bf16", "fp16"], default="fp32")
     parser.add_argument("--threads", type=int, default=4)
     parser.add_argument("--out", default="")
+    parser.add_argument("--probe-first", action="store_true",
+                        help="before training, run the model once as transient's worker checks "
+                             "a model file (models.cc): on the CPU, in eval mode, without "
+                             "gradients, on 2 zero images; TorchScript's executor then meets the "
+                             "training's calls second")
     parser.add_argument("--trace", default="",
                         help="after the timed steps, trace two more under torch.profiler (CPU "
                              "operators, CUDA kernels) and write their Chrome trace here")
@@ -61,7 +66,13 @@ def main():
     held_out = len(images) // 10  # transient's npy: the last tenth is the test set
     train = len(images) - held_out
     torch.manual_seed(1)
-    model = torch.jit.load(args.model_file).to(device)
+    model = torch.jit.load(args.model_file)
+    if args.probe_first:
+        model.eval()
+        with torch.no_grad():
+            model(torch.zeros(2, *images.shape[1:]))
+        model.train()
+    model = model.to(device)
     model.train()
     ddp = torch.nn.parallel.DistributedDataParallel(model, device_ids=[local])
     optimizer = torch.optim.SGD(ddp.parameters(), lr=args.lr, momentum=0.9)

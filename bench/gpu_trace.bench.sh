@@ -34,6 +34,15 @@ for precision in $precisions; do
     --steps "$steps" --warmup 10 --global-batch "$batch" --precision "$precision" --threads 4 \
     --trace "$work/peer-$name.json" >"$out/peer-$name.log" 2>&1 ||
     { echo "$name: DDP failed"; tail -5 "$out/peer-$name.log"; continue; }
+  # transient's worker runs a model file once on the CPU (eval, no gradients) before training
+  # (models.cc): the DDP peer doing the same says whether that first call slows TorchScript's
+  # executor for what follows.
+  "$python" -m torch.distributed.run --standalone --nnodes 1 --nproc_per_node 1 \
+    bench/ddp_gpu_peer.py --model-file "$work/$model.pt" --data "$work/npy-$size" \
+    --steps "$steps" --warmup 10 --global-batch "$batch" --precision "$precision" --threads 4 \
+    --probe-first >"$out/peer-probed-$name.log" 2>&1 ||
+    { echo "$name: DDP (probed first) failed"; tail -5 "$out/peer-probed-$name.log"; }
+  echo "DDP with transient's CPU probe first: $(grep -h "samples/s" "$out/peer-probed-$name.log" | tail -1)"
   echo "== $name: transient's step ms (steps.csv: data + compute + allreduce + optimizer), DDP"
   "$python" - "$work/ours-$name/steps.csv" <<'PY'
 import csv, sys
