@@ -1,6 +1,7 @@
 #include "transient/train/models.h"
 
 #include <openssl/evp.h>
+#include <torch/csrc/jit/runtime/graph_executor.h>
 #include <torch/script.h>
 
 #include <cstdio>
@@ -170,6 +171,17 @@ class ScriptedModel : public Model {
   torch::jit::Module module_;
 };
 
+// A check that a TorchScript model runs (on the CPU, in eval mode, without gradients) before it
+// trains. TorchScript's profiling executor optimises a method for what its first call profiles:
+// a check that were that first call would have it optimise the training's calls (on a GPU,
+// under autocast, with gradients) for a CPU in eval mode without gradients. With the optimiser
+// off the check runs the method as written and profiles nothing, so the first training step is
+// the one profiled, as in a PyTorch script.
+struct ProbeGuard {
+  torch::NoGradGuard no_grad;
+  torch::jit::GraphOptimizerEnabledGuard unoptimised{false};
+};
+
 // The first line of a libtorch error (the rest is its C++ stack).
 std::string first_line(const std::exception& error) {
   const std::string what = error.what();
@@ -181,7 +193,7 @@ std::shared_ptr<Model> load_scripted_model(const std::string& path, const ImageS
   // It must map a batch of the data set's images to one score per class.
   torch::Tensor scores;
   try {
-    torch::NoGradGuard no_grad;
+    const ProbeGuard probe;
     model->eval();
     scores = model->forward(torch::zeros({2, shape.channels, shape.height, shape.width}));
     model->train();
@@ -293,7 +305,7 @@ void require_model(const std::string& name, const ImageShape& shape, MemoryForma
     if (!channels_last(*model, format)) return;
     to_channels_last(*model);
     try {
-      torch::NoGradGuard no_grad;
+      const ProbeGuard probe;
       model->eval();
       model->forward(torch::zeros({2, shape.channels, shape.height, shape.width}));
     } catch (const std::exception& error) {
