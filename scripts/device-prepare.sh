@@ -3,10 +3,11 @@
 # CUDA and its own PyTorch, the same torch 2.11.0+cu130 as .venv's, and none of Debian's
 # libraries): copies into .dev/ (ignored by git) what the built programs need there and the
 # machine lacks: the Debian libraries that transient-torch and the test binary link outside
-# glibc, libstdc++ and zlib, and, with --data, a 10000-sample cut of Fashion-MNIST for the tests.
+# glibc, libstdc++ and zlib, and, with --data, a 10000-sample cut of Fashion-MNIST and ../shared/data
+# for the tests.
 # Then `run` with carry [".dev", "build/transient-torch", "build/libtransient_cuda.so",
 # "build/tests/train/transient_train_tests"] and a command that begins with
-# `source scripts/device-setup.sh;` (docs/benchmarks.md, "GPUs").
+# `source scripts/device-setup.sh;` (docs/benchmarks.md, "GPUs"), or scripts/device-check.sh.
 #
 #   scripts/device-prepare.sh [--data]
 set -euo pipefail
@@ -19,6 +20,8 @@ ldd build/transient-torch build/libtransient_cuda.so build/tests/train/transient
   grep -v -E '/(libc|libm|libdl|libpthread|librt|libutil|libgcc_s|libstdc\+\+|libz)\.so|site-packages' |
   while read -r lib; do cp -L "$lib" .dev/lib/; done
 if [[ ${1:-} == --data ]]; then
+  # The shared measurements and traces (a few MB): some process tests read them.
+  cp -r ../shared/data .dev/shared-data
   # The first 10000 training and 10000 test samples: the IDX headers say 10000.
   .venv/bin/python3 - <<'PY'
 import gzip, os, struct
