@@ -198,6 +198,8 @@ nlohmann::json job_identity(const TrainOptions& o) {
 nlohmann::json job_settings(const TrainOptions& o) {
   return {{"model", o.model},
           {"dataset", o.dataset},
+          {"data_dir", o.data_dir},
+          {"val_data", o.val_data},
           {"image_size", o.image_size},
           {"augment", name_of(o.augment)},
           {"train_subset", o.train_subset},
@@ -235,8 +237,11 @@ void adopt_job_settings(TrainOptions& o) {
   for (const auto& [key, value] : settings.items()) {
     std::string flag = "--" + key;
     std::replace(flag.begin(), flag.end(), '_', '-');
-    const bool given =
-        std::find(o.given_flags.begin(), o.given_flags.end(), flag) != o.given_flags.end();
+    bool given = std::find(o.given_flags.begin(), o.given_flags.end(), flag) != o.given_flags.end();
+    if (key == "data_dir" && !o.data.empty()) {  // an image folder given as --data DIR
+      given = true;
+      flag = "--data";
+    }
     if (given && mine.contains(key) && mine.at(key) != value) {
       throw InputError(job_json, 0,
                        flag + " is " + mine.at(key).dump() + " here but " + value.dump() +
@@ -247,6 +252,9 @@ void adopt_job_settings(TrainOptions& o) {
   try {
     o.model = settings.at("model").get<std::string>();
     o.dataset = settings.at("dataset").get<std::string>();
+    // Where the data was (a job of an earlier version did not record it: the flags say).
+    o.data_dir = settings.value("data_dir", o.data_dir);
+    o.val_data = settings.value("val_data", o.val_data);
     o.train_subset = settings.at("train_subset").get<std::int64_t>();
     o.test_subset = settings.at("test_subset").get<std::int64_t>();
     o.epochs = settings.at("epochs").get<int>();
@@ -273,7 +281,6 @@ void adopt_job_settings(TrainOptions& o) {
   } catch (const std::exception& error) {  // a JSON error, or a name not in the table
     throw InputError(job_json, 0, std::string("its settings are damaged: ") + error.what());
   }
-  validate(o);
 }
 
 // Creates or re-opens the job directory; refuses a directory of another job and one holding
@@ -346,6 +353,9 @@ PreparedJob prepare_job(const TrainOptions& given, int workers_for_threads) {
     o.data_dir = fs::absolute(o.data).lexically_normal().string();
     o.dataset = detect_dataset(o.data_dir);
   }
+  // Named absolutely, as job.json keeps it: a resumed job finds it from anywhere.
+  if (!o.data_dir.empty()) o.data_dir = fs::absolute(o.data_dir).lexically_normal().string();
+  if (!o.val_data.empty()) o.val_data = fs::absolute(o.val_data).lexically_normal().string();
   // A model file is named by its absolute path: workers load it from there (on other hosts, a
   // copy at the same path, checked against the coordinator's by its SHA-256).
   if (is_model_file(o.model)) o.model = fs::absolute(o.model).lexically_normal().string();
@@ -359,16 +369,15 @@ PreparedJob prepare_job(const TrainOptions& given, int workers_for_threads) {
     }
     o.global_batch = o.per_worker_batch * o.workers;
   }
-  validate(o);
   if (o.job_dir.empty()) {
     o.job_dir = "jobs/" + utc_stamp() + "-" +
                 (is_model_file(o.model) ? fs::path(o.model).stem().string() : o.model);
   }
   adopt_job_settings(o);
+  validate(o);  // what was given, or with --resume the job's own settings
   o.model_sha256 = is_model_file(o.model) ? file_sha256(o.model) : "";
   if (o.threads == 0) o.threads = default_threads(workers_for_threads);
   JobConfig& job = prepared.job;
-  if (!o.val_data.empty()) o.val_data = fs::absolute(o.val_data).lexically_normal().string();
   job.train_samples = count_training_samples(o.dataset, o.data_dir, data_options(o));
   if (o.dataset == "image-folder") {
     // The size the first image gave is the job's from now on, whatever host reads it.
