@@ -237,11 +237,9 @@ void adopt_job_settings(TrainOptions& o) {
   for (const auto& [key, value] : settings.items()) {
     std::string flag = "--" + key;
     std::replace(flag.begin(), flag.end(), '_', '-');
-    bool given = std::find(o.given_flags.begin(), o.given_flags.end(), flag) != o.given_flags.end();
-    if (key == "data_dir" && !o.data.empty()) {  // an image folder given as --data DIR
-      given = true;
-      flag = "--data";
-    }
+    const bool given =
+        std::find(o.given_flags.begin(), o.given_flags.end(), flag) != o.given_flags.end();
+    if (key == "data_dir" || key == "val_data") continue;  // where the data is: below
     if (given && mine.contains(key) && mine.at(key) != value) {
       throw InputError(job_json, 0,
                        flag + " is " + mine.at(key).dump() + " here but " + value.dump() +
@@ -252,9 +250,15 @@ void adopt_job_settings(TrainOptions& o) {
   try {
     o.model = settings.at("model").get<std::string>();
     o.dataset = settings.at("dataset").get<std::string>();
-    // Where the data was (a job of an earlier version did not record it: the flags say).
-    o.data_dir = settings.value("data_dir", o.data_dir);
-    o.val_data = settings.value("val_data", o.val_data);
+    // Where the data is: where it was, unless a folder is given (the data has moved); a job of
+    // an earlier version did not record it.
+    auto given = [&](const char* flag) {
+      return std::find(o.given_flags.begin(), o.given_flags.end(), flag) != o.given_flags.end();
+    };
+    if (!given("--data-dir") && o.data.empty()) {
+      o.data_dir = settings.value("data_dir", o.data_dir);
+    }
+    if (!given("--val-data")) o.val_data = settings.value("val_data", o.val_data);
     o.train_subset = settings.at("train_subset").get<std::int64_t>();
     o.test_subset = settings.at("test_subset").get<std::int64_t>();
     o.epochs = settings.at("epochs").get<int>();
@@ -316,6 +320,13 @@ void prepare_job_dir(const TrainOptions& o) {
                              " here; choose another --job-dir or "
                              "pass the same --model, --dataset, --global-batch and --seed");
       }
+    }
+    // The data has moved (a folder given on --resume): the next resume looks there too.
+    if (recorded.contains("settings") && recorded.at("settings").is_object()) {
+      auto updated = recorded;
+      updated["settings"]["data_dir"] = o.data_dir;
+      updated["settings"]["val_data"] = o.val_data;
+      if (updated != recorded) write_file_atomically(job_json, updated.dump(2) + "\n");
     }
     return;
   }

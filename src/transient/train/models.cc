@@ -173,8 +173,8 @@ class ScriptedModel : public Model {
 
 // A check that a TorchScript model runs (on the CPU, in eval mode, without gradients) before it
 // trains. TorchScript's profiling executor optimises a method for what its first call profiles:
-// a check that were that first call would have it optimise the training's calls (on a GPU,
-// under autocast, with gradients) for a CPU in eval mode without gradients. With the optimiser
+// were the check that first call, the training's calls (on a GPU, under autocast, with
+// gradients) would run a plan made for a CPU in eval mode without gradients. With the optimiser
 // off the check runs the method as written and profiles nothing, so the first training step is
 // the one profiled, as in a PyTorch script.
 struct ProbeGuard {

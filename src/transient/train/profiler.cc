@@ -4,7 +4,6 @@
 #include <torch/csrc/autograd/profiler_kineto.h>
 #include <torch/script.h>
 #include <torch/torch.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -19,7 +18,6 @@
 #include <string_view>
 #include <utility>
 
-#include "transient/core/atomic_file.h"
 #include "transient/core/error.h"
 #include "transient/train/cuda_support.h"
 #include "transient/train/models.h"
