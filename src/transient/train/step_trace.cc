@@ -84,11 +84,31 @@ void StepTrace::before(std::int64_t step) {
   // Without an NVIDIA driver, Kineto logs its failed GPU query as an error (a value given is
   // kept).
   if (!nvidia_driver_present()) ::setenv("KINETO_LOG_LEVEL", "5", /*overwrite=*/0);
+  // A trace is a diagnosis, never a reason to stop training: if the profiler does not start
+  // with the GPU's activity it traces the CPU alone, and if not even that, nothing (said once).
   const impl::ProfilerConfig config(impl::ProfilerState::KINETO, /*report_input_shapes=*/true);
-  std::set<impl::ActivityType> activities{impl::ActivityType::CPU};
-  if (cuda_) activities.insert(impl::ActivityType::CUDA);
-  torch::autograd::profiler::prepareProfiler(config, activities);
-  torch::autograd::profiler::enableProfiler(config, activities);
+  auto start = [&](const std::set<impl::ActivityType>& activities) -> std::string {
+    try {
+      torch::autograd::profiler::prepareProfiler(config, activities);
+      torch::autograd::profiler::enableProfiler(config, activities);
+      return "";
+    } catch (const std::exception& error) {
+      const std::string what = error.what();
+      return what.substr(0, what.find('\n'));
+    }
+  };
+  std::string failed = cuda_ ? start({impl::ActivityType::CPU, impl::ActivityType::CUDA})
+                             : start({impl::ActivityType::CPU});
+  if (!failed.empty() && cuda_) {
+    std::fprintf(stderr, "transient worker: TRANSIENT_TRACE_STEPS: %s; tracing the CPU only\n",
+                 failed.c_str());
+    failed = start({impl::ActivityType::CPU});
+  }
+  if (!failed.empty()) {
+    std::fprintf(stderr, "transient worker: TRANSIENT_TRACE_STEPS: %s; no trace\n", failed.c_str());
+    done_ = true;
+    return;
+  }
   running_ = true;
 }
 

@@ -9,7 +9,8 @@
 //
 // The profiler costs the traced steps time (their steps.csv rows say how much); the others run
 // as without it. Failure: a malformed TRANSIENT_TRACE_STEPS throws InputError naming the
-// variable and what is accepted; a trace that cannot be written is said on stderr, and training
+// variable and what is accepted; a profiler that does not start (with the GPU's activity: then
+// the CPU's alone is traced) and a trace that cannot be written are said on stderr, and training
 // goes on.
 #pragma once
 
