@@ -3,7 +3,7 @@
 # "GPUs"): after scripts/device-prepare.sh --data here, carry [".dev",
 # "build/transient-torch", "build/libtransient_cuda.so", "build/tests/train/transient_train_tests"]
 # and run `bash scripts/device-check.sh` with a timeout_s of about 540. In order, each part's
-# output in $OUT/device.tar (and the summary on stdout):
+# output in $OUT/device.tar, written again after each part (and the summary on stdout):
 #   1. the GPU tests (`Gpu.*`);
 #   2. where a step's time goes (bench/gpu_trace.bench.sh: ResNet-18 on 32x32, fp32 bf16 fp16,
 #      transient's and DDP's traces, DDP with transient's CPU check of the model first);
@@ -47,7 +47,7 @@ for part in $parts; do
     grep -h -E "^\[ +(OK|FAILED) +\]|FAILED TEST" "$logs"/elastic-*.log
     ;;
   esac
+  # After each part: a run stopped at its limit still brings back what was done.
+  mkdir -p "$out" && tar cf "$out/device.tar" -C "$logs" .
 done
 mark "done"
-mkdir -p "$out"
-tar cf "$out/device.tar" -C "$logs" .
