@@ -109,12 +109,6 @@ OptimizerSettings optimizer_settings(const TrainOptions& options) {
 // How a generation ended for this worker.
 enum class Ending { kFinished, kStopped, kBoundary, kDiverged };
 
-// The job's --precision for what runs in its scope (the forward pass and the loss): bf16 (fp16)
-// turns on autocast in bfloat16 (float16) for the model's device (the CPU or CUDA), which runs
-// matrix products and convolutions in that type and keeps reductions, softmax and the losses in
-// fp32, as torch.autocast does; the parameters stay fp32 and backward gives fp32 gradients. fp32
-// leaves everything as it is. Autocast's state is the thread's, and its cache of cast weights is
-// cleared when the scope ends (the weights change at every step).
 // Ends the profiler's range `phase` (if open) and opens one named `name`: the step's ranges in
 // a trace (step_trace.h). Costs next to nothing when no profiler runs.
 void next_phase(std::optional<at::RecordFunction>& phase, const char* name) {
@@ -122,6 +116,12 @@ void next_phase(std::optional<at::RecordFunction>& phase, const char* name) {
   if (phase->isActive()) phase->before(name);
 }
 
+// The job's --precision for what runs in its scope (the forward pass and the loss): bf16 (fp16)
+// turns on autocast in bfloat16 (float16) for the model's device (the CPU or CUDA), which runs
+// matrix products and convolutions in that type and keeps reductions, softmax and the losses in
+// fp32, as torch.autocast does; the parameters stay fp32 and backward gives fp32 gradients. fp32
+// leaves everything as it is. Autocast's state is the thread's, and its cache of cast weights is
+// cleared when the scope ends (the weights change at every step).
 class AutocastScope {
  public:
   AutocastScope(Precision precision, torch::Device device)
