@@ -783,6 +783,12 @@ TEST(Elastic, WhenEveryWorkerIsGoneTheNextToJoinResumesFromTheLatestCheckpoint) 
   CliProcess third(worker, dir + "-c");
   const auto done = coordinator.wait();
   ASSERT_EQ(done.exit_code, 0) << done.err;
+  // A standalone coordinator says how a worker joins.
+  EXPECT_NE(done.err.find("transient: no worker left; the job waits for one to join (transient "
+                          "worker --coordinator " +
+                          address + " --token-file <job>/token)\n"),
+            std::string::npos)
+      << done.err;
   EXPECT_EQ(third.wait().exit_code, 0);
   const auto events = read_events(dir);
   const auto generation = last_event(events, "generation");

@@ -212,6 +212,21 @@ TEST(Failure, AFullCheckpointDiskStopsTheJobNamingThePath) {
   EXPECT_EQ(count_events(events, "recovery"), 0) << "no member was re-formed around";
 }
 
+// `transient train` whose only worker is killed, with no replacement to come: the job fails
+// naming what ended the last worker, and does not say that it waits for one to join.
+TEST(Failure, ALocalJobWithNoWorkerLeftAndNoneToComeFailsSayingSo) {
+  const std::string dir = fresh_dir("none-left");
+  const auto result =
+      run_cli(with(small_job(dir, 1, 100000), {"--revoke", "kill@step20:rank0"}), dir + ".log");
+  EXPECT_EQ(result.exit_code, kExitFailed) << result.err;
+  EXPECT_NE(result.err.find("transient: no worker left\n"), std::string::npos) << result.err;
+  EXPECT_EQ(result.err.find("waits for one to join"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("every worker has exited and none is left to continue (the last "
+                            "killed by signal 9"),
+            std::string::npos)
+      << result.err;
+}
+
 // --resume with checkpoints but no manifest is refused, never a silent restart from step 0.
 TEST(Failure, AMissingManifestIsRefusedAndTheCheckpointsKept) {
   const std::string dir = fresh_dir("no-manifest");

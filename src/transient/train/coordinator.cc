@@ -210,10 +210,14 @@ void Coordinator::apply_actions() {
       end_job(*end);
     } else if (const auto* waiting = std::get_if<action::Waiting>(&next)) {
       progress_->finish();
-      std::fprintf(stderr,
-                   "transient: no worker left; the job waits for one to join (transient worker "
-                   "--coordinator %s --token-file <job>/token)\n",
-                   address().c_str());
+      if (options_.invite_workers) {
+        std::fprintf(stderr,
+                     "transient: no worker left; the job waits for one to join (transient worker "
+                     "--coordinator %s --token-file <job>/token)\n",
+                     address().c_str());
+      } else {
+        std::fprintf(stderr, "transient: no worker left\n");
+      }
       events_.append({{"event", "waiting"}, {"step", waiting->step}});
     } else if (const auto* record = std::get_if<action::Record>(&next)) {
       if (!record->say.empty()) {

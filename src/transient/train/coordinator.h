@@ -53,6 +53,10 @@ struct CoordinatorOptions {
   int initial_workers = 1;         // members generation 0 waits for
   double initial_wait_s = 60;      // ... at most this long after the first admission
   bool taking_back = false;        // take_back() follows: the journal is not rewritten before
+  // When no member is left, say how a worker joins (`transient coordinator`); false where the
+  // caller starts the workers itself (`transient train`'s launcher replaces them or ends the job),
+  // which then says only that none is left.
+  bool invite_workers = true;
   // The live dashboard's HOST:PORT (port 0 = any free port); "off" serves none.
   std::string dashboard = "127.0.0.1:0";
   // What a checkpoint's bytes say it is (checkpoint.h's checkpoint_identity, which libtorch

@@ -663,6 +663,7 @@ int run_training(const TrainOptions& given, launch::ForkServer* fork_server) {
   coordinator_options.dashboard = o.dashboard;
   coordinator_options.initial_workers = o.workers;
   coordinator_options.identify_checkpoint = checkpoint_identity;
+  coordinator_options.invite_workers = false;  // the local fleet replaces them or ends the job
   Coordinator coordinator(job.job, job.token, coordinator_options, events, job.start);
   launch::LocalFleet fleet(fleet_options(job, fork_server), coordinator,
                            [&events](const nlohmann::json& event) { events.append(event); });
