@@ -13,13 +13,11 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <set>
 #include <sstream>
 #include <string_view>
 #include <utility>
 
 #include "transient/core/error.h"
-#include "transient/train/cuda_support.h"
 #include "transient/train/models.h"
 #include "transient/train/step_trace.h"
 
@@ -373,14 +371,7 @@ void time_steps(const std::function<torch::Tensor(const torch::Tensor&)>& forwar
   profile.optimizer_step_s = optimizer_s / options.iterations;
   if (options.trace_path.empty()) return;
   // Traced after the timed steps, so that the profiler's overhead is in none of the timings.
-  namespace impl = torch::profiler::impl;
-  // Without an NVIDIA driver, Kineto logs its failed GPU query as an error; nothing else it
-  // says matters here (the trace's own failure is checked below). A value given is kept.
-  if (!nvidia_driver_present()) ::setenv("KINETO_LOG_LEVEL", "5", /*overwrite=*/0);
-  const impl::ProfilerConfig config(impl::ProfilerState::KINETO, /*report_input_shapes=*/true);
-  const std::set<impl::ActivityType> activities{impl::ActivityType::CPU};
-  torch::autograd::profiler::prepareProfiler(config, activities);
-  torch::autograd::profiler::enableProfiler(config, activities);
+  start_profiler(/*gpu=*/false);
   for (int i = 0; i < options.iterations; ++i) step();
   const auto result = torch::autograd::profiler::disableProfiler();
   save_profiler_trace(*result, options.trace_path, "--trace");

@@ -68,6 +68,17 @@ void save_profiler_trace(torch::autograd::profiler::ProfilerResult& result, cons
   std::filesystem::remove(scratch);
 }
 
+void start_profiler(bool gpu) {
+  // Without an NVIDIA driver, Kineto logs its failed GPU query as an error; nothing else it says
+  // matters here. A value given is kept.
+  if (!nvidia_driver_present()) ::setenv("KINETO_LOG_LEVEL", "5", /*overwrite=*/0);
+  const impl::ProfilerConfig config(impl::ProfilerState::KINETO, /*report_input_shapes=*/true);
+  std::set<impl::ActivityType> activities{impl::ActivityType::CPU};
+  if (gpu) activities.insert(impl::ActivityType::CUDA);
+  torch::autograd::profiler::prepareProfiler(config, activities);
+  torch::autograd::profiler::enableProfiler(config, activities);
+}
+
 StepTrace::StepTrace(TraceSteps steps, std::string path, bool cuda)
     : steps_(steps), path_(std::move(path)), cuda_(cuda) {}
 
@@ -81,28 +92,22 @@ StepTrace::~StepTrace() {
 
 void StepTrace::before(std::int64_t step) {
   if (running_ || done_ || step < steps_.first || step > steps_.last) return;
-  // Without an NVIDIA driver, Kineto logs its failed GPU query as an error (a value given is
-  // kept).
-  if (!nvidia_driver_present()) ::setenv("KINETO_LOG_LEVEL", "5", /*overwrite=*/0);
   // A trace is a diagnosis, never a reason to stop training: if the profiler does not start
   // with the GPU's activity it traces the CPU alone, and if not even that, nothing (said once).
-  const impl::ProfilerConfig config(impl::ProfilerState::KINETO, /*report_input_shapes=*/true);
-  auto start = [&](const std::set<impl::ActivityType>& activities) -> std::string {
+  auto start = [](bool gpu) -> std::string {
     try {
-      torch::autograd::profiler::prepareProfiler(config, activities);
-      torch::autograd::profiler::enableProfiler(config, activities);
+      start_profiler(gpu);
       return "";
     } catch (const std::exception& error) {
       const std::string what = error.what();
       return what.substr(0, what.find('\n'));
     }
   };
-  std::string failed = cuda_ ? start({impl::ActivityType::CPU, impl::ActivityType::CUDA})
-                             : start({impl::ActivityType::CPU});
+  std::string failed = start(cuda_);
   if (!failed.empty() && cuda_) {
     std::fprintf(stderr, "transient worker: TRANSIENT_TRACE_STEPS: %s; tracing the CPU only\n",
                  failed.c_str());
-    failed = start({impl::ActivityType::CPU});
+    failed = start(false);
   }
   if (!failed.empty()) {
     std::fprintf(stderr, "transient worker: TRANSIENT_TRACE_STEPS: %s; no trace\n", failed.c_str());

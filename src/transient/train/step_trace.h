@@ -33,6 +33,11 @@ struct TraceSteps {
 // it is not FIRST-LAST with 1 <= FIRST <= LAST (or one step number N, meaning N-N).
 std::optional<TraceSteps> trace_steps_from_environment();
 
+// Starts PyTorch's profiler (Kineto) on the CPU's operators with their inputs' shapes, and with
+// `gpu` the CUDA kernels, copies and synchronisations too; disableProfiler() ends it. Throws what
+// libtorch throws when it cannot start.
+void start_profiler(bool gpu);
+
 // Writes a finished profile's Chrome trace to `path` atomically (Kineto writes a scratch file,
 // which is then copied over the path). Throws InputError naming `path` and `flag` when it cannot.
 void save_profiler_trace(torch::autograd::profiler::ProfilerResult& result, const std::string& path,
