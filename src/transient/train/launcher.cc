@@ -234,13 +234,14 @@ void adopt_job_settings(TrainOptions& o) {
   if (!recorded.contains("settings") || !recorded.at("settings").is_object()) return;
   const auto& settings = recorded.at("settings");
   const auto mine = job_settings(o);
+  auto given = [&](const std::string& flag) {
+    return std::find(o.given_flags.begin(), o.given_flags.end(), flag) != o.given_flags.end();
+  };
   for (const auto& [key, value] : settings.items()) {
+    if (key == "data_dir" || key == "val_data") continue;  // where the data is: below
     std::string flag = "--" + key;
     std::replace(flag.begin(), flag.end(), '_', '-');
-    const bool given =
-        std::find(o.given_flags.begin(), o.given_flags.end(), flag) != o.given_flags.end();
-    if (key == "data_dir" || key == "val_data") continue;  // where the data is: below
-    if (given && mine.contains(key) && mine.at(key) != value) {
+    if (given(flag) && mine.contains(key) && mine.at(key) != value) {
       throw InputError(job_json, 0,
                        flag + " is " + mine.at(key).dump() + " here but " + value.dump() +
                            " in the job being resumed; a resumed job keeps its settings: drop " +
@@ -252,9 +253,6 @@ void adopt_job_settings(TrainOptions& o) {
     o.dataset = settings.at("dataset").get<std::string>();
     // Where the data is: where it was, unless a folder is given (the data has moved); a job of
     // an earlier version did not record it.
-    auto given = [&](const char* flag) {
-      return std::find(o.given_flags.begin(), o.given_flags.end(), flag) != o.given_flags.end();
-    };
     if (!given("--data-dir") && o.data.empty()) {
       o.data_dir = settings.value("data_dir", o.data_dir);
     }

@@ -209,9 +209,10 @@ torch::Tensor host_copy(const torch::Tensor& tensor) {
 class Worker {
  public:
   // The worker's Gloo device listens on `interface` if given, else on the address `advertise`.
-  // It reads the data set from `data_dir` ("" = the job's path).
+  // It reads the data set from `data_dir` ("" = the job's path), and traces the steps `traced`
+  // names (step_trace.h).
   Worker(Connection& connection, int threads, std::string advertise, std::string interface,
-         const std::string& data_dir, int gpu)
+         const std::string& data_dir, int gpu, std::optional<TraceSteps> traced)
       : connection_(connection),
         advertise_(std::move(advertise)),
         interface_(std::move(interface)),
@@ -269,7 +270,7 @@ class Worker {
     optimizer_ = std::make_unique<Optimizer>(optimizer_settings(options_), parameters_);
     buckets_ =
         std::make_unique<GradientBuckets>(parameters_, options_.bucket_bytes, options_.compress);
-    if (const auto traced = trace_steps_from_environment()) {
+    if (traced) {
       const char* dir = std::getenv("TRANSIENT_TRACE_DIR");
       const std::string name = "trace-" + connection_.id() + ".json";
       trace_.emplace(
@@ -1386,7 +1387,7 @@ int run_worker(const WorkerOptions& options) {
   if (previous.sa_handler != SIG_IGN) ::sigaction(SIGINT, &action, nullptr);
 
   const Endpoint endpoint = parse_endpoint(options.coordinator, "--coordinator");
-  trace_steps_from_environment();  // a malformed TRANSIENT_TRACE_STEPS before joining
+  const auto traced = trace_steps_from_environment();  // a malformed one before joining
   if (options.worker_id.find_first_of("/ \"") != std::string::npos) {
     throw InputError("--worker-id: \"" + options.worker_id +
                      "\" must be a name without '/', ' ' or '\"'");
@@ -1415,7 +1416,7 @@ int run_worker(const WorkerOptions& options) {
   const std::string probe =
       connection->open_probe(advertise, options.advertise.empty() ? "--interface" : "--advertise");
   Worker worker(*connection, options.threads, advertise, options.interface, options.data_dir,
-                options.gpu);
+                options.gpu, traced);
   connection->mark_ready(advertise, probe);
   return worker.run();
 }
