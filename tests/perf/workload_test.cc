@@ -39,7 +39,11 @@ TEST(Workload, ProfileRoundTrip) {
   const Workload& r15 = find_workload("resnet-15");
   Workload w = r15;
   w.measured = MeasuredStep{"cpu", 1.5};
+  EXPECT_TRUE(w.model.empty());  // CM-DARE's ResNet-15 is none of the trainer's models
+  EXPECT_FALSE(to_json(w).contains("model"));
+  w.model = "/models/net.pt";
   const Workload back = parse_workload_profile(to_json(w).dump(2), "p.json");
+  EXPECT_EQ(back.model, "/models/net.pt");
   EXPECT_EQ(back.name, w.name);
   EXPECT_EQ(back.family, w.family);
   EXPECT_DOUBLE_EQ(back.flops_per_step(), w.flops_per_step());
@@ -105,6 +109,10 @@ TEST(Workload, BadProfilesNameFileAndLine) {
                   "accepted: a number from 1 to 1e18 FLOPs");
   expect_error_at("{\n \"name\": \"x\",\n \"forward_flops_per_sample\": 1e6,\n \"famly\": 1\n}", 4,
                   "unknown key \"famly\"");
+  expect_error_at(
+      "{\n \"name\": \"x\",\n \"forward_flops_per_sample\": 1e6,\n"
+      " \"parameters\": 10,\n \"model\": 3\n}",
+      5, "\"model\" must be a non-empty string");
   expect_error_at(
       "{\n \"name\": \"x\",\n \"forward_flops_per_sample\": 1e6,\n"
       " \"parameters\": 10,\n \"family\": \"vgg\"\n}",

@@ -29,6 +29,7 @@ using transient::testing::expect_one_line_error;
 using transient::testing::kProfileAtTheBounds;
 using transient::testing::kProfileFlops1e100;
 using transient::testing::run_cli;
+using transient::testing::run_cli_split;
 using transient::testing::TempFile;
 
 std::string write_csv(const std::string& name, const std::string& contents) {
@@ -463,7 +464,7 @@ TEST(PlanCli, NothingToEmitForAnInfeasibleRequest) {
 }
 
 TEST(PlanCli, EmittedTrainFlagsAreTheCoordinatorsAndMatchThePlan) {
-  const CliResult flags_run = transient::testing::run_cli_split(kPlan + " --emit-train-flags");
+  const CliResult flags_run = run_cli_split(kPlan + " --emit-train-flags");
   ASSERT_EQ(flags_run.exit_code, 0) << flags_run.out << flags_run.err;
   ASSERT_EQ(count_lines(flags_run.out), 1) << flags_run.out;
   std::map<std::string, std::string> flags;
@@ -489,6 +490,12 @@ TEST(PlanCli, EmittedTrainFlagsAreTheCoordinatorsAndMatchThePlan) {
   EXPECT_EQ(j["global_batch"], 128);
   EXPECT_EQ(flags["--checkpoint-every"], "600s");
   EXPECT_EQ(flags.size(), 7u);
+  // CM-DARE's ResNet-32 is none of the trainer's models: --model is the user's to add, and a
+  // note says so (a profile written by `transient profile` names its model:
+  // ProfileTorchScript.ASequentialFileProfilesThroughTheCli).
+  EXPECT_NE(flags_run.err.find("note: the workload resnet-32 names no model"), std::string::npos)
+      << flags_run.err;
+  EXPECT_EQ(count_lines(flags_run.err), 1) << flags_run.err;
   const auto catalog = transient::cloud::load_catalog(flags["--catalog"]);
   EXPECT_TRUE(catalog.find(flags["--instance-type"])
                   .has_market(*transient::cloud::parse_market(flags["--market"])));
@@ -519,11 +526,11 @@ std::map<std::string, std::string> train_flags(const std::string& line) {
 }
 
 TEST(PlanCli, TrainFlagsCarryThePlansBatch) {
-  const CliResult global = run_cli(kPlan + " --global-batch 512 --emit-train-flags");
+  const CliResult global = run_cli_split(kPlan + " --global-batch 512 --emit-train-flags");
   ASSERT_EQ(global.exit_code, 0) << global.out;
   EXPECT_EQ(train_flags(global.out)["--global-batch"], "512");
   EXPECT_EQ(train_flags(global.out).count("--per-worker-batch"), 0u);
-  const CliResult per_worker = run_cli(kPlan + " --per-worker-batch 64 --emit-train-flags");
+  const CliResult per_worker = run_cli_split(kPlan + " --per-worker-batch 64 --emit-train-flags");
   ASSERT_EQ(per_worker.exit_code, 0) << per_worker.out;
   EXPECT_EQ(train_flags(per_worker.out)["--per-worker-batch"], "64");
   EXPECT_EQ(train_flags(per_worker.out).count("--global-batch"), 0u);
@@ -542,7 +549,7 @@ TEST(PlanCli, BothBatchFlagsAreOneLineError) {
 
 // A server with several GPUs runs one worker per GPU: the trainer waits for all of them.
 TEST(PlanCli, MultiGpuServersRunOneWorkerPerGpu) {
-  const CliResult o = run_cli(
+  const CliResult o = run_cli_split(
       "plan --workload resnet-32 --steps 64000 --deadline 10h --runs 0 --catalog aws-gpu "
       "--zones us-east-1 --evaluate 2xp3dn.24xlarge:on-demand --emit-train-flags");
   ASSERT_EQ(o.exit_code, 0) << o.out;

@@ -135,6 +135,16 @@ TEST_F(ProfileTorchScript, ASequentialFileProfilesThroughTheCli) {
   EXPECT_EQ(workload.name, "small");
   EXPECT_DOUBLE_EQ(workload.forward_flops_per_sample,
                    2.0 * 8 * 28 * 28 * 9 + 2.0 * 8 * 14 * 14 * 10);
+  // The profile names the file it measured, so a plan made with it runs that model: the flags
+  // it emits for `transient coordinator` carry --model with the file's absolute path.
+  const std::string model = std::filesystem::absolute(dir_ + "/small.pt").lexically_normal();
+  EXPECT_EQ(workload.model, model);
+  const auto plan = run_cli({"plan", "--profile", out, "--steps", "1000", "--deadline", "2h",
+                             "--runs", "20", "--threads", "1", "--emit-train-flags"},
+                            dir_ + "/plan");
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  EXPECT_NE(plan.out.find("--model " + model + "\n"), std::string::npos) << plan.out;
+  EXPECT_EQ(plan.err, "");
 }
 
 TEST(Profile, TheWrittenProfileLoadsAndPredicts) {

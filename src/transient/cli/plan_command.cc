@@ -69,11 +69,14 @@ struct PlanFlags {
   BatchFlags batch;               // --global-batch or --per-worker-batch
 };
 
-// The workload's own batch, which a job takes by default.
-int reference_batch(const PlanFlags& flags) {
-  return flags.workload.empty() ? perf::load_workload_profile(flags.profile).batch_per_worker
-                                : perf::find_workload(flags.workload).batch_per_worker;
+// The workload planned for: a built-in one or the profile's.
+perf::Workload planned_workload(const PlanFlags& flags) {
+  return flags.workload.empty() ? perf::load_workload_profile(flags.profile)
+                                : perf::find_workload(flags.workload);
 }
+
+// The workload's own batch, which a job takes by default.
+int reference_batch(const PlanFlags& flags) { return planned_workload(flags).batch_per_worker; }
 
 // The batch of the job as JSON: {"global_batch": G} or {"per_worker_batch": B}.
 void add_batch_json(nlohmann::json& out, const PlanFlags& flags) {
@@ -311,8 +314,10 @@ std::string shell_word(const std::string& word) {
 // The flags of `transient coordinator` (cli/train_command.cc) that run the plan: the workers'
 // servers for cost accounting, the workers generation 0 waits for (one per GPU), the job with
 // the batch the plan was predicted with (--global-batch G, or --per-worker-batch B: the same
-// meaning in both), and the periodic checkpoints the plan was simulated with. Servers of several
-// types are not one --instance-type: the price flags are left out then, with a note on standard
+// meaning in both), the periodic checkpoints the plan was simulated with, and the model when the
+// workload names one (a profile written by `transient profile`). Servers of several types are not
+// one --instance-type: the price flags are left out then; a workload without a model (CM-DARE's
+// networks, a profile written by hand) leaves --model to the user; each with a note on standard
 // error.
 std::vector<std::string> coordinator_flags(const PlanFlags& flags, const plan::Evaluation& e,
                                            perf::Architecture architecture) {
@@ -338,6 +343,16 @@ std::vector<std::string> coordinator_flags(const PlanFlags& flags, const plan::E
   if (e.policy->checkpoint_interval_s > 0.0) {
     out.insert(out.end(),
                {"--checkpoint-every", fmt::format("{}s", e.policy->checkpoint_interval_s)});
+  }
+  const perf::Workload workload = planned_workload(flags);
+  if (!workload.model.empty()) {
+    out.insert(out.end(), {"--model", workload.model});
+  } else {
+    fmt::print(stderr,
+               "note: the workload {} names no model of `transient train` (a profile written by "
+               "`transient profile --model M` does), so --model is left out: add --model "
+               "FILE.pt, the network the plan is for\n",
+               workload.name);
   }
   return out;
 }

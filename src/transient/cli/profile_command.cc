@@ -41,6 +41,7 @@ perf::Workload to_workload(const train::ModelProfile& profile, const std::string
   workload.average_tensor_bytes = profile.average_tensor_bytes;
   workload.largest_tensor_bytes = profile.largest_tensor_bytes;
   workload.measured = perf::MeasuredStep{profile.device, profile.step_time_s()};
+  workload.model = profile.model;
   workload.source = "transient profile: input " + input + ", " + std::to_string(profile.threads) +
                     " threads; FLOPs of the convolutions, linear layers and matrix products run "
                     "(2 per multiply-add), backward = 2 x forward";

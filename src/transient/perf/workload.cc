@@ -220,9 +220,10 @@ Workload parse_workload_profile(const std::string& text, const std::string& name
   const nlohmann::json root = parse_json(text, name);
   const ProfileReader r(text, name);
   if (!root.is_object()) throw InputError(name, 1, "a workload profile must be a JSON object");
-  r.only_keys(root, {"name", "family", "batch_per_worker", "forward_flops_per_sample",
-                     "backward_flops_per_sample", "parameters", "gradient_bytes", "tensors",
-                     "average_tensor_bytes", "largest_tensor_bytes", "measured", "source"});
+  r.only_keys(root,
+              {"name", "family", "batch_per_worker", "forward_flops_per_sample",
+               "backward_flops_per_sample", "parameters", "gradient_bytes", "tensors",
+               "average_tensor_bytes", "largest_tensor_bytes", "measured", "source", "model"});
   Workload w;
   w.name = r.text(root, "name", true, "");
   w.family = r.text(root, "family", false, "generic");
@@ -265,6 +266,7 @@ Workload parse_workload_profile(const std::string& text, const std::string& name
     w.measured = step;
   }
   w.source = root.contains("source") ? r.text(root, "source", false, "") : "profile " + name;
+  w.model = r.text(root, "model", false, "");
   return w;
 }
 
@@ -289,6 +291,7 @@ nlohmann::json to_json(const Workload& w) {
   if (w.measured) {
     out["measured"] = {{"device", w.measured->device}, {"step_time_s", w.measured->step_time_s}};
   }
+  if (!w.model.empty()) out["model"] = w.model;
   return out;
 }
 

@@ -16,7 +16,11 @@
 //     "tensors": 104,                      // parameter tensors (one message each to a server)
 //     "average_tensor_bytes": 71452,       // default gradient_bytes / tensors
 //     "largest_tensor_bytes": 589824,      // 0 = unknown
-//     "measured": {"device": "K80", "step_time_s": 0.21}   // optional: one worker's step
+//     "measured": {"device": "K80", "step_time_s": 0.21},  // optional: one worker's step
+//     "model": "/home/me/net.pt"           // what `transient train --model` takes to train it:
+//                                          //   a built-in model or a TorchScript file (written
+//                                          //   by `transient profile`; `plan --emit-train-flags`
+//                                          //   passes it on)
 //   }
 // Every number is bounded (core/bounds.h: FLOPs 1 .. 1e18, batch 1 .. 1e6, bytes up to 1e15,
 // tensors up to 1e7, step time 1e-6 s .. 30 days); every bad value is an InputError naming the
@@ -67,6 +71,10 @@ struct Workload {
   double largest_tensor_bytes = 0.0;       // 0 = unknown
   std::optional<MeasuredStep> measured;    // a measured step, if any
   std::string source;                      // where the figures come from, one line
+  // What `transient train --model` takes to train this workload: a built-in model of the
+  // trainer or a TorchScript file's absolute path; empty when none is known (the built-in
+  // workloads are CM-DARE's networks, which the trainer does not have).
+  std::string model;
 
   // FLOPs of one worker step: (forward + backward) x batch_per_worker.
   double flops_per_step() const;

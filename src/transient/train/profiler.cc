@@ -465,6 +465,7 @@ ModelProfile profile_model(const ProfileOptions& options) {
         make_model(options.model, ImageShape{options.channels, options.height, options.width});
     model->train();
     profile.name = options.model;
+    profile.model = options.model;
     profile.family = options.model.rfind("resnet", 0) == 0 ? "resnet" : "generic";
     walk_libtorch_model(options.model, *model, input, profile);
     const auto parameters = model->parameters();
@@ -496,6 +497,7 @@ ModelProfile profile_model(const ProfileOptions& options) {
   }
   torch::jit::Module module = load_torchscript(options.model);
   profile.name = std::filesystem::path(options.model).stem().string();
+  profile.model = std::filesystem::absolute(options.model).lexically_normal().string();
   profile.family = "generic";
   std::vector<torch::Tensor> parameters;
   for (const auto& p : module.parameters()) parameters.push_back(p);

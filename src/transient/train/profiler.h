@@ -59,7 +59,8 @@ struct ProfiledLayer {
 };
 
 struct ModelProfile {
-  std::string name;    // the model's name, or the file's stem
+  std::string name;   // the model's name, or the file's stem
+  std::string model;  // what `transient train --model` takes: the name, or the file's absolute path
   std::string family;  // "resnet" for the ResNets, "generic" otherwise
   std::vector<ProfiledLayer> layers;
   double forward_flops_per_sample = 0.0;
