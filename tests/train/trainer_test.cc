@@ -457,6 +457,16 @@ TEST(Trainer, BadInputIsOneErrorLineAndExitCode2) {
                         "--weight-decay: nan is out of range");
   expect_one_error_line(run_cli({"train", "--weight-decay", "-1", "--job-dir", job}, dir + "/i"),
                         "accepted: 0 <= WD <= 1");
+  // 0 stands for "not given" inside (epochs decide, the global batch holds): written on the
+  // command line it is refused, not taken for the default.
+  expect_one_error_line(run_cli({"train", "--steps", "0", "--job-dir", job}, dir + "/l"),
+                        "--steps: \"0\"; accepted: a whole number from 1 to 1e9 steps");
+  expect_one_error_line(
+      run_cli({"train", "--per-worker-batch", "0", "--job-dir", job}, dir + "/m"),
+      "--per-worker-batch: \"0\"; accepted: a whole number from 1 to 1e6 samples");
+  expect_one_error_line(
+      run_cli({"train", "--checkpoint-every", "0s", "--job-dir", job}, dir + "/n"),
+      "--checkpoint-every: \"0s\" is no interval; accepted: a duration > 0");
   // Revocation injection is parsed and its market model built before the job exists.
   expect_one_error_line(
       run_cli({"train", "--revoke", "kill@soon:rank0", "--job-dir", job}, dir + "/j"),
@@ -1292,7 +1302,7 @@ TEST(Trainer, PerWorkerBatchMakesTheJobsBatchTheWorkersTimesN) {
   // A product past 2^63 is refused, not wrapped round to a small batch.
   expect_one_error_line(
       run_cli(set_flag(job(other), "--per-worker-batch", "4611686018427387904"), other + ".c"),
-      "--per-worker-batch: 4611686018427387904 x 2 workers is out of range");
+      "--per-worker-batch: \"4611686018427387904\"; accepted: a whole number from 1 to 1e6");
   EXPECT_FALSE(fs::exists(other + "/job.json")) << "a refused job left records behind";
 }
 

@@ -19,6 +19,9 @@
 namespace transient::cli {
 namespace {
 
+// The steps of a training job, as the launcher bounds them (train/launcher.cc).
+constexpr Bound kTrainingSteps{1.0, 1e9, "steps", true};
+
 // "--checkpoint-every 200" is a number of steps; "30s", "5m", "1h" are durations; "0" means only
 // the final state. Not given: the default of TrainOptions.
 void parse_checkpoint_every(const std::string& text, train::TrainOptions& options) {
@@ -31,10 +34,15 @@ void parse_checkpoint_every(const std::string& text, train::TrainOptions& option
     return;
   }
   const auto seconds = parse_duration_s(text);
-  if (!seconds || *seconds <= 0) {
+  if (!seconds) {
     throw InputError("--checkpoint-every: \"" + text +
                      "\" is neither a number of steps nor a duration; accepted: 200 (steps), "
                      "30s, 5m, 1h");
+  }
+  if (*seconds <= 0) {
+    throw InputError("--checkpoint-every: \"" + text +
+                     "\" is no interval; accepted: a duration > 0 such as 30s, 5m, 1h, a number "
+                     "of steps such as 200, or 0 (the final state only)");
   }
   options.checkpoint_every_s = *seconds;
   options.checkpoint_every_steps = 0;
@@ -90,7 +98,10 @@ void add_job_options(CLI::App& cmd, train::TrainOptions& options, std::string& c
                  "evaluate on the first N test samples only (0 = all)");
   auto* epochs = cmd.add_option("--epochs", options.epochs, "passes over the training set")
                      ->capture_default_str();
+  // A value given is checked here: 0 is the options' "not given" (--epochs decides, or the
+  // global batch), so a 0 the user wrote would otherwise run the default.
   cmd.add_option("--steps", options.steps, "optimizer steps in total (instead of --epochs)")
+      ->transform(within(kTrainingSteps))
       ->excludes(epochs);
   auto* global_batch = cmd.add_option("--global-batch", options.global_batch,
                                       "samples per step, split among the workers")
@@ -99,6 +110,7 @@ void add_job_options(CLI::App& cmd, train::TrainOptions& options, std::string& c
                  "samples per step for each of the workers the job starts with (--workers, or "
                  "the coordinator's --min-workers): the job's batch is N x those, and survivors "
                  "take up a lost worker's share")
+      ->transform(within(bounds::kBatch))
       ->excludes(global_batch);
   cmd.add_option("--lr", options.lr, "peak learning rate (warm-up, then cosine to 0)")
       ->capture_default_str();
