@@ -636,6 +636,13 @@ TEST(Trainer, ResumeTakesTheJobsSettingsAndRefusesAContradiction) {
   EXPECT_EQ(summary.at("total_steps"), 80) << "the job's --steps, not the default epochs";
   EXPECT_EQ(summary.at("steps"), 80);
   expect_complete_step_records(dir, 80, 1, 100);
+  // A finished job has nothing to continue: another --resume is refused and writes nothing (it
+  // wrote the summary of a run of no step over the one above, and a second "done" event).
+  const auto finished = snapshot_files(dir);
+  expect_one_error_line(
+      run_cli({"train", "--resume", "--job-dir", dir}, dir + ".finished"),
+      "summary.json: the job has finished (step 80 of 80); there is nothing to continue");
+  EXPECT_EQ(snapshot_files(dir), finished);
 }
 
 // A user's model, as Python defines it: submodules, batch norm (buffers), a frozen parameter.

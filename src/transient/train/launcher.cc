@@ -29,6 +29,7 @@
 #include "transient/launch/local_fleet.h"
 #include "transient/launch/revocation_schedule.h"
 #include "transient/records/job_files.h"
+#include "transient/records/summary_reader.h"
 #include "transient/train/channel.h"
 #include "transient/train/checkpoint.h"
 #include "transient/train/checkpoint_choice.h"
@@ -318,6 +319,17 @@ void prepare_job_dir(const TrainOptions& o) {
                              " here; choose another --job-dir or "
                              "pass the same --model, --dataset, --global-batch and --seed");
       }
+    }
+    // A finished job has nothing to continue: resuming it would train no step and write its
+    // summary and a "done" event again, over the figures of the run that trained it.
+    const std::string summary_path = records::JobFiles(o.job_dir).summary();
+    const auto summary = records::read_summary(summary_path).summary;
+    if (summary && summary->finished) {
+      throw InputError(summary_path, 0,
+                       "the job has finished (step " + std::to_string(summary->steps) + " of " +
+                           std::to_string(summary->total_steps) +
+                           "); there is nothing to continue, and its records are left as they "
+                           "are; drop --resume and choose another --job-dir for a new job");
     }
     // The data has moved (a folder given on --resume): the next resume looks there too.
     if (recorded.contains("settings") && recorded.at("settings").is_object()) {
