@@ -481,9 +481,10 @@ TEST(Trainer, BadInputIsOneErrorLineAndExitCode2) {
 TEST(Trainer, JobDirectoryOfAnotherJobOrWithRecordsIsRefusedUntouched) {
   const std::string dir = fresh_dir("refuse");
   const std::string job = dir + "/job";
-  run_ok({"train", "--model", "mlp", "--workers", "1", "--steps", "3", "--threads", "1",
-          "--job-dir", job},
-         job);
+  // Paused at step 3, so that there is something to continue (a finished job is refused first).
+  run_paused({"train", "--model", "mlp", "--workers", "1", "--steps", "4", "--stop-at", "3",
+              "--threads", "1", "--job-dir", job},
+             job);
   const auto before = snapshot_files(job);
   expect_one_error_line(
       run_cli({"train", "--model", "mlp", "--workers", "1", "--steps", "3", "--job-dir", job},
@@ -503,7 +504,7 @@ TEST(Trainer, JobDirectoryOfAnotherJobOrWithRecordsIsRefusedUntouched) {
   }
   const auto corrupt = snapshot_files(job);
   const auto result = run_cli(
-      {"train", "--model", "mlp", "--workers", "1", "--steps", "3", "--resume", "--job-dir", job},
+      {"train", "--model", "mlp", "--workers", "1", "--steps", "4", "--resume", "--job-dir", job},
       dir + "/d");
   expect_one_error_line(result, "step-00000003.pt");
   auto after = snapshot_files(job);
@@ -624,18 +625,48 @@ TEST(Trainer, PythonTorchLoadOpensACheckpoint) {
 // without the original flags is the same job, and a flag that contradicts them is refused.
 TEST(Trainer, ResumeTakesTheJobsSettingsAndRefusesAContradiction) {
   const std::string dir = fresh_dir("resume-settings");
-  run_paused(with(set_flag(small_job(dir, 1), "--lr", "0.2"), {"--stop-at", "40"}), dir);
+  run_paused(with(set_flag(small_job(dir, 1), "--lr", "0.2"),
+                  {"--stop-at", "40", "--checkpoint-every", "7", "--keep", "2", "--catalog",
+                   "gce-2019", "--instance-type", "n1-standard-4+k80", "--market", "spot"}),
+             dir);
   const auto before = snapshot_files(dir);
   expect_one_error_line(
       run_cli({"train", "--resume", "--lr", "0.3", "--job-dir", dir}, dir + ".refused"),
       "--lr is 0.3 here but 0.2 in the job being resumed; a resumed job keeps its settings");
   EXPECT_EQ(snapshot_files(dir), before);
-  const auto resumed =
-      run_ok({"train", "--resume", "--workers", "1", "--threads", "1", "--job-dir", dir}, dir);
+  const double paused_cost =
+      nlohmann::json::parse(slurp(dir + "/summary.json")).at("cost_usd").get<double>();
+  EXPECT_GT(paused_cost, 0.0);
+  const auto events_before = read_events(dir).size();
+  const auto resumed = run_ok({"train", "--resume", "--threads", "1", "--job-dir", dir}, dir);
   const auto summary = nlohmann::json::parse(slurp(dir + "/summary.json"));
   EXPECT_EQ(summary.at("total_steps"), 80) << "the job's --steps, not the default epochs";
   EXPECT_EQ(summary.at("steps"), 80);
   expect_complete_step_records(dir, 80, 1, 100);
+  // It is also run as it was (job.json's "launch"), with no flag saying so: one worker (not the
+  // default two), a checkpoint every 7 steps (not every 30 s), 2 kept, the servers' price.
+  EXPECT_EQ(summary.at("workers"), 1);
+  EXPECT_EQ(summary.at("instance_type"), "n1-standard-4+k80");
+  // The bill goes on from the pause's, in every cost event of the resumed run and the summary.
+  const auto events = read_events(dir);
+  int resumed_costs = 0;
+  for (std::size_t i = events_before; i < events.size(); ++i) {
+    if (events[i].at("event") != "cost") continue;
+    ++resumed_costs;
+    EXPECT_GE(events[i].at("cost_usd").get<double>(), paused_cost) << events[i].dump();
+  }
+  EXPECT_GE(resumed_costs, 1);
+  EXPECT_GT(summary.value("cost_usd", 0.0), paused_cost);
+  int checkpoints_after_resume = 0;
+  for (const auto& event : events_named(read_events(dir), "checkpoint")) {
+    checkpoints_after_resume += event.at("step").get<int>() > 40;
+  }
+  EXPECT_GE(checkpoints_after_resume, 5);
+  int kept = 0;
+  for (const auto& entry : fs::directory_iterator(dir + "/checkpoints")) {
+    kept += entry.path().extension() == ".pt";
+  }
+  EXPECT_EQ(kept, 2);
   // A finished job has nothing to continue: another --resume is refused and writes nothing (it
   // wrote the summary of a run of no step over the one above, and a second "done" event).
   const auto finished = snapshot_files(dir);

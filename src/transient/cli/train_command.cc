@@ -236,12 +236,15 @@ void add_elastic_options(CLI::App& cmd, train::TrainOptions& options, std::strin
       ->capture_default_str();
 }
 
-// The flags of a job's settings that were given (a resumed job refuses those that differ).
+// The flags of a job's settings that were given (a resumed job refuses those that differ) and
+// of its launch settings (a resumed job takes those from its job directory unless given).
 std::vector<std::string> given_job_flags(const CLI::App& cmd) {
   std::vector<std::string> given;
-  for (const std::string& flag : train::job_setting_flags()) {
-    const CLI::Option* option = cmd.get_option_no_throw(flag);
-    if (option != nullptr && option->count() > 0) given.push_back(flag);
+  for (const auto& flags : {train::job_setting_flags(), train::launch_setting_flags()}) {
+    for (const std::string& flag : flags) {
+      const CLI::Option* option = cmd.get_option_no_throw(flag);
+      if (option != nullptr && option->count() > 0) given.push_back(flag);
+    }
   }
   return given;
 }

@@ -113,6 +113,7 @@ Coordinator::Coordinator(JobConfig job, std::string token, CoordinatorOptions op
   last_step_ = start.start_step;
   since_checkpoint_s_ = start.since_checkpoint_s;
   lr_scale_ = start.lr_scale;
+  cost_before_usd_ = options_.cost_before_usd;
   listener_ = std::make_unique<Listener>(options_.bind, options_.port, "--bind/--port");
   if (options_.dashboard != "off") {
     const auto at = report::parse_dashboard_address(options_.dashboard, "--dashboard");
@@ -827,7 +828,7 @@ std::optional<double> Coordinator::cost_usd() const {
     const auto until = std::min(worker.released.value_or(end), end);
     if (until > worker.admitted) seconds += seconds_between(worker.admitted, until);
   }
-  return cost_before_restart_usd_ + seconds * job_.options.price_usd_per_h / 3600;
+  return cost_before_usd_ + seconds * job_.options.price_usd_per_h / 3600;
 }
 void Coordinator::account_cost(bool now) {
   // A `cost` event every 10 s while the job runs, and one when it ends: the report draws the cost
@@ -1032,7 +1033,7 @@ void Coordinator::take_back(const nlohmann::json& journal) {
     worker->id = id;
     workers_[id] = std::move(worker);
   }
-  cost_before_restart_usd_ = journal.value("cost_usd", 0.0);
+  cost_before_usd_ = journal.value("cost_usd", 0.0);
   lr_scale_ = journal.value("lr_scale", 1.0);
   rollbacks_ = journal.value("rollbacks", 0);
   membership_.take_back(taken);

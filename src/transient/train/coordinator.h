@@ -63,6 +63,9 @@ struct CoordinatorOptions {
   // reads): a generation that no member's state can start from takes the newest checkpoint of
   // this job (checkpoint_choice.h). REQUIRED.
   IdentifyCheckpoint identify_checkpoint;
+  // What the job's servers cost before this coordinator: a paused job's bill, which a resumed
+  // job goes on with (a coordinator that died has its own in the journal: take_back()).
+  double cost_before_usd = 0;
 };
 
 // What the job came to.
@@ -143,8 +146,12 @@ class Coordinator : public launch::FleetCoordinator, private elastic::Env {
   // What the workers' servers have cost so far (per second, from each one's admission to its
   // leaving, at the job's price); nullopt when the job knows no price.
   std::optional<double> cost_usd() const;
-  // Stops the billing of a job that has ended and records its last `cost` event.
-  void close_accounts() { account_cost(true); }
+  // Stops the billing of a job that has ended and records its last `cost` event, and the bill in
+  // the journal (where a resumed job's goes on from).
+  void close_accounts() {
+    account_cost(true);
+    write_journal();
+  }
 
  private:
   struct Peer;
@@ -206,7 +213,7 @@ class Coordinator : public launch::FleetCoordinator, private elastic::Env {
   Clock::time_point last_step_time_;
 
   void account_cost(bool now);
-  double cost_before_restart_usd_ = 0;  // from the journal of a coordinator that died
+  double cost_before_usd_ = 0;  // billed before this coordinator (a pause, or a restart)
   Clock::time_point last_cost_event_;
   std::optional<Clock::time_point> ended_at_;  // billing stops when the job ends
   bool accounts_closed_ = false;               // the last cost event is written

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -225,10 +226,57 @@ nlohmann::json job_settings(const TrainOptions& o) {
           {"seed", o.seed}};
 }
 
+// How the job is run, apart from what it computes: job.json's "launch". A resumed job runs so
+// unless a flag says otherwise (launch_setting_flags); the workers' threads and device are the
+// machine's, and not kept.
+nlohmann::json launch_settings(const TrainOptions& o) {
+  return {{"workers", o.workers},
+          {"checkpoint_every_steps", o.checkpoint_every_steps},
+          {"checkpoint_every_s", o.checkpoint_every_s},
+          {"keep", o.keep},
+          {"compress", name_of(o.compress)},
+          {"memory_format", name_of(o.memory_format)},
+          {"on_divergence", name_of(o.on_divergence)},
+          {"bucket_bytes", o.bucket_bytes},
+          {"heartbeat_timeout_s", o.heartbeat_timeout_s},
+          {"instance_type", o.instance_type},
+          {"market", o.market},
+          {"price_usd_per_h", o.price_usd_per_h}};
+}
+
+// The launch settings a resumed job takes from job.json, each unless its flag is given; the
+// number of workers only where the command starts them (`transient train`: a coordinator's
+// --min-workers is its own).
+void adopt_launch_settings(const nlohmann::json& launch, bool starts_workers,
+                           const std::function<bool(const std::string&)>& given, TrainOptions& o) {
+  if (starts_workers && !given("--workers")) o.workers = launch.value("workers", o.workers);
+  if (!given("--checkpoint-every")) {
+    o.checkpoint_every_steps = launch.value("checkpoint_every_steps", o.checkpoint_every_steps);
+    o.checkpoint_every_s = launch.value("checkpoint_every_s", o.checkpoint_every_s);
+  }
+  if (!given("--keep")) o.keep = launch.value("keep", o.keep);
+  if (!given("--compress")) o.compress = named_option(launch, "compress", o.compress);
+  if (!given("--memory-format")) {
+    o.memory_format = named_option(launch, "memory_format", o.memory_format);
+  }
+  if (!given("--on-divergence")) {
+    o.on_divergence = named_option(launch, "on_divergence", o.on_divergence);
+  }
+  if (!given("--bucket-bytes")) o.bucket_bytes = launch.value("bucket_bytes", o.bucket_bytes);
+  if (!given("--heartbeat-timeout")) {
+    o.heartbeat_timeout_s = launch.value("heartbeat_timeout_s", o.heartbeat_timeout_s);
+  }
+  if (!given("--instance-type")) {
+    o.instance_type = launch.value("instance_type", o.instance_type);
+    o.market = launch.value("market", o.market);
+    o.price_usd_per_h = launch.value("price_usd_per_h", o.price_usd_per_h);
+  }
+}
+
 // With --resume, the job's settings replace the options; a flag given that contradicts them is
 // refused with the difference named. A job.json of an earlier version (no settings) is left to
-// the identity check of prepare_job_dir.
-void adopt_job_settings(TrainOptions& o) {
+// the identity check of prepare_job_dir. The launch settings are taken where no flag is given.
+void adopt_job_settings(TrainOptions& o, bool starts_workers) {
   const std::string job_json = records::JobFiles(o.job_dir).job();
   if (!o.resume || !fs::exists(job_json)) return;
   const auto recorded = load_json_file(job_json);
@@ -281,6 +329,9 @@ void adopt_job_settings(TrainOptions& o) {
     o.clip_grad_norm = settings.value("clip_grad_norm", 0.0);
     o.precision = named_option(settings, "precision", Precision::kFp32);
     o.seed = settings.at("seed").get<std::uint64_t>();
+    if (recorded.contains("launch") && recorded.at("launch").is_object()) {
+      adopt_launch_settings(recorded.at("launch"), starts_workers, given, o);
+    }
   } catch (const std::exception& error) {  // a JSON error, or a name not in the table
     throw InputError(job_json, 0, std::string("its settings are damaged: ") + error.what());
   }
@@ -331,11 +382,13 @@ void prepare_job_dir(const TrainOptions& o) {
                            "); there is nothing to continue, and its records are left as they "
                            "are; drop --resume and choose another --job-dir for a new job");
     }
-    // The data has moved (a folder given on --resume): the next resume looks there too.
+    // The data has moved (a folder given on --resume), or a launch flag says how the job runs
+    // from now on: the next resume does the same.
     if (recorded.contains("settings") && recorded.at("settings").is_object()) {
       auto updated = recorded;
       updated["settings"]["data_dir"] = o.data_dir;
       updated["settings"]["val_data"] = o.val_data;
+      updated["launch"] = launch_settings(o);
       if (updated != recorded) write_file_atomically(job_json, updated.dump(2) + "\n");
     }
     return;
@@ -343,6 +396,7 @@ void prepare_job_dir(const TrainOptions& o) {
   fs::create_directories(o.job_dir);
   auto identity = job_identity(o);
   identity["settings"] = job_settings(o);
+  identity["launch"] = launch_settings(o);
   identity["created_utc"] = utc_stamp();
   write_file_atomically(job_json, identity.dump(2) + "\n");
 }
@@ -366,7 +420,9 @@ struct PreparedJob {
   GenerationConfig start;
 };
 
-PreparedJob prepare_job(const TrainOptions& given, int workers_for_threads) {
+// `starts_workers`: the command starts the job's workers itself (`transient train`), whose
+// number then sets the threads of each by default.
+PreparedJob prepare_job(const TrainOptions& given, bool starts_workers) {
   PreparedJob prepared;
   TrainOptions& o = prepared.options;
   o = given;
@@ -394,10 +450,10 @@ PreparedJob prepare_job(const TrainOptions& given, int workers_for_threads) {
     o.job_dir = "jobs/" + utc_stamp() + "-" +
                 (is_model_file(o.model) ? fs::path(o.model).stem().string() : o.model);
   }
-  adopt_job_settings(o);
+  adopt_job_settings(o, starts_workers);
   validate(o);  // what was given, or with --resume the job's own settings
   o.model_sha256 = is_model_file(o.model) ? file_sha256(o.model) : "";
-  if (o.threads == 0) o.threads = default_threads(workers_for_threads);
+  if (o.threads == 0) o.threads = default_threads(starts_workers ? o.workers : 1);
   JobConfig& job = prepared.job;
   job.train_samples = count_training_samples(o.dataset, o.data_dir, data_options(o));
   if (o.dataset == "image-folder") {
@@ -481,6 +537,18 @@ GenerationConfig open_records(const TrainOptions& o, EventLog& events) {
     start.lr_scale = scale.get<double>();
   }
   return start;
+}
+
+// What the job's servers cost before this run: a paused job resumed goes on with the bill its
+// journal holds; a new job starts from nothing.
+double billed_before(const TrainOptions& o) {
+  const auto journal_path = records::JobFiles(o.job_dir).coordinator();
+  if (!o.resume || !fs::exists(journal_path)) return 0;
+  const auto cost = load_json_file(journal_path).value("cost_usd", nlohmann::json(0.0));
+  if (!cost.is_number() || !(cost.get<double>() >= 0 && cost.get<double>() < 1e12)) {
+    throw InputError(journal_path, 0, "cost_usd " + cost.dump() + " is not a cost in $");
+  }
+  return cost.get<double>();
 }
 
 // summary.json and the last lines: what the job came to.
@@ -641,6 +709,12 @@ std::string join_instructions(const std::string& bind, const std::string& addres
 
 }  // namespace
 
+std::vector<std::string> launch_setting_flags() {
+  return {"--workers",      "--checkpoint-every",  "--keep",
+          "--compress",     "--memory-format",     "--on-divergence",
+          "--bucket-bytes", "--heartbeat-timeout", "--instance-type"};
+}
+
 std::vector<std::string> job_setting_flags() {
   std::vector<std::string> flags;
   const nlohmann::json settings = job_settings(TrainOptions{});
@@ -661,7 +735,7 @@ int run_training(const TrainOptions& given, launch::ForkServer* fork_server) {
     // The workers run here: one that cannot train on a GPU would only say so once started.
     require_usable_gpus();
   }
-  const PreparedJob prepared = prepare_job(given, given.workers);
+  const PreparedJob prepared = prepare_job(given, true);
   const TrainOptions& o = prepared.options;
   EventLog events(records::JobFiles(o.job_dir).events());
   PreparedJob job = prepared;
@@ -674,6 +748,7 @@ int run_training(const TrainOptions& given, launch::ForkServer* fork_server) {
   coordinator_options.initial_workers = o.workers;
   coordinator_options.identify_checkpoint = checkpoint_identity;
   coordinator_options.invite_workers = false;  // the local fleet replaces them or ends the job
+  coordinator_options.cost_before_usd = billed_before(o);
   Coordinator coordinator(job.job, job.token, coordinator_options, events, job.start);
   launch::LocalFleet fleet(fleet_options(job, fork_server), coordinator,
                            [&events](const nlohmann::json& event) { events.append(event); });
@@ -761,7 +836,7 @@ int run_coordinator(const TrainOptions& given, int min_workers) {
   } else {
     TrainOptions o = given;
     o.workers = min_workers;
-    prepared = prepare_job(o, 1);
+    prepared = prepare_job(o, false);
   }
   if (continue_paused) take_back = false;
   const TrainOptions& o = prepared.options;
@@ -775,6 +850,7 @@ int run_coordinator(const TrainOptions& given, int min_workers) {
   coordinator_options.initial_workers = min_workers;
   coordinator_options.identify_checkpoint = checkpoint_identity;
   coordinator_options.taking_back = take_back;
+  coordinator_options.cost_before_usd = billed_before(o);
   if (take_back) {
     const auto front_door = journal.at("front_door").get<std::string>();
     coordinator_options.port = parse_endpoint(front_door, journal_path).port;

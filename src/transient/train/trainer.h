@@ -127,8 +127,9 @@ struct TrainOptions {
   std::string market;          // spot or on-demand
   double price_usd_per_h = 0;  // that type's price in that market
 
-  // The job settings given on the command line, by flag name ("--lr", ...): a resumed job takes
-  // its settings from its job directory and refuses a given one that contradicts them.
+  // The job and launch settings given on the command line, by flag name ("--lr", "--workers",
+  // ...): a resumed job takes its settings from its job directory and refuses a given one that
+  // contradicts them; a launch setting given replaces the job's.
   std::vector<std::string> given_flags;
 };
 
@@ -156,6 +157,9 @@ int run_training(const TrainOptions& options, launch::ForkServer* fork_server = 
 // The flag of each of the job's settings (job.json's "settings": "--model", "--lr", ...), which a
 // resumed job takes from its job directory; a setting no command sets has one all the same.
 std::vector<std::string> job_setting_flags();
+// The flags of how a job is run (job.json's "launch": "--workers", "--checkpoint-every", the
+// servers' prices, ...), which a resumed job takes from its job directory unless given again.
+std::vector<std::string> launch_setting_flags();
 
 // Runs a job's coordinator alone (`transient coordinator`): workers join it from anywhere with
 // `transient worker --coordinator HOST:PORT --token-file F`. With a job directory that holds a
