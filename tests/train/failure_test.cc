@@ -274,6 +274,11 @@ TEST(Failure, APausedStandaloneCoordinatorIsContinuedByTheNextOne) {
   ::kill(coordinator.pid(), SIGTERM);
   const auto paused = coordinator.wait();
   EXPECT_EQ(paused.exit_code, kExitPaused) << paused.err;
+  // What continues it is another coordinator (`transient train --resume` would start workers of
+  // its own on this host).
+  EXPECT_NE(paused.out.find("; continue with: transient coordinator --job-dir " + dir + "\n"),
+            std::string::npos)
+      << paused.out;
   first.wait();
   const auto saved = latest_checkpoint(dir).step;
   EXPECT_LT(saved, 300);

@@ -551,9 +551,10 @@ double billed_before(const TrainOptions& o) {
   return cost.get<double>();
 }
 
-// summary.json and the last lines: what the job came to.
+// summary.json and the last lines: what the job came to. `continue_with`: the command that
+// continues the job when it paused, less its job directory ("transient train --resume --job-dir").
 int finish_job(const PreparedJob& prepared, Coordinator& coordinator, EventLog& events,
-               double wall_s, int workers) {
+               double wall_s, int workers, const char* continue_with) {
   const TrainOptions& o = prepared.options;
   const JobConfig& job = prepared.job;
   const JobOutcome& outcome = coordinator.outcome();
@@ -646,11 +647,9 @@ int finish_job(const PreparedJob& prepared, Coordinator& coordinator, EventLog& 
     return kExitFailed;
   }
   if (!finished) {
-    std::printf(
-        "paused after step %lld of %lld in %s; continue with: transient train --resume "
-        "--job-dir %s\n",
-        static_cast<long long>(steps), static_cast<long long>(job.total_steps),
-        format_duration(wall_s).c_str(), o.job_dir.c_str());
+    std::printf("paused after step %lld of %lld in %s; continue with: %s %s\n",
+                static_cast<long long>(steps), static_cast<long long>(job.total_steps),
+                format_duration(wall_s).c_str(), continue_with, o.job_dir.c_str());
     std::fflush(stdout);
     return kExitPaused;
   } else {
@@ -768,7 +767,8 @@ int run_training(const TrainOptions& given, launch::ForkServer* fork_server) {
   }
   fleet.wait_for_exit();
   const double wall_s = std::chrono::duration<double>(Clock::now() - start).count();
-  return finish_job(job, coordinator, events, wall_s, o.workers);
+  return finish_job(job, coordinator, events, wall_s, o.workers,
+                    "transient train --resume --job-dir");
 }
 
 namespace {
@@ -870,7 +870,9 @@ int run_coordinator(const TrainOptions& given, int min_workers) {
     if (g_stop_requested) coordinator.request_stop();
   }
   const double wall_s = std::chrono::duration<double>(Clock::now() - start).count();
-  const int code = finish_job(prepared, coordinator, events, wall_s, min_workers);
+  // A standalone coordinator's job is continued by another one, which its workers join again.
+  const int code = finish_job(prepared, coordinator, events, wall_s, min_workers,
+                              "transient coordinator --job-dir");
   tell_the_absent(coordinator, prepared.options.heartbeat_timeout_s);
   return code;
 }
