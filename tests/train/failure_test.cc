@@ -279,7 +279,7 @@ TEST(Failure, APausedStandaloneCoordinatorIsContinuedByTheNextOne) {
   EXPECT_NE(paused.out.find("; continue with: transient coordinator --job-dir " + dir + "\n"),
             std::string::npos)
       << paused.out;
-  first.wait();
+  EXPECT_NE(first.wait().err.find(": the job has paused after step "), std::string::npos);
   const auto saved = latest_checkpoint(dir).step;
   EXPECT_LT(saved, 300);
 
@@ -296,7 +296,15 @@ TEST(Failure, APausedStandaloneCoordinatorIsContinuedByTheNextOne) {
                     dir + "-b");
   const auto done = again.wait();
   ASSERT_EQ(done.exit_code, kExitFinished) << done.err;
-  EXPECT_EQ(second.wait().exit_code, kExitFinished);
+  const auto second_done = second.wait();
+  EXPECT_EQ(second_done.exit_code, kExitFinished);
+  // A worker started by hand says when it joins a generation and when the job ends (those of
+  // `transient train` leave that to the launcher's lines).
+  EXPECT_NE(second_done.err.find(", rank 0 of 1, from step " + std::to_string(saved) + "\n"),
+            std::string::npos)
+      << second_done.err;
+  EXPECT_NE(second_done.err.find(": the job has finished (step 300)\n"), std::string::npos)
+      << second_done.err;
   EXPECT_EQ(summary_in(dir).at("steps"), 300);
   EXPECT_EQ(last_event(read_events(dir), "generation").at("start_step"), saved);
   expect_every_sample_once(dir, 300, 2000, 100);

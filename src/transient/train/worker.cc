@@ -56,6 +56,16 @@
 namespace transient::train {
 namespace {
 
+// Whether this worker was started by hand (or by an orchestrator) rather than by `transient
+// train`'s launcher, which starts its workers with SIGINT ignored (it turns Ctrl-C into a pause
+// of the whole job) and prints the job's progress itself: a worker by hand says when it joins a
+// generation and when the job ends.
+bool started_by_hand() {
+  struct sigaction current {};
+  ::sigaction(SIGINT, nullptr, &current);
+  return current.sa_handler != SIG_IGN;
+}
+
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) {
@@ -280,6 +290,20 @@ class Worker {
     }
   }
 
+  // A worker by hand says how the job ended for it: finished, or paused by its coordinator.
+  void say_the_job_ended() const {
+    if (!by_hand_) return;
+    if (step_ >= job_.total_steps) {
+      std::fprintf(stderr, "transient worker %s: the job has finished (step %lld)\n",
+                   connection_.id().c_str(), static_cast<long long>(step_));
+    } else {
+      std::fprintf(stderr,
+                   "transient worker %s: the job has paused after step %lld; it goes on when "
+                   "its coordinator is started again and this worker joins it\n",
+                   connection_.id().c_str(), static_cast<long long>(step_));
+    }
+  }
+
   // Trains until the job ends or this worker leaves. Returns the process exit code.
   int run() {
     std::int64_t last_generation = -1;
@@ -289,7 +313,10 @@ class Worker {
       const auto config = connection_.next_generation(last_generation, why);
       if (!config) {
         finish_writer();
-        if (why == "the job has ended") return 0;
+        if (why == "the job has ended") {
+          say_the_job_ended();
+          return 0;
+        }
         if (why == "signalled") {
           // A preemption notice (or Ctrl-C) between generations: no step to finish, but the state
           // this worker holds may be the job's only copy newer than its last checkpoint (the
@@ -314,6 +341,12 @@ class Worker {
       config_ = *config;
       rank_ = static_cast<int>(member - config->members.begin());
       world_size_ = static_cast<int>(config->members.size());
+      if (by_hand_) {
+        std::fprintf(stderr,
+                     "transient worker %s: generation %lld, rank %d of %d, from step %lld\n",
+                     connection_.id().c_str(), static_cast<long long>(config_.generation), rank_,
+                     world_size_, static_cast<long long>(config_.start_step));
+      }
       connection_.set_state({{"gen", config_.generation}, {"reported", false}});
       std::int64_t attempted = step_;
       bool formed = false;
@@ -387,6 +420,7 @@ class Worker {
         // Wait for the coordinator to see every member done (or to drop this worker).
         std::string ignored;
         connection_.next_generation(config_.generation, ignored);
+        say_the_job_ended();
         return 0;
       } catch (const CollectiveFailure& failure) {
         // A peer died or went silent (or its group broke first): tear the group down, which
@@ -1317,6 +1351,7 @@ class Worker {
   GenerationConfig config_;  // of the current generation
   int rank_ = 0;
   int world_size_ = 1;
+  const bool by_hand_ = started_by_hand();  // say when it joins a generation and when it ends
   c10::intrusive_ptr<c10d::ProcessGroupGloo> group_;
   // The generation was ended by the coordinator (a member lost): a collective still waited for
   // is given up (wait_all).
@@ -1382,9 +1417,7 @@ int run_worker(const WorkerOptions& options) {
   action.sa_handler = on_leave_signal;
   sigemptyset(&action.sa_mask);
   ::sigaction(SIGTERM, &action, nullptr);
-  struct sigaction previous {};
-  ::sigaction(SIGINT, nullptr, &previous);
-  if (previous.sa_handler != SIG_IGN) ::sigaction(SIGINT, &action, nullptr);
+  if (started_by_hand()) ::sigaction(SIGINT, &action, nullptr);
 
   const Endpoint endpoint = parse_endpoint(options.coordinator, "--coordinator");
   const auto traced = trace_steps_from_environment();  // a malformed one before joining
