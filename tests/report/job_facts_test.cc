@@ -105,5 +105,12 @@ TEST(ReportMetrics, UnknownFiguresAreLeftOut) {
   EXPECT_DOUBLE_EQ(*f.cost_usd, 0.25 + 0.05);
 }
 
+TEST(ReportStatus, CostsBelowACentAreNotShownAsNothing) {
+  EXPECT_EQ(usd_text(1.1749), "$1.17");
+  EXPECT_EQ(usd_text(0.01), "$0.01");
+  EXPECT_EQ(usd_text(0.000408958), "$0.00041");
+  EXPECT_EQ(usd_text(0), "$0.00");
+}
+
 }  // namespace
 }  // namespace transient::report

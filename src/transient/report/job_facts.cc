@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <map>
@@ -138,7 +139,7 @@ std::string status_text(const JobFacts& f) {
   } else {
     out += "newest checkpoint: none\n";
   }
-  out += f.cost_usd ? fmt::format("cost: ${:.2f}\n", *f.cost_usd)
+  out += f.cost_usd ? "cost: " + usd_text(*f.cost_usd) + "\n"
                     : "cost: unknown (the job was given no prices)\n";
   if (f.test_accuracy) out += fmt::format("test accuracy: {:.2f}%\n", 100.0 * *f.test_accuracy);
   if (!f.problems.empty()) {
@@ -167,6 +168,11 @@ std::string prometheus_text(const JobFacts& f) {
   if (f.cost_usd)
     metric("transient_cost_usd", "gauge", "What the servers cost so far, USD.", *f.cost_usd);
   return out;
+}
+
+std::string usd_text(double usd) {
+  return usd == 0 || std::fabs(usd) >= 0.01 ? fmt::format("${:.2f}", usd)
+                                            : fmt::format("${:.2g}", usd);
 }
 
 }  // namespace transient::report

@@ -42,6 +42,10 @@ std::string status_text(const JobFacts& facts);
 // transient_checkpoint_age_seconds and transient_cost_usd.
 std::string prometheus_text(const JobFacts& facts);
 
+// Dollars as a person reads a bill: cents ("$1.17"), or two significant digits below a cent
+// ("$0.00041": a short job on a cheap server is not free).
+std::string usd_text(double usd);
+
 // "2026-11-24T01:02:03.456Z" as seconds since 1970; nullopt if it is not such a time.
 std::optional<double> parse_utc_iso8601(const std::string& text);
 

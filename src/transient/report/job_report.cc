@@ -70,7 +70,7 @@ void add_summary(HtmlPage& page, const Job& job) {
                {"samples/s", number_text(f.samples_per_s)},
                {"recoveries", fmt::format("{} ({} steps redone)", f.recoveries, f.redone_steps)},
                {"workers lost", std::to_string(f.revocations)},
-               {"cost", f.cost_usd ? fmt::format("${:.2f}", *f.cost_usd) : "unknown (no prices)"}};
+               {"cost", f.cost_usd ? usd_text(*f.cost_usd) : "unknown (no prices)"}};
   if (f.test_accuracy)
     rows.push_back({"test accuracy", fmt::format("{:.2f}%", 100 * *f.test_accuracy)});
   std::string members;
