@@ -279,7 +279,8 @@ TEST(Failure, APausedStandaloneCoordinatorIsContinuedByTheNextOne) {
   EXPECT_NE(paused.out.find("; continue with: transient coordinator --job-dir " + dir + "\n"),
             std::string::npos)
       << paused.out;
-  EXPECT_NE(first.wait().err.find(": the job has paused after step "), std::string::npos);
+  EXPECT_NE(first.wait().err.find(": the coordinator ended the job after step "),
+            std::string::npos);
   const auto saved = latest_checkpoint(dir).step;
   EXPECT_LT(saved, 300);
 

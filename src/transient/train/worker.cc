@@ -290,7 +290,8 @@ class Worker {
     }
   }
 
-  // A worker by hand says how the job ended for it: finished, or paused by its coordinator.
+  // A worker by hand says how the job ended for it: finished, or ended early by its coordinator
+  // (a pause, which goes on when the coordinator is started again, or a failure it names).
   void say_the_job_ended() const {
     if (!by_hand_) return;
     if (step_ >= job_.total_steps) {
@@ -298,9 +299,11 @@ class Worker {
                    connection_.id().c_str(), static_cast<long long>(step_));
     } else {
       std::fprintf(stderr,
-                   "transient worker %s: the job has paused after step %lld; it goes on when "
-                   "its coordinator is started again and this worker joins it\n",
-                   connection_.id().c_str(), static_cast<long long>(step_));
+                   "transient worker %s: the coordinator ended the job after step %lld of %lld "
+                   "(a pause goes on when the coordinator is started again and workers join "
+                   "it; its output says which)\n",
+                   connection_.id().c_str(), static_cast<long long>(step_),
+                   static_cast<long long>(job_.total_steps));
     }
   }
 
