@@ -642,6 +642,7 @@ TEST(Trainer, ResumeTakesTheJobsSettingsAndRefusesAContradiction) {
   const auto summary = nlohmann::json::parse(slurp(dir + "/summary.json"));
   EXPECT_EQ(summary.at("total_steps"), 80) << "the job's --steps, not the default epochs";
   EXPECT_EQ(summary.at("steps"), 80);
+  EXPECT_EQ(summary.at("resumed_from_step"), 40);  // its wall_s and samples/s are from there
   expect_complete_step_records(dir, 80, 1, 100);
   // It is also run as it was (job.json's "launch"), with no flag saying so: one worker (not the
   // default two), a checkpoint every 7 steps (not every 30 s), 2 kept, the servers' price.

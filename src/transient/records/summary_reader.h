@@ -13,13 +13,15 @@
 namespace transient::records {
 
 struct JobSummary {
-  std::int64_t steps = 0;                        // steps completed
-  std::int64_t total_steps = 0;                  // steps the job was to train
-  double epochs = 0.0;                           // epochs completed
-  std::optional<double> test_accuracy;           // after the last step, if evaluated
-  std::optional<double> test_loss;               // after the last step, if evaluated
-  double wall_s = 0.0;                           // the job's wall-clock time
-  double samples_per_s = 0.0;                    // training samples per second over the job
+  std::int64_t steps = 0;               // steps completed
+  std::int64_t total_steps = 0;         // steps the job was to train
+  double epochs = 0.0;                  // epochs completed
+  std::optional<double> test_accuracy;  // after the last step, if evaluated
+  std::optional<double> test_loss;      // after the last step, if evaluated
+  // The wall-clock time and training samples per second of the job's last run: a resumed
+  // job's since it resumed (at summary.json's `resumed_from_step`).
+  double wall_s = 0.0;
+  double samples_per_s = 0.0;
   std::string model;                             // the model's name
   std::string dataset;                           // the data set's name
   std::int64_t global_batch = 0;                 // samples per step
