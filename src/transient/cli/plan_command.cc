@@ -333,8 +333,9 @@ std::vector<std::string> coordinator_flags(const PlanFlags& flags, const plan::E
                "--instance-type, so the price flags are left out\n",
                c.workers.size());
   }
+  const perf::Workload workload = planned_workload(flags);
   const perf::JobBatch batch = flags.batch.batch();
-  const int samples = batch.samples > 0 ? batch.samples : reference_batch(flags);
+  const int samples = batch.samples > 0 ? batch.samples : workload.batch_per_worker;
   out.insert(out.end(),
              {"--min-workers", std::to_string(c.shape(architecture).total_workers()), "--steps",
               fmt::format("{:.0f}", flags.steps),
@@ -344,7 +345,6 @@ std::vector<std::string> coordinator_flags(const PlanFlags& flags, const plan::E
     out.insert(out.end(),
                {"--checkpoint-every", fmt::format("{}s", e.policy->checkpoint_interval_s)});
   }
-  const perf::Workload workload = planned_workload(flags);
   if (!workload.model.empty()) {
     out.insert(out.end(), {"--model", workload.model});
   } else {

@@ -418,6 +418,7 @@ struct PreparedJob {
   std::string token_path;
   std::string token;
   GenerationConfig start;
+  double cost_before_usd = 0;  // what the servers cost before (a paused job resumed)
 };
 
 // `starts_workers`: the command starts the job's workers itself (`transient train`), whose
@@ -488,13 +489,17 @@ PreparedJob prepare_job(const TrainOptions& given, bool starts_workers) {
   return prepared;
 }
 
-// Opens the records and picks the checkpoint to start from (with --resume).
-GenerationConfig open_records(const TrainOptions& o, EventLog& events) {
+// Opens the records and picks the checkpoint to start from (with --resume), into
+// `prepared.start`; a resumed job also carries on from its journal (the learning rate's factor,
+// the servers' bill so far).
+void open_records(PreparedJob& prepared, EventLog& events) {
+  const TrainOptions& o = prepared.options;
+  GenerationConfig& start = prepared.start;
   CheckpointDirectory checkpoints(records::JobFiles(o.job_dir).checkpoints(), o.keep);
   fs::create_directories(checkpoints.dir());
   fs::create_directories(records::JobFiles(o.job_dir).step_parts());
   checkpoints.remove_leftovers();
-  GenerationConfig start;
+  start = GenerationConfig{};
   if (o.resume) {
     // Without its manifest nothing vouches for the checkpoint files (the reader checks no
     // checksum of its own): resuming from step 0 would silently replace them, so it is refused.
@@ -525,30 +530,24 @@ GenerationConfig open_records(const TrainOptions& o, EventLog& events) {
   }
   // Rows of steps after the checkpoint (left by a stopped or crashed run) will be redone.
   merge_step_records(o.job_dir, start.start_step);
-  // A job rolled back after a divergence goes on with the learning rate it was rolled back to.
+  // A job rolled back after a divergence goes on with the learning rate it was rolled back to,
+  // and a paused job's bill goes on from what its servers cost before.
+  prepared.cost_before_usd = 0;
   const auto journal_path = records::JobFiles(o.job_dir).coordinator();
   if (o.resume && fs::exists(journal_path)) {
     const auto journal = load_json_file(journal_path);
-    const auto scale = journal.contains("lr_scale") ? journal.at("lr_scale") : nlohmann::json(1.0);
+    const auto scale = journal.value("lr_scale", nlohmann::json(1.0));
     if (!scale.is_number() || !(scale.get<double>() > 0 && scale.get<double>() <= 1)) {
       throw InputError(journal_path, 0,
                        "lr_scale " + scale.dump() + " is not a learning-rate factor in (0, 1]");
     }
     start.lr_scale = scale.get<double>();
+    const auto cost = journal.value("cost_usd", nlohmann::json(0.0));
+    if (!cost.is_number() || !(cost.get<double>() >= 0 && cost.get<double>() < 1e12)) {
+      throw InputError(journal_path, 0, "cost_usd " + cost.dump() + " is not a cost in $");
+    }
+    prepared.cost_before_usd = cost.get<double>();
   }
-  return start;
-}
-
-// What the job's servers cost before this run: a paused job resumed goes on with the bill its
-// journal holds; a new job starts from nothing.
-double billed_before(const TrainOptions& o) {
-  const auto journal_path = records::JobFiles(o.job_dir).coordinator();
-  if (!o.resume || !fs::exists(journal_path)) return 0;
-  const auto cost = load_json_file(journal_path).value("cost_usd", nlohmann::json(0.0));
-  if (!cost.is_number() || !(cost.get<double>() >= 0 && cost.get<double>() < 1e12)) {
-    throw InputError(journal_path, 0, "cost_usd " + cost.dump() + " is not a cost in $");
-  }
-  return cost.get<double>();
 }
 
 // summary.json and the last lines: what the job came to. `continue_with`: the command that
@@ -738,7 +737,7 @@ int run_training(const TrainOptions& given, launch::ForkServer* fork_server) {
   const TrainOptions& o = prepared.options;
   EventLog events(records::JobFiles(o.job_dir).events());
   PreparedJob job = prepared;
-  job.start = open_records(o, events);
+  open_records(job, events);
 
   CoordinatorOptions coordinator_options;
   coordinator_options.bind = o.bind;
@@ -747,7 +746,7 @@ int run_training(const TrainOptions& given, launch::ForkServer* fork_server) {
   coordinator_options.initial_workers = o.workers;
   coordinator_options.identify_checkpoint = checkpoint_identity;
   coordinator_options.invite_workers = false;  // the local fleet replaces them or ends the job
-  coordinator_options.cost_before_usd = billed_before(o);
+  coordinator_options.cost_before_usd = job.cost_before_usd;
   Coordinator coordinator(job.job, job.token, coordinator_options, events, job.start);
   launch::LocalFleet fleet(fleet_options(job, fork_server), coordinator,
                            [&events](const nlohmann::json& event) { events.append(event); });
@@ -841,7 +840,7 @@ int run_coordinator(const TrainOptions& given, int min_workers) {
   if (continue_paused) take_back = false;
   const TrainOptions& o = prepared.options;
   EventLog events(records::JobFiles(o.job_dir).events());
-  if (!take_back) prepared.start = open_records(o, events);
+  if (!take_back) open_records(prepared, events);
 
   CoordinatorOptions coordinator_options;
   coordinator_options.bind = o.bind;
@@ -850,7 +849,7 @@ int run_coordinator(const TrainOptions& given, int min_workers) {
   coordinator_options.initial_workers = min_workers;
   coordinator_options.identify_checkpoint = checkpoint_identity;
   coordinator_options.taking_back = take_back;
-  coordinator_options.cost_before_usd = billed_before(o);
+  coordinator_options.cost_before_usd = prepared.cost_before_usd;  // take_back() has its own
   if (take_back) {
     const auto front_door = journal.at("front_door").get<std::string>();
     coordinator_options.port = parse_endpoint(front_door, journal_path).port;
