@@ -38,5 +38,14 @@ TEST(Text, JoinsAnyRangeOfStrings) {
   EXPECT_EQ(join(std::vector<std::string>{"", "b"}), ", b");
 }
 
+TEST(Text, CountsAreSingularForOneOnly) {
+  EXPECT_EQ(counted(1, "server"), "1 server");
+  EXPECT_EQ(counted(0, "server"), "0 servers");
+  EXPECT_EQ(counted(4, "revocation"), "4 revocations");
+  EXPECT_EQ(counted(2, "process", "processes"), "2 processes");
+  EXPECT_EQ(counted(1, "process", "processes"), "1 process");
+  EXPECT_EQ(counted(-1, "step"), "-1 steps");
+}
+
 }  // namespace
 }  // namespace transient

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "transient/cloud/catalog_registry.h"
+#include "transient/core/text.h"
 #include "transient/plan/configuration.h"
 #include "transient/sim/scenario_loader.h"
 
@@ -341,7 +342,7 @@ TEST(PlanCli, JsonPolicyIsDataAndTheTextIsRenderedFromIt) {
   ASSERT_EQ(text_run.exit_code, 0) << text_run.out;
   const std::string text = p["text"];
   EXPECT_NE(text_run.out.find("  policy: " + text + "\n"), std::string::npos) << text_run.out;
-  EXPECT_NE(text.find("fall back to on-demand (" + std::to_string(servers) + " servers)"),
+  EXPECT_NE(text.find("fall back to on-demand (" + transient::counted(servers, "server") + ")"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find(fmt::format("falls below {:.0f} s", f["reserve_s"].get<double>())),

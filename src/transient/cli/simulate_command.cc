@@ -14,6 +14,7 @@
 #include "transient/core/bounds.h"
 #include "transient/core/duration.h"
 #include "transient/core/error.h"
+#include "transient/core/text.h"
 #include "transient/perf/registry.h"
 #include "transient/sim/market_policy.h"
 #include "transient/sim/monte_carlo.h"
@@ -157,11 +158,12 @@ void print_one_run(const sim::Scenario& scenario, const SimulateFlags& flags) {
     std::printf("NOT finished: %s after %s\n", r.failed ? "failed" : "gave up",
                 format_duration(r.time_s).c_str());
   }
-  std::printf(
-      "cost $%.2f (spot servers $%.2f), %d servers requested, %d revocations, "
-      "%.0f steps redone, %d checkpoints, %llu events\n",
-      r.cost_usd, r.spot_cost_usd, r.requests, r.revocations, r.redone_steps, r.checkpoints,
-      static_cast<unsigned long long>(r.events));
+  std::printf("cost $%.2f (spot servers $%.2f), %s requested, %s, %s redone, %s, %s\n", r.cost_usd,
+              r.spot_cost_usd, counted(r.requests, "server").c_str(),
+              counted(r.revocations, "revocation").c_str(),
+              counted(std::llround(r.redone_steps), "step").c_str(),
+              counted(r.checkpoints, "checkpoint").c_str(),
+              counted(static_cast<long long>(r.events), "event").c_str());
   std::printf("deadline %s%s\n", deadline_text(scenario).c_str(),
               scenario.deadline_s == sim::kNoDeadline ? ""
               : r.missed_deadline                     ? ": missed"

@@ -32,4 +32,11 @@ std::string trim(std::string_view text) {
   return std::string(text.substr(begin, end - begin));
 }
 
+std::string counted(long long n, std::string_view noun, std::string_view plural) {
+  std::string out = std::to_string(n) + " ";
+  if (n == 1) return out.append(noun);
+  if (!plural.empty()) return out.append(plural);
+  return out.append(noun).append("s");
+}
+
 }  // namespace transient

@@ -1,5 +1,6 @@
 // Small text helpers the parsers and their error lines share: case folding of names people type
-// ("V100", "us-West-2a"), trimming, and lists in messages ("accepted: a, b, c"). ASCII only: every
+// ("V100", "us-West-2a"), trimming, lists in messages ("accepted: a, b, c") and counts of things
+// ("1 server", "2 servers"). ASCII only: every
 // name compared this way is ASCII. Torch-free.
 #pragma once
 
@@ -17,6 +18,10 @@ bool same_ignoring_case(std::string_view a, std::string_view b);
 
 // `text` without leading and trailing white space (std::isspace).
 std::string trim(std::string_view text);
+
+// `n` and the noun, singular for one: counted(1, "server") == "1 server", counted(4, "server") ==
+// "4 servers"; `plural` for nouns not made plural by an "s".
+std::string counted(long long n, std::string_view noun, std::string_view plural = {});
 
 // The items of a range of strings, separated by `separator`: join({"a", "b"}) == "a, b".
 template <typename Range>

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "transient/core/text.h"
 #include "transient/plan/planner.h"
 
 namespace transient::plan {
@@ -62,11 +63,11 @@ std::string RunPolicy::text() const {
   if (fallback) {
     const Fallback& f = *fallback;
     out += fmt::format(
-        "; fall back to on-demand ({} servers) when the time to the deadline less the work left at "
+        "; fall back to on-demand ({}) when the time to the deadline less the work left at "
         "{:.3g} steps/s falls below {:.0f} s (a {:.0f} s decision interval and a {:.0f} s "
         "changeover; the `{}` market policy); without revocations the plan's margin is {}",
-        f.servers, f.steps_per_s, f.reserve_s(), f.decision_interval_s, f.on_demand_changeover_s,
-        market_policy, format_hours(f.margin_s));
+        counted(f.servers, "server"), f.steps_per_s, f.reserve_s(), f.decision_interval_s,
+        f.on_demand_changeover_s, market_policy, format_hours(f.margin_s));
   } else if (deadline && worker_groups > 1) {
     out += fmt::format(
         "; no market policy (one moves a single group of workers between markets, this plan has "

@@ -96,6 +96,10 @@ struct OfflineMarket {
   // spot_by_launch, a cluster of one server): the server that the n-th spot request of a tick,
   // made at `request_s`, gets; then spot_ticks and the spans above are not what a server meets.
   std::function<SpotServer(double request_s, int n)> spot_server;
+  // Set with spot_server: the changeover of the n-th request for `mode` (spot or on demand) in
+  // the tick of `request_s`, each request's server starting in a time of its own (the run's
+  // draw) rather than the means above.
+  std::function<double(ClusterMode mode, double request_s, int n)> changeover_s;
 };
 
 class MarketPolicy {

@@ -80,6 +80,12 @@ struct Finish {
   std::vector<ClusterMode> after;
 };
 
+// The requests a schedule made in the tick being played, counted as the run counts them.
+struct Requests {
+  int spot = 0;
+  int on_demand = 0;
+};
+
 // No more spot requests than this in one tick (servers that are revoked as soon as they are had
 // would otherwise be asked for without end).
 constexpr int kMaxRequestsPerTick = 16;
@@ -159,36 +165,43 @@ class ByLaunch {
     double cost_usd;
     Held held;
     std::vector<ClusterMode> after;
-    int requests;  // spot requests made in this tick so far
+    Requests requests;  // made in this tick so far
   };
 
   // The decision at the start of tick i for the label `node`.
   void start_tick(const Node& node, ClusterMode mode, int i) {
     const double t = i * m_.tick_s;
-    Path path{node.progress_s, node.cost_usd, node.held, {}, 0};
+    Path path{node.progress_s, node.cost_usd, node.held, {}, {}};
     // Keeping the servers of the mode chosen, or releasing them (a graceful release: a
     // checkpoint, nothing lost) and requesting the mode's.
     if (mode != node.held.mode) path.held = request(mode, t, path.requests);
     play(node.step, mode, i, t, std::move(path));
   }
 
-  Held request(ClusterMode mode, double now, int& requests) {
+  Held request(ClusterMode mode, double now, Requests& requests) {
     Held held;
     held.mode = mode;
     if (mode == ClusterMode::on_demand) {
       held.obtain_s = now;
-      held.train_s = now + m_.on_demand_changeover_s;
+      held.train_s = now + changeover_s(mode, now, requests.on_demand++);
     } else if (mode == ClusterMode::spot) {
-      const auto at = std::make_pair(now, requests++);
+      const int n = requests.spot++;
+      const auto at = std::make_pair(now, n);
       auto found = servers_.find(at);
-      if (found == servers_.end())
-        found = servers_.emplace(at, m_.spot_server(now, at.second)).first;
+      if (found == servers_.end()) found = servers_.emplace(at, m_.spot_server(now, n)).first;
       const SpotServer server = found->second;
       held.obtain_s = server.obtain_s;
-      held.train_s = server.obtain_s + m_.spot_changeover_s;
+      held.train_s = server.obtain_s + changeover_s(mode, now, n);
       held.revoke_s = server.revoke_s;
     }
     return held;
+  }
+
+  // The changeover of the n-th request for `mode` in the tick of `now`: its own where the market
+  // draws each request's start-up, else the mean.
+  double changeover_s(ClusterMode mode, double now, int n) const {
+    if (m_.changeover_s) return m_.changeover_s(mode, now, n);
+    return mode == ClusterMode::spot ? m_.spot_changeover_s : m_.on_demand_changeover_s;
   }
 
   // Plays `path` from `now` to the end of tick i (or the job's finish), branching at each
@@ -233,7 +246,7 @@ class ByLaunch {
     }
     lose();
     for (const ClusterMode next : {ClusterMode::idle, ClusterMode::on_demand, ClusterMode::spot}) {
-      if (next == ClusterMode::spot && path.requests >= kMaxRequestsPerTick) continue;
+      if (next == ClusterMode::spot && path.requests.spot >= kMaxRequestsPerTick) continue;
       Path branch = path;
       branch.after.push_back(next);
       branch.held = request(next, r, branch.requests);
@@ -268,9 +281,10 @@ class ByLaunch {
   double cost_bound(double end) const {
     double bound = best_.cost_usd;
     for (const Node& node : candidates_) {
+      // Going on demand at `end` is the first on-demand request of the next tick.
       const double ready = node.held.mode == ClusterMode::on_demand
                                ? std::max(end, node.held.train_s)
-                               : end + m_.on_demand_changeover_s;
+                               : end + changeover_s(ClusterMode::on_demand, end, 0);
       const double done = ready + (m_.work_s - node.progress_s);
       if (done > m_.deadline_s) continue;
       bound = std::min(

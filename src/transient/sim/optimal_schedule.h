@@ -19,11 +19,13 @@
 //
 // Where the market has and revokes each spot server on its own (OfflineMarket::spot_server set:
 // one worker on a lifetime model, say), a second programme: its labels also carry the servers
-// held (when had, when training, when revoked), a spot server trains until its own revocation,
-// and at each revocation inside a tick the schedule branches on what is asked for next (idle, on
-// demand, or spot again: the next request's server); a server revoked exactly at a tick's end is
-// gone before the next decision. Labels that can no longer finish by the deadline, or that would
-// cost more than a known schedule even with the rest of their work on spot, are dropped.
+// held (when had, when training, when revoked), each request's server starts in its own time
+// (OfflineMarket::changeover_s: start-ups that vary as the run draws them, not their mean), a
+// spot server trains until its own revocation, and at each revocation inside a tick the schedule
+// branches on what is asked for next (idle, on demand, or spot again: the next request's
+// server); a server revoked exactly at a tick's end is gone before the next decision. Labels
+// that can no longer finish by the deadline, or that would cost more than a known schedule even
+// with the rest of their work on spot, are dropped.
 #pragma once
 
 #include <vector>

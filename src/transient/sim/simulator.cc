@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <sstream>
 
 #include "transient/core/duration.h"
@@ -23,22 +24,52 @@ std::int64_t tick_of(double t_s, double tick_s) {
   return static_cast<std::int64_t>(std::floor(t_s / tick_s + 1e-9));
 }
 
+// The random stream of the n-th request of tick `tick` in the run `seed` (spot_by_launch
+// markets), one per use: splitmix64's finaliser over the seed, the tick, the request's place in
+// it and the use, so that the run and its offline optimum draw the same numbers whatever was
+// requested before.
+enum class RequestDraw : std::uint64_t { revocation = 0, spot_startup = 1, on_demand_startup = 2 };
+
+Rng request_stream(std::uint64_t seed, std::int64_t tick, int n, RequestDraw use) {
+  std::uint64_t z = seed ^ (static_cast<std::uint64_t>(tick) * 0x9e3779b97f4a7c15ULL) ^
+                    (static_cast<std::uint64_t>(n) * 0xc2b2ae3d27d4eb4fULL) ^
+                    (static_cast<std::uint64_t>(use) * 0x165667b19e3779f9ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return Rng(z ^ (z >> 31));
+}
+
 // The server that the n-th spot request of tick `tick`, made at `request_s`, gets in the run
-// `seed` (spot_by_launch markets): its revocation is drawn from a stream of its own, so that the
-// run and its offline optimum see the same server whatever was requested before.
+// `seed` (spot_by_launch markets).
 SpotServer spot_server(market::MarketTimeline& timeline, std::uint64_t seed, std::int64_t tick,
                        int n, double request_s) {
   SpotServer server;
   server.obtain_s = timeline.next_available_s(request_s);
   if (!std::isfinite(server.obtain_s)) return server;
-  // splitmix64's finaliser over the run's seed, the tick and the request's place in it.
-  std::uint64_t z = seed ^ (static_cast<std::uint64_t>(tick) * 0x9e3779b97f4a7c15ULL) ^
-                    (static_cast<std::uint64_t>(n) * 0xc2b2ae3d27d4eb4fULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  Rng own(z ^ (z >> 31));
+  Rng own = request_stream(seed, tick, n, RequestDraw::revocation);
   server.revoke_s = timeline.revocation_time_s(server.obtain_s, own);
   return server;
+}
+
+// How long the server of a request takes to start, drawn from `rng`.
+double sample_startup_s(const StartupOptions& startup, cloud::Market market, Rng& rng) {
+  const auto& model = market == cloud::Market::spot ? startup.spot_model : startup.on_demand_model;
+  if (model) return model->sample_s(rng);
+  const double mean =
+      market == cloud::Market::spot ? startup.spot_mean_s : startup.on_demand_mean_s;
+  const double std = market == cloud::Market::spot ? startup.spot_std_s : startup.on_demand_std_s;
+  if (std <= 0.0) return mean;
+  return std::max(0.0, mean + std * rng.normal());
+}
+
+// The start-up of the n-th request for `market` in tick `tick` of the run `seed`
+// (spot_by_launch markets): a stream of its own, as the server's revocation.
+double request_startup_s(const StartupOptions& startup, std::uint64_t seed, std::int64_t tick,
+                         int n, cloud::Market market) {
+  Rng own = request_stream(
+      seed, tick, n,
+      market == cloud::Market::spot ? RequestDraw::spot_startup : RequestDraw::on_demand_startup);
+  return sample_startup_s(startup, market, own);
 }
 
 }  // namespace
@@ -174,7 +205,7 @@ RunResult Simulator::run(std::uint64_t seed, std::vector<TimelineEntry>* timelin
   rng_ = Rng(seed);
   seed_ = seed;
   request_tick_ = -1;
-  requests_in_tick_ = 0;
+  requests_in_tick_ = {0, 0};
   log_ = timeline;
   queue_.clear();
   servers_.clear();
@@ -296,16 +327,6 @@ double StartupOptions::mean_s(cloud::Market market) const {
   return on_demand_model ? on_demand_model->mean_s() : on_demand_mean_s;
 }
 
-double Simulator::startup_s(cloud::Market market) {
-  const auto& s = scenario_.startup;
-  const auto& model = market == cloud::Market::spot ? s.spot_model : s.on_demand_model;
-  if (model) return model->sample_s(rng_);
-  const double mean = market == cloud::Market::spot ? s.spot_mean_s : s.on_demand_mean_s;
-  const double std = market == cloud::Market::spot ? s.spot_std_s : s.on_demand_std_s;
-  if (std <= 0.0) return mean;
-  return std::max(0.0, mean + std * rng_.normal());
-}
-
 void Simulator::request(int type, cloud::Market market) {
   const int index = static_cast<int>(servers_.size());
   Server server;
@@ -314,13 +335,19 @@ void Simulator::request(int type, cloud::Market market) {
   server.obtain_s = now_s_;
   server.usd_per_s = types_[type].price_usd_per_h(market) * kHoursPerSecond;
   const bool revocable = market == cloud::Market::spot && timeline_ != nullptr;
-  SpotServer drawn;  // spot_by_launch_: the server this request gets
-  if (revocable && spot_by_launch_) {
+  SpotServer drawn;                 // spot_by_launch_: the server this request gets
+  std::optional<double> startup_s;  // and its start-up
+  if (spot_by_launch_) {
     const std::int64_t tick = tick_of(now_s_, scenario_.decision_interval_s);
-    if (tick != request_tick_) requests_in_tick_ = 0;
+    if (tick != request_tick_) requests_in_tick_ = {0, 0};
     request_tick_ = tick;
-    drawn = spot_server(*timeline_, seed_, tick, requests_in_tick_++, now_s_);
-    server.obtain_s = drawn.obtain_s;
+    const bool spot = market == cloud::Market::spot;
+    const int n = requests_in_tick_[spot ? 0 : 1]++;
+    if (revocable) {
+      drawn = spot_server(*timeline_, seed_, tick, n, now_s_);
+      server.obtain_s = drawn.obtain_s;
+    }
+    startup_s = request_startup_s(scenario_.startup, seed_, tick, n, market);
   } else if (revocable) {
     server.obtain_s = timeline_->next_available_s(now_s_);
   }
@@ -337,7 +364,8 @@ void Simulator::request(int type, cloud::Market market) {
   }
   if (!server.will_be_ready) return;
   ++pending_;
-  queue_.push(server.obtain_s + startup_s(market), EventKind::ready, index, 0);
+  if (!startup_s) startup_s = sample_startup_s(scenario_.startup, market, rng_);
+  queue_.push(server.obtain_s + *startup_s, EventKind::ready, index, 0);
   if (revocable) {
     const double revoke_s =
         spot_by_launch_ ? drawn.revoke_s : timeline_->revocation_time_s(server.obtain_s, rng_);
@@ -595,6 +623,12 @@ OfflineMarket Simulator::offline_market(std::uint64_t seed) const {
         // node taken by one query is free again for the next).
         if (std::isfinite(server.obtain_s)) timeline->released(server.revoke_s);
         return server;
+      };
+      market.changeover_s = [startup = scenario_.startup, pause = recovery_->restart_pause_s(),
+                             seed, g](ClusterMode mode, double request_s, int n) {
+        const auto kind =
+            mode == ClusterMode::spot ? cloud::Market::spot : cloud::Market::on_demand;
+        return request_startup_s(startup, seed, tick_of(request_s, g), n, kind) + pause;
       };
       return market;
     }

@@ -14,6 +14,7 @@
 // does not allocate. A run is a pure function of the scenario and the seed.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <unordered_map>
@@ -76,7 +77,6 @@ class Simulator {
   void update_rate();
   void reschedule_done();
   void bill(Server& server);
-  double startup_s(cloud::Market market);
   double speed_for_counts();
   DeadlineState deadline_state() const;
   OfflineMarket offline_market(std::uint64_t seed) const;
@@ -96,13 +96,14 @@ class Simulator {
 
   // In market-policy mode on a market that has and revokes each spot server on its own
   // (RevocationModel::spot_by_launch): the n-th spot request of a decision tick draws its
-  // revocation from a stream of its own (spot_server()), which the offline optimum replays.
+  // revocation and its start-up, and the n-th on-demand request its start-up, from streams of
+  // their own (simulator.cc, request_stream()), which the offline optimum replays.
   bool spot_by_launch_ = false;
 
   // State of the current run.
   std::uint64_t seed_ = 0;
-  std::int64_t request_tick_ = -1;  // spot_by_launch_: the tick of the last spot request
-  int requests_in_tick_ = 0;        // and the spot requests made in it
+  std::int64_t request_tick_ = -1;         // spot_by_launch_: the tick of the last request
+  std::array<int, 2> requests_in_tick_{};  // and the spot and on-demand requests made in it
   Rng rng_{0};
   std::unique_ptr<market::MarketTimeline> timeline_;
   internal::EventQueue queue_;
