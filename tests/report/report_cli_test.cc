@@ -10,6 +10,7 @@
 #include "report/browser.h"
 #include "report/job_dir_fixture.h"
 #include "transient/core/atomic_file.h"
+#include "transient/report/html_page.h"
 
 namespace transient::report {
 namespace {
@@ -140,9 +141,23 @@ TEST(ReportCli, PlanFrontAndCandidatesFromARealPlanJson) {
   const std::string page = read_file(dir + "/plan.html");
   const auto json = nlohmann::json::parse(plan.out);
   ASSERT_FALSE(json["candidates"].empty());
-  // Every candidate is a row of the table.
-  EXPECT_NE(page.find("<td>" + json["candidates"][0]["label"].get<std::string>() + "</td>"),
+  // Every candidate and every baseline is a row of a table, the baselines by their names.
+  for (const char* list : {"candidates", "baselines"}) {
+    ASSERT_FALSE(json[list].empty()) << list;
+    for (const auto& plan : json[list]) {
+      EXPECT_NE(page.find("<td>" + plan["label"].get<std::string>() + "</td>"), std::string::npos)
+          << plan["label"];
+    }
+  }
+  EXPECT_NE(page.find("<td>all on-demand</td>"), std::string::npos);
+  // The recommended plan's verdict and the policy to run it with, as the CLI prints them (the
+  // text escaped as HTML).
+  const auto& recommended = json["recommended"];
+  ASSERT_TRUE(recommended.is_object());
+  EXPECT_NE(page.find("<td>" + recommended["verdict"].get<std::string>() + "</td>"),
             std::string::npos);
+  const std::string policy = recommended["policy"]["text"];
+  EXPECT_NE(page.find("<td>" + escape_html(policy) + "</td>"), std::string::npos) << policy;
   EXPECT_NE(page.find("Pareto front"), std::string::npos);
   TRANSIENT_SKIP_WITHOUT_CHROMIUM();
   const auto check = testing::expect_page_draws(dir + "/plan.html", {"pareto"});

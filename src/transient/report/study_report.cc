@@ -254,6 +254,19 @@ std::string render_plan_report(const json& j, const std::string& name,
   const json recommended = j.value("recommended", json());
   rows.push_back(
       {"recommended", recommended.is_object() ? recommended.value("configuration", "") : "none"});
+  if (recommended.is_object()) {
+    // What the CLI prints under "recommended": its figures, its verdict and the policy to run.
+    const auto [time_s, cost] = time_and_cost(recommended);
+    rows.push_back({"expected time (h)", hours_text(time_s)});
+    rows.push_back({"p95 time (h)", hours_text(recommended.value("p95_time_s", -1.0))});
+    rows.push_back({"expected cost ($)", cost < 0 ? "-" : number_text(cost)});
+    rows.push_back(
+        {"P(miss deadline)", number_text(recommended.value("deadline_miss_probability", 0.0))});
+    rows.push_back({"verdict", recommended.value("verdict", "")});
+    const json policy = recommended.value("policy", json());
+    if (policy.is_object() && policy.contains("text") && policy["text"].is_string())
+      rows.push_back({"policy", policy["text"].get<std::string>()});
+  }
   page.add_table({"", ""}, rows);
   page.add_heading("Time against cost");
   // Chart.js draws the first dataset on top: the recommended plan first, larger.
@@ -276,19 +289,25 @@ std::string render_plan_report(const json& j, const std::string& name,
                                     "simulated, else predicted)",
                                     "hours", "USD", sets),
                  400);
-  page.add_heading("Candidates");
-  Rows table;
-  for (const auto& e : j["candidates"]) {
-    const auto [time_s, cost] = time_and_cost(e);
-    table.push_back({e.value("label", ""), e.value("configuration", ""),
-                     number_text(e.value("usd_per_h", 0.0)), hours_text(time_s),
-                     hours_text(e.value("p95_time_s", -1.0)), cost < 0 ? "-" : number_text(cost),
-                     number_text(e.value("deadline_miss_probability", 0.0)),
-                     e.value("acceptable", false) ? "yes" : "no", e.value("verdict", "")});
-  }
-  page.add_table({"label", "configuration", "$/h", "time (h)", "p95 time (h)", "cost ($)",
-                  "P(miss)", "acceptable", "verdict"},
-                 table);
+  // The candidates, then the baselines the chart marks in grey (all on-demand, cheapest spot,
+  // DeepVM's two rules), each named by its label.
+  const auto add_plans = [&](const char* heading, const json& list) {
+    page.add_heading(heading);
+    Rows table;
+    for (const auto& e : list) {
+      const auto [time_s, cost] = time_and_cost(e);
+      table.push_back({e.value("label", ""), e.value("configuration", ""),
+                       number_text(e.value("usd_per_h", 0.0)), hours_text(time_s),
+                       hours_text(e.value("p95_time_s", -1.0)), cost < 0 ? "-" : number_text(cost),
+                       number_text(e.value("deadline_miss_probability", 0.0)),
+                       e.value("acceptable", false) ? "yes" : "no", e.value("verdict", "")});
+    }
+    page.add_table({"label", "configuration", "$/h", "time (h)", "p95 time (h)", "cost ($)",
+                    "P(miss)", "acceptable", "verdict"},
+                   table);
+  };
+  add_plans("Candidates", j["candidates"]);
+  if (j.contains("baselines")) add_plans("Baselines", j["baselines"]);
   return page.render(chart_js);
 }
 
