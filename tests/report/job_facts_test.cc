@@ -2,6 +2,7 @@
 // summary.json and events the fixture wrote, and the Prometheus text parsed back.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <map>
 #include <sstream>
 
@@ -73,6 +74,21 @@ TEST(ReportFacts, ARunningJobHasItsSpeedFromItsLastSteps) {
   EXPECT_EQ(f.step, 300);
   // The last 20 steps: 2 members of 60 samples, the slowest taking 0.001+0.021+0.012+0.001 s.
   EXPECT_NEAR(f.samples_per_s, 120 / 0.035, 1e-6);
+  EXPECT_FALSE(f.time_left_s);  // no total known
+  // With the job's steps (coordinator.json): the steps left at the last steps' pace.
+  std::ofstream(job.dir + "/coordinator.json") << R"({"job": {"total_steps": 500}})";
+  const JobFacts left = job_facts(records::read_job_records(job.dir), 0.0);
+  EXPECT_EQ(left.total_steps, 500);
+  ASSERT_TRUE(left.time_left_s);
+  EXPECT_NEAR(*left.time_left_s, 200 * 0.035, 1e-9);
+  const std::string text = status_text(left);
+  EXPECT_NE(text.find("step 300 of 500\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\ntime left: about 7 s (the steps left at the pace of the last ones)\n"),
+            std::string::npos)
+      << text;
+  // A finished job has none.
+  EXPECT_FALSE(
+      job_facts(records::read_job_records(testing::write_job_dir("ended").dir), 0.0).time_left_s);
 }
 
 TEST(ReportMetrics, PrometheusTextAgreesWithTheSummary) {

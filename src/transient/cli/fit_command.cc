@@ -12,6 +12,7 @@
 #include "transient/cli/validators.h"
 #include "transient/core/atomic_file.h"
 #include "transient/core/error.h"
+#include "transient/core/text.h"
 #include "transient/perf/measurement_set.h"
 #include "transient/perf/profile_calibration.h"
 #include "transient/perf/throughput_fitting.h"
@@ -97,8 +98,8 @@ void calibrate(const FitArgs& args) {
   const perf::MeasurementSet data = perf::read_measurements(args.data_dir);
   const perf::ProfileCalibration c = perf::calibrate_profile(profile, data, device);
   write_file_atomically(args.calibrated_profile, perf::to_json(c.workload).dump(2) + "\n");
-  fmt::print("calibrated {} on {} trainer steps of model {} (at most {} worker{} a step)\n",
-             profile.name, c.steps, c.trainer_model, c.max_workers, c.max_workers == 1 ? "" : "s");
+  fmt::print("calibrated {} on {} trainer steps of model {} (at most {} a step)\n", profile.name,
+             c.steps, c.trainer_model, counted(c.max_workers, "worker"));
   fmt::print("one worker on {}: {:.4g} s per step of {} samples, {:.1f} samples/s", device,
              c.workload.measured->step_time_s, c.workload.batch_per_worker,
              c.measured_samples_per_s);

@@ -13,6 +13,7 @@
 #include "transient/cloud/catalog_registry.h"
 #include "transient/core/bounds.h"
 #include "transient/core/error.h"
+#include "transient/core/text.h"
 #include "transient/perf/cluster_spec.h"
 #include "transient/perf/registry.h"
 #include "transient/perf/workload.h"
@@ -97,7 +98,7 @@ void predict(const PredictArgs& args) {
   fmt::print("cluster: {}; {} workers (one per GPU); {}", groups, workers,
              perf::to_string(architecture));
   if (architecture == perf::Architecture::async_ps) {
-    fmt::print(" with {} parameter server{}", servers, servers == 1 ? "" : "s");
+    fmt::print(" with {}", counted(servers, "parameter server"));
   }
   fmt::print("; {}\n", batch.text(reference));
   if (allreduce) {

@@ -8,6 +8,7 @@
 #include <ctime>
 #include <map>
 
+#include "transient/core/text.h"
 #include "transient/report/internal/step_series.h"
 
 namespace transient::report {
@@ -102,6 +103,12 @@ JobFacts job_facts(const records::JobRecords& records, double now_unix_s) {
   // While a job runs its speed is that of its last steps; once it ended, the summary's.
   const std::size_t recent = std::min<std::size_t>(points.size(), 20);
   f.samples_per_s = internal::samples_per_s(points, points.size() - recent, points.size());
+  if (f.state == "running" && recent > 0 && f.total_steps > f.step) {
+    double seconds = 0.0;
+    for (std::size_t i = points.size() - recent; i < points.size(); ++i)
+      seconds += points[i].duration_s;
+    f.time_left_s = static_cast<double>(f.total_steps - f.step) * seconds / recent;
+  }
   f.cost_usd = cost_from_events(records.events);
   if (const auto& s = records.summary) {
     f.step = std::max(f.step, s->steps);
@@ -130,8 +137,12 @@ std::string status_text(const JobFacts& f) {
     out += "workers: no generation formed yet\n";
   }
   out += fmt::format("samples/s: {:.0f}\n", f.samples_per_s);
-  out += fmt::format("recoveries: {} ({} step{} redone), workers lost: {}\n", f.recoveries,
-                     f.redone_steps, f.redone_steps == 1 ? "" : "s", f.revocations);
+  if (f.time_left_s) {
+    out += fmt::format("time left: about {} (the steps left at the pace of the last ones)\n",
+                       duration_text(*f.time_left_s));
+  }
+  out += fmt::format("recoveries: {} ({} redone), workers lost: {}\n", f.recoveries,
+                     counted(f.redone_steps, "step"), f.revocations);
   if (f.checkpoint_step) {
     out += fmt::format(
         "newest checkpoint: step {}{}\n", *f.checkpoint_step,
@@ -143,8 +154,8 @@ std::string status_text(const JobFacts& f) {
                     : "cost: unknown (the job was given no prices)\n";
   if (f.test_accuracy) out += fmt::format("test accuracy: {:.2f}%\n", 100.0 * *f.test_accuracy);
   if (!f.problems.empty()) {
-    out += fmt::format("{} problem{} reading the records:\n", f.problems.size(),
-                       f.problems.size() == 1 ? "" : "s");
+    out +=
+        counted(static_cast<long long>(f.problems.size()), "problem") + " reading the records:\n";
     for (const auto& p : f.problems) out += "  " + p.text() + "\n";
   }
   return out;

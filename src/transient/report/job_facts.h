@@ -12,17 +12,18 @@
 namespace transient::report {
 
 struct JobFacts {
-  std::string dir;                   // the job directory
-  std::string state;                 // "finished", "paused", "failed", "running", ...
-  std::string failure;               // why it failed, when state is "failed"
-  std::int64_t step = 0;             // steps completed
-  std::int64_t total_steps = 0;      // steps to train (0 if unknown)
-  std::int64_t generation = -1;      // the latest generation (-1: none formed)
-  std::vector<std::string> workers;  // the members of the latest generation
-  double samples_per_s = 0.0;        // over the job if it ended, else over its last steps
-  std::int64_t recoveries = 0;       // recoveries from lost workers
-  std::int64_t redone_steps = 0;     // steps trained again because of them
-  std::int64_t revocations = 0;      // workers lost (failed, silent, preempted)
+  std::string dir;                    // the job directory
+  std::string state;                  // "finished", "paused", "failed", "running", ...
+  std::string failure;                // why it failed, when state is "failed"
+  std::int64_t step = 0;              // steps completed
+  std::int64_t total_steps = 0;       // steps to train (0 if unknown)
+  std::int64_t generation = -1;       // the latest generation (-1: none formed)
+  std::vector<std::string> workers;   // the members of the latest generation
+  double samples_per_s = 0.0;         // over the job if it ended, else over its last steps
+  std::optional<double> time_left_s;  // running: the steps left at the pace of its last steps
+  std::int64_t recoveries = 0;        // recoveries from lost workers
+  std::int64_t redone_steps = 0;      // steps trained again because of them
+  std::int64_t revocations = 0;       // workers lost (failed, silent, preempted)
   std::optional<std::int64_t> checkpoint_step;  // the newest checkpoint's step
   std::optional<double> checkpoint_age_s;       // seconds since it was written
   std::optional<double> cost_usd;               // what the servers cost, if prices were known

@@ -13,6 +13,7 @@
 #include "transient/core/atomic_file.h"
 #include "transient/core/duration.h"
 #include "transient/core/error.h"
+#include "transient/core/text.h"
 #include "transient/launch/batch_split.h"
 #include "transient/records/job_files.h"
 #include "transient/report/live_dashboard.h"
@@ -561,9 +562,8 @@ void Coordinator::handle_report(Worker& worker, const message::Report& report) {
                     {"rollbacks", rollbacks_}});
     membership_.end_job("the training loss was " + loss + " at step " + std::to_string(step) +
                         (rollbacks_ > 0
-                             ? " after " + std::to_string(rollbacks_) + " rollback" +
-                                   (rollbacks_ == 1 ? "" : "s") + " with a learning rate x" +
-                                   nlohmann::json(lr_scale_).dump()
+                             ? " after " + counted(rollbacks_, "rollback") +
+                                   " with a learning rate x" + nlohmann::json(lr_scale_).dump()
                              : std::string()));
     return;
   }
@@ -980,8 +980,7 @@ void Coordinator::record_recovery(const elastic::action::Recovered& recovered) {
                        {"redone_steps", recovered.redone_steps}};
   // The step redone was finished from the survivors' gradients: only the lost samples again.
   const bool resumed = resumed_generation_ == recovered.gen && recovered.redone_steps == 1;
-  std::string redone = std::to_string(recovered.redone_steps) + " step" +
-                       (recovered.redone_steps == 1 ? "" : "s") + " redone";
+  std::string redone = counted(recovered.redone_steps, "step") + " redone";
   if (resumed) {
     event["recomputed_samples"] = recomputed_samples_;
     redone = "1 step redone: " + std::to_string(recomputed_samples_) + " of its " +

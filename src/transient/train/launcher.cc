@@ -27,6 +27,7 @@
 #include "transient/core/error.h"
 #include "transient/core/random.h"
 #include "transient/core/structured_input.h"
+#include "transient/core/text.h"
 #include "transient/launch/local_fleet.h"
 #include "transient/launch/revocation_schedule.h"
 #include "transient/records/job_files.h"
@@ -515,8 +516,8 @@ void open_records(PreparedJob& prepared, EventLog& events) {
       }
       if (count > 0) {
         throw InputError(checkpoints.manifest_path(), 0,
-                         "missing, while the directory holds " + std::to_string(count) +
-                             " checkpoint" + (count == 1 ? "" : "s") + " (newest " + newest +
+                         "missing, while the directory holds " + counted(count, "checkpoint") +
+                             " (newest " + newest +
                              ") that nothing vouches for; accepted: the manifest restored, or "
                              "the checkpoints moved away to start the job afresh");
       }
@@ -617,11 +618,11 @@ int finish_job(const PreparedJob& prepared, Coordinator& coordinator, EventLog& 
                  {"samples_per_s", samples_per_s}});
   if (coordinator.revocations() > 0 || coordinator.recoveries() > 0) {
     const auto redone = coordinator.redone_steps();
-    std::printf("%d worker%s lost, %d recover%s, %lld step%s redone, %lld generations\n",
-                coordinator.revocations(), coordinator.revocations() == 1 ? "" : "s",
-                coordinator.recoveries(), coordinator.recoveries() == 1 ? "y" : "ies",
-                static_cast<long long>(redone), redone == 1 ? "" : "s",
-                static_cast<long long>(coordinator.generation() + 1));
+    std::printf("%s lost, %s, %s redone, %s\n",
+                counted(coordinator.revocations(), "worker").c_str(),
+                counted(coordinator.recoveries(), "recovery", "recoveries").c_str(),
+                counted(static_cast<long long>(redone), "step").c_str(),
+                counted(coordinator.generation() + 1, "generation").c_str());
   }
   if (failed) {
     // Nothing is printed as a result: the newest checkpoint (written before the failure) is

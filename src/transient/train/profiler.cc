@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "transient/core/error.h"
+#include "transient/core/text.h"
 #include "transient/train/models.h"
 #include "transient/train/step_trace.h"
 
@@ -544,10 +545,10 @@ std::string format_profile(const ModelProfile& profile) {
       << format_bytes(profile.average_tensor_bytes) << ", largest "
       << format_bytes(profile.largest_tensor_bytes) << "\n";
   std::snprintf(line, sizeof line,
-                "step        batch %lld on %s, %d thread%s: forward+backward %.2f ms, SGD step "
+                "step        batch %lld on %s, %s: forward+backward %.2f ms, SGD step "
                 "%.2f ms, total %.2f ms (%.0f samples/s)\n",
-                static_cast<long long>(profile.batch), profile.device.c_str(), profile.threads,
-                profile.threads == 1 ? "" : "s", profile.forward_backward_s * 1e3,
+                static_cast<long long>(profile.batch), profile.device.c_str(),
+                counted(profile.threads, "thread").c_str(), profile.forward_backward_s * 1e3,
                 profile.optimizer_step_s * 1e3, profile.step_time_s() * 1e3,
                 profile.step_time_s() > 0 ? profile.batch / profile.step_time_s() : 0.0);
   out << line;
