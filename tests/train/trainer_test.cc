@@ -1087,7 +1087,7 @@ void write_npy(const std::string& dir, const std::string& layout, bool test,
       "import numpy as np\n"
       "def make(n, seed):\n"
       "    rng = np.random.default_rng(seed)\n"
-      "    labels = (np.arange(n) * 7) % 10\n"
+      "    labels = (np.arange(n) * 7) % 12\n"
       "    x = rng.integers(0, 60, size=(n, 28, 28)).astype(np.uint8)\n"
       "    for i, k in enumerate(labels):\n"
       "        x[i, 2 * k:2 * k + 2, :] = 230\n"
@@ -1116,7 +1116,8 @@ void write_npy(const std::string& dir, const std::string& layout, bool test,
 }
 
 // --dataset npy reads images.npy and labels.npy (bytes channels-last or floats channels-first),
-// with a test set of its own or the last tenth held out; bad arrays are one line naming the file.
+// with a test set of its own or the last tenth held out, and as many classes as the labels name
+// (12 here: the models score 12); bad arrays are one line naming the file.
 TEST(Trainer, LearnsFromNumPyArraysAndRefusesBadOnes) {
   const std::string dir = fresh_dir("npy");
   write_npy(dir + "/bytes", "nhwc-uint8", true);
@@ -1124,7 +1125,7 @@ TEST(Trainer, LearnsFromNumPyArraysAndRefusesBadOnes) {
   run_ok({"train", "--model", "cnn", "--dataset", "npy", "--data-dir", dir + "/bytes", "--workers",
           "2", "--steps", "60", "--global-batch", "50", "--threads", "1", "--job-dir", bytes_job},
          bytes_job);
-  EXPECT_GT(summary_of(bytes_job).at("test_accuracy").get<double>(), 0.5);   // chance is 0.1
+  EXPECT_GT(summary_of(bytes_job).at("test_accuracy").get<double>(), 0.5);   // chance is 1/12
   EXPECT_NEAR(summary_of(bytes_job).at("epochs").get<double>(), 5.0, 1e-9);  // 600 of 50
   write_npy(dir + "/floats", "nchw-float32", false);
   // Paused twice and resumed: with --resume alone the job keeps where its data is; a
@@ -1144,8 +1145,14 @@ TEST(Trainer, LearnsFromNumPyArraysAndRefusesBadOnes) {
   EXPECT_GT(summary_of(floats_job).at("test_accuracy").get<double>(), 0.5);
 
   const std::vector<std::tuple<std::string, std::string, std::string>> bad = {
-      {"np.save(d + '/labels.npy', np.where(np.arange(600) == 3, 12, 0))", "labels.npy",
-       "label 12 at index 3; accepted: 0..9"},
+      {"np.save(d + '/labels.npy', np.where(np.arange(600) == 3, -1, y))", "labels.npy",
+       "label -1 at index 3; accepted: 0..99999"},
+      {"np.save(d + '/labels.npy', np.zeros(600, dtype=np.uint8))", "labels.npy",
+       "its labels name 1 class; accepted: labels of at least 2 classes, 0 and up"},
+      {"np.save(d + '/test_images.npy', x[:50])\n"
+       "np.save(d + '/test_labels.npy', np.where(np.arange(50) == 7, 12, y[:50]))",
+       "test_labels.npy",
+       "label 12 at index 7; accepted: 0..11 (the classes of " + dir + "/bad3/labels.npy)"},
       {"np.save(d + '/images.npy', np.zeros((600, 28, 28)))", "images.npy",
        "element type f64; accepted: uint8 or float32"},
       {"np.save(d + '/labels.npy', np.zeros(599, dtype=np.int64))", "labels.npy",

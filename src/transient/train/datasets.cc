@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include "transient/core/error.h"
+#include "transient/core/text.h"
 
 namespace transient::train {
 namespace {
@@ -115,7 +116,7 @@ LabelledImages read_cifar(const std::vector<std::string>& files) {
 
 constexpr const char* kNpyLayout =
     "images.npy (uint8 or float32: [N, H, W], [N, C, H, W] or [N, H, W, C], C 1 or 3) and "
-    "labels.npy (integers 0..9, [N]), optionally test_images.npy and test_labels.npy";
+    "labels.npy (integers from 0, [N]), optionally test_images.npy and test_labels.npy";
 
 // What a .npy file's header says: its element type, its shape and where its data starts.
 struct NpyHeader {
@@ -233,8 +234,10 @@ torch::Tensor npy_images(const std::string& path) {
   return channels_last ? images.permute({0, 3, 1, 2}) : images;
 }
 
-// Labels int64 [N] from labels.npy-like `path`, checked to be 0..kClasses-1.
-torch::Tensor npy_labels(const std::string& path, std::int64_t count) {
+// Labels int64 [N] from labels.npy-like `path`, checked to be 0..classes-1; `whose` says where
+// that bound comes from in the refusal ("" for the most a data set may have).
+torch::Tensor npy_labels(const std::string& path, std::int64_t count, std::int64_t classes,
+                         const std::string& whose = "") {
   const NpyHeader h = read_npy_header(path);
   if ((h.kind != 'i' && h.kind != 'u') || h.shape.size() != 1) {
     throw InputError(path, 0, "labels must be integers of shape [N]");
@@ -254,14 +257,26 @@ torch::Tensor npy_labels(const std::string& path, std::int64_t count) {
     throw InputError(path, 0, "labels must be int8, int16, int32, int64 or uint8");
   }
   auto labels = map_npy(path, h, type).to(torch::kInt64);
-  const auto bad = torch::nonzero(labels.lt(0).logical_or(labels.ge(kClasses)));
+  const auto bad = torch::nonzero(labels.lt(0).logical_or(labels.ge(classes)));
   if (bad.size(0) > 0) {
     const auto at = bad[0][0].item<std::int64_t>();
     throw InputError(path, 0,
                      "label " + std::to_string(labels[at].item<std::int64_t>()) + " at index " +
-                         std::to_string(at) + "; accepted: 0.." + std::to_string(kClasses - 1));
+                         std::to_string(at) + "; accepted: 0.." + std::to_string(classes - 1) +
+                         (whose.empty() ? "" : " (" + whose + ")"));
   }
   return labels;
+}
+
+// The classes of an npy data set: its training labels' largest + 1 (at least 2).
+std::int64_t npy_classes(const torch::Tensor& labels, const std::string& path) {
+  const std::int64_t classes = labels.numel() > 0 ? labels.max().item<std::int64_t>() + 1 : 0;
+  if (classes < 2) {
+    throw InputError(path, 0,
+                     "its labels name " + counted(classes, "class", "classes") +
+                         "; accepted: labels of at least 2 classes, 0 and up");
+  }
+  return classes;
 }
 
 // The training and test sets of an npy directory (the test set held out if it has none).
@@ -269,7 +284,9 @@ std::pair<LabelledImages, LabelledImages> npy_sets(const std::string& dir,
                                                    const std::string& val_dir) {
   const std::string images_path = file_in(dir, "images.npy");
   auto images = npy_images(images_path);
-  auto labels = npy_labels(file_in(dir, "labels.npy"), images.size(0));
+  const std::string labels_path = file_in(dir, "labels.npy");
+  auto labels = npy_labels(labels_path, images.size(0), kMaxClasses);
+  const std::int64_t classes = npy_classes(labels, labels_path);
   std::string test_images = file_in(dir, "test_images.npy");
   std::string test_labels = file_in(dir, "test_labels.npy");
   if (!val_dir.empty()) {
@@ -281,7 +298,9 @@ std::pair<LabelledImages, LabelledImages> npy_sets(const std::string& dir,
     if (test.sizes().slice(1) != images.sizes().slice(1)) {
       throw InputError(test_images, 0, "its images are not the shape of " + images_path + "'s");
     }
-    return {{images, labels}, {test, npy_labels(test_labels, test.size(0))}};
+    return {
+        {images, labels},
+        {test, npy_labels(test_labels, test.size(0), classes, "the classes of " + labels_path)}};
   }
   const std::int64_t n = images.size(0);
   const std::int64_t held = n / 10;
@@ -369,7 +388,10 @@ ImageShape dataset_shape(const std::string& name, const std::string& dir,
   if (name == "cifar10") return ImageShape{3, kCifarSide, kCifarSide};
   if (name == "npy") {
     const auto images = npy_images(file_in(dir, "images.npy"));
-    return ImageShape{images.size(1), images.size(2), images.size(3)};
+    const std::string labels_path = file_in(dir, "labels.npy");
+    const auto labels = npy_labels(labels_path, images.size(0), kMaxClasses);
+    return ImageShape{images.size(1), images.size(2), images.size(3),
+                      npy_classes(labels, labels_path)};
   }
   if (name == "image-folder") {
     const auto [train, test] = image_folders(dir, options);

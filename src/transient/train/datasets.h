@@ -6,10 +6,11 @@
 //   then green, then blue), 32x32 colour images. The training set is data_batch_1.bin and the
 //   batches that follow it in number (data_batch_2.bin, ...) as far as they exist;
 // - npy: NumPy arrays, images.npy (uint8 or float32; [N, H, W], [N, C, H, W] or [N, H, W, C] with
-//   C 1 or 3) and labels.npy (integers 0..9, [N]), memory-mapped: the images are never read whole
-//   into memory. The test set is test_images.npy and test_labels.npy if both are there, else the
-//   last tenth of the samples (held out from training). Bytes are scaled to [0, 1] and centred on
-//   0.5 (deviation 0.5); float32 images are taken as they are.
+//   C 1 or 3) and labels.npy (integers from 0, [N]; the classes are the largest + 1, from 2 to
+//   kMaxClasses, and the test labels must be among them), memory-mapped: the images are never
+//   read whole into memory. The test set is test_images.npy and test_labels.npy if both are there,
+//   else the last tenth of the samples (held out from training). Bytes are scaled to [0, 1] and
+//   centred on 0.5 (deviation 0.5); float32 images are taken as they are.
 // - image-folder: JPEG and PNG files, one sub-folder per class (image_folder.h), made S x S
 //   (--image-size; the first training image's shorter side by default), any number of classes.
 //   The training set is DIR/train if there is one (validation then DIR/val or DIR/test), else
@@ -47,7 +48,7 @@ struct DataOptions {
 };
 
 struct Dataset {
-  LabelledImages train;  // uint8 [N, C, H, W], labels int64 [N] in 0..kClasses-1
+  LabelledImages train;  // uint8 [N, C, H, W], labels int64 [N] in 0..shape.classes-1
   LabelledImages test;
   ImageShape shape;           // of one image
   double divisor = 255;       // images / divisor are in [0, 1] (1: float images as they are)
@@ -80,7 +81,7 @@ ImageShape dataset_shape(const std::string& name, const std::string& dir,
                          const DataOptions& options = {});
 
 // Reads data set `name` from `dir`. Throws InputError naming the file and what is wrong: missing,
-// unreadable, a size that is not a whole number of records, a label outside 0..9.
+// unreadable, a size that is not a whole number of records, a label outside the data set's classes.
 Dataset load_dataset(const std::string& name, const std::string& dir,
                      const DataOptions& options = {});
 

@@ -45,9 +45,10 @@ using ModelFactory = std::function<std::shared_ptr<Model>(const ImageShape&)>;
 // All models, in the order `--help` lists them (core/registry.h).
 const Registry<ModelFactory>& model_registry();
 
-// The classes of the data sets that do not say how many they have (Fashion-MNIST, CIFAR-10,
-// NumPy arrays): a model's scores per image.
+// The classes of the data sets that do not say how many they have (Fashion-MNIST, CIFAR-10): a
+// model's scores per image. NumPy arrays have their labels' largest + 1, up to kMaxClasses.
 constexpr std::int64_t kClasses = 10;
+constexpr std::int64_t kMaxClasses = 100000;
 
 // The TorchScript module saved in `path`, in training mode: how `train`, `profile` and `predict
 // --profile` read a model file. Throws InputError naming the file if it is missing or is not
