@@ -9,6 +9,7 @@
 #include "report/job_dir_fixture.h"
 #include "transient/records/job_records.h"
 #include "transient/report/job_facts.h"
+#include "transient/report/job_report.h"
 
 namespace transient::report {
 namespace {
@@ -86,6 +87,11 @@ TEST(ReportFacts, ARunningJobHasItsSpeedFromItsLastSteps) {
   EXPECT_NE(text.find("\ntime left: about 7 s (the steps left at the pace of the last ones)\n"),
             std::string::npos)
       << text;
+  EXPECT_NEAR(parse_prometheus(prometheus_text(left)).at("transient_seconds_left"), 7.0, 1e-9);
+  const std::string page = render_job_report(records::read_job_records(job.dir), {});
+  EXPECT_NE(page.find("<td>time left</td><td>about 7 s (the steps left at the pace of the last "
+                      "ones)</td>"),
+            std::string::npos);
   // A finished job has none.
   EXPECT_FALSE(
       job_facts(records::read_job_records(testing::write_job_dir("ended").dir), 0.0).time_left_s);

@@ -42,13 +42,13 @@ std::string state_of(const records::JobRecords& records, std::string& failure) {
   return "running";
 }
 
+}  // namespace
+
 std::string duration_text(double seconds) {
   if (seconds < 120) return fmt::format("{:.0f} s", seconds);
   if (seconds < 7200) return fmt::format("{:.1f} min", seconds / 60);
   return fmt::format("{:.1f} h", seconds / 3600);
 }
-
-}  // namespace
 
 std::optional<double> parse_utc_iso8601(const std::string& text) {
   std::tm utc{};
@@ -178,6 +178,10 @@ std::string prometheus_text(const JobFacts& f) {
   }
   if (f.cost_usd)
     metric("transient_cost_usd", "gauge", "What the servers cost so far, USD.", *f.cost_usd);
+  if (f.time_left_s) {
+    metric("transient_seconds_left", "gauge",
+           "Seconds of training left at the pace of the last steps.", *f.time_left_s);
+  }
   return out;
 }
 

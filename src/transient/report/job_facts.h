@@ -40,8 +40,12 @@ std::string status_text(const JobFacts& facts);
 
 // The facts in Prometheus' text exposition format (version 0.0.4): transient_step,
 // transient_workers, transient_samples_per_second, transient_recoveries_total and, when known,
-// transient_checkpoint_age_seconds and transient_cost_usd.
+// transient_checkpoint_age_seconds, transient_cost_usd and transient_seconds_left.
 std::string prometheus_text(const JobFacts& facts);
+
+// A span of time as status prints it: "42 s" under two minutes, "3.5 min" under two hours,
+// else "2.1 h".
+std::string duration_text(double seconds);
 
 // Dollars as a person reads a bill: cents ("$1.17"), or two significant digits below a cent
 // ("$0.00041": a short job on a cheap server is not free).

@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 
+#include "transient/core/text.h"
 #include "transient/report/html_page.h"
 #include "transient/report/internal/charts.h"
 #include "transient/report/internal/step_series.h"
@@ -64,13 +65,19 @@ void add_problems(HtmlPage& page, const std::vector<records::ReadProblem>& probl
 void add_summary(HtmlPage& page, const Job& job) {
   const JobFacts& f = job.facts;
   page.add_heading("Summary");
-  Rows rows = {{"state", f.state + (f.failure.empty() ? "" : ": " + f.failure)},
-               {"step", f.total_steps > 0 ? fmt::format("{} of {}", f.step, f.total_steps)
-                                          : std::to_string(f.step)},
-               {"samples/s", number_text(f.samples_per_s)},
-               {"recoveries", fmt::format("{} ({} steps redone)", f.recoveries, f.redone_steps)},
-               {"workers lost", std::to_string(f.revocations)},
-               {"cost", f.cost_usd ? usd_text(*f.cost_usd) : "unknown (no prices)"}};
+  Rows rows = {
+      {"state", f.state + (f.failure.empty() ? "" : ": " + f.failure)},
+      {"step",
+       f.total_steps > 0 ? fmt::format("{} of {}", f.step, f.total_steps) : std::to_string(f.step)},
+      {"samples/s", number_text(f.samples_per_s)},
+      {"recoveries", fmt::format("{} ({} redone)", f.recoveries, counted(f.redone_steps, "step"))},
+      {"workers lost", std::to_string(f.revocations)},
+      {"cost", f.cost_usd ? usd_text(*f.cost_usd) : "unknown (no prices)"}};
+  if (f.time_left_s) {
+    rows.insert(rows.begin() + 3,
+                {"time left", "about " + duration_text(*f.time_left_s) +
+                                  " (the steps left at the pace of the last ones)"});
+  }
   if (f.test_accuracy)
     rows.push_back({"test accuracy", fmt::format("{:.2f}%", 100 * *f.test_accuracy)});
   std::string members;
