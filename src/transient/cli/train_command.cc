@@ -60,8 +60,9 @@ std::string model_list() {
 void add_job_options(CLI::App& cmd, train::TrainOptions& options, std::string& checkpoint_every) {
   cmd.add_option("--model", options.model,
                  "cnn, mlp, resnet20, resnet32, or a TorchScript file FILE.pt (a module saved "
-                 "from Python that maps the data set's images, [N, 1, 28, 28] or [N, 3, 32, 32], "
-                 "to [N, 10] scores)")
+                 "from Python that maps the data set's images, e.g. [N, 1, 28, 28] or "
+                 "[N, 3, 32, 32], to [N, classes] scores: 10 for Fashion-MNIST and CIFAR-10, "
+                 "the labels' classes for NumPy arrays and image folders)")
       ->capture_default_str();
   auto* data = cmd.add_option(
       "--data", options.data,
