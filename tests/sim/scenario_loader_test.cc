@@ -137,6 +137,13 @@ TEST(ScenarioLoader, ErrorsNameFileLineAndAcceptedValues) {
       error_of(replace(valid, "reform = \"5s\"", "reform = \"1e308d\""))
           .rfind("bad.toml:25: [recovery] reform: \"1e308d\" is not a duration up to 30 days", 0),
       0u);
+  // Steps: one accepted range, whether the number is below it or not whole.
+  EXPECT_EQ(error_of(replace(valid, "steps = 1000", "steps = -5")),
+            "bad.toml:3: [job] steps: -5 is out of range; accepted: a number in [1, 1e12]");
+  EXPECT_EQ(error_of(replace(valid, "steps = 1000", "steps = 0")),
+            "bad.toml:3: [job] steps: 0 is out of range; accepted: a number in [1, 1e12]");
+  EXPECT_EQ(error_of(replace(valid, "steps = 1000", "steps = 2.5")),
+            "bad.toml:3: [job] steps: accepted: a whole number of steps in [1, 1e12]");
   EXPECT_EQ(error_of(replace(valid, "steps = 1000", "steps = 1000\nsteps_per_epoch = 3")),
             "bad.toml:4: unknown key \"steps_per_epoch\" in [job]; accepted: steps, deadline, "
             "horizon, start_hour");

@@ -172,9 +172,9 @@ class Loader {
   void read_job(Scenario& s) {
     TomlSection job(table("job"), file_, "[job]", {"steps", "deadline", "horizon", "start_hour"});
     if (!table("job")) throw InputError(file_, 0, "missing the [job] table; it needs steps");
-    s.total_steps = job.number("steps", 0.0, 0.0, 1e12);
+    s.total_steps = job.number("steps", 0.0, 1.0, 1e12);
     if (!(s.total_steps > 0.0) || s.total_steps != std::floor(s.total_steps)) {
-      job.fail("steps", "accepted: a whole number of steps > 0");
+      job.fail("steps", "accepted: a whole number of steps in [1, 1e12]");
     }
     if (job.has("deadline")) {
       s.deadline_s = job.duration_s("deadline", kNoDeadline);
