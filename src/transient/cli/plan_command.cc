@@ -630,10 +630,10 @@ void add_plan_command(CLI::App& app) {
   cmd->add_option("--regions", flags->regions,
                   "regions one cluster may span; links between them slow the all-reduce (0: any)")
       ->capture_default_str()
-      ->check(CLI::Range(0, 64).description("").name("0..64"));
+      ->transform(within(Bound{0, 64, "regions", true}));
   cmd->add_option("--max-servers", flags->max_servers, "workers at most (1..64)")
       ->capture_default_str()
-      ->check(CLI::Range(1, 64).description("").name("1..64"));
+      ->transform(within(Bound{1, 64, "workers", true}));
   cmd->add_option("--arch", flags->arch, "allreduce (ours) or ps (asynchronous parameter server)")
       ->capture_default_str();
   flags->batch.add_to(*cmd);
@@ -648,9 +648,9 @@ void add_plan_command(CLI::App& app) {
       ->check(kSeed)
       ->capture_default_str();
   cmd->add_option("--threads", flags->threads, "Monte Carlo threads (default: the cores)")
-      ->check(CLI::Range(1, 256));
+      ->transform(within(Bound{1, 256, "threads", true}));
   cmd->add_option("--top-k", flags->top_k, "candidates from the programme")
-      ->check(CLI::Range(1, 100))
+      ->transform(within(Bound{1, 100, "candidates", true}))
       ->capture_default_str();
   cmd->add_option("--throughput", flags->throughput, "analytic or fitted")->capture_default_str();
   cmd->add_option("--model", flags->model_file, "a model file written by `transient fit`");

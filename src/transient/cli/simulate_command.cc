@@ -382,11 +382,11 @@ void add_simulate_command(CLI::App& app) {
       "timeline, many runs the statistics of time, cost, revocations and missed deadlines.");
   cmd->add_option("scenario", flags->scenario, "the scenario file (TOML)");
   cmd->add_option("--runs", flags->runs, "number of Monte Carlo runs (default 1: one timeline)")
-      ->check(CLI::Range(1, 100000000));
+      ->transform(within(Bound{1, 1e8, "runs", true}));
   cmd->add_option("--seed", flags->seed, "seed of run 0; run i uses seed + i (default 1)")
       ->check(kSeed);
   cmd->add_option("--threads", flags->threads, "threads (default: the machine's cores)")
-      ->check(CLI::Range(1, 1024));
+      ->transform(within(Bound{1, 1024, "threads", true}));
   cmd->add_flag("--json", flags->json, "print JSON");
   cmd->add_flag("--list", flags->list,
                 "list the throughput models, recovery models and policies, and exit");

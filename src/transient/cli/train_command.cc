@@ -366,7 +366,7 @@ void add_train_commands(CLI::App& app, launch::ForkServer* fork_server) {
       ->add_option("--gpu", worker_options->gpu,
                    "which of this host's GPUs it trains on when the job's --device takes one "
                    "(N modulo the GPUs it sees)")
-      ->check(CLI::NonNegativeNumber)
+      ->transform(within(Bound{0, 1e6, "", true}))
       ->capture_default_str();
   worker->callback([worker, worker_options] {
     // Orchestrators (Kubernetes, Slurm, SkyPilot, torchrun's conventions) pass these in the
