@@ -7,6 +7,41 @@
 #include "transient/core/error.h"
 
 namespace transient::cli {
+namespace {
+
+// The command that was run, as far as CLI11 parsed it ("transient market show"), and its last
+// subcommand.
+std::string command_path(const CLI::App& app, const CLI::App*& leaf) {
+  std::string path = "transient";
+  leaf = &app;
+  for (auto subs = app.get_subcommands(); !subs.empty(); subs = leaf->get_subcommands()) {
+    leaf = subs.front();
+    path += " " + leaf->get_name();
+  }
+  return path;
+}
+
+// CLI11's own words for a value it could not read ("Could not convert: --workers = abc") in
+// those of every other refusal: --workers: "abc"; accepted: a whole number.
+std::string conversion_text(const CLI::App& leaf, const std::string& what) {
+  const std::string prefix = "Could not convert: ";
+  const auto equals = what.find(" = ");
+  if (what.rfind(prefix, 0) != 0 || equals == std::string::npos) return what;
+  const std::string name = what.substr(prefix.size(), equals - prefix.size());
+  std::string type;
+  try {
+    type = leaf.get_option(name)->get_type_name();
+  } catch (const CLI::Error&) {
+    return what;
+  }
+  const std::string accepted = type.rfind("UINT", 0) == 0    ? "a whole number from 0"
+                               : type.rfind("INT", 0) == 0   ? "a whole number"
+                               : type.rfind("FLOAT", 0) == 0 ? "a number"
+                                                             : "a value of type " + type;
+  return name + ": \"" + what.substr(equals + 3) + "\"; accepted: " + accepted;
+}
+
+}  // namespace
 
 int run_app(CLI::App& app, int argc, char** argv) {
   app.require_subcommand(1);
@@ -27,7 +62,12 @@ int run_app(CLI::App& app, int argc, char** argv) {
                    accepted.c_str());
       return 2;
     }
-    std::fprintf(stderr, "error: %s (see `transient --help`)\n", error.what());
+    const CLI::App* leaf = nullptr;
+    const std::string command = command_path(app, leaf);
+    const std::string text = dynamic_cast<const CLI::ConversionError*>(&error) != nullptr
+                                 ? conversion_text(*leaf, error.what())
+                                 : std::string(error.what());
+    std::fprintf(stderr, "error: %s (see `%s --help`)\n", text.c_str(), command.c_str());
     return 2;
   } catch (const InputError& error) {
     std::fprintf(stderr, "error: %s\n", error.what());
