@@ -47,6 +47,7 @@
 #include "transient/sim/market_policy.h"
 #include "transient/sim/monte_carlo.h"
 #include "transient/sim/multi_region.h"
+#include "transient/sim/expected_cost_plan.h"
 #include "transient/sim/optimal_schedule.h"
 #include "transient/sim/simulator.h"
 
@@ -202,6 +203,17 @@ void optimal_plan(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(sim::optimal_schedule(market).cost_usd);
 }
 BENCHMARK(optimal_plan)->Unit(benchmark::kMillisecond);
+
+// `market-aware`'s plan (ExpectedCostPlan, made once per policy instance): the expected-cost
+// programme over the same 36 h deadline, with the prior counted on the same ticks.
+void market_aware_plan(benchmark::State& state) {
+  const sim::OfflineMarket market = flickering_day_and_a_half();
+  const sim::AvailabilityPrior prior(market.spot_ticks, market.tick_s);
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(sim::ExpectedCostPlan(market, prior).expected_cost_usd(true));
+  }
+}
+BENCHMARK(market_aware_plan)->Unit(benchmark::kMillisecond);
 
 // The ticks of a trace on its own grid, from its start to its end.
 std::vector<std::uint8_t> trace_ticks(const market::AvailabilityTraceModel& trace) {

@@ -80,18 +80,42 @@ ExpectedCostPlan::ExpectedCostPlan(const OfflineMarket& job, const AvailabilityP
   std::vector<double> next((cells_ + 1) * kStates, kCannotFinish);
   std::vector<double> current((cells_ + 1) * kStates, kCannotFinish);
   for (int s = 0; s < kStates; ++s) next[cells_ * kStates + s] = 0.0;
-  // The value of `state` after `progress_s` of work in the next tick, interpolated on the grid.
-  auto value = [&](double progress_s, int state) {
-    if (progress_s >= work - 1e-9) return 0.0;
+  // Where `progress_s` of work falls on the next tick's grid, found once for all the states that
+  // reach it: below() and above() are the grid points around it, f the share of the way between.
+  struct Where {
+    bool done = false;  // the work is done: nothing more to pay
+    const double* below = nullptr;
+    const double* above = nullptr;
+    double f = 0.0;
+  };
+  auto where = [&](double progress_s) {
+    Where w;
+    if (progress_s >= work - 1e-9) {
+      w.done = true;
+      return w;
+    }
     const int j = std::min(cells_ - 1, static_cast<int>(std::floor(progress_s / cell_s_)));
-    const double v0 = next[j * kStates + state];
+    w.below = next.data() + static_cast<std::size_t>(j) * kStates;
+    w.above = w.below + kStates;
+    w.f = (progress_s - j * cell_s_) / (point_s(j + 1) - j * cell_s_);
+    return w;
+  };
+  // The value of `state` there, interpolated.
+  auto value = [](const Where& w, int state) {
+    if (w.done) return 0.0;
+    const double v0 = w.below[state];
     if (!std::isfinite(v0)) return kCannotFinish;  // the point below cannot finish: take no chance
-    const double v1 = next[(j + 1) * kStates + state];
+    const double v1 = w.above[state];
     // Past the progress the next tick plans for: no less dear than below it.
     if (!std::isfinite(v1)) return v0;
-    const double f = (progress_s - j * cell_s_) / (point_s(j + 1) - j * cell_s_);
-    return v0 + f * (v1 - v0);
+    return v0 + w.f * (v1 - v0);
   };
+  // The prior's chance that the availability holds through a tick, by state.
+  double holds[kStates];
+  for (int pair = 0; pair < kPairs; ++pair) {
+    for (int a = 0; a < kAges; ++a)
+      holds[pair * kAges + a] = prior.holds(pair == 1 || pair == 2 || pair == 4, a - 1);
+  }
 
   for (int i = ticks_ - 1; i >= 0; --i) {
     const double t0 = i * g;
@@ -105,6 +129,18 @@ ExpectedCostPlan::ExpectedCostPlan(const OfflineMarket& job, const AvailabilityP
         for (int s = 0; s < kStates; ++s) current[j * kStates + s] = 0.0;
         continue;
       }
+      // The progress each course of action reaches in the tick (running already, or after a
+      // changeover; spot's if revoked keeps the work up to the notice), on the next tick's grid.
+      const double od_start_s = job.on_demand_changeover_s;
+      const double spot_start_s = job.spot_changeover_s;
+      const Where idle_at = where(p);
+      const Where od_running_at = where(p + g);
+      const Where od_started_at = where(p + g - od_start_s);
+      const Where spot_running_at = where(p + g);
+      const Where spot_running_revoked_at = where(p + std::max(0.0, g - job.notice_s));
+      const Where spot_started_at = where(p + g - spot_start_s);
+      const Where spot_started_revoked_at =
+          where(p + std::max(0.0, g - spot_start_s - job.notice_s));
       for (int pair = 0; pair < kPairs; ++pair) {
         const bool available = pair == 1 || pair == 2 || pair == 4;
         const ClusterMode running = pair <= 1   ? ClusterMode::idle
@@ -112,46 +148,48 @@ ExpectedCostPlan::ExpectedCostPlan(const OfflineMarket& job, const AvailabilityP
                                                 : ClusterMode::on_demand;
         for (int a = 0; a < kAges; ++a) {
           const int age = a - 1;
-          const double holds = prior.holds(available, age);
+          const double holding = holds[pair * kAges + a];
           const int same_age = age < 0 ? -1 : std::min(age + 1, AvailabilityPrior::kMaxAge);
-          // Expected value of the next tick for servers `then` running after `done_s` of work
-          // if availability holds (spot servers lose the notice's work and stop if it does not).
-          auto expected = [&](ClusterMode then, double done_s, double done_if_revoked_s) {
-            const double kept = value(done_s, state_index(then, available, same_age));
+          // Expected value of the next tick for servers `then` running at `done` if availability
+          // holds (spot servers lose the notice's work, at `if_revoked`, and stop if it does not).
+          auto expected = [&](ClusterMode then, const Where& done, const Where& if_revoked) {
+            const double kept = value(done, state_index(then, available, same_age));
             const ClusterMode after_change = then == ClusterMode::spot ? ClusterMode::idle : then;
-            double changed = value(done_if_revoked_s, state_index(after_change, !available, 0));
+            double changed = value(if_revoked, state_index(after_change, !available, 0));
             // A spot period that ends may go on at once in another zone (the job moves on).
             if (available && moves_on > 0.0) {
-              changed = moves_on * value(done_if_revoked_s, state_index(after_change, true, 0)) +
+              changed = moves_on * value(if_revoked, state_index(after_change, true, 0)) +
                         (1.0 - moves_on) * changed;
             }
-            return holds * kept + (1.0 - holds) * changed;
+            return holding * kept + (1.0 - holding) * changed;
           };
           // Finishing within the tick at `rate` after a changeover of `start_s`.
           auto finishing = [&](double start_s, double rate) {
             return t0 + start_s + left_s <= deadline ? rate * (start_s + left_s) : kCannotFinish;
           };
-          double best = fixed * g + expected(ClusterMode::idle, p, p);
+          double best = fixed * g + expected(ClusterMode::idle, idle_at, idle_at);
           ClusterMode choice = ClusterMode::idle;
           {
-            const double start_s =
-                running == ClusterMode::on_demand ? 0.0 : job.on_demand_changeover_s;
+            const bool on = running == ClusterMode::on_demand;
+            const double start_s = on ? 0.0 : od_start_s;
+            const Where& at = on ? od_running_at : od_started_at;
             const double q = start_s + left_s < g
                                  ? finishing(start_s, on_demand_rate)
-                                 : on_demand_rate * g + expected(ClusterMode::on_demand,
-                                                                 p + g - start_s, p + g - start_s);
+                                 : on_demand_rate * g + expected(ClusterMode::on_demand, at, at);
             if (q < best) {
               best = q;
               choice = ClusterMode::on_demand;
             }
           }
           if (available) {
-            const double start_s = running == ClusterMode::spot ? 0.0 : job.spot_changeover_s;
+            const bool on = running == ClusterMode::spot;
+            const double start_s = on ? 0.0 : spot_start_s;
             const double q =
                 start_s + left_s < g
                     ? finishing(start_s, spot_rate)
-                    : spot_rate * g + expected(ClusterMode::spot, p + g - start_s,
-                                               p + std::max(0.0, g - start_s - job.notice_s));
+                    : spot_rate * g +
+                          expected(ClusterMode::spot, on ? spot_running_at : spot_started_at,
+                                   on ? spot_running_revoked_at : spot_started_revoked_at);
             if (q <= best) {
               best = q;
               choice = ClusterMode::spot;
