@@ -81,7 +81,7 @@ ExpectedCostPlan::ExpectedCostPlan(const OfflineMarket& job, const AvailabilityP
   std::vector<double> current((cells_ + 1) * kStates, kCannotFinish);
   for (int s = 0; s < kStates; ++s) next[cells_ * kStates + s] = 0.0;
   // Where `progress_s` of work falls on the next tick's grid, found once for all the states that
-  // reach it: below() and above() are the grid points around it, f the share of the way between.
+  // reach it: `below` and `above` are the grid points around it, f the share of the way between.
   struct Where {
     bool done = false;  // the work is done: nothing more to pay
     const double* below = nullptr;
@@ -134,9 +134,8 @@ ExpectedCostPlan::ExpectedCostPlan(const OfflineMarket& job, const AvailabilityP
       const double od_start_s = job.on_demand_changeover_s;
       const double spot_start_s = job.spot_changeover_s;
       const Where idle_at = where(p);
-      const Where od_running_at = where(p + g);
+      const Where running_at = where(p + g);  // on demand or on spot, running already
       const Where od_started_at = where(p + g - od_start_s);
-      const Where spot_running_at = where(p + g);
       const Where spot_running_revoked_at = where(p + std::max(0.0, g - job.notice_s));
       const Where spot_started_at = where(p + g - spot_start_s);
       const Where spot_started_revoked_at =
@@ -172,7 +171,7 @@ ExpectedCostPlan::ExpectedCostPlan(const OfflineMarket& job, const AvailabilityP
           {
             const bool on = running == ClusterMode::on_demand;
             const double start_s = on ? 0.0 : od_start_s;
-            const Where& at = on ? od_running_at : od_started_at;
+            const Where& at = on ? running_at : od_started_at;
             const double q = start_s + left_s < g
                                  ? finishing(start_s, on_demand_rate)
                                  : on_demand_rate * g + expected(ClusterMode::on_demand, at, at);
@@ -188,7 +187,7 @@ ExpectedCostPlan::ExpectedCostPlan(const OfflineMarket& job, const AvailabilityP
                 start_s + left_s < g
                     ? finishing(start_s, spot_rate)
                     : spot_rate * g +
-                          expected(ClusterMode::spot, on ? spot_running_at : spot_started_at,
+                          expected(ClusterMode::spot, on ? running_at : spot_started_at,
                                    on ? spot_running_revoked_at : spot_started_revoked_at);
             if (q <= best) {
               best = q;
