@@ -44,10 +44,10 @@
 #include "transient/market/registry.h"
 #include "transient/perf/table_throughput_model.h"
 #include "transient/sim/availability_prior.h"
+#include "transient/sim/expected_cost_plan.h"
 #include "transient/sim/market_policy.h"
 #include "transient/sim/monte_carlo.h"
 #include "transient/sim/multi_region.h"
-#include "transient/sim/expected_cost_plan.h"
 #include "transient/sim/optimal_schedule.h"
 #include "transient/sim/simulator.h"
 
