@@ -42,12 +42,16 @@ std::string state_of(const records::JobRecords& records, std::string& failure) {
   return "running";
 }
 
-}  // namespace
-
 std::string duration_text(double seconds) {
   if (seconds < 120) return fmt::format("{:.0f} s", seconds);
   if (seconds < 7200) return fmt::format("{:.1f} min", seconds / 60);
   return fmt::format("{:.1f} h", seconds / 3600);
+}
+
+}  // namespace
+
+std::string time_left_text(double seconds) {
+  return "about " + duration_text(seconds) + " (the steps left at the pace of the last ones)";
 }
 
 std::optional<double> parse_utc_iso8601(const std::string& text) {
@@ -137,10 +141,7 @@ std::string status_text(const JobFacts& f) {
     out += "workers: no generation formed yet\n";
   }
   out += fmt::format("samples/s: {:.0f}\n", f.samples_per_s);
-  if (f.time_left_s) {
-    out += fmt::format("time left: about {} (the steps left at the pace of the last ones)\n",
-                       duration_text(*f.time_left_s));
-  }
+  if (f.time_left_s) out += "time left: " + time_left_text(*f.time_left_s) + "\n";
   out += fmt::format("recoveries: {} ({} redone), workers lost: {}\n", f.recoveries,
                      counted(f.redone_steps, "step"), f.revocations);
   if (f.checkpoint_step) {

@@ -43,9 +43,9 @@ std::string status_text(const JobFacts& facts);
 // transient_checkpoint_age_seconds, transient_cost_usd and transient_seconds_left.
 std::string prometheus_text(const JobFacts& facts);
 
-// A span of time as status prints it: "42 s" under two minutes, "3.5 min" under two hours,
-// else "2.1 h".
-std::string duration_text(double seconds);
+// A running job's time left as status and the report page say it: "about 12 s (the steps left
+// at the pace of the last ones)".
+std::string time_left_text(double seconds);
 
 // Dollars as a person reads a bill: cents ("$1.17"), or two significant digits below a cent
 // ("$0.00041": a short job on a cheap server is not free).

@@ -65,19 +65,15 @@ void add_problems(HtmlPage& page, const std::vector<records::ReadProblem>& probl
 void add_summary(HtmlPage& page, const Job& job) {
   const JobFacts& f = job.facts;
   page.add_heading("Summary");
-  Rows rows = {
-      {"state", f.state + (f.failure.empty() ? "" : ": " + f.failure)},
-      {"step",
-       f.total_steps > 0 ? fmt::format("{} of {}", f.step, f.total_steps) : std::to_string(f.step)},
-      {"samples/s", number_text(f.samples_per_s)},
-      {"recoveries", fmt::format("{} ({} redone)", f.recoveries, counted(f.redone_steps, "step"))},
-      {"workers lost", std::to_string(f.revocations)},
-      {"cost", f.cost_usd ? usd_text(*f.cost_usd) : "unknown (no prices)"}};
-  if (f.time_left_s) {
-    rows.insert(rows.begin() + 3,
-                {"time left", "about " + duration_text(*f.time_left_s) +
-                                  " (the steps left at the pace of the last ones)"});
-  }
+  Rows rows = {{"state", f.state + (f.failure.empty() ? "" : ": " + f.failure)},
+               {"step", f.total_steps > 0 ? fmt::format("{} of {}", f.step, f.total_steps)
+                                          : std::to_string(f.step)},
+               {"samples/s", number_text(f.samples_per_s)}};
+  if (f.time_left_s) rows.push_back({"time left", time_left_text(*f.time_left_s)});
+  rows.push_back(
+      {"recoveries", fmt::format("{} ({} redone)", f.recoveries, counted(f.redone_steps, "step"))});
+  rows.push_back({"workers lost", std::to_string(f.revocations)});
+  rows.push_back({"cost", f.cost_usd ? usd_text(*f.cost_usd) : "unknown (no prices)"});
   if (f.test_accuracy)
     rows.push_back({"test accuracy", fmt::format("{:.2f}%", 100 * *f.test_accuracy)});
   std::string members;
