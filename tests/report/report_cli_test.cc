@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "common/cli_run.h"
 #include "report/browser.h"
@@ -114,8 +115,29 @@ TEST(ReportCli, SeveralRegionsAgainstTheirOptimumFromARealSimulateJson) {
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_EQ(bad.err, "error: " + dir +
                          "/bad.json: field \"optimal\" is missing (the multi-region optimum)\n");
+  // A deadline no schedule meets (12 h of work by 10 h): the page says there is no optimum
+  // rather than showing one that costs $0.
+  std::ifstream in(std::string(TRANSIENT_SOURCE_DIR) + "/examples/two_zones_k80.toml");
+  std::stringstream scenario;
+  scenario << in.rdbuf();
+  std::string text = scenario.str();
+  const std::string eighteen_hours = "deadline = \"18h\"";
+  ASSERT_NE(text.find(eighteen_hours), std::string::npos);
+  text.replace(text.find(eighteen_hours), eighteen_hours.size(), "deadline = \"10h\"");
+  write_file_atomically(dir + "/late.toml", text);
+  const CliResult late = run_cli_split("simulate " + dir + "/late.toml --runs 5 --json");
+  ASSERT_EQ(late.exit_code, 0) << late.err;
+  EXPECT_TRUE(nlohmann::json::parse(late.out)["cost_over_optimal"].is_null()) << late.out;
+  write_file_atomically(dir + "/late.json", late.out);
+  const CliResult late_report = run_cli_split("report " + dir + "/late.json");
+  ASSERT_EQ(late_report.exit_code, 0) << late_report.err;
+  const std::string late_page = read_file(dir + "/late.html");
+  EXPECT_NE(late_page.find("<td>cost / optimal</td><td>none: no schedule meets the deadline</td>"),
+            std::string::npos);
+  EXPECT_NE(late_page.find("<td>cost of the optimum ($)</td><td>none</td>"), std::string::npos);
   TRANSIENT_SKIP_WITHOUT_CHROMIUM();
   testing::expect_page_draws(dir + "/zones.html", {"cost"});
+  testing::expect_page_draws(dir + "/late.html", {"cost"});
 }
 
 TEST(ReportCli, OneSimulatedRunsTimeline) {

@@ -326,6 +326,39 @@ TEST(SimulateCli, BadRegionIsOneErrorLineAndExitCode2) {
   EXPECT_NE(r.err.find("add [[regions]]"), std::string::npos) << r.err;
 }
 
+// A deadline no run can meet (12 h of work by 10 h) is said before the figures, with the fastest
+// run's time, in one region and in several; a deadline the runs meet is not.
+TEST(SimulateCli, ADeadlineNoRunMetIsSaidBeforeTheFigures) {
+  for (const std::string example : {"trace_deadline_k80", "two_zones_k80"}) {
+    std::ifstream in(std::string(TRANSIENT_SOURCE_DIR) + "/examples/" + example + ".toml");
+    std::stringstream text;
+    text << in.rdbuf();
+    std::string scenario = text.str();
+    const std::string eighteen_hours = "deadline = \"18h\"";
+    const auto at = scenario.find(eighteen_hours);
+    ASSERT_NE(at, std::string::npos) << example;
+    const CliResult met = run_cli("simulate " + std::string(TRANSIENT_SOURCE_DIR) + "/examples/" +
+                                  example + ".toml --runs 10");
+    ASSERT_EQ(met.exit_code, 0) << met.err;
+    EXPECT_EQ(met.out.find("no run met"), std::string::npos) << met.out;
+
+    scenario.replace(at, eighteen_hours.size(), "deadline = \"10h\"");
+    const std::string path = ::testing::TempDir() + "/" + example + "_10h.toml";
+    std::ofstream(path) << scenario;
+    const CliResult r = run_cli("simulate " + path + " --runs 10");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto said =
+        r.out.find("no run met the deadline (10 h 00 min): the fastest of the 10 took 12 h");
+    ASSERT_NE(said, std::string::npos) << r.out;
+    EXPECT_LT(said, r.out.find("time (h)")) << r.out;
+    EXPECT_NE(r.out.find("P(miss deadline)       1.0000"), std::string::npos) << r.out;
+    if (example == "two_zones_k80") {  // no optimum either, so no figures of one
+      EXPECT_NE(r.out.find("none: no schedule meets the deadline"), std::string::npos) << r.out;
+      EXPECT_EQ(r.out.find("cost / optimal"), std::string::npos) << r.out;
+    }
+  }
+}
+
 TEST(SimulateCli, ListsTheRegistries) {
   const CliResult r = run_cli("simulate --list");
   ASSERT_EQ(r.exit_code, 0) << r.err;

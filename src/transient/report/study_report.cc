@@ -109,14 +109,16 @@ void render_regions(HtmlPage& page, const json& j, const std::string& name) {
   }
   const json& optimal = j["optimal"];
   page.add_heading("Summary");
-  const double ratio = number_at(j, "cost_over_optimal", name);
+  // null when no run's optimum meets the deadline (then there is no ratio to show).
+  const bool no_optimum = j.contains("cost_over_optimal") && j["cost_over_optimal"].is_null();
+  const double ratio = no_optimum ? -1.0 : number_at(j, "cost_over_optimal", name);
   Rows rows = {
       {"regions", regions},
       {"market policy", j.value("market_policy", std::string("-"))},
       {"runs", number_text(number_at(j, "runs", name))},
       {"finished", number_text(number_at(j, "finished", name))},
       {"P(miss deadline)", number_text(number_at(j, "deadline_miss_probability", name))},
-      {"cost / optimal", ratio < 0 ? std::string("-")
+      {"cost / optimal", ratio < 0 ? std::string("none: no schedule meets the deadline")
                                    : number_text(ratio) + " (mean over the " +
                                          number_text(number_at(j, "runs_with_optimum", name)) +
                                          " runs the optimum meets the deadline)"},
@@ -141,21 +143,22 @@ void render_regions(HtmlPage& page, const json& j, const std::string& name) {
   json optimal_costs = json::array();
   for (const char* which : kStatistics) {
     policy_row.push_back(statistic(j, "cost_usd", which, 1.0));
-    optimal_row.push_back(statistic(optimal, "cost_usd", which, 1.0));
+    optimal_row.push_back(no_optimum ? std::string("none")
+                                     : statistic(optimal, "cost_usd", which, 1.0));
     time_row.push_back(statistic(j, "time_s", which, 3600.0));
     policy_costs.push_back(number_at(j["cost_usd"], which, name));
-    optimal_costs.push_back(number_at(optimal["cost_usd"], which, name));
+    if (!no_optimum) optimal_costs.push_back(number_at(optimal["cost_usd"], which, name));
   }
   page.add_table({"", "mean", "p50", "p95", "p99"}, {policy_row, optimal_row, time_row});
   page.add_heading("Cost against the optimum");
-  page.add_chart("cost",
-                 internal::bar_chart(
-                     "cost of the runs: the policy and the multi-region optimum",
-                     {"mean", "p50", "p95", "p99"}, "statistic", "USD",
-                     json::array({internal::bars(j.value("market_policy", std::string("policy")),
-                                                 policy_costs, color(0)),
-                                  internal::bars("optimal", optimal_costs, color(2))}),
-                     false));
+  json series = json::array(
+      {internal::bars(j.value("market_policy", std::string("policy")), policy_costs, color(0))});
+  if (!no_optimum) series.push_back(internal::bars("optimal", optimal_costs, color(2)));
+  page.add_chart(
+      "cost",
+      internal::bar_chart(no_optimum ? "cost of the runs (no schedule meets the deadline)"
+                                     : "cost of the runs: the policy and the multi-region optimum",
+                          {"mean", "p50", "p95", "p99"}, "statistic", "USD", series, false));
 }
 
 void render_one_run(HtmlPage& page, const json& j, const std::string& name) {
