@@ -139,6 +139,27 @@ TEST(PlanCli, InfeasibleRequestIsAnsweredNotFailed) {
   EXPECT_NE(o.out.find("no configuration finishes 64,000 steps in 5 min for $5.00; the fastest"),
             std::string::npos)
       << o.out;
+  // No table of candidates without a row, but a line that says there are none.
+  EXPECT_NE(o.out.find("CBC solves), 20 Monte Carlo runs each:\n  none: no configuration meets "
+                       "the request, even without revocations\n"),
+            std::string::npos)
+      << o.out;
+  // The ranking's columns line up whatever the zones' names: each market word starts where the
+  // first row's does (us-central1-a is longer than us-east1-c).
+  std::istringstream lines(o.out.substr(o.out.find("FLOPP ranking")));
+  std::string line;
+  std::getline(lines, line);
+  std::size_t column = std::string::npos;
+  int rows = 0;
+  while (std::getline(lines, line) && !line.empty()) {
+    const std::size_t market = std::min(line.find(" spot "), line.find(" on-demand "));
+    ASSERT_NE(market, std::string::npos) << line;
+    const std::size_t word = line.find_first_not_of(' ', market);
+    if (column == std::string::npos) column = word;
+    EXPECT_EQ(word, column) << o.out;
+    ++rows;
+  }
+  EXPECT_GE(rows, 6) << o.out;
 }
 
 // --regions: by default every plan (recommended, front, candidates) stays in one region, as

@@ -571,16 +571,27 @@ void run_plan(const PlanFlags& flags) {
   fmt::print("{}\n", throughput->describe());
   fmt::print("FLOPP ranking (GPU PFLOP per $, best {} of {} offers):\n",
              std::min<std::size_t>(8, result.flopp.size()), result.flopp.size());
-  for (std::size_t i = 0; i < result.flopp.size() && i < 8; ++i) {
+  const std::size_t shown = std::min<std::size_t>(8, result.flopp.size());
+  auto offer_name = [](const plan::FloppEntry& f) {
+    return f.type.name + (f.type.zone.empty() ? "" : " " + f.type.zone);
+  };
+  std::size_t name_width = 0;  // the longest name shown, so that the columns line up
+  for (std::size_t i = 0; i < shown; ++i) {
+    name_width = std::max(name_width, offer_name(result.flopp[i]).size());
+  }
+  for (std::size_t i = 0; i < shown; ++i) {
     const auto& f = result.flopp[i];
-    fmt::print("  {:>2}. {:<28} {:<10} {:>8.3f} $/h {:>7.2f} PFLOP/$\n", i + 1,
-               f.type.name + (f.type.zone.empty() ? "" : " " + f.type.zone),
-               cloud::to_string(f.market), f.usd_per_h, f.pflop_per_usd);
+    fmt::print("  {:>2}. {:<{}} {:<10} {:>8.3f} $/h {:>7.2f} PFLOP/$\n", i + 1, offer_name(f),
+               name_width, cloud::to_string(f.market), f.usd_per_h, f.pflop_per_usd);
   }
   fmt::print("\ncandidates from the programme ({} CBC solves), {} Monte Carlo runs each:\n",
              result.mip_solves, flags.runs);
-  print_header(percent);
-  for (const auto& e : result.candidates) print_row(e);
+  if (result.candidates.empty()) {
+    fmt::print("  none: no configuration meets the request, even without revocations\n");
+  } else {
+    print_header(percent);
+    for (const auto& e : result.candidates) print_row(e);
+  }
   fmt::print("\nbaselines:\n");
   print_header(percent);
   for (const auto& e : result.baselines) print_row(e);
