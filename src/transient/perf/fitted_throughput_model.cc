@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <string_view>
 
 #include "transient/core/bounds.h"
 #include "transient/core/error.h"
@@ -46,13 +47,18 @@ const std::vector<std::pair<std::string, std::string>>& fitted_features() {
   return all;
 }
 
-bool is_indicator_feature(const std::string& name) {
+bool is_indicator_feature(const std::string& feature) {
+  const std::string_view name = feature;
   return name == "shake_shake" || name == "shake_flops_per_tflops" ||
          name == "shake_flops_per_memory";
 }
 
-double fitted_feature(const std::string& name, const Workload& w, const cloud::InstanceType& type) {
-  const bool shake = w.family == "shake-shake";
+double fitted_feature(const std::string& feature, const Workload& w,
+                      const cloud::InstanceType& type) {
+  // Compared as views: a view compares lengths first, where a string against a literal measures
+  // and compares every literal (a fit evaluates this some million times).
+  const std::string_view name = feature;
+  const bool shake = std::string_view(w.family) == "shake-shake";
   if (name == "flops_per_tflops" || name == "shake_flops_per_tflops" || name == "tflops" ||
       name == "tensors_per_tflops") {
     if (!(type.total_tflops() > 0)) {
@@ -80,7 +86,7 @@ double fitted_feature(const std::string& name, const Workload& w, const cloud::I
   std::string list;
   for (const auto& [feature, what] : fitted_features())
     list += (list.empty() ? "" : ", ") + feature;
-  throw InputError("unknown feature \"" + name + "\"; accepted: " + list);
+  throw InputError("unknown feature \"" + feature + "\"; accepted: " + list);
 }
 
 FittedParams FittedParams::builtin() {
@@ -100,14 +106,15 @@ FittedParams FittedParams::builtin() {
 double FittedParams::single_step_s(const Workload& workload,
                                    const cloud::InstanceType& type) const {
   TRANSIENT_CHECK_EQ(coefficients.size(), features.size() + 1);
+  const bool log_linear = std::string_view(form) == "log-linear";
   double sum = coefficients[0];
   for (std::size_t k = 0; k < features.size(); ++k) {
     double x = fitted_feature(features[k], workload, type);
-    if (form == "log-linear" && !is_indicator_feature(features[k])) x = std::log(x);
+    if (log_linear && !is_indicator_feature(features[k])) x = std::log(x);
     sum += coefficients[k + 1] * x;
   }
   // A linear fit can go negative far outside its data; a step takes at least a millisecond.
-  return form == "log-linear" ? std::exp(sum) : std::max(sum, 1e-3);
+  return log_linear ? std::exp(sum) : std::max(sum, 1e-3);
 }
 
 nlohmann::json FittedParams::to_json() const {
