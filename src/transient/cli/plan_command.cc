@@ -569,9 +569,9 @@ void run_plan(const PlanFlags& flags) {
   }
 
   fmt::print("{}\n", throughput->describe());
-  fmt::print("FLOPP ranking (GPU PFLOP per $, best {} of {} offers):\n",
-             std::min<std::size_t>(8, result.flopp.size()), result.flopp.size());
   const std::size_t shown = std::min<std::size_t>(8, result.flopp.size());
+  fmt::print("FLOPP ranking (GPU PFLOP per $, best {} of {} offers):\n", shown,
+             result.flopp.size());
   auto offer_name = [](const plan::FloppEntry& f) {
     return f.type.name + (f.type.zone.empty() ? "" : " " + f.type.zone);
   };

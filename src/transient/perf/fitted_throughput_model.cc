@@ -84,8 +84,7 @@ double fitted_feature(const std::string& feature, const Workload& w,
   if (name == "gradient_bytes") return w.gradient_bytes;
   if (name == "shake_shake") return shake ? 1.0 : 0.0;
   std::string list;
-  for (const auto& [feature, what] : fitted_features())
-    list += (list.empty() ? "" : ", ") + feature;
+  for (const auto& [known, what] : fitted_features()) list += (list.empty() ? "" : ", ") + known;
   throw InputError("unknown feature \"" + feature + "\"; accepted: " + list);
 }
 
