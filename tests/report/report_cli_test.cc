@@ -187,5 +187,25 @@ TEST(ReportCli, PlanFrontAndCandidatesFromARealPlanJson) {
   EXPECT_GE(check["charts"]["pareto"]["points"].get<std::size_t>(), json["pareto"].size());
 }
 
+// A request no configuration meets (64,000 steps in 10 minutes): the page says there are no
+// candidates, as the CLI does, rather than a table of headers alone, and still draws the front.
+TEST(ReportCli, APlanNoConfigurationMeetsSaysSo) {
+  const std::string dir = temp_dir("plan_infeasible");
+  const CliResult plan =
+      run_cli_split("plan --workload resnet-32 --steps 64000 --deadline 10min --runs 20 --json");
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  ASSERT_TRUE(nlohmann::json::parse(plan.out)["candidates"].empty()) << plan.out;
+  write_file_atomically(dir + "/late.json", plan.out);
+  const CliResult r = run_cli_split("report " + dir + "/late.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string page = read_file(dir + "/late.html");
+  EXPECT_NE(page.find("none: no configuration meets the request, even without revocations"),
+            std::string::npos);
+  EXPECT_NE(page.find("<td>recommended</td><td>none</td>"), std::string::npos);
+  EXPECT_NE(page.find("<td>all on-demand</td>"), std::string::npos);
+  TRANSIENT_SKIP_WITHOUT_CHROMIUM();
+  testing::expect_page_draws(dir + "/late.html", {"pareto"});
+}
+
 }  // namespace
 }  // namespace transient::report

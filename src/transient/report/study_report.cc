@@ -279,7 +279,10 @@ std::string render_plan_report(const json& j, const std::string& name,
         internal::series("recommended", plan_points(json::array({recommended})), color(2), false));
     sets.back()["pointRadius"] = 7;
   }
-  sets.push_back(internal::series("candidates", plan_points(j["candidates"]), color(0), false));
+  const bool no_candidates = !j.contains("candidates") || j["candidates"].empty();
+  if (!no_candidates) {
+    sets.push_back(internal::series("candidates", plan_points(j["candidates"]), color(0), false));
+  }
   if (j.contains("baselines"))
     sets.push_back(internal::series("baselines", plan_points(j["baselines"]), color(7), false));
   json front = plan_points(j["pareto"]);
@@ -309,7 +312,13 @@ std::string render_plan_report(const json& j, const std::string& name,
                     "P(miss)", "acceptable", "verdict"},
                    table);
   };
-  add_plans("Candidates", j["candidates"]);
+  if (no_candidates) {
+    // As the CLI says it: no table of headers alone.
+    page.add_heading("Candidates");
+    page.add_paragraph("none: no configuration meets the request, even without revocations");
+  } else {
+    add_plans("Candidates", j["candidates"]);
+  }
   if (j.contains("baselines")) add_plans("Baselines", j["baselines"]);
   return page.render(chart_js);
 }
