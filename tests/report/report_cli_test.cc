@@ -90,8 +90,47 @@ TEST(ReportCli, SimulationDistributionsFromARealSimulateJson) {
   EXPECT_NE(page.find("chart-time"), std::string::npos);
   EXPECT_NE(page.find("chart-cost"), std::string::npos);
   EXPECT_NE(page.find("<td>runs</td><td>200</td>"), std::string::npos);
+  // No deadline, no runs past one.
+  EXPECT_EQ(page.find("past the deadline"), std::string::npos);
   TRANSIENT_SKIP_WITHOUT_CHROMIUM();
   testing::expect_page_draws(dir + "/study.html", {"time", "cost"});
+}
+
+// With a deadline, the time histogram's bins wholly past it are a series of their own, in red,
+// stacked with the others so that each bin keeps one bar: here the spot-only policy on a trace with
+// the deadline 10 minutes after the work, where most runs are late.
+TEST(ReportCli, TheRunsPastTheDeadlineAreDrawnApart) {
+  const std::string dir = temp_dir("simulate_deadline");
+  std::ifstream in(std::string(TRANSIENT_SOURCE_DIR) + "/examples/trace_deadline_k80.toml");
+  std::stringstream scenario;
+  scenario << in.rdbuf();
+  std::string text = scenario.str();
+  for (const auto& [from, to] :
+       {std::pair<std::string, std::string>{"deadline = \"18h\"", "deadline = \"12h10min\""},
+        {"market = \"uniform-progress\"", "market = \"spot-only\""}}) {
+    ASSERT_NE(text.find(from), std::string::npos) << from;
+    text.replace(text.find(from), from.size(), to);
+  }
+  write_file_atomically(dir + "/late.toml", text);
+  const CliResult sim = run_cli_split("simulate " + dir + "/late.toml --runs 40 --json");
+  ASSERT_EQ(sim.exit_code, 0) << sim.err;
+  const auto json = nlohmann::json::parse(sim.out);
+  // Count the runs in the bins wholly past the deadline, to find them drawn.
+  const auto& histogram = json["histograms"]["time_s"];
+  int past = 0;
+  for (std::size_t i = 0; i < histogram["counts"].size(); ++i) {
+    if (histogram["edges"][i].get<double>() >= json["deadline_s"].get<double>()) {
+      past += histogram["counts"][i].get<int>();
+    }
+  }
+  ASSERT_GT(past, 0) << sim.out;
+  write_file_atomically(dir + "/late.json", sim.out);
+  const CliResult r = run_cli_split("report " + dir + "/late.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string page = read_file(dir + "/late.html");
+  EXPECT_NE(page.find("runs past the deadline (12.17 h)"), std::string::npos);
+  TRANSIENT_SKIP_WITHOUT_CHROMIUM();
+  testing::expect_page_draws(dir + "/late.html", {"time", "cost"});
 }
 
 TEST(ReportCli, SeveralRegionsAgainstTheirOptimumFromARealSimulateJson) {

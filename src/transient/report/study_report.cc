@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <tuple>
 
 #include "transient/core/error.h"
@@ -32,9 +33,19 @@ double number_at(const json& object, const char* key, const std::string& name) {
   return it->get<double>();
 }
 
-// A histogram {"edges": [b0..bn], "counts": [c1..cn]} as a bar chart with one bar per bin.
+// A deadline on a histogram of times: where (in the edges' unit) and the legend of the runs past
+// it.
+struct Deadline {
+  double at = 0.0;
+  std::string legend;
+};
+
+// A histogram {"edges": [b0..bn], "counts": [c1..cn]} as a bar chart with one bar per bin. With
+// a deadline, the bins wholly past it are drawn in red: every run in them missed it (the bin that
+// holds the deadline may hold both kinds, and keeps the first colour).
 void add_histogram(HtmlPage& page, const std::string& id, const json& histogram,
-                   const std::string& what, double scale, const std::string& name) {
+                   const std::string& what, double scale, const std::string& name,
+                   const std::optional<Deadline>& deadline = std::nullopt) {
   if (!histogram.is_object() || !histogram.contains("edges") || !histogram.contains("counts") ||
       !histogram["edges"].is_array() || !histogram["counts"].is_array() ||
       histogram["edges"].size() != histogram["counts"].size() + 1) {
@@ -45,15 +56,22 @@ void add_histogram(HtmlPage& page, const std::string& id, const json& histogram,
   }
   std::vector<std::string> labels;
   json counts = json::array();
+  json late = json::array();  // the bins wholly past the deadline
   for (std::size_t i = 0; i < histogram["counts"].size(); ++i) {
-    const double from = histogram["edges"][i].get<double>() / scale;
-    const double to = histogram["edges"][i + 1].get<double>() / scale;
-    labels.push_back(number_text(from) + "-" + number_text(to));
-    counts.push_back(histogram["counts"][i]);
+    const double from = histogram["edges"][i].get<double>();
+    const double to = histogram["edges"][i + 1].get<double>();
+    labels.push_back(number_text(from / scale) + "-" + number_text(to / scale));
+    const bool past = deadline && from >= deadline->at;
+    counts.push_back(past ? json() : histogram["counts"][i]);
+    late.push_back(past ? histogram["counts"][i] : json());
   }
-  page.add_chart(
-      id, internal::bar_chart("distribution of " + what, labels, what, "runs",
-                              json::array({internal::bars("runs", counts, color(0))}), false));
+  json datasets = json::array({internal::bars("runs", counts, color(0))});
+  if (deadline) {
+    datasets.push_back(internal::bars(deadline->legend, late, color(3)));
+  }
+  // Stacked, so that each bin's one bar stays over its label.
+  page.add_chart(id, internal::bar_chart("distribution of " + what, labels, what, "runs",
+                                         std::move(datasets), deadline.has_value()));
 }
 
 void render_monte_carlo(HtmlPage& page, const json& j, const std::string& name) {
@@ -91,7 +109,12 @@ void render_monte_carlo(HtmlPage& page, const json& j, const std::string& name) 
     return;
   }
   const json& h = j["histograms"];
-  add_histogram(page, "time", h.value("time_s", json()), "time (h)", 3600.0, name);
+  std::optional<Deadline> deadline;
+  if (j.contains("deadline_s")) {
+    const double at = number_at(j, "deadline_s", name);
+    deadline = Deadline{at, "runs past the deadline (" + number_text(at / 3600) + " h)"};
+  }
+  add_histogram(page, "time", h.value("time_s", json()), "time (h)", 3600.0, name, deadline);
   add_histogram(page, "cost", h.value("cost_usd", json()), "cost ($)", 1.0, name);
 }
 
