@@ -1,7 +1,7 @@
 // The commands that need libtorch, and how the `transient` program reaches them.
 //
 // `transient` itself never loads libtorch: starting libtorch (registering its thousands of
-// operators, mapping the CUDA libraries) costs about 0.45 s of CPU, which `transient plan`,
+// operators) costs 0.2-0.45 s of CPU by machine (docs/benchmarks.md), which `transient plan`,
 // `simulate`, `report` and the others have no use for. The commands below live in a second
 // program, `transient-torch`, built beside `transient`; `transient train ...` replaces itself
 // with `transient-torch train ...` (execv: same process id, same arguments, same signals), so
