@@ -6,6 +6,9 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "common/cli_run.h"
 #include "report/browser.h"
@@ -25,6 +28,27 @@ std::string temp_dir(const std::string& name) {
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;
+}
+
+// Writes examples/NAME.toml to `path` with each `from` replaced by its `to`; false (and a failure
+// naming it) where the example has no `from`.
+bool write_example_with(const std::string& name,
+                        const std::vector<std::pair<std::string, std::string>>& edits,
+                        const std::string& path) {
+  std::ifstream in(std::string(TRANSIENT_SOURCE_DIR) + "/examples/" + name + ".toml");
+  std::stringstream scenario;
+  scenario << in.rdbuf();
+  std::string text = scenario.str();
+  for (const auto& [from, to] : edits) {
+    const auto at = text.find(from);
+    if (at == std::string::npos) {
+      ADD_FAILURE() << name << ".toml has no " << from;
+      return false;
+    }
+    text.replace(at, from.size(), to);
+  }
+  write_file_atomically(path, text);
+  return true;
 }
 
 TEST(ReportCli, WritesTheJobPageIntoTheJobDirectory) {
@@ -101,17 +125,10 @@ TEST(ReportCli, SimulationDistributionsFromARealSimulateJson) {
 // the deadline 10 minutes after the work, where most runs are late.
 TEST(ReportCli, TheRunsPastTheDeadlineAreDrawnApart) {
   const std::string dir = temp_dir("simulate_deadline");
-  std::ifstream in(std::string(TRANSIENT_SOURCE_DIR) + "/examples/trace_deadline_k80.toml");
-  std::stringstream scenario;
-  scenario << in.rdbuf();
-  std::string text = scenario.str();
-  for (const auto& [from, to] :
-       {std::pair<std::string, std::string>{"deadline = \"18h\"", "deadline = \"12h10min\""},
-        {"market = \"uniform-progress\"", "market = \"spot-only\""}}) {
-    ASSERT_NE(text.find(from), std::string::npos) << from;
-    text.replace(text.find(from), from.size(), to);
-  }
-  write_file_atomically(dir + "/late.toml", text);
+  ASSERT_TRUE(write_example_with("trace_deadline_k80",
+                                 {{"deadline = \"18h\"", "deadline = \"12h10min\""},
+                                  {"market = \"uniform-progress\"", "market = \"spot-only\""}},
+                                 dir + "/late.toml"));
   const CliResult sim = run_cli_split("simulate " + dir + "/late.toml --runs 40 --json");
   ASSERT_EQ(sim.exit_code, 0) << sim.err;
   const auto json = nlohmann::json::parse(sim.out);
@@ -156,14 +173,8 @@ TEST(ReportCli, SeveralRegionsAgainstTheirOptimumFromARealSimulateJson) {
                          "/bad.json: field \"optimal\" is missing (the multi-region optimum)\n");
   // A deadline no schedule meets (12 h of work by 10 h): the page says there is no optimum
   // rather than showing one that costs $0.
-  std::ifstream in(std::string(TRANSIENT_SOURCE_DIR) + "/examples/two_zones_k80.toml");
-  std::stringstream scenario;
-  scenario << in.rdbuf();
-  std::string text = scenario.str();
-  const std::string eighteen_hours = "deadline = \"18h\"";
-  ASSERT_NE(text.find(eighteen_hours), std::string::npos);
-  text.replace(text.find(eighteen_hours), eighteen_hours.size(), "deadline = \"10h\"");
-  write_file_atomically(dir + "/late.toml", text);
+  ASSERT_TRUE(write_example_with("two_zones_k80", {{"deadline = \"18h\"", "deadline = \"10h\""}},
+                                 dir + "/late.toml"));
   const CliResult late = run_cli_split("simulate " + dir + "/late.toml --runs 5 --json");
   ASSERT_EQ(late.exit_code, 0) << late.err;
   EXPECT_TRUE(nlohmann::json::parse(late.out)["cost_over_optimal"].is_null()) << late.out;
