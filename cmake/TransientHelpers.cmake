@@ -25,6 +25,10 @@ set(TRANSIENT_TEST_ENVIRONMENT "OMP_WAIT_POLICY=PASSIVE")
 # GoogleTest's FILTER names (suites of millisecond unit tests in a binary whose every process
 # starts libtorch, about 0.3 s of CPU) run together as one CTest test, NAME.Grouped.
 # Tests find the shared data and the built CLI through compile definitions.
+# -O1 in an optimised build, for code that only calls what does the work (the tests' own code,
+# the command-line layer): the work is in the libraries, built at the build type's -O3.
+set(TRANSIENT_LIGHT_OPTIMIZATION $<$<CONFIG:Release,RelWithDebInfo>:-O1>)
+
 function(transient_add_test name)
   cmake_parse_arguments(ARG "" "TIMEOUT;GROUPED" "SOURCES;DEPS" ${ARGN})
   if(NOT ARG_TIMEOUT)
@@ -34,7 +38,7 @@ function(transient_add_test name)
   # A test's own code at -O1 in an optimised build: what it tests is the libraries' code, built at
   # the build type's -O3; the tests' files, most of the build, compile in about a quarter less CPU
   # (docs/benchmarks.md, "The tests' own code at -O1").
-  target_compile_options(${name} PRIVATE $<$<CONFIG:Release,RelWithDebInfo>:-O1>)
+  target_compile_options(${name} PRIVATE ${TRANSIENT_LIGHT_OPTIMIZATION})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} transient_test_main)
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/tests)
   target_compile_definitions(${name} PRIVATE

@@ -134,17 +134,17 @@ void render_regions(HtmlPage& page, const json& j, const std::string& name) {
   page.add_heading("Summary");
   // null when no run's optimum meets the deadline (then there is no ratio to show).
   const bool no_optimum = j.contains("cost_over_optimal") && j["cost_over_optimal"].is_null();
-  const double ratio = no_optimum ? -1.0 : number_at(j, "cost_over_optimal", name);
   Rows rows = {
       {"regions", regions},
       {"market policy", j.value("market_policy", std::string("-"))},
       {"runs", number_text(number_at(j, "runs", name))},
       {"finished", number_text(number_at(j, "finished", name))},
       {"P(miss deadline)", number_text(number_at(j, "deadline_miss_probability", name))},
-      {"cost / optimal", ratio < 0 ? std::string("none: no schedule meets the deadline")
-                                   : number_text(ratio) + " (mean over the " +
-                                         number_text(number_at(j, "runs_with_optimum", name)) +
-                                         " runs the optimum meets the deadline)"},
+      {"cost / optimal", no_optimum ? std::string("none: no schedule meets the deadline")
+                                    : number_text(number_at(j, "cost_over_optimal", name)) +
+                                          " (mean over the " +
+                                          number_text(number_at(j, "runs_with_optimum", name)) +
+                                          " runs the optimum meets the deadline)"},
       {"moves between regions, a run",
        number_text(number_at(j, "mean_moves", name)) + " (optimal " +
            number_text(number_at(optimal, "mean_moves", name)) + ")"}};
