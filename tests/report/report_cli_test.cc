@@ -145,7 +145,8 @@ TEST(ReportCli, TheRunsPastTheDeadlineAreDrawnApart) {
   const CliResult r = run_cli_split("report " + dir + "/late.json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string page = read_file(dir + "/late.html");
-  EXPECT_NE(page.find("runs past the deadline (12.17 h)"), std::string::npos);
+  EXPECT_NE(page.find("runs past the deadline (12 h 10 min)"), std::string::npos);
+  EXPECT_NE(page.find("<td>deadline</td><td>12 h 10 min</td>"), std::string::npos);
   TRANSIENT_SKIP_WITHOUT_CHROMIUM();
   testing::expect_page_draws(dir + "/late.html", {"time", "cost"});
 }
@@ -252,6 +253,8 @@ TEST(ReportCli, APlanNoConfigurationMeetsSaysSo) {
   EXPECT_NE(page.find("none: no configuration meets the request, even without revocations"),
             std::string::npos);
   EXPECT_NE(page.find("<td>recommended</td><td>none</td>"), std::string::npos);
+  // The deadline as the user wrote it, not as 0.1667 hours.
+  EXPECT_NE(page.find("<td>deadline</td><td>10 min 00 s</td>"), std::string::npos);
   EXPECT_NE(page.find("<td>all on-demand</td>"), std::string::npos);
   TRANSIENT_SKIP_WITHOUT_CHROMIUM();
   testing::expect_page_draws(dir + "/late.html", {"pareto"});

@@ -7,6 +7,7 @@
 #include <optional>
 #include <tuple>
 
+#include "transient/core/duration.h"
 #include "transient/core/error.h"
 #include "transient/report/html_page.h"
 #include "transient/report/internal/charts.h"
@@ -82,7 +83,7 @@ void render_monte_carlo(HtmlPage& page, const json& j, const std::string& name) 
                {"failed", number_text(number_at(j, "failed", name))},
                {"P(miss deadline)", number_text(number_at(j, "deadline_miss_probability", name))}};
   if (j.contains("deadline_s"))
-    rows.push_back({"deadline (h)", number_text(number_at(j, "deadline_s", name) / 3600)});
+    rows.push_back({"deadline", format_duration(number_at(j, "deadline_s", name))});
   page.add_table({"", ""}, rows);
   Rows stats;
   for (const auto& [key, label, scale] :
@@ -112,7 +113,7 @@ void render_monte_carlo(HtmlPage& page, const json& j, const std::string& name) 
   std::optional<Deadline> deadline;
   if (j.contains("deadline_s")) {
     const double at = number_at(j, "deadline_s", name);
-    deadline = Deadline{at, "runs past the deadline (" + number_text(at / 3600) + " h)"};
+    deadline = Deadline{at, "runs past the deadline (" + format_duration(at) + ")"};
   }
   add_histogram(page, "time", h.value("time_s", json()), "time (h)", 3600.0, name, deadline);
   add_histogram(page, "cost", h.value("cost_usd", json()), "cost ($)", 1.0, name);
@@ -149,7 +150,7 @@ void render_regions(HtmlPage& page, const json& j, const std::string& name) {
        number_text(number_at(j, "mean_moves", name)) + " (optimal " +
            number_text(number_at(optimal, "mean_moves", name)) + ")"}};
   if (j.contains("deadline_s"))
-    rows.push_back({"deadline (h)", number_text(number_at(j, "deadline_s", name) / 3600)});
+    rows.push_back({"deadline", format_duration(number_at(j, "deadline_s", name))});
   page.add_table({"", ""}, rows);
   auto statistic = [&](const json& object, const char* key, const char* which, double scale) {
     if (!object.contains(key) || !object[key].is_object())
@@ -274,7 +275,7 @@ std::string render_plan_report(const json& j, const std::string& name,
                              ? number_text(j["steps"].get<double>())
                              : "-"}};
   if (j.contains("deadline_s") && j["deadline_s"].is_number())
-    rows.push_back({"deadline (h)", hours_text(j["deadline_s"].get<double>())});
+    rows.push_back({"deadline", format_duration(j["deadline_s"].get<double>())});
   if (j.contains("budget_usd") && j["budget_usd"].is_number())
     rows.push_back({"budget ($)", number_text(j["budget_usd"].get<double>())});
   const json recommended = j.value("recommended", json());
