@@ -8,6 +8,7 @@
 #include "transient/perf/analytic_throughput_model.h"
 #include "transient/perf/cluster_spec.h"
 #include "transient/perf/fitted_throughput_model.h"
+#include "transient/perf/internal/cluster_composition.h"
 #include "transient/perf/registry.h"
 
 namespace transient::perf {
@@ -112,6 +113,34 @@ TEST(AnalyticThroughputModel, AsyncParameterServerByHand) {
   // Two servers share the tensors and bytes: S = 0.055 s.
   const Prediction split = model.predict(shape({{gpu(10), 4}}, Architecture::async_ps, 2));
   EXPECT_NEAR(split.steps_per_s, 1.0 / (0.31 / 4 + 0.055), 1e-9);
+}
+
+// The fit's grid search (throughput_fitting.cc) composes an async-ps cluster's speed from its
+// pieces: the workers' load, worked out once, and the servers' cap under each candidate's
+// constants. The pieces give what predict() gives, to the bit, for both models.
+TEST(AnalyticThroughputModel, AnAsyncClustersPiecesComposeAsPredictDoes) {
+  const Workload& workload = find_workload("resnet-32");
+  const AnalyticThroughputModel analytic(workload, AnalyticParams::builtin());
+  const FittedThroughputModel fitted(workload, FittedParams::builtin());
+  for (const int workers : {1, 4, 8}) {
+    for (const int servers : {1, 2}) {
+      const ClusterShape cluster =
+          shape({{gpu(4.113), workers}, {gpu(9.526, "P100"), 1}}, Architecture::async_ps, servers);
+      auto composed = [&](const auto& model, const CommunicationParams& comm) {
+        const double uncontended =
+            internal::async_ps_load(cluster, workload, model.worker_times(cluster), comm)
+                .uncontended_steps_per_s;
+        const double cap = 1.0 / internal::server_step_s(workload, servers, comm);
+        return internal::contended_steps_per_s(uncontended, cap, comm.contention_sharpness);
+      };
+      EXPECT_EQ(composed(analytic, analytic.params().communication),
+                analytic.predict(cluster).steps_per_s)
+          << workers << " workers, " << servers << " servers";
+      EXPECT_EQ(composed(fitted, FittedParams::builtin().communication),
+                fitted.predict(cluster).steps_per_s)
+          << workers << " workers, " << servers << " servers";
+    }
+  }
 }
 
 TEST(AnalyticThroughputModel, LinearPiecesBoundThePrediction) {

@@ -210,6 +210,12 @@ double AnalyticThroughputModel::server_cap_steps_per_s(int servers) const {
 }
 
 Prediction AnalyticThroughputModel::predict(const ClusterShape& cluster) const {
+  return internal::compose_cluster(cluster, workload_, worker_times(cluster),
+                                   params_.communication);
+}
+
+std::vector<internal::WorkerTime> AnalyticThroughputModel::worker_times(
+    const ClusterShape& cluster) const {
   std::vector<internal::WorkerTime> times;
   for (const auto& group : cluster.workers) {
     internal::WorkerTime time;
@@ -220,7 +226,7 @@ Prediction AnalyticThroughputModel::predict(const ClusterShape& cluster) const {
     }
     times.push_back(time);
   }
-  return internal::compose_cluster(cluster, workload_, times, params_.communication);
+  return times;
 }
 
 }  // namespace transient::perf

@@ -20,6 +20,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -28,6 +29,10 @@
 #include "transient/perf/workload.h"
 
 namespace transient::perf {
+
+namespace internal {
+struct WorkerTime;
+}  // namespace internal
 
 struct AnalyticParams {
   // Fraction of peak FP32 FLOPS achieved, relative to the workload's FLOP count convention
@@ -74,6 +79,10 @@ class AnalyticThroughputModel : public ThroughputModel {
   std::string name() const override { return "analytic"; }
   std::string describe() const override;
   Prediction predict(const ClusterShape& cluster) const override;
+  // What predict() composes into the cluster's speed: a step time per worker group
+  // (internal/cluster_composition.h), for a caller that composes the same workers under many
+  // servers' constants (the fit's grid search, throughput_fitting.cc).
+  std::vector<internal::WorkerTime> worker_times(const ClusterShape& cluster) const;
 
   // Seconds of one step of batch_per_worker samples (no communication) on one GPU of `type`.
   // Throws InputError for a type without GPU TFLOPS.

@@ -180,6 +180,12 @@ std::string FittedThroughputModel::describe() const {
 }
 
 Prediction FittedThroughputModel::predict(const ClusterShape& cluster) const {
+  return internal::compose_cluster(cluster, workload_, worker_times(cluster),
+                                   params_.communication);
+}
+
+std::vector<internal::WorkerTime> FittedThroughputModel::worker_times(
+    const ClusterShape& cluster) const {
   std::vector<internal::WorkerTime> times;
   for (const auto& group : cluster.workers) {
     // The regression predicts a whole async-ps step; the worker's own transfer, as the analytic
@@ -195,7 +201,7 @@ Prediction FittedThroughputModel::predict(const ClusterShape& cluster) const {
     if (cluster.architecture == Architecture::async_ps) time.ps_transfer_s = transfer;
     times.push_back(time);
   }
-  return internal::compose_cluster(cluster, workload_, times, params_.communication);
+  return times;
 }
 
 }  // namespace transient::perf

@@ -21,6 +21,10 @@
 
 namespace transient::perf {
 
+namespace internal {
+struct WorkerTime;
+}  // namespace internal
+
 struct FittedParams {
   std::string form = "log-linear";    // "linear" or "log-linear"
   std::vector<std::string> features;  // names from fitted_features()
@@ -56,6 +60,10 @@ class FittedThroughputModel : public ThroughputModel {
   std::string name() const override { return "fitted"; }
   std::string describe() const override;
   Prediction predict(const ClusterShape& cluster) const override;
+  // What predict() composes into the cluster's speed: a step time per worker group
+  // (internal/cluster_composition.h), for a caller that composes the same workers under many
+  // servers' constants (the fit's grid search, throughput_fitting.cc).
+  std::vector<internal::WorkerTime> worker_times(const ClusterShape& cluster) const;
 
   const FittedParams& params() const { return params_; }
 

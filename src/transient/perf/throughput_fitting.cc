@@ -8,6 +8,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <utility>
@@ -178,40 +179,74 @@ AnalyticParams fit_analytic_single(const std::vector<SpeedMeasurement>& points,
 
 using ClusterPredictor = std::function<double(const SpeedMeasurement&, const CommunicationParams&)>;
 
-// The percentage error over measured clusters of `Model` built with `params` whose communication
-// constants are replaced: what stage 2's grid search minimises, some 12,500 times per fit. What no
-// constant changes (each measurement's workload and cluster shape) is looked up once, and one
-// model per workload is built per evaluation, not one per measurement.
+// The parameter servers' constants that stage 2 searches; the rest of CommunicationParams stays
+// as stage 1 left it.
+struct ServerConstants {
+  double ps_per_tensor_s = 0;
+  double ps_network_gbps = 0;
+  double contention_sharpness = 0;
+
+  CommunicationParams applied_to(CommunicationParams comm) const {
+    comm.ps_per_tensor_s = ps_per_tensor_s;
+    comm.ps_network_gbps = ps_network_gbps;
+    comm.contention_sharpness = contention_sharpness;
+    return comm;
+  }
+};
+
+// The percentage error over measured clusters of `Model` built with `params` whose servers'
+// constants are replaced: what stage 2's grid search minimises, some 12,500 times per fit. What
+// no server constant changes is worked out once: each async-ps cluster's speed without the
+// servers' contention (internal::async_ps_load, from the model's worker times), and the error of
+// an all-reduce cluster, which has no servers. An evaluation is then the servers' cap and the
+// smooth minimum per cluster, as the model's predict() composes them.
 template <typename Model, typename Params>
 class ClusterError {
  public:
-  ClusterError(const std::vector<SpeedMeasurement>& points, Params params,
+  ClusterError(const std::vector<SpeedMeasurement>& points, const Params& params,
                const ThroughputFitOptions& options)
-      : params_(std::move(params)) {
+      : communication_(params.communication) {
+    std::vector<std::pair<const Workload*, std::unique_ptr<Model>>> models;
     for (const auto& m : points) {
+      const Workload* workload = &find_workload(m.workload);
+      auto it = std::find_if(models.begin(), models.end(),
+                             [&](const auto& built) { return built.first == workload; });
+      if (it == models.end()) {
+        models.emplace_back(workload, std::make_unique<Model>(*workload, params));
+        it = models.end() - 1;
+      }
+      ClusterShape shape;
+      shape.workers.push_back({worker_type(m, options), m.workers});
+      shape.parameter_servers = m.parameter_servers;
       Point point;
-      point.workload = &find_workload(m.workload);
-      point.shape.workers.push_back({worker_type(m, options), m.workers});
-      point.shape.parameter_servers = m.parameter_servers;
+      point.workload = workload;
       point.measured = m.steps_per_s;
-      points_.push_back(std::move(point));
+      point.servers = std::max(1, shape.parameter_servers);
+      if (shape.architecture == Architecture::async_ps) {
+        point.uncontended_steps_per_s =
+            internal::async_ps_load(shape, *workload, it->second->worker_times(shape),
+                                    communication_)
+                .uncontended_steps_per_s;
+      } else {
+        point.fixed_error =
+            std::abs(it->second->predict(shape).steps_per_s - point.measured) / point.measured;
+      }
+      points_.push_back(point);
     }
   }
 
-  double operator()(const CommunicationParams& comm) const {
-    Params p = params_;
-    p.communication = comm;
-    std::vector<std::pair<const Workload*, std::unique_ptr<Model>>> models;
+  double operator()(const ServerConstants& servers) const {
+    const CommunicationParams comm = servers.applied_to(communication_);
     double sum = 0;
     for (const Point& point : points_) {
-      auto it = std::find_if(models.begin(), models.end(),
-                             [&](const auto& built) { return built.first == point.workload; });
-      if (it == models.end()) {
-        models.emplace_back(point.workload, std::make_unique<Model>(*point.workload, p));
-        it = models.end() - 1;
+      if (point.fixed_error) {
+        sum += *point.fixed_error;
+        continue;
       }
-      sum +=
-          std::abs(it->second->predict(point.shape).steps_per_s - point.measured) / point.measured;
+      const double cap = 1.0 / internal::server_step_s(*point.workload, point.servers, comm);
+      const double predicted = internal::contended_steps_per_s(point.uncontended_steps_per_s, cap,
+                                                               comm.contention_sharpness);
+      sum += std::abs(predicted - point.measured) / point.measured;
     }
     return 100.0 * sum / static_cast<double>(points_.size());
   }
@@ -219,10 +254,12 @@ class ClusterError {
  private:
   struct Point {
     const Workload* workload = nullptr;
-    ClusterShape shape;
     double measured = 0;
+    int servers = 1;
+    double uncontended_steps_per_s = 0;  // async-ps
+    std::optional<double> fixed_error;   // all-reduce: no server constant changes it
   };
-  Params params_;
+  CommunicationParams communication_;
   std::vector<Point> points_;
 };
 
@@ -233,18 +270,19 @@ class ClusterError {
 template <typename Model, typename Params>
 CommunicationParams fit_servers(const std::vector<SpeedMeasurement>& points, const Params& params,
                                 const ThroughputFitOptions& options) {
-  CommunicationParams comm = params.communication;
+  const CommunicationParams& comm = params.communication;
   if (points.empty()) return comm;
   const ClusterError<Model, Params> cluster_error(points, params, options);
   const double max_server_gbps = options.server_network_gbps;
   const std::vector<double> sharpness = {1.5, 2, 3, 4, 6, 8, 12, 16, 24, 32};
   double best = std::numeric_limits<double>::infinity();
-  CommunicationParams best_comm = comm;
+  ServerConstants best_servers{comm.ps_per_tensor_s, comm.ps_network_gbps,
+                               comm.contention_sharpness};
   auto search = [&](double tensor_lo, double tensor_hi, double gbps_lo, double gbps_hi) {
     const int steps = 24;
     for (int i = 0; i <= steps; ++i) {
       for (int j = 0; j <= steps; ++j) {
-        CommunicationParams c = comm;
+        ServerConstants c;
         c.ps_per_tensor_s = i == 0 && tensor_lo <= 1e-9
                                 ? 0.0
                                 : tensor_lo * std::pow(tensor_hi / tensor_lo, i / double(steps));
@@ -255,16 +293,17 @@ CommunicationParams fit_servers(const std::vector<SpeedMeasurement>& points, con
           const double error = cluster_error(c);
           if (error < best) {
             best = error;
-            best_comm = c;
+            best_servers = c;
           }
         }
       }
     }
   };
   search(1e-7, 1e-3, 0.5, 100);
-  const double t = std::max(best_comm.ps_per_tensor_s, 1e-7), g = best_comm.ps_network_gbps;
+  const double t = std::max(best_servers.ps_per_tensor_s, 1e-7);
+  const double g = best_servers.ps_network_gbps;
   search(t / 3, t * 3, g / 2, g * 2);
-  return best_comm;
+  return best_servers.applied_to(comm);
 }
 
 ClusterPredictor analytic_predictor(const AnalyticParams& params,

@@ -184,12 +184,52 @@ cloud::InstanceType one_gpu(cloud::InstanceType type) {
   return type;
 }
 
+AsyncPsLoad async_ps_load(const ClusterShape& cluster, const Workload& workload,
+                          const std::vector<WorkerTime>& times, const CommunicationParams& comm) {
+  TRANSIENT_CHECK_EQ(times.size(), cluster.workers.size());
+  AsyncPsLoad load;
+  // Every worker's update is a step of the job's batch, whatever the mode.
+  const double batch = workload.batch.step_samples(1, workload.batch_per_worker);
+  for (std::size_t i = 0; i < cluster.workers.size(); ++i) {
+    const auto& group = cluster.workers[i];
+    if (group.count == 0) continue;
+    const int gpus = gpus_per_server(group.type);
+    const double fixed = BatchScaling::capped_fixed_s(
+        comm.batch_scaling.fixed_s(workload.tensors, group.type), times[i].compute_s);
+    const double compute =
+        BatchScaling::step_s(times[i].compute_s, fixed, workload.batch_per_worker, batch);
+    const double transfer = times[i].ps_transfer_s * gpus;  // the server's link is shared
+    load.uncontended_steps_per_s += group.count * gpus / (compute + transfer);
+    load.compute_share += group.count * gpus * compute;
+    load.transfer_share += group.count * gpus * transfer;
+  }
+  return load;
+}
+
+double contended_steps_per_s(double uncontended, double cap, double sharpness) {
+  return std::pow(std::pow(uncontended, -sharpness) + std::pow(cap, -sharpness), -1.0 / sharpness);
+}
+
 Prediction compose_cluster(const ClusterShape& cluster, const Workload& workload,
                            const std::vector<WorkerTime>& times, const CommunicationParams& comm) {
   TRANSIENT_CHECK_EQ(times.size(), cluster.workers.size());
   Prediction out;
   const int n = cluster.total_workers();
   if (n == 0) return out;
+
+  if (cluster.architecture == Architecture::async_ps) {
+    const AsyncPsLoad load = async_ps_load(cluster, workload, times, comm);
+    const double cap = 1.0 / server_step_s(workload, std::max(1, cluster.parameter_servers), comm);
+    out.steps_per_s =
+        contended_steps_per_s(load.uncontended_steps_per_s, cap, comm.contention_sharpness);
+    out.step_time_s = n / out.steps_per_s;
+    out.samples_per_s = out.steps_per_s * workload.batch.step_samples(1, workload.batch_per_worker);
+    out.bottleneck = cap < load.uncontended_steps_per_s          ? "parameter server"
+                     : load.compute_share >= load.transfer_share ? "compute"
+                                                                 : "network";
+    return out;
+  }
+
   const double reference = workload.batch_per_worker;
   const BatchScaling& scaling = comm.batch_scaling;
   // Each group's fixed part of a step (batch_scaling.h), as used with its compute time.
@@ -198,35 +238,6 @@ Prediction compose_cluster(const ClusterShape& cluster, const Workload& workload
     fixed[i] = BatchScaling::capped_fixed_s(
         scaling.fixed_s(workload.tensors, cluster.workers[i].type), times[i].compute_s);
   }
-
-  if (cluster.architecture == Architecture::async_ps) {
-    // Every worker's update is a step of the job's batch, whatever the mode.
-    const double batch = workload.batch.step_samples(1, workload.batch_per_worker);
-    const int servers = std::max(1, cluster.parameter_servers);
-    double uncontended = 0;  // R, steps/s
-    double compute_share = 0, transfer_share = 0;
-    for (std::size_t i = 0; i < cluster.workers.size(); ++i) {
-      const auto& group = cluster.workers[i];
-      if (group.count == 0) continue;
-      const int gpus = gpus_per_server(group.type);
-      const double compute = BatchScaling::step_s(times[i].compute_s, fixed[i], reference, batch);
-      const double transfer = times[i].ps_transfer_s * gpus;  // the server's link is shared
-      uncontended += group.count * gpus / (compute + transfer);
-      compute_share += group.count * gpus * compute;
-      transfer_share += group.count * gpus * transfer;
-    }
-    const double server_s = server_step_s(workload, servers, comm);
-    const double cap = 1.0 / server_s;  // C
-    const double p = comm.contention_sharpness;
-    out.steps_per_s = std::pow(std::pow(uncontended, -p) + std::pow(cap, -p), -1.0 / p);
-    out.step_time_s = n / out.steps_per_s;
-    out.samples_per_s = out.steps_per_s * batch;
-    out.bottleneck = cap < uncontended                 ? "parameter server"
-                     : compute_share >= transfer_share ? "compute"
-                                                       : "network";
-    return out;
-  }
-
   // The step's samples, split so that every worker finishes at the same time T: worker i takes
   // b_i = (T - fixed_i) / a_i, a_i its seconds per sample. A worker whose fixed part alone is
   // longer than T takes none (and still makes everyone wait for its fixed part).

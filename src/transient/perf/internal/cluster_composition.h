@@ -58,6 +58,22 @@ double worker_step_s(const Workload& workload, const cloud::InstanceType& type, 
 Prediction compose_cluster(const ClusterShape& cluster, const Workload& workload,
                            const std::vector<WorkerTime>& times, const CommunicationParams& comm);
 
+// What an async-ps cluster's workers ask of the servers: R, its speed without the servers'
+// contention (steps/s), and the workers' summed compute and transfer seconds (which one bounds a
+// cluster the servers do not). Depends on the communication constants of the workers' side only
+// (batch scaling, not the servers' ps_* constants nor the sharpness).
+struct AsyncPsLoad {
+  double uncontended_steps_per_s = 0;
+  double compute_share = 0;
+  double transfer_share = 0;
+};
+AsyncPsLoad async_ps_load(const ClusterShape& cluster, const Workload& workload,
+                          const std::vector<WorkerTime>& times, const CommunicationParams& comm);
+
+// The smooth minimum (R^-p + C^-p)^(-1/p) of the uncontended speed R and the servers' cap C,
+// p = the contention sharpness.
+double contended_steps_per_s(double uncontended, double cap, double sharpness);
+
 // The parameter servers' time per global step, `servers` sharing the tensors and bytes.
 double server_step_s(const Workload& workload, int servers, const CommunicationParams& comm);
 
