@@ -235,8 +235,8 @@ class ClusterError {
     }
   }
 
-  double operator()(const ServerConstants& servers) const {
-    const CommunicationParams comm = servers.applied_to(communication_);
+  double operator()(const ServerConstants& constants) const {
+    const CommunicationParams comm = constants.applied_to(communication_);
     double sum = 0;
     for (const Point& point : points_) {
       if (point.fixed_error) {
