@@ -120,6 +120,9 @@ TEST(ReportJobPage, StragglersAndTablesAreOnThePage) {
   EXPECT_NE(page.find("No prices: this job was not given its servers"), std::string::npos);
   EXPECT_NE(page.find("<td>workers</td><td>2 in generation 3 (w0, w3)</td>"), std::string::npos);
   EXPECT_NE(page.find("<td>newest checkpoint</td><td>step 300"), std::string::npos);
+  // The summary's table of names and values has no empty header row above it.
+  EXPECT_EQ(page.find("<th></th>"), std::string::npos);
+  EXPECT_NE(page.find("<table>\n<tr><td>state</td>"), std::string::npos);
 }
 
 TEST(ReportJobPage, CostOverTimeByMarketWhenTheJobKnewPrices) {

@@ -1,5 +1,6 @@
 #include "transient/report/html_page.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "transient/core/atomic_file.h"
@@ -133,9 +134,13 @@ void HtmlPage::add_paragraph(const std::string& text, const std::string& css_cla
 
 void HtmlPage::add_table(const std::vector<std::string>& header,
                          const std::vector<std::vector<std::string>>& rows) {
-  body_ += "<table>\n<tr>";
-  for (const auto& cell : header) body_ += "<th>" + escape_html(cell) + "</th>";
-  body_ += "</tr>\n";
+  body_ += "<table>\n";
+  // A table of names and values has no header to show: no empty row above it.
+  if (std::any_of(header.begin(), header.end(), [](const auto& cell) { return !cell.empty(); })) {
+    body_ += "<tr>";
+    for (const auto& cell : header) body_ += "<th>" + escape_html(cell) + "</th>";
+    body_ += "</tr>\n";
+  }
   for (const auto& row : rows) {
     body_ += "<tr>";
     for (const auto& cell : row) body_ += "<td>" + escape_html(cell) + "</td>";

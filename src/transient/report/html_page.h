@@ -21,7 +21,7 @@ class HtmlPage {
   void add_heading(const std::string& text);
   // <p> of plain text (escaped); `css_class` "note" or "problem" styles it.
   void add_paragraph(const std::string& text, const std::string& css_class = "");
-  // A table of plain-text cells (escaped).
+  // A table of plain-text cells (escaped); no header row where every header is empty.
   void add_table(const std::vector<std::string>& header,
                  const std::vector<std::vector<std::string>>& rows);
   // A chart: `config` is a Chart.js 3 configuration ({type, data, options}); `id` names it in the
