@@ -125,6 +125,34 @@ TEST(ReportJobPage, StragglersAndTablesAreOnThePage) {
   EXPECT_NE(page.find("<table>\n<tr><td>state</td>"), std::string::npos);
 }
 
+// job.json's settings that 0 or "" leaves to a default say what decided instead; others, and
+// those given, show as written.
+TEST(ReportJobPage, SettingsLeftToTheirDefaultSayWhatDecided) {
+  const auto job = testing::write_job_dir("settings");
+  const std::string path = job.dir + "/job.json";
+  std::ifstream in(path);
+  json recorded = json::parse(in);
+  in.close();
+  recorded["settings"]["steps"] = 0;
+  recorded["settings"]["per_worker_batch"] = 0;
+  recorded["settings"]["val_data"] = "";
+  recorded["settings"]["test_subset"] = 500;
+  recorded["settings"]["weight_decay"] = 0;
+  write_file_atomically(path, recorded.dump());
+  const std::string page = render_job_report(job.dir, {});
+  EXPECT_NE(page.find("<td>steps</td><td>0 (not given: the epochs decide)</td>"),
+            std::string::npos);
+  EXPECT_NE(page.find("<td>per_worker_batch</td><td>0 (not given: the global batch holds)</td>"),
+            std::string::npos);
+  EXPECT_NE(
+      page.find("<td>val_data</td><td>" +
+                escape_html("\"\" (not given: the data set's test set, or a tenth held out)") +
+                "</td>"),
+      std::string::npos);
+  EXPECT_NE(page.find("<td>test_subset</td><td>500</td>"), std::string::npos);
+  EXPECT_NE(page.find("<td>weight_decay</td><td>0</td>"), std::string::npos);  // a value, 0
+}
+
 TEST(ReportJobPage, CostOverTimeByMarketWhenTheJobKnewPrices) {
   const auto job = testing::write_job_dir("cost", false, true);
   const std::string page = render_job_report(job.dir, {});

@@ -33,6 +33,25 @@ std::string cell(const json& value) {
   return value.dump();
 }
 
+// A setting of job.json as the page shows it: the settings that 0 or "" leaves to a default (the
+// flags' help of `transient train` says which) say what decided instead, so that "steps 0" of a
+// job that ran 938 steps reads "0 (not given: the epochs decide)".
+std::string setting_cell(const std::string& key, const json& value) {
+  static const std::map<std::string, std::string, std::less<>> kNotGiven = {
+      {"steps", "not given: the epochs decide"},
+      {"per_worker_batch", "not given: the global batch holds"},
+      {"image_size", "not given: the first image's shorter side"},
+      {"train_subset", "all"},
+      {"test_subset", "all"},
+      {"clip_grad_norm", "never"},
+      {"val_data", "not given: the data set's test set, or a tenth held out"}};
+  const auto meaning = kNotGiven.find(key);
+  const bool unset = (value.is_number() && value.get<double>() == 0) ||
+                     (value.is_string() && value.get<std::string>().empty());
+  if (meaning == kNotGiven.end() || !unset) return cell(value);
+  return (value.is_string() ? std::string("\"\"") : cell(value)) + " (" + meaning->second + ")";
+}
+
 // A long job's steps drawn in groups of consecutive steps (means), so that a page of a 100,000-step
 // job stays a few megabytes and quick to draw: at most `most` groups of [begin, end) indices.
 std::vector<std::pair<std::size_t, std::size_t>> step_groups(std::size_t steps, std::size_t most) {
@@ -103,7 +122,7 @@ void add_summary(HtmlPage& page, const Job& job) {
       (*job.records.job)["settings"].is_object()) {
     Rows settings;
     for (const auto& [key, value] : (*job.records.job)["settings"].items())
-      settings.push_back({key, cell(value)});
+      settings.push_back({key, setting_cell(key, value)});
     page.add_paragraph("Settings (job.json):");
     page.add_table({"setting", "value"}, settings);
   }
