@@ -77,6 +77,15 @@ TEST(PredictCli, DefaultIsAllReduceWithTheWorkloadsGlobalBatch) {
   EXPECT_NE(text.out.find("allreduce; global batch 128"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("per step of 128 samples (32 per worker)"), std::string::npos)
       << text.out;
+  // Workers of two types split the step by speed, not 32 each.
+  const CliResult mixed =
+      run_cli("predict --workload resnet-32 --cluster 2xv100,2xk80 --arch allreduce");
+  ASSERT_EQ(mixed.exit_code, 0) << mixed.out;
+  EXPECT_NE(mixed.out.find("per step of 128 samples (split among the workers in proportion to "
+                           "their speed)"),
+            std::string::npos)
+      << mixed.out;
+  EXPECT_EQ(mixed.out.find("per worker)"), std::string::npos) << mixed.out;
 }
 
 TEST(PredictCli, BothBatchFlagsAreOneLineError) {

@@ -2,6 +2,7 @@
 // from a throughput model, before renting it.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include <nlohmann/json.hpp>
@@ -101,7 +102,17 @@ void predict(const PredictArgs& args) {
     fmt::print(" with {}", counted(servers, "parameter server"));
   }
   fmt::print("; {}\n", batch.text(reference));
-  if (allreduce) {
+  // Workers of different types split a step's samples in proportion to their speed (as
+  // `transient train` does), not evenly.
+  const bool mixed = std::any_of(shape.workers.begin(), shape.workers.end(), [&](const auto& g) {
+    return g.type.name != shape.workers.front().type.name;
+  });
+  if (allreduce && mixed) {
+    fmt::print(
+        "step time {:.4g} s per step of {:.4g} samples (split among the workers in "
+        "proportion to their speed)",
+        p.step_time_s, step_samples);
+  } else if (allreduce) {
     fmt::print("step time {:.4g} s per step of {:.4g} samples ({:.4g} per worker)", p.step_time_s,
                step_samples, batch.worker_samples(workers, reference));
   } else {
