@@ -5,12 +5,12 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "common/cli_run.h"
+#include "common/example_scenario.h"
 #include "report/browser.h"
 #include "report/job_dir_fixture.h"
 #include "transient/core/atomic_file.h"
@@ -22,33 +22,13 @@ namespace {
 using testing::CliResult;
 using testing::run_cli;
 using testing::run_cli_split;
+using testing::write_example_with;
 
 std::string temp_dir(const std::string& name) {
   const std::string dir = ::testing::TempDir() + "/report_cli_" + name;
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;
-}
-
-// Writes examples/NAME.toml to `path` with each `from` replaced by its `to`; false (and a failure
-// naming it) where the example has no `from`.
-bool write_example_with(const std::string& name,
-                        const std::vector<std::pair<std::string, std::string>>& edits,
-                        const std::string& path) {
-  std::ifstream in(std::string(TRANSIENT_SOURCE_DIR) + "/examples/" + name + ".toml");
-  std::stringstream scenario;
-  scenario << in.rdbuf();
-  std::string text = scenario.str();
-  for (const auto& [from, to] : edits) {
-    const auto at = text.find(from);
-    if (at == std::string::npos) {
-      ADD_FAILURE() << name << ".toml has no " << from;
-      return false;
-    }
-    text.replace(at, from.size(), to);
-  }
-  write_file_atomically(path, text);
-  return true;
 }
 
 TEST(ReportCli, WritesTheJobPageIntoTheJobDirectory) {

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "common/cli_run.h"
+#include "common/example_scenario.h"
 
 #include <algorithm>
 #include <cctype>
@@ -82,17 +83,8 @@ TEST(SimulateCli, BadScenarioIsOneErrorLineAndExitCode2) {
 // temporary file named after `name`.
 std::string two_zones_with(const std::string& name,
                            const std::vector<std::pair<std::string, std::string>>& edits) {
-  std::ifstream in(std::string(TRANSIENT_SOURCE_DIR) + "/examples/two_zones_k80.toml");
-  std::stringstream text;
-  text << in.rdbuf();
-  std::string s = text.str();
-  for (const auto& [from, to] : edits) {
-    const auto at = s.find(from);
-    EXPECT_NE(at, std::string::npos) << from;
-    if (at != std::string::npos) s.replace(at, from.size(), to);
-  }
   const std::string path = ::testing::TempDir() + "/" + name + ".toml";
-  std::ofstream(path) << s;
+  EXPECT_TRUE(transient::testing::write_example_with("two_zones_k80", edits, path));
   return path;
 }
 
@@ -330,21 +322,14 @@ TEST(SimulateCli, BadRegionIsOneErrorLineAndExitCode2) {
 // run's time, in one region and in several; a deadline the runs meet is not.
 TEST(SimulateCli, ADeadlineNoRunMetIsSaidBeforeTheFigures) {
   for (const std::string example : {"trace_deadline_k80", "two_zones_k80"}) {
-    std::ifstream in(std::string(TRANSIENT_SOURCE_DIR) + "/examples/" + example + ".toml");
-    std::stringstream text;
-    text << in.rdbuf();
-    std::string scenario = text.str();
-    const std::string eighteen_hours = "deadline = \"18h\"";
-    const auto at = scenario.find(eighteen_hours);
-    ASSERT_NE(at, std::string::npos) << example;
     const CliResult met = run_cli("simulate " + std::string(TRANSIENT_SOURCE_DIR) + "/examples/" +
                                   example + ".toml --runs 10");
     ASSERT_EQ(met.exit_code, 0) << met.err;
     EXPECT_EQ(met.out.find("no run met"), std::string::npos) << met.out;
 
-    scenario.replace(at, eighteen_hours.size(), "deadline = \"10h\"");
     const std::string path = ::testing::TempDir() + "/" + example + "_10h.toml";
-    std::ofstream(path) << scenario;
+    ASSERT_TRUE(transient::testing::write_example_with(
+        example, {{"deadline = \"18h\"", "deadline = \"10h\""}}, path));
     const CliResult r = run_cli("simulate " + path + " --runs 10");
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const auto said =
