@@ -111,9 +111,17 @@ TEST(ReportJobPage, StragglersAndTablesAreOnThePage) {
                       "<td>0.4</td><td>0.7</td><td>1</td>"),
             std::string::npos);
   // Checkpoints: the size from the manifest when it keeps the file.
-  EXPECT_NE(page.find("<td>300</td><td>18</td><td>2026-11-24T10:00:18.000Z</td><td>0.047</td>"
-                      "<td>2400456</td><td>kept</td>"),
+  EXPECT_NE(page.find("<td>300</td><td>18</td><td class=\"unbroken\">2026-11-24T10:00:18.000Z</td>"
+                      "<td>0.047</td><td>2400456</td><td>kept</td>"),
             std::string::npos);
+  // Membership events: the time, the time of day and the event's name never wrap (a time broke
+  // at its hyphens in the narrow column); a detail with an empty text (a generation that loads
+  // no checkpoint) is left out.
+  EXPECT_NE(page.find("<tr><td class=\"unbroken\">7</td><td class=\"unbroken\">"
+                      "2026-11-24T10:00:07.000Z</td><td class=\"unbroken\">generation</td>"
+                      "<td>gen=1, members=[&quot;w0&quot;,&quot;w1&quot;], start_step=119</td>"),
+            std::string::npos);
+  EXPECT_EQ(page.find("checkpoint=,"), std::string::npos);
   EXPECT_NE(page.find("<td>100</td><td>5.5</td>"), std::string::npos);
   EXPECT_NE(page.find("removed"), std::string::npos);
   EXPECT_NE(page.find("<td>samples_per_s</td><td>1988</td>"), std::string::npos);

@@ -18,6 +18,7 @@ th { background: #f3f3f3; }
 .chart { position: relative; width: 100%; margin: 0.5em 0 1.5em; }
 .note { color: #555; font-style: italic; }
 .problem { color: #a00; font-family: monospace; }
+.unbroken { white-space: nowrap; }
 )";
 
 // Installed before the library so that an error anywhere on the page is caught.
@@ -133,7 +134,8 @@ void HtmlPage::add_paragraph(const std::string& text, const std::string& css_cla
 }
 
 void HtmlPage::add_table(const std::vector<std::string>& header,
-                         const std::vector<std::vector<std::string>>& rows) {
+                         const std::vector<std::vector<std::string>>& rows,
+                         const std::vector<std::size_t>& unbroken) {
   body_ += "<table>\n";
   // A table of names and values has no header to show: no empty row above it.
   if (std::any_of(header.begin(), header.end(), [](const auto& cell) { return !cell.empty(); })) {
@@ -143,7 +145,10 @@ void HtmlPage::add_table(const std::vector<std::string>& header,
   }
   for (const auto& row : rows) {
     body_ += "<tr>";
-    for (const auto& cell : row) body_ += "<td>" + escape_html(cell) + "</td>";
+    for (std::size_t column = 0; column < row.size(); ++column) {
+      const bool whole = std::find(unbroken.begin(), unbroken.end(), column) != unbroken.end();
+      body_ += (whole ? "<td class=\"unbroken\">" : "<td>") + escape_html(row[column]) + "</td>";
+    }
     body_ += "</tr>\n";
   }
   body_ += "</table>\n";

@@ -7,6 +7,7 @@
 // (window.onerror, a chart that threw). Tests read it from a headless browser's DOM.
 #pragma once
 
+#include <cstddef>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -21,9 +22,12 @@ class HtmlPage {
   void add_heading(const std::string& text);
   // <p> of plain text (escaped); `css_class` "note" or "problem" styles it.
   void add_paragraph(const std::string& text, const std::string& css_class = "");
-  // A table of plain-text cells (escaped); no header row where every header is empty.
+  // A table of plain-text cells (escaped); no header row where every header is empty. The cells
+  // of the columns `unbroken` (indices) never wrap: a time such as 2026-11-29T12:06:15.271Z
+  // would otherwise break at its hyphens in a narrow column.
   void add_table(const std::vector<std::string>& header,
-                 const std::vector<std::vector<std::string>>& rows);
+                 const std::vector<std::vector<std::string>>& rows,
+                 const std::vector<std::size_t>& unbroken = {});
   // A chart: `config` is a Chart.js 3 configuration ({type, data, options}); `id` names it in the
   // check (letters, digits, '-'). Animation is turned off so that it is drawn at once.
   void add_chart(const std::string& id, nlohmann::json config, int height_px = 320);

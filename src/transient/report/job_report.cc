@@ -348,12 +348,14 @@ void add_membership(HtmlPage& page, const Job& job) {
     std::string details;
     for (const auto& [key, value] : e.json.items()) {
       if (key == "t" || key == "time" || key == "event") continue;
+      // An empty text says nothing ("checkpoint=" of a generation that loads none).
+      if (value.is_string() && value.get<std::string>().empty()) continue;
       details += (details.empty() ? "" : ", ") + key + "=" + cell(value);
     }
     changes.push_back({number_text(e.t), e.time, e.type, details});
   }
   page.add_paragraph("Membership events:");
-  page.add_table({"t (s)", "time (UTC)", "event", "details"}, changes);
+  page.add_table({"t (s)", "time (UTC)", "event", "details"}, changes, {0, 1, 2});
 }
 
 // Each step's phases per worker, and the stragglers: the member with the most data + compute
@@ -491,7 +493,8 @@ void add_checkpoints(HtmlPage& page, const Job& job) {
                                            {"grid", {{"drawOnChartArea", false}}}};
     page.add_chart("checkpoints", config, 260);
   }
-  page.add_table({"step", "t (s)", "time (UTC)", "write_s", "bytes", "in manifest.json"}, table);
+  page.add_table({"step", "t (s)", "time (UTC)", "write_s", "bytes", "in manifest.json"}, table,
+                 {2});
 }
 
 // Cost over time by market, from "cost" events (market, cost_usd so far) when the job knew its
