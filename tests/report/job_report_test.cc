@@ -227,6 +227,51 @@ TEST(ReportJobPage, ALongJobIsDrawnInGroupsOfSteps) {
   EXPECT_LT(page.size(), 2'000'000u);
 }
 
+// A job that ends mid-epoch (--steps) is evaluated at its last step: the "done" event's
+// evaluation is the accuracy's and test loss's last point; a job that ends with an epoch has one
+// point there, not two.
+TEST(ReportJobPage, TheEvaluationAtTheJobsEndIsItsLastPoint) {
+  const std::string dir = ::testing::TempDir() + "/report_job_mid_epoch";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::string steps =
+      "step,worker,batch,data_s,compute_s,allreduce_s,optimizer_s,loss,gen,sample_begin\n";
+  for (int step = 1; step <= 150; ++step) {
+    steps += fmt::format("{},0,64,0.001,0.01,0.002,0.001,1.0,0,0\n", step);
+  }
+  write_file_atomically(dir + "/steps.csv", steps);
+  const std::string started =
+      R"({"t":0,"event":"generation","gen":0,"members":["w0"],"start_step":0})"
+      "\n";
+  const std::string done =
+      R"({"t":3,"event":"done","step":150,"test_accuracy":0.8,"test_loss":0.6,"wall_s":3})"
+      "\n";
+  write_file_atomically(dir + "/events.jsonl", started + done);
+  const std::string only_done = render_job_report(dir, {});
+  EXPECT_EQ(only_done.find("No accuracy recorded"), std::string::npos);
+  EXPECT_EQ(dataset(chart_data(only_done)["accuracy-step"], "test_accuracy")["data"],
+            json::parse(R"([{"x":150,"y":0.8}])"));
+
+  write_file_atomically(
+      dir + "/events.jsonl",
+      started +
+          R"({"t":2,"event":"epoch","epoch":1,"step":100,"test_accuracy":0.7,"test_loss":0.9})"
+          "\n" +
+          done);
+  const json charts = chart_data(render_job_report(dir, {}));
+  EXPECT_EQ(dataset(charts["accuracy-step"], "test_accuracy")["data"],
+            json::parse(R"([{"x":100,"y":0.7},{"x":150,"y":0.8}])"));
+  EXPECT_EQ(dataset(charts["loss-time"], "test_loss")["data"],
+            json::parse(R"([{"x":2,"y":0.9},{"x":3,"y":0.6}])"));
+
+  // The fixture's job ends with its third epoch, at step 300, where "done" repeats it.
+  const auto whole = testing::write_job_dir("ends_with_an_epoch");
+  const json ended = chart_data(render_job_report(whole.dir, {}));
+  const json accuracy = dataset(ended["accuracy-step"], "test_accuracy")["data"];
+  ASSERT_EQ(accuracy.size(), 3u);
+  EXPECT_EQ(accuracy[2]["x"], 300);
+}
+
 TEST(ReportJobBrowser, EveryChartDrawsWithoutAScriptError) {
   TRANSIENT_SKIP_WITHOUT_CHROMIUM();
   const auto job = testing::write_job_dir("browser");

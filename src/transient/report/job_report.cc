@@ -129,7 +129,8 @@ void add_summary(HtmlPage& page, const Job& job) {
 }
 
 // Loss and accuracy against step and time: the training loss of every step (steps.csv) and the
-// evaluations at the end of epochs (events "epoch": every *_loss and *_accuracy field).
+// evaluations (every *_loss and *_accuracy field) at the end of epochs (events "epoch") and of the
+// job (the "done" event: a job ends mid-epoch when --steps says so, and is evaluated there).
 void add_training(HtmlPage& page, const Job& job) {
   page.add_heading("Training");
   json loss_by_step = json::array(), loss_by_time = json::array();
@@ -146,13 +147,17 @@ void add_training(HtmlPage& page, const Job& job) {
   }
   std::map<std::string, std::pair<json, json>> evaluations;  // field -> (by step, by time)
   for (const auto& e : job.records.events) {
-    if (e.type != "epoch") continue;
+    const bool final = e.type == "done";
+    if (e.type != "epoch" && !final) continue;
     for (const auto& [key, value] : e.json.items()) {
       const bool loss = key.size() > 5 && key.compare(key.size() - 5, 5, "_loss") == 0;
       const bool accuracy = key.size() > 9 && key.compare(key.size() - 9, 9, "_accuracy") == 0;
       if ((!loss && !accuracy) || !value.is_number() || key == "train_loss") continue;
+      if (final && value.get<double>() < 0) continue;  // -1: the job was not evaluated
       auto& [by_step, by_time] = evaluations[key];
       if (by_step.is_null()) by_step = json::array(), by_time = json::array();
+      // A job that ends with an epoch was evaluated once there: one point.
+      if (final && !by_step.empty() && by_step.back()["x"] == e.number("step")) continue;
       by_step.push_back(xy(e.number("step"), value.get<double>()));
       by_time.push_back(xy(e.t, value.get<double>()));
     }
@@ -185,8 +190,10 @@ void add_training(HtmlPage& page, const Job& job) {
   if (!accuracy_step.empty()) {
     add_pair("accuracy", "accuracy", accuracy_step, accuracy_time);
   } else {
-    page.add_paragraph("No accuracy recorded yet: the job evaluates at the end of each epoch.",
-                       "note");
+    page.add_paragraph(
+        "No accuracy recorded yet: the job evaluates at the end of each epoch and when it "
+        "finishes.",
+        "note");
   }
 }
 

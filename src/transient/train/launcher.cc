@@ -614,6 +614,7 @@ int finish_job(const PreparedJob& prepared, Coordinator& coordinator, EventLog& 
                                       : "stopped"},
                  {"step", steps},
                  {"test_accuracy", number_or_null(result.test_accuracy)},
+                 {"test_loss", number_or_null(result.test_loss)},
                  {"wall_s", wall_s},
                  {"samples_per_s", samples_per_s}});
   if (coordinator.revocations() > 0 || coordinator.recoveries() > 0) {
