@@ -51,6 +51,13 @@ TEST(ReportCli, BadInputIsOneLineNamingTheFile) {
                                  dir + "/other.json: not a report's input; accepted:");
   std::ofstream(dir + "/broken.json") << R"({"scenario": )";
   testing::expect_one_line_error(run_cli("report " + dir + "/broken.json"), dir + "/broken.json");
+  // A scenario file is named as one, with the commands that draw its study.
+  const std::string scenario =
+      std::string(TRANSIENT_SOURCE_DIR) + "/examples/paper_4_spot_k80.toml";
+  testing::expect_one_line_error(
+      run_cli("report " + scenario),
+      scenario + ": a scenario file, which report does not simulate: run `transient simulate " +
+          scenario + " --json > study.json`, then `transient report study.json`; accepted:");
   std::ofstream(dir + "/plan.json") << R"({"feasible": true, "candidates": 3, "pareto": []})";
   testing::expect_one_line_error(run_cli("report " + dir + "/plan.json"),
                                  "\"candidates\" is not a list");

@@ -23,6 +23,13 @@ std::string render_report(const std::string& path, const ReportOptions& options)
   try {
     json = parse_json(read_file(path), path);
   } catch (const InputError& error) {
+    if (fs::path(path).extension() == ".toml") {
+      // A scenario: its study is simulate's to make, and it is drawn from that output.
+      throw InputError(path, 0,
+                       "a scenario file, which report does not simulate: run `transient simulate " +
+                           path + " --json > study.json`, then `transient report study.json`; " +
+                           kAccepted);
+    }
     throw InputError(error.file(), error.line(), error.message() + "; " + kAccepted);
   }
   if (is_plan_output(json)) return render_plan_report(json, path, options);
