@@ -83,6 +83,8 @@ TEST(Trainer, TwoWorkerProcessesLearnFashionMnist) {
              dir);
   EXPECT_NE(result.out.find("test accuracy"), std::string::npos) << result.out;
   EXPECT_NE(result.out.find(dir), std::string::npos) << result.out;
+  // The launcher says what happens; its workers (--quiet) do not say it again.
+  EXPECT_EQ(result.err.find("transient worker"), std::string::npos) << result.err;
 
   const auto summary = nlohmann::json::parse(slurp(dir + "/summary.json"));
   EXPECT_EQ(summary.at("steps"), 120);

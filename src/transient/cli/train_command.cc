@@ -368,6 +368,9 @@ void add_train_commands(CLI::App& app, launch::ForkServer* fork_server) {
                    "(N modulo the GPUs it sees)")
       ->transform(within(Bound{0, 1e6, "", true}))
       ->capture_default_str();
+  worker->add_flag("--quiet", worker_options->quiet,
+                   "say nothing on stderr of the generations it joins or of the job's end "
+                   "(`transient train` starts its workers so: it prints the job's progress)");
   worker->callback([worker, worker_options] {
     // Orchestrators (Kubernetes, Slurm, SkyPilot, torchrun's conventions) pass these in the
     // environment; a flag given outright wins.

@@ -28,7 +28,8 @@ void LocalFleet::start_worker() {
                                       "--threads",
                                       std::to_string(options_.threads),
                                       "--gpu",
-                                      std::to_string(workers_started_++)};
+                                      std::to_string(workers_started_++),
+                                      "--quiet"};
   Local local;
   if (options_.fork_server != nullptr) {
     try {

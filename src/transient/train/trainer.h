@@ -148,6 +148,10 @@ struct WorkerOptions {
   // it sees (the local launcher gives its workers 0, 1, 2, ... in turn: one per GPU, sharing
   // them round-robin when there are more workers than GPUs).
   int gpu = 0;
+  // Say nothing of the generations it joins or of how the job ended for it: `transient train`'s
+  // workers, whose launcher prints the job's progress itself. Otherwise (by hand, from a script
+  // or an orchestrator) it says both on stderr.
+  bool quiet = false;
 };
 
 // Runs a whole job and prints where its records are. Returns the process exit code. The local

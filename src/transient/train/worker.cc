@@ -56,14 +56,13 @@
 namespace transient::train {
 namespace {
 
-// Whether this worker was started by hand (or by an orchestrator) rather than by `transient
-// train`'s launcher, which starts its workers with SIGINT ignored (it turns Ctrl-C into a pause
-// of the whole job) and prints the job's progress itself: a worker by hand says when it joins a
-// generation and when the job ends.
-bool started_by_hand() {
+// Whether this worker was started with SIGINT ignored: by `transient train`'s launcher (which
+// turns Ctrl-C into a pause of the whole job), or as a background command of a script. Ctrl-C is
+// then not the worker's to act on.
+bool sigint_ignored() {
   struct sigaction current {};
   ::sigaction(SIGINT, nullptr, &current);
-  return current.sa_handler != SIG_IGN;
+  return current.sa_handler == SIG_IGN;
 }
 
 using Clock = std::chrono::steady_clock;
@@ -219,15 +218,17 @@ torch::Tensor host_copy(const torch::Tensor& tensor) {
 class Worker {
  public:
   // The worker's Gloo device listens on `interface` if given, else on the address `advertise`.
-  // It reads the data set from `data_dir` ("" = the job's path), and traces the steps `traced`
-  // names (step_trace.h).
+  // It reads the data set from `data_dir` ("" = the job's path), traces the steps `traced` names
+  // (step_trace.h), and says on stderr when it joins a generation and how the job ended for it
+  // unless `quiet`.
   Worker(Connection& connection, int threads, std::string advertise, std::string interface,
-         const std::string& data_dir, int gpu, std::optional<TraceSteps> traced)
+         const std::string& data_dir, int gpu, std::optional<TraceSteps> traced, bool quiet)
       : connection_(connection),
         advertise_(std::move(advertise)),
         interface_(std::move(interface)),
         job_(connection.job()),
-        options_(job_.options) {
+        options_(job_.options),
+        by_hand_(!quiet) {
     if (!data_dir.empty()) job_.options.data_dir = data_dir;
     torch::set_num_threads(std::max(1, threads > 0 ? threads : options_.threads));
     torch::manual_seed(options_.seed);
@@ -1354,7 +1355,7 @@ class Worker {
   GenerationConfig config_;  // of the current generation
   int rank_ = 0;
   int world_size_ = 1;
-  const bool by_hand_ = started_by_hand();  // say when it joins a generation and when it ends
+  const bool by_hand_;  // say when it joins a generation and when it ends
   c10::intrusive_ptr<c10d::ProcessGroupGloo> group_;
   // The generation was ended by the coordinator (a member lost): a collective still waited for
   // is given up (wait_all).
@@ -1409,9 +1410,9 @@ class Worker {
 }  // namespace
 
 int run_worker(const WorkerOptions& options) {
-  // SIGTERM is the cloud's preemption notice: leave at the next step boundary. A worker started
-  // by hand leaves the same way on Ctrl-C; one started by `transient train` ignores SIGINT (the
-  // launcher turns Ctrl-C into a pause of the whole job).
+  // SIGTERM is the cloud's preemption notice: leave at the next step boundary. A worker leaves
+  // the same way on Ctrl-C unless it started with SIGINT ignored (one of `transient train`'s,
+  // whose launcher turns Ctrl-C into a pause of the whole job, or a script's background command).
   // A write to a peer that is gone must be an error, not the end of the process: Gloo writes
   // to its pairs without MSG_NOSIGNAL, and a worker woken after a stop (its peers long gone)
   // died of SIGPIPE.
@@ -1420,7 +1421,7 @@ int run_worker(const WorkerOptions& options) {
   action.sa_handler = on_leave_signal;
   sigemptyset(&action.sa_mask);
   ::sigaction(SIGTERM, &action, nullptr);
-  if (started_by_hand()) ::sigaction(SIGINT, &action, nullptr);
+  if (!sigint_ignored()) ::sigaction(SIGINT, &action, nullptr);
 
   const Endpoint endpoint = parse_endpoint(options.coordinator, "--coordinator");
   const auto traced = trace_steps_from_environment();  // a malformed one before joining
@@ -1452,7 +1453,7 @@ int run_worker(const WorkerOptions& options) {
   const std::string probe =
       connection->open_probe(advertise, options.advertise.empty() ? "--interface" : "--advertise");
   Worker worker(*connection, options.threads, advertise, options.interface, options.data_dir,
-                options.gpu, traced);
+                options.gpu, traced, options.quiet);
   connection->mark_ready(advertise, probe);
   return worker.run();
 }
