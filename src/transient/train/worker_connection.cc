@@ -289,6 +289,16 @@ std::optional<nlohmann::json> Connection::read_reply(LineChannel& channel, bool 
     if (reply.is_object()) return reply;
   } catch (const nlohmann::json::exception&) {
   }
+  if (line->rfind("HTTP/", 0) == 0) {
+    // The job's dashboard is the other port a coordinator prints: a likely mix-up.
+    std::string status = line->substr(0, 60);
+    while (!status.empty() && (status.back() == '\r' || status.back() == ' ')) status.pop_back();
+    refusal_ = "it answered as a web server (\"" + status +
+               "\"), such as the job's dashboard, not as its coordinator, whose address is on "
+               "the coordinator's \"listening on\" line and in JOB/coordinator.json "
+               "(\"front_door\")";
+    return std::nullopt;
+  }
   refusal_ = "it answered something else than a coordinator's reply";
   return std::nullopt;
 }
