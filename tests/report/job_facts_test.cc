@@ -92,6 +92,16 @@ TEST(ReportFacts, ARunningJobHasItsSpeedFromItsLastSteps) {
   EXPECT_NE(page.find("<td>time left</td><td>about 7 s (the steps left at the pace of the last "
                       "ones)</td>"),
             std::string::npos);
+  // Every step done but no summary yet: the job evaluates and writes its last checkpoint.
+  std::ofstream(job.dir + "/coordinator.json") << R"({"job": {"total_steps": 300}})";
+  const JobFacts done = job_facts(records::read_job_records(job.dir), 0.0);
+  EXPECT_EQ(done.state, "running");
+  EXPECT_TRUE(done.steps_done);
+  EXPECT_EQ(done.time_left_s, 0.0);
+  EXPECT_NE(status_text(done).find("\ntime left: its steps are done: the model is being "
+                                   "evaluated and its last checkpoint written\n"),
+            std::string::npos)
+      << status_text(done);
   // A finished job has none.
   EXPECT_FALSE(
       job_facts(records::read_job_records(testing::write_job_dir("ended").dir), 0.0).time_left_s);

@@ -50,8 +50,12 @@ std::string duration_text(double seconds) {
 
 }  // namespace
 
-std::string time_left_text(double seconds) {
-  return "about " + duration_text(seconds) + " (the steps left at the pace of the last ones)";
+std::string time_left_text(const JobFacts& facts) {
+  if (facts.steps_done) {
+    return "its steps are done: the model is being evaluated and its last checkpoint written";
+  }
+  return "about " + duration_text(*facts.time_left_s) +
+         " (the steps left at the pace of the last ones)";
 }
 
 std::optional<double> parse_utc_iso8601(const std::string& text) {
@@ -112,6 +116,9 @@ JobFacts job_facts(const records::JobRecords& records, double now_unix_s) {
     for (std::size_t i = points.size() - recent; i < points.size(); ++i)
       seconds += points[i].duration_s;
     f.time_left_s = static_cast<double>(f.total_steps - f.step) * seconds / recent;
+  } else if (f.state == "running" && f.total_steps > 0 && f.step >= f.total_steps) {
+    f.steps_done = true;
+    f.time_left_s = 0.0;
   }
   f.cost_usd = cost_from_events(records.events);
   if (const auto& s = records.summary) {
@@ -141,7 +148,7 @@ std::string status_text(const JobFacts& f) {
     out += "workers: no generation formed yet\n";
   }
   out += fmt::format("samples/s: {:.0f}\n", f.samples_per_s);
-  if (f.time_left_s) out += "time left: " + time_left_text(*f.time_left_s) + "\n";
+  if (f.time_left_s) out += "time left: " + time_left_text(f) + "\n";
   out += fmt::format("recoveries: {} ({} redone), workers lost: {}\n", f.recoveries,
                      counted(f.redone_steps, "step"), f.revocations);
   if (f.checkpoint_step) {

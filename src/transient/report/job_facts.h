@@ -21,9 +21,12 @@ struct JobFacts {
   std::vector<std::string> workers;   // the members of the latest generation
   double samples_per_s = 0.0;         // over the job if it ended, else over its last steps
   std::optional<double> time_left_s;  // running: the steps left at the pace of its last steps
-  std::int64_t recoveries = 0;        // recoveries from lost workers
-  std::int64_t redone_steps = 0;      // steps trained again because of them
-  std::int64_t revocations = 0;       // workers lost (failed, silent, preempted)
+  // Running with every step done: the model is evaluated and the last checkpoint written (a few
+  // seconds through a large test set); time_left_s is 0.
+  bool steps_done = false;
+  std::int64_t recoveries = 0;                  // recoveries from lost workers
+  std::int64_t redone_steps = 0;                // steps trained again because of them
+  std::int64_t revocations = 0;                 // workers lost (failed, silent, preempted)
   std::optional<std::int64_t> checkpoint_step;  // the newest checkpoint's step
   std::optional<double> checkpoint_age_s;       // seconds since it was written
   std::optional<double> cost_usd;               // what the servers cost, if prices were known
@@ -44,8 +47,8 @@ std::string status_text(const JobFacts& facts);
 std::string prometheus_text(const JobFacts& facts);
 
 // A running job's time left as status and the report page say it: "about 12 s (the steps left
-// at the pace of the last ones)".
-std::string time_left_text(double seconds);
+// at the pace of the last ones)", or that its steps are done. REQUIRES: facts.time_left_s.
+std::string time_left_text(const JobFacts& facts);
 
 // Dollars as a person reads a bill: cents ("$1.17"), or two significant digits below a cent
 // ("$0.00041": a short job on a cheap server is not free).

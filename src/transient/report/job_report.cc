@@ -88,7 +88,7 @@ void add_summary(HtmlPage& page, const Job& job) {
                {"step", f.total_steps > 0 ? fmt::format("{} of {}", f.step, f.total_steps)
                                           : std::to_string(f.step)},
                {"samples/s", number_text(f.samples_per_s)}};
-  if (f.time_left_s) rows.push_back({"time left", time_left_text(*f.time_left_s)});
+  if (f.time_left_s) rows.push_back({"time left", time_left_text(f)});
   rows.push_back(
       {"recoveries", fmt::format("{} ({} redone)", f.recoveries, counted(f.redone_steps, "step"))});
   rows.push_back({"workers lost", std::to_string(f.revocations)});
