@@ -5,7 +5,11 @@
 #include "common/cli_run.h"
 
 #include <cstdio>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -39,6 +43,39 @@ TEST(CatalogCli, ListAndShow) {
   const CliResult json = run_cli("catalog show aws-deepvm --json");
   EXPECT_EQ(json.exit_code, 0) << json.out;
   EXPECT_NE(json.out.find("\"flopp_spot\""), std::string::npos);
+}
+
+// A type without spot in its zone (aws-gpu's p4d.24xlarge in ap-south-1) shows "-" for the
+// spot price and FLOPP, and null for both in JSON, not a FLOPP of 0.
+TEST(CatalogCli, AMarketNotOfferedIsADashAndNull) {
+  const CliResult show = run_cli("catalog show aws-gpu");
+  ASSERT_EQ(show.exit_code, 0) << show.out;
+  const auto row_at = show.out.find("ap-south-1/aps1-az1\n");
+  ASSERT_NE(row_at, std::string::npos) << show.out;
+  const std::string row =
+      show.out.substr(show.out.rfind('\n', row_at) + 1, row_at - show.out.rfind('\n', row_at));
+  std::istringstream words(row);
+  std::vector<std::string> fields{std::istream_iterator<std::string>(words), {}};
+  // type, GPU (3 words), TFLOPS, od $/h, spot $/h, FLOPP od, FLOPP sp, region/zone
+  ASSERT_EQ(fields.size(), 10u) << row;
+  EXPECT_EQ(fields[0], "p4d.24xlarge") << row;
+  EXPECT_NE(fields[5], "-") << row;
+  EXPECT_EQ(fields[6], "-") << row;
+  EXPECT_NE(fields[7], "-") << row;
+  EXPECT_EQ(fields[8], "-") << row;
+
+  const CliResult json = run_cli("catalog show aws-gpu --json");
+  ASSERT_EQ(json.exit_code, 0);
+  const auto types = nlohmann::json::parse(json.out).at("types");
+  bool seen = false;
+  for (const auto& type : types) {
+    if (type.at("type") != "p4d.24xlarge" || type.at("zone") != "aps1-az1") continue;
+    seen = true;
+    EXPECT_TRUE(type.at("spot_usd_per_h").is_null()) << type.dump();
+    EXPECT_TRUE(type.at("flopp_spot").is_null()) << type.dump();
+    EXPECT_GT(type.at("flopp_on_demand").get<double>(), 0) << type.dump();
+  }
+  EXPECT_TRUE(seen) << json.out.substr(0, 400);
 }
 
 TEST(CatalogCli, UnknownCatalogIsOneLine) {

@@ -11,13 +11,25 @@
 namespace transient::cli {
 namespace {
 
-// TFLOPS per $/h of the whole server (DeepVM's FLOPP); 0 when the market is not offered.
+// TFLOPS per $/h of the whole server (DeepVM's FLOPP). REQUIRES: type.has_market(market).
 double flopp(const cloud::InstanceType& type, cloud::Market market) {
-  return type.has_market(market) ? type.total_tflops() / type.price_usd_per_h(market) : 0.0;
+  return type.total_tflops() / type.price_usd_per_h(market);
 }
 
+// The price and FLOPP of `market` as the table shows them: "-" where the type has no such market.
 std::string price_text(const cloud::InstanceType& type, cloud::Market market) {
   return type.has_market(market) ? fmt::format("{:.4g}", type.price_usd_per_h(market)) : "-";
+}
+std::string flopp_text(const cloud::InstanceType& type, cloud::Market market) {
+  return type.has_market(market) ? fmt::format("{:.3g}", flopp(type, market)) : "-";
+}
+
+// ... and in JSON: null where the type has no such market.
+nlohmann::json price_json(const cloud::InstanceType& type, cloud::Market market) {
+  return type.has_market(market) ? nlohmann::json(type.price_usd_per_h(market)) : nullptr;
+}
+nlohmann::json flopp_json(const cloud::InstanceType& type, cloud::Market market) {
+  return type.has_market(market) ? nlohmann::json(flopp(type, market)) : nullptr;
 }
 
 void print_list() {
@@ -37,10 +49,10 @@ void print_catalog(const cloud::Catalog& catalog, bool json) {
                        {"vcpus", type.vcpus},
                        {"memory_gib", type.memory_gib},
                        {"network_gbps", type.network_gbps},
-                       {"on_demand_usd_per_h", type.on_demand_usd_per_h},
-                       {"spot_usd_per_h", type.spot_usd_per_h},
-                       {"flopp_on_demand", flopp(type, cloud::Market::on_demand)},
-                       {"flopp_spot", flopp(type, cloud::Market::spot)},
+                       {"on_demand_usd_per_h", price_json(type, cloud::Market::on_demand)},
+                       {"spot_usd_per_h", price_json(type, cloud::Market::spot)},
+                       {"flopp_on_demand", flopp_json(type, cloud::Market::on_demand)},
+                       {"flopp_spot", flopp_json(type, cloud::Market::spot)},
                        {"region", type.region},
                        {"zone", type.zone}});
     }
@@ -56,12 +68,14 @@ void print_catalog(const cloud::Catalog& catalog, bool json) {
   for (const auto& type : catalog.types()) {
     const std::string gpu = type.gpus > 0 ? fmt::format("{} x {}", type.gpu, type.gpus) : "-";
     const std::string where = type.zone.empty() ? type.region : type.region + "/" + type.zone;
-    fmt::print("{:<20} {:<14} {:>7.4g} {:>9} {:>9} {:>9.3g} {:>9.3g}  {}\n", type.name, gpu,
+    fmt::print("{:<20} {:<14} {:>7.4g} {:>9} {:>9} {:>9} {:>9}  {}\n", type.name, gpu,
                type.total_tflops(), price_text(type, cloud::Market::on_demand),
-               price_text(type, cloud::Market::spot), flopp(type, cloud::Market::on_demand),
-               flopp(type, cloud::Market::spot), where);
+               price_text(type, cloud::Market::spot), flopp_text(type, cloud::Market::on_demand),
+               flopp_text(type, cloud::Market::spot), where);
   }
-  fmt::print("\nTFLOPS: FP32 of the whole server; FLOPP: TFLOPS per $/h (DeepVM's metric)\n");
+  fmt::print(
+      "\nTFLOPS: FP32 of the whole server; FLOPP: TFLOPS per $/h (DeepVM's metric); -: the type "
+      "has no such market there\n");
 }
 
 }  // namespace
