@@ -127,7 +127,7 @@ TEST(Dashboard, TheLivePageOfARunningJobDrawsInABrowserAndReloadsItself) {
   client.set_read_timeout(30, 0);
   const auto page = client.Get("/");
   ASSERT_TRUE(page && page->status == 200);
-  EXPECT_NE(page->body.find("<meta http-equiv=\"refresh\" content=\"5\">"), std::string::npos);
+  EXPECT_NE(page->body.find("var every_ms = 5000;"), std::string::npos);  // it reloads itself
   EXPECT_NE(page->body.find("<title>transient report: " + dir + "</title>"), std::string::npos);
 
   // The page as the browser gets it over HTTP from the running job (less virtual time than the

@@ -221,12 +221,40 @@ bool tokens_equal(const std::string& given, const std::string& expected) {
 
 std::string with_refresh(std::string page, int seconds) {
   if (seconds <= 0) return page;
-  const std::string meta =
-      "<meta http-equiv=\"refresh\" content=\"" + std::to_string(seconds) + "\">\n";
+  const std::string script = R"(<script>
+(function () {
+  var every_ms = )" + std::to_string(seconds * 1000) +
+                             R"(;
+  var loaded = new Date();
+  function gone(why) {
+    if (document.getElementById('dashboard-gone')) return;
+    var note = document.createElement('p');
+    note.id = 'dashboard-gone';
+    note.style.cssText = 'color: #a00; font-weight: bold;';
+    note.textContent = 'The job\'s dashboard no longer answers (' + why + '): the job has ended, ' +
+        'or its coordinator stopped. This is the job as it was at ' +
+        loaded.toLocaleTimeString() + '; `transient report` on its directory (in the title) ' +
+        'draws its page from its records.';
+    document.body.insertBefore(note, document.body.firstChild);
+  }
+  function check() {
+    fetch('/metrics' + location.search, {cache: 'no-store'}).then(function (response) {
+      if (response.ok) return location.reload();
+      gone('HTTP ' + response.status);
+      setTimeout(check, every_ms);
+    }, function () {
+      gone('no answer');
+      setTimeout(check, every_ms);
+    });
+  }
+  setTimeout(check, every_ms);
+})();
+</script>
+)";
   const auto head = page.find("<head>");
-  if (head == std::string::npos) return meta + page;
+  if (head == std::string::npos) return script + page;
   page.insert(head + std::string("<head>").size() + (page.compare(head + 6, 1, "\n") == 0 ? 1 : 0),
-              meta);
+              script);
   return page;
 }
 

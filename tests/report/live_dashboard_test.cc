@@ -1,0 +1,106 @@
+// The live dashboard's page in headless Chromium: it reloads itself while the dashboard answers,
+// and once it does not (the job ended, its coordinator with it), it stays as it was and says so.
+#include "transient/report/live_dashboard.h"
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <thread>
+
+#include "report/browser.h"
+#include "report/job_dir_fixture.h"
+#include "transient/core/atomic_file.h"
+#include "transient/report/job_report.h"
+
+namespace transient::report {
+namespace {
+
+const std::vector<std::string> kCharts = {"loss-step", "membership", "phases-mean"};
+
+// The page as the dashboard serves it, reloading every second.
+std::string served_page(const LiveDashboard& dashboard) {
+  const auto at = parse_dashboard_address(dashboard.address(), "dashboard");
+  httplib::Client client(at.host, at.port);
+  client.set_read_timeout(30, 0);
+  const auto page = client.Get("/");
+  EXPECT_TRUE(page && page->status == 200);
+  return page ? page->body : std::string();
+}
+
+TEST(LiveDashboardPage, ReloadsItselfWhileTheDashboardAnswers) {
+  TRANSIENT_SKIP_WITHOUT_CHROMIUM();
+  const auto job = testing::write_job_dir("dashboard_alive");
+  {
+    LiveDashboard dashboard(job.dir, "token", "127.0.0.1", 0, "--dashboard", {}, 1);
+    EXPECT_NE(served_page(dashboard).find("var every_ms = 1000;"), std::string::npos);
+  }
+  // The page served by a server that counts what the browser asks for: the page reloads itself
+  // once its probe of /metrics is answered. (A headless browser's DOM of a page that keeps
+  // reloading is never final, so the requests are what is checked.)
+  std::atomic<int> pages{0};
+  std::atomic<int> probes{0};
+  const std::string page = with_refresh(render_job_report(job.dir, {}), 1);
+  httplib::Server server;
+  server.Get("/", [&](const httplib::Request&, httplib::Response& response) {
+    ++pages;
+    response.set_content(page, "text/html; charset=utf-8");
+  });
+  server.Get("/metrics", [&](const httplib::Request&, httplib::Response& response) {
+    ++probes;
+    response.set_content("transient_step 300\n", "text/plain");
+  });
+  const int port = server.bind_to_any_port("127.0.0.1");
+  std::thread serving([&] { server.listen_after_bind(); });
+  // The browser runs until the page has come twice (or a minute has passed: a loaded machine
+  // starts it slowly), then is ended by its own profile's name.
+  const std::string profile = job.dir + "-chromium";
+  std::thread browser([&] {
+    testing::output_of("timeout 60 " + testing::find_chromium() +
+                       " --headless=new --no-sandbox --disable-gpu --no-first-run "
+                       "--user-data-dir=" +
+                       profile + " http://127.0.0.1:" + std::to_string(port) +
+                       "/ > /dev/null 2>&1");
+  });
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (pages.load() < 2 && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  testing::output_of("pkill -f -- '--user-data-dir=" + profile + "'");
+  browser.join();
+  server.stop();
+  serving.join();
+  std::filesystem::remove_all(profile);
+  EXPECT_GE(probes.load(), 1);
+  EXPECT_GE(pages.load(), 2) << "the page was not reloaded after its dashboard answered";
+}
+
+TEST(LiveDashboardPage, APageWhoseDashboardIsGoneStaysAndSaysSo) {
+  TRANSIENT_SKIP_WITHOUT_CHROMIUM();
+  const auto job = testing::write_job_dir("dashboard_gone");
+  std::string page;
+  {
+    LiveDashboard dashboard(job.dir, "token", "127.0.0.1", 0, "--dashboard", {}, 1);
+    page = served_page(dashboard);
+  }  // the dashboard stops: the job has ended
+  // The page as the browser holds it, its dashboard gone (nothing answers its /metrics).
+  const std::string path = job.dir + "/served.html";
+  write_file_atomically(path, page);
+  const std::string dom =
+      testing::run_chromium(testing::find_chromium(), "file://" + path, "--dump-dom", 2500);
+  EXPECT_NE(dom.find("<p id=\"dashboard-gone\""), std::string::npos) << dom.substr(0, 300);
+  EXPECT_NE(dom.find("The job's dashboard no longer answers (no answer): the job has ended, or "
+                     "its coordinator stopped. This is the job as it was at "),
+            std::string::npos);
+  // ... and the page is still there, every chart drawn.
+  const auto check = testing::report_check(dom);
+  ASSERT_TRUE(check.is_object()) << dom.substr(0, 300);
+  EXPECT_TRUE(check["errors"].empty()) << check["errors"].dump();
+  for (const auto& id : kCharts) EXPECT_GT(check["charts"][id].value("points", 0), 0) << id;
+}
+
+}  // namespace
+}  // namespace transient::report
