@@ -84,12 +84,12 @@ TEST(ReportFacts, ARunningJobHasItsSpeedFromItsLastSteps) {
   EXPECT_NEAR(*left.time_left_s, 200 * 0.035, 1e-9);
   const std::string text = status_text(left);
   EXPECT_NE(text.find("step 300 of 500\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("\ntime left: about 7 s (the steps left at the pace of the last ones)\n"),
+  EXPECT_NE(text.find("\ntime left: about 7.0 s (the steps left at the pace of the last ones)\n"),
             std::string::npos)
       << text;
   EXPECT_NEAR(parse_prometheus(prometheus_text(left)).at("transient_seconds_left"), 7.0, 1e-9);
   const std::string page = render_job_report(records::read_job_records(job.dir), {});
-  EXPECT_NE(page.find("<td>time left</td><td>about 7 s (the steps left at the pace of the last "
+  EXPECT_NE(page.find("<td>time left</td><td>about 7.0 s (the steps left at the pace of the last "
                       "ones)</td>"),
             std::string::npos);
   // Every step done but no summary yet: the job evaluates and writes its last checkpoint.

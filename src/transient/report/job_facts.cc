@@ -8,6 +8,7 @@
 #include <ctime>
 #include <map>
 
+#include "transient/core/duration.h"
 #include "transient/core/text.h"
 #include "transient/report/internal/step_series.h"
 
@@ -42,19 +43,13 @@ std::string state_of(const records::JobRecords& records, std::string& failure) {
   return "running";
 }
 
-std::string duration_text(double seconds) {
-  if (seconds < 120) return fmt::format("{:.0f} s", seconds);
-  if (seconds < 7200) return fmt::format("{:.1f} min", seconds / 60);
-  return fmt::format("{:.1f} h", seconds / 3600);
-}
-
 }  // namespace
 
 std::string time_left_text(const JobFacts& facts) {
   if (facts.steps_done) {
     return "its steps are done: the model is being evaluated and its last checkpoint written";
   }
-  return "about " + duration_text(*facts.time_left_s) +
+  return "about " + format_duration(*facts.time_left_s) +
          " (the steps left at the pace of the last ones)";
 }
 
@@ -154,7 +149,7 @@ std::string status_text(const JobFacts& f) {
   if (f.checkpoint_step) {
     out += fmt::format(
         "newest checkpoint: step {}{}\n", *f.checkpoint_step,
-        f.checkpoint_age_s ? ", " + duration_text(*f.checkpoint_age_s) + " ago" : std::string());
+        f.checkpoint_age_s ? ", " + format_duration(*f.checkpoint_age_s) + " ago" : std::string());
   } else {
     out += "newest checkpoint: none\n";
   }

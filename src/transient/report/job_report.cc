@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 
+#include "transient/core/duration.h"
 #include "transient/core/text.h"
 #include "transient/report/html_page.h"
 #include "transient/report/internal/charts.h"
@@ -104,8 +105,8 @@ void add_summary(HtmlPage& page, const Job& job) {
   if (f.checkpoint_step) {
     rows.push_back({"newest checkpoint",
                     fmt::format("step {}{}", *f.checkpoint_step,
-                                f.checkpoint_age_s ? fmt::format(", {:.0f} s before this page",
-                                                                 *f.checkpoint_age_s)
+                                f.checkpoint_age_s ? ", " + format_duration(*f.checkpoint_age_s) +
+                                                         " before this page"
                                                    : std::string())});
   }
   page.add_table({"", ""}, rows);
