@@ -201,15 +201,17 @@ TEST(ReportCli, PlanFrontAndCandidatesFromARealPlanJson) {
   const std::string page = read_file(dir + "/plan.html");
   const auto json = nlohmann::json::parse(plan.out);
   ASSERT_FALSE(json["candidates"].empty());
-  // Every candidate and every baseline is a row of a table, the baselines by their names.
+  // Every candidate and every baseline is a row of a table, the baselines by their names, each
+  // label on one line.
   for (const char* list : {"candidates", "baselines"}) {
     ASSERT_FALSE(json[list].empty()) << list;
     for (const auto& plan : json[list]) {
-      EXPECT_NE(page.find("<td>" + plan["label"].get<std::string>() + "</td>"), std::string::npos)
+      EXPECT_NE(page.find("<td class=\"unbroken\">" + plan["label"].get<std::string>() + "</td>"),
+                std::string::npos)
           << plan["label"];
     }
   }
-  EXPECT_NE(page.find("<td>all on-demand</td>"), std::string::npos);
+  EXPECT_NE(page.find("<td class=\"unbroken\">all on-demand</td>"), std::string::npos);
   // The recommended plan's verdict and the policy to run it with, as the CLI prints them (the
   // text escaped as HTML).
   const auto& recommended = json["recommended"];
@@ -242,7 +244,7 @@ TEST(ReportCli, APlanNoConfigurationMeetsSaysSo) {
   EXPECT_NE(page.find("<td>recommended</td><td>none</td>"), std::string::npos);
   // The deadline as the user wrote it, not as 0.1667 hours.
   EXPECT_NE(page.find("<td>deadline</td><td>10 min 00 s</td>"), std::string::npos);
-  EXPECT_NE(page.find("<td>all on-demand</td>"), std::string::npos);
+  EXPECT_NE(page.find("<td class=\"unbroken\">all on-demand</td>"), std::string::npos);
   TRANSIENT_SKIP_WITHOUT_CHROMIUM();
   testing::expect_page_draws(dir + "/late.html", {"pareto"});
 }

@@ -334,7 +334,7 @@ std::string render_plan_report(const json& j, const std::string& name,
     }
     page.add_table({"label", "configuration", "$/h", "time (h)", "p95 time (h)", "cost ($)",
                     "P(miss)", "acceptable", "verdict"},
-                   table);
+                   table, {0});  // "plan\n1" read as two words
   };
   if (no_candidates) {
     // As the CLI says it: no table of headers alone.
