@@ -878,9 +878,17 @@ TEST(Trainer, AdamWLearnsResumesExactlyAndAReplacementReceivesItsState) {
   const std::string replaced = dir + "/replaced";
   auto replaced_job = set_flag(adamw(small_job(replaced, 2, 80)), "--model", "cnn");
   replaced_job = set_flag(set_flag(replaced_job, "--global-batch", "50"), "--train-subset", "500");
-  run_ok(with(replaced_job, {"--revoke", "kill@step10:rank1", "--replace", "0s"}), replaced);
+  const auto run =
+      run_ok(with(replaced_job, {"--revoke", "kill@step10:rank1", "--replace", "0s"}), replaced);
+  // In a log (stderr is no terminal) the launcher's lines follow one another, none blank.
+  EXPECT_NE(run.err.find("\ntransient: injecting kill into worker "), std::string::npos) << run.err;
+  EXPECT_EQ(run.err.find("\n\ntransient: "), std::string::npos) << run.err;
   const auto events = read_events(replaced);
   const auto generations = events_named(events, "generation");
+  if (generations.size() > 1 && generations[1].at("members").size() == 1) {
+    EXPECT_NE(run.err.find("transient: generation 1: 1 worker from step "), std::string::npos)
+        << run.err;
+  }
   // Both, the survivor alone unless the replacement (started from the fork server in a few
   // hundredths of a second) joins the recovery's generation, both again (and, on a busy machine,
   // re-splits of the two by speed).

@@ -35,8 +35,8 @@ void LocalFleet::start_worker() {
     try {
       local.process = std::make_unique<WorkerProcess>(options_.fork_server->spawn(args));
     } catch (const std::runtime_error& error) {
-      std::fprintf(stderr, "transient: warning: %s; workers start by exec from now on\n",
-                   error.what());
+      coordinator_.say(std::string("warning: ") + error.what() +
+                       "; workers start by exec from now on");
       options_.fork_server = nullptr;
     }
   }
@@ -147,8 +147,8 @@ void LocalFleet::inject(const Injection& injection) {
            {"worker", *target},
            {"rule", injection.rule},
            {"gen", coordinator_.generation()}});
-  std::fprintf(stderr, "\ntransient: injecting %s into worker %s (%s)\n",
-               to_string(injection.action).c_str(), target->c_str(), injection.rule.c_str());
+  coordinator_.say("injecting " + to_string(injection.action) + " into worker " + *target + " (" +
+                   injection.rule + ")");
   if (signal == SIGSTOP) stopped_.insert(*target);
   ::kill(static_cast<pid_t>(pid), signal);
 }

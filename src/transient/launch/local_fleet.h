@@ -56,6 +56,9 @@ class FleetCoordinator {
   virtual std::int64_t generation() const = 0;
   // The process of `worker` exited (`status` for people).
   virtual void process_exited(const std::string& worker, const std::string& status) = 0;
+  // Prints "transient: `line`" on stderr, on a line of its own (after the progress line that a
+  // terminal shows in place).
+  virtual void say(const std::string& line) = 0;
 };
 
 class LocalFleet {

@@ -906,6 +906,10 @@ void Coordinator::process_exited(const std::string& id, const std::string& statu
   }
   apply_actions();
 }
+void Coordinator::say(const std::string& line) {
+  progress_->finish();
+  std::fprintf(stderr, "transient: %s\n", line.c_str());
+}
 void Coordinator::request_stop() {
   progress_->finish();
   membership_.request_stop();
@@ -950,9 +954,10 @@ void Coordinator::start_generation(const elastic::Generation& generation) {
                   {"coordinator", address()}});
   if (config.generation == 0) {
     std::fprintf(stderr,
-                 "transient: training %s on %s with %zu workers, %lld steps of %lld samples%s; "
+                 "transient: training %s on %s with %s, %lld steps of %lld samples%s; "
                  "records in %s\n",
-                 job_.options.model.c_str(), job_.options.dataset.c_str(), config.members.size(),
+                 job_.options.model.c_str(), job_.options.dataset.c_str(),
+                 counted(static_cast<long long>(config.members.size()), "worker").c_str(),
                  static_cast<long long>(job_.total_steps),
                  static_cast<long long>(job_.options.global_batch),
                  config.checkpoint.empty()
@@ -961,8 +966,9 @@ void Coordinator::start_generation(const elastic::Generation& generation) {
                  job_.options.job_dir.c_str());
   } else if (generation.from_survivors || !config.checkpoint.empty() || generation.after_loss) {
     progress_->finish();
-    std::fprintf(stderr, "transient: generation %lld: %zu workers from step %lld%s\n",
-                 static_cast<long long>(config.generation), config.members.size(),
+    std::fprintf(stderr, "transient: generation %lld: %s from step %lld%s\n",
+                 static_cast<long long>(config.generation),
+                 counted(static_cast<long long>(config.members.size()), "worker").c_str(),
                  static_cast<long long>(config.start_step),
                  config.checkpoint.empty() ? "" : " (from the latest checkpoint)");
   }
@@ -990,10 +996,11 @@ void Coordinator::record_recovery(const elastic::action::Recovered& recovered) {
   progress_->finish();
   std::fprintf(stderr,
                "transient: recovered from the loss of %s (%s) in %.0f ms: generation %lld "
-               "with %zu workers goes on at step %lld (%s)\n",
+               "with %s goes on at step %lld (%s)\n",
                nlohmann::json(recovered.lost).dump().c_str(), recovered.cause.c_str(),
                1000 * recovered.duration_s, static_cast<long long>(recovered.gen),
-               recovered.members, static_cast<long long>(recovered.step), redone.c_str());
+               counted(static_cast<long long>(recovered.members), "worker").c_str(),
+               static_cast<long long>(recovered.step), redone.c_str());
 }
 
 void Coordinator::end_job(const elastic::action::EndJob& end) {
