@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "report/job_dir_fixture.h"
+#include "transient/core/atomic_file.h"
 #include "transient/records/job_records.h"
 #include "transient/report/job_facts.h"
 #include "transient/report/job_report.h"
@@ -65,6 +66,36 @@ TEST(ReportFacts, FromAFinishedJob) {
   EXPECT_FALSE(f.cost_usd);
   EXPECT_DOUBLE_EQ(*f.test_accuracy, 0.88);
   EXPECT_TRUE(f.problems.empty());
+}
+
+// A job paused after step 320 was last evaluated at the end of the epoch at step 300: status and
+// the page say so; a finished job's accuracy is its last step's and says nothing more.
+TEST(ReportFacts, APausedJobsAccuracySaysWhenItWasEvaluated) {
+  const auto job = testing::write_job_dir("paused_accuracy");
+  EXPECT_NE(status_text(job_facts(records::read_job_records(job.dir), 0.0))
+                .find("\ntest accuracy: 88.00%\n"),
+            std::string::npos);
+  std::string events = read_file(job.dir + "/events.jsonl");
+  events = events.substr(0, events.find("{\"t\":18.100"));  // no "done"
+  events += R"({"t":19.0,"event":"stopped","step":320,"test_accuracy":0.88,"wall_s":19})"
+            "\n";
+  write_file_atomically(job.dir + "/events.jsonl", events);
+  auto summary = nlohmann::json::parse(read_file(job.dir + "/summary.json"));
+  summary["steps"] = 320;
+  summary["total_steps"] = 1000;
+  summary["finished"] = false;
+  summary["stopped"] = true;
+  write_file_atomically(job.dir + "/summary.json", summary.dump());
+  const JobFacts f = job_facts(records::read_job_records(job.dir), 0.0);
+  EXPECT_EQ(f.state, "paused");
+  EXPECT_EQ(f.step, 320);
+  EXPECT_EQ(f.evaluated_step, 300);
+  EXPECT_NE(status_text(f).find("\ntest accuracy: 88.00% (evaluated after step 300)\n"),
+            std::string::npos)
+      << status_text(f);
+  EXPECT_NE(render_job_report(records::read_job_records(job.dir), {})
+                .find("<td>test accuracy</td><td>88.00% (evaluated after step 300)</td>"),
+            std::string::npos);
 }
 
 TEST(ReportFacts, ARunningJobHasItsSpeedFromItsLastSteps) {

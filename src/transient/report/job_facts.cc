@@ -45,6 +45,14 @@ std::string state_of(const records::JobRecords& records, std::string& failure) {
 
 }  // namespace
 
+std::string test_accuracy_text(const JobFacts& facts) {
+  std::string text = fmt::format("{:.2f}%", 100.0 * *facts.test_accuracy);
+  if (facts.evaluated_step && *facts.evaluated_step != facts.step) {
+    text += fmt::format(" (evaluated after step {})", *facts.evaluated_step);
+  }
+  return text;
+}
+
 std::string time_left_text(const JobFacts& facts) {
   if (facts.steps_done) {
     return "its steps are done: the model is being evaluated and its last checkpoint written";
@@ -92,9 +100,12 @@ JobFacts job_facts(const records::JobRecords& records, double now_unix_s) {
       f.checkpoint_age_s =
           written ? std::optional<double>(std::max(0.0, now_unix_s - *written)) : std::nullopt;
     }
-    if (e.type == "epoch" && e.json.contains("test_accuracy") &&
-        e.json["test_accuracy"].is_number())
+    // An epoch's evaluation, or the one at the job's end (-1: there was none).
+    if ((e.type == "epoch" || e.type == "done") && e.json.contains("test_accuracy") &&
+        e.json["test_accuracy"].is_number() && e.number("test_accuracy") >= 0) {
       f.test_accuracy = e.number("test_accuracy");
+      f.evaluated_step = static_cast<std::int64_t>(e.number("step"));
+    }
   }
   if (!f.checkpoint_step && !records.checkpoints.empty())
     f.checkpoint_step = records.checkpoints.back().step;
@@ -124,7 +135,10 @@ JobFacts job_facts(const records::JobRecords& records, double now_unix_s) {
     f.redone_steps = std::max(f.redone_steps, s->redone_steps);
     f.revocations = std::max(f.revocations, s->revocations);
     if (s->cost_usd) f.cost_usd = s->cost_usd;
+    // A finished job's is its last step's; a paused one's its last evaluation's (its step is the
+    // events').
     if (s->test_accuracy) f.test_accuracy = s->test_accuracy;
+    if (s->test_accuracy && s->finished) f.evaluated_step = s->steps;
   }
   return f;
 }
@@ -155,7 +169,7 @@ std::string status_text(const JobFacts& f) {
   }
   out += f.cost_usd ? "cost: " + usd_text(*f.cost_usd) + "\n"
                     : "cost: unknown (the job was given no prices)\n";
-  if (f.test_accuracy) out += fmt::format("test accuracy: {:.2f}%\n", 100.0 * *f.test_accuracy);
+  if (f.test_accuracy) out += "test accuracy: " + test_accuracy_text(f) + "\n";
   if (!f.problems.empty()) {
     out +=
         counted(static_cast<long long>(f.problems.size()), "problem") + " reading the records:\n";

@@ -31,6 +31,7 @@ struct JobFacts {
   std::optional<double> checkpoint_age_s;       // seconds since it was written
   std::optional<double> cost_usd;               // what the servers cost, if prices were known
   std::optional<double> test_accuracy;          // the latest evaluation
+  std::optional<std::int64_t> evaluated_step;   // ... after this step, where known
   std::vector<records::ReadProblem> problems;   // what could not be read
 };
 
@@ -45,6 +46,10 @@ std::string status_text(const JobFacts& facts);
 // transient_workers, transient_samples_per_second, transient_recoveries_total and, when known,
 // transient_checkpoint_age_seconds, transient_cost_usd and transient_seconds_left.
 std::string prometheus_text(const JobFacts& facts);
+
+// The latest test accuracy as status and the report page say it: "83.37%", and "(evaluated after
+// step 469)" when that is not the job's last step. REQUIRES: facts.test_accuracy.
+std::string test_accuracy_text(const JobFacts& facts);
 
 // A running job's time left as status and the report page say it: "about 12 s (the steps left
 // at the pace of the last ones)", or that its steps are done. REQUIRES: facts.time_left_s.

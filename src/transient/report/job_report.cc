@@ -94,8 +94,7 @@ void add_summary(HtmlPage& page, const Job& job) {
       {"recoveries", fmt::format("{} ({} redone)", f.recoveries, counted(f.redone_steps, "step"))});
   rows.push_back({"workers lost", std::to_string(f.revocations)});
   rows.push_back({"cost", f.cost_usd ? usd_text(*f.cost_usd) : "unknown (no prices)"});
-  if (f.test_accuracy)
-    rows.push_back({"test accuracy", fmt::format("{:.2f}%", 100 * *f.test_accuracy)});
+  if (f.test_accuracy) rows.push_back({"test accuracy", test_accuracy_text(f)});
   std::string members;
   for (const auto& w : f.workers) members += (members.empty() ? "" : ", ") + w;
   rows.push_back({"workers", f.generation < 0
