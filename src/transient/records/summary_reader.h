@@ -17,7 +17,7 @@ struct JobSummary {
   std::int64_t total_steps = 0;         // steps the job was to train
   double epochs = 0.0;                  // epochs completed
   std::optional<double> test_accuracy;  // the last evaluation's (finished: after the last step)
-  std::optional<double> test_loss;      // after the last step, if evaluated
+  std::optional<double> test_loss;      // ... and its test loss
   // The wall-clock time and training samples per second of the job's last run: a resumed
   // job's since it resumed (at summary.json's `resumed_from_step`).
   double wall_s = 0.0;
