@@ -368,6 +368,35 @@ TEST(Planner, ParetoSvgHasTheFrontAndTheBaselines) {
                             "DeepVM performance first", "recommended"}) {
     EXPECT_NE(svg.find(label), std::string::npos) << label;
   }
+  EXPECT_EQ(svg.find("stroke-dasharray"), std::string::npos);  // no limits given
+
+  // The request's deadline and budget as dashed lines, named in the legend; one far beyond the
+  // points only in the legend.
+  const std::string limited = render_pareto_svg(r, "limits", {2 * 3600.0, 1e6});
+  EXPECT_NE(limited.find("stroke-dasharray=\"6 4\"><title>deadline</title>"), std::string::npos);
+  EXPECT_NE(limited.find("- - deadline 2.00 h</text>"), std::string::npos);
+  EXPECT_EQ(limited.find("<title>budget</title>"), std::string::npos);
+  EXPECT_NE(limited.find("- - budget $1000000.00 (beyond the axis)</text>"), std::string::npos);
+}
+
+// Axes from 0 in round steps that reach the largest value.
+TEST(Planner, AxisTicksAreRoundNumbers) {
+  const auto expect_ticks = [](double max, const std::vector<double>& expected) {
+    const auto ticks = axis_ticks(max);
+    ASSERT_EQ(ticks.size(), expected.size()) << max;
+    for (std::size_t i = 0; i < ticks.size(); ++i) EXPECT_NEAR(ticks[i], expected[i], 1e-12);
+  };
+  expect_ticks(1.91, {0, 0.5, 1, 1.5, 2});
+  expect_ticks(3.55, {0, 1, 2, 3, 4});
+  expect_ticks(2.0, {0, 0.5, 1, 1.5, 2});
+  expect_ticks(0.12, {0, 0.025, 0.05, 0.075, 0.1, 0.125});
+  expect_ticks(870, {0, 200, 400, 600, 800, 1000});
+  for (double max : {0.003, 0.7, 9.99, 12.0, 55.5, 1234.0}) {
+    const auto ticks = axis_ticks(max);
+    EXPECT_GE(ticks.back(), max) << max;
+    EXPECT_GE(ticks.size(), 4u) << max;
+    EXPECT_LE(ticks.size(), 9u) << max;
+  }
 }
 
 }  // namespace

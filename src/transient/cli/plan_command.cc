@@ -528,7 +528,10 @@ void run_plan(const PlanFlags& flags) {
                       : "",
                   flags.budget_given ? fmt::format(", budget ${:.2f}", flags.budget_usd) : "");
   if (!flags.plot.empty()) {
-    const std::string picture = plan::render_pareto_svg(result, title);
+    plan::ParetoLimits limits;
+    if (options.deadline_s != sim::kNoDeadline) limits.deadline_s = options.deadline_s;
+    if (flags.budget_given) limits.budget_usd = flags.budget_usd;
+    const std::string picture = plan::render_pareto_svg(result, title, limits);
     write_file_atomically(flags.plot, report::wants_png(flags.plot)
                                           ? report::svg_to_png(picture, flags.plot, 2.0)
                                           : picture);

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "transient/plan/request.h"
+
 namespace transient::plan {
 namespace {
 
@@ -26,9 +28,35 @@ std::string escape(const std::string& text) {
   return out;
 }
 
+// `value` with as many decimals as `step` needs (0.25 -> 2, 0.5 -> 1, 2 -> 0).
+std::string tick_text(double value, double step) {
+  int decimals = 0;
+  while (decimals < 6 && std::abs(step * std::pow(10.0, decimals) -
+                                  std::round(step * std::pow(10.0, decimals))) > 1e-6) {
+    ++decimals;
+  }
+  return fmt::format("{:.{}f}", value, decimals);
+}
+
 }  // namespace
 
-std::string render_pareto_svg(const PlanResult& result, const std::string& title) {
+std::vector<double> axis_ticks(double max) {
+  const double rough = max / 5;
+  const double power = std::pow(10.0, std::floor(std::log10(rough)));
+  double step = 10 * power;
+  for (double m : {1.0, 2.0, 2.5, 5.0}) {
+    if (m * power >= rough) {
+      step = m * power;
+      break;
+    }
+  }
+  std::vector<double> ticks;
+  for (int i = 0; ticks.empty() || ticks.back() < max * (1 - 1e-9); ++i) ticks.push_back(i * step);
+  return ticks;
+}
+
+std::string render_pareto_svg(const PlanResult& result, const std::string& title,
+                              const ParetoLimits& limits) {
   constexpr double kWidth = 880, kHeight = 480, kLeft = 70, kRight = 350, kTop = 40, kBottom = 50;
   std::vector<const Evaluation*> all;
   for (const auto& e : result.pareto) all.push_back(&e);
@@ -39,8 +67,19 @@ std::string render_pareto_svg(const PlanResult& result, const std::string& title
     if (std::isfinite(e->predicted_time_s)) max_h = std::max(max_h, e->predicted_time_s / 3600);
     if (std::isfinite(e->predicted_cost_usd)) max_usd = std::max(max_usd, e->predicted_cost_usd);
   }
-  max_h = max_h > 0 ? max_h * 1.1 : 1.0;
-  max_usd = max_usd > 0 ? max_usd * 1.1 : 1.0;
+  // A limit within twice the points' reach is drawn on the chart; a farther one only said in the
+  // legend, so that it does not squeeze the points into a corner.
+  const auto on_chart = [](const std::optional<double>& limit, double reach) {
+    return limit && *limit > 0 && (reach <= 0 || *limit <= 2 * reach);
+  };
+  const bool deadline_drawn = limits.deadline_s && on_chart(*limits.deadline_s / 3600, max_h);
+  const bool budget_drawn = on_chart(limits.budget_usd, max_usd);
+  if (deadline_drawn) max_h = std::max(max_h, *limits.deadline_s / 3600);
+  if (budget_drawn) max_usd = std::max(max_usd, *limits.budget_usd);
+  const std::vector<double> h_ticks = axis_ticks(max_h > 0 ? max_h * 1.05 : 1.0);
+  const std::vector<double> usd_ticks = axis_ticks(max_usd > 0 ? max_usd * 1.05 : 1.0);
+  max_h = h_ticks.back();
+  max_usd = usd_ticks.back();
   const double plot_w = kWidth - kLeft - kRight, plot_h = kHeight - kTop - kBottom;
   auto x = [&](double s) { return kLeft + plot_w * std::min(s / 3600 / max_h, 1.0); };
   auto y = [&](double usd) { return kTop + plot_h * (1.0 - std::min(usd / max_usd, 1.0)); };
@@ -61,16 +100,34 @@ std::string render_pareto_svg(const PlanResult& result, const std::string& title
       "expected cost ($)</text>\n",
       kLeft, kTop + plot_h, kLeft + plot_w, kTop, kLeft + plot_w / 2, kHeight - 12,
       kTop + plot_h / 2);
-  for (int i = 0; i <= 5; ++i) {
-    const double h = max_h * i / 5, usd = max_usd * i / 5;
+  for (const double h : h_ticks) {
     svg += fmt::format(
         "<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"black\"/>"
-        "<text x=\"{0:.1f}\" y=\"{3}\" text-anchor=\"middle\">{4:.2f}</text>\n",
-        x(h * 3600), kTop + plot_h, kTop + plot_h + 5, kTop + plot_h + 18, h);
+        "<text x=\"{0:.1f}\" y=\"{3}\" text-anchor=\"middle\">{4}</text>\n",
+        x(h * 3600), kTop + plot_h, kTop + plot_h + 5, kTop + plot_h + 18,
+        tick_text(h, h_ticks[1]));
+  }
+  for (const double usd : usd_ticks) {
     svg += fmt::format(
         "<line x1=\"{0}\" y1=\"{1:.1f}\" x2=\"{2}\" y2=\"{1:.1f}\" stroke=\"black\"/>"
-        "<text x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\">{5:.2f}</text>\n",
-        kLeft - 5, y(usd), kLeft, kLeft - 8, y(usd) + 4, usd);
+        "<text x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\">{5}</text>\n",
+        kLeft - 5, y(usd), kLeft, kLeft - 8, y(usd) + 4, tick_text(usd, usd_ticks[1]));
+  }
+  // The request's limits, dashed.
+  if (deadline_drawn) {
+    svg += fmt::format(
+        "<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#555\" "
+        "stroke-dasharray=\"6 4\"><title>deadline</title></line>\n"
+        "<text x=\"{3:.1f}\" y=\"{4}\" fill=\"#555\" text-anchor=\"end\">deadline</text>\n",
+        x(*limits.deadline_s), kTop, kTop + plot_h, x(*limits.deadline_s) - 4, kTop + 12);
+  }
+  if (budget_drawn) {
+    svg += fmt::format(
+        "<line x1=\"{0}\" y1=\"{1:.1f}\" x2=\"{2}\" y2=\"{1:.1f}\" stroke=\"#555\" "
+        "stroke-dasharray=\"6 4\"><title>budget</title></line>\n"
+        "<text x=\"{3}\" y=\"{4:.1f}\" fill=\"#555\" text-anchor=\"end\">budget</text>\n",
+        kLeft, y(*limits.budget_usd), kLeft + plot_w, kLeft + plot_w - 4,
+        y(*limits.budget_usd) - 4);
   }
   // The front as a line through its points.
   std::string path;
@@ -125,7 +182,16 @@ std::string render_pareto_svg(const PlanResult& result, const std::string& title
         "${:.2f}</text>\n",
         x(e.predicted_time_s), y(e.predicted_cost_usd), kLeft + plot_w + 12, legend_y,
         e.predicted_time_s / 3600, e.predicted_cost_usd);
+    legend_y += 18;
   }
+  const auto limit_legend = [&](const char* what, const std::string& value, bool drawn) {
+    svg +=
+        fmt::format("<text x=\"{:.0f}\" y=\"{:.0f}\" fill=\"#555\">- - {} {}{}</text>\n",
+                    kLeft + plot_w + 12, legend_y, what, value, drawn ? "" : " (beyond the axis)");
+    legend_y += 18;
+  };
+  if (limits.deadline_s) limit_legend("deadline", format_hours(*limits.deadline_s), deadline_drawn);
+  if (limits.budget_usd) limit_legend("budget", format_usd(*limits.budget_usd), budget_drawn);
   svg += "</svg>\n";
   return svg;
 }
