@@ -198,12 +198,20 @@ TEST(ReportJobPage, TextFromTheRecordsCannotEndTheScript) {
   EXPECT_NE(html.find("var x = '<\\/script>';"), std::string::npos);
 }
 
-TEST(ReportJobPage, ALongJobIsDrawnInGroupsOfSteps) {
-  const std::string dir = ::testing::TempDir() + "/report_job_long";
+// An empty directory of its own for a job's records written by hand.
+std::string fresh_dir(const std::string& name) {
+  const std::string dir = ::testing::TempDir() + "/" + name;
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
-  std::string steps =
-      "step,worker,batch,data_s,compute_s,allreduce_s,optimizer_s,loss,gen,sample_begin\n";
+  return dir;
+}
+
+constexpr const char* kStepsHeader =
+    "step,worker,batch,data_s,compute_s,allreduce_s,optimizer_s,loss,gen,sample_begin\n";
+
+TEST(ReportJobPage, ALongJobIsDrawnInGroupsOfSteps) {
+  const std::string dir = fresh_dir("report_job_long");
+  std::string steps = kStepsHeader;
   for (int step = 1; step <= 10000; ++step) {
     for (int rank = 0; rank < 2; ++rank)
       steps += fmt::format("{},{},64,0.001,0.01,0.002,0.001,{},0,{}\n", step, rank, 1.0 / step,
@@ -231,11 +239,8 @@ TEST(ReportJobPage, ALongJobIsDrawnInGroupsOfSteps) {
 // evaluation is the accuracy's and test loss's last point; a job that ends with an epoch has one
 // point there, not two.
 TEST(ReportJobPage, TheEvaluationAtTheJobsEndIsItsLastPoint) {
-  const std::string dir = ::testing::TempDir() + "/report_job_mid_epoch";
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  std::string steps =
-      "step,worker,batch,data_s,compute_s,allreduce_s,optimizer_s,loss,gen,sample_begin\n";
+  const std::string dir = fresh_dir("report_job_mid_epoch");
+  std::string steps = kStepsHeader;
   for (int step = 1; step <= 150; ++step) {
     steps += fmt::format("{},0,64,0.001,0.01,0.002,0.001,1.0,0,0\n", step);
   }
