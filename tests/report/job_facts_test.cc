@@ -2,6 +2,7 @@
 // summary.json and events the fixture wrote, and the Prometheus text parsed back.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -96,6 +97,31 @@ TEST(ReportFacts, APausedJobsAccuracySaysWhenItWasEvaluated) {
   EXPECT_NE(render_job_report(records::read_job_records(job.dir), {})
                 .find("<td>test accuracy</td><td>88.00% (evaluated after step 300)</td>"),
             std::string::npos);
+}
+
+// A coordinator waiting for its first generation: status says how many workers it waits for and
+// how many have joined (one joined, one joined and left, one to come).
+TEST(ReportFacts, AJobWaitingForItsFirstWorkersSaysHowManyHaveJoined) {
+  const std::string dir = ::testing::TempDir() + "/report_job_waiting";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  write_file_atomically(dir + "/coordinator.json",
+                        R"({"job": {"workers": 3, "total_steps": 30}, "generation": -1})");
+  write_file_atomically(dir + "/events.jsonl",
+                        R"({"t":0.1,"event":"worker_joined","worker":"w0"})"
+                        "\n"
+                        R"({"t":0.2,"event":"worker_joined","worker":"w1"})"
+                        "\n"
+                        R"({"t":0.3,"event":"worker_left","worker":"w1","reason":"preempted"})"
+                        "\n");
+  const JobFacts f = job_facts(records::read_job_records(dir), 0.0);
+  EXPECT_EQ(f.state, "running");
+  EXPECT_EQ(f.first_generation_size, 3);
+  EXPECT_EQ(f.joined, 1);
+  EXPECT_NE(status_text(f).find("\nworkers: no generation formed yet; the first waits for 3, 1 "
+                                "joined\n"),
+            std::string::npos)
+      << status_text(f);
 }
 
 TEST(ReportFacts, ARunningJobHasItsSpeedFromItsLastSteps) {

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <ctime>
 #include <map>
+#include <set>
 
 #include "transient/core/duration.h"
 #include "transient/core/text.h"
@@ -44,6 +45,19 @@ std::string state_of(const records::JobRecords& records, std::string& failure) {
 }
 
 }  // namespace
+
+std::string workers_text(const JobFacts& facts) {
+  if (facts.generation >= 0) {
+    const std::string members = join(facts.workers);
+    return fmt::format("{} in generation {} ({})", facts.workers.size(), facts.generation,
+                       members.empty() ? "none" : members);
+  }
+  if (facts.first_generation_size > 0) {
+    return fmt::format("no generation formed yet; the first waits for {}, {} joined",
+                       facts.first_generation_size, facts.joined);
+  }
+  return "no generation formed yet";
+}
 
 std::string test_accuracy_text(const JobFacts& facts) {
   std::string text = fmt::format("{:.2f}%", 100.0 * *facts.test_accuracy);
@@ -86,7 +100,10 @@ JobFacts job_facts(const records::JobRecords& records, double now_unix_s) {
   f.generation = names.last_gen();
   f.workers = names.last_members();
   if (!points.empty()) f.step = points.back().step;
+  std::set<std::string> joined;  // and not gone
   for (const auto& e : records.events) {
+    if (e.type == "worker_joined") joined.insert(e.text("worker"));
+    if (e.type == "worker_left") joined.erase(e.text("worker"));
     if (e.json.contains("step") && e.json["step"].is_number())
       f.step = std::max(f.step, e.json["step"].get<std::int64_t>());
     if (e.type == "recovery") {
@@ -113,7 +130,10 @@ JobFacts job_facts(const records::JobRecords& records, double now_unix_s) {
     const auto& job = (*records.coordinator)["job"];
     if (job.contains("total_steps") && job["total_steps"].is_number())
       f.total_steps = job["total_steps"].get<std::int64_t>();
+    if (job.contains("workers") && job["workers"].is_number_integer())
+      f.first_generation_size = job["workers"].get<std::int64_t>();
   }
+  f.joined = static_cast<std::int64_t>(joined.size());
   // While a job runs its speed is that of its last steps; once it ended, the summary's.
   const std::size_t recent = std::min<std::size_t>(points.size(), 20);
   f.samples_per_s = internal::samples_per_s(points, points.size() - recent, points.size());
@@ -148,14 +168,7 @@ std::string status_text(const JobFacts& f) {
                                 f.failure.empty() ? "" : " (" + f.failure + ")");
   out += f.total_steps > 0 ? fmt::format("step {} of {}\n", f.step, f.total_steps)
                            : fmt::format("step {}\n", f.step);
-  if (f.generation >= 0) {
-    std::string members;
-    for (const auto& w : f.workers) members += (members.empty() ? "" : ", ") + w;
-    out += fmt::format("workers: {} in generation {} ({})\n", f.workers.size(), f.generation,
-                       members.empty() ? "none" : members);
-  } else {
-    out += "workers: no generation formed yet\n";
-  }
+  out += "workers: " + workers_text(f) + "\n";
   out += fmt::format("samples/s: {:.0f}\n", f.samples_per_s);
   if (f.time_left_s) out += "time left: " + time_left_text(f) + "\n";
   out += fmt::format("recoveries: {} ({} redone), workers lost: {}\n", f.recoveries,

@@ -12,13 +12,17 @@
 namespace transient::report {
 
 struct JobFacts {
-  std::string dir;                    // the job directory
-  std::string state;                  // "finished", "paused", "failed", "running", ...
-  std::string failure;                // why it failed, when state is "failed"
-  std::int64_t step = 0;              // steps completed
-  std::int64_t total_steps = 0;       // steps to train (0 if unknown)
-  std::int64_t generation = -1;       // the latest generation (-1: none formed)
-  std::vector<std::string> workers;   // the members of the latest generation
+  std::string dir;                   // the job directory
+  std::string state;                 // "finished", "paused", "failed", "running", ...
+  std::string failure;               // why it failed, when state is "failed"
+  std::int64_t step = 0;             // steps completed
+  std::int64_t total_steps = 0;      // steps to train (0 if unknown)
+  std::int64_t generation = -1;      // the latest generation (-1: none formed)
+  std::vector<std::string> workers;  // the members of the latest generation
+  // Before the first generation: the workers it waits for (coordinator.json; 0 if unknown) and
+  // those joined so far.
+  std::int64_t first_generation_size = 0;
+  std::int64_t joined = 0;
   double samples_per_s = 0.0;         // over the job if it ended, else over its last steps
   std::optional<double> time_left_s;  // running: the steps left at the pace of its last steps
   // Running with every step done: the model is evaluated and the last checkpoint written (a few
@@ -46,6 +50,10 @@ std::string status_text(const JobFacts& facts);
 // transient_workers, transient_samples_per_second, transient_recoveries_total and, when known,
 // transient_checkpoint_age_seconds, transient_cost_usd and transient_seconds_left.
 std::string prometheus_text(const JobFacts& facts);
+
+// The workers as status and the report page say them: "2 in generation 3 (w0, w3)", or before the
+// first generation how many it waits for and how many have joined.
+std::string workers_text(const JobFacts& facts);
 
 // The latest test accuracy as status and the report page say it: "83.37%", and "(evaluated after
 // step 469)" when that is not the job's last step. REQUIRES: facts.test_accuracy.

@@ -95,12 +95,7 @@ void add_summary(HtmlPage& page, const Job& job) {
   rows.push_back({"workers lost", std::to_string(f.revocations)});
   rows.push_back({"cost", f.cost_usd ? usd_text(*f.cost_usd) : "unknown (no prices)"});
   if (f.test_accuracy) rows.push_back({"test accuracy", test_accuracy_text(f)});
-  std::string members;
-  for (const auto& w : f.workers) members += (members.empty() ? "" : ", ") + w;
-  rows.push_back({"workers", f.generation < 0
-                                 ? "no generation formed"
-                                 : fmt::format("{} in generation {} ({})", f.workers.size(),
-                                               f.generation, members)});
+  rows.push_back({"workers", workers_text(f)});
   if (f.checkpoint_step) {
     rows.push_back({"newest checkpoint",
                     fmt::format("step {}{}", *f.checkpoint_step,
