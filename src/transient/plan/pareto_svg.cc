@@ -69,11 +69,11 @@ std::string render_pareto_svg(const PlanResult& result, const std::string& title
   }
   // A limit within twice the points' reach is drawn on the chart; a farther one only said in the
   // legend, so that it does not squeeze the points into a corner.
-  const auto on_chart = [](const std::optional<double>& limit, double reach) {
-    return limit && *limit > 0 && (reach <= 0 || *limit <= 2 * reach);
+  const auto on_chart = [](double limit, double reach) {
+    return limit > 0 && (reach <= 0 || limit <= 2 * reach);
   };
   const bool deadline_drawn = limits.deadline_s && on_chart(*limits.deadline_s / 3600, max_h);
-  const bool budget_drawn = on_chart(limits.budget_usd, max_usd);
+  const bool budget_drawn = limits.budget_usd && on_chart(*limits.budget_usd, max_usd);
   if (deadline_drawn) max_h = std::max(max_h, *limits.deadline_s / 3600);
   if (budget_drawn) max_usd = std::max(max_usd, *limits.budget_usd);
   const std::vector<double> h_ticks = axis_ticks(max_h > 0 ? max_h * 1.05 : 1.0);

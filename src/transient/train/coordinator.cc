@@ -5,6 +5,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -211,21 +213,13 @@ void Coordinator::apply_actions() {
     } else if (const auto* end = std::get_if<action::EndJob>(&next)) {
       end_job(*end);
     } else if (const auto* waiting = std::get_if<action::Waiting>(&next)) {
-      progress_->finish();
-      if (options_.invite_workers) {
-        std::fprintf(stderr,
-                     "transient: no worker left; the job waits for one to join (transient worker "
-                     "--coordinator %s --token-file <job>/token)\n",
-                     address().c_str());
-      } else {
-        std::fprintf(stderr, "transient: no worker left\n");
-      }
+      say(options_.invite_workers
+              ? "no worker left; the job waits for one to join (transient worker --coordinator " +
+                    address() + " --token-file <job>/token)"
+              : "no worker left");
       events_.append({{"event", "waiting"}, {"step", waiting->step}});
     } else if (const auto* record = std::get_if<action::Record>(&next)) {
-      if (!record->say.empty()) {
-        progress_->finish();
-        std::fprintf(stderr, "transient: %s\n", record->say.c_str());
-      }
+      if (!record->say.empty()) say(record->say);
       events_.append(record->event);
     }
   }
@@ -299,9 +293,8 @@ void Coordinator::drop_garbage(Peer& peer, const std::string& reason) {
   const auto now = Clock::now();
   if (seconds_between(drop_window_start_, now) >= kDropWindowS) {
     if (drops_unlogged_ > 0) {
-      std::fprintf(stderr,
-                   "transient: dropped %ld more connections in %.0f s (not logged one by one)\n",
-                   drops_unlogged_, kDropWindowS);
+      say(fmt::format("dropped {} more connections in {:.0f} s (not logged one by one)",
+                      drops_unlogged_, kDropWindowS));
       events_.append({{"event", "connections_dropped"},
                       {"count", drops_unlogged_},
                       {"window_s", kDropWindowS}});
@@ -314,8 +307,7 @@ void Coordinator::drop_garbage(Peer& peer, const std::string& reason) {
     ++drops_unlogged_;
     return;
   }
-  std::fprintf(stderr, "transient: dropped a connection from %s: %s\n",
-               peer.channel->peer().c_str(), reason.c_str());
+  say("dropped a connection from " + peer.channel->peer() + ": " + reason);
   events_.append({{"event", "connection_dropped"},
                   {"peer", peer.channel->peer()},
                   {"bytes", peer.channel->bytes_received()},
@@ -409,8 +401,7 @@ void Coordinator::handle_hello(Peer& peer, const nlohmann::json& message) {
   const nlohmann::json& hello = peer.hello;
   std::string id = hello.value("worker", "");
   auto refuse = [&](const std::string& reason) {
-    std::fprintf(stderr, "transient: refused a worker from %s: %s\n", peer.channel->peer().c_str(),
-                 reason.c_str());
+    say("refused a worker from " + peer.channel->peer() + ": " + reason);
     events_.append({{"event", "worker_refused"},
                     {"peer", peer.channel->peer()},
                     {"worker", id},
@@ -488,8 +479,7 @@ void Coordinator::handle_message(Worker& worker, const nlohmann::json& line) {
     received = message::decode_to_coordinator(line);
   } catch (const message::ProtocolError& error) {
     // Refused by name, logged, and the connection goes on (one odd message is no failure).
-    std::fprintf(stderr, "transient: refused a message from worker %s: %s\n", worker.id.c_str(),
-                 error.what());
+    say("refused a message from worker " + worker.id + ": " + error.what());
     events_.append({{"event", "message_refused"}, {"worker", worker.id}, {"reason", error.what()}});
     return;
   }
@@ -632,12 +622,10 @@ void Coordinator::roll_back(std::int64_t step, const std::string& loss, const st
                   {"rollbacks", rollbacks_},
                   {"lr_scale", lr_scale_},
                   {"set_aside", set_aside}});
-  progress_->finish();
-  std::fprintf(stderr,
-               "transient: the training loss was %s at step %lld: rolling back to the newest "
-               "checkpoint before step %lld with the learning rate x%g (rollback %d of %d)\n",
-               loss.c_str(), static_cast<long long>(step), static_cast<long long>(step - 1),
-               lr_scale_, rollbacks_, kMaxRollbacks);
+  say(fmt::format(
+      "the training loss was {} at step {}: rolling back to the newest checkpoint before step {} "
+      "with the learning rate x{:g} (rollback {} of {})",
+      loss, step, step - 1, lr_scale_, rollbacks_, kMaxRollbacks));
   write_journal();
 }
 
@@ -879,9 +867,8 @@ void Coordinator::worker_left(const elastic::action::WorkerLeft& left) {
     }
   }
   if (!left.announce) return;
-  progress_->finish();
-  std::fprintf(stderr, "transient: worker %s left (%s)%s\n", left.worker.c_str(),
-               left.reason.c_str(), left.trained ? "" : " before it trained");
+  say(fmt::format("worker {} left ({}){}", left.worker, left.reason,
+                  left.trained ? "" : " before it trained"));
   events_.append({{"event", "worker_left"},
                   {"worker", left.worker},
                   {"reason", left.reason},
@@ -965,12 +952,10 @@ void Coordinator::start_generation(const elastic::Generation& generation) {
                      : (", resuming after step " + std::to_string(config.start_step)).c_str(),
                  job_.options.job_dir.c_str());
   } else if (generation.from_survivors || !config.checkpoint.empty() || generation.after_loss) {
-    progress_->finish();
-    std::fprintf(stderr, "transient: generation %lld: %s from step %lld%s\n",
-                 static_cast<long long>(config.generation),
-                 counted(static_cast<long long>(config.members.size()), "worker").c_str(),
-                 static_cast<long long>(config.start_step),
-                 config.checkpoint.empty() ? "" : " (from the latest checkpoint)");
+    say(fmt::format("generation {}: {} from step {}{}", config.generation,
+                    counted(static_cast<long long>(config.members.size()), "worker"),
+                    config.start_step,
+                    config.checkpoint.empty() ? "" : " (from the latest checkpoint)"));
   }
 }
 
@@ -993,14 +978,12 @@ void Coordinator::record_recovery(const elastic::action::Recovered& recovered) {
              std::to_string(resumed_batch_) + " samples";
   }
   events_.append(event);
-  progress_->finish();
-  std::fprintf(stderr,
-               "transient: recovered from the loss of %s (%s) in %.0f ms: generation %lld "
-               "with %s goes on at step %lld (%s)\n",
-               nlohmann::json(recovered.lost).dump().c_str(), recovered.cause.c_str(),
-               1000 * recovered.duration_s, static_cast<long long>(recovered.gen),
-               counted(static_cast<long long>(recovered.members), "worker").c_str(),
-               static_cast<long long>(recovered.step), redone.c_str());
+  say(fmt::format(
+      "recovered from the loss of {} ({}) in {:.0f} ms: generation {} with {} goes on at step {} "
+      "({})",
+      nlohmann::json(recovered.lost).dump(), recovered.cause, 1000 * recovered.duration_s,
+      recovered.gen, counted(static_cast<long long>(recovered.members), "worker"), recovered.step,
+      redone));
 }
 
 void Coordinator::end_job(const elastic::action::EndJob& end) {

@@ -228,7 +228,7 @@ class Worker {
         interface_(std::move(interface)),
         job_(connection.job()),
         options_(job_.options),
-        by_hand_(!quiet) {
+        announces_(!quiet) {
     if (!data_dir.empty()) job_.options.data_dir = data_dir;
     torch::set_num_threads(std::max(1, threads > 0 ? threads : options_.threads));
     torch::manual_seed(options_.seed);
@@ -291,10 +291,10 @@ class Worker {
     }
   }
 
-  // A worker by hand says how the job ended for it: finished, or ended early by its coordinator
+  // A worker not --quiet says how the job ended for it: finished, or ended early by its coordinator
   // (a pause, which goes on when the coordinator is started again, or a failure it names).
   void say_the_job_ended() const {
-    if (!by_hand_) return;
+    if (!announces_) return;
     if (step_ >= job_.total_steps) {
       std::fprintf(stderr, "transient worker %s: the job has finished (step %lld)\n",
                    connection_.id().c_str(), static_cast<long long>(step_));
@@ -345,7 +345,7 @@ class Worker {
       config_ = *config;
       rank_ = static_cast<int>(member - config->members.begin());
       world_size_ = static_cast<int>(config->members.size());
-      if (by_hand_) {
+      if (announces_) {
         std::fprintf(stderr,
                      "transient worker %s: generation %lld, rank %d of %d, from step %lld\n",
                      connection_.id().c_str(), static_cast<long long>(config_.generation), rank_,
@@ -1355,7 +1355,7 @@ class Worker {
   GenerationConfig config_;  // of the current generation
   int rank_ = 0;
   int world_size_ = 1;
-  const bool by_hand_;  // say when it joins a generation and when it ends
+  const bool announces_;  // says when it joins a generation and when it ends (not --quiet)
   c10::intrusive_ptr<c10d::ProcessGroupGloo> group_;
   // The generation was ended by the coordinator (a member lost): a collective still waited for
   // is given up (wait_all).
