@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -37,20 +39,46 @@ inline std::string output_of(const std::string& command) {
   return out;
 }
 
-// Runs Chromium on `url` with `what` and returns what it printed. Each run has a profile of its
-// own (tests that run at the same time do not share one), removed when the browser is done.
-// `virtual_ms` is the virtual time the page's scripts get.
+// Chromium's own complaints in `log` (what it wrote on standard error), without the lines about
+// the D-Bus and the launcher script that it writes on every run here.
+inline std::string chromium_complaints(const std::string& log) {
+  std::string kept;
+  std::size_t begin = 0;
+  while (begin < log.size()) {
+    auto end = log.find('\n', begin);
+    if (end == std::string::npos) end = log.size();
+    const std::string line = log.substr(begin, end - begin);
+    if (!line.empty() && line.find("dbus") == std::string::npos &&
+        line.find("unexpected operator") == std::string::npos)
+      kept += line + "\n";
+    begin = end + 1;
+  }
+  return kept;
+}
+
+// Runs Chromium on `url` with `what` and returns what it printed; what it complained of on
+// standard error goes to `complaints` when given. Each run has a profile of its own (tests that
+// run at the same time do not share one), removed when the browser is done. `virtual_ms` is the
+// virtual time the page's scripts get.
 inline std::string run_chromium(const std::string& chromium, const std::string& url,
-                                const std::string& what, int virtual_ms = 5000) {
+                                const std::string& what, int virtual_ms = 5000,
+                                std::string* complaints = nullptr) {
   std::string profile = ::testing::TempDir() + "/chromium_profile_XXXXXX";
   if (::mkdtemp(profile.data()) == nullptr) return "";
+  const std::string log = profile + ".stderr";
   const std::string out = output_of(
       "timeout 120 " + chromium +
       " --headless=new --no-sandbox --disable-gpu --no-first-run --user-data-dir=" + profile +
       " --virtual-time-budget=" + std::to_string(virtual_ms) + " --window-size=1280,6000 " + what +
-      " " + url + " 2>/dev/null");
+      " " + url + " 2>" + log);
+  if (complaints) {
+    std::ifstream said(log);
+    *complaints = chromium_complaints(
+        std::string(std::istreambuf_iterator<char>(said), std::istreambuf_iterator<char>()));
+  }
   std::error_code ignored;
   std::filesystem::remove_all(profile, ignored);
+  std::filesystem::remove(log, ignored);
   return out;
 }
 
@@ -87,11 +115,12 @@ inline nlohmann::json expect_url_draws(const std::string& url,
                                        const std::vector<std::string>& charts,
                                        const std::string& png, int virtual_ms = 5000) {
   const std::string chromium = find_chromium();
-  const std::string dom = run_chromium(chromium, url, "--dump-dom", virtual_ms);
+  std::string complaints;
+  const std::string dom = run_chromium(chromium, url, "--dump-dom", virtual_ms, &complaints);
   const nlohmann::json check = report_check(dom);
   bool good = check.is_object() && check["errors"].is_array() && check["errors"].empty();
   EXPECT_TRUE(check.is_object()) << "the page wrote no #report-check; DOM starts: "
-                                 << dom.substr(0, 300);
+                                 << dom.substr(0, 300) << "\nChromium said: " << complaints;
   if (check.is_object()) {
     EXPECT_TRUE(check["errors"].empty()) << check["errors"].dump();
     for (const auto& id : charts) {

@@ -131,7 +131,9 @@ TEST(Dashboard, TheLivePageOfARunningJobDrawsInABrowserAndReloadsItself) {
   EXPECT_NE(page->body.find("<title>transient report: " + dir + "</title>"), std::string::npos);
 
   // The page as the browser gets it over HTTP from the running job (less virtual time than the
-  // reload's 5 s, so that the DOM read is the page's first load).
+  // 5 s the page waits after its load before it reloads, so that the DOM read is the page's first
+  // load: on a loaded machine drawing it takes seconds, which were counted into a wait that began
+  // at its head, and the DOM was read during the reload).
   ::transient::testing::expect_url_draws(
       "http://" + address + "/", {"loss-step", "samples-per-s", "membership", "phases-mean"},
       dir + "-page.png", 3000);

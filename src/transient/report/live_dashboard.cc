@@ -247,7 +247,10 @@ std::string with_refresh(std::string page, int seconds) {
       setTimeout(check, every_ms);
     });
   }
-  setTimeout(check, every_ms);
+  // The wait starts when the page has been drawn, so that a page slow to draw is still seen
+  // for the whole interval before it is asked for again.
+  if (document.readyState === 'complete') setTimeout(check, every_ms);
+  else window.addEventListener('load', function () { setTimeout(check, every_ms); });
 })();
 </script>
 )";

@@ -58,11 +58,11 @@ bool is_loopback_address(const std::string& address);
 // Whether `given` equals `expected`, in time that depends only on their lengths.
 bool tokens_equal(const std::string& given, const std::string& expected);
 
-// `page` with a script put into its <head> that reloads it every `seconds` while the dashboard
-// answers (its /metrics, with the page's own query: the token, if one was given). Once it does
-// not (the job ended and its coordinator with it, or the coordinator stopped), the page stays as
-// it was, says so at its top (<p id="dashboard-gone">), and is reloaded if the dashboard answers
-// again (a coordinator started again on the same --dashboard port).
+// `page` with a script put into its <head> that reloads it `seconds` after it was drawn (its load
+// event), while the dashboard answers (its /metrics, with the page's own query: the token, if one
+// was given). Once it does not (the job ended and its coordinator with it, or the coordinator
+// stopped), the page stays as it was, says so at its top (<p id="dashboard-gone">), and is reloaded
+// if the dashboard answers again (a coordinator started again on the same --dashboard port).
 std::string with_refresh(std::string page, int seconds);
 
 }  // namespace transient::report
