@@ -198,6 +198,23 @@ TEST(ReportJobPage, TextFromTheRecordsCannotEndTheScript) {
   EXPECT_NE(html.find("var x = '<\\/script>';"), std::string::npos);
 }
 
+// A cell's lines break at its spaces only: a word with a hyphen (a zone, a type) is kept whole,
+// its text escaped; a lone "-" (no value) and the columns asked to be unbroken are as they were.
+TEST(ReportJobPage, ACellsHyphenatedWordsAreKeptWhole) {
+  HtmlPage page("cells");
+  page.add_table(
+      {"configuration", "time", "price"},
+      {{"1 x n1-standard-4+p100 spot (us-east1-c) + <a-b>", "2026-11-29T12:06:15Z", "-"}}, {1});
+  const std::string html = page.render("");
+  EXPECT_NE(html.find("<td>1 x <span class=\"unbroken\">n1-standard-4+p100</span> spot "
+                      "<span class=\"unbroken\">(us-east1-c)</span> + "
+                      "<span class=\"unbroken\">&lt;a-b&gt;</span></td>"),
+            std::string::npos)
+      << html;
+  EXPECT_NE(html.find("<td class=\"unbroken\">2026-11-29T12:06:15Z</td><td>-</td>"),
+            std::string::npos);
+}
+
 // An empty directory of its own for a job's records written by hand.
 std::string fresh_dir(const std::string& name) {
   const std::string dir = ::testing::TempDir() + "/" + name;

@@ -133,6 +133,31 @@ void HtmlPage::add_paragraph(const std::string& text, const std::string& css_cla
            "</p>\n";
 }
 
+namespace {
+
+// A cell's text as HTML: escaped, its words with a hyphen kept whole (a zone such as us-east1-c
+// or a type such as n1-standard-4 breaks at its hyphens otherwise, as browsers break words), the
+// lines breaking at spaces only.
+std::string cell_html(const std::string& text) {
+  std::string html;
+  std::size_t begin = 0;
+  while (begin <= text.size()) {
+    auto end = text.find(' ', begin);
+    if (end == std::string::npos) end = text.size();
+    const std::string word = text.substr(begin, end - begin);
+    if (word.size() > 1 && word.find('-') != std::string::npos) {
+      html += "<span class=\"unbroken\">" + escape_html(word) + "</span>";
+    } else {
+      html += escape_html(word);
+    }
+    if (end < text.size()) html += ' ';
+    begin = end + 1;
+  }
+  return html;
+}
+
+}  // namespace
+
 void HtmlPage::add_table(const std::vector<std::string>& header,
                          const std::vector<std::vector<std::string>>& rows,
                          const std::vector<std::size_t>& unbroken) {
@@ -147,7 +172,8 @@ void HtmlPage::add_table(const std::vector<std::string>& header,
     body_ += "<tr>";
     for (std::size_t column = 0; column < row.size(); ++column) {
       const bool whole = std::find(unbroken.begin(), unbroken.end(), column) != unbroken.end();
-      body_ += (whole ? "<td class=\"unbroken\">" : "<td>") + escape_html(row[column]) + "</td>";
+      body_ += whole ? "<td class=\"unbroken\">" + escape_html(row[column]) + "</td>"
+                     : "<td>" + cell_html(row[column]) + "</td>";
     }
     body_ += "</tr>\n";
   }
