@@ -1,9 +1,11 @@
 // The trainer end to end: the built `transient` program, real worker processes, real files.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -12,8 +14,10 @@
 #include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
+#include <string>
 #include <thread>
 #include <tuple>
+#include <vector>
 
 #include "train/cli_process.h"
 #include "train/image_files.h"
@@ -113,6 +117,84 @@ TEST(Trainer, TwoWorkerProcessesLearnFashionMnist) {
   // The job token is private to its owner.
   EXPECT_EQ(fs::status(dir + "/token").permissions() & fs::perms::all,
             fs::perms::owner_read | fs::perms::owner_write);
+}
+
+// The rows a terminal shows of what was written to it: \r goes back to a row's start, ESC [ K
+// erases to its end, \n starts the next row.
+std::vector<std::string> terminal_rows(const std::string& written) {
+  std::vector<std::string> rows;
+  std::string row;
+  std::size_t column = 0;
+  for (std::size_t i = 0; i < written.size(); ++i) {
+    if (written.compare(i, 3, "\033[K") == 0) {
+      row.resize(std::min(row.size(), column));
+      i += 2;
+    } else if (written[i] == '\r') {
+      column = 0;
+    } else if (written[i] == '\n') {
+      rows.push_back(row);
+      row.clear();
+      column = 0;
+    } else {
+      if (column < row.size()) {
+        row[column] = written[i];
+      } else {
+        row.push_back(written[i]);
+      }
+      ++column;
+    }
+  }
+  if (!row.empty()) rows.push_back(row);
+  return rows;
+}
+
+// On a terminal, the launcher's progress line is rewritten in place, and its workers write to the
+// same terminal: every line, the launcher's and the workers', shows whole on a row of its own, none
+// written into the progress line and no blank row left, and the progress line stays only at the
+// end (with the step the job ended at).
+TEST(Trainer, ATerminalShowsEachLineWholeAndTheProgressLineLast) {
+  if (::access("/usr/bin/script", X_OK) != 0) {
+    GTEST_SKIP() << "util-linux's `script` (Debian's bsdutils) is not installed: the job cannot "
+                    "be given a terminal";
+  }
+  const std::string dir = fresh_dir("terminal");
+  std::string command = TRANSIENT_CLI_PATH;
+  for (const auto& arg :
+       with(small_job(dir, 2, 40), {"--revoke", "preempt@step15:any", "--dashboard", "off"})) {
+    command += " " + arg;
+  }
+  const std::string typescript = dir + ".typescript";
+  ASSERT_EQ(std::system(("script -q -e -c '" + command + "' " + typescript +
+                         " < /dev/null > /dev/null 2>&1")
+                            .c_str()),
+            0)
+      << slurp(typescript);
+  std::vector<std::string> rows;
+  for (const auto& row : terminal_rows(slurp(typescript))) {
+    if (row.rfind("Script ", 0) != 0) rows.push_back(row);  // script's own first and last rows
+  }
+  while (!rows.empty() && rows.back().empty()) rows.pop_back();  // script's, before its last
+  ASSERT_FALSE(rows.empty());
+  std::string shown;
+  for (const auto& row : rows) shown += row + "\n";
+  int progress_rows = 0;
+  for (const auto& row : rows) {
+    EXPECT_FALSE(row.empty()) << shown;
+    if (row.find("step ") != std::string::npos && row.find(" ETA ") != std::string::npos) {
+      ++progress_rows;
+      EXPECT_EQ(row.rfind("step 40/40 ", 0), 0u) << "a progress row left among the others:\n"
+                                                 << shown;
+    }
+    for (const char* start : {"transient:", "transient worker"}) {
+      if (const auto at = row.find(start); at != std::string::npos) {
+        EXPECT_EQ(at, 0u) << "a line written into another:\n" << shown;
+      }
+    }
+  }
+  EXPECT_EQ(progress_rows, 1) << shown;
+  EXPECT_NE(shown.find(" left (preempted)\n"), std::string::npos) << shown;
+  // Its --quiet worker leaves saying so to its launcher only.
+  EXPECT_EQ(shown.find("transient worker"), std::string::npos) << shown;
 }
 
 TEST(Trainer, OneWorkerResumeIsBitwiseExact) {

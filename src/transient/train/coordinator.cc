@@ -894,8 +894,8 @@ void Coordinator::process_exited(const std::string& id, const std::string& statu
   apply_actions();
 }
 void Coordinator::say(const std::string& line) {
-  progress_->finish();
-  std::fprintf(stderr, "transient: %s\n", line.c_str());
+  progress_->clear();
+  print_line("transient: %s\n", line.c_str());
 }
 void Coordinator::request_stop() {
   progress_->finish();

@@ -115,7 +115,7 @@ class Coordinator : public launch::FleetCoordinator, private elastic::Env {
 
   // The launcher saw the process of `worker` exit (`status` for people).
   void process_exited(const std::string& worker, const std::string& status) override;
-  // Every line of the coordinator's own goes through say() too: it ends the progress line first.
+  // Every line of the coordinator's own goes through say() too: it erases the progress line first.
   void say(const std::string& line) override;
   // Pause at the next step boundary (Ctrl-C): the members checkpoint and stop.
   void request_stop();

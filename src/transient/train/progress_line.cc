@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include <cstdarg>
 #include <cstdio>
+#include <string>
 
 #include "transient/core/duration.h"
 
@@ -47,6 +49,32 @@ void ProgressLine::finish() {
     std::fflush(stderr);
     open_ = false;
   }
+}
+
+void ProgressLine::clear() {
+  if (open_) {
+    std::fprintf(stderr, "\r\033[K");
+    open_ = false;
+  }
+}
+
+void print_line(const char* format, ...) {
+  std::string text = ::isatty(STDERR_FILENO) == 1 ? "\r\033[K" : "";
+  std::va_list args;
+  va_start(args, format);
+  std::va_list again;
+  va_copy(again, args);
+  const int size = std::vsnprintf(nullptr, 0, format, args);
+  va_end(args);
+  if (size > 0) {
+    const std::size_t at = text.size();
+    text.resize(at + static_cast<std::size_t>(size) + 1);
+    std::vsnprintf(text.data() + at, static_cast<std::size_t>(size) + 1, format, again);
+    text.resize(at + static_cast<std::size_t>(size));
+  }
+  va_end(again);
+  std::fwrite(text.data(), 1, text.size(), stderr);
+  std::fflush(stderr);
 }
 
 }  // namespace transient::train

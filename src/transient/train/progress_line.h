@@ -1,6 +1,11 @@
 // The launcher's progress line on stderr: step, epoch, loss, samples/s and ETA. On a terminal it
 // is rewritten in place (\r); in a log it is printed as a new line at most every `interval_s`
 // seconds, so that a long run does not flood the log. Used by the coordinator's thread only.
+//
+// The workers `transient train` starts share its terminal: their lines (print_line) and the
+// coordinator's (after clear()) erase the row the cursor is on first, which is the progress line
+// where one is drawn, so that no line is written into it and none leaves a blank row; the
+// progress line is drawn again below them at the next step.
 #pragma once
 
 #include <chrono>
@@ -17,8 +22,10 @@ class ProgressLine {
   // Shows the state after `step` of `total_steps`.
   void update(std::int64_t step, std::int64_t total_steps, std::int64_t epoch, double loss,
               double samples_per_s, double eta_s);
-  // Ends the in-place line, so that what follows starts on a line of its own.
+  // Ends the in-place line, so that what follows starts on a line of its own: the line stays.
   void finish();
+  // Erases the in-place line, so that what follows is written where it was.
+  void clear();
 
  private:
   bool terminal_;
@@ -27,5 +34,9 @@ class ProgressLine {
   std::chrono::steady_clock::time_point last_print_{};
   bool printed_ = false;
 };
+
+// printf to stderr of `format` (a whole line, ending in \n) as one write; on a terminal the row
+// the cursor is on is erased first (\r, erase to its end), as ProgressLine::clear() does.
+void print_line(const char* format, ...) __attribute__((format(printf, 1, 2)));
 
 }  // namespace transient::train

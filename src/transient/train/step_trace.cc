@@ -12,6 +12,7 @@
 #include "transient/core/atomic_file.h"
 #include "transient/core/error.h"
 #include "transient/train/cuda_support.h"
+#include "transient/train/progress_line.h"
 
 namespace transient::train {
 
@@ -105,12 +106,12 @@ void StepTrace::before(std::int64_t step) {
   };
   std::string failed = start(cuda_);
   if (!failed.empty() && cuda_) {
-    std::fprintf(stderr, "transient worker: TRANSIENT_TRACE_STEPS: %s; tracing the CPU only\n",
-                 failed.c_str());
+    print_line("transient worker: TRANSIENT_TRACE_STEPS: %s; tracing the CPU only\n",
+               failed.c_str());
     failed = start(false);
   }
   if (!failed.empty()) {
-    std::fprintf(stderr, "transient worker: TRANSIENT_TRACE_STEPS: %s; no trace\n", failed.c_str());
+    print_line("transient worker: TRANSIENT_TRACE_STEPS: %s; no trace\n", failed.c_str());
     done_ = true;
     return;
   }
@@ -124,11 +125,11 @@ void StepTrace::after(std::int64_t step) {
   const auto result = torch::autograd::profiler::disableProfiler();
   try {
     save_profiler_trace(*result, path_, "TRANSIENT_TRACE_STEPS");
-    std::fprintf(stderr, "transient worker: steps %lld-%lld traced to %s\n",
-                 static_cast<long long>(steps_.first), static_cast<long long>(steps_.last),
-                 path_.c_str());
+    print_line("transient worker: steps %lld-%lld traced to %s\n",
+               static_cast<long long>(steps_.first), static_cast<long long>(steps_.last),
+               path_.c_str());
   } catch (const InputError& error) {
-    std::fprintf(stderr, "transient worker: %s\n", error.what());
+    print_line("transient worker: %s\n", error.what());
   }
 }
 

@@ -45,6 +45,7 @@
 #include "transient/train/image_folder.h"
 #include "transient/train/models.h"
 #include "transient/train/optimizer.h"
+#include "transient/train/progress_line.h"
 #include "transient/train/protocol.h"
 #include "transient/train/rendezvous_store.h"
 #include "transient/train/sharding.h"
@@ -264,8 +265,8 @@ class Worker {
     }
     device_ = training_device(options_.device, gpu);
     if (device_.is_cuda()) {
-      std::fprintf(stderr, "transient worker %s: training on %s\n", connection_.id().c_str(),
-                   device_.str().c_str());
+      print_line("transient worker %s: training on %s\n", connection_.id().c_str(),
+                 device_.str().c_str());
       const auto channels = static_cast<std::int64_t>(data_.mean.size());
       mean_ = torch::tensor(data_.mean, torch::kFloat32).view({1, channels, 1, 1}).to(device_);
       stdev_ = torch::tensor(data_.stdev, torch::kFloat32).view({1, channels, 1, 1}).to(device_);
@@ -296,15 +297,15 @@ class Worker {
   void say_the_job_ended() const {
     if (!announces_) return;
     if (step_ >= job_.total_steps) {
-      std::fprintf(stderr, "transient worker %s: the job has finished (step %lld)\n",
-                   connection_.id().c_str(), static_cast<long long>(step_));
+      print_line("transient worker %s: the job has finished (step %lld)\n",
+                 connection_.id().c_str(), static_cast<long long>(step_));
     } else {
-      std::fprintf(stderr,
-                   "transient worker %s: the coordinator ended the job after step %lld of %lld "
-                   "(a pause goes on when the coordinator is started again and workers join "
-                   "it; its output says which)\n",
-                   connection_.id().c_str(), static_cast<long long>(step_),
-                   static_cast<long long>(job_.total_steps));
+      print_line(
+          "transient worker %s: the coordinator ended the job after step %lld of %lld "
+          "(a pause goes on when the coordinator is started again and workers join "
+          "it; its output says which)\n",
+          connection_.id().c_str(), static_cast<long long>(step_),
+          static_cast<long long>(job_.total_steps));
     }
   }
 
@@ -330,12 +331,11 @@ class Worker {
           const std::string reason = leave_signal() == SIGINT ? "stopped" : "preempted";
           store_state_on_leaving();
           connection_.leave(reason);
-          std::fprintf(stderr, "transient worker %s: left the job between generations (%s)\n",
-                       connection_.id().c_str(), reason.c_str());
+          print_line("transient worker %s: left the job between generations (%s)\n",
+                     connection_.id().c_str(), reason.c_str());
           return 0;
         }
-        std::fprintf(stderr, "transient worker %s: %s; exiting\n", connection_.id().c_str(),
-                     why.c_str());
+        print_line("transient worker %s: %s; exiting\n", connection_.id().c_str(), why.c_str());
         return kExitDropped;
       }
       last_generation = config->generation;
@@ -346,10 +346,9 @@ class Worker {
       rank_ = static_cast<int>(member - config->members.begin());
       world_size_ = static_cast<int>(config->members.size());
       if (announces_) {
-        std::fprintf(stderr,
-                     "transient worker %s: generation %lld, rank %d of %d, from step %lld\n",
-                     connection_.id().c_str(), static_cast<long long>(config_.generation), rank_,
-                     world_size_, static_cast<long long>(config_.start_step));
+        print_line("transient worker %s: generation %lld, rank %d of %d, from step %lld\n",
+                   connection_.id().c_str(), static_cast<long long>(config_.generation), rank_,
+                   world_size_, static_cast<long long>(config_.start_step));
       }
       connection_.set_state({{"gen", config_.generation}, {"reported", false}});
       std::int64_t attempted = step_;
@@ -376,8 +375,8 @@ class Worker {
                                                               : "-inf";
           message::Report diverged = new_report(message::Report::Kind::kDiverged, step_ + 1);
           diverged.loss = loss;
-          std::fprintf(stderr, "transient worker %s: the training loss became %s at step %lld\n",
-                       connection_.id().c_str(), loss.c_str(), static_cast<long long>(step_ + 1));
+          print_line("transient worker %s: the training loss became %s at step %lld\n",
+                     connection_.id().c_str(), loss.c_str(), static_cast<long long>(step_ + 1));
           if (options_.on_divergence == OnDivergence::kRollback) {
             connection_.send(diverged);
             // The coordinator rolls the job back to a checkpoint (or ends it after the last
@@ -408,7 +407,9 @@ class Worker {
           report("boundary", step_, step_, leaving, reason);
           if (leaving) {
             connection_.leave(reason);
-            std::fprintf(stderr, "transient worker %s: left the job after step %lld (%s)\n",
+            // The launcher of a --quiet worker says that it left.
+            if (announces_)
+              print_line("transient worker %s: left the job after step %lld (%s)\n",
                          connection_.id().c_str(), static_cast<long long>(step_), reason.c_str());
             return 0;
           }
@@ -449,9 +450,8 @@ class Worker {
         }
         report("failed", holds_state_ ? step_ : -1, std::max(attempted, step_), leaving, reason,
                unreachable);
-        std::fprintf(stderr, "transient worker %s: generation %lld failed (%s%s)\n",
-                     connection_.id().c_str(), static_cast<long long>(config_.generation),
-                     failure.what(), named.c_str());
+        print_line("transient worker %s: generation %lld failed (%s%s)\n", connection_.id().c_str(),
+                   static_cast<long long>(config_.generation), failure.what(), named.c_str());
         if (leaving) {
           store_state_on_leaving();  // the peers that failed with it may all be leaving too
           connection_.leave(reason);
@@ -467,8 +467,8 @@ class Worker {
         connection_.send(fatal);
         connection_.leave("failed");
         group_.reset();
-        std::fprintf(stderr, "transient worker %s: %s; the job stops\n", connection_.id().c_str(),
-                     error.what());
+        print_line("transient worker %s: %s; the job stops\n", connection_.id().c_str(),
+                   error.what());
         std::string ignored;
         connection_.next_generation(config_.generation, ignored);
         return kExitFailed;
@@ -674,10 +674,10 @@ class Worker {
             const auto stored =
                 connection_.send_checkpoint(state.step, serialize_checkpoint(state));
             if (!stored) {
-              std::fprintf(stderr,
-                           "transient worker %s: the checkpoint of step %lld was not stored (the "
-                           "coordinator is away)\n",
-                           connection_.id().c_str(), static_cast<long long>(state.step));
+              print_line(
+                  "transient worker %s: the checkpoint of step %lld was not stored (the "
+                  "coordinator is away)\n",
+                  connection_.id().c_str(), static_cast<long long>(state.step));
             } else {
               stored_step_ = state.step;
             }
@@ -937,8 +937,8 @@ class Worker {
   bool store_state(const std::vector<char>& bytes) {
     if (!connection_.send_checkpoint(step_, bytes)) return false;
     stored_step_ = step_;
-    std::fprintf(stderr, "transient worker %s: the checkpoint of step %lld is stored\n",
-                 connection_.id().c_str(), static_cast<long long>(step_));
+    print_line("transient worker %s: the checkpoint of step %lld is stored\n",
+               connection_.id().c_str(), static_cast<long long>(step_));
     return true;
   }
 
@@ -952,8 +952,8 @@ class Worker {
     try {
       store_state(serialize_checkpoint(snapshot()));
     } catch (const std::exception& error) {  // the coordinator could not write it: leave anyway
-      std::fprintf(stderr, "transient worker %s: its state of step %lld was not stored: %s\n",
-                   connection_.id().c_str(), static_cast<long long>(step_), error.what());
+      print_line("transient worker %s: its state of step %lld was not stored: %s\n",
+                 connection_.id().c_str(), static_cast<long long>(step_), error.what());
     }
   }
 
@@ -976,8 +976,8 @@ class Worker {
     try {
       finish_writer();
     } catch (const std::exception& error) {
-      std::fprintf(stderr, "transient worker %s: a checkpoint write failed: %s\n",
-                   connection_.id().c_str(), error.what());
+      print_line("transient worker %s: a checkpoint write failed: %s\n", connection_.id().c_str(),
+                 error.what());
       writer_.reset();
     }
   }
@@ -1294,8 +1294,8 @@ class Worker {
   void report_skipped(const std::vector<std::pair<std::string, std::string>>& skipped) {
     for (const auto& [path, why] : skipped) {
       if (!skipped_files_.insert(path).second) continue;
-      std::fprintf(stderr, "transient worker %s: skipped %s: %s\n", connection_.id().c_str(),
-                   path.c_str(), why.c_str());
+      print_line("transient worker %s: skipped %s: %s\n", connection_.id().c_str(), path.c_str(),
+                 why.c_str());
       connection_.send(message::Event{
           {{"event", "image_skipped"}, {"file", path}, {"why", why}, {"step", step_}}});
     }
@@ -1319,10 +1319,10 @@ class Worker {
     for (int r = 1; r < world_size_; ++r) {
       if (!torch::equal(gathered[0][static_cast<std::size_t>(r)], gathered[0][0])) {
         if (rank_ == 0) {
-          std::fprintf(stderr,
-                       "transient worker %s: at step %lld the state of rank %d differs from rank "
-                       "0's (checkpoints are rank 0's)\n",
-                       connection_.id().c_str(), static_cast<long long>(step_), r);
+          print_line(
+              "transient worker %s: at step %lld the state of rank %d differs from rank "
+              "0's (checkpoints are rank 0's)\n",
+              connection_.id().c_str(), static_cast<long long>(step_), r);
         }
         return false;
       }
@@ -1439,8 +1439,8 @@ int run_worker(const WorkerOptions& options) {
   try {
     connection.emplace(endpoint, token, options.worker_id);
   } catch (const LeftBeforeJoining&) {
-    std::fprintf(stderr, "transient worker: %s before it joined the job; exiting\n",
-                 leave_signal() == SIGINT ? "interrupted" : "preempted");
+    print_line("transient worker: %s before it joined the job; exiting\n",
+               leave_signal() == SIGINT ? "interrupted" : "preempted");
     return 0;
   }
   // Peers reach this worker at the local address of its route to the coordinator, unless the

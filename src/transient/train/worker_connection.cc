@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "transient/core/error.h"
+#include "transient/train/progress_line.h"
 #include "transient/train/rendezvous_store.h"
 #include "transient/train/token_proof.h"
 
@@ -405,8 +406,8 @@ void Connection::run() {
       // A preemption notice while the group forms (peers that do not answer hold Gloo's
       // connect for up to its timeout): the worker holds nothing its peers do not, so it says
       // goodbye and goes now rather than when Gloo gives up.
-      std::fprintf(stderr, "transient worker %s: left the job while its group formed (%s)\n",
-                   id_.c_str(), g_leave_signal == SIGINT ? "stopped" : "preempted");
+      print_line("transient worker %s: left the job while its group formed (%s)\n", id_.c_str(),
+                 g_leave_signal == SIGINT ? "stopped" : "preempted");
       channel_->send(
           message::encode(message::Bye{g_leave_signal == SIGINT ? "stopped" : "preempted"}));
       std::_Exit(0);
@@ -424,10 +425,10 @@ void Connection::run() {
       try {
         handle(message::decode_to_worker(nlohmann::json::parse(*line)));
       } catch (const nlohmann::json::exception&) {
-        std::fprintf(stderr, "transient worker: ignored a line the coordinator sent\n");
+        print_line("transient worker: ignored a line the coordinator sent\n");
       } catch (const message::ProtocolError& error) {
-        std::fprintf(stderr, "transient worker %s: refused a message from the coordinator: %s\n",
-                     id_.c_str(), error.what());
+        print_line("transient worker %s: refused a message from the coordinator: %s\n", id_.c_str(),
+                   error.what());
       }
       continue;
     }
@@ -447,10 +448,10 @@ void Connection::run() {
 }
 
 void Connection::reconnect() {
-  std::fprintf(stderr,
-               "transient worker %s: lost the coordinator; training goes on, "
-               "re-connecting\n",
-               id_.c_str());
+  print_line(
+      "transient worker %s: lost the coordinator; training goes on, "
+      "re-connecting\n",
+      id_.c_str());
   while (!stopping_) {
     std::shared_ptr<LineChannel> channel = LineChannel::connect(coordinator_, 0.25);
     if (channel) {
@@ -485,7 +486,7 @@ void Connection::reconnect() {
           for (const auto& line : last_words_) channel_->send(line);
           leaving_ = true;
         }
-        std::fprintf(stderr, "transient worker %s: re-joined the coordinator\n", id_.c_str());
+        print_line("transient worker %s: re-joined the coordinator\n", id_.c_str());
         return;
       }
       if (answer == Hello::kRefused) {
