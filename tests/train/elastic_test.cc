@@ -13,7 +13,9 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <mutex>
 #include <set>
+#include <string>
 #include <thread>
 
 #include "train/cli_process.h"
@@ -466,6 +468,25 @@ class ReplyHoldingRelay {
   void hold(bool on) { held_ = on; }
   // Connections passed on to a coordinator so far.
   int connected() const { return connected_; }
+  // Forgets what was passed on so far (the hellos to a coordinator that is gone).
+  void forget_passed() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    passed_up_.clear();
+  }
+  // Whether the hello of the worker process `pid` has been passed on to the coordinator since
+  // the last forget_passed().
+  bool passed_hello_of(pid_t pid) const {
+    const std::string key = "\"pid\":" + std::to_string(pid);
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto at = passed_up_.find(key); at != std::string::npos;
+         at = passed_up_.find(key, at + 1)) {
+      const std::size_t end = at + key.size();
+      if (end < passed_up_.size() && !std::isdigit(static_cast<unsigned char>(passed_up_[end]))) {
+        return true;
+      }
+    }
+    return false;
+  }
 
  private:
   void run() {
@@ -484,7 +505,8 @@ class ReplyHoldingRelay {
         const auto [worker, coordinator] = pairs_[i];
         const pollfd& upstream = fds[2 + 2 * i];
         const bool hung_up = held_ && (upstream.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
-        const bool alive = !hung_up && pass(fds[1 + 2 * i], coordinator) && pass(upstream, worker);
+        const bool alive = !hung_up && pass(fds[1 + 2 * i], coordinator, &passed_up_) &&
+                           pass(upstream, worker, nullptr);
         if (alive) {
           open.emplace_back(worker, coordinator);
         } else {
@@ -512,13 +534,17 @@ class ReplyHoldingRelay {
     ++connected_;
     pairs_.emplace_back(worker, coordinator);
   }
-  // Passes what `from` has to `to`; false once either is closed.
-  static bool pass(const pollfd& from, int to) {
+  // Passes what `from` has to `to`, kept in `log` too where given; false once either is closed.
+  bool pass(const pollfd& from, int to, std::string* log) {
     if (from.revents & (POLLERR | POLLNVAL)) return false;
     if (!(from.revents & (POLLIN | POLLHUP))) return true;
     char buffer[65536];
     const ssize_t got = ::recv(from.fd, buffer, sizeof(buffer), 0);
     if (got <= 0) return false;
+    if (log != nullptr) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      log->append(buffer, static_cast<std::size_t>(got));
+    }
     for (ssize_t sent = 0; sent < got;) {
       const ssize_t n =
           ::send(to, buffer + sent, static_cast<std::size_t>(got - sent), MSG_NOSIGNAL);
@@ -535,6 +561,8 @@ class ReplyHoldingRelay {
   std::atomic<bool> held_{false};
   std::atomic<bool> stop_{false};
   std::atomic<int> connected_{0};
+  mutable std::mutex mutex_;
+  std::string passed_up_;  // what the workers sent (under mutex_)
   std::thread thread_;
 };
 
@@ -564,11 +592,14 @@ TEST(Elastic, AGenerationThatFailsWhileAWorkerReJoinsIsReportedOnceItIsAdmitted)
   // heartbeat timeout, after which it takes a member that said nothing for silent: 5 s was
   // exceeded on a busy machine) while B is killed: A's generation fails, and its report reaches
   // nobody.
+  // B is killed as soon as A's hello has passed: the coordinator gives a connection 5 s to
+  // complete its hello, and B's re-connection, on a timer of its own, came seconds after A's on a
+  // busy machine.
   relay.hold(true);
-  const int before = relay.connected();
+  relay.forget_passed();
   CliProcess restarted({"coordinator", "--job-dir", dir}, dir + "-2");
-  ASSERT_TRUE(wait_until([&] { return relay.connected() >= before + 2; }, 30))
-      << "the workers' hellos did not reach the restarted coordinator";
+  ASSERT_TRUE(wait_until([&] { return relay.passed_hello_of(a.pid()); }, 30))
+      << "A's hello did not reach the restarted coordinator";
   b.kill_group();
   ASSERT_TRUE(wait_until(
       [&] { return slurp(dir + "-a.err").find("generation 0 failed") != std::string::npos; }, 4))
