@@ -29,10 +29,13 @@ void ProgressLine::update(std::int64_t step, std::int64_t total_steps, std::int6
   }
   last_print_ = now;
   printed_ = true;
+  // No speed yet (the first step): "-", as the ETA, not 0 samples/s.
+  char rate[32] = "-";
+  if (samples_per_s > 0) std::snprintf(rate, sizeof(rate), "%.0f", samples_per_s);
   char line[256];
-  std::snprintf(line, sizeof(line), "step %lld/%lld  epoch %lld  loss %.4f  %.0f samples/s  ETA %s",
+  std::snprintf(line, sizeof(line), "step %lld/%lld  epoch %lld  loss %.4f  %s samples/s  ETA %s",
                 static_cast<long long>(step), static_cast<long long>(total_steps),
-                static_cast<long long>(epoch + 1), loss, samples_per_s,
+                static_cast<long long>(epoch + 1), loss, rate,
                 eta_s >= 0 ? format_duration(eta_s).c_str() : "-");
   if (terminal_) {
     std::fprintf(stderr, "\r%s\033[K", line);
