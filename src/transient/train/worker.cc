@@ -408,9 +408,10 @@ class Worker {
           if (leaving) {
             connection_.leave(reason);
             // The launcher of a --quiet worker says that it left.
-            if (announces_)
+            if (announces_) {
               print_line("transient worker %s: left the job after step %lld (%s)\n",
                          connection_.id().c_str(), static_cast<long long>(step_), reason.c_str());
+            }
             return 0;
           }
           group_.reset();
