@@ -103,6 +103,16 @@ TEST(Elastic, KillingRank0RedoesAtMostOneStepAndAReplacementJoins) {
   const auto left = events_named(events, "worker_left");
   ASSERT_EQ(left.size(), 1u);
   EXPECT_EQ(left[0].at("reason"), "failed");
+  // The survivors' collectives failed, in their own words, recorded by the coordinator; the
+  // launcher's --quiet workers printed none of it.
+  const auto failed = events_named(events, "generation_failed");
+  EXPECT_FALSE(failed.empty());
+  for (const auto& e : failed) {
+    EXPECT_NE(e.at("worker"), injected[0].at("worker")) << e.dump();
+    EXPECT_EQ(e.at("gen"), left[0].at("gen")) << e.dump();
+    EXPECT_FALSE(e.at("error").get<std::string>().empty()) << e.dump();
+  }
+  EXPECT_EQ(result.err.find("transient worker"), std::string::npos) << result.err;
   const auto recoveries = events_named(events, "recovery");
   ASSERT_EQ(recoveries.size(), 1u);
   EXPECT_EQ(recoveries[0].at("cause"), "failed");

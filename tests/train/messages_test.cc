@@ -46,6 +46,7 @@ TEST(Messages, EveryMessageToTheCoordinatorComesBackAsSent) {
   failed.reason = "preempted";
   failed.cause = "preempted";
   failed.unreachable = {"w2"};
+  failed.error = "Connection reset by peer";
   const auto report = to_coordinator(failed);
   EXPECT_EQ(report.kind, Report::Kind::kFailed);
   EXPECT_EQ(report.gen, 3);
@@ -53,6 +54,7 @@ TEST(Messages, EveryMessageToTheCoordinatorComesBackAsSent) {
   EXPECT_EQ(report.attempted, 41);
   EXPECT_TRUE(report.leaving);
   EXPECT_EQ(report.unreachable, std::vector<std::string>{"w2"});
+  EXPECT_EQ(report.error, "Connection reset by peer");
   Report done;
   done.kind = Report::Kind::kDone;
   done.gen = 4;

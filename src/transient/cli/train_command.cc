@@ -369,8 +369,9 @@ void add_train_commands(CLI::App& app, launch::ForkServer* fork_server) {
       ->transform(within(Bound{0, 1e6, "", true}))
       ->capture_default_str();
   worker->add_flag("--quiet", worker_options->quiet,
-                   "say nothing on stderr of the generations it joins or of the job's end "
-                   "(`transient train` starts its workers so: it prints the job's progress)");
+                   "say nothing on stderr of the generations it joins, fails or leaves or of the "
+                   "job's end (`transient train` starts its workers so: it prints the job's "
+                   "progress, and the coordinator records why a generation failed)");
   worker->callback([worker, worker_options] {
     // Orchestrators (Kubernetes, Slurm, SkyPilot, torchrun's conventions) pass these in the
     // environment; a flag given outright wins.

@@ -332,19 +332,13 @@ void add_membership(HtmlPage& page, const Job& job) {
                    recovery_rows);
   }
   Rows changes;
-  static const std::set<std::string> kShown = {"worker_joined",
-                                               "worker_rejoined",
-                                               "worker_left",
-                                               "worker_failed",
-                                               "revocation_injected",
-                                               "generation",
-                                               "recovery",
-                                               "diverged",
-                                               "done",
-                                               "stopped",
-                                               "failed",
-                                               "job_failed",
-                                               "coordinator_restarted"};
+  static const std::set<std::string> kShown = {"worker_joined",     "worker_rejoined",
+                                               "worker_left",       "worker_failed",
+                                               "generation_failed", "revocation_injected",
+                                               "generation",        "recovery",
+                                               "diverged",          "done",
+                                               "stopped",           "failed",
+                                               "job_failed",        "coordinator_restarted"};
   for (const auto& e : events) {
     if (!kShown.count(e.type)) continue;
     std::string details;

@@ -529,6 +529,17 @@ void Coordinator::handle_report(Worker& worker, const message::Report& report) {
     membership_.end_job("worker " + worker.id + " failed: " + error);
     return;
   }
+  if (report.kind == Kind::kFailed && !report.error.empty()) {
+    // What each member's collective said (Gloo's words: a peer reset, a time-out), for the
+    // records: the membership rules need only the step it holds.
+    nlohmann::json failed = {{"event", "generation_failed"},
+                             {"worker", worker.id},
+                             {"gen", report.gen},
+                             {"step", report.step},
+                             {"error", report.error}};
+    if (!report.unreachable.empty()) failed["unreachable"] = report.unreachable;
+    events_.append(failed);
+  }
   if (report.kind == Kind::kDiverged) {
     // Every member reports it (the loss is all-reduced): the first report decides.
     const std::int64_t step = std::max<std::int64_t>(0, report.step);

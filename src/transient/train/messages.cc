@@ -133,6 +133,7 @@ nlohmann::json encode_report(const Report& report) {
       m["reason"] = report.reason;
       m["cause"] = report.cause;
       if (!report.unreachable.empty()) m["unreachable"] = report.unreachable;
+      if (!report.error.empty()) m["error"] = report.error;
       break;
     case Report::Kind::kDone:
       m["result"] = to_json(report.result.value_or(WorkerResult{}));

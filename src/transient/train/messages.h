@@ -52,8 +52,8 @@ struct Report {
   std::string cause;            // what ended its generation (failed)
   std::vector<std::string> unreachable;  // members whose probe it could not reach (failed)
   std::optional<WorkerResult> result;    // done
-  std::string error;                     // fatal
-  std::string loss;                      // diverged: "nan", "inf", ...
+  std::string error;  // fatal: the job's error; failed: the collective's (e.g. Gloo's) words
+  std::string loss;   // diverged: "nan", "inf", ...
 };
 struct Progress {
   ProgressReport report;

@@ -450,9 +450,14 @@ class Worker {
           named += (named.empty() ? "; it cannot reach " : ", ") + id + " at " + probe_of(id);
         }
         report("failed", holds_state_ ? step_ : -1, std::max(attempted, step_), leaving, reason,
-               unreachable);
-        print_line("transient worker %s: generation %lld failed (%s%s)\n", connection_.id().c_str(),
-                   static_cast<long long>(config_.generation), failure.what(), named.c_str());
+               unreachable, failure.what());
+        // The coordinator records it (a generation_failed event); a --quiet worker's launcher
+        // says what was lost.
+        if (announces_) {
+          print_line("transient worker %s: generation %lld failed (%s%s)\n",
+                     connection_.id().c_str(), static_cast<long long>(config_.generation),
+                     failure.what(), named.c_str());
+        }
         if (leaving) {
           store_state_on_leaving();  // the peers that failed with it may all be leaving too
           connection_.leave(reason);
@@ -489,8 +494,10 @@ class Worker {
     connection_.send(new_report(kind, step));
   }
 
+  // `error`: what failed the generation (a failed report), for the coordinator's records.
   void report(const std::string& what, std::int64_t held, std::int64_t attempted, bool leaving,
-              const std::string& reason, const std::vector<std::string>& unreachable = {}) {
+              const std::string& reason, const std::vector<std::string>& unreachable = {},
+              const std::string& error = "") {
     message::Report message = new_report(
         what == "boundary" ? message::Report::Kind::kBoundary : message::Report::Kind::kFailed,
         held);
@@ -499,6 +506,7 @@ class Worker {
     message.reason = reason;
     message.cause = reason;
     message.unreachable = unreachable;
+    message.error = error;
     connection_.report(message, {{"gen", config_.generation},
                                  {"reported", true},
                                  {"step", held},
@@ -1356,7 +1364,8 @@ class Worker {
   GenerationConfig config_;  // of the current generation
   int rank_ = 0;
   int world_size_ = 1;
-  const bool announces_;  // says when it joins a generation and when it ends (not --quiet)
+  // Says when it joins, fails or leaves a generation and when the job ends (not --quiet).
+  const bool announces_;
   c10::intrusive_ptr<c10d::ProcessGroupGloo> group_;
   // The generation was ended by the coordinator (a member lost): a collective still waited for
   // is given up (wait_all).
