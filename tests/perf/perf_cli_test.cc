@@ -300,12 +300,19 @@ const char* kCpuCatalog =
 
 // `fit --profile` on the trainer's steps.csv: the calibrated profile predicts the run it was
 // measured on (one worker: 64 samples per 0.004 + 0.180 s step, the median), where the profile's
-// own measurement (0.02 s per 32 samples) predicted eight times that.
+// own measurement (0.02 s per 32 samples) predicted eight times that. A CPU's step depends on its
+// threads: the profile's (timed on 4) and the job's workers' (1 each, in its summary.json) are
+// both said, and the calibrated profile holds the workers'.
 TEST(FitCli, CalibratedProfileReproducesTheMeasuredRun) {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / "transient_fit_calibrate";
   write_trainer_job(dir / "job", 1, 0.180, 64);
-  std::ofstream(dir / "cnn.json") << kCnnProfile;
+  std::ofstream(dir / "job" / "summary.json") << R"({"steps": 40, "threads_per_worker": 1})";
+  std::string profile_text = kCnnProfile;
+  profile_text.replace(profile_text.find("\"step_time_s\": 0.02}"),
+                       std::string("\"step_time_s\": 0.02}").size(),
+                       "\"step_time_s\": 0.02, \"threads\": 4}");
+  std::ofstream(dir / "cnn.json") << profile_text;
   std::ofstream(dir / "catalog.csv") << kCpuCatalog;
   const std::string out = (dir / "calibrated.json").string();
   const CliResult fit = run_cli("fit --data " + (dir / "job").string() + " --profile " +
@@ -313,9 +320,15 @@ TEST(FitCli, CalibratedProfileReproducesTheMeasuredRun) {
   ASSERT_EQ(fit.exit_code, 0) << fit.out;
   EXPECT_NE(fit.out.find("calibrated cnn on 40 trainer steps of model cnn"), std::string::npos)
       << fit.out;
+  EXPECT_NE(fit.out.find("one worker on Test CPU with 1 thread: "), std::string::npos) << fit.out;
+  EXPECT_NE(fit.out.find("(the profile had 0.02 s per step of 32 samples on Test CPU with 4 "
+                         "threads)"),
+            std::string::npos)
+      << fit.out;
   const auto profile = nlohmann::json::parse(std::ifstream(out));
   EXPECT_EQ(profile.at("batch_per_worker"), 64);
   EXPECT_EQ(profile.at("measured").at("device"), "Test CPU");
+  EXPECT_EQ(profile.at("measured").at("threads"), 1);
   auto predict = [&](const std::string& file) {
     const CliResult r =
         run_cli("predict --profile " + file + " --catalog " + (dir / "catalog.csv").string() +
@@ -326,6 +339,11 @@ TEST(FitCli, CalibratedProfileReproducesTheMeasuredRun) {
   const double measured = 64 / (0.003 + 0.180 + 0.001);
   EXPECT_NEAR(predict(out), measured, 0.01 * measured);
   EXPECT_GT(predict((dir / "cnn.json").string()), 4 * measured);  // uncalibrated: 1600 samples/s
+  const CliResult text = run_cli("predict --profile " + out + " --catalog " +
+                                 (dir / "catalog.csv").string() + " --cluster 1xtestbox");
+  EXPECT_NE(text.out.find("cluster: 1 x testbox (Test CPU); 1 worker (one per GPU); allreduce"),
+            std::string::npos)
+      << text.out;
   fs::remove_all(dir);
 }
 
@@ -343,9 +361,13 @@ TEST(FitCli, CalibrationFromSeveralWorkersTakesOneWorkersShare) {
   ASSERT_EQ(fit.exit_code, 0) << fit.out;
   EXPECT_NE(fit.out.find("all-reduce in the records: 0.02 s x (n-1)/n"), std::string::npos)
       << fit.out;
+  // Neither the records (no summary.json) nor the profile say their threads: none is said.
+  EXPECT_NE(fit.out.find("one worker on K80: "), std::string::npos) << fit.out;
+  EXPECT_NE(fit.out.find("samples on Test CPU)"), std::string::npos) << fit.out;
   const auto profile = nlohmann::json::parse(std::ifstream(out));
   EXPECT_EQ(profile.at("batch_per_worker"), 64);
   EXPECT_EQ(profile.at("measured").at("device"), "K80");
+  EXPECT_FALSE(profile.at("measured").contains("threads"));
   // The slowest worker's compute sets each step (mean over the steps), plus data and optimizer.
   double slowest = 0;
   for (int step = 1; step <= 40; ++step) {

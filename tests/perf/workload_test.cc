@@ -38,7 +38,7 @@ TEST(Workload, UnknownNameListsTheBuiltins) {
 TEST(Workload, ProfileRoundTrip) {
   const Workload& r15 = find_workload("resnet-15");
   Workload w = r15;
-  w.measured = MeasuredStep{"cpu", 1.5};
+  w.measured = MeasuredStep{"cpu", 1.5, 2};
   EXPECT_TRUE(w.model.empty());  // CM-DARE's ResNet-15 is none of the trainer's models
   EXPECT_FALSE(to_json(w).contains("model"));
   w.model = "/models/net.pt";
@@ -50,6 +50,7 @@ TEST(Workload, ProfileRoundTrip) {
   EXPECT_EQ(back.tensors, w.tensors);
   ASSERT_TRUE(back.measured.has_value());
   EXPECT_DOUBLE_EQ(back.measured->step_time_s, 1.5);
+  EXPECT_EQ(back.measured->threads, 2);
 }
 
 TEST(Workload, ProfileDefaults) {
@@ -93,6 +94,10 @@ TEST(Workload, EveryNumberIsBoundedWithTheBoundInTheError) {
                       " \"parameters\": 10,\n \"measured\": {\"device\": \"K80\", "
                       "\"step_time_s\": 1e-300}\n}",
                   5, "accepted: a number from 1e-6 to 2.592e6 s");
+  expect_error_at(flops +
+                      " \"parameters\": 10,\n \"measured\": {\"device\": \"cpu\", "
+                      "\"step_time_s\": 1,\n \"threads\": 1.5}\n}",
+                  6, "\"threads\" is 1.5; accepted: a whole number from 1 to 4096 threads");
   // The bounds themselves are accepted.
   const Workload w = parse_workload_profile(
       head +

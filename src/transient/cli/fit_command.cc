@@ -100,12 +100,18 @@ void calibrate(const FitArgs& args) {
   write_file_atomically(args.calibrated_profile, perf::to_json(c.workload).dump(2) + "\n");
   fmt::print("calibrated {} on {} trainer steps of model {} (at most {} a step)\n", profile.name,
              c.steps, c.trainer_model, counted(c.max_workers, "worker"));
-  fmt::print("one worker on {}: {:.4g} s per step of {} samples, {:.1f} samples/s", device,
-             c.workload.measured->step_time_s, c.workload.batch_per_worker,
+  // A CPU's step depends on its threads: both are said where known (a profile timed on all
+  // cores beside workers that had one each).
+  const auto with_threads = [](int threads) {
+    return threads > 0 ? " with " + counted(threads, "thread") : std::string();
+  };
+  fmt::print("one worker on {}{}: {:.4g} s per step of {} samples, {:.1f} samples/s", device,
+             with_threads(c.threads), c.workload.measured->step_time_s, c.workload.batch_per_worker,
              c.measured_samples_per_s);
   if (c.previous) {
-    fmt::print(" (the profile had {:.4g} s per step of {} samples on {})", c.previous->step_time_s,
-               profile.batch_per_worker, c.previous->device);
+    fmt::print(" (the profile had {:.4g} s per step of {} samples on {}{})",
+               c.previous->step_time_s, profile.batch_per_worker, c.previous->device,
+               with_threads(c.previous->threads));
   }
   fmt::print("\n");
   if (c.allreduce_full_s > 0) {

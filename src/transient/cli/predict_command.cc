@@ -96,7 +96,7 @@ void predict(const PredictArgs& args) {
         "{}{} x {} ({}{})", groups.empty() ? "" : ", ", group.count, group.type.name,
         group.type.gpus > 1 ? std::to_string(group.type.gpus) + " x " : "", group.type.gpu);
   }
-  fmt::print("cluster: {}; {} workers (one per GPU); {}", groups, workers,
+  fmt::print("cluster: {}; {} (one per GPU); {}", groups, counted(workers, "worker"),
              perf::to_string(architecture));
   if (architecture == perf::Architecture::async_ps) {
     fmt::print(" with {}", counted(servers, "parameter server"));

@@ -40,7 +40,7 @@ perf::Workload to_workload(const train::ModelProfile& profile, const std::string
   workload.tensors = profile.tensors;
   workload.average_tensor_bytes = profile.average_tensor_bytes;
   workload.largest_tensor_bytes = profile.largest_tensor_bytes;
-  workload.measured = perf::MeasuredStep{profile.device, profile.step_time_s()};
+  workload.measured = perf::MeasuredStep{profile.device, profile.step_time_s(), profile.threads};
   workload.model = profile.model;
   workload.source = "transient profile: input " + input + ", " + std::to_string(profile.threads) +
                     " threads; FLOPs of the convolutions, linear layers and matrix products run "

@@ -354,8 +354,27 @@ bool Reader::trainer_job_file(const fs::path& path) {
     trainer_events(path);
     return true;
   }
+  if (path.parent_path() == dir && path.filename() == "summary.json") {
+    // Only the workers' threads, which a CPU's step depends on; a summary cut short says none.
+    nlohmann::json summary;
+    try {
+      summary = load_json_file(name);
+    } catch (const InputError&) {
+      not_used(name, "a trainer summary.json that is not whole");
+      return true;
+    }
+    const auto threads = summary.is_object() ? summary.value("threads_per_worker", nlohmann::json())
+                                             : nlohmann::json();
+    if (threads.is_number_integer() && threads.get<int>() >= 1) {
+      out_.trainer_threads[(dir / "steps.csv").string()] = threads.get<int>();
+      out_.used.push_back(name + ": the workers' threads");
+    } else {
+      not_used(name, "a trainer summary.json without the workers' threads");
+    }
+    return true;
+  }
   if (path.parent_path() == dir && path.filename() == "steps.csv") return false;
-  not_used(name, "part of a trainer job directory (summary, checkpoints, part files)");
+  not_used(name, "part of a trainer job directory (checkpoints, part files)");
   return true;
 }
 

@@ -16,8 +16,9 @@
 //   (`model,start_type,run,seconds`);
 // - our trainer's job directories (a folder holding `steps.csv`, columns
 //   `step,worker,batch,data_s,compute_s,allreduce_s,optimizer_s,...`): steps.csv, the model named
-//   in job.json, checkpoint writes from events.jsonl (every line must be a JSON object); the rest
-//   of a job directory (summary, checkpoints, part files) is listed as not used;
+//   in job.json, checkpoint writes from events.jsonl (every line must be a JSON object), the
+//   workers' threads from summary.json; the rest of a job directory (checkpoints, part files, a
+//   summary without threads) is listed as not used;
 // - files for other parts (revocations, lifetimes, start-up, chief re-joining curves), recognised
 //   by header and listed as not used here.
 // Any other file is an InputError naming it: nothing is skipped silently.
@@ -82,6 +83,8 @@ struct MeasurementSet {
   std::vector<RestartMeasurement> restarts;
   std::vector<TrainerStepMeasurement> trainer_steps;  // aggregated per step
   std::map<std::string, std::string> trainer_models;  // steps.csv path -> model in its job.json
+  // steps.csv path -> its workers' intra-op threads (summary.json's threads_per_worker)
+  std::map<std::string, int> trainer_threads;
   std::vector<TrainerCheckpointWrite> trainer_checkpoints;  // from events.jsonl
   std::vector<std::string> used;                            // "path: what it gave"
   std::vector<std::string> not_used;  // "path: recognised as ..., not used by perf"

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "transient/core/bounds.h"
 #include "transient/core/error.h"
@@ -47,10 +48,16 @@ ProfileCalibration calibrate_profile(const Workload& profile, const MeasurementS
                      std::to_string(batch) +
                      " samples per worker; accepted: 1e-6 s to 30 days, as a profile holds it");
   }
+  std::set<int> threads;
+  for (const auto& step : data.trainer_steps) {
+    const auto found = data.trainer_threads.find(step.source);
+    threads.insert(found == data.trainer_threads.end() ? 0 : found->second);
+  }
+  out.threads = threads.size() == 1 ? *threads.begin() : 0;
   out.workload = profile;
   out.previous = profile.measured;
   out.workload.batch_per_worker = static_cast<int>(batch);
-  out.workload.measured = MeasuredStep{device, step_s};
+  out.workload.measured = MeasuredStep{device, step_s, out.threads};
   out.workload.source = profile.source + (profile.source.empty() ? "" : "; ") +
                         "step calibrated on " + std::to_string(n) +
                         " steps of the trainer's records (transient fit) on " + device;

@@ -5,7 +5,8 @@
 // trainer's steps.csv is the step as training ran it (data loading, the trainer's threads, the
 // batch each worker really had). The calibrated profile is the input profile with
 //   batch_per_worker = the records' per-worker batch (the median over steps of batch / workers),
-//   measured = {device, one worker's step without its all-reduce at that batch}
+//   measured = {device, one worker's step without its all-reduce at that batch, the jobs'
+//               workers' threads where their summary.json say and agree}
 // where the step is calibrate_trainer()'s (trainer_calibration.h): other_s + compute_fixed_s +
 // compute_per_sample_s x batch. `predict --profile` and `plan --profile` use a measured step in
 // place of the modelled compute on workers whose GPU model is `device`, and model the all-reduce
@@ -32,6 +33,10 @@ struct ProfileCalibration {
   int max_workers = 0;                // the most workers in a recorded step
   double measured_samples_per_s = 0;  // one worker alone at batch_per_worker, by the calibration
   double allreduce_full_s = 0;  // the records' all-reduce x n/(n-1); 0 without several workers
+  // The jobs' workers' intra-op threads (summary.json), when every job says and all agree; 0
+  // otherwise. A CPU's step depends on it: a profile timed on all cores is faster than a worker
+  // that had one of them.
+  int threads = 0;
   std::optional<MeasuredStep> previous;  // the input profile's measured step, if any
 };
 

@@ -259,10 +259,12 @@ Workload parse_workload_profile(const std::string& text, const std::string& name
     if (!m.is_object()) {
       r.fail("measured", "\"measured\" must be an object {\"device\": ..., \"step_time_s\": ...}");
     }
-    r.only_keys(m, {"device", "step_time_s"}, at);
+    r.only_keys(m, {"device", "step_time_s", "threads"}, at);
     MeasuredStep step;
     step.device = r.text(m, "device", true, "", at);
     step.step_time_s = r.number(m, "step_time_s", bounds::kStepTimeS, true, 0, false, at);
+    constexpr Bound kThreads{1.0, 4096.0, "threads", true};
+    step.threads = static_cast<int>(r.number(m, "threads", kThreads, false, 0, false, at));
     w.measured = step;
   }
   w.source = root.contains("source") ? r.text(root, "source", false, "") : "profile " + name;
@@ -290,6 +292,7 @@ nlohmann::json to_json(const Workload& w) {
   };
   if (w.measured) {
     out["measured"] = {{"device", w.measured->device}, {"step_time_s", w.measured->step_time_s}};
+    if (w.measured->threads > 0) out["measured"]["threads"] = w.measured->threads;
   }
   if (!w.model.empty()) out["model"] = w.model;
   return out;

@@ -51,10 +51,11 @@ namespace transient::perf {
 // for its small and big Shake-Shakes, the mean of the three.
 inline constexpr double kFlopsPerCmdareFlop = 42.35;
 
-// One worker's measured step time on a named device (GPU model, e.g. "K80", or "cpu").
+// One worker's measured step time on a named device (GPU model, e.g. "K80", or a CPU's model).
 struct MeasuredStep {
   std::string device;        // compared case-insensitively with InstanceType::gpu
   double step_time_s = 0.0;  // seconds per step of batch_per_worker samples, > 0
+  int threads = 0;           // a CPU's step: the intra-op threads it ran with; 0: not known
 };
 
 struct Workload {
