@@ -228,7 +228,7 @@ TEST_F(MeasurementFiles, ReadsTrainerSteps) {
 
 TEST_F(MeasurementFiles, TrainerJobDirectoriesCalibrate) {
   // compute 0.05 s + 1e-3 s/sample, other 0.01 s, all-reduce 0.04 s x (n-1)/n; global batch 120.
-  auto job = [&](const std::string& dir, int workers) {
+  auto job = [&](const std::string& dir, int workers, const std::string& summary) {
     std::string steps = "step,worker,batch,data_s,compute_s,allreduce_s,optimizer_s,loss\n";
     const double batch = 120.0 / workers;
     const double allreduce = 0.04 * (workers - 1.0) / workers;
@@ -242,17 +242,21 @@ TEST_F(MeasurementFiles, TrainerJobDirectoriesCalibrate) {
     }
     write(dir + "/steps.csv", steps);
     write(dir + "/job.json", R"({"model": "cnn", "global_batch": 120})");
-    write(dir + "/summary.json", "{}");
+    write(dir + "/summary.json", summary);
     write(dir + "/checkpoints/step-00000005.pt", "binary");
     write(dir + "/events.jsonl",
           "{\"event\":\"generation\",\"gen\":0}\n"
           "{\"event\":\"checkpoint\",\"bytes\":2000000,\"write_s\":0.04}\n");
   };
-  job("one", 1);
-  job("two", 2);
-  job("three", 3);
+  job("one", 1, R"({"threads_per_worker": 2})");
+  job("two", 2, "{}");
+  job("three", 3, R"({"threads_per_worker": 5000})");
   const MeasurementSet data = read_measurements(dir_.string());
   EXPECT_EQ(data.trainer_checkpoints.size(), 3u);
+  // The workers' threads where a summary says them within what a profile holds (1 to 4096).
+  ASSERT_EQ(data.trainer_threads.size(), 1u);
+  EXPECT_EQ(data.trainer_threads.begin()->second, 2);
+  EXPECT_NE(data.trainer_threads.begin()->first.find("one"), std::string::npos);
   const TrainerCalibrationResult result = calibrate_trainer(data);
   ASSERT_EQ(result.models.size(), 1u);
   const TrainerCalibration& c = result.models[0];

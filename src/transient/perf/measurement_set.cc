@@ -365,7 +365,9 @@ bool Reader::trainer_job_file(const fs::path& path) {
     }
     const auto threads = summary.is_object() ? summary.value("threads_per_worker", nlohmann::json())
                                              : nlohmann::json();
-    if (threads.is_number_integer() && threads.get<int>() >= 1) {
+    // As a profile holds them (workload.cc): 1 to 4096.
+    if (threads.is_number_integer() && threads.get<long long>() >= 1 &&
+        threads.get<long long>() <= 4096) {
       out_.trainer_threads[(dir / "steps.csv").string()] = threads.get<int>();
       out_.used.push_back(name + ": the workers' threads");
     } else {
