@@ -9,6 +9,12 @@
 #include "transient/core/duration.h"
 
 namespace transient::train {
+namespace {
+
+// On a terminal: back to the row's start and erase it, the progress line on it if any.
+constexpr const char* kEraseRow = "\r\033[K";
+
+}  // namespace
 
 ProgressLine::ProgressLine(double log_interval_s)
     : terminal_(::isatty(STDERR_FILENO) == 1), log_interval_s_(log_interval_s) {}
@@ -56,13 +62,13 @@ void ProgressLine::finish() {
 
 void ProgressLine::clear() {
   if (open_) {
-    std::fprintf(stderr, "\r\033[K");
+    std::fputs(kEraseRow, stderr);
     open_ = false;
   }
 }
 
 void print_line(const char* format, ...) {
-  std::string text = ::isatty(STDERR_FILENO) == 1 ? "\r\033[K" : "";
+  std::string text = ::isatty(STDERR_FILENO) == 1 ? kEraseRow : "";
   std::va_list args;
   va_start(args, format);
   std::va_list again;
