@@ -33,8 +33,8 @@ namespace transient::train {
 
 using NamedTensors = std::vector<std::pair<std::string, torch::Tensor>>;
 
-// fp16 training's loss scale (worker.cc), as PyTorch's GradScaler keeps it: it starts at 2^16,
-// halves at every step whose summed gradients overflow (that step changes no parameter), and
+// fp16 training's loss scale (training_state.h), as PyTorch's GradScaler keeps it: it starts at
+// 2^16, halves at every step whose summed gradients overflow (that step changes no parameter), and
 // doubles after 2000 steps in a row without.
 inline constexpr double kLossScaleInitial = 65536;
 inline constexpr double kLossScaleGrowth = 2;
@@ -52,8 +52,8 @@ struct CheckpointState {
   std::string optimizer = "sgd";
   std::vector<std::pair<std::string, NamedTensors>> optimizer_state;  // slot: {parameter: tensor}
   torch::Tensor rng_state;
-  // fp16 training's loss scale (--precision fp16, worker.cc) and the steps since it last grew or
-  // fell; 0 in other jobs' checkpoints, which hold no "grad_scaler" entry.
+  // fp16 training's loss scale (--precision fp16, training_state.h) and the steps since it last
+  // grew or fell; 0 in other jobs' checkpoints, which hold no "grad_scaler" entry.
   double loss_scale = 0;
   std::int64_t loss_scale_steps = 0;
 };

@@ -8,25 +8,17 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <ATen/autocast_mode.h>
 #include <ATen/record_function.h>
-#include <torch/cuda.h>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 
 #include <atomic>
 #include <chrono>
 #include <cmath>
-#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
-#include <deque>
 #include <filesystem>
-#include <fstream>
-#include <map>
-#include <mutex>
 #include <nlohmann/json.hpp>
-#include <numeric>
 #include <optional>
 #include <set>
 #include <thread>
@@ -38,20 +30,18 @@
 #include "transient/train/channel.h"
 #include "transient/train/checkpoint.h"
 #include "transient/train/coordinator_store.h"
-#include "transient/train/cuda_support.h"
-#include "transient/train/datasets.h"
 #include "transient/train/gradient_buckets.h"
 #include "transient/train/group_reaper.h"
-#include "transient/train/image_folder.h"
-#include "transient/train/models.h"
-#include "transient/train/optimizer.h"
 #include "transient/train/progress_line.h"
 #include "transient/train/protocol.h"
 #include "transient/train/rendezvous_store.h"
+#include "transient/train/shard_loader.h"
 #include "transient/train/sharding.h"
 #include "transient/train/step_trace.h"
 #include "transient/train/token_proof.h"
 #include "transient/train/trainer.h"
+#include "transient/train/training_device.h"
+#include "transient/train/training_state.h"
 #include "transient/train/worker_connection.h"
 
 namespace transient::train {
@@ -85,37 +75,6 @@ std::string step_row(std::int64_t step, int rank, std::int64_t batch, double dat
   return line;
 }
 
-// Tensors of one dtype as one flat tensor, and back into their shapes.
-torch::Tensor flatten(const std::vector<torch::Tensor>& tensors) {
-  std::vector<torch::Tensor> flat;
-  for (const auto& tensor : tensors) flat.push_back(tensor.reshape(-1));
-  return torch::cat(flat);
-}
-
-std::vector<torch::Tensor> unflatten(const torch::Tensor& flat,
-                                     const std::vector<torch::Tensor>& like) {
-  std::vector<torch::Tensor> parts;
-  std::int64_t offset = 0;
-  for (const auto& tensor : like) {
-    parts.push_back(flat.narrow(0, offset, tensor.numel()).view(tensor.sizes()));
-    offset += tensor.numel();
-  }
-  return parts;
-}
-
-OptimizerSettings optimizer_settings(const TrainOptions& options) {
-  OptimizerSettings settings;
-  settings.name = options.optimizer;
-  settings.lr = options.lr;
-  settings.momentum = options.momentum;
-  settings.nesterov = options.nesterov;
-  settings.weight_decay = options.weight_decay;
-  settings.beta1 = options.beta1;
-  settings.beta2 = options.beta2;
-  settings.eps = options.eps;
-  return settings;
-}
-
 // How a generation ended for this worker.
 enum class Ending { kFinished, kStopped, kBoundary, kDiverged };
 
@@ -124,96 +83,6 @@ enum class Ending { kFinished, kStopped, kBoundary, kDiverged };
 void next_phase(std::optional<at::RecordFunction>& phase, const char* name) {
   phase.emplace(at::RecordScope::USER_SCOPE);
   if (phase->isActive()) phase->before(name);
-}
-
-// The job's --precision for what runs in its scope (the forward pass and the loss): bf16 (fp16)
-// turns on autocast in bfloat16 (float16) for the model's device (the CPU or CUDA), which runs
-// matrix products and convolutions in that type and keeps reductions, softmax and the losses in
-// fp32, as torch.autocast does; the parameters stay fp32 and backward gives fp32 gradients. fp32
-// leaves everything as it is. Autocast's state is the thread's, and its cache of cast weights is
-// cleared when the scope ends (the weights change at every step).
-class AutocastScope {
- public:
-  AutocastScope(Precision precision, torch::Device device)
-      : enabled_(precision != Precision::kFp32), type_(device.type()) {
-    if (!enabled_) return;
-    was_enabled_ = at::autocast::is_autocast_enabled(type_);
-    was_dtype_ = at::autocast::get_autocast_dtype(type_);
-    at::autocast::set_autocast_enabled(type_, true);
-    at::autocast::set_autocast_dtype(type_,
-                                     precision == Precision::kFp16 ? at::kHalf : at::kBFloat16);
-    at::autocast::increment_nesting();
-  }
-  ~AutocastScope() {
-    if (!enabled_) return;
-    if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
-    at::autocast::set_autocast_enabled(type_, was_enabled_);
-    at::autocast::set_autocast_dtype(type_, was_dtype_);
-  }
-  AutocastScope(const AutocastScope&) = delete;
-  AutocastScope& operator=(const AutocastScope&) = delete;
-
- private:
-  bool enabled_;
-  at::DeviceType type_;
-  bool was_enabled_ = false;
-  at::ScalarType was_dtype_ = at::kBFloat16;
-};
-
-// The device a worker trains on (--device; --gpu picks among the host's GPUs). Throws InputError
-// for --device cuda on a host without a usable GPU, saying why.
-torch::Device training_device(Device wanted, int gpu) {
-  if (wanted == Device::kCpu) return torch::kCPU;
-  const int gpus = wanted == Device::kAuto ? usable_gpus() : require_usable_gpus();
-  if (gpus == 0) return torch::kCPU;
-  return {torch::kCUDA, static_cast<c10::DeviceIndex>(gpu % gpus)};
-}
-
-// Host copies of a GPU's tensors for checkpoints, in one pinned buffer reused from snapshot to
-// snapshot once the writer no longer holds the last snapshot's tensors (views into it). Pinning
-// memory (cudaHostAlloc) costs more than the copies: a ResNet-50's state (parameters and
-// momentum, 200 MB) pinned tensor by tensor stalled the step 110-150 ms, and far more while the
-// writer still held the previous one (docs/benchmarks.md, "GPUs").
-class SnapshotArena {
- public:
-  // Views into the buffer holding `tensors`, each filled by a copy that does not wait:
-  // synchronise the device before reading them.
-  std::vector<torch::Tensor> copy(const std::vector<torch::Tensor>& tensors) {
-    constexpr std::int64_t kAlign = 64;  // every view starts aligned for any element type
-    std::vector<std::int64_t> offsets;
-    std::int64_t bytes = 0;
-    for (const auto& tensor : tensors) {
-      offsets.push_back(bytes);
-      bytes += (static_cast<std::int64_t>(tensor.nbytes()) + kAlign - 1) / kAlign * kAlign;
-    }
-    if (!buffer_.defined() || buffer_.numel() < bytes || buffer_.storage().use_count() > 1) {
-      buffer_ = torch::empty({std::max<std::int64_t>(bytes, 1)},
-                             torch::TensorOptions(torch::kUInt8).pinned_memory(true));
-    }
-    std::vector<torch::Tensor> copies;
-    for (std::size_t i = 0; i < tensors.size(); ++i) {
-      const auto& tensor = tensors[i];
-      auto view = buffer_.narrow(0, offsets[i], static_cast<std::int64_t>(tensor.nbytes()))
-                      .view(tensor.scalar_type())
-                      .view(tensor.sizes());
-      view.copy_(tensor.detach(), /*non_blocking=*/true);
-      copies.push_back(std::move(view));
-    }
-    return copies;
-  }
-
- private:
-  torch::Tensor buffer_;  // uint8, pinned
-};
-
-// A copy of `tensor` in host memory (a new tensor also when it is there already). From a GPU it
-// goes to pinned memory without waiting: synchronise the device before reading it.
-torch::Tensor host_copy(const torch::Tensor& tensor) {
-  if (tensor.is_cpu()) return tensor.detach().clone();
-  auto host =
-      torch::empty(tensor.sizes(), tensor.options().device(torch::kCPU).pinned_memory(true));
-  host.copy_(tensor.detach(), /*non_blocking=*/true);
-  return host;
 }
 
 class Worker {
@@ -233,27 +102,6 @@ class Worker {
     if (!data_dir.empty()) job_.options.data_dir = data_dir;
     torch::set_num_threads(std::max(1, threads > 0 ? threads : options_.threads));
     torch::manual_seed(options_.seed);
-    data_ =
-        load_dataset(options_.dataset, options_.data_dir,
-                     DataOptions{options_.image_size, options_.val_data, options_.image_mean,
-                                 options_.image_std, options_.train_subset, options_.test_subset});
-    if (data_.from_files()) {
-      data_.transform.seed = options_.seed;
-      data_.transform.augment = options_.augment;
-      loader_ = std::make_unique<ImageLoader>(data_.transform, options_.loader_threads);
-    } else {
-      data_.train.images = data_.train.images.narrow(0, 0, job_.train_samples);
-      data_.train.labels = data_.train.labels.narrow(0, 0, job_.train_samples);
-    }
-    if (options_.test_subset > 0 && options_.test_subset < data_.test_size()) {
-      test_samples_ = options_.test_subset;
-    } else {
-      test_samples_ = data_.test_size();
-    }
-    if (!data_.from_files() && test_samples_ < data_.test.labels.size(0)) {
-      data_.test.images = data_.test.images.narrow(0, 0, test_samples_);
-      data_.test.labels = data_.test.labels.narrow(0, 0, test_samples_);
-    }
     if (!options_.model_sha256.empty()) {
       const std::string mine = file_sha256(options_.model);
       if (mine != options_.model_sha256) {
@@ -267,21 +115,11 @@ class Worker {
     if (device_.is_cuda()) {
       print_line("transient worker %s: training on %s\n", connection_.id().c_str(),
                  device_.str().c_str());
-      const auto channels = static_cast<std::int64_t>(data_.mean.size());
-      mean_ = torch::tensor(data_.mean, torch::kFloat32).view({1, channels, 1, 1}).to(device_);
-      stdev_ = torch::tensor(data_.stdev, torch::kFloat32).view({1, channels, 1, 1}).to(device_);
     }
-    model_ = make_model(options_.model, data_.shape);  // initialised on the CPU: the same anywhere
-    model_->to(device_);
-    if (channels_last(*model_, options_.memory_format)) to_channels_last(*model_);
-    model_->train();
-    for (const auto& item : model_->named_parameters()) {
-      parameter_names_.push_back(item.key());
-      parameters_.push_back(item.value());
-    }
-    optimizer_ = std::make_unique<Optimizer>(optimizer_settings(options_), parameters_);
-    buckets_ =
-        std::make_unique<GradientBuckets>(parameters_, options_.bucket_bytes, options_.compress);
+    samples_.emplace(job_, device_);
+    state_.emplace(options_, samples_->shape(), device_);
+    buckets_ = std::make_unique<GradientBuckets>(state_->parameters(), options_.bucket_bytes,
+                                                 options_.compress);
     if (traced) {
       const char* dir = std::getenv("TRANSIENT_TRACE_DIR");
       const std::string name = "trace-" + connection_.id() + ".json";
@@ -604,7 +442,7 @@ class Worker {
       if (!config_.checkpoint.empty()) {
         load_checkpoint();
       } else if (rolled_back_) {
-        initial_state();  // a rollback with no checkpoint before the divergence
+        state_->reset();  // a rollback with no checkpoint before the divergence
       }
       rolled_back_ = false;
       step_ = config_.start_step < 0 ? 0 : config_.start_step;
@@ -614,43 +452,7 @@ class Worker {
     if (all_equal) return;
     const int source =
         static_cast<int>(std::find(steps.begin(), steps.end(), most) - steps.begin());
-    torch::NoGradGuard no_grad;
-    // Everything is received into temporaries and committed only once the last broadcast has
-    // succeeded: a source lost half-way leaves this member's state and step as they were.
-    // Over Gloo from host memory, also from a GPU.
-    auto flat = flatten(parameters_).to(torch::kCPU);
-    broadcast({flat}, source);
-    auto slots = optimizer_->state();
-    for (auto& slot : slots) {  // one flat tensor per slot: AdamW's step counts are integers
-      auto flat_slot = flatten(slot.tensors).to(torch::kCPU);
-      broadcast({flat_slot}, source);
-      slot.tensors = unflatten(flat_slot, slot.tensors);
-    }
-    std::vector<torch::Tensor> buffers;
-    for (auto& item : model_->named_buffers()) buffers.push_back(host_copy(item.value()));
-    synchronize();
-    for (auto& buffer : buffers) broadcast({buffer}, source);
-    auto generator = at::detail::getDefaultCPUGenerator();
-    torch::Tensor rng;
-    {
-      std::lock_guard<std::mutex> lock(generator.mutex());
-      rng = generator.get_state().clone();
-    }
-    broadcast({rng}, source);
-    auto scale =
-        torch::tensor({loss_scale_, static_cast<double>(loss_scale_steps_)}, torch::kFloat64);
-    if (options_.precision == Precision::kFp16) broadcast({scale}, source);
-    if (rank_ != source) {
-      loss_scale_ = scale[0].item<double>();
-      loss_scale_steps_ = static_cast<std::int64_t>(scale[1].item<double>());
-      const auto received = unflatten(flat, parameters_);
-      for (std::size_t p = 0; p < parameters_.size(); ++p) parameters_[p].copy_(received[p]);
-      optimizer_->set_state(slots);  // the same layout on every member: it fits
-      std::size_t i = 0;
-      for (auto& item : model_->named_buffers()) item.value().copy_(buffers[i++]);
-      std::lock_guard<std::mutex> lock(generator.mutex());
-      generator.set_state(rng);
-    }
+    state_->broadcast([&](torch::Tensor& tensor) { broadcast({tensor}, source); }, rank_ != source);
     step_ = most;
     holds_state_ = true;
   }
@@ -728,30 +530,19 @@ class Worker {
       for (const auto& part : computed) computed_count += part.count;
       torch::Tensor images;
       torch::Tensor labels;
-      if (computed_count > 0 && loader_) {
-        auto batch = take_batch(position.epoch, computed);
+      if (computed_count > 0) {
+        auto batch = samples_->train_batch(config_.generation, position.epoch, computed);
         images = std::move(batch.images);
         labels = std::move(batch.labels);
         report_skipped(batch.skipped);
-      } else if (computed_count > 0) {
-        auto index = torch::tensor(sample_indices(position.epoch, computed), torch::kInt64);
-        if (device_.is_cuda()) {  // gathered straight into pinned memory, whence it is copied
-          auto sizes = data_.train.images.sizes().vec();
-          sizes[0] = index.size(0);
-          images = torch::empty(sizes, data_.train.images.options().pinned_memory(true));
-          torch::index_select_out(images, data_.train.images, 0, index);
-        } else {
-          images = data_.train.images.index_select(0, index);
-        }
-        labels = data_.train.labels.index_select(0, index);
       }
-      if (computed_count > 0) std::tie(images, labels) = on_device(images, labels, !loader_);
-      if (loader_ && step_ + 1 < job_.total_steps) {
-        // The next step's samples are decoded while this one computes (the members and their
-        // shares stay unless the generation ends, and then the guess is dropped).
+      if (step_ + 1 < job_.total_steps) {
+        // An image folder's next step's samples are decoded while this one computes (the
+        // members and their shares stay unless the generation ends, and then the guess is
+        // dropped).
         const auto next = position_of_step(step_ + 1, job_.train_samples, options_.global_batch);
         const Shard next_shard = shard_of_step(next);
-        if (next_shard.count > 0) prefetch(next.epoch, next_shard);
+        if (next_shard.count > 0) samples_->prefetch(config_.generation, next.epoch, next_shard);
       }
       const double data_s = seconds_since(phase_start);
       next_phase(phase, "transient::forward_backward");
@@ -773,7 +564,7 @@ class Worker {
         torch::Tensor loss;
         {
           AutocastScope precision(options_.precision, device_);
-          auto scores = model_->forward(images);
+          auto scores = state_->model().forward(images);
           // Summed over the shard and divided by the global batch: the all-reduced sum is then
           // exactly the mean gradient of the global batch, whatever the split.
           loss = summed_loss(scores, labels) / static_cast<double>(position.batch);
@@ -782,7 +573,7 @@ class Worker {
         buckets_->control()[0] = local_loss;  // before backward: it goes with the first bucket
         if (options_.precision == Precision::kFp16) {
           // Scaled, so that small gradients survive fp16; unscaled after the sum.
-          (loss * loss_scale_).backward();
+          (loss * state_->loss_scale()).backward();
         } else {
           loss.backward();
         }
@@ -824,21 +615,23 @@ class Worker {
       phase_start = Clock::now();
       // fp16: the summed gradient unscaled; one that overflowed changes nothing and the scale
       // falls (every member sees the same sum, and decides the same).
-      const bool overflowed = options_.precision == Precision::kFp16 && !unscale_gradients();
+      const bool overflowed =
+          options_.precision == Precision::kFp16 && !state_->unscale_gradients();
       if (options_.clip_grad_norm > 0 && !overflowed) {
         // The summed gradient is the same on every member: so is its norm, and the clipping.
-        torch::nn::utils::clip_grad_norm_(parameters_, options_.clip_grad_norm);
+        torch::nn::utils::clip_grad_norm_(state_->parameters(), options_.clip_grad_norm);
       }
       const double lr = learning_rate_at(step_, job_.total_steps, job_.warmup_steps,
                                          options_.lr * config_.lr_scale, options_.schedule);
-      if (!overflowed) optimizer_->step(lr);
+      if (!overflowed) state_->optimizer().step(lr);
       const double optimizer_s = seconds_since(phase_start);
       phase.reset();
       step_scope.reset();
       if (trace_) trace_->after(step_ + 1);
       if (overflowed && rank_ == 0) {
-        connection_.send(message::Event{
-            {{"event", "fp16_overflow"}, {"step", step_ + 1}, {"loss_scale", loss_scale_}}});
+        connection_.send(message::Event{{{"event", "fp16_overflow"},
+                                         {"step", step_ + 1},
+                                         {"loss_scale", state_->loss_scale()}}});
       }
 
       ++step_;
@@ -1006,184 +799,25 @@ class Worker {
         scores, labels, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum));
   }
 
-  // The job's seeded initial state, as the constructor made it: the model built again from the
-  // seed, zero momentum, and the generator where building the model left it.
-  void initial_state() {
-    torch::manual_seed(options_.seed);
-    const auto fresh = make_model(options_.model, data_.shape);
-    torch::NoGradGuard no_grad;
-    auto fresh_parameters = fresh->named_parameters();
-    for (const auto& item : model_->named_parameters()) {
-      item.value().copy_(fresh_parameters[item.key()]);
-    }
-    auto fresh_buffers = fresh->named_buffers();
-    for (const auto& item : model_->named_buffers()) item.value().copy_(fresh_buffers[item.key()]);
-    optimizer_->reset();
-    loss_scale_ = kLossScaleInitial;
-    loss_scale_steps_ = 0;
-  }
-
-  // fp16: divides the summed gradient by the loss scale and moves the scale (checkpoint.h's
-  // rule). False when the gradient overflowed (an infinity or NaN in it): the step is skipped.
-  bool unscale_gradients() {
-    std::vector<torch::Tensor> gradients;
-    for (const auto& parameter : parameters_) {
-      if (parameter.grad().defined()) gradients.push_back(parameter.grad());
-    }
-    const auto options = torch::TensorOptions(torch::kFloat32).device(device_);
-    auto found = torch::zeros({1}, options);
-    at::_amp_foreach_non_finite_check_and_unscale_(gradients, found,
-                                                   torch::full({1}, 1.0 / loss_scale_, options));
-    const bool overflowed = found.item<float>() > 0;
-    if (overflowed) {
-      loss_scale_ *= kLossScaleBackoff;
-      loss_scale_steps_ = 0;
-    } else if (++loss_scale_steps_ == kLossScaleInterval) {
-      loss_scale_ *= kLossScaleGrowth;
-      loss_scale_steps_ = 0;
-    }
-    return !overflowed;
-  }
-
   void load_checkpoint() {
     CheckpointRecord record;
     record.file = config_.checkpoint;
     record.bytes = config_.checkpoint_bytes;
     record.crc32 = config_.checkpoint_crc32;
     const std::string path = records::JobFiles(options_.job_dir).checkpoint(record.file);
-    const auto state = deserialize_checkpoint(connection_.fetch_checkpoint(record), path);
-    if (state.model != options_.model || state.global_batch != options_.global_batch) {
-      throw InputError(path, 0, "checkpoint of another job (model " + state.model + ")");
-    }
-    if (state.optimizer != optimizer_->name()) {
-      throw InputError(path, 0,
-                       "checkpoint of the optimiser " + state.optimizer + ", this job's is " +
-                           optimizer_->name());
-    }
-    torch::NoGradGuard no_grad;
-    // The state dict holds every parameter and buffer of the model under its name, nothing else.
-    auto parameters = model_->named_parameters();
-    auto buffers = model_->named_buffers();
-    if (state.model_state.size() != parameters.size() + buffers.size()) {
-      throw InputError(path, 0,
-                       "checkpoint holds " + std::to_string(state.model_state.size()) +
-                           " tensors, the model " + options_.model + " has " +
-                           std::to_string(parameters.size() + buffers.size()));
-    }
-    std::vector<std::pair<torch::Tensor*, const torch::Tensor*>> copies;
-    for (const auto& [name, tensor] : state.model_state) {
-      auto* target = parameters.find(name);
-      if (target == nullptr) target = buffers.find(name);
-      if (target == nullptr || !target->sizes().equals(tensor.sizes())) {
-        throw InputError(path, 0,
-                         "checkpoint's \"" + name + "\" does not fit the model " + options_.model);
-      }
-      copies.emplace_back(target, &tensor);
-    }
-    // The optimiser's state by parameter name, in the order of the model's parameters.
-    std::vector<OptimizerSlot> slots;
-    for (const auto& [slot, by_name] : state.optimizer_state) {
-      OptimizerSlot ordered{slot, {}};
-      for (const auto& name : parameter_names_) {
-        auto it = std::find_if(by_name.begin(), by_name.end(),
-                               [&](const auto& entry) { return entry.first == name; });
-        if (it == by_name.end()) {
-          throw InputError(path, 0,
-                           "checkpoint's optimiser state \"" + slot + "\" lacks parameter " + name);
-        }
-        ordered.tensors.push_back(it->second);
-      }
-      slots.push_back(std::move(ordered));
-    }
-    if (const auto why = optimizer_->set_state(slots)) throw InputError(path, 0, *why);
-    for (auto& [target, tensor] : copies) target->copy_(*tensor);
-    auto generator = at::detail::getDefaultCPUGenerator();
-    std::lock_guard<std::mutex> lock(generator.mutex());
-    generator.set_state(state.rng_state);
-    // A checkpoint of a job trained without fp16 (resumed with it) starts the scale afresh.
-    loss_scale_ = state.loss_scale > 0 ? state.loss_scale : kLossScaleInitial;
-    loss_scale_steps_ = state.loss_scale > 0 ? state.loss_scale_steps : 0;
+    state_->load(deserialize_checkpoint(connection_.fetch_checkpoint(record), path), path);
   }
 
-  CheckpointState snapshot() {
-    CheckpointState state;
-    state.model = options_.model;
-    state.global_batch = options_.global_batch;
-    state.seed = options_.seed;
-    state.step = step_;
-    const auto next = position_of_step(step_, job_.train_samples, options_.global_batch);
-    state.epoch = next.epoch;
-    state.cursor = next.cursor;
-    std::vector<torch::Tensor> parameters;
-    for (const auto& parameter : parameters_) parameters.push_back(parameter.detach());
-    std::vector<std::string> buffer_names;
-    std::vector<torch::Tensor> buffers;
-    for (const auto& item : model_->named_buffers()) {
-      buffer_names.push_back(item.key());
-      buffers.push_back(item.value());
-    }
-    auto slots = optimizer_->state();  // copies already
-    if (device_.is_cuda()) {
-      // Copied into the pinned arena without waiting, then one wait for them all (the writer
-      // thread serialises and writes them while training goes on).
-      std::vector<torch::Tensor*> on_gpu;
-      for (auto& tensor : parameters) on_gpu.push_back(&tensor);
-      for (auto& tensor : buffers) on_gpu.push_back(&tensor);
-      for (auto& slot : slots) {
-        for (auto& tensor : slot.tensors) {
-          if (!tensor.is_cpu()) on_gpu.push_back(&tensor);
-        }
-      }
-      std::vector<torch::Tensor> from;
-      for (const auto* tensor : on_gpu) from.push_back(*tensor);
-      auto copies = snapshot_arena_.copy(from);
-      for (std::size_t i = 0; i < on_gpu.size(); ++i) *on_gpu[i] = std::move(copies[i]);
-      synchronize();
-    } else {
-      for (auto& tensor : parameters) tensor = tensor.clone();
-      for (auto& tensor : buffers) tensor = tensor.clone();
-    }
-    for (std::size_t i = 0; i < parameters.size(); ++i) {
-      state.model_state.emplace_back(parameter_names_[i], std::move(parameters[i]));
-    }
-    for (std::size_t i = 0; i < buffers.size(); ++i) {
-      state.model_state.emplace_back(buffer_names[i], std::move(buffers[i]));
-    }
-    state.optimizer = optimizer_->name();
-    for (auto& slot : slots) {
-      NamedTensors by_name;
-      for (std::size_t i = 0; i < parameters_.size(); ++i) {
-        by_name.emplace_back(parameter_names_[i], std::move(slot.tensors[i]));
-      }
-      state.optimizer_state.emplace_back(slot.name, std::move(by_name));
-    }
-    auto generator = at::detail::getDefaultCPUGenerator();
-    std::lock_guard<std::mutex> lock(generator.mutex());
-    state.rng_state = generator.get_state();
-    if (options_.precision == Precision::kFp16) {
-      state.loss_scale = loss_scale_;
-      state.loss_scale_steps = loss_scale_steps_;
-    }
-    return state;
-  }
+  CheckpointState snapshot() { return state_->snapshot(step_, job_.train_samples); }
 
   // Rank 0's batch-norm statistics become everyone's (each worker saw only its shards), then the
   // test set is split among the workers and the counts all-reduced.
   std::pair<double, double> evaluate() {
     torch::NoGradGuard no_grad;
     members_agree_ = compare_states();
-    // Received into copies: a broadcast given up on the coordinator's word (wait_all) may
-    // still write into its tensor later. From a GPU, all copied before one wait.
-    std::vector<torch::Tensor> received;
-    for (auto& item : model_->named_buffers()) received.push_back(host_copy(item.value()));
-    synchronize();
-    std::size_t i = 0;
-    for (auto& item : model_->named_buffers()) {
-      broadcast({received[i]}, 0);
-      item.value().copy_(received[i++]);
-    }
-    model_->eval();
-    const std::int64_t samples = test_samples_;
+    state_->broadcast_buffers([&](torch::Tensor& tensor) { broadcast({tensor}, 0); });
+    state_->model().eval();
+    const std::int64_t samples = samples_->test_samples();
     const auto sizes = launch::split_batch(samples, world_size_);
     std::int64_t begin = 0;
     for (int r = 0; r < rank_; ++r) begin += sizes[static_cast<std::size_t>(r)];
@@ -1197,28 +831,17 @@ class Worker {
     const std::int64_t chunk = (options_.global_batch + world_size_ - 1) / world_size_;
     for (std::int64_t at = begin; at < end; at += chunk) {
       const std::int64_t count = std::min<std::int64_t>(chunk, end - at);
-      torch::Tensor images;
-      torch::Tensor labels;
-      if (loader_) {
-        std::vector<std::int64_t> indices(static_cast<std::size_t>(count));
-        std::iota(indices.begin(), indices.end(), at);
-        auto batch = loader_->load(*data_.test_files, std::move(indices), 0, false).get();
-        images = std::move(batch.images);
-        labels = std::move(batch.labels);
-        report_skipped(batch.skipped);
-        skipped_in_test_ += static_cast<std::int64_t>(batch.skipped.size());
-        if (labels.size(0) == 0) continue;
-      } else {
-        images = data_.test.images.narrow(0, at, count);
-        labels = data_.test.labels.narrow(0, at, count);
-      }
-      std::tie(images, labels) = on_device(images, labels, !loader_);
+      auto batch = samples_->test_batch(at, count);
+      report_skipped(batch.skipped);
+      skipped_in_test_ += static_cast<std::int64_t>(batch.skipped.size());
+      if (batch.labels.size(0) == 0) continue;
+      const auto& labels = batch.labels;
       AutocastScope precision(options_.precision, device_);
-      auto scores = model_->forward(images);
+      auto scores = state_->model().forward(batch.images);
       loss_sum += summed_loss(scores, labels).item<double>();
       correct += scores.argmax(1).eq(labels).sum().item<double>();
     }
-    model_->train();
+    state_->model().train();
     std::vector<torch::Tensor> totals{torch::tensor(
         {correct, loss_sum, static_cast<double>(end - begin - skipped_in_test_)}, torch::kFloat64)};
     skipped_in_test_ = 0;
@@ -1226,23 +849,6 @@ class Worker {
     wait_all(works, aborted_);
     const double count = totals[0][2].item<double>();
     return {totals[0][0].item<double>() / count, totals[0][1].item<double>() / count};
-  }
-
-  // A batch on the training device: images as the data set holds them (bytes, normalised here:
-  // on a GPU after the copy, a quarter of the bytes) or already normalised (`raw` false: an image
-  // folder's loader does it), copied to a GPU from pinned memory without waiting.
-  std::pair<torch::Tensor, torch::Tensor> on_device(const torch::Tensor& images,
-                                                    const torch::Tensor& labels, bool raw) {
-    if (device_.is_cpu()) return {raw ? normalise(data_, images) : images, labels};
-    auto moved = images.pin_memory().to(device_, /*non_blocking=*/true);
-    auto moved_labels = labels.pin_memory().to(device_, /*non_blocking=*/true);
-    if (raw) moved = moved.to(torch::kFloat32).div_(data_.divisor).sub_(mean_).div_(stdev_);
-    return {moved, moved_labels};
-  }
-
-  // Waits for the GPU's queued work (host_copy's copies among it); nothing on the CPU.
-  void synchronize() const {
-    if (device_.is_cuda()) torch::cuda::synchronize(device_.index());
   }
 
   // This member's samples of a step at `position`: its share of the global batch, after those
@@ -1254,48 +860,6 @@ class Worker {
     for (int r = 0; r < rank_; ++r) shard.begin += shares[static_cast<std::size_t>(r)];
     shard.count = shares[static_cast<std::size_t>(rank_)];
     return shard;
-  }
-
-  // The order of the samples in `epoch`: this one's, or the next one's for a prefetch (the two
-  // last asked for are kept).
-  const std::vector<std::int64_t>& permutation(std::int64_t epoch) {
-    for (const auto& [kept, order] : permutations_) {
-      if (kept == epoch) return order;
-    }
-    if (permutations_.size() == 2) permutations_.pop_front();
-    permutations_.emplace_back(epoch, epoch_permutation(job_.train_samples, options_.seed, epoch));
-    return permutations_.back().second;
-  }
-
-  // The samples of ranges of `epoch`'s permutation, one range after the other.
-  std::vector<std::int64_t> sample_indices(std::int64_t epoch, const std::vector<Shard>& parts) {
-    const auto& order = permutation(epoch);
-    std::vector<std::int64_t> indices;
-    for (const auto& part : parts) {
-      indices.insert(indices.end(), order.begin() + part.begin,
-                     order.begin() + part.begin + part.count);
-    }
-    return indices;
-  }
-
-  void prefetch(std::int64_t epoch, const Shard& shard) {
-    prefetched_ =
-        Prefetched{config_.generation, epoch, shard,
-                   loader_->load(*data_.train_files, sample_indices(epoch, {shard}), epoch, true)};
-  }
-
-  // The batch of the samples `parts` of `epoch`: the one decoded ahead if it is that one (a
-  // resumed step's parts never are), else decoded now.
-  ImageBatch take_batch(std::int64_t epoch, const std::vector<Shard>& parts) {
-    std::optional<Prefetched> ahead;
-    ahead.swap(prefetched_);
-    if (ahead && ahead->generation == config_.generation && ahead->epoch == epoch &&
-        parts.size() == 1 && ahead->shard.begin == parts[0].begin &&
-        ahead->shard.count == parts[0].count) {
-      return ahead->batch.get();
-    }
-    if (ahead) ahead->batch.wait();  // its threads are done with it before it is dropped
-    return loader_->load(*data_.train_files, sample_indices(epoch, parts), epoch, true).get();
   }
 
   // Images that did not decode are left out of their batch; each file is reported once (an
@@ -1315,12 +879,7 @@ class Worker {
   // member's (sums in double precision) is gathered and compared; a difference (a member's faulty
   // hardware, a state that did not reach a joiner) is said on stderr and in the epoch event.
   bool compare_states() {
-    std::vector<torch::Tensor> sums;
-    for (const auto& parameter : parameters_) sums.push_back(parameter.sum(torch::kFloat64));
-    for (const auto& slot : optimizer_->state()) {
-      for (const auto& tensor : slot.tensors) sums.push_back(tensor.sum(torch::kFloat64));
-    }
-    std::vector<torch::Tensor> mine{torch::stack(sums).to(torch::kCPU)};
+    std::vector<torch::Tensor> mine{state_->fingerprint()};
     std::vector<std::vector<torch::Tensor>> gathered(1);
     for (int r = 0; r < world_size_; ++r) gathered[0].push_back(torch::empty_like(mine[0]));
     std::vector<c10::intrusive_ptr<c10d::Work>> works{group_->allgather(gathered, mine)};
@@ -1344,19 +903,10 @@ class Worker {
   std::string interface_;  // ... or the interface whose address it takes ("" = advertise_)
   JobConfig job_;
   const TrainOptions& options_;
-  Dataset data_;
   torch::Device device_ = torch::kCPU;  // where the model trains
-  torch::Tensor mean_;                  // on a GPU: the data set's per-channel mean and deviation
-  torch::Tensor stdev_;
-  SnapshotArena snapshot_arena_;  // on a GPU: the checkpoints' host copies
-  // fp16 training's loss scale and the steps since it last moved (checkpoint.h).
-  double loss_scale_ = kLossScaleInitial;
-  std::int64_t loss_scale_steps_ = 0;
-  std::shared_ptr<Model> model_;
-  std::vector<std::string> parameter_names_;
-  std::vector<torch::Tensor> parameters_;
-  std::unique_ptr<Optimizer> optimizer_;
-  bool members_agree_ = true;  // at the last evaluation
+  std::optional<ShardLoader> samples_;  // the data set, and each step's shard of it
+  std::optional<TrainingState> state_;  // the model, the optimiser and what goes with them
+  bool members_agree_ = true;           // at the last evaluation
   std::unique_ptr<GradientBuckets> buckets_;
   std::unique_ptr<CheckpointWriter> writer_;  // while this worker is rank 0
   std::optional<StepTrace> trace_;            // TRANSIENT_TRACE_STEPS (step_trace.h)
@@ -1392,18 +942,8 @@ class Worker {
   bool holds_state_ = false;  // false until the first generation has given it a state
   bool rolled_back_ = false;  // its state diverged: it takes a checkpoint's or the initial one
   std::int64_t step_ = 0;     // steps completed in the state held
-  std::deque<std::pair<std::int64_t, std::vector<std::int64_t>>> permutations_;  // by epoch
-  std::int64_t test_samples_ = 0;  // evaluated: the test set, or its first --test-subset
-  // Image folders: the loader threads, the next step's batch decoded ahead, and the files that
-  // did not decode (each reported once).
-  std::unique_ptr<ImageLoader> loader_;
-  struct Prefetched {
-    std::int64_t generation = -1;
-    std::int64_t epoch = -1;
-    Shard shard;
-    std::shared_future<ImageBatch> batch;
-  };
-  std::optional<Prefetched> prefetched_;
+  // Image folders: the files that did not decode (each reported once), and those of the
+  // evaluation under way.
   std::set<std::string> skipped_files_;
   std::int64_t skipped_in_test_ = 0;
   std::int64_t evaluated_at_ = -1;

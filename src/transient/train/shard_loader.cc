@@ -1,0 +1,116 @@
+#include "transient/train/shard_loader.h"
+
+#include <numeric>
+
+namespace transient::train {
+
+ShardLoader::ShardLoader(const JobConfig& job, torch::Device device)
+    : train_samples_(job.train_samples), seed_(job.options.seed), device_(device) {
+  const TrainOptions& options = job.options;
+  data_ = load_dataset(options.dataset, options.data_dir,
+                       DataOptions{options.image_size, options.val_data, options.image_mean,
+                                   options.image_std, options.train_subset, options.test_subset});
+  if (data_.from_files()) {
+    data_.transform.seed = options.seed;
+    data_.transform.augment = options.augment;
+    loader_ = std::make_unique<ImageLoader>(data_.transform, options.loader_threads);
+  } else {
+    data_.train.images = data_.train.images.narrow(0, 0, train_samples_);
+    data_.train.labels = data_.train.labels.narrow(0, 0, train_samples_);
+  }
+  if (options.test_subset > 0 && options.test_subset < data_.test_size()) {
+    test_samples_ = options.test_subset;
+  } else {
+    test_samples_ = data_.test_size();
+  }
+  if (!data_.from_files() && test_samples_ < data_.test.labels.size(0)) {
+    data_.test.images = data_.test.images.narrow(0, 0, test_samples_);
+    data_.test.labels = data_.test.labels.narrow(0, 0, test_samples_);
+  }
+  if (device_.is_cuda()) {
+    const auto channels = static_cast<std::int64_t>(data_.mean.size());
+    mean_ = torch::tensor(data_.mean, torch::kFloat32).view({1, channels, 1, 1}).to(device_);
+    stdev_ = torch::tensor(data_.stdev, torch::kFloat32).view({1, channels, 1, 1}).to(device_);
+  }
+}
+
+ImageBatch ShardLoader::train_batch(std::int64_t generation, std::int64_t epoch,
+                                    const std::vector<Shard>& parts) {
+  if (loader_) {
+    std::optional<Prefetched> ahead;
+    ahead.swap(prefetched_);
+    if (ahead && ahead->generation == generation && ahead->epoch == epoch && parts.size() == 1 &&
+        ahead->shard.begin == parts[0].begin && ahead->shard.count == parts[0].count) {
+      return on_device(ahead->batch.get(), false);
+    }
+    if (ahead) ahead->batch.wait();  // its threads are done with it before it is dropped
+    return on_device(
+        loader_->load(*data_.train_files, sample_indices(epoch, parts), epoch, true).get(), false);
+  }
+  ImageBatch batch;
+  auto index = torch::tensor(sample_indices(epoch, parts), torch::kInt64);
+  if (device_.is_cuda()) {  // gathered straight into pinned memory, whence it is copied
+    auto sizes = data_.train.images.sizes().vec();
+    sizes[0] = index.size(0);
+    batch.images = torch::empty(sizes, data_.train.images.options().pinned_memory(true));
+    torch::index_select_out(batch.images, data_.train.images, 0, index);
+  } else {
+    batch.images = data_.train.images.index_select(0, index);
+  }
+  batch.labels = data_.train.labels.index_select(0, index);
+  return on_device(std::move(batch), true);
+}
+
+void ShardLoader::prefetch(std::int64_t generation, std::int64_t epoch, const Shard& shard) {
+  if (!loader_) return;
+  prefetched_ =
+      Prefetched{generation, epoch, shard,
+                 loader_->load(*data_.train_files, sample_indices(epoch, {shard}), epoch, true)};
+}
+
+ImageBatch ShardLoader::test_batch(std::int64_t begin, std::int64_t count) {
+  if (loader_) {
+    std::vector<std::int64_t> indices(static_cast<std::size_t>(count));
+    std::iota(indices.begin(), indices.end(), begin);
+    return on_device(loader_->load(*data_.test_files, std::move(indices), 0, false).get(), false);
+  }
+  ImageBatch batch;
+  batch.images = data_.test.images.narrow(0, begin, count);
+  batch.labels = data_.test.labels.narrow(0, begin, count);
+  return on_device(std::move(batch), true);
+}
+
+const std::vector<std::int64_t>& ShardLoader::permutation(std::int64_t epoch) {
+  for (const auto& [kept, order] : permutations_) {
+    if (kept == epoch) return order;
+  }
+  if (permutations_.size() == 2) permutations_.pop_front();
+  permutations_.emplace_back(epoch, epoch_permutation(train_samples_, seed_, epoch));
+  return permutations_.back().second;
+}
+
+std::vector<std::int64_t> ShardLoader::sample_indices(std::int64_t epoch,
+                                                      const std::vector<Shard>& parts) {
+  const auto& order = permutation(epoch);
+  std::vector<std::int64_t> indices;
+  for (const auto& part : parts) {
+    indices.insert(indices.end(), order.begin() + part.begin,
+                   order.begin() + part.begin + part.count);
+  }
+  return indices;
+}
+
+ImageBatch ShardLoader::on_device(ImageBatch batch, bool raw) const {
+  if (device_.is_cpu()) {
+    if (raw) batch.images = normalise(data_, batch.images);
+    return batch;
+  }
+  batch.images = batch.images.pin_memory().to(device_, /*non_blocking=*/true);
+  batch.labels = batch.labels.pin_memory().to(device_, /*non_blocking=*/true);
+  if (raw) {
+    batch.images = batch.images.to(torch::kFloat32).div_(data_.divisor).sub_(mean_).div_(stdev_);
+  }
+  return batch;
+}
+
+}  // namespace transient::train

@@ -1,0 +1,254 @@
+// The worker's state and samples without processes or groups: what a member holds goes to a
+// checkpoint and comes back bit for bit, is refused whole when it does not fit, and reaches
+// another member whole or not at all; a step's shard is its samples in the epoch's order.
+#include "transient/train/training_state.h"
+#include "transient/train/shard_loader.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "train/npy_file.h"
+#include "transient/core/error.h"
+#include "transient/train/gradient_buckets.h"
+
+namespace transient::train {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::uint64_t kSeed = 11;
+
+// A ResNet-20 (it has batch-norm buffers) trained with AdamW (its slots include integer step
+// counts), seeded as a worker seeds it.
+TrainOptions resnet_options() {
+  TrainOptions options;
+  options.model = "resnet20";
+  options.optimizer = "adamw";
+  options.global_batch = 4;
+  options.seed = kSeed;
+  return options;
+}
+
+const ImageShape kShape{3, 16, 16, 5};
+
+TrainingState seeded_state(const TrainOptions& options = resnet_options()) {
+  torch::manual_seed(options.seed);
+  return TrainingState(options, kShape, torch::kCPU);
+}
+
+// One step on a random batch: the parameters, the optimiser's slots and the batch-norm
+// statistics all move.
+void train_step(TrainingState& state) {
+  const auto images = torch::randn({4, kShape.channels, kShape.height, kShape.width});
+  const auto labels = torch::randint(kShape.classes, {4}, torch::kInt64);
+  torch::nn::functional::cross_entropy(state.model().forward(images), labels).backward();
+  state.optimizer().step(0.01);
+}
+
+void expect_same(const CheckpointState& a, const CheckpointState& b) {
+  EXPECT_EQ(a.step, b.step);
+  EXPECT_EQ(a.epoch, b.epoch);
+  EXPECT_EQ(a.cursor, b.cursor);
+  ASSERT_EQ(a.model_state.size(), b.model_state.size());
+  for (std::size_t i = 0; i < a.model_state.size(); ++i) {
+    EXPECT_EQ(a.model_state[i].first, b.model_state[i].first);
+    EXPECT_TRUE(torch::equal(a.model_state[i].second, b.model_state[i].second))
+        << a.model_state[i].first;
+  }
+  ASSERT_EQ(a.optimizer_state.size(), b.optimizer_state.size());
+  for (std::size_t s = 0; s < a.optimizer_state.size(); ++s) {
+    const auto& [slot, tensors] = a.optimizer_state[s];
+    EXPECT_EQ(slot, b.optimizer_state[s].first);
+    ASSERT_EQ(tensors.size(), b.optimizer_state[s].second.size());
+    for (std::size_t i = 0; i < tensors.size(); ++i) {
+      EXPECT_TRUE(torch::equal(tensors[i].second, b.optimizer_state[s].second[i].second))
+          << slot << ":" << tensors[i].first;
+    }
+  }
+  EXPECT_TRUE(torch::equal(a.rng_state, b.rng_state));
+  EXPECT_EQ(a.loss_scale, b.loss_scale);
+}
+
+TEST(TrainingState, ACheckpointOfItComesBackBitForBitIntoAnotherMember) {
+  auto trained = seeded_state();
+  train_step(trained);
+  train_step(trained);
+  const auto saved = trained.snapshot(2, 100);
+  EXPECT_EQ(saved.cursor, 8);  // two steps of 4 samples into the first epoch
+  const auto bytes = serialize_checkpoint(saved);
+
+  auto other = seeded_state();
+  EXPECT_FALSE(torch::equal(other.fingerprint(), trained.fingerprint()));
+  other.load(deserialize_checkpoint(bytes, "ckpt"), "ckpt");
+  expect_same(other.snapshot(2, 100), saved);
+  EXPECT_TRUE(torch::equal(other.fingerprint(), trained.fingerprint()));
+  // The generator is the checkpoint's: both draw the same next.
+  const auto next = torch::rand({3});
+  trained.load(deserialize_checkpoint(bytes, "ckpt"), "ckpt");
+  EXPECT_TRUE(torch::equal(torch::rand({3}), next));
+}
+
+TEST(TrainingState, ACheckpointThatDoesNotFitIsRefusedNamingItsFileAndChangesNothing) {
+  auto trained = seeded_state();
+  train_step(trained);
+  const auto saved = trained.snapshot(1, 100);
+  auto member = seeded_state();
+  const auto before = member.fingerprint();
+  auto refused = [&](CheckpointState state, const std::string& words) {
+    try {
+      member.load(state, "/jobs/j/checkpoints/ckpt-1.pt");
+      ADD_FAILURE() << "not refused: " << words;
+    } catch (const InputError& error) {
+      const std::string what = error.what();
+      EXPECT_NE(what.find("/jobs/j/checkpoints/ckpt-1.pt"), std::string::npos) << what;
+      EXPECT_NE(what.find(words), std::string::npos) << what;
+    }
+    EXPECT_TRUE(torch::equal(member.fingerprint(), before)) << words;
+  };
+  auto other_model = saved;
+  other_model.model = "cnn";
+  refused(other_model, "checkpoint of another job (model cnn)");
+  auto other_optimizer = saved;
+  other_optimizer.optimizer = "sgd";
+  refused(other_optimizer, "checkpoint of the optimiser sgd, this job's is adamw");
+  auto misshapen = saved;
+  misshapen.model_state.back().second = torch::zeros({7});
+  refused(misshapen, "does not fit the model resnet20");
+  auto lacking = saved;
+  lacking.optimizer_state[0].second.pop_back();  // the last parameter's entry of a slot
+  refused(lacking, "lacks parameter");
+}
+
+TEST(TrainingState, AStateBroadcastIsTakenWholeOrNotAtAll) {
+  auto source = seeded_state();
+  train_step(source);
+  std::vector<torch::Tensor> sent;
+  source.broadcast([&](torch::Tensor& tensor) { sent.push_back(tensor.clone()); }, false);
+  ASSERT_GE(sent.size(), 4u);  // parameters, optimiser slots, buffers, generator
+
+  // Every tensor arrives: the receiver holds the source's state, generator included.
+  auto receiver = seeded_state();
+  std::size_t next = 0;
+  receiver.broadcast([&](torch::Tensor& tensor) { tensor.copy_(sent.at(next++)); }, true);
+  EXPECT_EQ(next, sent.size());
+  expect_same(receiver.snapshot(1, 100), source.snapshot(1, 100));
+
+  // The source is lost before the last tensor: nothing is taken.
+  auto cut_off = seeded_state();
+  const auto before = cut_off.snapshot(0, 100);
+  next = 0;
+  EXPECT_THROW(cut_off.broadcast(
+                   [&](torch::Tensor& tensor) {
+                     if (next + 1 == sent.size()) throw CollectiveFailure("the source is lost");
+                     tensor.copy_(sent.at(next++));
+                   },
+                   true),
+               CollectiveFailure);
+  expect_same(cut_off.snapshot(0, 100), before);
+}
+
+TEST(TrainingState, ResetGivesTheJobsSeededStartAgain) {
+  auto state = seeded_state();
+  const auto start = state.snapshot(0, 100);
+  train_step(state);
+  state.reset();
+  const auto again = state.snapshot(0, 100);
+  ASSERT_EQ(again.model_state.size(), start.model_state.size());
+  for (std::size_t i = 0; i < again.model_state.size(); ++i) {
+    EXPECT_TRUE(torch::equal(again.model_state[i].second, start.model_state[i].second))
+        << again.model_state[i].first;
+  }
+  for (const auto& [slot, tensors] : again.optimizer_state) {
+    for (const auto& [name, tensor] : tensors) {
+      EXPECT_EQ(tensor.abs().sum().item<double>(), 0) << slot << ":" << name;
+    }
+  }
+}
+
+TEST(TrainingState, Fp16SkipsAnOverflowedStepAndHalvesTheScale) {
+  auto options = resnet_options();
+  options.precision = Precision::kFp16;
+  auto state = seeded_state(options);
+  const double scale = state.loss_scale();
+  for (const auto& parameter : state.parameters()) {
+    parameter.mutable_grad() = torch::full_like(parameter, scale);
+  }
+  EXPECT_TRUE(state.unscale_gradients());
+  EXPECT_EQ(state.parameters().back().grad()[0].item<float>(), 1.0f);  // unscaled
+  EXPECT_EQ(state.loss_scale(), scale);
+  state.parameters().back().mutable_grad()[0].fill_(std::numeric_limits<float>::infinity());
+  EXPECT_FALSE(state.unscale_gradients());
+  EXPECT_EQ(state.loss_scale(), scale * kLossScaleBackoff);
+  EXPECT_EQ(state.snapshot(0, 100).loss_scale, scale * kLossScaleBackoff);
+}
+
+// A NumPy data set of `count` 1x8x8 byte images whose pixels are their index and whose labels
+// are the index modulo 3 (the last tenth held out as the test set).
+fs::path numbered_images(int count) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("transient-shards-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::string pixels;
+  std::string labels;
+  for (int i = 0; i < count; ++i) {
+    pixels += std::string(64, static_cast<char>(i));
+    labels += static_cast<char>(i % 3);
+  }
+  testing::write_npy_file((dir / "images.npy").string(), "|u1",
+                          "(" + std::to_string(count) + ", 8, 8)", pixels);
+  testing::write_npy_file((dir / "labels.npy").string(), "|u1", "(" + std::to_string(count) + ",)",
+                          labels);
+  return dir;
+}
+
+TEST(ShardLoader, AStepsPartsAreTheirSamplesInTheEpochsOrderNormalised) {
+  const fs::path dir = numbered_images(20);  // 18 to train on, 2 to test
+  JobConfig job;
+  job.options.dataset = "npy";
+  job.options.data_dir = dir.string();
+  job.options.seed = kSeed;
+  job.train_samples = 15;  // the job trains on the first 15 only
+  ShardLoader samples(job, torch::kCPU);
+  EXPECT_EQ(samples.shape().classes, 3);
+  EXPECT_EQ(samples.test_samples(), 2);
+
+  const auto order = epoch_permutation(15, kSeed, 1);
+  ASSERT_EQ(order.size(), 15u);
+  const auto batch = samples.train_batch(0, 1, {Shard{2, 3}, Shard{10, 2}});
+  std::vector<std::int64_t> expected{order[2], order[3], order[4], order[10], order[11]};
+  ASSERT_EQ(batch.labels.size(0), 5);
+  ASSERT_EQ(batch.images.sizes(), (std::vector<std::int64_t>{5, 1, 8, 8}));
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const auto at = static_cast<std::int64_t>(i);
+    EXPECT_EQ(batch.labels[at].item<std::int64_t>(), expected[i] % 3);
+    // Bytes centred on 0.5 with deviation 0.5, every pixel of the image alike.
+    const float pixel = (static_cast<float>(expected[i]) / 255.0f - 0.5f) / 0.5f;
+    EXPECT_NEAR(batch.images[at].min().item<float>(), pixel, 1e-6) << expected[i];
+    EXPECT_NEAR(batch.images[at].max().item<float>(), pixel, 1e-6) << expected[i];
+  }
+  // Another epoch, another order; a prefetch changes nothing for a data set in memory.
+  samples.prefetch(0, 2, Shard{0, 15});
+  const auto whole = samples.train_batch(0, 2, {Shard{0, 15}});
+  const auto order2 = epoch_permutation(15, kSeed, 2);
+  EXPECT_NE(order2, order);
+  for (std::int64_t i = 0; i < 15; ++i) {
+    EXPECT_EQ(whole.labels[i].item<std::int64_t>(), order2[static_cast<std::size_t>(i)] % 3);
+  }
+
+  // The test set: the held-out last two, in their order.
+  const auto test = samples.test_batch(0, 2);
+  EXPECT_EQ(test.labels[0].item<std::int64_t>(), 18 % 3);
+  EXPECT_EQ(test.labels[1].item<std::int64_t>(), 19 % 3);
+  EXPECT_NEAR(test.images[1].max().item<float>(), (19.0f / 255.0f - 0.5f) / 0.5f, 1e-6);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace transient::train
