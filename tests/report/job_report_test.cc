@@ -273,6 +273,19 @@ TEST(ReportJobPage, TheEvaluationAtTheJobsEndIsItsLastPoint) {
   EXPECT_EQ(only_done.find("No accuracy recorded"), std::string::npos);
   EXPECT_EQ(dataset(chart_data(only_done)["accuracy-step"], "test_accuracy")["data"],
             json::parse(R"([{"x":150,"y":0.8}])"));
+  // One point is drawn where it is: on the job's steps and seconds from 0, and an accuracy on
+  // 0..1 (Chart.js centred it in 149..151 and -0.5..2).
+  const json one_point = chart_data(only_done);
+  for (const char* id : {"accuracy-step", "accuracy-time", "loss-step", "loss-time"}) {
+    const json& scales = one_point[id]["options"]["scales"];
+    EXPECT_EQ(scales["x"]["min"], 0) << id;
+    if (std::string(id).rfind("accuracy", 0) == 0) {
+      EXPECT_EQ(scales["y"]["min"], 0) << id;
+      EXPECT_EQ(scales["y"]["max"], 1) << id;
+    } else {
+      EXPECT_FALSE(scales["y"].contains("max")) << id;
+    }
+  }
 
   write_file_atomically(
       dir + "/events.jsonl",

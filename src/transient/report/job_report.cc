@@ -157,12 +157,20 @@ void add_training(HtmlPage& page, const Job& job) {
       by_time.push_back(xy(e.t, value.get<double>()));
     }
   }
+  // Both from the job's start (a job evaluated once is one point, which Chart.js would centre
+  // in an axis of its own); an accuracy is a fraction, drawn on 0..1 whatever its values.
   const auto add_pair = [&](const std::string& id, const std::string& what, json by_step_sets,
                             json by_time_sets) {
-    page.add_chart(id + "-step",
-                   xy_chart(what + " against step", "step", what, std::move(by_step_sets)));
-    page.add_chart(id + "-time", xy_chart(what + " against time", "seconds since the start", what,
-                                          std::move(by_time_sets)));
+    auto by_step = xy_chart(what + " against step", "step", what, std::move(by_step_sets));
+    auto by_time =
+        xy_chart(what + " against time", "seconds since the start", what, std::move(by_time_sets));
+    for (json* chart : {&by_step, &by_time}) {
+      json& scales = (*chart)["options"]["scales"];
+      scales["x"]["min"] = 0;
+      if (id == "accuracy") scales["y"]["min"] = 0, scales["y"]["max"] = 1;
+    }
+    page.add_chart(id + "-step", std::move(by_step));
+    page.add_chart(id + "-time", std::move(by_time));
   };
   json loss_step = json::array(), loss_time = json::array();
   json accuracy_step = json::array(), accuracy_time = json::array();
