@@ -142,6 +142,7 @@ TEST(ReportJobPage, SettingsLeftToTheirDefaultSayWhatDecided) {
   json recorded = json::parse(in);
   in.close();
   recorded["settings"]["steps"] = 0;
+  recorded["settings"]["epochs"] = 3;
   recorded["settings"]["per_worker_batch"] = 0;
   recorded["settings"]["val_data"] = "";
   recorded["settings"]["test_subset"] = 500;
@@ -159,6 +160,16 @@ TEST(ReportJobPage, SettingsLeftToTheirDefaultSayWhatDecided) {
       std::string::npos);
   EXPECT_NE(page.find("<td>test_subset</td><td>500</td>"), std::string::npos);
   EXPECT_NE(page.find("<td>weight_decay</td><td>0</td>"), std::string::npos);  // a value, 0
+  EXPECT_NE(page.find("<td>epochs</td><td>3</td>"), std::string::npos) << "the epochs decide";
+
+  // --steps given: the epochs (their default, 2, or any) are not what ended the job.
+  recorded["settings"]["steps"] = 400;
+  recorded["settings"]["epochs"] = 2;
+  write_file_atomically(path, recorded.dump());
+  const std::string by_steps = render_job_report(job.dir, {});
+  EXPECT_NE(by_steps.find("<td>steps</td><td>400</td>"), std::string::npos);
+  EXPECT_NE(by_steps.find("<td>epochs</td><td>2 (not used: the steps decide)</td>"),
+            std::string::npos);
 }
 
 TEST(ReportJobPage, CostOverTimeByMarketWhenTheJobKnewPrices) {

@@ -115,9 +115,16 @@ void add_summary(HtmlPage& page, const Job& job) {
   }
   if (job.records.job && job.records.job->contains("settings") &&
       (*job.records.job)["settings"].is_object()) {
+    const json& given = (*job.records.job)["settings"];
+    // --steps decides the job's length over --epochs, which keeps its default.
+    const bool steps_given =
+        given.contains("steps") && given["steps"].is_number() && given["steps"].get<double>() > 0;
     Rows settings;
-    for (const auto& [key, value] : (*job.records.job)["settings"].items())
-      settings.push_back({key, setting_cell(key, value)});
+    for (const auto& [key, value] : given.items()) {
+      settings.push_back({key, key == "epochs" && steps_given
+                                   ? cell(value) + " (not used: the steps decide)"
+                                   : setting_cell(key, value)});
+    }
     page.add_paragraph("Settings (job.json):");
     page.add_table({"setting", "value"}, settings);
   }
