@@ -68,6 +68,9 @@ TEST(ReportJobPage, IsOneSelfContainedPageWithEveryChart) {
     EXPECT_NE(page.find(std::string("id=\"chart-") + id + "\""), std::string::npos) << id;
   }
   EXPECT_EQ(charts["loss-step"]["data"]["datasets"][0]["data"].size(), 300u);
+  for (const char* axis : {"x", "y", "size"}) {  // from the start, from nothing
+    EXPECT_EQ(charts["checkpoints"]["options"]["scales"][axis]["min"], 0) << axis;
+  }
   EXPECT_EQ(dataset(charts["accuracy-step"], "test_accuracy")["data"].size(), 3u);
   // Loss against time: the steps are placed between the events that carry step and time.
   const json& by_time = charts["loss-time"]["data"]["datasets"][0]["data"];

@@ -498,8 +498,13 @@ void add_checkpoints(HtmlPage& page, const Job& job) {
                            json::array({series("seconds to write", write_s, color(4), false),
                                         series("MB", megabytes, color(5), false)}));
     config["data"]["datasets"][1]["yAxisID"] = "size";
+    // From the job's start and from nothing: a job's one checkpoint was a dot centred in axes of
+    // its own.
+    config["options"]["scales"]["x"]["min"] = 0;
+    config["options"]["scales"]["y"]["min"] = 0;
     config["options"]["scales"]["size"] = {{"type", "linear"},
                                            {"position", "right"},
+                                           {"min", 0},
                                            {"title", {{"display", true}, {"text", "MB"}}},
                                            {"grid", {{"drawOnChartArea", false}}}};
     page.add_chart("checkpoints", config, 260);
