@@ -542,6 +542,11 @@ TEST(Trainer, BadInputIsOneErrorLineAndExitCode2) {
                         "--weight-decay: nan is out of range");
   expect_one_error_line(run_cli({"train", "--weight-decay", "-1", "--job-dir", job}, dir + "/i"),
                         "accepted: 0 <= WD <= 1");
+  // A worker with no sample of any step would only wait for the others.
+  expect_one_error_line(
+      run_cli({"train", "--global-batch", "2", "--workers", "3", "--job-dir", job}, dir + "/o"),
+      "--global-batch: 2 samples a step for 3 workers (--workers) would leave a worker without "
+      "any");
   // 0 stands for "not given" inside (epochs decide, the global batch holds): written on the
   // command line it is refused, not taken for the default.
   expect_one_error_line(run_cli({"train", "--steps", "0", "--job-dir", job}, dir + "/l"),

@@ -454,6 +454,14 @@ PreparedJob prepare_job(const TrainOptions& given, bool starts_workers) {
   }
   adopt_job_settings(o, starts_workers);
   validate(o);  // what was given, or with --resume the job's own settings
+  if (o.global_batch < o.workers) {
+    // Each step's samples are shared among the members: some would compute nothing at all.
+    const std::string workers = starts_workers ? "--workers" : "--min-workers";
+    throw InputError("--global-batch: " + std::to_string(o.global_batch) + " samples a step for " +
+                     std::to_string(o.workers) + " workers (" + workers +
+                     ") would leave a worker without any; accepted: a global batch of at least "
+                     "the workers, or fewer workers");
+  }
   o.model_sha256 = is_model_file(o.model) ? file_sha256(o.model) : "";
   if (o.threads == 0) o.threads = default_threads(starts_workers ? o.workers : 1);
   JobConfig& job = prepared.job;
