@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "transient/train/option_fields.h"
 #include "transient/train/option_names.h"
 #include "transient/train/protocol.h"
 
@@ -217,6 +218,51 @@ TEST(OptionNames, EveryNameReadsBackAndTheJobConfigCarriesThem) {
   } catch (const std::invalid_argument& error) {
     EXPECT_STREQ(error.what(), "compress \"int8\" is none of none, bf16, fp16");
   }
+}
+
+// Every field of the table travels in the job's config: each set to a value other than its
+// default comes back as it was sent, and a config without it means its `absent` value or, for a
+// required field, is refused.
+TEST(OptionFields, EveryFieldTravelsAndAConfigWithoutItMeansWhatTheTableSays) {
+  JobConfig config;
+  config.train_samples = 7;
+  visit_option_fields(config.options, [](const OptionField& field, auto& value, const auto&) {
+    using T = std::remove_reference_t<decltype(value)>;
+    if constexpr (std::is_enum_v<T>) {
+      value = option_names<T>().back().second == value ? option_names<T>().front().second
+                                                       : option_names<T>().back().second;
+    } else if constexpr (std::is_same_v<T, std::string>) {
+      value = std::string("set-") + field.key;
+    } else if constexpr (std::is_same_v<T, bool>) {
+      value = !value;
+    } else if constexpr (std::is_same_v<T, std::vector<double>>) {
+      value = {0.25, 0.5};
+    } else {
+      value = static_cast<T>(value + 3);
+    }
+  });
+  const nlohmann::json sent = to_json(config);
+  const nlohmann::json defaults = to_json(JobConfig{});
+  int fields = 0;
+  visit_option_fields(config.options, [&](const OptionField& field, const auto&, const auto&) {
+    ++fields;
+    ASSERT_TRUE(sent.contains(field.key)) << field.key;
+    EXPECT_NE(sent.at(field.key), defaults.at(field.key)) << field.key;
+  });
+  EXPECT_EQ(sent.size(), static_cast<std::size_t>(fields) + 3);  // and the job's sizes
+  EXPECT_EQ(to_json(job_config_from_json(sent)), sent);
+
+  visit_option_fields(
+      config.options, [&](const OptionField& field, const auto&, const auto& absent) {
+        nlohmann::json without = sent;
+        without.erase(field.key);
+        if (!absent) {
+          EXPECT_THROW(job_config_from_json(without), nlohmann::json::exception) << field.key;
+          return;
+        }
+        const nlohmann::json received = to_json(job_config_from_json(without));
+        EXPECT_EQ(received.at(field.key), field_json(*absent)) << field.key;
+      });
 }
 
 }  // namespace

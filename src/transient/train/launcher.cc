@@ -41,6 +41,7 @@
 #include "transient/train/event_log.h"
 #include "transient/train/models.h"
 #include "transient/train/optimizer.h"
+#include "transient/train/option_fields.h"
 #include "transient/train/progress_line.h"
 #include "transient/train/protocol.h"
 #include "transient/train/sharding.h"
@@ -196,82 +197,31 @@ nlohmann::json job_identity(const TrainOptions& o) {
           {"train_subset", o.train_subset}};
 }
 
-// The settings that define what a job computes: job.json keeps them, and --resume takes them
-// from there, so that a resumed job is the same job whatever flags are left out.
-nlohmann::json job_settings(const TrainOptions& o) {
-  return {{"model", o.model},
-          {"dataset", o.dataset},
-          {"data_dir", o.data_dir},
-          {"val_data", o.val_data},
-          {"image_size", o.image_size},
-          {"augment", name_of(o.augment)},
-          {"train_subset", o.train_subset},
-          {"test_subset", o.test_subset},
-          {"epochs", o.epochs},
-          {"steps", o.steps},
-          {"global_batch", o.global_batch},
-          {"per_worker_batch", o.per_worker_batch},
-          {"lr", o.lr},
-          {"optimizer", o.optimizer},
-          {"momentum", o.momentum},
-          {"weight_decay", o.weight_decay},
-          {"beta1", o.beta1},
-          {"beta2", o.beta2},
-          {"eps", o.eps},
-          {"warmup_fraction", o.warmup_fraction},
-          {"loss", name_of(o.loss)},
-          {"nesterov", o.nesterov},
-          {"schedule", name_of(o.schedule)},
-          {"clip_grad_norm", o.clip_grad_norm},
-          {"precision", name_of(o.precision)},
-          {"seed", o.seed}};
+// The fields of `o` kept as `kept` (option_fields.h): job.json's "settings" (what the job
+// computes, which --resume keeps, so that a resumed job is the same job whatever flags are left
+// out) or "launch" (how it is run, which a resumed job keeps unless a flag says otherwise; the
+// workers' threads and device are the machine's, and not kept).
+nlohmann::json kept_fields(const TrainOptions& o, Kept kept) {
+  nlohmann::json json = nlohmann::json::object();
+  visit_option_fields(o, [&](const OptionField& field, const auto& value, const auto&) {
+    if (field.kept == kept) json[field.key] = field_json(value);
+  });
+  return json;
 }
 
-// How the job is run, apart from what it computes: job.json's "launch". A resumed job runs so
-// unless a flag says otherwise (launch_setting_flags); the workers' threads and device are the
-// machine's, and not kept.
-nlohmann::json launch_settings(const TrainOptions& o) {
-  return {{"workers", o.workers},
-          {"checkpoint_every_steps", o.checkpoint_every_steps},
-          {"checkpoint_every_s", o.checkpoint_every_s},
-          {"keep", o.keep},
-          {"compress", name_of(o.compress)},
-          {"memory_format", name_of(o.memory_format)},
-          {"on_divergence", name_of(o.on_divergence)},
-          {"bucket_bytes", o.bucket_bytes},
-          {"heartbeat_timeout_s", o.heartbeat_timeout_s},
-          {"instance_type", o.instance_type},
-          {"market", o.market},
-          {"price_usd_per_h", o.price_usd_per_h}};
-}
+nlohmann::json job_settings(const TrainOptions& o) { return kept_fields(o, Kept::kSettings); }
+nlohmann::json launch_settings(const TrainOptions& o) { return kept_fields(o, Kept::kLaunch); }
 
 // The launch settings a resumed job takes from job.json, each unless its flag is given; the
 // number of workers only where the command starts them (`transient train`: a coordinator's
 // --min-workers is its own).
 void adopt_launch_settings(const nlohmann::json& launch, bool starts_workers,
                            const std::function<bool(const std::string&)>& given, TrainOptions& o) {
-  if (starts_workers && !given("--workers")) o.workers = launch.value("workers", o.workers);
-  if (!given("--checkpoint-every")) {
-    o.checkpoint_every_steps = launch.value("checkpoint_every_steps", o.checkpoint_every_steps);
-    o.checkpoint_every_s = launch.value("checkpoint_every_s", o.checkpoint_every_s);
-  }
-  if (!given("--keep")) o.keep = launch.value("keep", o.keep);
-  if (!given("--compress")) o.compress = named_option(launch, "compress", o.compress);
-  if (!given("--memory-format")) {
-    o.memory_format = named_option(launch, "memory_format", o.memory_format);
-  }
-  if (!given("--on-divergence")) {
-    o.on_divergence = named_option(launch, "on_divergence", o.on_divergence);
-  }
-  if (!given("--bucket-bytes")) o.bucket_bytes = launch.value("bucket_bytes", o.bucket_bytes);
-  if (!given("--heartbeat-timeout")) {
-    o.heartbeat_timeout_s = launch.value("heartbeat_timeout_s", o.heartbeat_timeout_s);
-  }
-  if (!given("--instance-type")) {
-    o.instance_type = launch.value("instance_type", o.instance_type);
-    o.market = launch.value("market", o.market);
-    o.price_usd_per_h = launch.value("price_usd_per_h", o.price_usd_per_h);
-  }
+  visit_option_fields(o, [&](const OptionField& field, auto& value, const auto&) {
+    if (field.kept != Kept::kLaunch || given(field.flag)) return;
+    if (field.key == std::string_view("workers") && !starts_workers) return;
+    value = field_value(launch, field.key, std::optional(value));  // absent: as it is
+  });
 }
 
 // With --resume, the job's settings replace the options; a flag given that contradicts them is
@@ -287,49 +237,30 @@ void adopt_job_settings(TrainOptions& o, bool starts_workers) {
   auto given = [&](const std::string& flag) {
     return std::find(o.given_flags.begin(), o.given_flags.end(), flag) != o.given_flags.end();
   };
-  for (const auto& [key, value] : settings.items()) {
-    if (key == "data_dir" || key == "val_data") continue;  // where the data is: below
-    std::string flag = "--" + key;
-    std::replace(flag.begin(), flag.end(), '_', '-');
-    if (given(flag) && mine.contains(key) && mine.at(key) != value) {
+  visit_option_fields(o, [&](const OptionField& field, const auto&, const auto&) {
+    const std::string key = field.key;
+    if (field.kept != Kept::kSettings || key == "data_dir" || key == "val_data") return;
+    if (given(field.flag) && settings.contains(key) && mine.at(key) != settings.at(key)) {
+      const std::string flag = field.flag;
       throw InputError(job_json, 0,
-                       flag + " is " + mine.at(key).dump() + " here but " + value.dump() +
+                       flag + " is " + mine.at(key).dump() + " here but " +
+                           settings.at(key).dump() +
                            " in the job being resumed; a resumed job keeps its settings: drop " +
                            flag + ", or start a new job in another --job-dir");
     }
-  }
+  });
   try {
-    o.model = settings.at("model").get<std::string>();
-    o.dataset = settings.at("dataset").get<std::string>();
+    visit_option_fields(o, [&](const OptionField& field, auto& value, const auto& absent) {
+      const std::string key = field.key;
+      if (field.kept != Kept::kSettings || key == "data_dir" || key == "val_data") return;
+      value = field_value(settings, field.key, absent);
+    });
     // Where the data is: where it was, unless a folder is given (the data has moved); a job of
     // an earlier version did not record it.
     if (!given("--data-dir") && o.data.empty()) {
       o.data_dir = settings.value("data_dir", o.data_dir);
     }
     if (!given("--val-data")) o.val_data = settings.value("val_data", o.val_data);
-    o.train_subset = settings.at("train_subset").get<std::int64_t>();
-    o.test_subset = settings.at("test_subset").get<std::int64_t>();
-    o.epochs = settings.at("epochs").get<int>();
-    o.steps = settings.at("steps").get<std::int64_t>();
-    o.global_batch = settings.at("global_batch").get<std::int64_t>();
-    o.per_worker_batch = settings.value("per_worker_batch", std::int64_t{0});
-    o.lr = settings.at("lr").get<double>();
-    o.momentum = settings.at("momentum").get<double>();
-    o.weight_decay = settings.at("weight_decay").get<double>();
-    o.warmup_fraction = settings.at("warmup_fraction").get<double>();
-    // Settings a job of an earlier version did not record had these values.
-    o.loss = named_option(settings, "loss", Loss::kCrossEntropy);
-    o.image_size = settings.value("image_size", std::int64_t{0});
-    o.augment = named_option(settings, "augment", Augment::kCrop);
-    o.optimizer = settings.value("optimizer", std::string("sgd"));
-    o.beta1 = settings.value("beta1", 0.9);
-    o.beta2 = settings.value("beta2", 0.999);
-    o.eps = settings.value("eps", 1e-8);
-    o.nesterov = settings.value("nesterov", false);
-    o.schedule = named_option(settings, "schedule", LrSchedule::kCosine);
-    o.clip_grad_norm = settings.value("clip_grad_norm", 0.0);
-    o.precision = named_option(settings, "precision", Precision::kFp32);
-    o.seed = settings.at("seed").get<std::uint64_t>();
     if (recorded.contains("launch") && recorded.at("launch").is_object()) {
       adopt_launch_settings(recorded.at("launch"), starts_workers, given, o);
     }
@@ -717,22 +648,20 @@ std::string join_instructions(const std::string& bind, const std::string& addres
 
 }  // namespace
 
-std::vector<std::string> launch_setting_flags() {
-  return {"--workers",      "--checkpoint-every",  "--keep",
-          "--compress",     "--memory-format",     "--on-divergence",
-          "--bucket-bytes", "--heartbeat-timeout", "--instance-type"};
-}
-
-std::vector<std::string> job_setting_flags() {
+// The distinct flags of the fields kept as `kept`, in the table's order.
+std::vector<std::string> flags_of(Kept kept) {
   std::vector<std::string> flags;
-  const nlohmann::json settings = job_settings(TrainOptions{});
-  for (const auto& [key, value] : settings.items()) {
-    std::string flag = "--" + key;
-    std::replace(flag.begin(), flag.end(), '_', '-');
-    flags.push_back(flag);
-  }
+  const TrainOptions defaults;
+  visit_option_fields(defaults, [&](const OptionField& field, const auto&, const auto&) {
+    if (field.kept == kept && std::find(flags.begin(), flags.end(), field.flag) == flags.end()) {
+      flags.emplace_back(field.flag);
+    }
+  });
   return flags;
 }
+
+std::vector<std::string> launch_setting_flags() { return flags_of(Kept::kLaunch); }
+std::vector<std::string> job_setting_flags() { return flags_of(Kept::kSettings); }
 
 int run_training(const TrainOptions& given, launch::ForkServer* fork_server) {
   if (given.replace_after_s >= 0 && !(given.replace_after_s < 86400)) {
