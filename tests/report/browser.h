@@ -59,18 +59,18 @@ inline std::string chromium_complaints(const std::string& log) {
 // Runs Chromium on `url` with `what` and returns what it printed; what it complained of on
 // standard error goes to `complaints` when given. Each run has a profile of its own (tests that
 // run at the same time do not share one), removed when the browser is done. `virtual_ms` is the
-// virtual time the page's scripts get.
+// virtual time the page's scripts get; the window is `window_width` pixels wide.
 inline std::string run_chromium(const std::string& chromium, const std::string& url,
                                 const std::string& what, int virtual_ms = 5000,
-                                std::string* complaints = nullptr) {
+                                std::string* complaints = nullptr, int window_width = 1280) {
   std::string profile = ::testing::TempDir() + "/chromium_profile_XXXXXX";
   if (::mkdtemp(profile.data()) == nullptr) return "";
   const std::string log = profile + ".stderr";
   const std::string out = output_of(
       "timeout 120 " + chromium +
       " --headless=new --no-sandbox --disable-gpu --no-first-run --user-data-dir=" + profile +
-      " --virtual-time-budget=" + std::to_string(virtual_ms) + " --window-size=1280,6000 " + what +
-      " " + url + " 2>" + log);
+      " --virtual-time-budget=" + std::to_string(virtual_ms) +
+      " --window-size=" + std::to_string(window_width) + ",6000 " + what + " " + url + " 2>" + log);
   if (complaints) {
     std::ifstream said(log);
     *complaints = chromium_complaints(

@@ -227,6 +227,13 @@ TEST(ReportJobPage, ACellsHyphenatedWordsAreKeptWhole) {
       << html;
   EXPECT_NE(html.find("<td class=\"unbroken\">2026-11-29T12:06:15Z</td><td>-</td>"),
             std::string::npos);
+  // A long word, hyphens or not, breaks where its column must narrow.
+  HtmlPage paths("paths");
+  paths.add_table({"field", "value"},
+                  {{"data_dir", "/home/me/runs/2026-11-29-resnet/images 6.742"}});
+  EXPECT_NE(paths.render("").find("<td><span class=\"breakable\">/home/me/runs/2026-11-29-resnet/"
+                                  "images</span> 6.742</td>"),
+            std::string::npos);
 }
 
 // An empty directory of its own for a job's records written by hand.
@@ -332,6 +339,33 @@ TEST(ReportJobBrowser, EveryChartDrawsWithoutAScriptError) {
   // Chart.js laid out every point it was given: 300 training losses and 3 test losses.
   EXPECT_EQ(check["charts"]["loss-step"]["points"], 303);
   EXPECT_GE(check["charts"]["membership"]["points"].get<int>(), 10);
+}
+
+// A page read in a narrow window (half a laptop's screen) fits it: a table cell's long words (a
+// Gloo error's source path, a generation's members and addresses) break where they must instead
+// of widening the table past the window, and a table of many numeric columns scrolls sideways in
+// a box of its own.
+TEST(ReportJobBrowser, ANarrowWindowShowsThePageWithoutScrollingSideways) {
+  TRANSIENT_SKIP_WITHOUT_CHROMIUM();
+  const auto job = testing::write_job_dir("narrow");
+  std::ofstream(job.dir + "/events.jsonl", std::ios::app)
+      << R"({"t":6.6,"time":"2026-11-24T10:00:06.600Z","event":"generation_failed","worker":"w0",)"
+      << R"("gen":0,"step":119,"error":"[/pytorch/third_party/gloo/gloo/transport/tcp/)"
+      << R"(pair.cc:547] Connection closed by peer [127.0.0.1]:44251"})"
+      << "\n";
+  const std::string path = write_page(job.dir, render_job_report(job.dir, {}));
+  for (const int width : {1280, 600}) {
+    const json check = testing::report_check(testing::run_chromium(
+        testing::find_chromium(), "file://" + path, "--dump-dom", 5000, nullptr, width));
+    ASSERT_TRUE(check.is_object()) << width;
+    EXPECT_EQ(check["width"]["window"], width);
+    EXPECT_LE(check["width"]["page"].get<int>(), width) << "the page scrolls sideways";
+    for (const auto& table : check["width"]["scrolling"]) {
+      EXPECT_EQ(table.get<std::string>().find("details"), std::string::npos)
+          << width << ": the membership events scroll sideways";
+      if (width == 1280) ADD_FAILURE() << "a table scrolls in a wide window: " << table;
+    }
+  }
 }
 
 TEST(ReportJobBrowser, TheCheckFailsOnAScriptErrorOrAnEmptyChart) {

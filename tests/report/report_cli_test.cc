@@ -34,7 +34,8 @@ std::string temp_dir(const std::string& name) {
 // `page` without the spans that keep a cell's hyphenated words whole, so that a cell reads as the
 // text it was made of.
 std::string without_word_spans(std::string page) {
-  for (const std::string tag : {"<span class=\"unbroken\">", "</span>"}) {
+  for (const std::string tag :
+       {"<span class=\"unbroken\">", "<span class=\"breakable\">", "</span>"}) {
     for (auto at = page.find(tag); at != std::string::npos; at = page.find(tag, at)) {
       page.erase(at, tag.size());
     }

@@ -19,6 +19,8 @@ th { background: #f3f3f3; }
 .note { color: #555; font-style: italic; }
 .problem { color: #a00; font-family: monospace; }
 .unbroken { white-space: nowrap; }
+.breakable { overflow-wrap: anywhere; }
+.table { overflow-x: auto; }
 )";
 
 // Installed before the library so that an error anywhere on the page is caught.
@@ -62,6 +64,16 @@ constexpr const char* kDrawCharts = R"(
   } catch (error) {
     check.errors.push(String(error));
   }
+  // Whether the page fits its window's width (a page wider than it scrolls sideways), and the
+  // tables wider than their box (by their header), which scroll sideways in it.
+  check.width = { page: document.documentElement.scrollWidth, window: window.innerWidth,
+                  scrolling: [] };
+  document.querySelectorAll('div.table').forEach(function (box) {
+    if (box.scrollWidth > box.clientWidth) {
+      var first = box.querySelector('tr');
+      check.width.scrolling.push(first ? first.textContent : '');
+    }
+  });
   var marker = document.createElement('pre');
   marker.id = 'report-check';
   marker.hidden = true;
@@ -135,9 +147,13 @@ void HtmlPage::add_paragraph(const std::string& text, const std::string& css_cla
 
 namespace {
 
+// Words longer than this break anywhere when their column must narrow: a path, or a Gloo error's
+// source file, would otherwise widen a table past a narrow window.
+constexpr std::size_t kLongWord = 30;
+
 // A cell's text as HTML: escaped, its words with a hyphen kept whole (a zone such as us-east1-c
 // or a type such as n1-standard-4 breaks at its hyphens otherwise, as browsers break words), the
-// lines breaking at spaces only.
+// lines breaking at spaces only, and within a long word where they must.
 std::string cell_html(const std::string& text) {
   std::string html;
   std::size_t begin = 0;
@@ -145,7 +161,9 @@ std::string cell_html(const std::string& text) {
     auto end = text.find(' ', begin);
     if (end == std::string::npos) end = text.size();
     const std::string word = text.substr(begin, end - begin);
-    if (word.size() > 1 && word.find('-') != std::string::npos) {
+    if (word.size() > kLongWord) {
+      html += "<span class=\"breakable\">" + escape_html(word) + "</span>";
+    } else if (word.size() > 1 && word.find('-') != std::string::npos) {
       html += "<span class=\"unbroken\">" + escape_html(word) + "</span>";
     } else {
       html += escape_html(word);
@@ -161,7 +179,9 @@ std::string cell_html(const std::string& text) {
 void HtmlPage::add_table(const std::vector<std::string>& header,
                          const std::vector<std::vector<std::string>>& rows,
                          const std::vector<std::size_t>& unbroken) {
-  body_ += "<table>\n";
+  // In a box of its own that scrolls sideways when the table is wider than the window (one of
+  // many numeric columns), so that the page itself does not.
+  body_ += "<div class=\"table\"><table>\n";
   // A table of names and values has no header to show: no empty row above it.
   if (std::any_of(header.begin(), header.end(), [](const auto& cell) { return !cell.empty(); })) {
     body_ += "<tr>";
@@ -177,7 +197,7 @@ void HtmlPage::add_table(const std::vector<std::string>& header,
     }
     body_ += "</tr>\n";
   }
-  body_ += "</table>\n";
+  body_ += "</table></div>\n";
 }
 
 void HtmlPage::add_chart(const std::string& id, nlohmann::json config, int height_px) {
