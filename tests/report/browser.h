@@ -123,6 +123,11 @@ inline nlohmann::json expect_url_draws(const std::string& url,
                                  << dom.substr(0, 300) << "\nChromium said: " << complaints;
   if (check.is_object()) {
     EXPECT_TRUE(check["errors"].empty()) << check["errors"].dump();
+    // The page fits the window's width (1280 px): it does not scroll sideways.
+    const auto& width = check["width"];
+    const bool fits = width.is_object() && width.value("page", 0) <= width.value("window", 0);
+    EXPECT_TRUE(fits) << "the page is wider than the window: " << width.dump();
+    good = good && fits;
     for (const auto& id : charts) {
       const auto& chart = check["charts"].value(id, nlohmann::json());
       const bool drew =
