@@ -130,6 +130,17 @@ TEST(Elastic, KillingRank0RedoesAtMostOneStepAndAReplacementJoins) {
   const auto generations = events_named(events, "generation");
   ASSERT_GE(generations.size(), 2u);
   EXPECT_EQ(generations.back().at("members").size(), 3u);
+  // Said as it happened: who was lost, and who joined (not a JSON list).
+  const std::string killed = injected[0].at("worker");
+  EXPECT_NE(result.err.find("recovered from the loss of " + killed + " (failed) in "),
+            std::string::npos)
+      << result.err;
+  const auto first = generations.front().at("members").get<std::vector<std::string>>();
+  for (const auto& id : generations.back().at("members")) {
+    if (std::find(first.begin(), first.end(), id) != first.end()) continue;
+    EXPECT_NE(result.err.find(" (" + id.get<std::string>() + " joined)\n"), std::string::npos)
+        << result.err;
+  }
   const auto summary = summary_of(dir);
   EXPECT_EQ(summary.at("steps"), 400);
   EXPECT_EQ(summary.at("revocations"), 1);

@@ -6,6 +6,7 @@
 #include <zlib.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -963,11 +964,23 @@ void Coordinator::start_generation(const elastic::Generation& generation) {
                      : (", resuming after step " + std::to_string(config.start_step)).c_str(),
                  job_.options.job_dir.c_str());
   } else if (generation.from_survivors || !config.checkpoint.empty() || generation.after_loss) {
-    say(fmt::format("generation {}: {} from step {}{}", config.generation,
+    // Who came in since the last generation this coordinator formed (a replacement, a worker
+    // started by hand; nobody is said to join the first one after a restart).
+    std::vector<std::string> joined;
+    for (const auto& id : config.members) {
+      if (!previous_members_.empty() &&
+          std::find(previous_members_.begin(), previous_members_.end(), id) ==
+              previous_members_.end()) {
+        joined.push_back(id);
+      }
+    }
+    say(fmt::format("generation {}: {} from step {}{}{}", config.generation,
                     counted(static_cast<long long>(config.members.size()), "worker"),
                     config.start_step,
-                    config.checkpoint.empty() ? "" : " (from the latest checkpoint)"));
+                    config.checkpoint.empty() ? "" : " (from the latest checkpoint)",
+                    joined.empty() ? "" : fmt::format(" ({} joined)", fmt::join(joined, ", "))));
   }
+  previous_members_ = config.members;
 }
 
 void Coordinator::record_recovery(const elastic::action::Recovered& recovered) {
@@ -992,9 +1005,8 @@ void Coordinator::record_recovery(const elastic::action::Recovered& recovered) {
   say(fmt::format(
       "recovered from the loss of {} ({}) in {:.0f} ms: generation {} with {} goes on at step {} "
       "({})",
-      nlohmann::json(recovered.lost).dump(), recovered.cause, 1000 * recovered.duration_s,
-      recovered.gen, counted(static_cast<long long>(recovered.members), "worker"), recovered.step,
-      redone));
+      fmt::join(recovered.lost, ", "), recovered.cause, 1000 * recovered.duration_s, recovered.gen,
+      counted(static_cast<long long>(recovered.members), "worker"), recovered.step, redone));
 }
 
 void Coordinator::end_job(const elastic::action::EndJob& end) {

@@ -209,7 +209,8 @@ class Coordinator : public launch::FleetCoordinator, private elastic::Env {
 
   std::unique_ptr<ProgressLine> progress_;
   std::int64_t last_step_ = 0;
-  double since_checkpoint_s_ = 0;  // as rank 0 last reported it
+  std::vector<std::string> previous_members_;  // of the last generation formed here
+  double since_checkpoint_s_ = 0;              // as rank 0 last reported it
   std::optional<Clock::time_point> first_step_time_;
   std::int64_t first_step_ = 0;
   Clock::time_point last_step_time_;
