@@ -248,8 +248,18 @@ TEST(Failure, AMissingManifestIsRefusedAndTheCheckpointsKept) {
 TEST(Failure, AWorkerThatCannotReachItsCoordinatorLeavesOnSigterm) {
   const std::string dir = fresh_dir("unreachable");
   CliProcess worker({"worker", "--coordinator", "127.0.0.1:1", "--token", "t"}, dir + ".log");
-  // Once it handles SIGTERM (its handler is installed before it first tries to connect).
+  // Once it handles SIGTERM (its handler is installed before it first tries to connect), and has
+  // said what it waits for.
   ASSERT_TRUE(wait_until([&] { return catches_signal(worker.pid(), SIGTERM); }, 30));
+  ASSERT_TRUE(wait_until(
+      [&] {
+        return slurp(dir + ".log.err")
+                   .find(
+                       "transient worker: nothing answers at 127.0.0.1:1 yet; trying for 30 s "
+                       "in all\n") != std::string::npos;
+      },
+      20))
+      << slurp(dir + ".log.err");
   ::kill(worker.pid(), SIGTERM);
   ASSERT_TRUE(wait_until([&] { return worker.exited(); }, 10))
       << "the worker ignored SIGTERM while connecting";

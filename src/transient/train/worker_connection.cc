@@ -45,11 +45,20 @@ Connection::Connection(const Endpoint& coordinator, std::string token, std::stri
     : coordinator_(coordinator), token_(std::move(token)), id_(std::move(worker_id)) {
   // Tries for 30 s, a quarter of a second at a time, so that a preemption notice (or Ctrl-C)
   // in the meantime ends the worker at once rather than after the 30 s.
+  // After a second without an answer it says that it waits, and for how long: a coordinator not
+  // started yet (or started on another port) is otherwise 30 s of silence.
   std::shared_ptr<LineChannel> channel;
-  const auto give_up = Clock::now() + std::chrono::seconds(30);
+  const auto start = Clock::now();
+  const auto give_up = start + std::chrono::seconds(30);
+  bool said_waiting = false;
   while (!channel && Clock::now() < give_up) {
     if (g_leave_signal != 0) throw LeftBeforeJoining{};
     channel = LineChannel::connect(coordinator_, 0.25);
+    if (!channel && !said_waiting && Clock::now() - start >= std::chrono::seconds(1)) {
+      print_line("transient worker: nothing answers at %s yet; trying for 30 s in all\n",
+                 coordinator_.text().c_str());
+      said_waiting = true;
+    }
   }
   if (!channel) {
     throw InputError("--coordinator: nothing answers at " + coordinator_.text() +
