@@ -477,27 +477,7 @@ class Worker {
   // Trains steps until the generation ends. `attempted` is set to the step being worked on, so
   // that a failure reports what was interrupted.
   Ending train_generation(std::int64_t& attempted) {
-    if (rank_ == 0 && !writer_) {
-      // Checkpoints go to the coordinator's job directory (its server is the stable one), which
-      // records them when they are stored.
-      writer_ = std::make_unique<CheckpointWriter>(
-          [this](const CheckpointState& state) {
-            const auto stored =
-                connection_.send_checkpoint(state.step, serialize_checkpoint(state));
-            if (!stored) {
-              print_line(
-                  "transient worker %s: the checkpoint of step %lld was not stored (the "
-                  "coordinator is away)\n",
-                  connection_.id().c_str(), static_cast<long long>(state.step));
-            } else {
-              stored_step_ = state.step;
-            }
-            return stored.value_or(CheckpointRecord{});
-          },
-          nullptr);
-      last_checkpoint_step_ = step_;
-      since_checkpoint_s_ = config_.since_checkpoint_s;
-    }
+    if (rank_ == 0 && !writer_) become_writer();
     if (rank_ != 0) finish_writer();
     bool first_step = true;
     while (step_ < job_.total_steps) {
@@ -658,40 +638,8 @@ class Worker {
       }
       first_step = false;
 
-      const bool epoch_end = position.cursor + position.batch >= job_.train_samples;
-      if (epoch_end) {
-        std::tie(result_.test_accuracy, result_.test_loss) = evaluate();
-        evaluated_at_ = step_;
-        if (rank_ == 0) {
-          connection_.send(message::Event{{{"event", "epoch"},
-                                           {"epoch", position.epoch + 1},
-                                           {"step", step_},
-                                           {"train_loss", loss},
-                                           {"test_accuracy", result_.test_accuracy},
-                                           {"test_loss", result_.test_loss},
-                                           {"members_agree", members_agree_}}});
-        }
-      }
-      if (writer_) {
-        const bool due_by_steps =
-            options_.checkpoint_every_steps > 0 && step_ % options_.checkpoint_every_steps == 0;
-        // By time: seconds of training since the job's last checkpoint, carried from generation
-        // to generation, so that frequent membership changes cannot put checkpoints off.
-        const bool due_by_time =
-            options_.checkpoint_every_s > 0 && since_checkpoint_s_ >= options_.checkpoint_every_s;
-        if (due_by_steps || due_by_time) {
-          // The step's stall: the state copied (off the GPU: into pinned host memory); the
-          // writer serialises and stores it while training goes on.
-          const auto snapshot_start = Clock::now();
-          writer_->submit(snapshot());
-          connection_.send(message::Event{{{"event", "checkpoint_snapshot"},
-                                           {"step", step_},
-                                           {"device", device_.str()},
-                                           {"seconds", seconds_since(snapshot_start)}}});
-          last_checkpoint_step_ = step_;
-          since_checkpoint_s_ = 0;
-        }
-      }
+      if (position.cursor + position.batch >= job_.train_samples) end_epoch(position.epoch, loss);
+      if (writer_) checkpoint_if_due();
       if (rank_ == 0) {
         // After the checkpoint decision, so that the training time since the last checkpoint
         // it carries is the one the next generation starts counting from.
@@ -713,6 +661,63 @@ class Worker {
       last_checkpoint_step_ = step_;
     }
     return result_.stopped ? Ending::kStopped : Ending::kFinished;
+  }
+
+  // Rank 0 writes the job's checkpoints, on a thread of its own; they go to the coordinator's
+  // job directory (its server is the stable one), which records them when they are stored.
+  void become_writer() {
+    writer_ = std::make_unique<CheckpointWriter>(
+        [this](const CheckpointState& state) {
+          const auto stored = connection_.send_checkpoint(state.step, serialize_checkpoint(state));
+          if (!stored) {
+            print_line(
+                "transient worker %s: the checkpoint of step %lld was not stored (the "
+                "coordinator is away)\n",
+                connection_.id().c_str(), static_cast<long long>(state.step));
+          } else {
+            stored_step_ = state.step;
+          }
+          return stored.value_or(CheckpointRecord{});
+        },
+        nullptr);
+    last_checkpoint_step_ = step_;
+    since_checkpoint_s_ = config_.since_checkpoint_s;
+  }
+
+  // After the step that ends epoch `epoch` (from 0), whose summed loss was `loss`: every member
+  // evaluates its part of the test set, and rank 0 records the epoch.
+  void end_epoch(std::int64_t epoch, double loss) {
+    std::tie(result_.test_accuracy, result_.test_loss) = evaluate();
+    evaluated_at_ = step_;
+    if (rank_ != 0) return;
+    connection_.send(message::Event{{{"event", "epoch"},
+                                     {"epoch", epoch + 1},
+                                     {"step", step_},
+                                     {"train_loss", loss},
+                                     {"test_accuracy", result_.test_accuracy},
+                                     {"test_loss", result_.test_loss},
+                                     {"members_agree", members_agree_}}});
+  }
+
+  // The writer's checkpoint after this step, when one is due: every --checkpoint-every steps,
+  // or once that many seconds of training have passed since the job's last checkpoint (carried
+  // from generation to generation, so that frequent membership changes cannot put checkpoints
+  // off). The step's stall is the state copied (off a GPU: into pinned host memory); the writer
+  // serialises and stores it while training goes on.
+  void checkpoint_if_due() {
+    const bool due_by_steps =
+        options_.checkpoint_every_steps > 0 && step_ % options_.checkpoint_every_steps == 0;
+    const bool due_by_time =
+        options_.checkpoint_every_s > 0 && since_checkpoint_s_ >= options_.checkpoint_every_s;
+    if (!due_by_steps && !due_by_time) return;
+    const auto snapshot_start = Clock::now();
+    writer_->submit(snapshot());
+    connection_.send(message::Event{{{"event", "checkpoint_snapshot"},
+                                     {"step", step_},
+                                     {"device", device_.str()},
+                                     {"seconds", seconds_since(snapshot_start)}}});
+    last_checkpoint_step_ = step_;
+    since_checkpoint_s_ = 0;
   }
 
   // Only one member writes checkpoints at a time: a writer that stops being rank 0 (or whose
