@@ -154,43 +154,12 @@ class Worker {
       std::string why;
       connection_.set_phase(Connection::Phase::kWaiting);
       const auto config = connection_.next_generation(last_generation, why);
-      if (!config) {
-        finish_writer();
-        if (why == "the job has ended") {
-          say_the_job_ended();
-          return 0;
-        }
-        if (why == "signalled") {
-          // A preemption notice (or Ctrl-C) between generations: no step to finish, but the state
-          // this worker holds may be the job's only copy newer than its last checkpoint (the
-          // other members may be leaving too: two notices a few milliseconds apart end two
-          // generations, and the second leaves no survivor), so it goes to the coordinator's
-          // disk first, once (a coordinator away does not hold up the leaving).
-          const std::string reason = leave_signal() == SIGINT ? "stopped" : "preempted";
-          store_state_on_leaving();
-          connection_.leave(reason);
-          print_line("transient worker %s: left the job between generations (%s)\n",
-                     connection_.id().c_str(), reason.c_str());
-          return 0;
-        }
-        print_line("transient worker %s: %s; exiting\n", connection_.id().c_str(), why.c_str());
-        return kExitDropped;
-      }
+      if (!config) return without_a_generation(why);
       last_generation = config->generation;
-      const auto member =
-          std::find(config->members.begin(), config->members.end(), connection_.id());
-      if (member == config->members.end()) continue;  // not ours; the next one may be
-      config_ = *config;
-      rank_ = static_cast<int>(member - config->members.begin());
-      world_size_ = static_cast<int>(config->members.size());
-      if (announces_) {
-        print_line("transient worker %s: generation %lld, rank %d of %d, from step %lld\n",
-                   connection_.id().c_str(), static_cast<long long>(config_.generation), rank_,
-                   world_size_, static_cast<long long>(config_.start_step));
-      }
-      connection_.set_state({{"gen", config_.generation}, {"reported", false}});
+      if (!take_part_in(*config)) continue;  // not ours; the next one may be
       std::int64_t attempted = step_;
       bool formed = false;
+      std::optional<int> exit_code;  // none: on to the next generation
       try {
         connection_.set_phase(Connection::Phase::kForming);
         form_group();
@@ -202,125 +171,196 @@ class Worker {
         agree_on_state();
         connection_.set_phase(Connection::Phase::kTraining);
         attempted = step_;
-        if (rank_ == 0) {
-          send_report(message::Report::Kind::kFormed, step_);
+        if (rank_ == 0) send_report(message::Report::Kind::kFormed, step_);
+        switch (train_generation(attempted)) {
+          case Ending::kDiverged:
+            exit_code = after_divergence();
+            break;
+          case Ending::kBoundary:
+            exit_code = after_boundary();
+            break;
+          case Ending::kFinished:
+          case Ending::kStopped:
+            exit_code = after_the_last_step();
+            break;
         }
-        const Ending ending = train_generation(attempted);
-        if (ending == Ending::kDiverged) {
-          finish_writer();  // the good states handed to the writer are kept
-          const std::string loss = std::isnan(diverged_loss_) ? "nan"
-                                   : diverged_loss_ > 0       ? "inf"
-                                                              : "-inf";
-          message::Report diverged = new_report(message::Report::Kind::kDiverged, step_ + 1);
-          diverged.loss = loss;
-          print_line("transient worker %s: the training loss became %s at step %lld\n",
-                     connection_.id().c_str(), loss.c_str(), static_cast<long long>(step_ + 1));
-          if (options_.on_divergence == OnDivergence::kRollback) {
-            connection_.send(diverged);
-            // The coordinator rolls the job back to a checkpoint (or ends it after the last
-            // rollback): this worker's state is not one to go on from.
-            group_.reset();
-            holds_state_ = false;
-            rolled_back_ = true;
-            report("failed", -1, step_ + 1, false, "diverged");
-            continue;
-          }
-          connection_.finish(diverged, "stopped");  // said again to a restarted coordinator
-          group_.reset();
-          std::string ignored;
-          connection_.next_generation(config_.generation, ignored);
-          return kExitDiverged;
-        }
-        if (ending == Ending::kBoundary) {
-          const bool leaving = leave_signal() != 0;
-          const std::string reason = leave_signal() == SIGINT ? "stopped" : "preempted";
-          if (leaving && everyone_leaves_ && writer_) {
-            // The last workers leave: the state goes to disk before they exit.
-            writer_->submit(snapshot());
-          }
-          finish_writer();
-          // A notice that came after the step's sum: the members leaving with theirs counted this
-          // one as staying, so none of them stored the state.
-          if (leaving && !counted_leaving_) store_state_on_leaving();
-          report("boundary", step_, step_, leaving, reason);
-          if (leaving) {
-            connection_.leave(reason);
-            // The launcher of a --quiet worker says that it left.
-            if (announces_) {
-              print_line("transient worker %s: left the job after step %lld (%s)\n",
-                         connection_.id().c_str(), static_cast<long long>(step_), reason.c_str());
-            }
-            return 0;
-          }
-          group_.reset();
-          continue;
-        }
-        finish_writer();
-        if (rank_ == 0) store_final_checkpoint();
-        message::Report done = new_report(message::Report::Kind::kDone);
-        done.result = result_;
-        connection_.finish(done, "stopped");
-        group_.reset();
-        // Wait for the coordinator to see every member done (or to drop this worker).
-        std::string ignored;
-        connection_.next_generation(config_.generation, ignored);
-        say_the_job_ended();
-        return 0;
       } catch (const CollectiveFailure& failure) {
-        // A peer died or went silent (or its group broke first): tear the group down, which
-        // closes this worker's connections so that peers still waiting on it fail at once too,
-        // and report the step held. The reaper does it: a wait given up on the coordinator's
-        // word leaves collectives running, whose end the group's destructor would wait for.
-        reaper_.take(std::move(group_));
-        if (connection_.dropped()) {
-          abandon_writer();  // the new rank 0 writes from now on
-        } else {
-          finish_writer_quietly();
-        }
-        const bool leaving = leave_signal() != 0;
-        const std::string reason = !leaving                   ? "failed"
-                                   : leave_signal() == SIGINT ? "stopped"
-                                                              : "preempted";
-        // A group that could not form: which peers can this worker not reach at all?
-        const auto unreachable = formed ? std::vector<std::string>{} : unreachable_members();
-        std::string named;
-        for (const auto& id : unreachable) {
-          named += (named.empty() ? "; it cannot reach " : ", ") + id + " at " + probe_of(id);
-        }
-        report("failed", holds_state_ ? step_ : -1, std::max(attempted, step_), leaving, reason,
-               unreachable, failure.what());
-        // The coordinator records it (a generation_failed event); a --quiet worker's launcher
-        // says what was lost.
-        if (announces_) {
-          print_line("transient worker %s: generation %lld failed (%s%s)\n",
-                     connection_.id().c_str(), static_cast<long long>(config_.generation),
-                     failure.what(), named.c_str());
-        }
-        if (leaving) {
-          store_state_on_leaving();  // the peers that failed with it may all be leaving too
-          connection_.leave(reason);
-          return 0;
-        }
+        exit_code = after_a_failure(failure, formed, attempted);
       } catch (const std::exception& error) {
-        // Not a lost peer: an error of the job itself (a checkpoint that cannot be written or
-        // read, a state that does not fit the model), which the next member would meet in turn.
-        // The coordinator stops the job with it instead of re-forming around this worker.
-        abandon_writer_quietly();
-        message::Report fatal = new_report(message::Report::Kind::kFatal);
-        fatal.error = error.what();
-        connection_.send(fatal);
-        connection_.leave("failed");
-        group_.reset();
-        print_line("transient worker %s: %s; the job stops\n", connection_.id().c_str(),
-                   error.what());
-        std::string ignored;
-        connection_.next_generation(config_.generation, ignored);
-        return kExitFailed;
+        exit_code = after_an_error_of_the_job(error);
       }
+      if (exit_code) return *exit_code;
     }
   }
 
  private:
+  // The coordinator gave no generation (`why`): the job has ended, this worker was signalled to
+  // leave between generations, or it was dropped. Returns the exit code.
+  int without_a_generation(const std::string& why) {
+    finish_writer();
+    if (why == "the job has ended") {
+      say_the_job_ended();
+      return 0;
+    }
+    if (why == "signalled") {
+      // A preemption notice (or Ctrl-C) between generations: no step to finish, but the state
+      // this worker holds may be the job's only copy newer than its last checkpoint (the other
+      // members may be leaving too: two notices a few milliseconds apart end two generations,
+      // and the second leaves no survivor), so it goes to the coordinator's disk first, once (a
+      // coordinator away does not hold up the leaving).
+      const std::string reason = leave_signal() == SIGINT ? "stopped" : "preempted";
+      store_state_on_leaving();
+      connection_.leave(reason);
+      print_line("transient worker %s: left the job between generations (%s)\n",
+                 connection_.id().c_str(), reason.c_str());
+      return 0;
+    }
+    print_line("transient worker %s: %s; exiting\n", connection_.id().c_str(), why.c_str());
+    return kExitDropped;
+  }
+
+  // Takes the rank `config` gives this worker; false when it is not a member.
+  bool take_part_in(const GenerationConfig& config) {
+    const auto member = std::find(config.members.begin(), config.members.end(), connection_.id());
+    if (member == config.members.end()) return false;
+    config_ = config;
+    rank_ = static_cast<int>(member - config.members.begin());
+    world_size_ = static_cast<int>(config.members.size());
+    if (announces_) {
+      print_line("transient worker %s: generation %lld, rank %d of %d, from step %lld\n",
+                 connection_.id().c_str(), static_cast<long long>(config_.generation), rank_,
+                 world_size_, static_cast<long long>(config_.start_step));
+    }
+    connection_.set_state({{"gen", config_.generation}, {"reported", false}});
+    return true;
+  }
+
+  // The training loss became NaN or infinite: the job rolls back to a checkpoint (this worker
+  // waits for the next generation) or stops (the exit code).
+  std::optional<int> after_divergence() {
+    finish_writer();  // the good states handed to the writer are kept
+    const std::string loss = std::isnan(diverged_loss_) ? "nan"
+                             : diverged_loss_ > 0       ? "inf"
+                                                        : "-inf";
+    message::Report diverged = new_report(message::Report::Kind::kDiverged, step_ + 1);
+    diverged.loss = loss;
+    print_line("transient worker %s: the training loss became %s at step %lld\n",
+               connection_.id().c_str(), loss.c_str(), static_cast<long long>(step_ + 1));
+    if (options_.on_divergence == OnDivergence::kRollback) {
+      connection_.send(diverged);
+      // The coordinator rolls the job back to a checkpoint (or ends it after the last
+      // rollback): this worker's state is not one to go on from.
+      group_.reset();
+      holds_state_ = false;
+      rolled_back_ = true;
+      report("failed", -1, step_ + 1, false, "diverged");
+      return std::nullopt;
+    }
+    connection_.finish(diverged, "stopped");  // said again to a restarted coordinator
+    group_.reset();
+    std::string ignored;
+    connection_.next_generation(config_.generation, ignored);
+    return kExitDiverged;
+  }
+
+  // The generation ended at a step boundary: this worker leaves (a notice; the exit code) or
+  // waits for the next generation.
+  std::optional<int> after_boundary() {
+    const bool leaving = leave_signal() != 0;
+    const std::string reason = leave_signal() == SIGINT ? "stopped" : "preempted";
+    if (leaving && everyone_leaves_ && writer_) {
+      // The last workers leave: the state goes to disk before they exit.
+      writer_->submit(snapshot());
+    }
+    finish_writer();
+    // A notice that came after the step's sum: the members leaving with theirs counted this one
+    // as staying, so none of them stored the state.
+    if (leaving && !counted_leaving_) store_state_on_leaving();
+    report("boundary", step_, step_, leaving, reason);
+    if (leaving) {
+      connection_.leave(reason);
+      // The launcher of a --quiet worker says that it left.
+      if (announces_) {
+        print_line("transient worker %s: left the job after step %lld (%s)\n",
+                   connection_.id().c_str(), static_cast<long long>(step_), reason.c_str());
+      }
+      return 0;
+    }
+    group_.reset();
+    return std::nullopt;
+  }
+
+  // The job's last step is done (or it was stopped): the final checkpoint stored, the result
+  // reported. Returns the exit code once the coordinator has seen every member done.
+  int after_the_last_step() {
+    finish_writer();
+    if (rank_ == 0) store_final_checkpoint();
+    message::Report done = new_report(message::Report::Kind::kDone);
+    done.result = result_;
+    connection_.finish(done, "stopped");
+    group_.reset();
+    // Wait for the coordinator to see every member done (or to drop this worker).
+    std::string ignored;
+    connection_.next_generation(config_.generation, ignored);
+    say_the_job_ended();
+    return 0;
+  }
+
+  // A peer died or went silent (or its group broke first), in the generation or while it formed
+  // (`formed` false), during step `attempted`: the group is torn down, which closes this
+  // worker's connections so that peers still waiting on it fail at once too, and the step held
+  // is reported. The reaper does it: a wait given up on the coordinator's word leaves
+  // collectives running, whose end the group's destructor would wait for. Returns the exit code
+  // of a worker that leaves (it was signalled), none otherwise.
+  std::optional<int> after_a_failure(const CollectiveFailure& failure, bool formed,
+                                     std::int64_t attempted) {
+    reaper_.take(std::move(group_));
+    if (connection_.dropped()) {
+      abandon_writer();  // the new rank 0 writes from now on
+    } else {
+      finish_writer_quietly();
+    }
+    const bool leaving = leave_signal() != 0;
+    const std::string reason = !leaving                   ? "failed"
+                               : leave_signal() == SIGINT ? "stopped"
+                                                          : "preempted";
+    // A group that could not form: which peers can this worker not reach at all?
+    const auto unreachable = formed ? std::vector<std::string>{} : unreachable_members();
+    std::string named;
+    for (const auto& id : unreachable) {
+      named += (named.empty() ? "; it cannot reach " : ", ") + id + " at " + probe_of(id);
+    }
+    report("failed", holds_state_ ? step_ : -1, std::max(attempted, step_), leaving, reason,
+           unreachable, failure.what());
+    // The coordinator records it (a generation_failed event); a --quiet worker's launcher says
+    // what was lost.
+    if (announces_) {
+      print_line("transient worker %s: generation %lld failed (%s%s)\n", connection_.id().c_str(),
+                 static_cast<long long>(config_.generation), failure.what(), named.c_str());
+    }
+    if (!leaving) return std::nullopt;
+    store_state_on_leaving();  // the peers that failed with it may all be leaving too
+    connection_.leave(reason);
+    return 0;
+  }
+
+  // Not a lost peer: an error of the job itself (a checkpoint that cannot be written or read, a
+  // state that does not fit the model), which the next member would meet in turn. The
+  // coordinator stops the job with it instead of re-forming around this worker. Returns the
+  // exit code.
+  int after_an_error_of_the_job(const std::exception& error) {
+    abandon_writer_quietly();
+    message::Report fatal = new_report(message::Report::Kind::kFatal);
+    fatal.error = error.what();
+    connection_.send(fatal);
+    connection_.leave("failed");
+    group_.reset();
+    print_line("transient worker %s: %s; the job stops\n", connection_.id().c_str(), error.what());
+    std::string ignored;
+    connection_.next_generation(config_.generation, ignored);
+    return kExitFailed;
+  }
+
   message::Report new_report(message::Report::Kind kind, std::int64_t step = -1) const {
     message::Report report;
     report.kind = kind;
