@@ -8,11 +8,13 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "train/image_files.h"
 #include "train/npy_file.h"
 #include "transient/core/error.h"
 #include "transient/train/gradient_buckets.h"
@@ -247,6 +249,70 @@ TEST(ShardLoader, AStepsPartsAreTheirSamplesInTheEpochsOrderNormalised) {
   EXPECT_EQ(test.labels[0].item<std::int64_t>(), 18 % 3);
   EXPECT_EQ(test.labels[1].item<std::int64_t>(), 19 % 3);
   EXPECT_NEAR(test.images[1].max().item<float>(), (19.0f / 255.0f - 0.5f) / 0.5f, 1e-6);
+  fs::remove_all(dir);
+}
+
+// An image folder's batches come from its loader threads, the next step's decoded ahead: a batch
+// is the samples asked for whether the guess was right or not (another generation, other
+// parts), and an image that does not decode is left out and named.
+TEST(ShardLoader, AnImageFoldersBatchIsTheSamplesAskedForWhateverWasDecodedAhead) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("transient-shard-images-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  // Classes a, b, c of four 8x8 pictures each; the last of each class is held out for testing,
+  // so the training samples are a's 0..2, b's 3..5 and c's 6..8.
+  for (const std::string label : {"a", "b", "c"}) {
+    fs::create_directories(dir / label);
+    for (int i = 0; i < 4; ++i) {
+      testing::write_png((dir / label / ("p" + std::to_string(i) + ".png")).string(),
+                         torch::full({8, 8, 3}, 40 * i, torch::kUInt8));
+    }
+  }
+  // b's first training file does not decode.
+  std::ofstream((dir / "b" / "p0.png").string()) << "not a PNG";
+  JobConfig job;
+  job.options.dataset = "image-folder";
+  job.options.data_dir = dir.string();
+  job.options.image_size = 8;
+  job.options.augment = Augment::kNone;
+  job.options.seed = kSeed;
+  job.train_samples = 9;
+  ShardLoader samples(job, torch::kCPU);
+  EXPECT_EQ(samples.shape().classes, 3);
+  EXPECT_EQ(samples.test_samples(), 3);
+  const auto order = epoch_permutation(9, kSeed, 0);
+  // The labels of the samples `parts` of epoch 0, the undecodable one left out.
+  auto expected = [&](const std::vector<Shard>& parts) {
+    std::vector<std::int64_t> labels;
+    for (const auto& part : parts) {
+      for (std::int64_t i = part.begin; i < part.begin + part.count; ++i) {
+        const auto sample = order[static_cast<std::size_t>(i)];
+        if (sample != 3) labels.push_back(sample / 3);
+      }
+    }
+    return labels;
+  };
+  auto labels_of = [](const ImageBatch& batch) {
+    const auto labels = batch.labels.contiguous();
+    return std::vector<std::int64_t>(labels.data_ptr<std::int64_t>(),
+                                     labels.data_ptr<std::int64_t>() + labels.numel());
+  };
+  const std::vector<std::vector<Shard>> asks{
+      {Shard{0, 4}}, {Shard{4, 5}}, {Shard{0, 2}, Shard{6, 3}}};
+  samples.prefetch(0, 0, Shard{0, 4});
+  EXPECT_EQ(labels_of(samples.train_batch(0, 0, asks[0])), expected(asks[0]));  // the guess
+  samples.prefetch(0, 0, Shard{4, 5});
+  EXPECT_EQ(labels_of(samples.train_batch(1, 0, asks[1])), expected(asks[1]));  // generation 1
+  samples.prefetch(1, 0, Shard{0, 2});
+  EXPECT_EQ(labels_of(samples.train_batch(1, 0, asks[2])), expected(asks[2]));  // two parts
+  // The whole epoch: the undecodable file is named once per batch it is in, and left out.
+  const auto whole = samples.train_batch(1, 0, {Shard{0, 9}});
+  EXPECT_EQ(whole.labels.size(0), 8);
+  ASSERT_EQ(whole.skipped.size(), 1u);
+  EXPECT_EQ(whole.skipped[0].first, (dir / "b" / "p0.png").string());
+  EXPECT_EQ(whole.images.sizes(), (std::vector<std::int64_t>{8, 3, 8, 8}));
+  // The test set: each class's last picture, in class order.
+  EXPECT_EQ(labels_of(samples.test_batch(0, 3)), (std::vector<std::int64_t>{0, 1, 2}));
   fs::remove_all(dir);
 }
 
