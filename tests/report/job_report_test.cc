@@ -6,8 +6,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "report/browser.h"
 #include "report/job_dir_fixture.h"
@@ -71,6 +73,9 @@ TEST(ReportJobPage, IsOneSelfContainedPageWithEveryChart) {
   for (const char* axis : {"x", "y", "size"}) {  // from the start, from nothing
     EXPECT_EQ(charts["checkpoints"]["options"]["scales"][axis]["min"], 0) << axis;
   }
+  for (const char* axis : {"x", "y"}) {
+    EXPECT_EQ(charts["samples-per-s"]["options"]["scales"][axis]["min"], 0) << axis;
+  }
   EXPECT_EQ(dataset(charts["accuracy-step"], "test_accuracy")["data"].size(), 3u);
   // Loss against time: the steps are placed between the events that carry step and time.
   const json& by_time = charts["loss-time"]["data"]["datasets"][0]["data"];
@@ -84,10 +89,10 @@ TEST(ReportJobPage, MembershipLanesShowJoinsLossesReplacementAndRecoveries) {
   const auto job = testing::write_job_dir("membership");
   const json chart = chart_data(render_job_report(job.dir, {}))["membership"];
   const std::vector<std::string> lanes = chart["data"]["labels"];
-  EXPECT_EQ(lanes, (std::vector<std::string>{"w0", "w1", "w2 (replaced by w3)", "w3 (replaces w2)",
-                                             "recoveries"}));
+  // w3 replaces w2, in its lane.
+  EXPECT_EQ(lanes, (std::vector<std::string>{"w0", "w1", "w2 -> w3", "recoveries"}));
   EXPECT_EQ(dataset(chart, "left: failed")["data"].size(), 1u);
-  EXPECT_EQ(dataset(chart, "left: failed")["data"][0]["y"], "w2 (replaced by w3)");
+  EXPECT_EQ(dataset(chart, "left: failed")["data"][0]["y"], "w2 -> w3");
   EXPECT_EQ(dataset(chart, "left: preempted")["data"][0]["y"], "w1");
   const json recoveries = dataset(chart, "recovery")["data"];
   ASSERT_EQ(recoveries.size(), 2u);
@@ -99,7 +104,7 @@ TEST(ReportJobPage, MembershipLanesShowJoinsLossesReplacementAndRecoveries) {
   const json joined = dataset(chart, "joined")["data"];
   bool w3_waited = false;
   for (const auto& bar : joined) {
-    w3_waited |= bar["y"] == "w3 (replaces w2)" && bar["x"][0] == 8.8 && bar["x"][1] == 9.0;
+    w3_waited |= bar["y"] == "w2 -> w3" && bar["x"][0] == 8.8 && bar["x"][1] == 9.0;
   }
   EXPECT_TRUE(w3_waited) << joined.dump();
 }
@@ -110,7 +115,7 @@ TEST(ReportJobPage, StragglersAndTablesAreOnThePage) {
   // w1 computes slowest while it trains: the straggler of steps 1..220.
   EXPECT_NE(page.find("<td>w1</td><td>220</td><td>220</td>"), std::string::npos);
   // The recoveries with their duration and redone steps.
-  EXPECT_NE(page.find("<td>7.2</td><td>1</td><td>failed</td><td>[&quot;w2&quot;]</td><td>0.05</td>"
+  EXPECT_NE(page.find("<td>7.2</td><td>1</td><td>failed</td><td>w2</td><td>0.05</td>"
                       "<td>0.4</td><td>0.7</td><td>1</td>"),
             std::string::npos);
   // Checkpoints: the size from the manifest when it keeps the file.
@@ -246,6 +251,51 @@ std::string fresh_dir(const std::string& name) {
 
 constexpr const char* kStepsHeader =
     "step,worker,batch,data_s,compute_s,allreduce_s,optimizer_s,loss,gen,sample_begin\n";
+
+// A long job on spot servers, each loss replaced: as many lanes as the cluster has places, each
+// naming its first workers, its last and how many it had; a worker that joins with no place
+// vacant (the cluster grows) has a lane of its own, and one stopped on purpose is not replaced.
+TEST(ReportJobPage, AJobWithManyReplacementsKeepsALaneForEachPlace) {
+  const std::string dir = fresh_dir("report_job_replacements");
+  std::string events;
+  auto add = [&](double t, const std::string& fields) {
+    events += fmt::format(R"({{"t":{},"event":{}}})", t, fields) + "\n";
+  };
+  std::vector<std::string> members{"w0", "w1"};
+  auto generation = [&](double t, int gen) {
+    add(t, fmt::format(R"("generation","gen":{},"members":["{}"],"start_step":0)", gen,
+                       fmt::join(members, R"(",")")));
+  };
+  int gen = 0;
+  generation(0, gen++);
+  int next = 2;
+  for (int i = 0; i < 200; ++i) {  // each of the two places loses its worker 100 times
+    const double t = 10.0 * (i + 1);
+    const std::string lost = members[static_cast<std::size_t>(i % 2)];
+    add(t,
+        fmt::format(R"("worker_left","worker":"{}","reason":"preempted","gen":0,"step":1)", lost));
+    const std::string joined = "w" + std::to_string(next++);
+    add(t + 1, fmt::format(R"("worker_joined","worker":"{}")", joined));
+    members[static_cast<std::size_t>(i % 2)] = joined;
+    generation(t + 2, gen++);
+  }
+  add(2100, R"("worker_joined","worker":"w202")");  // a third place
+  members.push_back("w202");
+  generation(2101, gen++);
+  add(2200, R"("worker_left","worker":"w202","reason":"stopped","gen":0,"step":1)");
+  add(2300, R"("worker_joined","worker":"w203")");  // no place was vacant: a lane of its own
+  write_file_atomically(dir + "/events.jsonl", events);
+  const json chart = chart_data(render_job_report(dir, {}))["membership"];
+  const std::vector<std::string> lanes = chart["data"]["labels"];
+  EXPECT_EQ(lanes,
+            (std::vector<std::string>{"w0 -> w2 -> ... -> w200 (101 workers)",
+                                      "w1 -> w3 -> ... -> w201 (101 workers)", "w202", "w203"}));
+  // Every worker's training is drawn, in its place's lane.
+  std::set<std::string> trained;
+  const json training = dataset(chart, "training");
+  for (const auto& bar : training["data"]) trained.insert(bar["y"]);
+  EXPECT_EQ(trained.size(), 3u);  // w203 joined no generation
+}
 
 TEST(ReportJobPage, ALongJobIsDrawnInGroupsOfSteps) {
   const std::string dir = fresh_dir("report_job_long");

@@ -53,6 +53,17 @@ std::string setting_cell(const std::string& key, const json& value) {
   return (value.is_string() ? std::string("\"\"") : cell(value)) + " (" + meaning->second + ")";
 }
 
+// The workers a recovery lost, as words ("w0, w2"); anything else as its JSON.
+std::string lost_text(const json& lost) {
+  if (!lost.is_array()) return cell(lost);
+  std::string text;
+  for (const auto& worker : lost) {
+    text += (text.empty() ? "" : ", ") +
+            (worker.is_string() ? worker.get<std::string>() : cell(worker));
+  }
+  return text;
+}
+
 // A long job's steps drawn in groups of consecutive steps (means), so that a page of a 100,000-step
 // job stays a few megabytes and quick to draw: at most `most` groups of [begin, end) indices.
 std::vector<std::pair<std::size_t, std::size_t>> step_groups(std::size_t steps, std::size_t most) {
@@ -220,13 +231,20 @@ void add_throughput(HtmlPage& page, const Job& job) {
     const std::size_t end = std::min(job.points.size(), i + window);
     points.push_back(xy(job.points[end - 1].t, internal::samples_per_s(job.points, i, end)));
   }
-  page.add_chart("samples-per-s",
-                 xy_chart("samples/s over time (from the step timings)", "seconds since the start",
-                          "samples/s", json::array({series("samples/s", points, color(2))})));
+  auto chart = xy_chart("samples/s over time (from the step timings)", "seconds since the start",
+                        "samples/s", json::array({series("samples/s", points, color(2))}));
+  // From the job's start and from none: a steady speed was a flat line in an axis of
+  // 9,214.2857142857 .. 9,214.2857142858.
+  chart["options"]["scales"]["x"]["min"] = 0;
+  chart["options"]["scales"]["y"]["min"] = 0;
+  page.add_chart("samples-per-s", std::move(chart));
 }
 
-// Lanes of the membership timeline: a worker's time joined (waiting for a generation), training,
-// and how it left; one more lane for the recoveries.
+// Lanes of the membership timeline, one per place in the cluster: each worker's time joined
+// (waiting for a generation), training, and how it left, with a replacement (a worker that joins
+// while a lost one is not yet replaced) in the lane of the worker it replaces, so that a long job
+// on spot servers keeps as many lanes as it has places, however many replacements it had; one
+// more lane for the recoveries.
 void add_membership(HtmlPage& page, const Job& job) {
   page.add_heading("Membership");
   const auto& events = job.records.events;
@@ -238,17 +256,25 @@ void add_membership(HtmlPage& page, const Job& job) {
     std::string state;
     double from = 0.0;
   };
-  std::vector<std::string> order;
+  std::vector<std::string> order;  // workers, as first seen
   std::map<std::string, Open> open;
-  std::map<std::string, std::string> lane_label;
-  std::map<std::string, std::vector<json>> segments;  // state -> bars
-  std::vector<std::string> lost;                      // lost workers not replaced yet
-  const auto lane = [&](const std::string& worker) {
-    if (!lane_label.count(worker)) {
-      order.push_back(worker);
-      lane_label[worker] = worker;
+  std::vector<std::vector<std::string>> lanes;  // the workers of each lane, in turn
+  std::map<std::string, std::size_t> lane_of;
+  std::vector<std::size_t> vacant;                    // lanes of lost workers not replaced yet
+  std::map<std::string, std::vector<json>> segments;  // state -> bars (y: the worker)
+  // The lane of `worker`: its own, or for a worker not seen before a vacant one if
+  // `may_replace`, else a new one.
+  const auto lane = [&](const std::string& worker, bool may_replace) {
+    if (const auto known = lane_of.find(worker); known != lane_of.end()) return known->second;
+    order.push_back(worker);
+    if (may_replace && !vacant.empty()) {
+      const std::size_t taken = vacant.front();
+      vacant.erase(vacant.begin());
+      lanes[taken].push_back(worker);
+      return lane_of[worker] = taken;
     }
-    return lane_label[worker];
+    lanes.push_back({worker});
+    return lane_of[worker] = lanes.size() - 1;
   };
   const auto close = [&](const std::string& worker, double t) {
     auto it = open.find(worker);
@@ -261,30 +287,25 @@ void add_membership(HtmlPage& page, const Job& job) {
     end_t = std::max(end_t, e.t);
     const std::string worker = e.text("worker");
     if (e.type == "worker_joined" || e.type == "worker_rejoined") {
-      lane(worker);
-      if (e.type == "worker_joined" && !lost.empty()) {
-        lane_label[worker] = worker + " (replaces " + lost.front() + ")";
-        lane_label[lost.front()] += " (replaced by " + worker + ")";
-        lost.erase(lost.begin());
-      }
+      lane(worker, e.type == "worker_joined");
       close(worker, e.t);
       open[worker] = {"joined", e.t};
     } else if (e.type == "generation" && e.json.contains("members")) {
       for (const auto& m : e.json["members"]) {
         if (!m.is_string()) continue;
         const std::string id = m.get<std::string>();
-        lane(id);
+        lane(id, false);
         if (open.count(id) && open[id].state == "training") continue;
         close(id, e.t);
         open[id] = {"training", e.t};
       }
     } else if ((e.type == "worker_left" || e.type == "worker_failed") && !worker.empty()) {
-      lane(worker);
+      const std::size_t left_lane = lane(worker, false);
       close(worker, e.t);
       const std::string reason = e.type == "worker_failed" ? "failed" : e.text("reason");
       segments["left: " + (reason.empty() ? std::string("unknown") : reason)].push_back(
           {{"x", {e.t, e.t}}, {"y", worker}});
-      if (reason != "stopped") lost.push_back(worker);
+      if (reason != "stopped") vacant.push_back(left_lane);
     }
   }
   for (const auto& worker : order) close(worker, end_t);
@@ -295,13 +316,28 @@ void add_membership(HtmlPage& page, const Job& job) {
     const double duration = e.number("duration_s");
     segments["recovery"].push_back({{"x", {e.t - duration, e.t}}, {"y", recovery_lane}});
     recovery_rows.push_back({number_text(e.t), cell(e.json.value("gen", json())), e.text("cause"),
-                             cell(e.json.value("lost", json())), number_text(e.number("detect_s")),
-                             number_text(e.number("reform_s")), number_text(duration),
+                             lost_text(e.json.value("lost", json())),
+                             number_text(e.number("detect_s")), number_text(e.number("reform_s")),
+                             number_text(duration),
                              std::to_string(static_cast<long long>(e.number("redone_steps")))});
   }
-  // The lanes' labels replace the ids once every replacement is known.
+  // The lanes' labels replace the ids once every replacement is known: the lane's workers in
+  // turn ("w1 -> w3"), or for a long run of replacements its first two, its last and how many.
   std::vector<std::string> labels;
-  for (const auto& worker : order) labels.push_back(lane_label[worker]);
+  for (const auto& workers : lanes) {
+    std::string label;
+    for (std::size_t i = 0; i < workers.size(); ++i) {
+      if (workers.size() > 4 && i == 2) {
+        label +=
+            " -> ... -> " + workers.back() + " (" + std::to_string(workers.size()) + " workers)";
+        break;
+      }
+      label += (i == 0 ? "" : " -> ") + workers[i];
+    }
+    labels.push_back(label);
+  }
+  std::map<std::string, std::string> lane_label;  // worker -> its lane's label
+  for (const auto& [worker, index] : lane_of) lane_label[worker] = labels[index];
   if (!recovery_rows.empty()) labels.push_back(recovery_lane);
   const std::map<std::string, std::string> colours = {
       {"joined", "#bbbbbb"},       {"training", "#2ca02c"},     {"left: preempted", "#ff7f0e"},
@@ -329,7 +365,9 @@ void add_membership(HtmlPage& page, const Job& job) {
       {"options",
        {{"indexAxis", "y"},
         {"plugins",
-         {{"title", {{"display", true}, {"text", "workers over time (one lane per worker)"}}},
+         {{"title",
+           {{"display", true},
+            {"text", "workers over time (a replacement in the lane of the worker it replaces)"}}},
           {"legend", {{"position", "bottom"}}}}},
         {"scales",
          {{"x",
