@@ -62,13 +62,22 @@ TEST(ReportJobPage, IsOneSelfContainedPageWithEveryChart) {
   EXPECT_NE(page.find("Chart.js v3"), std::string::npos);
   EXPECT_EQ(page.find("Problems reading"), std::string::npos);
   const json charts = chart_data(page);
-  for (const char* id : {"loss-step", "loss-time", "accuracy-step", "accuracy-time",
-                         "samples-per-s", "membership", "phases-mean", "phases-0", "phases-1",
-                         "phases-2", "phases-3", "stragglers", "checkpoints"}) {
+  for (const char* id :
+       {"loss-step", "loss-time", "accuracy-step", "accuracy-time", "samples-per-s", "membership",
+        "phases-mean", "phases-0", "phases-1", "phases-2", "stragglers", "checkpoints"}) {
     ASSERT_TRUE(charts.contains(id)) << id;
     EXPECT_GT(points_of(charts[id]), 0u) << id;
     EXPECT_NE(page.find(std::string("id=\"chart-") + id + "\""), std::string::npos) << id;
   }
+  // A chart of each step's phases per place in the cluster: w3, which replaced w2, in w2's.
+  EXPECT_FALSE(charts.contains("phases-3"));
+  EXPECT_EQ(charts["phases-2"]["options"]["plugins"]["title"]["text"],
+            "phases of each step: w2 -> w3");
+  const json& place = charts["phases-2"]["data"]["datasets"][1]["data"];  // compute_s by step
+  ASSERT_EQ(place.size(), 300u);
+  EXPECT_TRUE(place[0].is_number()) << "w2's first step";
+  EXPECT_TRUE(place[299].is_number()) << "w3's last step";
+  EXPECT_EQ(charts["phases-mean"]["data"]["labels"].size(), 4u);  // the means: each worker
   EXPECT_EQ(charts["loss-step"]["data"]["datasets"][0]["data"].size(), 300u);
   for (const char* axis : {"x", "y", "size"}) {  // from the start, from nothing
     EXPECT_EQ(charts["checkpoints"]["options"]["scales"][axis]["min"], 0) << axis;
@@ -262,9 +271,15 @@ TEST(ReportJobPage, AJobWithManyReplacementsKeepsALaneForEachPlace) {
     events += fmt::format(R"({{"t":{},"event":{}}})", t, fields) + "\n";
   };
   std::vector<std::string> members{"w0", "w1"};
-  auto generation = [&](double t, int gen) {
+  std::string steps = kStepsHeader;
+  int step = 0;
+  auto generation = [&](double t, int gen) {  // and a step of it
     add(t, fmt::format(R"("generation","gen":{},"members":["{}"],"start_step":0)", gen,
                        fmt::join(members, R"(",")")));
+    ++step;
+    for (std::size_t rank = 0; rank < members.size(); ++rank) {
+      steps += fmt::format("{},{},50,0.001,0.01,0.002,0.001,1.0,{},0\n", step, rank, gen);
+    }
   };
   int gen = 0;
   generation(0, gen++);
@@ -285,7 +300,9 @@ TEST(ReportJobPage, AJobWithManyReplacementsKeepsALaneForEachPlace) {
   add(2200, R"("worker_left","worker":"w202","reason":"stopped","gen":0,"step":1)");
   add(2300, R"("worker_joined","worker":"w203")");  // no place was vacant: a lane of its own
   write_file_atomically(dir + "/events.jsonl", events);
-  const json chart = chart_data(render_job_report(dir, {}))["membership"];
+  write_file_atomically(dir + "/steps.csv", steps);
+  const json charts = chart_data(render_job_report(dir, {}));
+  const json& chart = charts["membership"];
   const std::vector<std::string> lanes = chart["data"]["labels"];
   EXPECT_EQ(lanes,
             (std::vector<std::string>{"w0 -> w2 -> ... -> w200 (101 workers)",
@@ -295,6 +312,11 @@ TEST(ReportJobPage, AJobWithManyReplacementsKeepsALaneForEachPlace) {
   const json training = dataset(chart, "training");
   for (const auto& bar : training["data"]) trained.insert(bar["y"]);
   EXPECT_EQ(trained.size(), 3u);  // w203 joined no generation
+  // Each step's phases: a chart for each place that trained, not for each of its 203 workers.
+  EXPECT_TRUE(charts.contains("phases-2"));
+  EXPECT_FALSE(charts.contains("phases-3"));
+  EXPECT_EQ(charts["phases-0"]["options"]["plugins"]["title"]["text"],
+            "phases of each step: w0 -> w2 -> ... -> w200 (101 workers)");
 }
 
 TEST(ReportJobPage, ALongJobIsDrawnInGroupsOfSteps) {
@@ -384,7 +406,7 @@ TEST(ReportJobBrowser, EveryChartDrawsWithoutAScriptError) {
   const std::string path = write_page(job.dir, render_job_report(job.dir, {}));
   const json check = testing::expect_page_draws(
       path, {"loss-step", "loss-time", "accuracy-step", "accuracy-time", "samples-per-s",
-             "membership", "phases-mean", "phases-0", "phases-3", "stragglers", "checkpoints"});
+             "membership", "phases-mean", "phases-0", "phases-2", "stragglers", "checkpoints"});
   ASSERT_TRUE(check.is_object());
   // Chart.js laid out every point it was given: 300 training losses and 3 test losses.
   EXPECT_EQ(check["charts"]["loss-step"]["points"], 303);

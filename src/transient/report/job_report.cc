@@ -240,11 +240,67 @@ void add_throughput(HtmlPage& page, const Job& job) {
   page.add_chart("samples-per-s", std::move(chart));
 }
 
-// Lanes of the membership timeline, one per place in the cluster: each worker's time joined
-// (waiting for a generation), training, and how it left, with a replacement (a worker that joins
-// while a lost one is not yet replaced) in the lane of the worker it replaces, so that a long job
-// on spot servers keeps as many lanes as it has places, however many replacements it had; one
-// more lane for the recoveries.
+// The places of the cluster, as the membership events tell them: a worker that joins while a
+// lost one is not yet replaced takes its place (a replacement), any other a place of its own; a
+// worker stopped on purpose is not lost. So a long job on spot servers has as many places as
+// its cluster, however many replacements it had.
+struct Places {
+  std::vector<std::vector<std::string>> workers;  // of each place, in turn
+  std::map<std::string, std::size_t> index;       // worker -> its place
+
+  // The place of `worker`: its own, or for a worker not seen before a vacant one if `vacant` is
+  // given and holds one (taken from it), else a new one.
+  std::size_t of(const std::string& worker, std::vector<std::size_t>* vacant = nullptr) {
+    if (const auto known = index.find(worker); known != index.end()) return known->second;
+    if (vacant != nullptr && !vacant->empty()) {
+      const std::size_t taken = vacant->front();
+      vacant->erase(vacant->begin());
+      workers[taken].push_back(worker);
+      return index[worker] = taken;
+    }
+    workers.push_back({worker});
+    return index[worker] = workers.size() - 1;
+  }
+
+  // A place's workers in turn ("w1 -> w3"), or for a long run of replacements its first two, its
+  // last and how many.
+  std::string label(std::size_t place) const {
+    const auto& in_turn = workers[place];
+    std::string text;
+    for (std::size_t i = 0; i < in_turn.size(); ++i) {
+      if (in_turn.size() > 4 && i == 2) {
+        return text + " -> ... -> " + in_turn.back() + " (" + std::to_string(in_turn.size()) +
+               " workers)";
+      }
+      text += (i == 0 ? "" : " -> ") + in_turn[i];
+    }
+    return text;
+  }
+};
+
+Places cluster_places(const std::vector<records::Event>& events) {
+  Places places;
+  std::vector<std::size_t> vacant;  // places of lost workers not replaced yet
+  for (const auto& e : events) {
+    const std::string worker = e.text("worker");
+    if (e.type == "worker_joined" || e.type == "worker_rejoined") {
+      places.of(worker, e.type == "worker_joined" ? &vacant : nullptr);
+    } else if (e.type == "generation" && e.json.contains("members")) {
+      for (const auto& m : e.json["members"]) {
+        if (m.is_string()) places.of(m.get<std::string>());
+      }
+    } else if ((e.type == "worker_left" || e.type == "worker_failed") && !worker.empty()) {
+      const std::size_t place = places.of(worker);
+      const std::string reason = e.type == "worker_failed" ? "failed" : e.text("reason");
+      if (reason != "stopped") vacant.push_back(place);
+    }
+  }
+  return places;
+}
+
+// Lanes of the membership timeline, one per place in the cluster (cluster_places): each
+// worker's time joined (waiting for a generation), training, and how it left; one more lane for
+// the recoveries.
 void add_membership(HtmlPage& page, const Job& job) {
   page.add_heading("Membership");
   const auto& events = job.records.events;
@@ -252,30 +308,13 @@ void add_membership(HtmlPage& page, const Job& job) {
     page.add_paragraph("No events recorded.", "note");
     return;
   }
+  const Places places = cluster_places(events);
   struct Open {
     std::string state;
     double from = 0.0;
   };
-  std::vector<std::string> order;  // workers, as first seen
   std::map<std::string, Open> open;
-  std::vector<std::vector<std::string>> lanes;  // the workers of each lane, in turn
-  std::map<std::string, std::size_t> lane_of;
-  std::vector<std::size_t> vacant;                    // lanes of lost workers not replaced yet
   std::map<std::string, std::vector<json>> segments;  // state -> bars (y: the worker)
-  // The lane of `worker`: its own, or for a worker not seen before a vacant one if
-  // `may_replace`, else a new one.
-  const auto lane = [&](const std::string& worker, bool may_replace) {
-    if (const auto known = lane_of.find(worker); known != lane_of.end()) return known->second;
-    order.push_back(worker);
-    if (may_replace && !vacant.empty()) {
-      const std::size_t taken = vacant.front();
-      vacant.erase(vacant.begin());
-      lanes[taken].push_back(worker);
-      return lane_of[worker] = taken;
-    }
-    lanes.push_back({worker});
-    return lane_of[worker] = lanes.size() - 1;
-  };
   const auto close = [&](const std::string& worker, double t) {
     auto it = open.find(worker);
     if (it == open.end()) return;
@@ -287,28 +326,24 @@ void add_membership(HtmlPage& page, const Job& job) {
     end_t = std::max(end_t, e.t);
     const std::string worker = e.text("worker");
     if (e.type == "worker_joined" || e.type == "worker_rejoined") {
-      lane(worker, e.type == "worker_joined");
       close(worker, e.t);
       open[worker] = {"joined", e.t};
     } else if (e.type == "generation" && e.json.contains("members")) {
       for (const auto& m : e.json["members"]) {
         if (!m.is_string()) continue;
         const std::string id = m.get<std::string>();
-        lane(id, false);
         if (open.count(id) && open[id].state == "training") continue;
         close(id, e.t);
         open[id] = {"training", e.t};
       }
     } else if ((e.type == "worker_left" || e.type == "worker_failed") && !worker.empty()) {
-      const std::size_t left_lane = lane(worker, false);
       close(worker, e.t);
       const std::string reason = e.type == "worker_failed" ? "failed" : e.text("reason");
       segments["left: " + (reason.empty() ? std::string("unknown") : reason)].push_back(
           {{"x", {e.t, e.t}}, {"y", worker}});
-      if (reason != "stopped") vacant.push_back(left_lane);
     }
   }
-  for (const auto& worker : order) close(worker, end_t);
+  for (const auto& [worker, place] : places.index) close(worker, end_t);
   const std::string recovery_lane = "recoveries";
   Rows recovery_rows;
   for (const auto& e : events) {
@@ -321,23 +356,13 @@ void add_membership(HtmlPage& page, const Job& job) {
                              number_text(duration),
                              std::to_string(static_cast<long long>(e.number("redone_steps")))});
   }
-  // The lanes' labels replace the ids once every replacement is known: the lane's workers in
-  // turn ("w1 -> w3"), or for a long run of replacements its first two, its last and how many.
+  // The lanes' labels replace the ids.
   std::vector<std::string> labels;
-  for (const auto& workers : lanes) {
-    std::string label;
-    for (std::size_t i = 0; i < workers.size(); ++i) {
-      if (workers.size() > 4 && i == 2) {
-        label +=
-            " -> ... -> " + workers.back() + " (" + std::to_string(workers.size()) + " workers)";
-        break;
-      }
-      label += (i == 0 ? "" : " -> ") + workers[i];
-    }
-    labels.push_back(label);
+  for (std::size_t place = 0; place < places.workers.size(); ++place) {
+    labels.push_back(places.label(place));
   }
   std::map<std::string, std::string> lane_label;  // worker -> its lane's label
-  for (const auto& [worker, index] : lane_of) lane_label[worker] = labels[index];
+  for (const auto& [worker, place] : places.index) lane_label[worker] = labels[place];
   if (!recovery_rows.empty()) labels.push_back(recovery_lane);
   const std::map<std::string, std::string> colours = {
       {"joined", "#bbbbbb"},       {"training", "#2ca02c"},     {"left: preempted", "#ff7f0e"},
@@ -453,8 +478,17 @@ void add_phases(HtmlPage& page, const Job& job) {
   }
   page.add_chart("phases-mean", internal::bar_chart("mean seconds per step, by phase and worker",
                                                     workers, "worker", "seconds", means, true));
-  for (std::size_t k = 0; k < workers.size(); ++k) {
-    const auto& steps = by_worker[workers[k]];
+  // Each step's phases, a chart per place in the cluster (its workers in turn: a long job's
+  // replacements would otherwise be a chart each).
+  Places places = cluster_places(job.records.events);
+  for (const auto& w : workers) places.of(w);  // workers the events do not name
+  for (std::size_t k = 0; k < places.workers.size(); ++k) {
+    std::map<std::int64_t, const records::StepRow*> steps;
+    for (const auto& w : places.workers[k]) {
+      const auto rows_of = by_worker.find(w);
+      if (rows_of != by_worker.end()) steps.insert(rows_of->second.begin(), rows_of->second.end());
+    }
+    if (steps.empty()) continue;  // a worker that trained no step
     json sets = json::array();
     for (std::size_t i = 0; i < kPhases.size(); ++i) {
       json values = json::array();
@@ -470,8 +504,8 @@ void add_phases(HtmlPage& page, const Job& job) {
       sets.push_back(internal::bars(kPhases[i], values, color(i)));
     }
     page.add_chart("phases-" + std::to_string(k),
-                   internal::bar_chart("phases of each step: " + workers[k], step_labels, "step",
-                                       "seconds", sets, true),
+                   internal::bar_chart("phases of each step: " + places.label(k), step_labels,
+                                       "step", "seconds", sets, true),
                    260);
   }
   json slowest = json::array(), median = json::array();
