@@ -13,6 +13,7 @@
 
 #include "report/browser.h"
 #include "report/job_dir_fixture.h"
+#include "report/page_data.h"
 #include "transient/core/atomic_file.h"
 #include "transient/core/error.h"
 #include "transient/report/html_page.h"
@@ -22,28 +23,9 @@ namespace transient::report {
 namespace {
 
 using nlohmann::json;
-
-// The charts' configurations the page carries.
-json chart_data(const std::string& page) {
-  const std::string open = "<script id=\"report-data\" type=\"application/json\">";
-  const auto begin = page.find(open);
-  EXPECT_NE(begin, std::string::npos);
-  const auto from = begin + open.size();
-  return json::parse(page.substr(from, page.find("</script>", from) - from));
-}
-
-std::size_t points_of(const json& chart) {
-  std::size_t n = 0;
-  for (const auto& set : chart["data"]["datasets"]) n += set["data"].size();
-  return n;
-}
-
-json dataset(const json& chart, const std::string& label) {
-  for (const auto& set : chart["data"]["datasets"]) {
-    if (set["label"] == label) return set;
-  }
-  return nullptr;
-}
+using testing::chart_data;
+using testing::dataset;
+using testing::points_of;
 
 std::string write_page(const std::string& dir, const std::string& page) {
   const std::string path = dir + "/report.html";

@@ -185,33 +185,161 @@ void render_regions(HtmlPage& page, const json& j, const std::string& name) {
                           {"mean", "p50", "p95", "p99"}, "statistic", "USD", series, false));
 }
 
+// The servers a run's timeline names (their indices run from 0).
+std::size_t server_count(const json& timeline) {
+  int most = -1;
+  for (const auto& e : timeline) most = std::max(most, e.value("server", -1));
+  return static_cast<std::size_t>(most + 1);
+}
+
+// A run's servers over time, a lane per place in the cluster (a server requested while another
+// is gone takes its place, so that a long run of revocations keeps as many lanes as the cluster
+// has servers): starting (requested to ready), running, under a preemption notice, and how each
+// ended (revoked, released); and a lane for the job's own events (the policy's decisions,
+// checkpoints, the end). Hours on the x axis.
+json run_lanes(const json& timeline, const std::string& name) {
+  const std::size_t servers = server_count(timeline);
+  std::vector<std::optional<std::size_t>> place_of(servers);
+  std::vector<std::vector<int>> places;  // the servers of each place, in turn
+  std::vector<std::size_t> vacant;       // places whose server is gone
+  std::vector<std::string> first_detail;
+  const auto place = [&](int server, const std::string& detail) {
+    auto& known = place_of[static_cast<std::size_t>(server)];
+    if (known) return *known;
+    if (!vacant.empty()) {
+      known = vacant.front();
+      vacant.erase(vacant.begin());
+      places[*known].push_back(server);
+    } else {
+      known = places.size();
+      places.push_back({server});
+      first_detail.push_back(detail);
+    }
+    return *known;
+  };
+  struct Open {
+    std::string state;
+    double from = 0.0;
+  };
+  std::vector<std::optional<Open>> open(servers);
+  std::map<std::string, json> bars;  // state or event -> bars, y the server (-1: the job)
+  double end_h = 0.0;
+  const auto close = [&](std::size_t server, double t) {
+    if (!open[server]) return;
+    bars[open[server]->state].push_back(
+        {{"x", {open[server]->from, t}}, {"y", static_cast<int>(server)}});
+    open[server].reset();
+  };
+  for (const auto& e : timeline) {
+    const double t = number_at(e, "time_s", name) / 3600.0;
+    end_h = std::max(end_h, t);
+    const std::string event = e.value("event", "");
+    const int server = e.value("server", -1);
+    if (server < 0) {
+      bars[event].push_back({{"x", {t, t}}, {"y", -1}});
+      continue;
+    }
+    const auto s = static_cast<std::size_t>(server);
+    const std::size_t at = place(server, e.value("detail", ""));
+    if (event == "requested" || event == "ready" || event == "notice") {
+      close(s, t);
+      open[s] = Open{event == "requested" ? "starting"
+                     : event == "ready"   ? "running"
+                                          : "under notice",
+                     t};
+    } else {
+      if (event == "revoked" || event == "released") {
+        close(s, t);
+        vacant.push_back(at);
+      }
+      bars[event].push_back({{"x", {t, t}}, {"y", server}});
+    }
+  }
+  for (std::size_t s = 0; s < servers; ++s) close(s, end_h);
+  // A place's label: its one server and what it is, or its servers in turn.
+  std::vector<std::string> labels;
+  for (std::size_t k = 0; k < places.size(); ++k) {
+    const auto& in_turn = places[k];
+    std::string label = in_turn.size() == 1 ? "server " : "servers ";
+    for (std::size_t i = 0; i < in_turn.size(); ++i) {
+      if (in_turn.size() > 4 && i == 2) {
+        label += " -> ... -> " + std::to_string(in_turn.back()) + " (" +
+                 std::to_string(in_turn.size()) + ")";
+        break;
+      }
+      label += (i == 0 ? "" : " -> ") + std::to_string(in_turn[i]);
+    }
+    if (in_turn.size() == 1 && !first_detail[k].empty()) label += ": " + first_detail[k];
+    labels.push_back(label);
+  }
+  const std::string job_lane = "job";
+  for (auto& [label, data] : bars) {
+    for (auto& bar : data) {
+      const int server = bar["y"];
+      bar["y"] = server < 0 ? job_lane : labels[*place_of[static_cast<std::size_t>(server)]];
+    }
+  }
+  labels.push_back(job_lane);
+  const std::map<std::string, std::string> colours = {
+      {"starting", "#bbbbbb"}, {"running", "#2ca02c"},  {"under notice", "#ff7f0e"},
+      {"revoked", "#d62728"},  {"released", "#1f77b4"}, {"decision", "#9467bd"},
+      {"done", "#000000"},     {"deadline", "#8c564b"}, {"checkpoint", "#17becf"}};
+  json datasets = json::array();
+  std::size_t other = 5;
+  // Spans first, so that the events' ticks are drawn over them.
+  for (const bool spans : {true, false}) {
+    for (auto& [label, data] : bars) {
+      const bool span = label == "starting" || label == "running" || label == "under notice";
+      if (span != spans) continue;
+      const auto known = colours.find(label);
+      datasets.push_back(
+          {{"label", label},
+           {"data", data},
+           {"backgroundColor", known != colours.end() ? known->second : color(other++)},
+           {"grouped", false},
+           {"minBarLength", 4},
+           {"barPercentage", spans ? 0.8 : 0.5}});
+    }
+  }
+  return {{"type", "bar"},
+          {"data", {{"labels", labels}, {"datasets", datasets}}},
+          {"options",
+           {{"indexAxis", "y"},
+            {"plugins",
+             {{"title",
+               {{"display", true},
+                {"text",
+                 "servers over time (one that replaces another in its lane), and the "
+                 "job's events"}}},
+              {"legend", {{"position", "bottom"}}}}},
+            {"scales",
+             {{"x",
+               {{"type", "linear"}, {"min", 0}, {"title", {{"display", true}, {"text", "hours"}}}}},
+              {"y", {{"type", "category"}}}}}}}};
+}
+
+// The lanes run_lanes draws: a place per server that never replaced another.
+std::size_t lane_count(const json& chart) { return chart["data"]["labels"].size(); }
+
 void render_one_run(HtmlPage& page, const json& j, const std::string& name) {
   page.add_heading("Summary");
   Rows rows;
   for (const auto& [key, value] : j.items()) {
     if (key == "timeline") continue;
-    rows.push_back(
-        {key, value.is_number_float() ? number_text(value.get<double>()) : value.dump()});
+    rows.push_back({key, value.is_number_float() ? number_text(value.get<double>())
+                         : value.is_string()     ? value.get<std::string>()
+                                                 : value.dump()});
   }
   page.add_table({"", ""}, rows);
   page.add_heading("Timeline");
-  // Servers over time: one point per event, on the lane of its server.
-  std::map<std::string, json> by_event;
+  json lanes = run_lanes(j["timeline"], name);
+  const int height = 60 + 34 * static_cast<int>(lane_count(lanes)) + 60;
+  page.add_chart("timeline", std::move(lanes), height);
   Rows table;
   for (const auto& e : j["timeline"]) {
-    const double t = number_at(e, "time_s", name);
-    const std::string event = e.value("event", "");
-    auto& points = by_event[event];
-    if (points.is_null()) points = json::array();
-    points.push_back(internal::xy(t / 3600.0, e.value("server", -1)));
-    table.push_back({number_text(t / 3600.0), event, std::to_string(e.value("server", -1)),
-                     e.value("detail", "")});
+    table.push_back({number_text(number_at(e, "time_s", name) / 3600.0), e.value("event", ""),
+                     std::to_string(e.value("server", -1)), e.value("detail", "")});
   }
-  json sets = json::array();
-  std::size_t i = 0;
-  for (auto& [event, points] : by_event)
-    sets.push_back(internal::series(event, points, color(i++), false));
-  page.add_chart("timeline", internal::xy_chart("events by server", "hours", "server", sets));
   page.add_table({"hours", "event", "server", "detail"}, table);
 }
 
