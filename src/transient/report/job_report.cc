@@ -262,19 +262,9 @@ struct Places {
     return index[worker] = workers.size() - 1;
   }
 
-  // A place's workers in turn ("w1 -> w3"), or for a long run of replacements its first two, its
-  // last and how many.
+  // A place's workers in turn ("w1 -> w3"; internal::in_turn).
   std::string label(std::size_t place) const {
-    const auto& in_turn = workers[place];
-    std::string text;
-    for (std::size_t i = 0; i < in_turn.size(); ++i) {
-      if (in_turn.size() > 4 && i == 2) {
-        return text + " -> ... -> " + in_turn.back() + " (" + std::to_string(in_turn.size()) +
-               " workers)";
-      }
-      text += (i == 0 ? "" : " -> ") + in_turn[i];
-    }
-    return text;
+    return internal::in_turn(workers[place], "workers");
   }
 };
 
@@ -376,30 +366,12 @@ void add_membership(HtmlPage& page, const Job& job) {
       if (lane_label.count(id)) bar["y"] = lane_label[id];
     }
     const auto known = colours.find(state);
-    const std::string colour = known != colours.end() ? known->second : color(other++);
-    datasets.push_back({{"label", state},
-                        {"data", bars},
-                        {"backgroundColor", colour},
-                        {"grouped", false},
-                        {"minBarLength", 4},
-                        {"barPercentage", 0.8}});
+    datasets.push_back(
+        internal::lane_bars(state, bars, known != colours.end() ? known->second : color(other++)));
   }
-  json config = {
-      {"type", "bar"},
-      {"data", {{"labels", labels}, {"datasets", datasets}}},
-      {"options",
-       {{"indexAxis", "y"},
-        {"plugins",
-         {{"title",
-           {{"display", true},
-            {"text", "workers over time (a replacement in the lane of the worker it replaces)"}}},
-          {"legend", {{"position", "bottom"}}}}},
-        {"scales",
-         {{"x",
-           {{"type", "linear"},
-            {"min", 0},
-            {"title", {{"display", true}, {"text", "seconds since the start"}}}}},
-          {"y", {{"type", "category"}}}}}}}};
+  json config = internal::lanes_chart(
+      "workers over time (a replacement in the lane of the worker it replaces)", labels,
+      "seconds since the start", std::move(datasets));
   page.add_chart("membership", config, 60 + 34 * static_cast<int>(labels.size()) + 60);
   if (!recovery_rows.empty()) {
     page.add_paragraph(

@@ -259,18 +259,11 @@ json run_lanes(const json& timeline, const std::string& name) {
   // A place's label: its one server and what it is, or its servers in turn.
   std::vector<std::string> labels;
   for (std::size_t k = 0; k < places.size(); ++k) {
-    const auto& in_turn = places[k];
-    std::string label = in_turn.size() == 1 ? "server " : "servers ";
-    for (std::size_t i = 0; i < in_turn.size(); ++i) {
-      if (in_turn.size() > 4 && i == 2) {
-        label += " -> ... -> " + std::to_string(in_turn.back()) + " (" +
-                 std::to_string(in_turn.size()) + ")";
-        break;
-      }
-      label += (i == 0 ? "" : " -> ") + std::to_string(in_turn[i]);
-    }
-    if (in_turn.size() == 1 && !first_detail[k].empty()) label += ": " + first_detail[k];
-    labels.push_back(label);
+    std::vector<std::string> names;
+    for (const int server : places[k]) names.push_back(std::to_string(server));
+    labels.push_back(names.size() == 1 ? "server " + names[0] +
+                                             (first_detail[k].empty() ? "" : ": " + first_detail[k])
+                                       : "servers " + internal::in_turn(names));
   }
   const std::string job_lane = "job";
   for (auto& [label, data] : bars) {
@@ -292,30 +285,13 @@ json run_lanes(const json& timeline, const std::string& name) {
       const bool span = label == "starting" || label == "running" || label == "under notice";
       if (span != spans) continue;
       const auto known = colours.find(label);
-      datasets.push_back(
-          {{"label", label},
-           {"data", data},
-           {"backgroundColor", known != colours.end() ? known->second : color(other++)},
-           {"grouped", false},
-           {"minBarLength", 4},
-           {"barPercentage", spans ? 0.8 : 0.5}});
+      datasets.push_back(internal::lane_bars(
+          label, data, known != colours.end() ? known->second : color(other++), !spans));
     }
   }
-  return {{"type", "bar"},
-          {"data", {{"labels", labels}, {"datasets", datasets}}},
-          {"options",
-           {{"indexAxis", "y"},
-            {"plugins",
-             {{"title",
-               {{"display", true},
-                {"text",
-                 "servers over time (one that replaces another in its lane), and the "
-                 "job's events"}}},
-              {"legend", {{"position", "bottom"}}}}},
-            {"scales",
-             {{"x",
-               {{"type", "linear"}, {"min", 0}, {"title", {{"display", true}, {"text", "hours"}}}}},
-              {"y", {{"type", "category"}}}}}}}};
+  return internal::lanes_chart(
+      "servers over time (one that replaces another in its lane), and the job's events", labels,
+      "hours", std::move(datasets));
 }
 
 // The lanes run_lanes draws: a place per server that never replaced another.

@@ -63,6 +63,36 @@ nlohmann::json bars(const std::string& label, nlohmann::json values, const std::
   return {{"label", label}, {"data", std::move(values)}, {"backgroundColor", colour}};
 }
 
+nlohmann::json lanes_chart(const std::string& title, const std::vector<std::string>& lanes,
+                           const std::string& x_label, nlohmann::json datasets) {
+  nlohmann::json x = axis("linear", x_label);
+  x["min"] = 0;
+  return {{"type", "bar"},
+          {"data", {{"labels", lanes}, {"datasets", std::move(datasets)}}},
+          {"options",
+           {{"indexAxis", "y"},
+            {"plugins", title_plugin(title)},
+            {"scales", {{"x", x}, {"y", {{"type", "category"}}}}}}}};
+}
+
+nlohmann::json lane_bars(const std::string& label, nlohmann::json data, const std::string& colour,
+                         bool thin) {
+  return {{"label", label},   {"data", std::move(data)}, {"backgroundColor", colour},
+          {"grouped", false}, {"minBarLength", 4},       {"barPercentage", thin ? 0.5 : 0.8}};
+}
+
+std::string in_turn(const std::vector<std::string>& names, const std::string& noun) {
+  std::string text;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (names.size() > 4 && i == 2) {
+      return text + " -> ... -> " + names.back() + " (" + std::to_string(names.size()) +
+             (noun.empty() ? "" : " " + noun) + ")";
+    }
+    text += (i == 0 ? "" : " -> ") + names[i];
+  }
+  return text;
+}
+
 std::string number_text(double value) {
   // Whole numbers (steps, runs, bytes) in full; others to 4 significant digits, never in
   // scientific notation below a million.
