@@ -283,8 +283,13 @@ TEST(ReportJobPage, AJobWithManyReplacementsKeepsALaneForEachPlace) {
   add(2300, R"("worker_joined","worker":"w203")");  // no place was vacant: a lane of its own
   write_file_atomically(dir + "/events.jsonl", events);
   write_file_atomically(dir + "/steps.csv", steps);
-  const json charts = chart_data(render_job_report(dir, {}));
+  const std::string page = render_job_report(dir, {});
+  const json charts = chart_data(page);
   const json& chart = charts["membership"];
+  // Its 605 membership events are a table folded under its size, which the reader opens.
+  EXPECT_NE(page.find("<details><summary>605 rows</summary>\n<div class=\"table\"><table>\n"
+                      "<tr><th>t (s)</th>"),
+            std::string::npos);
   const std::vector<std::string> lanes = chart["data"]["labels"];
   EXPECT_EQ(lanes,
             (std::vector<std::string>{"w0 -> w2 -> ... -> w200 (101 workers)",

@@ -21,6 +21,7 @@ th { background: #f3f3f3; }
 .unbroken { white-space: nowrap; }
 .breakable { overflow-wrap: anywhere; }
 .table { overflow-x: auto; }
+summary { cursor: pointer; color: #555; margin: 0.5em 0; }
 )";
 
 // Installed before the library so that an error anywhere on the page is caught.
@@ -147,6 +148,9 @@ void HtmlPage::add_paragraph(const std::string& text, const std::string& css_cla
 
 namespace {
 
+// Tables of more rows than this are folded (<details>): the reader opens them.
+constexpr std::size_t kLongTable = 25;
+
 // Words longer than this break anywhere when their column must narrow: a path, or a Gloo error's
 // source file, would otherwise widen a table past a narrow window.
 constexpr std::size_t kLongWord = 30;
@@ -179,6 +183,12 @@ std::string cell_html(const std::string& text) {
 void HtmlPage::add_table(const std::vector<std::string>& header,
                          const std::vector<std::vector<std::string>>& rows,
                          const std::vector<std::size_t>& unbroken) {
+  // A long table (a long job's checkpoints, events, recoveries) is folded, so that it does not
+  // bury the rest of the page: the reader opens it.
+  const bool folded = rows.size() > kLongTable;
+  if (folded) {
+    body_ += "<details><summary>" + std::to_string(rows.size()) + " rows</summary>\n";
+  }
   // In a box of its own that scrolls sideways when the table is wider than the window (one of
   // many numeric columns), so that the page itself does not.
   body_ += "<div class=\"table\"><table>\n";
@@ -198,6 +208,7 @@ void HtmlPage::add_table(const std::vector<std::string>& header,
     body_ += "</tr>\n";
   }
   body_ += "</table></div>\n";
+  if (folded) body_ += "</details>\n";
 }
 
 void HtmlPage::add_chart(const std::string& id, nlohmann::json config, int height_px) {

@@ -25,7 +25,8 @@ class HtmlPage {
   // A table of plain-text cells (escaped); no header row where every header is empty. A cell's
   // lines break at its spaces only: its words with a hyphen (us-east1-c, n1-standard-4) are kept
   // whole in <span class="unbroken">. The cells of the columns `unbroken` (indices) never wrap: a
-  // time such as 2026-11-29T12:06:15.271Z beside others in a narrow column.
+  // time such as 2026-11-29T12:06:15.271Z beside others in a narrow column. A table of more than
+  // 25 rows is folded: "N rows", which the reader opens (<details>).
   void add_table(const std::vector<std::string>& header,
                  const std::vector<std::vector<std::string>>& rows,
                  const std::vector<std::size_t>& unbroken = {});
