@@ -281,13 +281,14 @@ TEST(ReportJobPage, AJobWithManyReplacementsKeepsALaneForEachPlace) {
   generation(2101, gen++);
   add(2200, R"("worker_left","worker":"w202","reason":"stopped","gen":0,"step":1)");
   add(2300, R"("worker_joined","worker":"w203")");  // no place was vacant: a lane of its own
+  add(2301, R"("worker_joined")");                  // no worker named: no lane
   write_file_atomically(dir + "/events.jsonl", events);
   write_file_atomically(dir + "/steps.csv", steps);
   const std::string page = render_job_report(dir, {});
   const json charts = chart_data(page);
   const json& chart = charts["membership"];
-  // Its 605 membership events are a table folded under its size, which the reader opens.
-  EXPECT_NE(page.find("<details><summary>605 rows</summary>\n<div class=\"table\"><table>\n"
+  // Its 606 membership events are a table folded under its size, which the reader opens.
+  EXPECT_NE(page.find("<details><summary>606 rows</summary>\n<div class=\"table\"><table>\n"
                       "<tr><th>t (s)</th>"),
             std::string::npos);
   const std::vector<std::string> lanes = chart["data"]["labels"];

@@ -273,7 +273,7 @@ Places cluster_places(const std::vector<records::Event>& events) {
   std::vector<std::size_t> vacant;  // places of lost workers not replaced yet
   for (const auto& e : events) {
     const std::string worker = e.text("worker");
-    if (e.type == "worker_joined" || e.type == "worker_rejoined") {
+    if ((e.type == "worker_joined" || e.type == "worker_rejoined") && !worker.empty()) {
       places.of(worker, e.type == "worker_joined" ? &vacant : nullptr);
     } else if (e.type == "generation" && e.json.contains("members")) {
       for (const auto& m : e.json["members"]) {
@@ -315,7 +315,7 @@ void add_membership(HtmlPage& page, const Job& job) {
   for (const auto& e : events) {
     end_t = std::max(end_t, e.t);
     const std::string worker = e.text("worker");
-    if (e.type == "worker_joined" || e.type == "worker_rejoined") {
+    if ((e.type == "worker_joined" || e.type == "worker_rejoined") && !worker.empty()) {
       close(worker, e.t);
       open[worker] = {"joined", e.t};
     } else if (e.type == "generation" && e.json.contains("members")) {
