@@ -66,6 +66,7 @@ TEST(ReportJobPage, IsOneSelfContainedPageWithEveryChart) {
   }
   for (const char* axis : {"x", "y"}) {
     EXPECT_EQ(charts["samples-per-s"]["options"]["scales"][axis]["min"], 0) << axis;
+    EXPECT_EQ(charts["stragglers"]["options"]["scales"][axis]["min"], 0) << axis;
   }
   EXPECT_EQ(dataset(charts["accuracy-step"], "test_accuracy")["data"].size(), 3u);
   // Loss against time: the steps are placed between the events that carry step and time.

@@ -494,11 +494,14 @@ void add_phases(HtmlPage& page, const Job& job) {
     slowest.push_back(xy(step, slow / n));
     median.push_back(xy(step, middle / n));
   }
-  page.add_chart("stragglers",
-                 xy_chart("stragglers: data + compute seconds of each step's slowest worker",
-                          "step", "seconds",
-                          json::array({series("slowest worker", slowest, color(3)),
-                                       series("median worker", median, color(0))})));
+  auto stragglers = xy_chart("stragglers: data + compute seconds of each step's slowest worker",
+                             "step", "seconds",
+                             json::array({series("slowest worker", slowest, color(3)),
+                                          series("median worker", median, color(0))}));
+  // Seconds from none: steady steps were a flat line in an axis of -1..1.5 around them.
+  stragglers["options"]["scales"]["x"]["min"] = 0;
+  stragglers["options"]["scales"]["y"]["min"] = 0;
+  page.add_chart("stragglers", std::move(stragglers));
   Rows table;
   for (const auto& w : workers) {
     const int n = slowest_count.count(w) ? slowest_count[w] : 0;
