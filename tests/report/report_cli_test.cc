@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "common/example_scenario.h"
 #include "report/browser.h"
 #include "report/job_dir_fixture.h"
+#include "report/page_data.h"
 #include "transient/core/atomic_file.h"
 #include "transient/report/html_page.h"
 
@@ -148,6 +150,24 @@ TEST(ReportCli, TheRunsPastTheDeadlineAreDrawnApart) {
   EXPECT_NE(page.find("<td>deadline</td><td>12 h 10 min</td>"), std::string::npos);
   TRANSIENT_SKIP_WITHOUT_CHROMIUM();
   testing::expect_page_draws(dir + "/late.html", {"time", "cost"});
+}
+
+// An on-demand cluster's runs end within seconds of each other: the bins are that narrow, and
+// their labels still tell them apart.
+TEST(ReportCli, NarrowBinsAreLabelledApart) {
+  const std::string dir = temp_dir("simulate_narrow");
+  const CliResult sim = run_cli_split("simulate " + std::string(TRANSIENT_SOURCE_DIR) +
+                                      "/examples/paper_1_on_demand_k80.toml --runs 20 --json");
+  ASSERT_EQ(sim.exit_code, 0) << sim.err;
+  write_file_atomically(dir + "/od.json", sim.out);
+  ASSERT_EQ(run_cli("report " + dir + "/od.json").exit_code, 0);
+  const auto charts = testing::chart_data(read_file(dir + "/od.html"));
+  for (const char* id : {"time", "cost"}) {
+    const std::vector<std::string> labels = charts[id]["data"]["labels"];
+    ASSERT_GT(labels.size(), 2u) << id;
+    EXPECT_EQ(std::set<std::string>(labels.begin(), labels.end()).size(), labels.size())
+        << id << ": " << charts[id]["data"]["labels"].dump();
+  }
 }
 
 TEST(ReportCli, SeveralRegionsAgainstTheirOptimumFromARealSimulateJson) {

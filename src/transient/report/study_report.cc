@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <map>
 #include <optional>
 #include <tuple>
@@ -55,13 +57,25 @@ void add_histogram(HtmlPage& page, const std::string& id, const json& histogram,
                          ": expected {\"edges\": [n+1 numbers], "
                          "\"counts\": [n numbers]}");
   }
+  // The edges with one decimal more than the bins' width needs, so that no two bins read alike
+  // (runs of an on-demand cluster within seconds of each other gave bins labelled 3.98-3.98).
+  double narrowest = std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i + 1 < histogram["edges"].size(); ++i) {
+    const double width =
+        (histogram["edges"][i + 1].get<double>() - histogram["edges"][i].get<double>()) / scale;
+    if (width > 0) narrowest = std::min(narrowest, width);
+  }
+  const int decimals =
+      std::isfinite(narrowest)
+          ? std::clamp(static_cast<int>(std::ceil(-std::log10(narrowest))) + 1, 0, 9)
+          : 3;
   std::vector<std::string> labels;
   json counts = json::array();
   json late = json::array();  // the bins wholly past the deadline
   for (std::size_t i = 0; i < histogram["counts"].size(); ++i) {
     const double from = histogram["edges"][i].get<double>();
     const double to = histogram["edges"][i + 1].get<double>();
-    labels.push_back(number_text(from / scale) + "-" + number_text(to / scale));
+    labels.push_back(fmt::format("{:.{}f}-{:.{}f}", from / scale, decimals, to / scale, decimals));
     const bool past = deadline && from >= deadline->at;
     counts.push_back(past ? json() : histogram["counts"][i]);
     late.push_back(past ? histogram["counts"][i] : json());
