@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "report/page_data.h"
+#include "transient/core/error.h"
 
 namespace transient::report {
 namespace {
@@ -67,6 +68,20 @@ TEST(ReportOneRun, ALongRunOfReplacementsKeepsOneLane) {
       chart_data(render_simulation_report(one_run(timeline), "run.json", {}))["timeline"];
   EXPECT_EQ(chart["data"]["labels"],
             json::parse(R"x(["servers 0 -> 1 -> ... -> 30 (31)", "job"])x"));
+}
+
+// A timeline naming an absurd server (a damaged or hand-made file) is refused naming the file,
+// before anything is drawn for it.
+TEST(ReportOneRun, AServerPastWhatARunRequestsIsRefusedNamingTheFile) {
+  const json timeline = json::array({event(0, "requested", 2000000000, "k80 spot")});
+  try {
+    render_simulation_report(one_run(timeline), "run.json", {});
+    ADD_FAILURE() << "taken";
+  } catch (const InputError& error) {
+    EXPECT_STREQ(error.what(),
+                 "run.json: a timeline event of server 2000000000; accepted: servers 0..99999 (-1 "
+                 "for the job's own events)");
+  }
 }
 
 }  // namespace

@@ -199,10 +199,21 @@ void render_regions(HtmlPage& page, const json& j, const std::string& name) {
                           {"mean", "p50", "p95", "p99"}, "statistic", "USD", series, false));
 }
 
-// The servers a run's timeline names (their indices run from 0).
-std::size_t server_count(const json& timeline) {
+// The servers a run's timeline names (their indices run from 0). Throws InputError naming the
+// file `name` for an index past kMostServers (a run requests a few thousand at the most).
+constexpr int kMostServers = 100000;
+std::size_t server_count(const json& timeline, const std::string& name) {
   int most = -1;
-  for (const auto& e : timeline) most = std::max(most, e.value("server", -1));
+  for (const auto& e : timeline) {
+    const int server = e.value("server", -1);
+    if (server >= kMostServers) {
+      throw InputError(name, 0,
+                       "a timeline event of server " + std::to_string(server) +
+                           "; accepted: servers 0.." + std::to_string(kMostServers - 1) +
+                           " (-1 for the job's own events)");
+    }
+    most = std::max(most, server);
+  }
   return static_cast<std::size_t>(most + 1);
 }
 
@@ -212,7 +223,7 @@ std::size_t server_count(const json& timeline) {
 // ended (revoked, released); and a lane for the job's own events (the policy's decisions,
 // checkpoints, the end). Hours on the x axis.
 json run_lanes(const json& timeline, const std::string& name) {
-  const std::size_t servers = server_count(timeline);
+  const std::size_t servers = server_count(timeline, name);
   std::vector<std::optional<std::size_t>> place_of(servers);
   std::vector<std::vector<int>> places;  // the servers of each place, in turn
   std::vector<std::size_t> vacant;       // places whose server is gone
@@ -308,7 +319,7 @@ json run_lanes(const json& timeline, const std::string& name) {
       "hours", std::move(datasets));
 }
 
-// The lanes run_lanes draws: a place per server that never replaced another.
+// The lanes a run_lanes chart draws: the cluster's places and the job's.
 std::size_t lane_count(const json& chart) { return chart["data"]["labels"].size(); }
 
 void render_one_run(HtmlPage& page, const json& j, const std::string& name) {
