@@ -1,6 +1,8 @@
-// The live dashboard's page in headless Chromium: it reloads itself while the dashboard answers,
-// and once it does not (the job ended, its coordinator with it), it stays as it was and says so.
+// The live dashboard's page in headless Chromium: it reloads itself while the dashboard answers
+// (the long tables the reader opened staying open), and once it does not (the job ended, its
+// coordinator with it), it stays as it was and says so.
 #include "transient/report/live_dashboard.h"
+#include "transient/report/html_page.h"
 
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -10,6 +12,7 @@
 #include <filesystem>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "report/browser.h"
 #include "report/job_dir_fixture.h"
@@ -76,6 +79,63 @@ TEST(LiveDashboardPage, ReloadsItselfWhileTheDashboardAnswers) {
   std::filesystem::remove_all(profile);
   EXPECT_GE(probes.load(), 1);
   EXPECT_GE(pages.load(), 2) << "the page was not reloaded after its dashboard answered";
+}
+
+// A long table the reader opened on the live page is open again after the page reloads itself
+// (the page folds tables of more than 25 rows). The reader here is the page's own script: it opens
+// the table on the first load, and on the second says whether it is open.
+TEST(LiveDashboardPage, ATableTheReaderOpenedStaysOpenAcrossReloads) {
+  TRANSIENT_SKIP_WITHOUT_CHROMIUM();
+  HtmlPage html("folded");
+  std::vector<std::vector<std::string>> rows;
+  for (int i = 0; i < 30; ++i) rows.push_back({std::to_string(i), "event"});
+  html.add_table({"t (s)", "event"}, rows);
+  const std::string reader = R"(<script>
+window.addEventListener('load', function () {
+  var table = document.querySelector('details');
+  if (!sessionStorage.getItem('opened-once')) {
+    sessionStorage.setItem('opened-once', '1');
+    table.open = true;
+  } else {
+    fetch('/seen?open=' + (table.open ? 1 : 0));
+  }
+});
+</script>
+)";
+  std::string page = with_refresh(html.render(""), 1);
+  page.insert(page.find("</body>"), reader);
+  std::atomic<int> seen_open{-1};
+  httplib::Server server;
+  server.Get("/", [&](const httplib::Request&, httplib::Response& response) {
+    response.set_content(page, "text/html; charset=utf-8");
+  });
+  server.Get("/metrics", [&](const httplib::Request&, httplib::Response& response) {
+    response.set_content("transient_step 300\n", "text/plain");
+  });
+  server.Get("/seen", [&](const httplib::Request& request, httplib::Response& response) {
+    seen_open = std::stoi(request.get_param_value("open"));
+    response.set_content("", "text/plain");
+  });
+  const int port = server.bind_to_any_port("127.0.0.1");
+  std::thread serving([&] { server.listen_after_bind(); });
+  const std::string profile = ::testing::TempDir() + "/dashboard_folded-chromium";
+  std::thread browser([&] {
+    testing::output_of("timeout 60 " + testing::find_chromium() +
+                       " --headless=new --no-sandbox --disable-gpu --no-first-run "
+                       "--user-data-dir=" +
+                       profile + " http://127.0.0.1:" + std::to_string(port) +
+                       "/ > /dev/null 2>&1");
+  });
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (seen_open.load() < 0 && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  testing::output_of("pkill -f -- '--user-data-dir=" + profile + "'");
+  browser.join();
+  server.stop();
+  serving.join();
+  std::filesystem::remove_all(profile);
+  EXPECT_EQ(seen_open.load(), 1) << "(-1: the page never came back; 0: the table was folded again)";
 }
 
 TEST(LiveDashboardPage, APageWhoseDashboardIsGoneStaysAndSaysSo) {

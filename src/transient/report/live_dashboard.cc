@@ -237,9 +237,30 @@ std::string with_refresh(std::string page, int seconds) {
         'draws its page from its records.';
     document.body.insertBefore(note, document.body.firstChild);
   }
+  // The long tables the reader opened (each known by its header row) stay open across reloads.
+  var kept = 'transient-open-tables';
+  function header(details) {
+    var row = details.querySelector('tr');
+    return row ? row.textContent : '';
+  }
+  function remember() {
+    var open = [];
+    document.querySelectorAll('details').forEach(function (d) { if (d.open) open.push(header(d)); });
+    try { sessionStorage.setItem(kept, JSON.stringify(open)); } catch (e) {}
+  }
+  function restore() {
+    var open = [];
+    try { open = JSON.parse(sessionStorage.getItem(kept) || '[]'); } catch (e) {}
+    document.querySelectorAll('details').forEach(function (d) {
+      if (open.indexOf(header(d)) >= 0) d.open = true;
+    });
+  }
   function check() {
     fetch('/metrics' + location.search, {cache: 'no-store'}).then(function (response) {
-      if (response.ok) return location.reload();
+      if (response.ok) {
+        remember();
+        return location.reload();
+      }
       gone('HTTP ' + response.status);
       setTimeout(check, every_ms);
     }, function () {
@@ -249,8 +270,12 @@ std::string with_refresh(std::string page, int seconds) {
   }
   // The wait starts when the page has been drawn, so that a page slow to draw is still seen
   // for the whole interval before it is asked for again.
-  if (document.readyState === 'complete') setTimeout(check, every_ms);
-  else window.addEventListener('load', function () { setTimeout(check, every_ms); });
+  function start() {
+    restore();
+    setTimeout(check, every_ms);
+  }
+  if (document.readyState === 'complete') start();
+  else window.addEventListener('load', start);
 })();
 </script>
 )";
