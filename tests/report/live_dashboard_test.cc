@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -34,6 +35,33 @@ std::string served_page(const LiveDashboard& dashboard) {
   return page ? page->body : std::string();
 }
 
+// Opens http://127.0.0.1:PORT/ of `server` (its routes set) in a headless browser of a profile
+// of its own, named by `profile`, until `done` holds (or a minute has passed: a loaded machine
+// starts the browser slowly); then ends the browser and the server. (A headless browser's DOM of
+// a page that keeps reloading is never final, so what the page asked the server is what the
+// tests check.)
+void browse(httplib::Server& server, const std::string& profile,
+            const std::function<bool()>& done) {
+  const int port = server.bind_to_any_port("127.0.0.1");
+  std::thread serving([&] { server.listen_after_bind(); });
+  std::thread browser([&] {
+    testing::output_of("timeout 60 " + testing::find_chromium() +
+                       " --headless=new --no-sandbox --disable-gpu --no-first-run "
+                       "--user-data-dir=" +
+                       profile + " http://127.0.0.1:" + std::to_string(port) +
+                       "/ > /dev/null 2>&1");
+  });
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!done() && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  testing::output_of("pkill -f -- '--user-data-dir=" + profile + "'");
+  browser.join();
+  server.stop();
+  serving.join();
+  std::filesystem::remove_all(profile);
+}
+
 TEST(LiveDashboardPage, ReloadsItselfWhileTheDashboardAnswers) {
   TRANSIENT_SKIP_WITHOUT_CHROMIUM();
   const auto job = testing::write_job_dir("dashboard_alive");
@@ -42,8 +70,7 @@ TEST(LiveDashboardPage, ReloadsItselfWhileTheDashboardAnswers) {
     EXPECT_NE(served_page(dashboard).find("var every_ms = 1000;"), std::string::npos);
   }
   // The page served by a server that counts what the browser asks for: the page reloads itself
-  // once its probe of /metrics is answered. (A headless browser's DOM of a page that keeps
-  // reloading is never final, so the requests are what is checked.)
+  // once its probe of /metrics is answered.
   std::atomic<int> pages{0};
   std::atomic<int> probes{0};
   const std::string page = with_refresh(render_job_report(job.dir, {}), 1);
@@ -56,27 +83,7 @@ TEST(LiveDashboardPage, ReloadsItselfWhileTheDashboardAnswers) {
     ++probes;
     response.set_content("transient_step 300\n", "text/plain");
   });
-  const int port = server.bind_to_any_port("127.0.0.1");
-  std::thread serving([&] { server.listen_after_bind(); });
-  // The browser runs until the page has come twice (or a minute has passed: a loaded machine
-  // starts it slowly), then is ended by its own profile's name.
-  const std::string profile = job.dir + "-chromium";
-  std::thread browser([&] {
-    testing::output_of("timeout 60 " + testing::find_chromium() +
-                       " --headless=new --no-sandbox --disable-gpu --no-first-run "
-                       "--user-data-dir=" +
-                       profile + " http://127.0.0.1:" + std::to_string(port) +
-                       "/ > /dev/null 2>&1");
-  });
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (pages.load() < 2 && std::chrono::steady_clock::now() < give_up) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  testing::output_of("pkill -f -- '--user-data-dir=" + profile + "'");
-  browser.join();
-  server.stop();
-  serving.join();
-  std::filesystem::remove_all(profile);
+  browse(server, job.dir + "-chromium", [&] { return pages.load() >= 2; });
   EXPECT_GE(probes.load(), 1);
   EXPECT_GE(pages.load(), 2) << "the page was not reloaded after its dashboard answered";
 }
@@ -116,25 +123,8 @@ window.addEventListener('load', function () {
     seen_open = std::stoi(request.get_param_value("open"));
     response.set_content("", "text/plain");
   });
-  const int port = server.bind_to_any_port("127.0.0.1");
-  std::thread serving([&] { server.listen_after_bind(); });
-  const std::string profile = ::testing::TempDir() + "/dashboard_folded-chromium";
-  std::thread browser([&] {
-    testing::output_of("timeout 60 " + testing::find_chromium() +
-                       " --headless=new --no-sandbox --disable-gpu --no-first-run "
-                       "--user-data-dir=" +
-                       profile + " http://127.0.0.1:" + std::to_string(port) +
-                       "/ > /dev/null 2>&1");
-  });
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (seen_open.load() < 0 && std::chrono::steady_clock::now() < give_up) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  testing::output_of("pkill -f -- '--user-data-dir=" + profile + "'");
-  browser.join();
-  server.stop();
-  serving.join();
-  std::filesystem::remove_all(profile);
+  browse(server, ::testing::TempDir() + "/dashboard_folded-chromium",
+         [&] { return seen_open.load() >= 0; });
   EXPECT_EQ(seen_open.load(), 1) << "(-1: the page never came back; 0: the table was folded again)";
 }
 
