@@ -53,6 +53,19 @@ std::string setting_cell(const std::string& key, const json& value) {
   return (value.is_string() ? std::string("\"\"") : cell(value)) + " (" + meaning->second + ")";
 }
 
+// A chart of the job over its steps or seconds, drawn from its start (x from 0) and, where
+// `from_none`, its y from 0: Chart.js centres a single point, or a flat line, in an axis of its
+// own (a job evaluated once was a dot in steps 399..401; a steady speed a line in an axis of
+// 9,214.2857142857 .. 9,214.2857142858).
+json job_chart(const std::string& title, const std::string& x_label, const std::string& y_label,
+               json datasets, bool from_none) {
+  json chart = xy_chart(title, x_label, y_label, std::move(datasets));
+  json& scales = chart["options"]["scales"];
+  scales["x"]["min"] = 0;
+  if (from_none) scales["y"]["min"] = 0;
+  return chart;
+}
+
 // The workers a recovery lost, as words ("w0, w2"); anything else as its JSON.
 std::string lost_text(const json& lost) {
   if (!lost.is_array()) return cell(lost);
@@ -175,17 +188,16 @@ void add_training(HtmlPage& page, const Job& job) {
       by_time.push_back(xy(e.t, value.get<double>()));
     }
   }
-  // Both from the job's start (a job evaluated once is one point, which Chart.js would centre
-  // in an axis of its own); an accuracy is a fraction, drawn on 0..1 whatever its values.
+  // An accuracy is a fraction, drawn on 0..1 whatever its values.
   const auto add_pair = [&](const std::string& id, const std::string& what, json by_step_sets,
                             json by_time_sets) {
-    auto by_step = xy_chart(what + " against step", "step", what, std::move(by_step_sets));
-    auto by_time =
-        xy_chart(what + " against time", "seconds since the start", what, std::move(by_time_sets));
-    for (json* chart : {&by_step, &by_time}) {
-      json& scales = (*chart)["options"]["scales"];
-      scales["x"]["min"] = 0;
-      if (id == "accuracy") scales["y"]["min"] = 0, scales["y"]["max"] = 1;
+    const bool accuracy = id == "accuracy";
+    auto by_step =
+        job_chart(what + " against step", "step", what, std::move(by_step_sets), accuracy);
+    auto by_time = job_chart(what + " against time", "seconds since the start", what,
+                             std::move(by_time_sets), accuracy);
+    if (accuracy) {
+      for (json* chart : {&by_step, &by_time}) (*chart)["options"]["scales"]["y"]["max"] = 1;
     }
     page.add_chart(id + "-step", std::move(by_step));
     page.add_chart(id + "-time", std::move(by_time));
@@ -231,13 +243,10 @@ void add_throughput(HtmlPage& page, const Job& job) {
     const std::size_t end = std::min(job.points.size(), i + window);
     points.push_back(xy(job.points[end - 1].t, internal::samples_per_s(job.points, i, end)));
   }
-  auto chart = xy_chart("samples/s over time (from the step timings)", "seconds since the start",
-                        "samples/s", json::array({series("samples/s", points, color(2))}));
-  // From the job's start and from none: a steady speed was a flat line in an axis of
-  // 9,214.2857142857 .. 9,214.2857142858.
-  chart["options"]["scales"]["x"]["min"] = 0;
-  chart["options"]["scales"]["y"]["min"] = 0;
-  page.add_chart("samples-per-s", std::move(chart));
+  page.add_chart(
+      "samples-per-s",
+      job_chart("samples/s over time (from the step timings)", "seconds since the start",
+                "samples/s", json::array({series("samples/s", points, color(2))}), true));
 }
 
 // The places of the cluster, as the membership events tell them: a worker that joins while a
@@ -494,14 +503,12 @@ void add_phases(HtmlPage& page, const Job& job) {
     slowest.push_back(xy(step, slow / n));
     median.push_back(xy(step, middle / n));
   }
-  auto stragglers = xy_chart("stragglers: data + compute seconds of each step's slowest worker",
-                             "step", "seconds",
-                             json::array({series("slowest worker", slowest, color(3)),
-                                          series("median worker", median, color(0))}));
-  // Seconds from none: steady steps were a flat line in an axis of -1..1.5 around them.
-  stragglers["options"]["scales"]["x"]["min"] = 0;
-  stragglers["options"]["scales"]["y"]["min"] = 0;
-  page.add_chart("stragglers", std::move(stragglers));
+  page.add_chart("stragglers",
+                 job_chart("stragglers: data + compute seconds of each step's slowest worker",
+                           "step", "seconds",
+                           json::array({series("slowest worker", slowest, color(3)),
+                                        series("median worker", median, color(0))}),
+                           true));
   Rows table;
   for (const auto& w : workers) {
     const int n = slowest_count.count(w) ? slowest_count[w] : 0;
@@ -540,15 +547,12 @@ void add_checkpoints(HtmlPage& page, const Job& job) {
     return;
   }
   if (!write_s.empty()) {
-    json config = xy_chart("checkpoints: when, how long, how big", "seconds since the start",
-                           "seconds to write",
-                           json::array({series("seconds to write", write_s, color(4), false),
-                                        series("MB", megabytes, color(5), false)}));
+    json config = job_chart("checkpoints: when, how long, how big", "seconds since the start",
+                            "seconds to write",
+                            json::array({series("seconds to write", write_s, color(4), false),
+                                         series("MB", megabytes, color(5), false)}),
+                            true);
     config["data"]["datasets"][1]["yAxisID"] = "size";
-    // From the job's start and from nothing: a job's one checkpoint was a dot centred in axes of
-    // its own.
-    config["options"]["scales"]["x"]["min"] = 0;
-    config["options"]["scales"]["y"]["min"] = 0;
     config["options"]["scales"]["size"] = {{"type", "linear"},
                                            {"position", "right"},
                                            {"min", 0},
