@@ -89,12 +89,61 @@ std::vector<std::pair<std::size_t, std::size_t>> step_groups(std::size_t steps, 
 constexpr std::size_t kMostPoints = 3000;  // per line
 constexpr std::size_t kMostBars = 800;     // per bar chart
 
+// The places of the cluster, as the membership events tell them: a worker that joins while a
+// lost one is not yet replaced takes its place (a replacement), any other a place of its own; a
+// worker stopped on purpose is not lost. So a long job on spot servers has as many places as
+// its cluster, however many replacements it had.
+struct Places {
+  std::vector<std::vector<std::string>> workers;  // of each place, in turn
+  std::map<std::string, std::size_t> index;       // worker -> its place
+
+  // The place of `worker`: its own, or for a worker not seen before a vacant one if `vacant` is
+  // given and holds one (taken from it), else a new one.
+  std::size_t of(const std::string& worker, std::vector<std::size_t>* vacant = nullptr) {
+    if (const auto known = index.find(worker); known != index.end()) return known->second;
+    if (vacant != nullptr && !vacant->empty()) {
+      const std::size_t taken = vacant->front();
+      vacant->erase(vacant->begin());
+      workers[taken].push_back(worker);
+      return index[worker] = taken;
+    }
+    workers.push_back({worker});
+    return index[worker] = workers.size() - 1;
+  }
+
+  // A place's workers in turn ("w1 -> w3"; internal::in_turn).
+  std::string label(std::size_t place) const {
+    return internal::in_turn(workers[place], "workers");
+  }
+};
+
+Places cluster_places(const std::vector<records::Event>& events) {
+  Places places;
+  std::vector<std::size_t> vacant;  // places of lost workers not replaced yet
+  for (const auto& e : events) {
+    const std::string worker = e.text("worker");
+    if ((e.type == "worker_joined" || e.type == "worker_rejoined") && !worker.empty()) {
+      places.of(worker, e.type == "worker_joined" ? &vacant : nullptr);
+    } else if (e.type == "generation" && e.json.contains("members")) {
+      for (const auto& m : e.json["members"]) {
+        if (m.is_string()) places.of(m.get<std::string>());
+      }
+    } else if ((e.type == "worker_left" || e.type == "worker_failed") && !worker.empty()) {
+      const std::size_t place = places.of(worker);
+      const std::string reason = e.type == "worker_failed" ? "failed" : e.text("reason");
+      if (reason != "stopped") vacant.push_back(place);
+    }
+  }
+  return places;
+}
+
 // What a page is drawn from: the records and the figures derived from them once.
 struct Job {
   const records::JobRecords& records;
   std::vector<internal::StepPoint> points;
   internal::RankNames names;
   JobFacts facts;
+  Places places;  // of the cluster: the membership's lanes, the phases' charts
 };
 
 void add_problems(HtmlPage& page, const std::vector<records::ReadProblem>& problems) {
@@ -249,54 +298,6 @@ void add_throughput(HtmlPage& page, const Job& job) {
                 "samples/s", json::array({series("samples/s", points, color(2))}), true));
 }
 
-// The places of the cluster, as the membership events tell them: a worker that joins while a
-// lost one is not yet replaced takes its place (a replacement), any other a place of its own; a
-// worker stopped on purpose is not lost. So a long job on spot servers has as many places as
-// its cluster, however many replacements it had.
-struct Places {
-  std::vector<std::vector<std::string>> workers;  // of each place, in turn
-  std::map<std::string, std::size_t> index;       // worker -> its place
-
-  // The place of `worker`: its own, or for a worker not seen before a vacant one if `vacant` is
-  // given and holds one (taken from it), else a new one.
-  std::size_t of(const std::string& worker, std::vector<std::size_t>* vacant = nullptr) {
-    if (const auto known = index.find(worker); known != index.end()) return known->second;
-    if (vacant != nullptr && !vacant->empty()) {
-      const std::size_t taken = vacant->front();
-      vacant->erase(vacant->begin());
-      workers[taken].push_back(worker);
-      return index[worker] = taken;
-    }
-    workers.push_back({worker});
-    return index[worker] = workers.size() - 1;
-  }
-
-  // A place's workers in turn ("w1 -> w3"; internal::in_turn).
-  std::string label(std::size_t place) const {
-    return internal::in_turn(workers[place], "workers");
-  }
-};
-
-Places cluster_places(const std::vector<records::Event>& events) {
-  Places places;
-  std::vector<std::size_t> vacant;  // places of lost workers not replaced yet
-  for (const auto& e : events) {
-    const std::string worker = e.text("worker");
-    if ((e.type == "worker_joined" || e.type == "worker_rejoined") && !worker.empty()) {
-      places.of(worker, e.type == "worker_joined" ? &vacant : nullptr);
-    } else if (e.type == "generation" && e.json.contains("members")) {
-      for (const auto& m : e.json["members"]) {
-        if (m.is_string()) places.of(m.get<std::string>());
-      }
-    } else if ((e.type == "worker_left" || e.type == "worker_failed") && !worker.empty()) {
-      const std::size_t place = places.of(worker);
-      const std::string reason = e.type == "worker_failed" ? "failed" : e.text("reason");
-      if (reason != "stopped") vacant.push_back(place);
-    }
-  }
-  return places;
-}
-
 // Lanes of the membership timeline, one per place in the cluster (cluster_places): each
 // worker's time joined (waiting for a generation), training, and how it left; one more lane for
 // the recoveries.
@@ -307,7 +308,7 @@ void add_membership(HtmlPage& page, const Job& job) {
     page.add_paragraph("No events recorded.", "note");
     return;
   }
-  const Places places = cluster_places(events);
+  const Places& places = job.places;
   struct Open {
     std::string state;
     double from = 0.0;
@@ -461,7 +462,7 @@ void add_phases(HtmlPage& page, const Job& job) {
                                                     workers, "worker", "seconds", means, true));
   // Each step's phases, a chart per place in the cluster (its workers in turn: a long job's
   // replacements would otherwise be a chart each).
-  Places places = cluster_places(job.records.events);
+  Places places = job.places;
   for (const auto& w : workers) places.of(w);  // workers the events do not name
   for (std::size_t k = 0; k < places.workers.size(); ++k) {
     std::map<std::int64_t, const records::StepRow*> steps;
@@ -602,8 +603,8 @@ std::string render_job_report(const records::JobRecords& records, const ReportOp
   const std::string chart_js = read_chart_js(options.chart_js_path.empty() ? default_chart_js_path()
                                                                            : options.chart_js_path);
   Job job{records, internal::step_points(records.steps, records.events),
-          internal::RankNames(records.events),
-          job_facts(records, now_or_clock(options.now_unix_s))};
+          internal::RankNames(records.events), job_facts(records, now_or_clock(options.now_unix_s)),
+          cluster_places(records.events)};
   HtmlPage page("transient report: " + records.dir);
   add_problems(page, records.problems);
   add_summary(page, job);
