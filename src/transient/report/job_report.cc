@@ -36,8 +36,9 @@ std::string cell(const json& value) {
 
 // A setting of job.json as the page shows it: the settings that 0 or "" leaves to a default (the
 // flags' help of `transient train` says which) say what decided instead, so that "steps 0" of a
-// job that ran 938 steps reads "0 (not given: the epochs decide)".
-std::string setting_cell(const std::string& key, const json& value) {
+// job that ran 938 steps reads "0 (not given: the epochs decide)"; and one that another of the
+// job's `settings` overrides says so (the epochs of a job given --steps).
+std::string setting_cell(const std::string& key, const json& value, const json& settings) {
   static const std::map<std::string, std::string, std::less<>> kNotGiven = {
       {"steps", "not given: the epochs decide"},
       {"per_worker_batch", "not given: the global batch holds"},
@@ -46,6 +47,11 @@ std::string setting_cell(const std::string& key, const json& value) {
       {"test_subset", "all"},
       {"clip_grad_norm", "never"},
       {"val_data", "not given: the data set's test set, or a tenth held out"}};
+  // --steps decides the job's length over --epochs, which keeps its default.
+  if (key == "epochs" && settings.contains("steps") && settings["steps"].is_number() &&
+      settings["steps"].get<double>() > 0) {
+    return cell(value) + " (not used: the steps decide)";
+  }
   const auto meaning = kNotGiven.find(key);
   const bool unset = (value.is_number() && value.get<double>() == 0) ||
                      (value.is_string() && value.get<std::string>().empty());
@@ -189,14 +195,9 @@ void add_summary(HtmlPage& page, const Job& job) {
   if (job.records.job && job.records.job->contains("settings") &&
       (*job.records.job)["settings"].is_object()) {
     const json& given = (*job.records.job)["settings"];
-    // --steps decides the job's length over --epochs, which keeps its default.
-    const bool steps_given =
-        given.contains("steps") && given["steps"].is_number() && given["steps"].get<double>() > 0;
     Rows settings;
     for (const auto& [key, value] : given.items()) {
-      settings.push_back({key, key == "epochs" && steps_given
-                                   ? cell(value) + " (not used: the steps decide)"
-                                   : setting_cell(key, value)});
+      settings.push_back({key, setting_cell(key, value, given)});
     }
     page.add_paragraph("Settings (job.json):");
     page.add_table({"setting", "value"}, settings);
