@@ -220,6 +220,7 @@ TEST(ShardLoader, AStepsPartsAreTheirSamplesInTheEpochsOrderNormalised) {
   ShardLoader samples(job, torch::kCPU);
   EXPECT_EQ(samples.shape().classes, 3);
   EXPECT_EQ(samples.test_samples(), 2);
+  EXPECT_FALSE(samples.decodes_ahead());  // in memory: nothing to decode
 
   const auto order = epoch_permutation(15, kSeed, 1);
   ASSERT_EQ(order.size(), 15u);
@@ -280,6 +281,7 @@ TEST(ShardLoader, AnImageFoldersBatchIsTheSamplesAskedForWhateverWasDecodedAhead
   ShardLoader samples(job, torch::kCPU);
   EXPECT_EQ(samples.shape().classes, 3);
   EXPECT_EQ(samples.test_samples(), 3);
+  EXPECT_TRUE(samples.decodes_ahead());
   const auto order = epoch_permutation(9, kSeed, 0);
   // The labels of the samples `parts` of epoch 0, the undecodable one left out.
   auto expected = [&](const std::vector<Shard>& parts) {

@@ -40,6 +40,9 @@ class ShardLoader {
   ImageBatch train_batch(std::int64_t generation, std::int64_t epoch,
                          const std::vector<Shard>& parts);
 
+  // Whether batches are decoded (an image folder), so that decoding the next one ahead helps.
+  bool decodes_ahead() const { return loader_ != nullptr; }
+
   // Image folders: starts decoding the samples `shard` of `epoch`, which the next train_batch of
   // `generation` will likely ask for (a guess dropped when it does not). Nothing for a data set
   // in memory.

@@ -556,7 +556,7 @@ class Worker {
         labels = std::move(batch.labels);
         report_skipped(batch.skipped);
       }
-      if (step_ + 1 < job_.total_steps) {
+      if (samples_->decodes_ahead() && step_ + 1 < job_.total_steps) {
         // An image folder's next step's samples are decoded while this one computes (the
         // members and their shares stay unless the generation ends, and then the guess is
         // dropped).
