@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -59,7 +60,13 @@ void browse(httplib::Server& server, const std::string& profile,
   browser.join();
   server.stop();
   serving.join();
-  std::filesystem::remove_all(profile);
+  // The browser's last processes may still be writing into the profile as it is removed (a file
+  // gone between listing and removing it): tried again once they are done.
+  std::error_code ignored;
+  for (int attempt = 0; attempt < 10 && std::filesystem::exists(profile, ignored); ++attempt) {
+    std::filesystem::remove_all(profile, ignored);
+    if (ignored) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
 }
 
 TEST(LiveDashboardPage, ReloadsItselfWhileTheDashboardAnswers) {
