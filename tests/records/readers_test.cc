@@ -96,6 +96,25 @@ TEST(RecordsSteps, BadRowsAreProblemsAndTheRestIsKept) {
   EXPECT_NE(read.problems[1].what.find("cut short"), std::string::npos);
 }
 
+// A count (step, worker, batch, gen, sample_begin) beyond what an integer holds, negative or
+// fractional is damage, not a number to convert (the fuzzer found 1.7e42 converted to int64).
+TEST(RecordsSteps, ACountThatIsNoWholeNumberIsAProblem) {
+  const auto read = parse_steps(
+      "1,0,43,0.001,0.02,0.003,0.0005,2.30,0,173333333333333333333333333333333333333333\n"
+      "2,-1,43,0.001,0.02,0.003,0.0005,2.30,0,0\n"
+      "3,0,4.5,0.001,0.02,0.003,0.0005,2.30,0,0\n"
+      "4,0,43,0.001,0.02,0.003,0.0005,2.30,1e15,0\n",
+      "part.csv", false);
+  ASSERT_EQ(read.rows.size(), 1u);
+  EXPECT_EQ(read.rows[0].gen, 1'000'000'000'000'000);
+  ASSERT_EQ(read.problems.size(), 3u);
+  EXPECT_EQ(read.problems[0].text(),
+            "part.csv:1: column \"sample_begin\": \"173333333333333333333333333333333333333333\" "
+            "is not a whole number from 0 to 1e15");
+  EXPECT_NE(read.problems[1].what.find("column \"worker\": \"-1\""), std::string::npos);
+  EXPECT_NE(read.problems[2].what.find("column \"batch\": \"4.5\""), std::string::npos);
+}
+
 TEST(RecordsSteps, AHeaderWithoutAColumnIsOneProblem) {
   const auto read = parse_steps("step,worker,batch\n1,0,3\n", "steps.csv");
   EXPECT_TRUE(read.rows.empty());

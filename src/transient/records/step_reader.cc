@@ -1,6 +1,7 @@
 #include "transient/records/step_reader.h"
 
 #include <array>
+#include <cmath>
 #include <cstdlib>
 #include <sstream>
 
@@ -29,6 +30,12 @@ bool is_non_finite(const std::string& field) {
   }
   return false;
 }
+
+// The columns that count (steps, ranks, samples, generations): whole numbers from 0 to this,
+// which every int64 holds exactly. Beyond it a row is damage, not a count to convert.
+constexpr double kLargestCount = 1e15;
+
+bool is_count_column(std::size_t column) { return column <= 2 || column == 8 || column == 9; }
 
 std::string columns_text() {
   std::string text;
@@ -90,6 +97,13 @@ StepsRead parse_steps(const std::string& text, const std::string& name, bool has
         read.problems.push_back({name, number,
                                  std::string("column \"") + kColumns[i] + "\": \"" +
                                      excerpt(fields[at[i]]) + "\" is not a number"});
+        good = false;
+      } else if (is_count_column(i) &&
+                 !(*value >= 0 && *value <= kLargestCount && *value == std::floor(*value))) {
+        read.problems.push_back({name, number,
+                                 std::string("column \"") + kColumns[i] + "\": \"" +
+                                     excerpt(fields[at[i]]) +
+                                     "\" is not a whole number from 0 to 1e15"});
         good = false;
       } else {
         values[i] = *value;
