@@ -365,10 +365,14 @@ void add_membership(HtmlPage& page, const Job& job) {
   std::map<std::string, std::string> lane_label;  // worker -> its lane's label
   for (const auto& [worker, place] : places.index) lane_label[worker] = labels[place];
   if (!recovery_rows.empty()) labels.push_back(recovery_lane);
-  const std::map<std::string, std::string> colours = {
-      {"joined", "#bbbbbb"},       {"training", "#2ca02c"},     {"left: preempted", "#ff7f0e"},
-      {"left: failed", "#d62728"}, {"left: silent", "#9467bd"}, {"left: stopped", "#1f77b4"},
-      {"recovery", "#000000"}};
+  const std::map<std::string, std::string> colours = {{"joined", "#bbbbbb"},
+                                                      {"training", "#2ca02c"},
+                                                      {"left: preempted", "#ff7f0e"},
+                                                      {"left: failed", "#d62728"},
+                                                      {"left: silent", "#9467bd"},
+                                                      {"left: stopped", "#1f77b4"},
+                                                      {"left: unreachable", "#8c564b"},
+                                                      {"recovery", "#000000"}};
   json datasets = json::array();
   std::size_t other = 5;
   for (auto& [state, bars] : segments) {

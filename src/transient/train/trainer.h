@@ -58,7 +58,7 @@ struct TrainOptions {
   // How long. `steps` > 0 overrides `epochs`.
   int epochs = 2;                 // passes over the training set
   std::int64_t steps = 0;         // optimizer steps in total (0 = epochs * steps per epoch)
-  std::int64_t stop_at_step = 0;  // pause after this step (checkpoint, exit 0); 0 = never
+  std::int64_t stop_at_step = 0;  // pause after this step (checkpoint, kExitPaused); 0 = never
 
   // Optimisation. The learning rate warms up linearly, then follows a cosine to zero.
   std::int64_t global_batch = 128;  // samples per step, split among the workers
