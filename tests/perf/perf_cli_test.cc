@@ -239,6 +239,46 @@ TEST(FitCli, CrossValidateModelGivesTheLeaveOneModelOutTables) {
               0.05);
 }
 
+// `fit -o` writes the model file that `predict --model` reads (README, "Performance models"):
+// fitted on CM-DARE's data, as the built-in constants were, it predicts what they do; fitted
+// with another assumed network, it predicts otherwise (the file is what predict uses). --report
+// prints the accuracy tables and --verbose every file read.
+TEST(FitCli, TheModelFileItWritesIsWhatPredictReads) {
+  const auto dir = std::filesystem::temp_directory_path() / "fit_model_file";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string same = (dir / "same.json").string();
+  const CliResult fit = run_cli("fit --data " + kCmdareDir + " -o " + same + " --report --verbose");
+  ASSERT_EQ(fit.exit_code, 0) << fit.out;
+  EXPECT_EQ(fit.out.rfind("read 158 files (52 recognised but not used by perf)", 0), 0u) << fit.out;
+  EXPECT_NE(fit.out.find("\n  used: " + kCmdareDir + "/checkpoint/ckpt.csv: "), std::string::npos)
+      << fit.out;
+  EXPECT_NE(fit.out.find("\n  not used: " + kCmdareDir + "/chief_rejoining/"), std::string::npos)
+      << fit.out;
+  EXPECT_NE(fit.out.find("Single worker (one parameter server), leave-one-model-out, MAPE"),
+            std::string::npos)
+      << fit.out;
+  EXPECT_NE(fit.out.find("\nwrote " + same + "\n"), std::string::npos) << fit.out;
+  const std::string other = (dir / "other.json").string();
+  ASSERT_EQ(run_cli("fit --data " + kCmdareDir + " --worker-network-gbps 1 -o " + other).exit_code,
+            0);
+
+  auto samples_per_s = [](const std::string& throughput, const std::string& model) {
+    const CliResult r =
+        run_cli("predict --workload resnet-32 --cluster 4xk80 --json --throughput " + throughput +
+                (model.empty() ? "" : " --model " + model));
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    return r.exit_code == 0 ? nlohmann::json::parse(r.out).at("samples_per_s").get<double>() : -1.0;
+  };
+  for (const std::string throughput : {"analytic", "fitted"}) {
+    const double built_in = samples_per_s(throughput, "");
+    ASSERT_GT(built_in, 0) << throughput;
+    EXPECT_NEAR(samples_per_s(throughput, same), built_in, 1e-9 * built_in) << throughput;
+    EXPECT_GT(std::abs(samples_per_s(throughput, other) - built_in), 0.01 * built_in) << throughput;
+  }
+  std::filesystem::remove_all(dir);
+}
+
 TEST(FitCli, CrossValidateFlagsAreChecked) {
   const CliResult bad = run_cli("fit --data " + kCmdareDir + " --cross-validate cpu");
   EXPECT_EQ(bad.exit_code, 2) << bad.out;

@@ -88,6 +88,26 @@ std::vector<std::string> members_at(const std::vector<nlohmann::json>& events,
   return members;
 }
 
+// --max-replacements bounds the workers started for lost ones (README, `make run`): two losses,
+// one replacement. Three workers, so that the job goes on whether the replacement joins before
+// the second loss or after it.
+TEST(Elastic, MaxReplacementsBoundsTheWorkersStartedForLostOnes) {
+  const std::string dir = fresh_dir("max-replacements");
+  run_ok(
+      with(elastic_job(dir, 3, 200), {"--revoke", "kill@step20:any", "--revoke", "kill@step60:any",
+                                      "--replace", "0s", "--max-replacements", "1"}),
+      dir);
+  const auto events = read_events(dir);
+  EXPECT_EQ(events_named(events, "worker_left").size(), 2u);
+  EXPECT_EQ(events_named(events, "worker_joined").size(), 4u) << "3 workers and 1 replacement";
+  const auto generations = events_named(events, "generation");
+  ASSERT_FALSE(generations.empty());
+  EXPECT_EQ(generations.back().at("members").size(), 2u);
+  const auto summary = summary_of(dir);
+  EXPECT_EQ(summary.at("steps"), 200);
+  EXPECT_EQ(summary.at("revocations"), 2);
+}
+
 TEST(Elastic, KillingRank0RedoesAtMostOneStepAndAReplacementJoins) {
   const std::string dir = fresh_dir("kill-rank0");
   const auto result = run_ok(

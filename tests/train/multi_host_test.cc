@@ -75,7 +75,9 @@ TEST_F(MultiHost, ACoordinatorAndThreeWorkersOnFourHostsSurviveAKillAndAdmitANew
   ASSERT_TRUE(wait_until([&] { return last_event(events_so_far(dir), "generation") != nullptr; }));
   b->kill_group();  // host 2's worker dies
   ASSERT_TRUE(wait_until([&] { return !events_named(events_so_far(dir), "recovery").empty(); }));
-  auto d = start_worker(dir, 4, address);  // a new host joins mid-run
+  // A new host joins mid-run; its worker names the interface its peers reach it on
+  // (--interface: the Gloo device and the address it advertises are eth0's).
+  auto d = start_worker(dir, 4, address, {"--interface", "eth0"});
   ASSERT_TRUE(wait_until([&] {
     const auto generation = last_event(events_so_far(dir), "generation");
     return generation != nullptr && generation.at("members").size() == 3u &&

@@ -715,10 +715,11 @@ TEST(Trainer, PythonTorchLoadOpensACheckpoint) {
 // without the original flags is the same job, and a flag that contradicts them is refused.
 TEST(Trainer, ResumeTakesTheJobsSettingsAndRefusesAContradiction) {
   const std::string dir = fresh_dir("resume-settings");
-  run_paused(with(set_flag(small_job(dir, 1), "--lr", "0.2"),
-                  {"--stop-at", "40", "--checkpoint-every", "7", "--keep", "2", "--catalog",
-                   "gce-2019", "--instance-type", "n1-standard-4+k80", "--market", "spot"}),
-             dir);
+  run_paused(
+      with(set_flag(small_job(dir, 1), "--lr", "0.2"),
+           {"--stop-at", "40", "--checkpoint-every", "7", "--keep", "2", "--catalog", "gce-2019",
+            "--instance-type", "n1-standard-4+k80", "--market", "spot", "--bucket-bytes", "65536"}),
+      dir);
   const auto before = snapshot_files(dir);
   expect_one_error_line(
       run_cli({"train", "--resume", "--lr", "0.3", "--job-dir", dir}, dir + ".refused"),
@@ -735,9 +736,11 @@ TEST(Trainer, ResumeTakesTheJobsSettingsAndRefusesAContradiction) {
   EXPECT_EQ(summary.at("resumed_from_step"), 40);  // its wall_s and samples/s are from there
   expect_complete_step_records(dir, 80, 1, 100);
   // It is also run as it was (job.json's "launch"), with no flag saying so: one worker (not the
-  // default two), a checkpoint every 7 steps (not every 30 s), 2 kept, the servers' price.
+  // default two), a checkpoint every 7 steps (not every 30 s), 2 kept, the servers' price, its
+  // gradient buckets' size.
   EXPECT_EQ(summary.at("workers"), 1);
   EXPECT_EQ(summary.at("instance_type"), "n1-standard-4+k80");
+  EXPECT_EQ(nlohmann::json::parse(slurp(dir + "/job.json")).at("launch").at("bucket_bytes"), 65536);
   // The bill goes on from the pause's, in every cost event of the resumed run and the summary.
   const auto events = read_events(dir);
   int resumed_costs = 0;

@@ -36,5 +36,23 @@ TEST(WorkerConnection, ADashboardAnsweringIsNamedAsAWebServer) {
   }
 }
 
+// --interface IFNAME: the worker listens for its peers at that interface's address; an interface
+// this host does not have is refused naming it and the ones it has.
+TEST(WorkerConnection, AnInterfaceIsItsAddressAndAnUnknownOneIsRefusedByName) {
+  EXPECT_EQ(interface_address("lo", "--interface"), "127.0.0.1");
+  try {
+    interface_address("nosuch0", "--interface");
+    FAIL() << "an interface this host lacks was taken";
+  } catch (const InputError& error) {
+    const std::string what = error.what();
+    EXPECT_EQ(what.rfind("--interface: no network interface \"nosuch0\" with an address here; "
+                         "this host has: ",
+                         0),
+              0u)
+        << what;
+    EXPECT_NE(what.find("lo"), std::string::npos) << what;
+  }
+}
+
 }  // namespace
 }  // namespace transient::train
