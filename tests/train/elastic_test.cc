@@ -94,7 +94,7 @@ std::vector<std::string> members_at(const std::vector<nlohmann::json>& events,
 TEST(Elastic, MaxReplacementsBoundsTheWorkersStartedForLostOnes) {
   const std::string dir = fresh_dir("max-replacements");
   run_ok(
-      with(elastic_job(dir, 3, 200), {"--revoke", "kill@step20:any", "--revoke", "kill@step60:any",
+      with(elastic_job(dir, 3, 300), {"--revoke", "kill@step20:any", "--revoke", "kill@step60:any",
                                       "--replace", "0s", "--max-replacements", "1"}),
       dir);
   const auto events = read_events(dir);
@@ -104,7 +104,7 @@ TEST(Elastic, MaxReplacementsBoundsTheWorkersStartedForLostOnes) {
   ASSERT_FALSE(generations.empty());
   EXPECT_EQ(generations.back().at("members").size(), 2u);
   const auto summary = summary_of(dir);
-  EXPECT_EQ(summary.at("steps"), 200);
+  EXPECT_EQ(summary.at("steps"), 300);
   EXPECT_EQ(summary.at("revocations"), 2);
 }
 
