@@ -3,10 +3,11 @@
 // market models the simulator uses (every worker gets a lifetime when it starts).
 //
 // This is pure logic on run time (seconds since the run started, from whatever clock the caller
-// uses): the trainer's coordinator asks due(now) and carries out what comes back (SIGKILL,
-// SIGTERM, SIGSTOP), resolving each injection's target against the job's members of the moment
-// with resolve_target(). Nothing here sleeps, signals or reads a clock, so tests drive it with
-// made-up times. A RevocationSchedule is not thread-safe: the coordinator's thread owns it.
+// uses): the local fleet (local_fleet.h) asks due(now, step) and carries out what comes back
+// (SIGKILL, SIGTERM, SIGSTOP), resolving each injection's target against the job's members of the
+// moment with resolve_target(). Nothing here sleeps, signals or reads a clock, so tests drive it
+// with made-up times. A RevocationSchedule is not thread-safe: the fleet, on the coordinator's
+// thread, owns it.
 #pragma once
 
 #include <cstdint>
