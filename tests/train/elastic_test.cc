@@ -373,10 +373,16 @@ TEST(Elastic, GarbageOnTheCoordinatorPortIsLoggedAndDroppedAndTheJobGoesOn) {
   send_and_close(address, std::string(2 << 20, 'x'), /*cut_off_ok=*/true);
   send_and_close(address, "{\"hello\":1}\n");
   send_and_close(address, "{\"hello\":\"transient-worker\",\"token\":5,\"worker\":[]}\n");
+  // A version no integer holds is another version, not a number to convert (UB before).
+  send_and_close(address, "{\"hello\":\"transient-worker\",\"version\":1e300}\n");
   const auto done = job.wait();
   EXPECT_EQ(done.exit_code, 0) << done.err;
   const auto events = read_events(dir);
-  EXPECT_EQ(events_named(events, "connection_dropped").size(), 6u);
+  const auto dropped = events_named(events, "connection_dropped");
+  EXPECT_EQ(dropped.size(), 7u);
+  EXPECT_TRUE(std::any_of(dropped.begin(), dropped.end(), [](const nlohmann::json& e) {
+    return e.dump().find("a hello of protocol version 1e+300") != std::string::npos;
+  })) << nlohmann::json(dropped).dump();
   EXPECT_NE(done.err.find("dropped a connection from 127.0.0.1:"), std::string::npos) << done.err;
   EXPECT_EQ(summary_of(dir).at("steps"), 600);
   EXPECT_EQ(summary_of(dir).at("recoveries"), 0);

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -152,6 +153,38 @@ TEST(Messages, WhatCannotBeReadIsRefusedByName) {
             "does not know (it knows ready, hb, report, "
             "progress, event, bye, rows, checkpoint, "
             "fetch_checkpoint, store)");
+}
+
+// A count that is no whole number an int64 holds (a float, 1e300, 2^64) is refused by name,
+// never converted: converting 1e300 was undefined behaviour (protocol_message_fuzz found it).
+TEST(Messages, ACountThatIsNoWholeNumberIsRefusedNotConverted) {
+  EXPECT_NE(refusal({{"report", "formed"}, {"gen", 1e300}, {"v", kProtocolVersion}})
+                .find("a malformed \"report\" message ([json.exception.type_error.302] \"gen\" "
+                      "must be a whole number from -9223372036854775808 to "
+                      "9223372036854775807, not 1e+300)"),
+            std::string::npos);
+  EXPECT_NE(refusal({{"hb", 2.5}, {"v", kProtocolVersion}}).find("\"hb\" must be a whole number"),
+            std::string::npos);
+  EXPECT_NE(
+      refusal({{"rows_ack", std::numeric_limits<std::uint64_t>::max()}, {"v", kProtocolVersion}},
+              false)
+          .find("\"rows_ack\" must be a whole number"),
+      std::string::npos);
+  auto generation = to_json(GenerationConfig{});
+  generation["checkpoint_crc32"] = -1;
+  EXPECT_NE(refusal({{"generation", generation}, {"v", kProtocolVersion}}, false)
+                .find("\"checkpoint_crc32\" must be a whole number from 0 to 4294967295"),
+            std::string::npos);
+  // The job's config (the admission, the journal) reads its counts the same way.
+  JobConfig job;
+  job.options.steps = 10;
+  auto config = to_json(job);
+  EXPECT_EQ(job_config_from_json(config).options.steps, 10);
+  config["steps"] = 1e300;
+  EXPECT_THROW(job_config_from_json(config), nlohmann::json::type_error);
+  config["steps"] = 10;
+  config["seed"] = -1;
+  EXPECT_THROW(job_config_from_json(config), nlohmann::json::type_error);
 }
 
 // The options that take a name: each value's name reads back as the value, a name not in the

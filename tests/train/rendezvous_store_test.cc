@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <map>
 
 #include "transient/core/error.h"
@@ -102,6 +103,18 @@ TEST(RendezvousStore, AddCountsAndCompareSetFollowsC10d) {
   EXPECT_TRUE(
       store.handle("w0", {{"store", "add"}, {"id", 15}, {"keys", {"gen/0/s"}}, {"amount", 1}})
           ->contains("error"));
+  // ... and so is an add past what 64 bits hold (a signed overflow before), the key unchanged.
+  const auto largest = std::numeric_limits<std::int64_t>::max();
+  auto add = [&](std::int64_t id, const nlohmann::json& amount) {
+    return *store.handle("w0",
+                         {{"store", "add"}, {"id", id}, {"keys", {"gen/0/m"}}, {"amount", amount}});
+  };
+  EXPECT_EQ(add(16, largest).at("count"), largest);
+  EXPECT_NE(add(17, 1).value("error", "").find("would leave the integers a key holds"),
+            std::string::npos);
+  EXPECT_TRUE(add(18, std::numeric_limits<std::uint64_t>::max()).contains("error"));
+  EXPECT_EQ(value_at(*store.handle("w0", request("get", 19, {"gen/0/m"}))),
+            std::to_string(largest));
 }
 
 TEST(RendezvousStore, KeysOutsideTheGenerationAndOversizedOnesAreRefusedByName) {

@@ -10,12 +10,14 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "transient/core/atomic_file.h"
 #include "transient/core/error.h"
 #include "transient/core/structured_input.h"
 #include "transient/records/job_files.h"
+#include "transient/train/json_number.h"
 
 namespace transient::train {
 namespace {
@@ -150,9 +152,12 @@ std::vector<CheckpointRecord> CheckpointDirectory::list() const {
     for (const auto& entry : manifest.at("checkpoints")) {
       CheckpointRecord record;
       record.file = entry.at("file").get<std::string>();
-      record.step = entry.at("step").get<std::int64_t>();
-      record.bytes = entry.at("bytes").get<std::int64_t>();
-      record.crc32 = entry.at("crc32").get<std::uint32_t>();
+      record.step =
+          whole_number(entry.at("step"), "step", 0, std::numeric_limits<std::int64_t>::max());
+      record.bytes =
+          whole_number(entry.at("bytes"), "bytes", 0, std::numeric_limits<std::int64_t>::max());
+      record.crc32 = static_cast<std::uint32_t>(
+          whole_number(entry.at("crc32"), "crc32", 0, std::numeric_limits<std::uint32_t>::max()));
       if (record.file.find('/') != std::string::npos) {
         throw InputError(path, 0, "lists a checkpoint outside its directory: " + record.file);
       }

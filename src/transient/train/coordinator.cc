@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 
 #include "transient/core/atomic_file.h"
 #include "transient/core/duration.h"
@@ -24,6 +25,7 @@
 #include "transient/train/checkpoint_choice.h"
 #include "transient/train/checkpoint_directory.h"
 #include "transient/train/event_log.h"
+#include "transient/train/json_number.h"
 #include "transient/train/messages.h"
 #include "transient/train/progress_line.h"
 #include "transient/train/sharding.h"
@@ -43,8 +45,9 @@ constexpr long kMaxStrangersPerHost = 8;        // ... of them from one host
 constexpr long kLoggedDropsPerWindow = 20;      // dropped connections logged one by one ...
 constexpr double kDropWindowS = 10;             // ... in each window of this length
 constexpr std::int64_t kMaxCheckpointBytes = std::int64_t{1} << 40;  // 1 TiB
-constexpr std::size_t kChunkBytes = 512 << 10;  // of a checkpoint sent to a worker
-constexpr std::size_t kMaxRowBytes = 512;       // of a steps.csv row
+constexpr std::size_t kChunkBytes = 512 << 10;       // of a checkpoint sent to a worker
+constexpr std::size_t kMaxRowBytes = 512;            // of a steps.csv row
+constexpr std::int64_t kMaxSamples = 1'000'000'000;  // of a step's part: far above any batch
 
 double seconds_between(std::chrono::steady_clock::time_point from,
                        std::chrono::steady_clock::time_point to) {
@@ -381,7 +384,8 @@ void Coordinator::handle_hello(Peer& peer, const nlohmann::json& message) {
       drop_garbage(peer, "the first message is not a worker's hello");
       return;
     }
-    if (message.value("version", 0) != kProtocolVersion) {
+    // Compared as JSON: a version of 1e300 is another version, not a number to convert.
+    if (!message.contains("version") || message.at("version") != kProtocolVersion) {
       drop_garbage(peer, "a hello of protocol version " +
                              message.value("version", nlohmann::json(0)).dump() +
                              "; this coordinator speaks version " +
@@ -432,10 +436,10 @@ void Coordinator::handle_hello(Peer& peer, const nlohmann::json& message) {
     // A member of the journaled generation re-connecting after a coordinator restart.
     const auto& state = hello.at("rejoin");
     elastic::RejoinState rejoining;
-    rejoining.gen = state.value("gen", std::int64_t{-2});
+    rejoining.gen = integer_or(state, "gen", -2);
     rejoining.reported = state.value("reported", false);
-    rejoining.step = state.value("step", std::int64_t{-1});
-    rejoining.attempted = state.value("attempted", rejoining.step);
+    rejoining.step = integer_or(state, "step", -1);
+    rejoining.attempted = integer_or(state, "attempted", rejoining.step);
     rejoining.leaving = state.value("leaving", false);
     rejoining.cause = state.value("cause", "failed");
     const std::string refusal = membership_.rejoin(id, rejoining);
@@ -454,7 +458,7 @@ void Coordinator::handle_hello(Peer& peer, const nlohmann::json& message) {
     return;
   }
   std::string refusal;
-  const long pid = hello.value("pid", 0L);
+  const long pid = integer_or(hello, "pid", 0);
   const auto admitted = membership_.admit(id, pid, refusal);
   if (!admitted) return refuse(refusal);
   id = *admitted;
@@ -508,9 +512,13 @@ void Coordinator::handle_message(Worker& worker, const nlohmann::json& line) {
     const std::string name = event->event.value("event", "");
     if (name == "image_skipped") skipped_images_.insert(event->event.value("file", ""));
     if (name == "step_resumed") {  // before the first step's report, on the same connection
-      resumed_generation_ = event->event.value("gen", std::int64_t{-1});
-      recomputed_samples_ = event->event.value("recomputed_samples", std::int64_t{0});
-      resumed_batch_ = recomputed_samples_ + event->event.value("kept_samples", std::int64_t{0});
+      resumed_generation_ = integer_or(event->event, "gen", -1);
+      recomputed_samples_ =
+          whole_number(event->event.value("recomputed_samples", nlohmann::json(0)),
+                       "recomputed_samples", 0, kMaxSamples);
+      resumed_batch_ =
+          recomputed_samples_ + whole_number(event->event.value("kept_samples", nlohmann::json(0)),
+                                             "kept_samples", 0, kMaxSamples);
     }
     events_.append(event->event);
   } else if (const auto* bye = std::get_if<message::Bye>(&received)) {
@@ -1030,15 +1038,16 @@ void Coordinator::fail(const std::string& cause) {
 }
 void Coordinator::take_back(const nlohmann::json& journal) {
   elastic::MembershipJournal taken;
-  taken.generation = journal.at("generation").get<std::int64_t>();
-  taken.next_worker = journal.at("next_worker").get<int>();
+  taken.generation = integer_at(journal, "generation");
+  taken.next_worker = static_cast<int>(
+      whole_number(journal.at("next_worker"), "next_worker", 0, std::numeric_limits<int>::max()));
   taken.members = journal.at("members").get<std::vector<std::string>>();
   if (journal.contains("recovery") && journal.at("recovery").is_object()) {
     const auto& recovery = journal.at("recovery");
-    taken.recovery = elastic::JournaledRecovery{recovery.at("gen").get<std::int64_t>(),
+    taken.recovery = elastic::JournaledRecovery{integer_at(recovery, "gen"),
                                                 recovery.at("cause").get<std::string>(),
                                                 recovery.at("lost").get<std::vector<std::string>>(),
-                                                recovery.at("attempted_step").get<std::int64_t>()};
+                                                integer_at(recovery, "attempted_step")};
   }
   for (const auto& id : taken.members) {
     auto worker = std::make_unique<Worker>();
@@ -1047,7 +1056,8 @@ void Coordinator::take_back(const nlohmann::json& journal) {
   }
   cost_before_usd_ = journal.value("cost_usd", 0.0);
   lr_scale_ = journal.value("lr_scale", 1.0);
-  rollbacks_ = journal.value("rollbacks", 0);
+  rollbacks_ = static_cast<int>(whole_number(journal.value("rollbacks", nlohmann::json(0)),
+                                             "rollbacks", 0, std::numeric_limits<int>::max()));
   membership_.take_back(taken);
   store_.set_generation_prefix(generation_prefix(taken.generation));
   events_.append({{"event", "coordinator_restarted"},

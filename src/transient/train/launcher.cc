@@ -14,6 +14,7 @@
 #include <ctime>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -39,6 +40,7 @@
 #include "transient/train/cuda_support.h"
 #include "transient/train/datasets.h"
 #include "transient/train/event_log.h"
+#include "transient/train/json_number.h"
 #include "transient/train/models.h"
 #include "transient/train/optimizer.h"
 #include "transient/train/option_fields.h"
@@ -752,9 +754,9 @@ int run_coordinator(const TrainOptions& given, int min_workers) {
     journal = load_json_file(journal_path);
     try {
       prepared.job = job_config_from_json(journal.at("job"));
-      journal.at("generation").get<std::int64_t>();
+      integer_at(journal, "generation");
       journal.at("members").get<std::vector<std::string>>();
-      journal.at("next_worker").get<int>();
+      whole_number(journal.at("next_worker"), "next_worker", 0, std::numeric_limits<int>::max());
       journal.at("front_door").get<std::string>();
     } catch (const std::exception& error) {  // a JSON error, or a name not in the table
       throw InputError(journal_path, 0, std::string("not a coordinator journal: ") + error.what());

@@ -1,7 +1,10 @@
 #include "transient/train/messages.h"
 
 #include <array>
+#include <limits>
 #include <utility>
+
+#include "transient/train/json_number.h"
 
 namespace transient::train::message {
 
@@ -96,9 +99,9 @@ Report decode_report(const nlohmann::json& m) {
       names += (names.empty() ? "" : ", ") + std::string(name);
     throw ProtocolError("a report \"" + kind.substr(0, 32) + "\", which is none of " + names);
   }
-  report.gen = m.at("gen").get<std::int64_t>();
-  report.step = m.value("step", std::int64_t{-1});
-  report.attempted = m.value("attempted", report.step);
+  report.gen = integer_at(m, "gen");
+  report.step = integer_or(m, "step", -1);
+  report.attempted = integer_or(m, "attempted", report.step);
   report.leaving = m.value("leaving", false);
   report.reason = m.value("reason", std::string("preempted"));
   report.cause = m.value("cause", std::string("failed"));
@@ -237,7 +240,7 @@ ToCoordinator decode_to_coordinator(const nlohmann::json& m) {
       return Ready{m.value("address", std::string()).substr(0, 256),
                    m.value("probe", std::string()).substr(0, 300)};
     }
-    if (name == "hb") return Heartbeat{m.at("hb").get<std::int64_t>(), m.value("speed", 0.0)};
+    if (name == "hb") return Heartbeat{integer_at(m, "hb"), m.value("speed", 0.0)};
     if (name == "report") return decode_report(m);
     if (name == "progress") return Progress{progress_report_from_json(m.at("progress"))};
     if (name == "event") {
@@ -248,25 +251,25 @@ ToCoordinator decode_to_coordinator(const nlohmann::json& m) {
     }
     if (name == "bye") return Bye{m.at("bye").get<std::string>()};
     if (name == "rows") {
-      return Rows{m.at("rows").get<std::vector<std::string>>(), m.value("last", std::int64_t{0})};
+      return Rows{m.at("rows").get<std::vector<std::string>>(), integer_or(m, "last", 0)};
     }
     if (name == "checkpoint") {
       CheckpointPart part;
       part.part = m.at("checkpoint").get<std::string>();
-      part.id = m.at("id").get<std::int64_t>();
+      part.id = integer_at(m, "id");
       if (part.part == "begin") {
-        part.step = m.at("step").get<std::int64_t>();
-        part.bytes = m.at("bytes").get<std::int64_t>();
+        part.step = integer_at(m, "step");
+        part.bytes = integer_at(m, "bytes");
       } else if (part.part == "chunk") {
         part.data = m.at("data").get<std::string>();
       } else if (part.part == "end") {
-        part.crc32 = m.at("crc32").get<std::uint32_t>();
+        part.crc32 = static_cast<std::uint32_t>(
+            whole_number(m.at("crc32"), "crc32", 0, std::numeric_limits<std::uint32_t>::max()));
       }
       return part;
     }
     if (name == "fetch_checkpoint") {
-      return FetchCheckpoint{m.at("fetch_checkpoint").get<std::string>(),
-                             m.at("id").get<std::int64_t>()};
+      return FetchCheckpoint{m.at("fetch_checkpoint").get<std::string>(), integer_at(m, "id")};
     }
     return StoreRequest{unversioned(m)};
   } catch (const nlohmann::json::exception& error) {
@@ -279,12 +282,12 @@ ToWorker decode_to_worker(const nlohmann::json& m) {
   try {
     if (name == "generation") return Generation{generation_config_from_json(m.at("generation"))};
     if (name == "signal") {
-      return Signal{m.at("signal").get<std::string>(), m.value("gen", std::int64_t{-1})};
+      return Signal{m.at("signal").get<std::string>(), integer_or(m, "gen", -1)};
     }
     if (name == "store_reply") return StoreReply{unversioned(m)};
-    if (name == "rows_ack") return RowsAck{m.at("rows_ack").get<std::int64_t>()};
+    if (name == "rows_ack") return RowsAck{integer_at(m, "rows_ack")};
     if (name == "chunk_of") {
-      return ChunkOf{m.at("chunk_of").get<std::int64_t>(), m.value("data", std::string())};
+      return ChunkOf{integer_at(m, "chunk_of"), m.value("data", std::string())};
     }
     if (name == "left") return Left{m.value("left", std::string())};
     return Finished{};

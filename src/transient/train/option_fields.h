@@ -12,11 +12,13 @@
 // Torch-free, header-only.
 #pragma once
 
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <type_traits>
 
+#include "transient/train/json_number.h"
 #include "transient/train/option_names.h"
 #include "transient/train/trainer.h"
 
@@ -121,6 +123,15 @@ T field_value(const nlohmann::json& record, const char* key, const std::optional
   if (!absent) static_cast<void>(record.at(key));  // required: its absence is the error
   if constexpr (std::is_enum_v<T>) {
     return named_option(record, key, absent.value_or(T{}));
+  } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    // Checked: a float such as 1e300 is no count (json_number.h).
+    if (absent && !record.contains(key)) return *absent;
+    if constexpr (std::is_unsigned_v<T>) {
+      return static_cast<T>(whole_unsigned(record.at(key), key, std::numeric_limits<T>::max()));
+    } else {
+      return static_cast<T>(whole_number(record.at(key), key, std::numeric_limits<T>::min(),
+                                         std::numeric_limits<T>::max()));
+    }
   } else {
     return absent ? record.value(key, *absent) : record.at(key).get<T>();
   }

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <limits>
 
 #include "transient/core/atomic_file.h"
 #include "transient/core/error.h"
+#include "transient/train/json_number.h"
 #include "transient/train/option_fields.h"
 
 namespace transient::train {
@@ -25,9 +27,9 @@ JobConfig job_config_from_json(const nlohmann::json& j) {
                       [&](const OptionField& field, auto& value, const auto& absent) {
                         value = field_value(j, field.key, absent);
                       });
-  config.train_samples = j.at("train_samples").get<std::int64_t>();
-  config.total_steps = j.at("total_steps").get<std::int64_t>();
-  config.warmup_steps = j.at("warmup_steps").get<std::int64_t>();
+  config.train_samples = integer_at(j, "train_samples");
+  config.total_steps = integer_at(j, "total_steps");
+  config.warmup_steps = integer_at(j, "warmup_steps");
   return config;
 }
 
@@ -46,12 +48,13 @@ nlohmann::json to_json(const GenerationConfig& config) {
 
 GenerationConfig generation_config_from_json(const nlohmann::json& j) {
   GenerationConfig config;
-  config.generation = j.at("generation").get<std::int64_t>();
+  config.generation = integer_at(j, "generation");
   config.members = j.at("members").get<std::vector<std::string>>();
-  config.start_step = j.at("start_step").get<std::int64_t>();
+  config.start_step = integer_at(j, "start_step");
   config.checkpoint = j.at("checkpoint").get<std::string>();
-  config.checkpoint_bytes = j.at("checkpoint_bytes").get<std::int64_t>();
-  config.checkpoint_crc32 = j.at("checkpoint_crc32").get<std::uint32_t>();
+  config.checkpoint_bytes = integer_at(j, "checkpoint_bytes");
+  config.checkpoint_crc32 = static_cast<std::uint32_t>(whole_number(
+      j.at("checkpoint_crc32"), "checkpoint_crc32", 0, std::numeric_limits<std::uint32_t>::max()));
   config.speeds = j.at("speeds").get<std::vector<double>>();
   config.since_checkpoint_s = j.value("since_checkpoint_s", 0.0);
   config.probes = j.value("probes", std::vector<std::string>{});
@@ -69,8 +72,8 @@ nlohmann::json to_json(const ProgressReport& report) {
 
 ProgressReport progress_report_from_json(const nlohmann::json& j) {
   ProgressReport report;
-  report.step = j.at("step").get<std::int64_t>();
-  report.epoch = j.at("epoch").get<std::int64_t>();
+  report.step = integer_at(j, "step");
+  report.epoch = integer_at(j, "epoch");
   report.loss = j.at("loss").get<double>();
   report.lr = j.at("lr").get<double>();
   report.since_checkpoint_s = j.value("since_checkpoint_s", 0.0);
@@ -86,7 +89,7 @@ nlohmann::json to_json(const WorkerResult& result) {
 
 WorkerResult worker_result_from_json(const nlohmann::json& j) {
   WorkerResult result;
-  result.step = j.at("step").get<std::int64_t>();
+  result.step = integer_at(j, "step");
   result.test_accuracy = j.at("test_accuracy").get<double>();
   result.test_loss = j.at("test_loss").get<double>();
   result.stopped = j.at("stopped").get<bool>();

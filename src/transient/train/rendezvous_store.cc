@@ -176,7 +176,12 @@ std::optional<nlohmann::json> RendezvousStore::handle(const std::string& client,
           throw Refused("add on key \"" + keys[0] + "\", which does not hold an integer");
         }
       }
-      value += request.at("amount").get<std::int64_t>();
+      const auto& amount = request.at("amount");
+      if (amount.is_number_unsigned() ||
+          __builtin_add_overflow(value, amount.get<std::int64_t>(), &value)) {
+        throw Refused("add of " + amount.dump() + " to key \"" + keys[0] +
+                      "\" would leave the integers a key holds (64 bits)");
+      }
       put(keys[0], std::to_string(value));
       reply["count"] = value;
       wake_waits();
