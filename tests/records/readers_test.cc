@@ -157,6 +157,16 @@ TEST(RecordsSummary, AWrongTypeOrBrokenFileIsAProblem) {
   ASSERT_EQ(typed.problems.size(), 1u);
   EXPECT_NE(typed.problems[0].what.find("\"steps\""), std::string::npos);
 
+  // A count no int64 holds is a problem too, not a conversion (undefined behaviour before:
+  // job_records_fuzz), and so is a fractional one.
+  const auto huge = parse_summary(R"({"total_steps":9.4e109,"steps":2.5,"diverged_at_step":1e19})",
+                                  "summary.json");
+  ASSERT_TRUE(huge.summary);
+  EXPECT_EQ(huge.summary->total_steps, 0);
+  EXPECT_EQ(huge.summary->steps, 0);
+  EXPECT_FALSE(huge.summary->diverged_at_step);
+  EXPECT_EQ(huge.problems.size(), 3u);
+
   const auto broken = parse_summary(R"({"steps":3)", "job/summary.json");
   EXPECT_FALSE(broken.summary);
   ASSERT_EQ(broken.problems.size(), 1u);
@@ -177,6 +187,42 @@ TEST(RecordsManifest, ReadsEntriesAndReportsBadOnes) {
   ASSERT_EQ(read.problems.size(), 1u);
   EXPECT_NE(read.problems[0].what.find("checkpoint 2"), std::string::npos);
   EXPECT_EQ(parse_manifest("[]", "m.json").problems.size(), 1u);
+}
+
+// Counts no int64 holds, negative, or a checksum past 32 bits are problems, not conversions
+// (nlohmann's get<std::int64_t>() of 1e300 is undefined behaviour).
+TEST(RecordsManifest, ACountThatIsNoWholeNumberIsAProblem) {
+  const auto read = parse_manifest(
+      R"({"checkpoints":[
+          {"file":"a.pt","step":1e300,"bytes":1000,"crc32":1},
+          {"file":"b.pt","step":5,"bytes":-1,"crc32":1},
+          {"file":"c.pt","step":5,"bytes":1,"crc32":4294967296},
+          {"file":"d.pt","step":6,"bytes":1,"crc32":4294967295}]})",
+      "manifest.json");
+  ASSERT_EQ(read.checkpoints.size(), 1u);
+  EXPECT_EQ(read.checkpoints[0].crc32, 4294967295u);
+  ASSERT_EQ(read.problems.size(), 3u);
+  EXPECT_NE(read.problems[0].what.find("checkpoint 1: [json.exception.type_error.302] \"step\" "
+                                       "must be a whole number from 0 to "),
+            std::string::npos)
+      << read.problems[0].what;
+  EXPECT_NE(read.problems[1].what.find("\"bytes\" must be a whole number"), std::string::npos);
+  EXPECT_NE(read.problems[2].what.find("\"crc32\" must be a whole number from 0 to 4294967295"),
+            std::string::npos);
+}
+
+TEST(RecordsEvents, ACountIsAWholeNumberOrTheFallback) {
+  const auto read =
+      parse_events(R"({"t":1,"event":"checkpoint","step":12,"huge":1e300,"half":2.5,"text":"7"})"
+                   "\n",
+                   "events.jsonl");
+  ASSERT_EQ(read.events.size(), 1u);
+  const auto& e = read.events[0];
+  EXPECT_EQ(e.count("step"), 12);
+  EXPECT_EQ(e.count("huge", -1), -1);
+  EXPECT_EQ(e.count("half", -1), -1);
+  EXPECT_EQ(e.count("text", -1), -1);
+  EXPECT_EQ(e.count("absent", 3), 3);
 }
 
 }  // namespace

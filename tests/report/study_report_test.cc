@@ -82,6 +82,20 @@ TEST(ReportOneRun, AServerPastWhatARunRequestsIsRefusedNamingTheFile) {
                  "run.json: a timeline event of server 2000000000; accepted: servers 0..99999 (-1 "
                  "for the job's own events)");
   }
+  // ... and so is one no int holds, which was converted unchecked (undefined behaviour), and a
+  // server below -1.
+  for (const json& server : {json(1e300), json(-5), json(2.5)}) {
+    try {
+      json bad = json::array({event(0, "requested", 0, "k80 spot")});
+      bad[0]["server"] = server;
+      render_simulation_report(one_run(bad), "run.json", {});
+      ADD_FAILURE() << "taken: " << server.dump();
+    } catch (const InputError& error) {
+      EXPECT_EQ(std::string(error.what()),
+                "run.json: a timeline event of server " + server.dump() +
+                    "; accepted: servers 0..99999 (-1 for the job's own events)");
+    }
+  }
 }
 
 }  // namespace

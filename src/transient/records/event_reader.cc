@@ -2,12 +2,18 @@
 
 #include <sstream>
 
+#include "transient/core/json_number.h"
 #include "transient/records/internal/record_file.h"
 
 namespace transient::records {
 double Event::number(const char* key, double fallback) const {
   const auto it = json.find(key);
   return it != json.end() && it->is_number() ? it->get<double>() : fallback;
+}
+
+std::int64_t Event::count(const char* key, std::int64_t fallback) const {
+  const auto it = json.find(key);
+  return it != json.end() ? whole_number_in(*it).value_or(fallback) : fallback;
 }
 
 std::string Event::text(const char* key) const {

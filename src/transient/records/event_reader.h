@@ -3,6 +3,7 @@
 // not such an object (cut short by a crash, garbled) is skipped and reported.
 #pragma once
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -20,6 +21,9 @@ struct Event {
 
   // Field `key` as a number, or `fallback` if absent or not a number.
   double number(const char* key, double fallback = 0.0) const;
+  // Field `key` as a whole number (a step, a count), or `fallback` if absent or no JSON integer
+  // that an int64 holds (a float such as 1e300 is not converted).
+  std::int64_t count(const char* key, std::int64_t fallback = 0) const;
   // Field `key` as text, or "" if absent or not a string.
   std::string text(const char* key) const;
 };

@@ -1,7 +1,9 @@
 #include "transient/records/manifest_reader.h"
 
+#include <limits>
 #include <nlohmann/json.hpp>
 
+#include "transient/core/json_number.h"
 #include "transient/records/internal/record_file.h"
 
 namespace transient::records {
@@ -21,9 +23,12 @@ ManifestRead parse_manifest(const std::string& text, const std::string& name) {
     try {
       CheckpointEntry checkpoint;
       checkpoint.file = entry.at("file").get<std::string>();
-      checkpoint.step = entry.at("step").get<std::int64_t>();
-      checkpoint.bytes = entry.at("bytes").get<std::int64_t>();
-      checkpoint.crc32 = entry.at("crc32").get<std::uint32_t>();
+      checkpoint.step =
+          whole_number(entry.at("step"), "step", 0, std::numeric_limits<std::int64_t>::max());
+      checkpoint.bytes =
+          whole_number(entry.at("bytes"), "bytes", 0, std::numeric_limits<std::int64_t>::max());
+      checkpoint.crc32 = static_cast<std::uint32_t>(
+          whole_number(entry.at("crc32"), "crc32", 0, std::numeric_limits<std::uint32_t>::max()));
       read.checkpoints.push_back(std::move(checkpoint));
     } catch (const nlohmann::json::exception& error) {
       read.problems.push_back(

@@ -1,5 +1,8 @@
 #include "transient/records/summary_reader.h"
 
+#include <type_traits>
+
+#include "transient/core/json_number.h"
 #include "transient/records/internal/record_file.h"
 
 namespace transient::records {
@@ -13,7 +16,11 @@ void take(const nlohmann::json& json, const char* key, T& out, const std::string
   const auto it = json.find(key);
   if (it == json.end() || it->is_null()) return;
   try {
-    out = it->get<T>();
+    if constexpr (std::is_same_v<T, std::int64_t>) {
+      out = whole_number(*it, key);  // a float such as 1e300 is not converted
+    } else {
+      out = it->get<T>();
+    }
   } catch (const nlohmann::json::exception&) {
     problems.push_back({name, 0, std::string("field \"") + key + "\": unexpected " + it->dump()});
   }

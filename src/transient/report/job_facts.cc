@@ -10,6 +10,7 @@
 #include <set>
 
 #include "transient/core/duration.h"
+#include "transient/core/json_number.h"
 #include "transient/core/text.h"
 #include "transient/report/internal/step_series.h"
 
@@ -104,15 +105,14 @@ JobFacts job_facts(const records::JobRecords& records, double now_unix_s) {
   for (const auto& e : records.events) {
     if (e.type == "worker_joined") joined.insert(e.text("worker"));
     if (e.type == "worker_left") joined.erase(e.text("worker"));
-    if (e.json.contains("step") && e.json["step"].is_number())
-      f.step = std::max(f.step, e.json["step"].get<std::int64_t>());
+    f.step = std::max(f.step, e.count("step", f.step));
     if (e.type == "recovery") {
       ++f.recoveries;
-      f.redone_steps += static_cast<std::int64_t>(e.number("redone_steps"));
+      f.redone_steps += e.count("redone_steps");
     }
     if (e.type == "worker_left" && e.text("reason") != "stopped") ++f.revocations;
     if (e.type == "checkpoint") {
-      f.checkpoint_step = static_cast<std::int64_t>(e.number("step"));
+      f.checkpoint_step = e.count("step");
       const auto written = parse_utc_iso8601(e.time);
       f.checkpoint_age_s =
           written ? std::optional<double>(std::max(0.0, now_unix_s - *written)) : std::nullopt;
@@ -121,17 +121,19 @@ JobFacts job_facts(const records::JobRecords& records, double now_unix_s) {
     if ((e.type == "epoch" || e.type == "done") && e.json.contains("test_accuracy") &&
         e.json["test_accuracy"].is_number() && e.number("test_accuracy") >= 0) {
       f.test_accuracy = e.number("test_accuracy");
-      f.evaluated_step = static_cast<std::int64_t>(e.number("step"));
+      f.evaluated_step = e.count("step");
     }
   }
   if (!f.checkpoint_step && !records.checkpoints.empty())
     f.checkpoint_step = records.checkpoints.back().step;
   if (records.coordinator && records.coordinator->contains("job")) {
     const auto& job = (*records.coordinator)["job"];
-    if (job.contains("total_steps") && job["total_steps"].is_number())
-      f.total_steps = job["total_steps"].get<std::int64_t>();
-    if (job.contains("workers") && job["workers"].is_number_integer())
-      f.first_generation_size = job["workers"].get<std::int64_t>();
+    if (const auto total = whole_number_in(job.value("total_steps", nlohmann::json()), 0)) {
+      f.total_steps = *total;
+    }
+    if (const auto workers = whole_number_in(job.value("workers", nlohmann::json()), 0)) {
+      f.first_generation_size = *workers;
+    }
   }
   f.joined = static_cast<std::int64_t>(joined.size());
   // While a job runs its speed is that of its last steps; once it ended, the summary's.

@@ -354,8 +354,7 @@ void add_membership(HtmlPage& page, const Job& job) {
     recovery_rows.push_back({number_text(e.t), cell(e.json.value("gen", json())), e.text("cause"),
                              lost_text(e.json.value("lost", json())),
                              number_text(e.number("detect_s")), number_text(e.number("reform_s")),
-                             number_text(duration),
-                             std::to_string(static_cast<long long>(e.number("redone_steps")))});
+                             number_text(duration), std::to_string(e.count("redone_steps"))});
   }
   // The lanes' labels replace the ids.
   std::vector<std::string> labels;
@@ -533,7 +532,7 @@ void add_checkpoints(HtmlPage& page, const Job& job) {
   std::set<std::int64_t> listed;
   for (const auto& e : job.records.events) {
     if (e.type != "checkpoint") continue;
-    const auto step = static_cast<std::int64_t>(e.number("step"));
+    const auto step = e.count("step");
     const auto it = kept.find(step);
     const double bytes =
         it != kept.end() ? static_cast<double>(it->second->bytes) : e.number("bytes");

@@ -11,6 +11,7 @@
 
 #include "transient/core/duration.h"
 #include "transient/core/error.h"
+#include "transient/core/json_number.h"
 #include "transient/report/html_page.h"
 #include "transient/report/internal/charts.h"
 
@@ -202,18 +203,25 @@ void render_regions(HtmlPage& page, const json& j, const std::string& name) {
 // The servers a run's timeline names (their indices run from 0). Throws InputError naming the
 // file `name` for an index past kMostServers (a run requests a few thousand at the most).
 constexpr int kMostServers = 100000;
+
+// The server a timeline event names (-1: the job's own, as when it names none). Throws InputError
+// naming the file `name` for anything else (an index past kMostServers, a float, text).
+int server_of(const json& event, const std::string& name) {
+  const auto server = event.find("server");
+  if (server == event.end()) return -1;
+  const auto index = whole_number_in(*server, -1, kMostServers - 1);
+  if (!index) {
+    throw InputError(name, 0,
+                     "a timeline event of server " + server->dump().substr(0, 32) +
+                         "; accepted: servers 0.." + std::to_string(kMostServers - 1) +
+                         " (-1 for the job's own events)");
+  }
+  return static_cast<int>(*index);
+}
+
 std::size_t server_count(const json& timeline, const std::string& name) {
   int most = -1;
-  for (const auto& e : timeline) {
-    const int server = e.value("server", -1);
-    if (server >= kMostServers) {
-      throw InputError(name, 0,
-                       "a timeline event of server " + std::to_string(server) +
-                           "; accepted: servers 0.." + std::to_string(kMostServers - 1) +
-                           " (-1 for the job's own events)");
-    }
-    most = std::max(most, server);
-  }
+  for (const auto& e : timeline) most = std::max(most, server_of(e, name));
   return static_cast<std::size_t>(most + 1);
 }
 
@@ -259,7 +267,7 @@ json run_lanes(const json& timeline, const std::string& name) {
     const double t = number_at(e, "time_s", name) / 3600.0;
     end_h = std::max(end_h, t);
     const std::string event = e.value("event", "");
-    const int server = e.value("server", -1);
+    const int server = server_of(e, name);
     if (server < 0) {
       bars[event].push_back({{"x", {t, t}}, {"y", -1}});
       continue;
@@ -339,7 +347,7 @@ void render_one_run(HtmlPage& page, const json& j, const std::string& name) {
   Rows table;
   for (const auto& e : j["timeline"]) {
     table.push_back({number_text(number_at(e, "time_s", name) / 3600.0), e.value("event", ""),
-                     std::to_string(e.value("server", -1)), e.value("detail", "")});
+                     std::to_string(server_of(e, name)), e.value("detail", "")});
   }
   page.add_table({"hours", "event", "server", "detail"}, table);
 }

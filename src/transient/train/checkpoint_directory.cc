@@ -15,9 +15,9 @@
 
 #include "transient/core/atomic_file.h"
 #include "transient/core/error.h"
+#include "transient/core/json_number.h"
 #include "transient/core/structured_input.h"
 #include "transient/records/job_files.h"
-#include "transient/train/json_number.h"
 
 namespace transient::train {
 namespace {

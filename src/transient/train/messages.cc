@@ -4,7 +4,7 @@
 #include <limits>
 #include <utility>
 
-#include "transient/train/json_number.h"
+#include "transient/core/json_number.h"
 
 namespace transient::train::message {
 

@@ -18,7 +18,7 @@
 #include <string>
 #include <type_traits>
 
-#include "transient/train/json_number.h"
+#include "transient/core/json_number.h"
 #include "transient/train/option_names.h"
 #include "transient/train/trainer.h"
 
@@ -124,7 +124,7 @@ T field_value(const nlohmann::json& record, const char* key, const std::optional
   if constexpr (std::is_enum_v<T>) {
     return named_option(record, key, absent.value_or(T{}));
   } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-    // Checked: a float such as 1e300 is no count (json_number.h).
+    // Checked: a float such as 1e300 is no count (core/json_number.h).
     if (absent && !record.contains(key)) return *absent;
     if constexpr (std::is_unsigned_v<T>) {
       return static_cast<T>(whole_unsigned(record.at(key), key, std::numeric_limits<T>::max()));

@@ -6,7 +6,7 @@
 
 #include "transient/core/atomic_file.h"
 #include "transient/core/error.h"
-#include "transient/train/json_number.h"
+#include "transient/core/json_number.h"
 #include "transient/train/option_fields.h"
 
 namespace transient::train {

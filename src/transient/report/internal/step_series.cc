@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "transient/core/json_number.h"
+
 namespace transient::report::internal {
 namespace {
 
@@ -15,9 +17,12 @@ std::vector<Anchor> anchors(const std::vector<records::Event>& events) {
   std::vector<Anchor> found;
   for (const auto& e : events) {
     const char* key = e.type == "generation" ? "start_step" : "step";
-    if (!e.json.contains(key) || !e.json[key].is_number()) continue;
+    const auto it = e.json.find(key);
+    if (it == e.json.end()) continue;
+    const auto step = whole_number_in(*it);  // a float such as 1e300 is not converted
+    if (!step) continue;
     if (e.type == "stop_requested" || e.type == "waiting") continue;
-    found.push_back({e.json[key].get<std::int64_t>(), e.t});
+    found.push_back({*step, e.t});
   }
   std::stable_sort(found.begin(), found.end(),
                    [](const Anchor& a, const Anchor& b) { return a.t < b.t; });

@@ -1,32 +1,42 @@
-// Whole numbers read from the JSON the trainer's processes exchange and keep (protocol messages,
-// the job's config, the journal). nlohmann's get<std::int64_t>() converts a float such as 1e300
-// without a check, which is undefined behaviour; these read only a JSON integer that fits, and
-// throw nlohmann's own type_error (302) otherwise, as get<>() does for a string, so that every
-// caller's handling of a malformed field stays the same. Torch-free.
+// Whole numbers read from JSON that others wrote (protocol messages, the job's config, the
+// journal, a job's records, a study's output). nlohmann's get<std::int64_t>() converts a float
+// such as 1e300 without a check, which is undefined behaviour; these read only a JSON integer
+// that fits: whole_number_in() says whether it does, the others throw nlohmann's own type_error
+// (302) otherwise, as get<>() does for a string, so that every caller's handling of a malformed
+// field stays the same.
 #pragma once
 
 #include <cstdint>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
-namespace transient::train {
+namespace transient {
+
+// The whole number `value` holds, if it is a JSON integer from `min` to `max`.
+inline std::optional<std::int64_t> whole_number_in(
+    const nlohmann::json& value, std::int64_t min = std::numeric_limits<std::int64_t>::min(),
+    std::int64_t max = std::numeric_limits<std::int64_t>::max()) {
+  if (value.is_number_unsigned()) {
+    const auto number = value.get<std::uint64_t>();
+    if (max >= 0 && number <= static_cast<std::uint64_t>(max) &&
+        static_cast<std::int64_t>(number) >= min) {
+      return static_cast<std::int64_t>(number);
+    }
+  } else if (value.is_number_integer()) {
+    const auto number = value.get<std::int64_t>();
+    if (number >= min && number <= max) return number;
+  }
+  return std::nullopt;
+}
 
 // `value` (the field `key`) as a whole number from `min` to `max`.
 inline std::int64_t whole_number(const nlohmann::json& value, const char* key,
                                  std::int64_t min = std::numeric_limits<std::int64_t>::min(),
                                  std::int64_t max = std::numeric_limits<std::int64_t>::max()) {
-  bool fits = false;
-  std::int64_t number = 0;
-  if (value.is_number_unsigned()) {
-    const auto unsigned_number = value.get<std::uint64_t>();
-    fits = max >= 0 && unsigned_number <= static_cast<std::uint64_t>(max);
-    number = fits ? static_cast<std::int64_t>(unsigned_number) : 0;
-  } else if (value.is_number_integer()) {
-    number = value.get<std::int64_t>();
-    fits = number >= min && number <= max;
-  }
-  if (!fits) {
+  const auto number = whole_number_in(value, min, max);
+  if (!number) {
     std::string shown = value.dump();
     if (shown.size() > 32) shown = shown.substr(0, 32) + "...";
     throw nlohmann::json::type_error::create(
@@ -35,7 +45,7 @@ inline std::int64_t whole_number(const nlohmann::json& value, const char* key,
             std::to_string(max) + ", not " + shown,
         &value);
   }
-  return number;
+  return *number;
 }
 
 // `value` (the field `key`) as a whole number from 0 to `max`, for the unsigned fields (a seed).
@@ -69,4 +79,4 @@ inline std::int64_t integer_or(const nlohmann::json& object, const char* key, st
   return found == object.end() ? absent : whole_number(*found, key);
 }
 
-}  // namespace transient::train
+}  // namespace transient
