@@ -144,6 +144,23 @@ TEST(Checkpoint, AnUnparsableManifestIsAnInputErrorNamingIt) {
   } catch (const InputError& error) {
     EXPECT_NE(std::string(error.what()).find("manifest.json"), std::string::npos);
   }
+  // The trainer reads it as `transient report` does (records/manifest_reader.h), strictly: one
+  // entry it cannot read (a step no int64 holds) and the manifest vouches for nothing.
+  std::ofstream(directory.manifest_path())
+      << R"({"checkpoints":[{"file":"step-00000001.pt","step":1,"bytes":1,"crc32":1},)"
+      << R"({"file":"step-00000002.pt","step":1e300,"bytes":1,"crc32":1}]})";
+  try {
+    directory.list();
+    FAIL() << "a manifest with an unreadable entry was accepted";
+  } catch (const InputError& error) {
+    EXPECT_EQ(
+        std::string(error.what())
+            .rfind(directory.manifest_path() + ": checkpoint 2: [json.exception.type_error.302] "
+                                               "\"step\" must be a whole number from 0 to ",
+                   0),
+        0u)
+        << error.what();
+  }
 }
 
 }  // namespace

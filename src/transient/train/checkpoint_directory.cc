@@ -10,14 +10,12 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "transient/core/atomic_file.h"
 #include "transient/core/error.h"
-#include "transient/core/json_number.h"
-#include "transient/core/structured_input.h"
 #include "transient/records/job_files.h"
+#include "transient/records/manifest_reader.h"
 
 namespace transient::train {
 namespace {
@@ -146,25 +144,18 @@ void CheckpointDirectory::write_manifest(const std::vector<CheckpointRecord>& re
 std::vector<CheckpointRecord> CheckpointDirectory::list() const {
   const std::string path = manifest_path();
   if (!std::filesystem::exists(path)) return {};
-  const auto manifest = parse_json(read_file(path), path);
+  // Read as `transient report` reads it (records/manifest_reader.h), but strictly: a manifest
+  // with any entry that cannot be read vouches for nothing.
+  const auto read = records::parse_manifest(read_file(path), path);
+  if (!read.problems.empty()) {
+    throw InputError(path, 0, read.problems.front().what);
+  }
   std::vector<CheckpointRecord> records;
-  try {
-    for (const auto& entry : manifest.at("checkpoints")) {
-      CheckpointRecord record;
-      record.file = entry.at("file").get<std::string>();
-      record.step =
-          whole_number(entry.at("step"), "step", 0, std::numeric_limits<std::int64_t>::max());
-      record.bytes =
-          whole_number(entry.at("bytes"), "bytes", 0, std::numeric_limits<std::int64_t>::max());
-      record.crc32 = static_cast<std::uint32_t>(
-          whole_number(entry.at("crc32"), "crc32", 0, std::numeric_limits<std::uint32_t>::max()));
-      if (record.file.find('/') != std::string::npos) {
-        throw InputError(path, 0, "lists a checkpoint outside its directory: " + record.file);
-      }
-      records.push_back(record);
+  for (const auto& entry : read.checkpoints) {
+    if (entry.file.find('/') != std::string::npos) {
+      throw InputError(path, 0, "lists a checkpoint outside its directory: " + entry.file);
     }
-  } catch (const nlohmann::json::exception& error) {
-    throw InputError(path, 0, std::string("not a checkpoint manifest: ") + error.what());
+    records.push_back({entry.file, entry.step, entry.bytes, entry.crc32});
   }
   return records;
 }
