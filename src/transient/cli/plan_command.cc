@@ -645,9 +645,10 @@ void add_plan_command(CLI::App& app) {
                   "regions one cluster may span; links between them slow the all-reduce (0: any)")
       ->capture_default_str()
       ->transform(within(Bound{0, 64, "regions", true}));
-  cmd->add_option("--max-servers", flags->max_servers, "workers at most (1..64)")
+  cmd->add_option("--max-servers", flags->max_servers,
+                  "servers at most (1..64; a server of k GPUs runs k workers)")
       ->capture_default_str()
-      ->transform(within(Bound{1, 64, "workers", true}));
+      ->transform(within(Bound{1, 64, "servers", true}));
   cmd->add_option("--arch", flags->arch, "allreduce (ours) or ps (asynchronous parameter server)")
       ->capture_default_str();
   flags->batch.add_to(*cmd);
