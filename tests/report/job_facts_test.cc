@@ -162,6 +162,15 @@ TEST(ReportFacts, ARunningJobHasItsSpeedFromItsLastSteps) {
   // A finished job has none.
   EXPECT_FALSE(
       job_facts(records::read_job_records(testing::write_job_dir("ended").dir), 0.0).time_left_s);
+  // A damaged coordinator.json says nothing of the total: a "job" that is no object, a total no
+  // int64 holds (converted unchecked before: undefined behaviour), a fractional one.
+  for (const char* damaged : {R"({"job": 5})", R"({"job": {"total_steps": 1e300}})",
+                              R"({"job": {"total_steps": 2.5}})"}) {
+    std::ofstream(job.dir + "/coordinator.json") << damaged;
+    const JobFacts unknown = job_facts(records::read_job_records(job.dir), 0.0);
+    EXPECT_EQ(unknown.total_steps, 0) << damaged;
+    EXPECT_FALSE(unknown.time_left_s) << damaged;
+  }
 }
 
 TEST(ReportMetrics, PrometheusTextAgreesWithTheSummary) {

@@ -126,7 +126,8 @@ JobFacts job_facts(const records::JobRecords& records, double now_unix_s) {
   }
   if (!f.checkpoint_step && !records.checkpoints.empty())
     f.checkpoint_step = records.checkpoints.back().step;
-  if (records.coordinator && records.coordinator->contains("job")) {
+  if (records.coordinator && records.coordinator->contains("job") &&
+      (*records.coordinator)["job"].is_object()) {
     const auto& job = (*records.coordinator)["job"];
     if (const auto total = whole_number_in(job.value("total_steps", nlohmann::json()), 0)) {
       f.total_steps = *total;
