@@ -33,6 +33,19 @@ std::string temp_dir(const std::string& name) {
   return dir;
 }
 
+// An example scenario of the project (examples/NAME).
+std::string example(const std::string& name) {
+  return std::string(TRANSIENT_SOURCE_DIR) + "/examples/" + name;
+}
+
+// `transient simulate ARGS --json`; when it succeeds, what it printed is also written to `path`
+// for `transient report` to read.
+CliResult simulate_into(const std::string& args, const std::string& path) {
+  CliResult sim = run_cli_split("simulate " + args + " --json");
+  if (sim.exit_code == 0) write_file_atomically(path, sim.out);
+  return sim;
+}
+
 // `page` without the spans that keep a cell's hyphenated words whole, so that a cell reads as the
 // text it was made of.
 std::string without_word_spans(std::string page) {
@@ -66,8 +79,7 @@ TEST(ReportCli, BadInputIsOneLineNamingTheFile) {
   std::ofstream(dir + "/broken.json") << R"({"scenario": )";
   testing::expect_one_line_error(run_cli("report " + dir + "/broken.json"), dir + "/broken.json");
   // A scenario file is named as one, with the commands that draw its study.
-  const std::string scenario =
-      std::string(TRANSIENT_SOURCE_DIR) + "/examples/paper_4_spot_k80.toml";
+  const std::string scenario = example("paper_4_spot_k80.toml");
   testing::expect_one_line_error(
       run_cli("report " + scenario),
       scenario + ": a scenario file, which report does not simulate: run `transient simulate " +
@@ -103,11 +115,9 @@ TEST(StatusCli, NamesTheDamagedLines) {
 
 TEST(ReportCli, SimulationDistributionsFromARealSimulateJson) {
   const std::string dir = temp_dir("simulate");
-  const CliResult sim =
-      run_cli_split("simulate " + std::string(TRANSIENT_SOURCE_DIR) +
-                    "/examples/paper_4_spot_k80.toml --runs 200 --threads 2 --json");
+  const CliResult sim = simulate_into(example("paper_4_spot_k80.toml") + " --runs 200 --threads 2",
+                                      dir + "/study.json");
   ASSERT_EQ(sim.exit_code, 0) << sim.err;
-  write_file_atomically(dir + "/study.json", sim.out);
   const CliResult r = run_cli_split("report " + dir + "/study.json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, dir + "/study.html\n");
@@ -130,7 +140,7 @@ TEST(ReportCli, TheRunsPastTheDeadlineAreDrawnApart) {
                                  {{"deadline = \"18h\"", "deadline = \"12h10min\""},
                                   {"market = \"uniform-progress\"", "market = \"spot-only\""}},
                                  dir + "/late.toml"));
-  const CliResult sim = run_cli_split("simulate " + dir + "/late.toml --runs 40 --json");
+  const CliResult sim = simulate_into(dir + "/late.toml --runs 40", dir + "/late.json");
   ASSERT_EQ(sim.exit_code, 0) << sim.err;
   const auto json = nlohmann::json::parse(sim.out);
   // Count the runs in the bins wholly past the deadline, to find them drawn.
@@ -142,7 +152,6 @@ TEST(ReportCli, TheRunsPastTheDeadlineAreDrawnApart) {
     }
   }
   ASSERT_GT(past, 0) << sim.out;
-  write_file_atomically(dir + "/late.json", sim.out);
   const CliResult r = run_cli_split("report " + dir + "/late.json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string page = read_file(dir + "/late.html");
@@ -156,10 +165,9 @@ TEST(ReportCli, TheRunsPastTheDeadlineAreDrawnApart) {
 // their labels still tell them apart.
 TEST(ReportCli, NarrowBinsAreLabelledApart) {
   const std::string dir = temp_dir("simulate_narrow");
-  const CliResult sim = run_cli_split("simulate " + std::string(TRANSIENT_SOURCE_DIR) +
-                                      "/examples/paper_1_on_demand_k80.toml --runs 20 --json");
+  const CliResult sim =
+      simulate_into(example("paper_1_on_demand_k80.toml") + " --runs 20", dir + "/od.json");
   ASSERT_EQ(sim.exit_code, 0) << sim.err;
-  write_file_atomically(dir + "/od.json", sim.out);
   ASSERT_EQ(run_cli("report " + dir + "/od.json").exit_code, 0);
   const auto charts = testing::chart_data(read_file(dir + "/od.html"));
   for (const char* id : {"time", "cost"}) {
@@ -172,10 +180,9 @@ TEST(ReportCli, NarrowBinsAreLabelledApart) {
 
 TEST(ReportCli, SeveralRegionsAgainstTheirOptimumFromARealSimulateJson) {
   const std::string dir = temp_dir("simulate_regions");
-  const CliResult sim = run_cli_split("simulate " + std::string(TRANSIENT_SOURCE_DIR) +
-                                      "/examples/two_zones_k80.toml --runs 20 --threads 2 --json");
+  const CliResult sim =
+      simulate_into(example("two_zones_k80.toml") + " --runs 20 --threads 2", dir + "/zones.json");
   ASSERT_EQ(sim.exit_code, 0) << sim.err;
-  write_file_atomically(dir + "/zones.json", sim.out);
   const CliResult r = run_cli_split("report " + dir + "/zones.json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string page = without_word_spans(read_file(dir + "/zones.html"));
@@ -195,10 +202,9 @@ TEST(ReportCli, SeveralRegionsAgainstTheirOptimumFromARealSimulateJson) {
   // rather than showing one that costs $0.
   ASSERT_TRUE(write_example_with("two_zones_k80", {{"deadline = \"18h\"", "deadline = \"10h\""}},
                                  dir + "/late.toml"));
-  const CliResult late = run_cli_split("simulate " + dir + "/late.toml --runs 5 --json");
+  const CliResult late = simulate_into(dir + "/late.toml --runs 5", dir + "/late.json");
   ASSERT_EQ(late.exit_code, 0) << late.err;
   EXPECT_TRUE(nlohmann::json::parse(late.out)["cost_over_optimal"].is_null()) << late.out;
-  write_file_atomically(dir + "/late.json", late.out);
   const CliResult late_report = run_cli_split("report " + dir + "/late.json");
   ASSERT_EQ(late_report.exit_code, 0) << late_report.err;
   const std::string late_page = read_file(dir + "/late.html");
@@ -212,10 +218,8 @@ TEST(ReportCli, SeveralRegionsAgainstTheirOptimumFromARealSimulateJson) {
 
 TEST(ReportCli, OneSimulatedRunsTimeline) {
   const std::string dir = temp_dir("simulate_one");
-  const CliResult sim = run_cli_split("simulate " + std::string(TRANSIENT_SOURCE_DIR) +
-                                      "/examples/paper_4_spot_k80.toml --json");
+  const CliResult sim = simulate_into(example("paper_4_spot_k80.toml"), dir + "/run.json");
   ASSERT_EQ(sim.exit_code, 0) << sim.err;
-  write_file_atomically(dir + "/run.json", sim.out);
   ASSERT_EQ(run_cli("report " + dir + "/run.json -o " + dir + "/run.html").exit_code, 0);
   EXPECT_NE(read_file(dir + "/run.html").find("chart-timeline"), std::string::npos);
   TRANSIENT_SKIP_WITHOUT_CHROMIUM();
