@@ -17,6 +17,7 @@
 #include <fstream>
 #include <string>
 #include <typeinfo>
+#include <utility>
 
 #include "transient/core/error.h"
 
@@ -78,18 +79,28 @@ class ScratchFile {
   std::abort();
 }
 
-// Runs `parse`; an InputError is an accepted outcome, anything else that escapes is a finding.
-template <typename Parse>
-void accept_or_input_error(Parse&& parse) {
+// What a parser that never throws accepts: no exception at all (no code throws this type).
+struct NothingThrown {};
+
+// Runs `parse`; an exception of type `Accepted` is an accepted outcome (the parser's way of
+// refusing bad input), anything else that escapes is a finding.
+template <typename Accepted, typename Parse>
+void accept_only(Parse&& parse) {
   try {
     parse();
-  } catch (const transient::InputError&) {
-    // Bad input, reported as the error policy says.
+  } catch (const Accepted&) {
+    // Bad input, refused as the parser's contract says.
   } catch (const std::exception& error) {
     finding(typeid(error).name(), error.what());
   } catch (...) {
     finding("a non-standard exception", "");
   }
+}
+
+// Runs `parse`; an InputError is an accepted outcome, anything else that escapes is a finding.
+template <typename Parse>
+void accept_or_input_error(Parse&& parse) {
+  accept_only<transient::InputError>(std::forward<Parse>(parse));
 }
 
 }  // namespace transient::fuzz

@@ -27,16 +27,12 @@ void check_printable(const std::vector<transient::records::ReadProblem>& problem
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text = transient::fuzz::as_text(data, size);
-  try {
+  transient::fuzz::accept_only<transient::fuzz::NothingThrown>([&] {
     check_printable(transient::records::parse_events(text, "events.jsonl").problems);
     check_printable(transient::records::parse_steps(text, "steps.csv", true).problems);
     check_printable(transient::records::parse_steps(text, "steps.part", false).problems);
     check_printable(transient::records::parse_manifest(text, "manifest.json").problems);
     check_printable(transient::records::parse_summary(text, "summary.json").problems);
-  } catch (const std::exception& error) {
-    transient::fuzz::finding(typeid(error).name(), error.what());
-  } catch (...) {
-    transient::fuzz::finding("a non-standard exception", "");
-  }
+  });
   return 0;
 }

@@ -8,29 +8,15 @@
 #include "fuzz_input.h"
 #include "transient/train/messages.h"
 
-namespace {
-
-template <typename Decode>
-void refused_or_read(Decode&& decode) {
-  try {
-    decode();
-  } catch (const transient::train::message::ProtocolError&) {
-    // Refused by name, as the protocol says.
-  } catch (const std::exception& error) {
-    transient::fuzz::finding(typeid(error).name(), error.what());
-  } catch (...) {
-    transient::fuzz::finding("a non-standard exception", "");
-  }
-}
-
-}  // namespace
-
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   // The channel hands over a line that is valid JSON; one that is not is dropped before this.
   const auto message = nlohmann::json::parse(transient::fuzz::as_text(data, size), nullptr,
                                              /*allow_exceptions=*/false);
   if (message.is_discarded()) return 0;
-  refused_or_read([&] { transient::train::message::decode_to_coordinator(message); });
-  refused_or_read([&] { transient::train::message::decode_to_worker(message); });
+  using transient::train::message::ProtocolError;
+  transient::fuzz::accept_only<ProtocolError>(
+      [&] { transient::train::message::decode_to_coordinator(message); });
+  transient::fuzz::accept_only<ProtocolError>(
+      [&] { transient::train::message::decode_to_worker(message); });
   return 0;
 }
