@@ -14,6 +14,22 @@
 
 namespace transient {
 
+namespace internal {
+
+// Throws nlohmann's type_error (302) saying that the field `key` is no whole number in [min, max].
+[[noreturn]] inline void throw_not_whole(const nlohmann::json& value, const char* key,
+                                         const std::string& min, const std::string& max) {
+  std::string shown = value.dump();
+  if (shown.size() > 32) shown = shown.substr(0, 32) + "...";
+  throw nlohmann::json::type_error::create(302,
+                                           std::string("\"") + key +
+                                               "\" must be a whole number from " + min + " to " +
+                                               max + ", not " + shown,
+                                           &value);
+}
+
+}  // namespace internal
+
 // The whole number `value` holds, if it is a JSON integer from `min` to `max`.
 inline std::optional<std::int64_t> whole_number_in(
     const nlohmann::json& value, std::int64_t min = std::numeric_limits<std::int64_t>::min(),
@@ -36,36 +52,20 @@ inline std::int64_t whole_number(const nlohmann::json& value, const char* key,
                                  std::int64_t min = std::numeric_limits<std::int64_t>::min(),
                                  std::int64_t max = std::numeric_limits<std::int64_t>::max()) {
   const auto number = whole_number_in(value, min, max);
-  if (!number) {
-    std::string shown = value.dump();
-    if (shown.size() > 32) shown = shown.substr(0, 32) + "...";
-    throw nlohmann::json::type_error::create(
-        302,
-        std::string("\"") + key + "\" must be a whole number from " + std::to_string(min) + " to " +
-            std::to_string(max) + ", not " + shown,
-        &value);
-  }
+  if (!number) internal::throw_not_whole(value, key, std::to_string(min), std::to_string(max));
   return *number;
 }
 
 // `value` (the field `key`) as a whole number from 0 to `max`, for the unsigned fields (a seed).
 inline std::uint64_t whole_unsigned(const nlohmann::json& value, const char* key,
                                     std::uint64_t max = std::numeric_limits<std::uint64_t>::max()) {
-  const bool fits =
-      (value.is_number_unsigned() && value.get<std::uint64_t>() <= max) ||
-      (value.is_number_integer() && !value.is_number_unsigned() && value.get<std::int64_t>() >= 0 &&
-       static_cast<std::uint64_t>(value.get<std::int64_t>()) <= max);
-  if (!fits) {
-    std::string shown = value.dump();
-    if (shown.size() > 32) shown = shown.substr(0, 32) + "...";
-    throw nlohmann::json::type_error::create(302,
-                                             std::string("\"") + key +
-                                                 "\" must be a whole number from 0 to " +
-                                                 std::to_string(max) + ", not " + shown,
-                                             &value);
+  // A negative integer is stored signed; any other integer converts to uint64 exactly.
+  const bool negative =
+      !value.is_number_unsigned() && value.is_number_integer() && value.get<std::int64_t>() < 0;
+  if (!value.is_number_integer() || negative || value.get<std::uint64_t>() > max) {
+    internal::throw_not_whole(value, key, "0", std::to_string(max));
   }
-  return value.is_number_unsigned() ? value.get<std::uint64_t>()
-                                    : static_cast<std::uint64_t>(value.get<std::int64_t>());
+  return value.get<std::uint64_t>();
 }
 
 // The whole number at `key` of `object`; a missing key throws as at() does.
