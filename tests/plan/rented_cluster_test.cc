@@ -61,6 +61,59 @@ TEST(RentedCluster, CoordinatorIsACheapCpuServerOfTheRegionOnEveryBuiltinCatalog
   EXPECT_EQ(gce.support_servers().at("us-central1").name, "n1-standard-4");
 }
 
+TEST(RentedCluster, TheCoordinatorHasAtLeastFourGibUnlessItsRowSaysNothingOfMemory) {
+  cloud::InstanceType small = make_type("cpu-2g", "", 0.0, 0.05, 0.0);
+  small.memory_gib = 2.0;  // the cheapest, too small to pass a checkpoint through
+  cloud::InstanceType four = make_type("cpu-4g", "", 0.0, 0.10, 0.0);
+  four.memory_gib = 4.0;
+  cloud::InstanceType unsaid = make_type("cpu-unsaid", "", 0.0, 0.08, 0.0);  // memory 0: unknown
+  const cloud::InstanceType k80 = make_type("k80", "K80", 4.0, 0.70, 0.20);
+  const cloud::Catalog with_four("four", "test", {k80, small, four});
+  EXPECT_EQ(support_server(with_four, "r1", {}).name, "cpu-4g");
+  const cloud::Catalog with_unsaid("unsaid", "test", {k80, small, four, unsaid});
+  EXPECT_EQ(support_server(with_unsaid, "r1", {}).name, "cpu-unsaid");
+  // Only a server too small: none in the region, and r1 is no provider's region.
+  const cloud::Catalog too_small("small", "test", {k80, small});
+  EXPECT_THROW(support_server(too_small, "r1", {}), InputError);
+}
+
+TEST(RentedCluster, ATypeIsBoughtInTheCheapestZoneOfItsRegionForEachMarket) {
+  // The V100 is sold in two zones of r1 (spot $1.00 in r1-a, $0.80 in r1-b; on demand $3.00 and
+  // $3.20) and in r2, dearer: every plan buys r1-b's spot and r1-a's on-demand servers.
+  cloud::InstanceType v100_a = make_type("v100", "V100", 14.0, 3.00, 1.00);
+  cloud::InstanceType v100_b = make_type("v100", "V100", 14.0, 3.20, 0.80);
+  v100_b.zone = "r1-b";
+  cloud::InstanceType v100_r2 = make_type("v100", "V100", 14.0, 3.50, 1.50);
+  v100_r2.region = "r2";
+  v100_r2.zone = "r2-a";
+  cloud::InstanceType cpu_r2 = make_type("cpu", "", 0.0, 0.10, 0.0);
+  cpu_r2.region = "r2";
+  cpu_r2.zone = "r2-a";
+  const cloud::Catalog catalog(
+      "zones", "test", {v100_a, v100_b, v100_r2, make_type("cpu", "", 0.0, 0.10, 0.0), cpu_r2});
+  PlanOptions o;
+  o.total_steps = kSteps;
+  o.deadline_s = 2 * 3600.0;
+  o.max_servers = 4;
+  o.architecture = perf::Architecture::allreduce;
+  o.runs = 0;
+  const PlanResult r = Planner(catalog, std::make_shared<AdditiveModel>(), o).plan();
+  ASSERT_TRUE(r.feasible) << r.reason;
+  int spot = 0, on_demand = 0;
+  for (const auto* list : {&r.candidates, &r.baselines, &r.pareto}) {
+    for (const auto& e : *list) {
+      for (const auto& g : e.configuration.workers) {
+        if (g.type.region != "r1") continue;
+        const bool on_spot = g.market == cloud::Market::spot;
+        EXPECT_EQ(g.type.zone, on_spot ? "r1-b" : "r1-a") << e.configuration.text();
+        ++(on_spot ? spot : on_demand);
+      }
+    }
+  }
+  EXPECT_GT(spot, 0);
+  EXPECT_GT(on_demand, 0);  // the all-on-demand baseline at least
+}
+
 TEST(RentedCluster, EveryPlanOnAwsGpuHasItsCoordinatorOnACpuServer) {
   Planner planner(cloud::builtin_catalog("aws-gpu"), resnet32(), resnet32_in_2h());
   const PlanResult r = planner.plan();
