@@ -46,26 +46,33 @@ else
   done
 fi
 
+# A search (SECONDS) goes on from what the searches before it found, in corpus/. The short run
+# (RUNS) starts from the checked-in seeds each time, in a scratch folder of its own: what it runs
+# does not grow with every search made in the same tree (in a tree whose searches had found 27,000
+# inputs, the short run took 31 s; from the seeds, 18 s).
 limit=(-max_total_time="$seconds")
 budget="${seconds}s"
+corpus_dir=corpus
 if [[ -n "${RUNS:-}" ]]; then
   limit=(-runs="$RUNS")
   budget="$RUNS runs"
+  corpus_dir=short-run-corpus
 fi
 
 failed=()
 for name in "${targets[@]}"; do
   # libFuzzer adds what it finds to the first corpus folder: a scratch copy, so that the checked-in
   # seeds stay small and chosen.
-  work="$build_dir/corpus/$name"
+  work="$build_dir/$corpus_dir/$name"
   findings="$build_dir/findings/$name"
+  if [[ -n "${RUNS:-}" ]]; then rm -rf "$work"; fi
   mkdir -p "$work" "$findings"
   cp -n tests/fuzz/corpus/"$name"/* "$work"/ 2>/dev/null || true
   echo "== $name: $budget"
   if ! (cd "$build_dir" && "./tests/fuzz/$name" \
           "${limit[@]}" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
           -print_final_stats=1 -artifact_prefix="findings/$name/" \
-          "corpus/$name" 2>&1 | tail -n 25); then
+          "$corpus_dir/$name" 2>&1 | tail -n 25); then
     failed+=("$name")
   elif compgen -G "$findings/*" >/dev/null; then
     failed+=("$name")
