@@ -14,6 +14,7 @@
 
 #include "transient/core/error.h"
 #include "transient/core/text.h"
+#include "transient/train/npy_header.h"
 
 namespace transient::train {
 namespace {
@@ -118,79 +119,6 @@ constexpr const char* kNpyLayout =
     "images.npy (uint8 or float32: [N, H, W], [N, C, H, W] or [N, H, W, C], C 1 or 3) and "
     "labels.npy (integers from 0, [N]), optionally test_images.npy and test_labels.npy";
 
-// What a .npy file's header says: its element type, its shape and where its data starts.
-struct NpyHeader {
-  char kind = 0;  // 'u' unsigned, 'i' signed, 'f' floating point
-  int item_bytes = 0;
-  std::vector<std::int64_t> shape;
-  std::int64_t data_offset = 0;
-};
-
-// The value of `key` in the header's dictionary text ("'key': value, ...").
-std::string npy_field(const std::string& header, const std::string& key, const std::string& path) {
-  const auto at = header.find("'" + key + "'");
-  const auto colon = at == std::string::npos ? at : header.find(':', at);
-  if (colon == std::string::npos) throw InputError(path, 0, "its .npy header has no '" + key + "'");
-  auto begin = header.find_first_not_of(' ', colon + 1);
-  const char open = header[begin];
-  const auto end = open == '('    ? header.find(')', begin) + 1
-                   : open == '\'' ? header.find('\'', begin + 1) + 1
-                                  : header.find_first_of(",}", begin);
-  return header.substr(begin, end - begin);
-}
-
-NpyHeader read_npy_header(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, 0, std::string("missing; --data-dir must hold ") + kNpyLayout);
-  char preamble[10] = {};
-  if (!in.read(preamble, 8) || std::memcmp(preamble, "\x93NUMPY", 6) != 0) {
-    throw InputError(path, 0, "not a NumPy .npy file (no \\x93NUMPY magic)");
-  }
-  const int major = static_cast<unsigned char>(preamble[6]);
-  std::int64_t length = 0;
-  if (major == 1) {
-    unsigned char bytes[2];
-    in.read(reinterpret_cast<char*>(bytes), 2);
-    length = bytes[0] | (bytes[1] << 8);
-  } else {
-    unsigned char bytes[4];
-    in.read(reinterpret_cast<char*>(bytes), 4);
-    length = bytes[0] | (bytes[1] << 8) | (bytes[2] << 16) | (std::int64_t{bytes[3]} << 24);
-  }
-  if (!in || length <= 0 || length > (1 << 20)) throw InputError(path, 0, "a damaged .npy header");
-  std::string header(static_cast<std::size_t>(length), ' ');
-  if (!in.read(header.data(), length)) throw InputError(path, 0, "a .npy header cut short");
-  NpyHeader h;
-  h.data_offset = (major == 1 ? 10 : 12) + length;
-  const std::string descr = npy_field(header, "descr", path);  // e.g. '<f4'
-  if (descr.size() < 5 || descr[1] == '>') {
-    throw InputError(path, 0, "element type " + descr + "; accepted: little-endian numbers");
-  }
-  h.kind = descr[2];
-  h.item_bytes = std::atoi(descr.substr(3).c_str());
-  if (npy_field(header, "fortran_order", path) != "False") {
-    throw InputError(path, 0, "is in Fortran order; accepted: C order (numpy's default)");
-  }
-  const std::string shape = npy_field(header, "shape", path);  // e.g. (60000, 28, 28)
-  for (std::size_t i = 1; i < shape.size();) {
-    const auto next = shape.find_first_of(",)", i);
-    const std::string number = shape.substr(i, next - i);
-    if (number.find_first_not_of(' ') != std::string::npos) h.shape.push_back(std::stoll(number));
-    i = next + 1;
-  }
-  std::int64_t elements = 1;
-  for (const auto d : h.shape) elements *= d;
-  std::error_code error;
-  const auto bytes = static_cast<std::int64_t>(fs::file_size(path, error));
-  if (error || bytes != h.data_offset + elements * h.item_bytes) {
-    throw InputError(path, 0,
-                     "holds " + std::to_string(bytes - h.data_offset) +
-                         " bytes of data; its header says " +
-                         std::to_string(elements * h.item_bytes));
-  }
-  return h;
-}
-
 // The file mapped read-only into memory for as long as a tensor over it lives.
 torch::Tensor map_npy(const std::string& path, const NpyHeader& h, torch::ScalarType type) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -208,7 +136,7 @@ torch::Tensor map_npy(const std::string& path, const NpyHeader& h, torch::Scalar
 
 // Images [N, C, H, W] (a view of the mapped file) from images.npy-like `path`.
 torch::Tensor npy_images(const std::string& path) {
-  const NpyHeader h = read_npy_header(path);
+  const NpyHeader h = read_npy_header(path, kNpyLayout);
   torch::ScalarType type;
   if (h.kind == 'u' && h.item_bytes == 1) {
     type = torch::kUInt8;
@@ -222,12 +150,12 @@ torch::Tensor npy_images(const std::string& path) {
   const auto& s = h.shape;
   const bool channels_first = s.size() == 4 && (s[1] == 1 || s[1] == 3);
   const bool channels_last = s.size() == 4 && !channels_first && (s[3] == 1 || s[3] == 3);
-  if (!(s.size() == 3 || channels_first || channels_last) || s[0] < 1) {
+  if (!(s.size() == 3 || channels_first || channels_last) || h.elements == 0) {
     std::string shape;
     for (const auto d : s) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
     throw InputError(path, 0,
                      "shape [" + shape + "]; accepted: [N, H, W], [N, C, H, W] or " +
-                         "[N, H, W, C] with C 1 or 3");
+                         "[N, H, W, C] with C 1 or 3, none of them 0");
   }
   auto images = map_npy(path, h, type);
   if (s.size() == 3) return images.unsqueeze(1);
@@ -238,7 +166,7 @@ torch::Tensor npy_images(const std::string& path) {
 // that bound comes from in the refusal ("" for the most a data set may have).
 torch::Tensor npy_labels(const std::string& path, std::int64_t count, std::int64_t classes,
                          const std::string& whose = "") {
-  const NpyHeader h = read_npy_header(path);
+  const NpyHeader h = read_npy_header(path, kNpyLayout);
   if ((h.kind != 'i' && h.kind != 'u') || h.shape.size() != 1) {
     throw InputError(path, 0, "labels must be integers of shape [N]");
   }
