@@ -430,6 +430,34 @@ TEST(PlanCli, EmittedScenarioIsThePlanAndSimulateReproducesTheAdvice) {
   EXPECT_EQ(k["deadline_miss_probability"].get<double>(), 0.0);
 }
 
+// A plan made with a `transient fit` model file writes it into the scenario as model_file (the
+// scenario's `model` names the throughput model: the file's path under `model` as well was a
+// TOML file that `simulate` refused), and simulate then predicts with the same file.
+TEST(PlanCli, AScenarioEmittedWithAFitModelFileSimulatesWithIt) {
+  const auto path = fresh_path("fit_model", "plan.toml");
+  const auto model = path.parent_path() / "model.json";
+  const CliResult fit = run_cli("fit --data " + std::string(TRANSIENT_SHARED_DATA_DIR) +
+                                "/cmdare -o " + model.string());
+  ASSERT_EQ(fit.exit_code, 0) << fit.out;
+  const std::string flags = kPlan + " --json --throughput fitted --model " + model.string();
+  const CliResult o = run_cli(flags + " --emit-scenario " + path.string());
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  const std::string text = read_text(path);
+  EXPECT_NE(text.find("model = \"fitted\"\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("model_file = \"" + model.string() + "\"\n"), std::string::npos) << text;
+  const auto p = nlohmann::json::parse(o.out)["recommended"]["policy"];
+  const CliResult sim =
+      run_cli("simulate " + path.string() + " --runs 20 --seed 1 --threads 1 --json");
+  ASSERT_EQ(sim.exit_code, 0) << sim.out;
+  EXPECT_NEAR(nlohmann::json::parse(sim.out)["cost_usd"]["mean"].get<double>(),
+              p["advice"]["expected_cost_usd"].get<double>(), 1e-9);
+  // The file is what the figures come from: the built-in fitted parameters predict otherwise.
+  const CliResult builtin = run_cli(kPlan + " --json --throughput fitted");
+  ASSERT_EQ(builtin.exit_code, 0) << builtin.out;
+  EXPECT_NE(nlohmann::json::parse(builtin.out)["recommended"]["predicted_time_s"],
+            nlohmann::json::parse(o.out)["recommended"]["predicted_time_s"]);
+}
+
 // `plan --evaluate` and `simulate` of the scenario it writes print the same statistics for the
 // same seed and runs: one definition (sim::summarize) of the mean and p95 time and the rest.
 TEST(PlanCli, EvaluateAndSimulatePrintTheSameStatistics) {

@@ -58,7 +58,9 @@ std::string scenario_toml(const ScenarioFile& file) {
   out += "\n[throughput]\nmodel = " + quoted(file.models.throughput) + "\n";
   out += "architecture = " + quoted(std::string(perf::to_string(file.architecture))) + "\n";
   for (const auto& [key, value] : file.models.throughput_params) {
-    out += key + " = " + quoted(value) + "\n";
+    // The throughput model's `model` parameter, a `transient fit` model file, is the scenario's
+    // model_file (its `model` names the throughput model).
+    out += (key == "model" ? "model_file" : key) + " = " + quoted(value) + "\n";
   }
 
   out += "\n[cluster]\ncatalog = " + quoted(file.models.catalog) + "\n";

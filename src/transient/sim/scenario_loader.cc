@@ -187,12 +187,17 @@ class Loader {
 
   void read_throughput(Scenario& s) {
     const toml::table* t = table("throughput");
-    if (!t) throw InputError(file_, 0, "missing the [throughput] table; it needs model");
+    if (!t) {
+      throw InputError(file_, 0,
+                       "missing the [throughput] table; it needs a workload, a table or a profile");
+    }
     // Besides model and architecture, the throughput model's own parameters (perf/registry.h),
-    // which it checks: the job's batch among them (perf/job_batch.h).
+    // which it checks: the job's batch among them (perf/job_batch.h). `model` names the throughput
+    // model, so the `transient fit` model file the analytic and fitted ones may take (their
+    // parameter `model`) is `model_file` here.
     TomlSection section(t, file_, "[throughput]",
-                        {"model", "architecture", "workload", "table", "profile", "global_batch",
-                         "per_worker_batch"});
+                        {"model", "architecture", "workload", "table", "profile", "model_file",
+                         "global_batch", "per_worker_batch"});
     const std::string arch = section.text("architecture", "allreduce");
     if (!perf::parse_architecture(arch, s.architecture)) {
       section.fail("architecture", "\"" + arch + "\"; accepted: async-ps, allreduce");
@@ -206,9 +211,9 @@ class Loader {
       if (k == "model" || k == "architecture") continue;
       // A number (the batch: global_batch = 512) is passed on as its text.
       const toml::node* node = t->get(k);
-      params.values[k] = node != nullptr && node->is_integer()
-                             ? std::to_string(node->as_integer()->get())
-                             : section.text(k, "");
+      params.values[k == "model_file" ? "model" : k] =
+          node != nullptr && node->is_integer() ? std::to_string(node->as_integer()->get())
+                                                : section.text(k, "");
       // The model reports bad parameters at one line: the first parameter's (usually the only).
       if (params.line == section.section_line() || section.line(k) < params.line) {
         params.line = section.line(k);
