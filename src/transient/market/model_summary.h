@@ -25,7 +25,8 @@ struct ModelSummary {
   double mtbf_s = 0.0;
 };
 
-// `n` lifetimes of a server launched at the start of a fresh run, from Rng(seed).
+// `n` lifetimes of a server launched at the start of a fresh run (on a trace, at the first moment
+// a server can be had), from Rng(seed).
 // REQUIRES: n > 0.
 std::vector<double> sample_lifetimes_s(const RevocationModel& model, int n, std::uint64_t seed);
 

@@ -9,7 +9,7 @@
 //
 // so its throughput is b / (b + b_half) of its peak, with b_half = fixed / (per-sample time):
 // small for ImageNet models on a K80 (3 samples), large for CIFAR models (ResNet-32 on a K80:
-// about 28). A GPU that was not fitted takes the constant of the fitted GPU nearest in TFLOPS.
+// about 25). A GPU that was not fitted takes the constant of the fitted GPU nearest in TFLOPS.
 // The fixed part is kept below 95% of the step at b0, so that a measured step shorter than the
 // fitted fixed part (a profile on a GPU faster than any fitted) still has a part per sample.
 //
