@@ -102,6 +102,7 @@ TEST(NpyHeader, ElementTypesOrderAndKeysOtherThanNumpysAreRefused) {
   EXPECT_NE(with("'>f4'").find("little-endian"), std::string::npos);
   EXPECT_NE(with("'<f'").find("accepted: a plain number type"), std::string::npos);
   EXPECT_NE(with("'<f99'").find("1 to 16 bytes"), std::string::npos);
+  EXPECT_NE(with("'<U10'").find("accepted: a plain number type"), std::string::npos);  // text
   EXPECT_NE(with("[('x', '<f4')]").find("quoted element type"), std::string::npos);
   EXPECT_NE(with("'<f4'", "True").find("Fortran order"), std::string::npos);
   EXPECT_NE(with("'<f4'", "maybe").find("accepted: True, False"), std::string::npos);

@@ -78,10 +78,11 @@ class HeaderText {
   const std::string& path_;
 };
 
-// descr: '<f4', '|u1', '<i8' ... (byte order, kind, bytes per element).
+// descr: '<f4', '|u1', '<i8' ... (byte order, kind, bytes per element): numbers only (boolean,
+// integer, floating point, complex), not strings, dates or objects, whose sizes count otherwise.
 void read_descr(const std::string& descr, NpyHeader& h, const HeaderText& text) {
   const bool sized = descr.size() >= 3 && descr.size() <= 4 &&
-                     std::isalpha(static_cast<unsigned char>(descr[1])) &&
+                     std::string_view("biufc").find(descr[1]) != std::string_view::npos &&
                      std::isdigit(static_cast<unsigned char>(descr[2])) &&
                      (descr.size() == 3 || std::isdigit(static_cast<unsigned char>(descr[3])));
   if (!sized || std::string_view("<>|=").find(descr[0]) == std::string_view::npos) {

@@ -13,7 +13,7 @@
 namespace transient::train {
 
 struct NpyHeader {
-  char kind = 0;       // 'u' unsigned, 'i' signed, 'f' floating point, 'b' boolean, ...
+  char kind = 0;       // 'u' unsigned, 'i' signed, 'f' floating point, 'b' boolean, 'c' complex
   int item_bytes = 0;  // bytes per element, 1 to 16
   std::vector<std::int64_t> shape;
   std::int64_t elements = 1;     // the product of the shape
