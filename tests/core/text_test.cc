@@ -38,6 +38,11 @@ TEST(Text, JoinsAnyRangeOfStrings) {
   EXPECT_EQ(join(std::vector<std::string>{"", "b"}), ", b");
 }
 
+TEST(Text, PrintableShowsControlCharactersAsQuestionMarks) {
+  EXPECT_EQ(printable("a\nb\r\x1b[31m\x7f\tc"), "a?b??[31m??c");
+  EXPECT_EQ(printable("us-west-2a \xc3\xa9"), "us-west-2a \xc3\xa9");  // UTF-8 is kept
+}
+
 TEST(Text, CountsAreSingularForOneOnly) {
   EXPECT_EQ(counted(1, "server"), "1 server");
   EXPECT_EQ(counted(0, "server"), "0 servers");

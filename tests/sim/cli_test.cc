@@ -79,6 +79,18 @@ TEST(SimulateCli, BadScenarioIsOneErrorLineAndExitCode2) {
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }
 
+// An error quoting the file's text shows its control characters as '?': a key with a newline and
+// a terminal escape printed two lines and turned the terminal red.
+TEST(SimulateCli, AnErrorQuotingControlCharactersIsOneLineWithoutThem) {
+  const std::string path = ::testing::TempDir() + "/control_key.toml";
+  std::ofstream(path) << "[job]\nsteps = 10\n\"bad\\nkey\\u001b[31m\" = 1\n";
+  const CliResult r = run_cli("simulate " + path);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("unknown key \"bad?key?[31m\""), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << r.err;
+}
+
 // examples/two_zones_k80.toml with `from` replaced by `to` (each must occur), written to a
 // temporary file named after `name`.
 std::string two_zones_with(const std::string& name,

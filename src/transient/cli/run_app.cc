@@ -5,6 +5,7 @@
 #include <string>
 
 #include "transient/core/error.h"
+#include "transient/core/text.h"
 
 namespace transient::cli {
 namespace {
@@ -58,8 +59,8 @@ int run_app(CLI::App& app, int argc, char** argv) {
         if (command->get_group().empty()) continue;  // hidden commands
         accepted += (accepted.empty() ? "" : ", ") + command->get_name();
       }
-      std::fprintf(stderr, "error: unknown command \"%s\"; accepted: %s\n", argv[1],
-                   accepted.c_str());
+      std::fprintf(stderr, "error: unknown command \"%s\"; accepted: %s\n",
+                   printable(argv[1]).c_str(), accepted.c_str());
       return 2;
     }
     const CLI::App* leaf = nullptr;
@@ -67,13 +68,13 @@ int run_app(CLI::App& app, int argc, char** argv) {
     const std::string text = dynamic_cast<const CLI::ConversionError*>(&error) != nullptr
                                  ? conversion_text(*leaf, error.what())
                                  : std::string(error.what());
-    std::fprintf(stderr, "error: %s (see `%s --help`)\n", text.c_str(), command.c_str());
+    std::fprintf(stderr, "error: %s (see `%s --help`)\n", printable(text).c_str(), command.c_str());
     return 2;
   } catch (const InputError& error) {
-    std::fprintf(stderr, "error: %s\n", error.what());
+    std::fprintf(stderr, "error: %s\n", printable(error.what()).c_str());
     return 2;
   } catch (const std::exception& error) {
-    std::fprintf(stderr, "error: internal failure: %s\n", error.what());
+    std::fprintf(stderr, "error: internal failure: %s\n", printable(error.what()).c_str());
     return 1;
   }
   return 0;

@@ -11,6 +11,7 @@
 
 #include "transient/cli/commands.h"
 #include "transient/cli/run_app.h"
+#include "transient/core/text.h"
 #include "transient/launch/fork_server.h"
 #include "transient/train/build_info.h"
 #include "transient/train/cuda_support.h"
@@ -53,7 +54,8 @@ int main(int argc, char** argv) {
     const char* setting = std::getenv("TRANSIENT_FORK_SERVER");
     const std::string wanted = setting != nullptr ? setting : "on";
     if (wanted != "on" && wanted != "off") {
-      std::fprintf(stderr, "error: TRANSIENT_FORK_SERVER=%s: accepted: on, off\n", wanted.c_str());
+      std::fprintf(stderr, "error: TRANSIENT_FORK_SERVER=%s: accepted: on, off\n",
+                   transient::printable(wanted).c_str());
       return 2;
     }
     if (wanted == "on") fork_server = transient::launch::ForkServer::start(run_forked, argc, argv);

@@ -45,4 +45,11 @@ std::string counted(long long n, std::string_view noun, std::string_view plural)
   return out.append(noun).append("s");
 }
 
+std::string printable(std::string text) {
+  for (char& c : text) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  }
+  return text;
+}
+
 }  // namespace transient

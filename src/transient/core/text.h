@@ -1,6 +1,6 @@
 // Small text helpers the parsers and their error lines share: case folding of names people type
 // ("V100", "us-West-2a"), trimming, lists in messages ("accepted: a, b, c") and counts of things
-// ("1 server", "2 servers"). ASCII only: every
+// ("1 server", "2 servers"), input quoted in a line. ASCII only: every
 // name compared this way is ASCII. Torch-free.
 #pragma once
 
@@ -22,6 +22,10 @@ std::string trim(std::string_view text);
 // `n` and the noun, singular for one: counted(1, "server") == "1 server", counted(4, "server") ==
 // "4 servers"; `plural` for nouns not made plural by an "s".
 std::string counted(long long n, std::string_view noun, std::string_view plural = {});
+
+// `text` with its control characters (a newline, a terminal escape: bytes below 0x20 and 0x7f) as
+// '?': what a line quoting input may show, so that printing it is one line and always safe.
+std::string printable(std::string text);
 
 // The items of a range of strings, separated by `separator`: join({"a", "b"}) == "a, b".
 template <typename Range>

@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "transient/core/text.h"
+
 namespace transient::records {
 
 struct ReadProblem {
@@ -21,11 +23,7 @@ struct ReadProblem {
 // (a garbled byte, a terminal escape) as '?', so that printing a problem is always safe.
 inline std::string excerpt(const std::string& line) {
   constexpr std::size_t kShown = 60;
-  std::string shown = line.size() <= kShown ? line : line.substr(0, kShown) + "...";
-  for (char& c : shown) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-  }
-  return shown;
+  return printable(line.size() <= kShown ? line : line.substr(0, kShown) + "...");
 }
 
 }  // namespace transient::records

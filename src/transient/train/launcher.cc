@@ -581,11 +581,11 @@ int finish_job(const PreparedJob& prepared, Coordinator& coordinator, EventLog& 
       std::fprintf(stderr,
                    "error: training diverged: %s; the newest checkpoint before it is %s: lower "
                    "--lr and continue from it with --resume\n",
-                   outcome.failure.c_str(), newest.c_str());
+                   printable(outcome.failure).c_str(), newest.c_str());
       return kExitDiverged;
     }
     std::fprintf(stderr, "error: the job failed after step %lld: %s; its newest checkpoint is %s\n",
-                 static_cast<long long>(steps), outcome.failure.c_str(), newest.c_str());
+                 static_cast<long long>(steps), printable(outcome.failure).c_str(), newest.c_str());
     return kExitFailed;
   }
   if (!finished) {
