@@ -523,7 +523,16 @@ TEST_F(MembershipTest, AWorkerIdThatIsTakenOrNotAPlainNameIsRefused) {
   EXPECT_FALSE(machine_->admit("w0", 1, refusal).has_value());
   EXPECT_EQ(refusal, "worker id \"w0\" is taken or not a plain name");
   EXPECT_FALSE(machine_->admit("a/b", 1, refusal).has_value());
+  // It names files and is printed: no path, no control character (shown as '?' in the refusal).
+  for (const std::string& id :
+       std::vector<std::string>{"..", ".", "a b", "a\nb", "\x1b[31m", std::string(65, 'w')}) {
+    EXPECT_FALSE(machine_->admit(id, 1, refusal).has_value()) << id;
+  }
+  EXPECT_EQ(refusal.find('\n'), std::string::npos);
+  EXPECT_FALSE(machine_->admit("\x1b[31m", 1, refusal).has_value());
+  EXPECT_EQ(refusal, "worker id \"?[31m\" is taken or not a plain name");
   EXPECT_EQ(machine_->admit("spot-7", 1, refusal), "spot-7");
+  EXPECT_EQ(machine_->admit(std::string(64, 'w'), 1, refusal), std::string(64, 'w'));
 }
 
 TEST_F(MembershipTest, ReportsAboutAnEndedGenerationAreIgnored) {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <utility>
 
+#include "transient/core/text.h"
 #include "transient/launch/batch_split.h"
 
 namespace transient::elastic {
@@ -71,6 +72,12 @@ std::string Membership::next_worker_id() {
   }
 }
 
+bool is_plain_worker_id(const std::string& id) {
+  if (id.empty() || id.size() > 64 || id == "." || id == "..") return false;
+  return std::all_of(id.begin(), id.end(),
+                     [](char c) { return c > ' ' && c < 0x7f && c != '/' && c != '"'; });
+}
+
 std::optional<std::string> Membership::admit(const std::string& requested, long pid,
                                              std::string& refusal) {
   if (ended_) {
@@ -82,9 +89,8 @@ std::optional<std::string> Membership::admit(const std::string& requested, long 
   std::string id = requested;
   if (id.empty()) {
     id = next_worker_id();
-  } else if (id.size() > 64 || id.find_first_of("/ \"") != std::string::npos ||
-             workers_.count(id) != 0) {
-    refusal = "worker id \"" + id.substr(0, 64) + "\" is taken or not a plain name";
+  } else if (!is_plain_worker_id(id) || workers_.count(id) != 0) {
+    refusal = "worker id \"" + printable(id.substr(0, 64)) + "\" is taken or not a plain name";
     return std::nullopt;
   }
   WorkerInfo worker;

@@ -220,6 +220,12 @@ using Action = std::variant<action::StartGeneration, action::Signal, action::Dro
                             action::WorkerLeft, action::Recovered, action::WriteJournal,
                             action::EndJob, action::Waiting, action::Record>;
 
+// Whether `id` may name a worker: 1 to 64 printable ASCII characters other than ' ', '/' and
+// '"', and not "." or "..". It names the worker's files in the job directory and is printed in the
+// coordinator's lines and `transient status`, so nothing in it may be a path or a control
+// character. `transient worker --worker-id` and the coordinator's admission both check it.
+bool is_plain_worker_id(const std::string& id);
+
 class Membership {
  public:
   // `env` must outlive the machine.

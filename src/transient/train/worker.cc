@@ -25,6 +25,8 @@
 
 #include "transient/core/atomic_file.h"
 #include "transient/core/error.h"
+#include "transient/core/text.h"
+#include "transient/elastic/membership.h"
 #include "transient/launch/batch_split.h"
 #include "transient/records/job_files.h"
 #include "transient/train/channel.h"
@@ -1020,9 +1022,10 @@ int run_worker(const WorkerOptions& options) {
 
   const Endpoint endpoint = parse_endpoint(options.coordinator, "--coordinator");
   const auto traced = trace_steps_from_environment();  // a malformed one before joining
-  if (options.worker_id.find_first_of("/ \"") != std::string::npos) {
-    throw InputError("--worker-id: \"" + options.worker_id +
-                     "\" must be a name without '/', ' ' or '\"'");
+  if (!options.worker_id.empty() && !elastic::is_plain_worker_id(options.worker_id)) {
+    throw InputError("--worker-id: \"" + printable(options.worker_id) +
+                     "\"; accepted: 1 to 64 printable characters other than ' ', '/' and '\"', "
+                     "not . or ..");
   }
   if (options.token.empty() == options.token_file.empty()) {
     throw InputError("give the job's token with exactly one of --token-file FILE or --token T");
