@@ -99,6 +99,22 @@ TEST(ReportFacts, APausedJobsAccuracySaysWhenItWasEvaluated) {
             std::string::npos);
 }
 
+// What the records quote (a failure's text, the workers' names) is shown without control
+// characters: `transient status` prints it to a terminal.
+TEST(ReportFacts, StatusShowsTheRecordsTextWithoutControlCharacters) {
+  JobFacts f;
+  f.dir = "job";
+  f.state = "failed";
+  f.failure = "worker w0 failed: line\nbreak \x1b[31mred";
+  f.generation = 2;
+  f.workers = {"w\x1b]0;title\x07", "w1"};
+  const std::string text = status_text(f);
+  EXPECT_EQ(text.rfind("job job: failed (worker w0 failed: line?break ?[31mred)\n", 0), 0u) << text;
+  EXPECT_NE(text.find("\nworkers: 2 in generation 2 (w?]0;title?, w1)\n"), std::string::npos)
+      << text;
+  EXPECT_EQ(text.find('\x1b'), std::string::npos);
+}
+
 // A coordinator waiting for its first generation: status says how many workers it waits for and
 // how many have joined (one joined, one joined and left, one to come).
 TEST(ReportFacts, AJobWaitingForItsFirstWorkersSaysHowManyHaveJoined) {

@@ -167,11 +167,12 @@ JobFacts job_facts(const records::JobRecords& records, double now_unix_s) {
 }
 
 std::string status_text(const JobFacts& f) {
+  // What the records say is shown as printable text: a failure's text may quote a worker's.
   std::string out = fmt::format("job {}: {}{}\n", f.dir, f.state,
-                                f.failure.empty() ? "" : " (" + f.failure + ")");
+                                f.failure.empty() ? "" : " (" + printable(f.failure) + ")");
   out += f.total_steps > 0 ? fmt::format("step {} of {}\n", f.step, f.total_steps)
                            : fmt::format("step {}\n", f.step);
-  out += "workers: " + workers_text(f) + "\n";
+  out += "workers: " + printable(workers_text(f)) + "\n";
   out += fmt::format("samples/s: {:.0f}\n", f.samples_per_s);
   if (f.time_left_s) out += "time left: " + time_left_text(f) + "\n";
   out += fmt::format("recoveries: {} ({} redone), workers lost: {}\n", f.recoveries,
