@@ -33,5 +33,13 @@ TEST(ProgressLine, ALineBesideItIsPrintedWholeAndAsIsInALog) {
             "transient worker w1: left the job after step 16 (preempted)\n");
 }
 
+// What a line quotes (a reason a peer sent, a file's name) cannot break it or steer a terminal.
+TEST(ProgressLine, ALineShowsTheControlCharactersItQuotesAsQuestionMarks) {
+  ::testing::internal::CaptureStderr();
+  print_line("transient: refused a worker: %s\n", "wrong job token (\x1b[2J\nfake line)");
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(),
+            "transient: refused a worker: wrong job token (?[2J?fake line)\n");
+}
+
 }  // namespace
 }  // namespace transient::train

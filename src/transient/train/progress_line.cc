@@ -7,6 +7,7 @@
 #include <string>
 
 #include "transient/core/duration.h"
+#include "transient/core/text.h"
 
 namespace transient::train {
 namespace {
@@ -80,6 +81,11 @@ void print_line(const char* format, ...) {
     text.resize(at + static_cast<std::size_t>(size) + 1);
     std::vsnprintf(text.data() + at, static_cast<std::size_t>(size) + 1, format, again);
     text.resize(at + static_cast<std::size_t>(size));
+    // One line whatever it quotes (a peer's reason, a file's name): control characters but the
+    // line's own end are shown as '?'.
+    const bool ends_line = text.back() == '\n';
+    const std::string shown = printable(text.substr(at, text.size() - at - (ends_line ? 1 : 0)));
+    text.replace(at, shown.size(), shown);
   }
   va_end(again);
   std::fwrite(text.data(), 1, text.size(), stderr);

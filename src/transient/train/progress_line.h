@@ -36,7 +36,9 @@ class ProgressLine {
 };
 
 // printf to stderr of `format` (a whole line, ending in \n) as one write; on a terminal the row
-// the cursor is on is erased first (\r, erase to its end), as ProgressLine::clear() does.
+// the cursor is on is erased first (\r, erase to its end), as ProgressLine::clear() does. Control
+// characters in what it formats (a peer's reason, a file's name), but the line's own end, are
+// shown as '?': it stays one line and cannot steer the terminal.
 void print_line(const char* format, ...) __attribute__((format(printf, 1, 2)));
 
 }  // namespace transient::train
