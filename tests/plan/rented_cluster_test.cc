@@ -42,6 +42,25 @@ void expect_small_cpu_server(const cloud::InstanceType& s, const std::string& wh
       << where << ": " << s.name;
 }
 
+// The hand problem (test_catalog.h) by `deadline_s` on at most 4 servers, on paper.
+PlanOptions hand_problem(double deadline_s) {
+  PlanOptions o;
+  o.total_steps = kSteps;
+  o.deadline_s = deadline_s;
+  o.max_servers = 4;
+  o.architecture = perf::Architecture::allreduce;
+  o.runs = 0;
+  return o;
+}
+
+// `type` as sold in `zone` of `region`.
+cloud::InstanceType sold_in(cloud::InstanceType type, const std::string& region,
+                            const std::string& zone) {
+  type.region = region;
+  type.zone = zone;
+  return type;
+}
+
 TEST(RentedCluster, CoordinatorIsACheapCpuServerOfTheRegionOnEveryBuiltinCatalog) {
   for (const auto& info : cloud::builtin_catalogs()) {
     const Planner planner(cloud::builtin_catalog(info.name), resnet32(), resnet32_in_2h());
@@ -80,24 +99,14 @@ TEST(RentedCluster, TheCoordinatorHasAtLeastFourGibUnlessItsRowSaysNothingOfMemo
 TEST(RentedCluster, ATypeIsBoughtInTheCheapestZoneOfItsRegionForEachMarket) {
   // The V100 is sold in two zones of r1 (spot $1.00 in r1-a, $0.80 in r1-b; on demand $3.00 and
   // $3.20) and in r2, dearer: every plan buys r1-b's spot and r1-a's on-demand servers.
-  cloud::InstanceType v100_a = make_type("v100", "V100", 14.0, 3.00, 1.00);
-  cloud::InstanceType v100_b = make_type("v100", "V100", 14.0, 3.20, 0.80);
-  v100_b.zone = "r1-b";
-  cloud::InstanceType v100_r2 = make_type("v100", "V100", 14.0, 3.50, 1.50);
-  v100_r2.region = "r2";
-  v100_r2.zone = "r2-a";
-  cloud::InstanceType cpu_r2 = make_type("cpu", "", 0.0, 0.10, 0.0);
-  cpu_r2.region = "r2";
-  cpu_r2.zone = "r2-a";
-  const cloud::Catalog catalog(
-      "zones", "test", {v100_a, v100_b, v100_r2, make_type("cpu", "", 0.0, 0.10, 0.0), cpu_r2});
-  PlanOptions o;
-  o.total_steps = kSteps;
-  o.deadline_s = 2 * 3600.0;
-  o.max_servers = 4;
-  o.architecture = perf::Architecture::allreduce;
-  o.runs = 0;
-  const PlanResult r = Planner(catalog, std::make_shared<AdditiveModel>(), o).plan();
+  const cloud::InstanceType cpu = make_type("cpu", "", 0.0, 0.10, 0.0);
+  const cloud::Catalog catalog("zones", "test",
+                               {make_type("v100", "V100", 14.0, 3.00, 1.00),
+                                sold_in(make_type("v100", "V100", 14.0, 3.20, 0.80), "r1", "r1-b"),
+                                sold_in(make_type("v100", "V100", 14.0, 3.50, 1.50), "r2", "r2-a"),
+                                cpu, sold_in(cpu, "r2", "r2-a")});
+  const PlanResult r =
+      Planner(catalog, std::make_shared<AdditiveModel>(), hand_problem(2 * 3600.0)).plan();
   ASSERT_TRUE(r.feasible) << r.reason;
   int spot = 0, on_demand = 0;
   for (const auto* list : {&r.candidates, &r.baselines, &r.pareto}) {
@@ -151,24 +160,15 @@ TEST(RentedCluster, DefaultPlanStaysInOneRegion) {
 // test_catalog.h's problem with the K80s in one region and the V100s in another: the hand
 // optimum for 65 min (2 V100 + 2 K80) spans both.
 cloud::Catalog split_catalog() {
-  cloud::InstanceType v100 = make_type("v100", "V100", 14.0, 3.00, 1.00);
-  v100.region = "r2";
-  v100.zone = "r2-a";
-  cloud::InstanceType cpu2 = make_type("cpu", "", 0.0, 0.10, 0.0);
-  cpu2.region = "r2";
-  cpu2.zone = "r2-a";
-  return cloud::Catalog(
-      "split", "test",
-      {make_type("k80", "K80", 4.0, 0.70, 0.20), v100, make_type("cpu", "", 0.0, 0.10, 0.0), cpu2});
+  const cloud::InstanceType cpu = make_type("cpu", "", 0.0, 0.10, 0.0);
+  return cloud::Catalog("split", "test",
+                        {make_type("k80", "K80", 4.0, 0.70, 0.20),
+                         sold_in(make_type("v100", "V100", 14.0, 3.00, 1.00), "r2", "r2-a"), cpu,
+                         sold_in(cpu, "r2", "r2-a")});
 }
 
 TEST(RentedCluster, AllowingRegionsLetsAPlanSpread) {
-  PlanOptions o;
-  o.total_steps = kSteps;
-  o.deadline_s = 65 * 60.0;
-  o.max_servers = 4;
-  o.architecture = perf::Architecture::allreduce;
-  o.runs = 0;
+  PlanOptions o = hand_problem(65 * 60.0);
   const PlanResult one = Planner(split_catalog(), std::make_shared<AdditiveModel>(), o).plan();
   ASSERT_TRUE(one.feasible) << one.reason;
   EXPECT_EQ(one.recommended->configuration.worker_regions(), 1);
