@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <filesystem>
 #include <fstream>
@@ -98,6 +99,56 @@ TEST_F(ImageFolderTest, JpegAndPngDecodeToRgbAndCorruptFilesAreNamedNotThrown) {
     EXPECT_FALSE(decode_image(path(name), &why).has_value()) << name;
     EXPECT_FALSE(why.empty()) << name;
   }
+}
+
+// `bytes` with the width and height of its JPEG frame (SOF0) set to `side`.
+std::string with_jpeg_side(std::string bytes, int side) {
+  const auto sof = bytes.find("\xff\xc0");
+  EXPECT_NE(sof, std::string::npos);
+  for (const std::size_t at : {sof + 5, sof + 7}) {  // height, then width, big-endian
+    bytes[at] = static_cast<char>(side >> 8);
+    bytes[at + 1] = static_cast<char>(side & 0xff);
+  }
+  return bytes;
+}
+
+// A PNG chunk: length, type, data, CRC-32 of type and data.
+std::string png_chunk(const std::string& type, const std::string& data) {
+  auto big_endian = [](std::uint32_t v) {
+    return std::string{static_cast<char>(v >> 24), static_cast<char>(v >> 16),
+                       static_cast<char>(v >> 8), static_cast<char>(v)};
+  };
+  const std::string typed = type + data;
+  const auto crc = static_cast<std::uint32_t>(
+      crc32(0, reinterpret_cast<const Bytef*>(typed.data()), static_cast<uInt>(typed.size())));
+  return big_endian(static_cast<std::uint32_t>(data.size())) + typed + big_endian(crc);
+}
+
+// A few bytes that declare a terapixel (a decompression bomb) are refused by their size, before
+// its memory is taken: the worker failed the job with an allocation error of 3.24 TB before.
+TEST_F(ImageFolderTest, AnImageOfMorePixelsThanPillowAcceptsIsRefusedByItsHeader) {
+  std::string why;
+  const std::string ihdr{"\x00\x0d\xbb\xa0\x00\x0d\xbb\xa0\x08\x02\x00\x00\x00",
+                         13};  // 900000^2 RGB
+  std::ofstream(path("bomb.png"), std::ios::binary)
+      << "\x89PNG\r\n\x1a\n" + png_chunk("IHDR", ihdr) + png_chunk("IDAT", "") +
+             png_chunk("IEND", "");
+  EXPECT_FALSE(decode_image(path("bomb.png"), &why).has_value());
+  EXPECT_EQ(why,
+            "a PNG image of 900000x900000 pixels; accepted: at most 89478485 pixels (Pillow's "
+            "decompression-bomb limit)");
+  write_jpeg(path("small.jpg"), torch::full({20, 30, 3}, 120, torch::kUInt8), 100);
+  std::ifstream in(path("small.jpg"), std::ios::binary);
+  const std::string small{std::istreambuf_iterator<char>(in), {}};
+  std::ofstream(path("bomb.jpg"), std::ios::binary) << with_jpeg_side(small, 65000);
+  why.clear();
+  EXPECT_FALSE(decode_image(path("bomb.jpg"), &why).has_value());
+  EXPECT_NE(why.find("a JPEG image of 65000x65000 pixels"), std::string::npos) << why;
+  // At the bound's side (9459 x 9459 is under it) the header alone is not refused.
+  std::ofstream(path("large.jpg"), std::ios::binary) << with_jpeg_side(small, 9459);
+  why.clear();
+  EXPECT_FALSE(decode_image(path("large.jpg"), &why).has_value());  // its data is 20 x 30
+  EXPECT_EQ(why.find("pixels; accepted"), std::string::npos) << why;
 }
 
 TEST_F(ImageFolderTest, TrainingTransformsDependOnSeedEpochAndIndexOnly) {

@@ -35,6 +35,17 @@ std::vector<std::string> sorted_images_in(const fs::path& dir) {
   return names;
 }
 
+// Whether an image of `width` x `height` may be decoded; else `why` says it is too large. A few
+// kilobytes can declare a terapixel (a decompression bomb): the size is checked before its
+// memory is taken.
+bool decodable_size(std::int64_t width, std::int64_t height, const char* kind, std::string* why) {
+  if (width * height <= kMaxImagePixels) return true;
+  *why = std::string(kind) + " image of " + std::to_string(width) + "x" + std::to_string(height) +
+         " pixels; accepted: at most " + std::to_string(kMaxImagePixels) +
+         " pixels (Pillow's decompression-bomb limit)";
+  return false;
+}
+
 std::optional<torch::Tensor> decode_jpeg(const std::vector<unsigned char>& bytes,
                                          std::string* why) {
   std::unique_ptr<void, int (*)(tjhandle)> handle(tjInitDecompress(), tjDestroy);
@@ -53,6 +64,7 @@ std::optional<torch::Tensor> decode_jpeg(const std::vector<unsigned char>& bytes
     *why = "not a JPEG image that decodes (no image size in its header)";
     return std::nullopt;
   }
+  if (!decodable_size(width, height, "a JPEG", why)) return std::nullopt;
   auto image = torch::empty({height, width, 3}, torch::kUInt8);
   // Any warning too (a truncated file): the image is not what its file says.
   if (tjDecompress2(handle.get(), data, size, image.data_ptr<std::uint8_t>(), width, 0, height,
@@ -68,6 +80,10 @@ std::optional<torch::Tensor> decode_png(const std::vector<unsigned char>& bytes,
   png.version = PNG_IMAGE_VERSION;
   if (png_image_begin_read_from_memory(&png, bytes.data(), bytes.size()) == 0) {
     *why = std::string("not a PNG image that decodes (") + png.message + ")";
+    return std::nullopt;
+  }
+  if (!decodable_size(png.width, png.height, "a PNG", why)) {
+    png_image_free(&png);
     return std::nullopt;
   }
   // Read as RGBA and the alpha channel dropped, as PIL's convert("RGB") does.

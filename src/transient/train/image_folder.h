@@ -63,8 +63,12 @@ ImageFolder scan_image_folder(const std::string& root);
 // second part would be empty.
 std::pair<ImageFolder, ImageFolder> hold_out(const ImageFolder& folder, int tenths);
 
+// The most pixels an image may have: Pillow's MAX_IMAGE_PIXELS (about 9459 x 9459), above which
+// it warns of a decompression bomb.
+inline constexpr std::int64_t kMaxImagePixels = 89478485;
+
 // The decoded image [H, W, 3] uint8, or nullopt with `why` set if the file is not a JPEG or PNG
-// image that decodes.
+// image that decodes, or has more than kMaxImagePixels pixels.
 std::optional<torch::Tensor> decode_image(const std::string& path, std::string* why);
 
 struct ImageTransform {
