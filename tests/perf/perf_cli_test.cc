@@ -340,9 +340,9 @@ const char* kCpuCatalog =
 
 // `fit --profile` on the trainer's steps.csv: the calibrated profile predicts the run it was
 // measured on (one worker: 64 samples per 0.004 + 0.180 s step, the median), where the profile's
-// own measurement (0.02 s per 32 samples) predicted 4.6 times the samples a second. A CPU's step depends on its
-// threads: the profile's (timed on 4) and the job's workers' (1 each, in its summary.json) are
-// both said, and the calibrated profile holds the workers'.
+// own measurement (0.02 s per 32 samples) predicted 4.6 times the samples a second. A CPU's step
+// depends on its threads: the profile's (timed on 4) and the job's workers' (1 each, in its
+// summary.json) are both said, and the calibrated profile holds the workers'.
 TEST(FitCli, CalibratedProfileReproducesTheMeasuredRun) {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / "transient_fit_calibrate";
