@@ -220,6 +220,20 @@ TEST_F(ImageFolderTest, DataSetFoundByWhatTheFolderHolds) {
   write_image_folder(path("fewer"), 3, 2, 20, 6);
   EXPECT_THROW(load_dataset("image-folder", dir, DataOptions{0, path("fewer"), {}, {}}),
                InputError);
+  // As many classes, but not the same: the refusal names them (it said "12 sub-folders" and
+  // "(12)" before).
+  write_image_folder(path("renamed"), 12, 1, 20, 8);
+  fs::rename(path("renamed/class-03"), path("renamed/class-3"));
+  try {
+    load_dataset("image-folder", dir, DataOptions{0, path("renamed"), {}, {}});
+    ADD_FAILURE() << "a validation folder of other classes was taken";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what())
+                  .find("its classes are not those of " + path("photos/train") +
+                        ": only here class-3; only there class-03"),
+              std::string::npos)
+        << error.what();
+  }
   // Without one, the last tenth of each class (at least one) is held out.
   write_image_folder(path("flat"), 4, 10, 20, 7);
   const auto flat = load_dataset("image-folder", path("flat"));

@@ -4,11 +4,13 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <tuple>
 
@@ -254,10 +256,21 @@ std::pair<ImageFolder, ImageFolder> image_folders(const std::string& dir,
   if (val.empty()) return hold_out(train, 1);
   auto test = scan_image_folder(val);
   if (test.classes != train.classes) {
+    // Each side's classes the other lacks, by name (the first few): sorted, as scanned.
+    auto missing_from = [](const std::vector<std::string>& from,
+                           const std::vector<std::string>& in) {
+      std::vector<std::string> out;
+      std::set_difference(in.begin(), in.end(), from.begin(), from.end(), std::back_inserter(out));
+      if (out.size() > 5) {
+        out.resize(5);
+        out.back() = "...";
+      }
+      return out.empty() ? std::string("none") : join(out);
+    };
     throw InputError(val, 0,
-                     "its classes (" + std::to_string(test.classes.size()) +
-                         " sub-folders) are not those of " + train.root + " (" +
-                         std::to_string(train.classes.size()) + ")");
+                     "its classes are not those of " + train.root + ": only here " +
+                         missing_from(train.classes, test.classes) + "; only there " +
+                         missing_from(test.classes, train.classes));
   }
   return {train, test};
 }
