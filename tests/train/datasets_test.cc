@@ -181,6 +181,32 @@ TEST(Datasets, NumPyImagesAreMappedNotCopiedAndATenthIsHeldOut) {
   // The data sets that have a test set of their own refuse one.
   EXPECT_THROW(dataset_shape("cifar10", dir.string(), DataOptions{0, val.string(), {}, {}}),
                InputError);
+  // Test images of another shape are refused with both shapes said.
+  const fs::path other = dir / "other";
+  fs::create_directories(other);
+  write_npy((other / "images.npy").string(), "|u1", "(7, 28, 27)", 7 * 28 * 27, '\x20');
+  write_npy((other / "labels.npy").string(), "|u1", "(7,)", 7, '\x01');
+  try {
+    load_dataset("npy", dir.string(), DataOptions{0, other.string(), {}, {}});
+    ADD_FAILURE() << "test images of another shape were taken";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what())
+                  .find("its images are [1, 28, 27] (C, H, W) where those of " + images +
+                        " are [1, 28, 28]"),
+              std::string::npos)
+        << error.what();
+  }
+  // --data names the folder, not a file in it.
+  std::string file = images;
+  try {
+    detect_dataset(file);
+    ADD_FAILURE() << "a file was taken for the data set's folder";
+  } catch (const InputError& error) {
+    EXPECT_NE(
+        std::string(error.what()).find("--data: not a folder; accepted: the data set's folder"),
+        std::string::npos)
+        << error.what();
+  }
   fs::remove_all(dir);
 }
 

@@ -226,7 +226,15 @@ std::pair<LabelledImages, LabelledImages> npy_sets(const std::string& dir,
   if (!val_dir.empty() || fs::exists(test_images) || fs::exists(test_labels)) {
     auto test = npy_images(test_images);
     if (test.sizes().slice(1) != images.sizes().slice(1)) {
-      throw InputError(test_images, 0, "its images are not the shape of " + images_path + "'s");
+      auto shape = [](const torch::Tensor& t) {
+        std::string text;
+        for (const auto d : t.sizes().slice(1))
+          text += (text.empty() ? "" : ", ") + std::to_string(d);
+        return "[" + text + "]";
+      };
+      throw InputError(test_images, 0,
+                       "its images are " + shape(test) + " (C, H, W) where those of " +
+                           images_path + " are " + shape(images));
     }
     return {
         {images, labels},
@@ -299,7 +307,11 @@ std::string dataset_names() { return "fashion-mnist, cifar10, npy, image-folder"
 
 std::string detect_dataset(std::string& dir) {
   if (!fs::is_directory(dir)) {
-    throw InputError(dir, 0, "--data: no such folder");
+    throw InputError(dir, 0,
+                     std::string("--data: ") +
+                         (fs::exists(dir) ? "not a folder" : "no such folder") +
+                         "; accepted: the data set's folder (the one holding images.npy, the "
+                         "CIFAR-10 batches, the Fashion-MNIST files or the class sub-folders)");
   }
   if (fs::exists(fs::path(dir) / "images.npy")) return "npy";
   if (fs::exists(fs::path(dir) / "data_batch_1.bin")) return "cifar10";
