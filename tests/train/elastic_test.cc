@@ -23,6 +23,7 @@
 #include "train/job_records.h"
 #include "train/npy_file.h"
 #include "transient/train/checkpoint.h"
+#include "transient/train/protocol.h"
 #include "transient/train/sharding.h"
 
 namespace transient::train {
@@ -409,6 +410,36 @@ TEST(Elastic, AFloodOfIdleConnectionsKeepsNoWorkerOutAndIsLoggedInBrief) {
       ::close(fd);
     }
   }
+  // Strangers that say hello and then prove no token (a wrong proof, or a "bye" of 4000 bytes)
+  // are refused, and logged within the same budget: 60 of them leave at most 20 refusals and
+  // one count in the records, where each was logged in full before.
+  auto send_line = [](int fd, const std::string& line) {
+    const std::string text = line + "\n";
+    return ::send(fd, text.data(), text.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(text.size());
+  };
+  auto read_line = [](int fd) {
+    std::string line;
+    char c = 0;
+    while (::recv(fd, &c, 1, 0) == 1 && c != '\n') line += c;
+    return line;
+  };
+  int refused = 0;
+  for (int i = 0; i < 60; ++i) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&target), sizeof(target)), 0);
+    const nlohmann::json hello{{"hello", "transient-worker"},
+                               {"version", kProtocolVersion},
+                               {"nonce", std::string(32, 'a')},
+                               {"worker", "stranger"}};
+    ASSERT_TRUE(send_line(fd, hello.dump()));
+    ASSERT_NE(read_line(fd).find("challenge"), std::string::npos);
+    const nlohmann::json answer = i % 2 == 0 ? nlohmann::json{{"proof", "00"}}
+                                             : nlohmann::json{{"bye", std::string(4000, 'x')}};
+    ASSERT_TRUE(send_line(fd, answer.dump()));
+    refused += read_line(fd).find("wrong job token") != std::string::npos;
+    ::close(fd);
+  }
+  EXPECT_EQ(refused, 60);
   // A worker with the token joins while the idle connections are held open.
   CliProcess joiner(
       {"worker", "--coordinator", address, "--token-file", dir + "/token", "--threads", "1"},
@@ -423,8 +454,12 @@ TEST(Elastic, AFloodOfIdleConnectionsKeepsNoWorkerOutAndIsLoggedInBrief) {
   ASSERT_EQ(done.exit_code, kExitPaused) << done.err;
   EXPECT_EQ(joiner.wait().exit_code, 0);
   const auto events = read_events(dir);
-  EXPECT_LE(events_named(events, "connection_dropped").size(), 20u + 8u)
-      << "dropped connections were logged one by one";
+  const auto logged = events_named(events, "connection_dropped").size() +
+                      events_named(events, "worker_refused").size();
+  EXPECT_LE(logged, 20u + 8u) << "dropped connections and refused strangers were logged one by one";
+  for (const auto& e : events_named(events, "worker_refused")) {
+    EXPECT_LE(e.at("reason").get<std::string>().size(), 300u) << "a stranger's bye kept whole";
+  }
 }
 
 // A stranger that binds the port of a dead coordinator learns nothing from the workers that try

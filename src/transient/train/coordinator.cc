@@ -292,12 +292,19 @@ void Coordinator::accept_connections() {
 
 void Coordinator::drop_garbage(Peer& peer, const std::string& reason) {
   peer.dead = true;
-  // Logged in full up to kLoggedDropsPerWindow a window; beyond, counted and summed up once the
-  // window is over, so that a flood cannot fill the disk or the terminal.
+  if (!log_stranger_in_full()) return;
+  say("dropped a connection from " + peer.channel->peer() + ": " + reason);
+  events_.append({{"event", "connection_dropped"},
+                  {"peer", peer.channel->peer()},
+                  {"bytes", peer.channel->bytes_received()},
+                  {"reason", reason}});
+}
+
+bool Coordinator::log_stranger_in_full() {
   const auto now = Clock::now();
   if (seconds_between(drop_window_start_, now) >= kDropWindowS) {
     if (drops_unlogged_ > 0) {
-      say(fmt::format("dropped {} more connections in {:.0f} s (not logged one by one)",
+      say(fmt::format("dropped or refused {} more connections in {:.0f} s (not logged one by one)",
                       drops_unlogged_, kDropWindowS));
       events_.append({{"event", "connections_dropped"},
                       {"count", drops_unlogged_},
@@ -309,13 +316,9 @@ void Coordinator::drop_garbage(Peer& peer, const std::string& reason) {
   }
   if (++drops_in_window_ > kLoggedDropsPerWindow) {
     ++drops_unlogged_;
-    return;
+    return false;
   }
-  say("dropped a connection from " + peer.channel->peer() + ": " + reason);
-  events_.append({{"event", "connection_dropped"},
-                  {"peer", peer.channel->peer()},
-                  {"bytes", peer.channel->bytes_received()},
-                  {"reason", reason}});
+  return true;
 }
 
 void Coordinator::read_peer(Peer& peer) {
@@ -405,24 +408,29 @@ void Coordinator::handle_hello(Peer& peer, const nlohmann::json& message) {
   }
   const nlohmann::json& hello = peer.hello;
   std::string id = hello.value("worker", "");
-  auto refuse = [&](const std::string& reason) {
+  // `proven`: the peer proved the token (a worker of the job); a stranger's refusals are logged
+  // within the budget of dropped connections, so that a flood of them cannot fill the disk.
+  auto refuse = [&](const std::string& reason, bool proven = true) {
+    peer.channel->send({{"refused", reason}});
+    peer.dead = true;
+    if (!proven && !log_stranger_in_full()) return;
     say("refused a worker from " + peer.channel->peer() + ": " + reason);
     events_.append({{"event", "worker_refused"},
                     {"peer", peer.channel->peer()},
                     {"worker", id},
                     {"reason", reason}});
-    peer.channel->send({{"refused", reason}});
-    peer.dead = true;
   };
   if (message.contains("bye")) {
-    // It found this coordinator's proof wrong: it holds another token.
-    return refuse("wrong job token (" + message.value("bye", std::string()) + ")");
+    // It found this coordinator's proof wrong: it holds another token. What it says of it is
+    // kept short: it comes from a peer that has proved nothing.
+    return refuse("wrong job token (" + message.value("bye", std::string()).substr(0, 200) + ")",
+                  false);
   }
   const std::string proof = message.value("proof", "");
   const std::string expected =
       token_proof(token_, "worker", peer.challenge, hello.value("nonce", std::string()));
   if (!proofs_equal(proof, expected)) {
-    return refuse("wrong job token");
+    return refuse("wrong job token", false);
   }
   peer.channel->set_max_line(LineChannel::kMaxLine);  // a proven worker may send large lines
   if (membership_.ended()) {

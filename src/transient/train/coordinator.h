@@ -190,6 +190,10 @@ class Coordinator : public launch::FleetCoordinator, private elastic::Env {
   void send_checkpoint(Worker& worker, const message::FetchCheckpoint& request);
   void discard_incoming(Worker& worker);
   void drop_garbage(Peer& peer, const std::string& reason);
+  // Whether one more dropped connection or refused stranger (a peer that has not proved the
+  // token) may be logged in full: kLoggedDropsPerWindow a window; beyond, it is counted and the
+  // count said once the window is over, so that a flood cannot fill the disk or the terminal.
+  bool log_stranger_in_full();
   void write_journal() const;
   void update_progress(const ProgressReport& report);
   Worker* find_worker(const std::string& id);
