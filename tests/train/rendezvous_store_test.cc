@@ -115,6 +115,10 @@ TEST(RendezvousStore, AddCountsAndCompareSetFollowsC10d) {
   EXPECT_TRUE(add(18, std::numeric_limits<std::uint64_t>::max()).contains("error"));
   EXPECT_EQ(value_at(*store.handle("w0", request("get", 19, {"gen/0/m"}))),
             std::to_string(largest));
+  // An add as it comes off the wire: nlohmann's parser keeps a non-negative number unsigned.
+  const auto parsed =
+      nlohmann::json::parse(R"({"store": "add", "id": 20, "keys": ["gen/0/p"], "amount": 2})");
+  EXPECT_EQ(store.handle("w0", parsed)->value("count", -1), 2);
 }
 
 TEST(RendezvousStore, KeysOutsideTheGenerationAndOversizedOnesAreRefusedByName) {

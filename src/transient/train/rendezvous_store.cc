@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "transient/core/json_number.h"
+
 namespace transient::train {
 namespace {
 
@@ -176,10 +178,10 @@ std::optional<nlohmann::json> RendezvousStore::handle(const std::string& client,
           throw Refused("add on key \"" + keys[0] + "\", which does not hold an integer");
         }
       }
-      const auto& amount = request.at("amount");
-      if (amount.is_number_unsigned() ||
-          __builtin_add_overflow(value, amount.get<std::int64_t>(), &value)) {
-        throw Refused("add of " + amount.dump() + " to key \"" + keys[0] +
+      // An int64 amount however the JSON holds it (off the wire, a non-negative one is unsigned).
+      const auto amount = whole_number_in(request.at("amount"));
+      if (!amount || __builtin_add_overflow(value, *amount, &value)) {
+        throw Refused("add of " + request.at("amount").dump() + " to key \"" + keys[0] +
                       "\" would leave the integers a key holds (64 bits)");
       }
       put(keys[0], std::to_string(value));
