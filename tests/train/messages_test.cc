@@ -133,6 +133,9 @@ TEST(Messages, WhatCannotBeReadIsRefusedByName) {
             "ready, hb, report, progress, event, bye, rows, checkpoint, fetch_checkpoint, store)");
   EXPECT_EQ(refusal({{"hb", 1}, {"v", 2}}),
             "a \"hb\" message of protocol version 2; this coordinator speaks version 3");
+  // 2^32 + 3 is no version 3 (an int's conversion took it for one).
+  EXPECT_EQ(refusal(nlohmann::json::parse(R"({"hb": 1, "v": 4294967299})")),
+            "a \"hb\" message of protocol version 4294967299; this coordinator speaks version 3");
   EXPECT_EQ(refusal({{"hb", 1}}),
             "a \"hb\" message of protocol version none; this coordinator speaks version 3");
   EXPECT_EQ(refusal({{"report", "exploded"}, {"gen", 1}, {"v", kProtocolVersion}}),

@@ -459,9 +459,10 @@ void Coordinator::handle_hello(Peer& peer, const nlohmann::json& message) {
     peer.channel->send({{"admitted", id}, {"job", to_json(job_)}});
     apply_actions();  // worker_rejoined is logged before its rows are restored
     const auto rows_through = state.find("rows_through");
-    worker->rows_awaited = rows_through != state.end() && rows_through->is_number_integer()
-                               ? std::max<std::int64_t>(0, rows_through->get<std::int64_t>())
-                               : 0;
+    worker->rows_awaited =
+        rows_through != state.end()
+            ? std::max<std::int64_t>(0, whole_number_in(*rows_through).value_or(0))
+            : 0;
     note_rows_restored(*worker);
     return;
   }

@@ -56,8 +56,7 @@ std::string checked_name(const nlohmann::json& message, const std::array<const c
         ", which this " + receiver + " does not know (it knows " + known_names(names) + ")");
   }
   const auto version = message.find("v");
-  if (version == message.end() || !version->is_number_integer() ||
-      version->get<int>() != kProtocolVersion) {
+  if (version == message.end() || whole_number_in(*version) != kProtocolVersion) {
     throw ProtocolError("a \"" + name + "\" message of protocol version " +
                         (version == message.end() ? std::string("none") : version->dump()) +
                         "; this " + receiver + " speaks version " +

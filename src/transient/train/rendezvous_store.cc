@@ -139,9 +139,8 @@ void RendezvousStore::wake_waits() {
 
 std::optional<nlohmann::json> RendezvousStore::handle(const std::string& client,
                                                       const nlohmann::json& request) {
-  const std::int64_t id = request.contains("id") && request.at("id").is_number_integer()
-                              ? request.at("id").get<std::int64_t>()
-                              : -1;
+  const std::int64_t id =
+      request.contains("id") ? whole_number_in(request.at("id")).value_or(-1) : -1;
   nlohmann::json reply = {{"store_reply", id}};
   try {
     if (id < 0) throw Refused("a store request needs an \"id\" (a non-negative integer)");

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "transient/core/error.h"
+#include "transient/core/json_number.h"
 #include "transient/train/progress_line.h"
 #include "transient/train/rendezvous_store.h"
 #include "transient/train/token_proof.h"
@@ -371,10 +372,8 @@ void Connection::handle(const message::ToWorker& received) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (const auto* reply = std::get_if<message::StoreReply>(&received)) {
     const auto& id = reply->reply.at("store_reply");
-    if (id.is_number_integer()) {
-      if (auto it = calls_.find(id.get<std::int64_t>()); it != calls_.end()) {
-        it->second.reply = reply->reply;
-      }
+    if (const auto number = whole_number_in(id)) {
+      if (auto it = calls_.find(*number); it != calls_.end()) it->second.reply = reply->reply;
     }
   } else if (const auto* ack = std::get_if<message::RowsAck>(&received)) {
     while (!unacked_rows_.empty() && unacked_rows_.front().first <= ack->last) {
