@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <type_traits>
 
 namespace transient {
 
@@ -66,6 +67,23 @@ inline std::uint64_t whole_unsigned(const nlohmann::json& value, const char* key
     internal::throw_not_whole(value, key, "0", std::to_string(max));
   }
   return value.get<std::uint64_t>();
+}
+
+// `value` (the field `key`) as a whole number of the integral type T, from `min` (default: T's
+// least) to T's largest: a count kept in an int, a CRC-32 in a uint32_t, a seed in a uint64_t.
+template <typename T>
+T whole_number_as(const nlohmann::json& value, const char* key,
+                  T min = std::numeric_limits<T>::min()) {
+  static_assert(std::is_integral_v<T> && !std::is_same_v<T, bool>);
+  if constexpr (std::is_unsigned_v<T>) {
+    const std::uint64_t number = whole_unsigned(value, key, std::numeric_limits<T>::max());
+    if (number < min)
+      internal::throw_not_whole(value, key, std::to_string(min),
+                                std::to_string(std::numeric_limits<T>::max()));
+    return static_cast<T>(number);
+  } else {
+    return static_cast<T>(whole_number(value, key, min, std::numeric_limits<T>::max()));
+  }
 }
 
 // The whole number at `key` of `object`; a missing key throws as at() does.

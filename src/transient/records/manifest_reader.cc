@@ -1,6 +1,5 @@
 #include "transient/records/manifest_reader.h"
 
-#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "transient/core/json_number.h"
@@ -23,12 +22,9 @@ ManifestRead parse_manifest(const std::string& text, const std::string& name) {
     try {
       CheckpointEntry checkpoint;
       checkpoint.file = entry.at("file").get<std::string>();
-      checkpoint.step =
-          whole_number(entry.at("step"), "step", 0, std::numeric_limits<std::int64_t>::max());
-      checkpoint.bytes =
-          whole_number(entry.at("bytes"), "bytes", 0, std::numeric_limits<std::int64_t>::max());
-      checkpoint.crc32 = static_cast<std::uint32_t>(
-          whole_number(entry.at("crc32"), "crc32", 0, std::numeric_limits<std::uint32_t>::max()));
+      checkpoint.step = whole_number_as<std::int64_t>(entry.at("step"), "step", 0);
+      checkpoint.bytes = whole_number_as<std::int64_t>(entry.at("bytes"), "bytes", 0);
+      checkpoint.crc32 = whole_number_as<std::uint32_t>(entry.at("crc32"), "crc32");
       read.checkpoints.push_back(std::move(checkpoint));
     } catch (const nlohmann::json::exception& error) {
       read.problems.push_back(

@@ -12,7 +12,6 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <limits>
 
 #include "transient/core/atomic_file.h"
 #include "transient/core/duration.h"
@@ -1048,8 +1047,7 @@ void Coordinator::fail(const std::string& cause) {
 void Coordinator::take_back(const nlohmann::json& journal) {
   elastic::MembershipJournal taken;
   taken.generation = integer_at(journal, "generation");
-  taken.next_worker = static_cast<int>(
-      whole_number(journal.at("next_worker"), "next_worker", 0, std::numeric_limits<int>::max()));
+  taken.next_worker = whole_number_as<int>(journal.at("next_worker"), "next_worker", 0);
   taken.members = journal.at("members").get<std::vector<std::string>>();
   if (journal.contains("recovery") && journal.at("recovery").is_object()) {
     const auto& recovery = journal.at("recovery");
@@ -1065,8 +1063,7 @@ void Coordinator::take_back(const nlohmann::json& journal) {
   }
   cost_before_usd_ = journal.value("cost_usd", 0.0);
   lr_scale_ = journal.value("lr_scale", 1.0);
-  rollbacks_ = static_cast<int>(whole_number(journal.value("rollbacks", nlohmann::json(0)),
-                                             "rollbacks", 0, std::numeric_limits<int>::max()));
+  rollbacks_ = whole_number_as<int>(journal.value("rollbacks", nlohmann::json(0)), "rollbacks", 0);
   membership_.take_back(taken);
   store_.set_generation_prefix(generation_prefix(taken.generation));
   events_.append({{"event", "coordinator_restarted"},

@@ -756,7 +756,7 @@ int run_coordinator(const TrainOptions& given, int min_workers) {
       prepared.job = job_config_from_json(journal.at("job"));
       integer_at(journal, "generation");
       journal.at("members").get<std::vector<std::string>>();
-      whole_number(journal.at("next_worker"), "next_worker", 0, std::numeric_limits<int>::max());
+      whole_number_as<int>(journal.at("next_worker"), "next_worker", 0);
       journal.at("front_door").get<std::string>();
     } catch (const std::exception& error) {  // a JSON error, or a name not in the table
       throw InputError(journal_path, 0, std::string("not a coordinator journal: ") + error.what());

@@ -1,7 +1,6 @@
 #include "transient/train/messages.h"
 
 #include <array>
-#include <limits>
 #include <utility>
 
 #include "transient/core/json_number.h"
@@ -262,8 +261,7 @@ ToCoordinator decode_to_coordinator(const nlohmann::json& m) {
       } else if (part.part == "chunk") {
         part.data = m.at("data").get<std::string>();
       } else if (part.part == "end") {
-        part.crc32 = static_cast<std::uint32_t>(
-            whole_number(m.at("crc32"), "crc32", 0, std::numeric_limits<std::uint32_t>::max()));
+        part.crc32 = whole_number_as<std::uint32_t>(m.at("crc32"), "crc32");
       }
       return part;
     }

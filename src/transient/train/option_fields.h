@@ -12,7 +12,6 @@
 // Torch-free, header-only.
 #pragma once
 
-#include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -126,12 +125,7 @@ T field_value(const nlohmann::json& record, const char* key, const std::optional
   } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
     // Checked: a float such as 1e300 is no count (core/json_number.h).
     if (absent && !record.contains(key)) return *absent;
-    if constexpr (std::is_unsigned_v<T>) {
-      return static_cast<T>(whole_unsigned(record.at(key), key, std::numeric_limits<T>::max()));
-    } else {
-      return static_cast<T>(whole_number(record.at(key), key, std::numeric_limits<T>::min(),
-                                         std::numeric_limits<T>::max()));
-    }
+    return whole_number_as<T>(record.at(key), key);
   } else {
     return absent ? record.value(key, *absent) : record.at(key).get<T>();
   }

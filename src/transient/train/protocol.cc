@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <limits>
 
 #include "transient/core/atomic_file.h"
 #include "transient/core/error.h"
@@ -53,8 +52,8 @@ GenerationConfig generation_config_from_json(const nlohmann::json& j) {
   config.start_step = integer_at(j, "start_step");
   config.checkpoint = j.at("checkpoint").get<std::string>();
   config.checkpoint_bytes = integer_at(j, "checkpoint_bytes");
-  config.checkpoint_crc32 = static_cast<std::uint32_t>(whole_number(
-      j.at("checkpoint_crc32"), "checkpoint_crc32", 0, std::numeric_limits<std::uint32_t>::max()));
+  config.checkpoint_crc32 =
+      whole_number_as<std::uint32_t>(j.at("checkpoint_crc32"), "checkpoint_crc32");
   config.speeds = j.at("speeds").get<std::vector<double>>();
   config.since_checkpoint_s = j.value("since_checkpoint_s", 0.0);
   config.probes = j.value("probes", std::vector<std::string>{});
