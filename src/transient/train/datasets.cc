@@ -117,6 +117,13 @@ LabelledImages read_cifar(const std::vector<std::string>& files) {
 
 // --- NumPy arrays ----------------------------------------------------------------------------
 
+// A shape as the refusals show it: "[1, 28, 28]".
+std::string dims_text(c10::IntArrayRef dims) {
+  std::vector<std::string> parts;
+  for (const auto d : dims) parts.push_back(std::to_string(d));
+  return "[" + join(parts) + "]";
+}
+
 constexpr const char* kNpyLayout =
     "images.npy (uint8 or float32: [N, H, W], [N, C, H, W] or [N, H, W, C], C 1 or 3) and "
     "labels.npy (integers from 0, [N]), optionally test_images.npy and test_labels.npy";
@@ -153,10 +160,8 @@ torch::Tensor npy_images(const std::string& path) {
   const bool channels_first = s.size() == 4 && (s[1] == 1 || s[1] == 3);
   const bool channels_last = s.size() == 4 && !channels_first && (s[3] == 1 || s[3] == 3);
   if (!(s.size() == 3 || channels_first || channels_last) || h.elements == 0) {
-    std::string shape;
-    for (const auto d : s) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
     throw InputError(path, 0,
-                     "shape [" + shape + "]; accepted: [N, H, W], [N, C, H, W] or " +
+                     "shape " + dims_text(s) + "; accepted: [N, H, W], [N, C, H, W] or " +
                          "[N, H, W, C] with C 1 or 3, none of them 0");
   }
   auto images = map_npy(path, h, type);
@@ -226,15 +231,10 @@ std::pair<LabelledImages, LabelledImages> npy_sets(const std::string& dir,
   if (!val_dir.empty() || fs::exists(test_images) || fs::exists(test_labels)) {
     auto test = npy_images(test_images);
     if (test.sizes().slice(1) != images.sizes().slice(1)) {
-      auto shape = [](const torch::Tensor& t) {
-        std::string text;
-        for (const auto d : t.sizes().slice(1))
-          text += (text.empty() ? "" : ", ") + std::to_string(d);
-        return "[" + text + "]";
-      };
       throw InputError(test_images, 0,
-                       "its images are " + shape(test) + " (C, H, W) where those of " +
-                           images_path + " are " + shape(images));
+                       "its images are " + dims_text(test.sizes().slice(1)) +
+                           " (C, H, W) where those of " + images_path + " are " +
+                           dims_text(images.sizes().slice(1)));
     }
     return {
         {images, labels},
