@@ -4,7 +4,6 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
-#include <limits>
 
 #include "transient/core/error.h"
 
@@ -85,11 +84,11 @@ void read_descr(const std::string& descr, NpyHeader& h, const HeaderText& text) 
                      std::string_view("biufc").find(descr[1]) != std::string_view::npos &&
                      std::isdigit(static_cast<unsigned char>(descr[2])) &&
                      (descr.size() == 3 || std::isdigit(static_cast<unsigned char>(descr[3])));
-  if (!sized || std::string_view("<>|=").find(descr[0]) == std::string_view::npos) {
+  if (!sized) {
     text.refuse("has element type '" + descr +
                 "'; accepted: a plain number type such as '<f4' or '|u1'");
   }
-  if (descr[0] == '>' || descr[0] == '=') {
+  if (descr[0] != '<' && descr[0] != '|') {
     text.refuse("has element type '" + descr +
                 "'; accepted: little-endian ('<') or single-byte ('|') elements");
   }
