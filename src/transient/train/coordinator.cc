@@ -386,8 +386,9 @@ void Coordinator::handle_hello(Peer& peer, const nlohmann::json& message) {
       drop_garbage(peer, "the first message is not a worker's hello");
       return;
     }
-    // Compared as JSON: a version of 1e300 is another version, not a number to convert.
-    if (!message.contains("version") || message.at("version") != kProtocolVersion) {
+    // Read as the messages' versions are (messages.cc): 1e300 or 3.0 is no version 3.
+    if (!message.contains("version") ||
+        whole_number_in(message.at("version")) != kProtocolVersion) {
       drop_garbage(peer, "a hello of protocol version " +
                              message.value("version", nlohmann::json(0)).dump() +
                              "; this coordinator speaks version " +
