@@ -114,6 +114,38 @@ TEST(ScenarioLoader, TheJobsBatchIsANumberOrItsText) {
             std::string::npos);
 }
 
+// A market policy weighs spot against on demand (the deadline state, the optimum): a worker type
+// sold in one market only is refused at the policy, naming the type and the price it lacks,
+// where the run stopped on an internal check (exit 1) before.
+TEST(ScenarioLoader, AMarketPolicyNeedsAWorkerTypeSoldInBothMarkets) {
+  std::string spot_only = replace(with_speeds(kValid), "on_demand_usd_per_h = 0.72\n", "");
+  spot_only = replace(spot_only, "market = \"on-demand\"", "market = \"spot\"");
+  spot_only = replace(spot_only, "steps = 1000", "steps = 1000\ndeadline = \"3h\"");
+  for (const std::string policy : {"spot-only", "greedy", "market-aware", "optimal"}) {
+    EXPECT_EQ(error_of(spot_only + "[policy]\nmarket = \"" + policy + "\"\n"),
+              "bad.toml:27: [policy] market: a market policy moves the workers between spot and "
+              "on demand, and \"k80-server\" has no on-demand price; accepted: a type sold in "
+              "both markets, or market = \"none\"")
+        << policy;
+  }
+  // Without a market policy the same cluster runs on spot.
+  const Scenario s = parse_scenario(spot_only, "spot.toml", ".", options());
+  EXPECT_GT(Simulator(s).run(1).cost_usd, 0.0);
+}
+
+// A replacement type is priced by the throughput model where the scenario names it, as a
+// worker's type is: a GPU the speed table lacks failed only the runs that drew a replacement.
+TEST(ScenarioLoader, AReplacementTypeTheThroughputModelCannotPriceIsRefusedWhereItIsNamed) {
+  std::string text = replace(with_speeds(kValid), "[[cluster.workers]]",
+                             "[[instance_types]]\nname = \"p100-server\"\ngpu = \"P100\"\n"
+                             "spot_usd_per_h = 0.3\n[cluster]\nreplacement_types = "
+                             "[\"p100-server\"]\n[[cluster.workers]]");
+  const std::string error = error_of(text);
+  EXPECT_EQ(error.rfind("bad.toml:20: [cluster] replacement_types: ", 0), 0u) << error;
+  EXPECT_NE(error.find("P100"), std::string::npos) << error;
+  EXPECT_NE(error.find("accepted: K80"), std::string::npos) << error;
+}
+
 TEST(ScenarioLoader, ErrorsNameFileLineAndAcceptedValues) {
   const std::string valid = with_speeds(kValid);
   EXPECT_EQ(error_of(replace(valid, "model = \"in-place\"", "model = \"magic\"")),

@@ -298,6 +298,13 @@ class Loader {
         const auto* name = element.as_string();
         if (!name) section.fail("replacement_types", "expected an array of instance type names");
         s.replacement_types.push_back(resolve_type(section, "replacement_types", name->get(), ""));
+        // A replacement the throughput model cannot price fails here, not in the run that
+        // first draws it.
+        perf::ClusterShape shape;
+        shape.architecture = s.architecture;
+        shape.workers.push_back({s.replacement_types.back(), 1});
+        located(section, "replacement_types",
+                [&] { return s.throughput->predict(shape).steps_per_s; });
       }
     }
   }

@@ -122,6 +122,15 @@ Simulator::Simulator(Scenario scenario) : scenario_(std::move(scenario)) {
     if (!(scenario_.decision_interval_s > 0.0)) {
       throw InputError("the decision interval must be > 0 s");
     }
+    // Every policy is weighed against both markets' prices (the deadline state, the optimum).
+    const cloud::InstanceType& type = scenario_.workers[0].type;
+    for (const cloud::Market market : {cloud::Market::spot, cloud::Market::on_demand}) {
+      if (!type.has_market(market)) {
+        throw InputError("a market policy moves the workers between spot and on demand, and \"" +
+                         type.name + "\" has no " + std::string(cloud::to_string(market)) +
+                         " price; accepted: a type sold in both markets, or market = \"none\"");
+      }
+    }
   }
 
   auto type_index = [&](const cloud::InstanceType& type) {
