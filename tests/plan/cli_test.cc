@@ -388,6 +388,28 @@ TEST(PlanCli, AllOnDemandPolicyHasNoReplacementOrFallback) {
   EXPECT_EQ(p["text"], "all on-demand: nothing is revoked, no fallback needed");
 }
 
+// A catalog may sell a GPU type on spot only. A plan of it with a deadline has no market policy
+// to advise and no on-demand fallback to offer (there is no on-demand server of that type), where
+// the advice stopped the plan on an internal check (exit 1), and its scenario simulates.
+TEST(PlanCli, AGpuTypeSoldOnlyOnSpotIsPlannedWithoutAMarketPolicyOrAnOnDemandFallback) {
+  const std::string csv =
+      write_csv("spot_only", kHeader +
+                                 "n1-standard-4+k80,K80,1,4.113,4,15,8,,0.256,us-east1,us-east1-c\n"
+                                 "n1-standard-4,,0,0,4,15,8,0.143,0.041,us-east1,us-east1-c\n");
+  const auto path = fresh_path("spot-only", "plan.toml");
+  const CliResult o = run_cli(
+      "plan --workload resnet-32 --steps 64000 --arch ps --deadline 4h "
+      "--runs 10 --threads 1 --json --catalog " +
+      csv + " --emit-scenario " + path.string());
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  const auto p = nlohmann::json::parse(o.out)["recommended"]["policy"];
+  EXPECT_EQ(p["market_policy"], "none") << p;
+  EXPECT_FALSE(p.contains("fallback") && !p["fallback"].is_null()) << p;
+  EXPECT_FALSE(p.contains("advice") && !p["advice"].is_null()) << p;
+  const CliResult sim = run_cli("simulate " + path.string() + " --runs 10 --threads 1 --json");
+  EXPECT_EQ(sim.exit_code, 0) << sim.out;
+}
+
 TEST(PlanCli, EmittedScenarioIsThePlanAndSimulateReproducesTheAdvice) {
   const auto path = fresh_path("scenario", "plan.toml");
   const CliResult o = run_cli(kPlan + " --json --emit-scenario " + path.string());

@@ -21,6 +21,12 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // Periodic checkpoints of the simulated plans: TensorFlow's default, and our trainer's.
 constexpr double kCheckpointIntervalS = 600.0;
 
+// Whether a market policy can move workers of `type` between spot and on demand (and fall back
+// to on demand): a catalog may sell a type in one market only.
+bool sold_in_both_markets(const cloud::InstanceType& type) {
+  return type.has_market(cloud::Market::spot) && type.has_market(cloud::Market::on_demand);
+}
+
 sim::MonteCarloOptions monte_carlo_options(const PlanOptions& options) {
   sim::MonteCarloOptions mc;
   mc.runs = options.runs;
@@ -140,8 +146,9 @@ RunPolicy Planner::policy_for(const Evaluation& e) const {
     if (request_.has_budget()) policy.stop_at_usd = request_.budget_usd;
     return policy;
   }
-  // A market policy moves one homogeneous group of workers between markets (sim/simulator.h).
-  if (c.workers.size() != 1) return policy;
+  // A market policy moves one homogeneous group of workers between markets (sim/simulator.h),
+  // so its type must be sold in both.
+  if (c.workers.size() != 1 || !sold_in_both_markets(c.workers[0].type)) return policy;
   policy.market_policy = "greedy";  // until advise_policy() has simulated the others
   Fallback f;
   f.servers = c.total_workers();
@@ -179,7 +186,8 @@ sim::Scenario Planner::scenario_for(const Configuration& configuration,
 
 std::optional<PolicyAdvice> Planner::advise_policy(const Configuration& configuration) const {
   if (!request_.has_deadline() || options_.runs <= 0 || configuration.workers.size() != 1 ||
-      configuration.workers[0].market != cloud::Market::spot) {
+      configuration.workers[0].market != cloud::Market::spot ||
+      !sold_in_both_markets(configuration.workers[0].type)) {
     return std::nullopt;
   }
   sim::Scenario s = scenario_for(configuration, "policy advice");
