@@ -25,6 +25,7 @@
 #include "transient/train/checkpoint.h"
 #include "transient/train/protocol.h"
 #include "transient/train/sharding.h"
+#include "transient/train/worker_connection.h"
 
 namespace transient::train {
 namespace {
@@ -387,6 +388,36 @@ TEST(Elastic, GarbageOnTheCoordinatorPortIsLoggedAndDroppedAndTheJobGoesOn) {
   EXPECT_NE(done.err.find("dropped a connection from 127.0.0.1:"), std::string::npos) << done.err;
   EXPECT_EQ(summary_of(dir).at("steps"), 600);
   EXPECT_EQ(summary_of(dir).at("recoveries"), 0);
+}
+
+// A peer holding the token whose checkpoint upload is nonsense (a chunk that is not base64) has
+// the upload refused and the job goes on, where the coordinator stopped with "internal failure:
+// not base64" and left its journal saying the job ran (review of the coordinator).
+TEST(Elastic, ACheckpointChunkThatIsNotBase64IsRefusedAndTheJobGoesOn) {
+  const std::string dir = fresh_dir("chunk-not-base64");
+  CliProcess job(elastic_job(dir, 1, 3000), dir + ".log");
+  ASSERT_TRUE(wait_for_training(dir));
+  {
+    Connection peer(parse_endpoint(front_door(dir), "--coordinator"),
+                    slurp(dir + "/token").substr(0, 64), "");
+    message::CheckpointPart begin;
+    begin.part = "begin";
+    begin.id = 1;
+    begin.step = 5;
+    begin.bytes = 10;
+    peer.send(begin);
+    message::CheckpointPart chunk;
+    chunk.part = "chunk";
+    chunk.id = 1;
+    chunk.data = "!!!!";
+    peer.send(chunk);
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    EXPECT_FALSE(job.exited());
+  }
+  const auto done = job.wait();
+  EXPECT_EQ(done.exit_code, 0) << done.err;
+  EXPECT_EQ(done.err.find("internal failure"), std::string::npos) << done.err;
+  EXPECT_EQ(summary_of(dir).at("steps"), 3000);
 }
 
 // A flood of idle connections (issue 18: 64 of them kept every worker out, and 4,082 drops

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <stdexcept>
 
 #include "transient/core/atomic_file.h"
 #include "transient/core/duration.h"
@@ -756,7 +757,13 @@ void Coordinator::handle_checkpoint(Worker& worker, const message::CheckpointPar
     return;
   }
   if (part == "chunk") {
-    const std::string bytes = decode_store_value(message.data);
+    std::string bytes;
+    try {
+      bytes = decode_store_value(message.data);
+    } catch (const std::invalid_argument&) {
+      return fail("a chunk of the checkpoint of step " + std::to_string(incoming.record.step) +
+                  " is not base64");
+    }
     incoming.received += static_cast<std::int64_t>(bytes.size());
     if (incoming.received > incoming.record.bytes) return fail("more bytes than announced");
     for (std::size_t done = 0; done < bytes.size();) {
