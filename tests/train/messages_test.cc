@@ -4,10 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <deque>
 #include <limits>
 #include <stdexcept>
 #include <string>
 
+#include "transient/train/channel.h"
 #include "transient/train/option_fields.h"
 #include "transient/train/option_names.h"
 #include "transient/train/protocol.h"
@@ -125,6 +127,37 @@ std::string refusal(const nlohmann::json& message, bool to_coordinator = true) {
     return error.what();
   }
   return "";
+}
+
+// A worker's rows of a coordinator's absence (about 68 bytes a step: a minute of a fast job is
+// over 15,000) go in Rows lines the coordinator's channel takes, in order, each saying its last
+// row; sent as one line they passed 1 MiB, and the re-joining worker was dropped as garbage.
+TEST(Messages, ABacklogOfRowsGoesInLinesTheCoordinatorTakes) {
+  std::deque<std::pair<std::int64_t, std::string>> rows;
+  for (std::int64_t seq = 1; seq <= 20000; ++seq) {
+    rows.emplace_back(seq, "0," + std::to_string(seq) + ",1,0.0123,0.0456,0.0012,2.3026,128," +
+                               std::string(20, '7'));
+  }
+  const auto batches = rows_in_batches(rows, 0);
+  ASSERT_GT(batches.size(), 1u);
+  std::int64_t next = 1;
+  for (const auto& batch : batches) {
+    EXPECT_LT(encode(ToCoordinator{batch}).dump().size() + 1, LineChannel::kMaxLine);
+    ASSERT_FALSE(batch.rows.empty());
+    for (const auto& row : batch.rows) EXPECT_EQ(row, rows[next++ - 1].second);
+    EXPECT_EQ(batch.last, next - 1);
+  }
+  EXPECT_EQ(next, 20001);
+  // What was sent already is not sent again; a row longer than a batch goes alone.
+  const auto tail = rows_in_batches(rows, 19990);
+  ASSERT_EQ(tail.size(), 1u);
+  EXPECT_EQ(tail[0].rows.size(), 10u);
+  EXPECT_EQ(tail[0].last, 20000);
+  EXPECT_TRUE(rows_in_batches(rows, 20000).empty());
+  const auto long_rows = rows_in_batches({{1, "a"}, {2, std::string(100, 'b')}, {3, "c"}}, 0, 50);
+  ASSERT_EQ(long_rows.size(), 3u);
+  EXPECT_EQ(long_rows[1].rows, std::vector<std::string>{std::string(100, 'b')});
+  EXPECT_EQ(long_rows[2].last, 3);
 }
 
 TEST(Messages, WhatCannotBeReadIsRefusedByName) {

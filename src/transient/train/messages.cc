@@ -165,6 +165,23 @@ std::string name_of(const nlohmann::json& message) {
   return name.empty() ? first_known(message, kToWorker) : name;
 }
 
+std::vector<Rows> rows_in_batches(const std::deque<std::pair<std::int64_t, std::string>>& rows,
+                                  std::int64_t after, std::size_t max_bytes) {
+  std::vector<Rows> batches;
+  std::size_t bytes = 0;
+  for (const auto& [seq, text] : rows) {
+    if (seq <= after) continue;
+    if (batches.empty() || (bytes + text.size() > max_bytes && !batches.back().rows.empty())) {
+      batches.emplace_back();
+      bytes = 0;
+    }
+    batches.back().rows.push_back(text);
+    batches.back().last = seq;
+    bytes += text.size();
+  }
+  return batches;
+}
+
 nlohmann::json encode(const ToCoordinator& message) {
   return std::visit(Overloaded{
                         [](const Ready& m) {

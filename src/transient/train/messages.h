@@ -12,11 +12,14 @@
 // from any thread.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -125,6 +128,17 @@ nlohmann::json encode(const ToWorker& message);
 // Throws ProtocolError naming the message (or the names accepted) when it cannot be read.
 ToCoordinator decode_to_coordinator(const nlohmann::json& message);
 ToWorker decode_to_worker(const nlohmann::json& message);
+
+// Row text per Rows message at most (a row is at most 512 bytes, so that even escaped as JSON
+// at six bytes a character a message stays under the channel's 1 MiB line).
+inline constexpr std::size_t kRowsBatchBytes = 128 * 1024;
+
+// The rows of `rows` (sequence number, text; in order) after sequence number `after`, as Rows
+// messages of at most `max_bytes` of row text each (a longer row goes alone), in order: a
+// worker's backlog (the rows it trained while its coordinator was away) reaches the restarted
+// coordinator in lines its channel takes, however long the backlog grew.
+std::vector<Rows> rows_in_batches(const std::deque<std::pair<std::int64_t, std::string>>& rows,
+                                  std::int64_t after, std::size_t max_bytes = kRowsBatchBytes);
 
 // "report", "hb", ...: the name of a message as it appears on the wire ("" if none is known).
 std::string name_of(const nlohmann::json& message);

@@ -155,12 +155,12 @@ void Connection::send_rows_locked() {
   if (!channel_ || unacked_rows_.empty() || unacked_rows_.back().first <= rows_sent_through_) {
     return;
   }
-  message::Rows rows;
-  for (const auto& [seq, text] : unacked_rows_) {
-    if (seq > rows_sent_through_) rows.rows.push_back(text);
+  // In batches: the backlog of a coordinator's absence, sent as one line, passed the 1 MiB a
+  // line may have and had the worker dropped as garbage.
+  for (const auto& rows : message::rows_in_batches(unacked_rows_, rows_sent_through_)) {
+    if (!channel_->send(message::encode(rows))) return;
+    rows_sent_through_ = rows.last;
   }
-  rows.last = unacked_rows_.back().first;
-  if (channel_->send(message::encode(rows))) rows_sent_through_ = rows.last;
 }
 
 std::pair<nlohmann::json, std::string> Connection::call(const message::ToCoordinator& message,
