@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <mutex>
 #include <set>
 #include <string>
@@ -943,6 +944,41 @@ TEST(Elastic, WhenEveryWorkerIsGoneTheNextToJoinResumesFromTheLatestCheckpoint) 
   EXPECT_GE(recovery.at("redone_steps").get<std::int64_t>(), 0);
   EXPECT_EQ(summary_of(dir).at("steps"), 600);
   expect_every_sample_once(dir, 600, 2000, 100);
+}
+
+// The next to join after every worker is gone starts from the newest valid checkpoint; when none
+// is valid the job fails with that reason and its records, where the error ended the coordinator
+// (exit 2, no summary, no job_failed, a journal saying the job ran) (review of the coordinator).
+TEST(Elastic, WhenEveryWorkerIsGoneAndNoCheckpointIsValidTheJobFailsWithItsRecords) {
+  const std::string dir = fresh_dir("all-gone-none-valid");
+  CliProcess coordinator(coordinator_job(dir, 100000, 1, {"--checkpoint-every", "20"}),
+                         dir + ".log");
+  const auto worker = worker_command(dir, front_door(dir));
+  auto first = std::make_unique<CliProcess>(worker, dir + "-a");
+  ASSERT_TRUE(wait_until([&] {
+    CheckpointDirectory directory(dir + "/checkpoints", 3);
+    const auto records = directory.list();
+    return !records.empty() && records.back().step >= 40;
+  }));
+  first->kill_group();
+  ASSERT_TRUE(wait_until([&] { return last_event(events_so_far(dir), "waiting") != nullptr; }));
+  CheckpointDirectory directory(dir + "/checkpoints", 3);
+  for (const auto& record : directory.list()) {
+    std::ofstream(directory.path_of(record), std::ios::binary | std::ios::trunc) << "damaged";
+  }
+  CliProcess second(worker, dir + "-b");
+  const auto done = coordinator.wait();
+  EXPECT_EQ(done.exit_code, kExitFailed) << done.err;
+  const auto failed = last_event(read_events(dir), "job_failed");
+  ASSERT_NE(failed, nullptr);
+  EXPECT_NE(
+      failed.at("error").get<std::string>().find("no valid checkpoint is left to resume from"),
+      std::string::npos)
+      << failed;
+  const auto summary = summary_of(dir);
+  EXPECT_NE(summary.value("failure", "").find("no valid checkpoint is left"), std::string::npos)
+      << summary;
+  second.wait();
 }
 
 TEST(Elastic, ARestartedCoordinatorTakesTheJobBackAndMembershipChangesWorkAgain) {

@@ -156,12 +156,19 @@ double Coordinator::samples_per_s() const {
 
 bool Coordinator::poll(double max_wait_s) {
   if (outcome_.ended) return false;
-  serve_connections(max_wait_s);
-  for (auto& [client, reply] : store_.take_completed()) {
-    // Waits that keys set in this round completed.
-    send_to(client, message::StoreReply{reply});
+  try {
+    serve_connections(max_wait_s);
+    for (auto& [client, reply] : store_.take_completed()) {
+      // Waits that keys set in this round completed.
+      send_to(client, message::StoreReply{reply});
+    }
+    membership_.tick();
+  } catch (const InputError& error) {
+    // The job directory could not give a generation its start (no valid checkpoint left, a
+    // manifest or step records that cannot be read: start_point()): the job fails with that
+    // error and its records, where the coordinator ended with neither summary nor job_failed.
+    fail(error.what());
   }
-  membership_.tick();
   apply_actions();
   drop_dead_peers();
   account_cost(false);
