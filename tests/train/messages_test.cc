@@ -206,6 +206,23 @@ TEST(Messages, ACountThatIsNoWholeNumberIsRefusedNotConverted) {
               false)
           .find("\"rows_ack\" must be a whole number"),
       std::string::npos);
+  // Steps are bounded where they are read (-1 .. 1e12): a report of step 2^63 - 1 reached the
+  // membership's recovery arithmetic (attempted - (step - 1)) and overflowed it.
+  EXPECT_NE(refusal({{"report", "failed"},
+                     {"gen", 1},
+                     {"attempted", std::numeric_limits<std::int64_t>::max()},
+                     {"v", kProtocolVersion}})
+                .find("\"attempted\" must be a whole number from -1 to 1000000000000"),
+            std::string::npos);
+  EXPECT_NE(refusal({{"report", "stepped"}, {"gen", 1}, {"step", -2}, {"v", kProtocolVersion}})
+                .find("\"step\" must be a whole number from -1 to 1000000000000, not -2"),
+            std::string::npos);
+  ProgressReport progress;
+  progress.step = kMaxWireStep;
+  auto progress_json = to_json(progress);
+  EXPECT_EQ(progress_report_from_json(progress_json).step, kMaxWireStep);
+  progress_json["step"] = kMaxWireStep + 1;
+  EXPECT_THROW(progress_report_from_json(progress_json), nlohmann::json::type_error);
   auto generation = to_json(GenerationConfig{});
   generation["checkpoint_crc32"] = -1;
   EXPECT_NE(refusal({{"generation", generation}, {"v", kProtocolVersion}}, false)

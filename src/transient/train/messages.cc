@@ -98,8 +98,8 @@ Report decode_report(const nlohmann::json& m) {
     throw ProtocolError("a report \"" + kind.substr(0, 32) + "\", which is none of " + names);
   }
   report.gen = integer_at(m, "gen");
-  report.step = integer_or(m, "step", -1);
-  report.attempted = integer_or(m, "attempted", report.step);
+  report.step = step_or(m, "step", -1);
+  report.attempted = step_or(m, "attempted", report.step);
   report.leaving = m.value("leaving", false);
   report.reason = m.value("reason", std::string("preempted"));
   report.cause = m.value("cause", std::string("failed"));
@@ -266,7 +266,7 @@ ToCoordinator decode_to_coordinator(const nlohmann::json& m) {
     }
     if (name == "bye") return Bye{m.at("bye").get<std::string>()};
     if (name == "rows") {
-      return Rows{m.at("rows").get<std::vector<std::string>>(), integer_or(m, "last", 0)};
+      return Rows{m.at("rows").get<std::vector<std::string>>(), step_or(m, "last", 0)};
     }
     if (name == "checkpoint") {
       CheckpointPart part;

@@ -69,10 +69,19 @@ nlohmann::json to_json(const ProgressReport& report) {
           {"since_checkpoint_s", report.since_checkpoint_s}};
 }
 
+std::int64_t step_or(const nlohmann::json& message, const char* key, std::int64_t absent) {
+  const auto found = message.find(key);
+  return found == message.end() ? absent : whole_number(*found, key, -1, kMaxWireStep);
+}
+
+std::int64_t step_at(const nlohmann::json& message, const char* key) {
+  return whole_number(message.at(key), key, -1, kMaxWireStep);
+}
+
 ProgressReport progress_report_from_json(const nlohmann::json& j) {
   ProgressReport report;
-  report.step = integer_at(j, "step");
-  report.epoch = integer_at(j, "epoch");
+  report.step = step_at(j, "step");
+  report.epoch = step_at(j, "epoch");
   report.loss = j.at("loss").get<double>();
   report.lr = j.at("lr").get<double>();
   report.since_checkpoint_s = j.value("since_checkpoint_s", 0.0);
@@ -88,7 +97,7 @@ nlohmann::json to_json(const WorkerResult& result) {
 
 WorkerResult worker_result_from_json(const nlohmann::json& j) {
   WorkerResult result;
-  result.step = integer_at(j, "step");
+  result.step = step_at(j, "step");
   result.test_accuracy = j.at("test_accuracy").get<double>();
   result.test_loss = j.at("test_loss").get<double>();
   result.stopped = j.at("stopped").get<bool>();

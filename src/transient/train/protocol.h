@@ -53,6 +53,15 @@ namespace transient::train {
 // Version 3: every message after the handshake is typed (messages.h) and carries "v".
 constexpr int kProtocolVersion = 3;
 
+// The largest step or step-like count a message may hold (a job has at most 1e9 steps): larger
+// numbers from a peer are refused where they are read, before any arithmetic on them.
+constexpr std::int64_t kMaxWireStep = 1'000'000'000'000;
+
+// The step at `key` of a message (-1 .. kMaxWireStep), or `absent` when there is no such key;
+// anything else throws nlohmann's type_error naming the key and the range (core/json_number.h).
+std::int64_t step_or(const nlohmann::json& message, const char* key, std::int64_t absent);
+std::int64_t step_at(const nlohmann::json& message, const char* key);
+
 struct JobConfig {
   TrainOptions options;            // as given, job_dir resolved, threads resolved (>= 1)
   std::int64_t train_samples = 0;  // training set size
