@@ -519,6 +519,33 @@ void expect_one_error_line(const CliResult& result, const std::string& needle) {
   EXPECT_NE(result.err.find(needle), std::string::npos) << result.err;
 }
 
+// A coordinator takes a job back only from a journal it can go on with: a learning-rate factor,
+// a bill, a recovery or a count of rollbacks of the wrong shape is one error line naming
+// coordinator.json (exit 2), where take_back() read them unchecked (an lr_scale of 0 trained on
+// at a zero rate; a recovery of the wrong shape ended in "internal failure") (review).
+TEST(Trainer, ACoordinatorTakesBackOnlyAJournalItCanGoOnWith) {
+  const std::string dir = fresh_dir("journal-checked");
+  run_ok(small_job(dir, 1, 10), dir);
+  const std::string path = dir + "/coordinator.json";
+  auto journal = nlohmann::json::parse(slurp(path));
+  journal["ended"] = false;  // as a coordinator that died leaves it
+  const std::vector<std::tuple<std::string, nlohmann::json, std::string>> cases{
+      {"lr_scale", 0, "lr_scale 0 is not a learning-rate factor in (0, 1]"},
+      {"lr_scale", "half", "lr_scale \"half\" is not a learning-rate factor in (0, 1]"},
+      {"cost_usd", -3, "cost_usd -3 is not a cost in $"},
+      {"recovery", {{"gen", 1}, {"cause", 5}}, "not a coordinator journal"},
+      {"rollbacks", -1, "not a coordinator journal"}};
+  int i = 0;
+  for (const auto& [field, value, said] : cases) {
+    auto bad = journal;
+    bad[field] = value;
+    std::ofstream(path) << bad.dump();
+    const auto refused =
+        run_cli({"coordinator", "--job-dir", dir}, dir + "-refused-" + std::to_string(i++));
+    expect_one_error_line(refused, "error: " + path + ": " + said);
+  }
+}
+
 TEST(Trainer, BadInputIsOneErrorLineAndExitCode2) {
   const std::string dir = fresh_dir("errors");
   const std::string job = dir + "/job";

@@ -335,6 +335,29 @@ void prepare_job_dir(const TrainOptions& o) {
   write_file_atomically(job_json, identity.dump(2) + "\n");
 }
 
+// What a job taken back or resumed goes on with from its journal (coordinator.json): the
+// learning-rate factor of its rollbacks and what its servers cost so far, checked.
+struct JournalCarried {
+  double lr_scale = 1;
+  double cost_usd = 0;
+};
+
+JournalCarried journal_carried(const nlohmann::json& journal, const std::string& path) {
+  JournalCarried carried;
+  const auto scale = journal.value("lr_scale", nlohmann::json(1.0));
+  if (!scale.is_number() || !(scale.get<double>() > 0 && scale.get<double>() <= 1)) {
+    throw InputError(path, 0,
+                     "lr_scale " + scale.dump() + " is not a learning-rate factor in (0, 1]");
+  }
+  carried.lr_scale = scale.get<double>();
+  const auto cost = journal.value("cost_usd", nlohmann::json(0.0));
+  if (!cost.is_number() || !(cost.get<double>() >= 0 && cost.get<double>() < 1e12)) {
+    throw InputError(path, 0, "cost_usd " + cost.dump() + " is not a cost in $");
+  }
+  carried.cost_usd = cost.get<double>();
+  return carried;
+}
+
 int default_threads(int workers) {
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   return std::max(1, static_cast<int>(cores) / workers);
@@ -478,17 +501,9 @@ void open_records(PreparedJob& prepared, EventLog& events) {
   const auto journal_path = records::JobFiles(o.job_dir).coordinator();
   if (o.resume && fs::exists(journal_path)) {
     const auto journal = load_json_file(journal_path);
-    const auto scale = journal.value("lr_scale", nlohmann::json(1.0));
-    if (!scale.is_number() || !(scale.get<double>() > 0 && scale.get<double>() <= 1)) {
-      throw InputError(journal_path, 0,
-                       "lr_scale " + scale.dump() + " is not a learning-rate factor in (0, 1]");
-    }
-    start.lr_scale = scale.get<double>();
-    const auto cost = journal.value("cost_usd", nlohmann::json(0.0));
-    if (!cost.is_number() || !(cost.get<double>() >= 0 && cost.get<double>() < 1e12)) {
-      throw InputError(journal_path, 0, "cost_usd " + cost.dump() + " is not a cost in $");
-    }
-    prepared.cost_before_usd = cost.get<double>();
+    const JournalCarried carried = journal_carried(journal, journal_path);
+    start.lr_scale = carried.lr_scale;
+    prepared.cost_before_usd = carried.cost_usd;
   }
 }
 
@@ -758,9 +773,18 @@ int run_coordinator(const TrainOptions& given, int min_workers) {
       journal.at("members").get<std::vector<std::string>>();
       whole_number_as<int>(journal.at("next_worker"), "next_worker", 0);
       journal.at("front_door").get<std::string>();
+      if (const auto recovery = journal.find("recovery");
+          recovery != journal.end() && recovery->is_object()) {
+        integer_at(*recovery, "gen");
+        recovery->at("cause").get<std::string>();
+        recovery->at("lost").get<std::vector<std::string>>();
+        integer_at(*recovery, "attempted_step");
+      }
+      whole_number_as<int>(journal.value("rollbacks", nlohmann::json(0)), "rollbacks", 0);
     } catch (const std::exception& error) {  // a JSON error, or a name not in the table
       throw InputError(journal_path, 0, std::string("not a coordinator journal: ") + error.what());
     }
+    journal_carried(journal, journal_path);  // what Coordinator::take_back() goes on with
     if (journal.value("ended", false) && !journal.value("paused", false)) {
       throw InputError(journal_path, 0,
                        "the job has ended (see summary.json); there is nothing to take back");
