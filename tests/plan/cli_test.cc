@@ -410,6 +410,27 @@ TEST(PlanCli, AGpuTypeSoldOnlyOnSpotIsPlannedWithoutAMarketPolicyOrAnOnDemandFal
   EXPECT_EQ(sim.exit_code, 0) << sim.out;
 }
 
+// --evaluate with a deadline advises the market policy as a recommended plan does, and its
+// scenario holds that advice: simulate reproduces the advice's expected cost. The scenario held
+// a `greedy` placeholder that nothing had simulated, and simulate's figures matched neither the
+// evaluation nor any advice (review of plan against the docs).
+TEST(PlanCli, AnEvaluationWithADeadlineEmitsTheAdvisedPolicyAndSimulateReproducesIt) {
+  const auto path = fresh_path("evaluate-deadline", "plan.toml");
+  const CliResult o = run_cli(
+      "plan --workload resnet-32 --steps 64000 --deadline 2h --arch ps --runs 20 --threads 1 "
+      "--seed 3 --json --evaluate 4xk80:spot,1xps --emit-scenario " +
+      path.string());
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  const auto p = nlohmann::json::parse(o.out)["policy"];
+  ASSERT_TRUE(p["advice"].is_object()) << p;
+  EXPECT_EQ(p["market_policy"], p["advice"]["recommended"]);
+  const CliResult sim =
+      run_cli("simulate " + path.string() + " --runs 20 --seed 3 --threads 1 --json");
+  ASSERT_EQ(sim.exit_code, 0) << sim.out;
+  EXPECT_NEAR(nlohmann::json::parse(sim.out)["cost_usd"]["mean"].get<double>(),
+              p["advice"]["expected_cost_usd"].get<double>(), 1e-9);
+}
+
 TEST(PlanCli, EmittedScenarioIsThePlanAndSimulateReproducesTheAdvice) {
   const auto path = fresh_path("scenario", "plan.toml");
   const CliResult o = run_cli(kPlan + " --json --emit-scenario " + path.string());

@@ -483,7 +483,7 @@ void run_plan(const PlanFlags& flags) {
       list.push_back({entry.type, entry.market, entry.count});
     }
     plan::Planner planner(std::move(catalog), throughput, options);
-    const plan::Evaluation e = planner.evaluate(configuration, "evaluate");
+    const plan::Evaluation e = planner.evaluate_with_advice(configuration, "evaluate");
     if (emit(flags, e, "", options, data_dir)) return;
     if (flags.json) {
       nlohmann::json out = evaluation_json(e);

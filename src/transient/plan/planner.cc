@@ -247,6 +247,16 @@ std::optional<PolicyAdvice> Planner::advise_policy(const Configuration& configur
   return advice;
 }
 
+Evaluation Planner::evaluate_with_advice(const Configuration& configuration,
+                                         const std::string& label) const {
+  Evaluation e = evaluate(configuration, label);
+  if (e.policy) {
+    e.policy->advice = advise_policy(configuration);
+    if (e.policy->advice) e.policy->market_policy = e.policy->advice->recommended;
+  }
+  return e;
+}
+
 Evaluation Planner::evaluate(const Configuration& configuration, const std::string& label) const {
   Evaluation e = predicted(configuration, label);
   if (options_.runs > 0 && e.steps_per_s > 0.0) e = simulated(std::move(e));

@@ -124,6 +124,11 @@ class Planner {
   // sim::summarize() of sim::run_many(scenario_for(configuration, label), {runs, seed, threads}),
   // what `transient simulate` prints for that scenario, seed and runs.
   Evaluation evaluate(const Configuration& configuration, const std::string& label) const;
+  // evaluate() and, as for a recommended plan, the market policy advised for the configuration
+  // (a deadline, one group on spot, runs > 0): what `plan --evaluate` prints and its
+  // --emit-scenario writes, so that `transient simulate` of that scenario gives the advice.
+  Evaluation evaluate_with_advice(const Configuration& configuration,
+                                  const std::string& label) const;
   // The scenario evaluate() simulates: the request's job on `configuration`, under the market
   // model of its largest spot group, the start-up delays, the architecture's recovery model,
   // 10-minute checkpoints and the replacement policy of the options.
