@@ -431,6 +431,26 @@ TEST(PlanCli, AnEvaluationWithADeadlineEmitsTheAdvisedPolicyAndSimulateReproduce
               p["advice"]["expected_cost_usd"].get<double>(), 1e-9);
 }
 
+// With a deadline and a budget, the plan meets the budget as simulated without a market policy;
+// the recommended policy's expected cost can pass it, and the advice says so (in --json,
+// within_budget), where it said nothing (review of plan against the docs).
+TEST(PlanCli, AnAdvisedPolicyAboveTheBudgetSaysSo) {
+  const std::string request =
+      "plan --workload resnet-32 --steps 64000 --arch ps --deadline 1h --budget 1.04 --runs 50 "
+      "--threads 1";
+  const CliResult o = run_cli(request + " --json");
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  const auto advice = nlohmann::json::parse(o.out)["recommended"]["policy"]["advice"];
+  ASSERT_TRUE(advice.is_object()) << o.out;
+  EXPECT_EQ(advice["within_budget"].get<bool>(), advice["expected_cost_usd"].get<double>() <= 1.04)
+      << advice;
+  EXPECT_FALSE(advice["within_budget"].get<bool>()) << advice;  // $1.05 on 2026-11-30
+  const CliResult text = run_cli(request);
+  ASSERT_EQ(text.exit_code, 0) << text.out;
+  EXPECT_NE(text.out.find("missed the deadline; above the budget ($1.04)"), std::string::npos)
+      << text.out;
+}
+
 TEST(PlanCli, EmittedScenarioIsThePlanAndSimulateReproducesTheAdvice) {
   const auto path = fresh_path("scenario", "plan.toml");
   const CliResult o = run_cli(kPlan + " --json --emit-scenario " + path.string());

@@ -165,6 +165,7 @@ nlohmann::json policy_json(const plan::RunPolicy& p) {
                      {"optimal_exact", a.optimal_exact},
                      {"runs", a.runs},
                      {"checkpoint_interval_s", a.checkpoint_interval_s},
+                     {"within_budget", a.within_budget()},
                      {"policies", policies}};
   }
   return out;

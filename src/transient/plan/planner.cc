@@ -206,6 +206,7 @@ std::optional<PolicyAdvice> Planner::advise_policy(const Configuration& configur
   advice.runs = mc.runs;
   bool bound_held = true;  // no run of a policy that met the deadline cost less than the optimum
   advice.checkpoint_interval_s = s.checkpoint_interval_s;
+  if (request_.has_budget()) advice.budget_usd = request_.budget_usd;
   for (const std::string name : {"greedy", "uniform-progress", "market-aware"}) {
     s.market_policy = name;
     const std::vector<sim::RunResult> runs = sim::run_many(s, mc);

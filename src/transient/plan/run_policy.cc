@@ -25,6 +25,11 @@ const PolicyFigures* PolicyAdvice::chosen() const { return find_figures(policies
 
 const PolicyFigures* PolicyAdvice::optimal() const { return find_figures(policies, "optimal"); }
 
+bool PolicyAdvice::within_budget() const {
+  const PolicyFigures* best = chosen();
+  return budget_usd <= 0.0 || best == nullptr || best->expected_cost_usd <= budget_usd;
+}
+
 std::string PolicyAdvice::text() const {
   const PolicyFigures* best = chosen();
   if (best == nullptr) return "";
@@ -40,6 +45,7 @@ std::string PolicyAdvice::text() const {
   }
   out += fmt::format(" over {} runs of the market planned with; {:.0f}% missed the deadline", runs,
                      100 * best->deadline_miss_share);
+  if (!within_budget()) out += "; above the budget (" + money(budget_usd) + ")";
   return out;
 }
 

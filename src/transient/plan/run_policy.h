@@ -31,13 +31,19 @@ struct PolicyAdvice {
   bool optimal_exact =
       false;  // `optimal` is the exact optimum (a replayed trace), else a heuristic
   double checkpoint_interval_s = 0.0;  // the periodic checkpoints of the runs (0 = none)
+  // The request's budget (0 = none): the plan met it as simulated without a market policy, and
+  // the recommended policy's expected cost may still pass it, which text() then says.
+  double budget_usd = 0.0;
 
+  // Whether the recommended policy's expected cost is within the budget (true without one).
+  bool within_budget() const;
   // The recommended policy's figures; null if it is not in `policies` (a bug).
   const PolicyFigures* chosen() const;
   // The figures of `optimal`, or null when it could not run.
   const PolicyFigures* optimal() const;
   // "run with the `greedy` market policy: expected $2.47, 0.0% above the offline optimum ($2.47)
-  // on average over 20 runs of the market planned with; 0% missed the deadline".
+  // on average over 20 runs of the market planned with; 0% missed the deadline", and "; above
+  // the budget ($2.40)" when it is.
   std::string text() const;
 };
 
