@@ -472,7 +472,29 @@ TEST(Elastic, AFloodOfIdleConnectionsKeepsNoWorkerOutAndIsLoggedInBrief) {
     ::close(fd);
   }
   EXPECT_EQ(refused, 60);
-  // A worker with the token joins while the idle connections are held open.
+  // Strangers from 8 hosts (127.0.0.2-9, all loopback) that say hello and hold the challenge
+  // unanswered fill the 64 places of unproven connections, where only connections without a
+  // hello gave way: every worker was refused for as long as they were renewed.
+  std::vector<int> challenged;
+  for (int host = 2; host <= 9; ++host) {
+    for (int i = 0; i < 8; ++i) {
+      const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      sockaddr_in from{};
+      from.sin_family = AF_INET;
+      ::inet_pton(AF_INET, ("127.0.0." + std::to_string(host)).c_str(), &from.sin_addr);
+      ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof(from)), 0);
+      ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&target), sizeof(target)), 0);
+      const nlohmann::json hello{{"hello", "transient-worker"},
+                                 {"version", kProtocolVersion},
+                                 {"nonce", std::string(32, 'b')},
+                                 {"worker", "stranger"}};
+      ASSERT_TRUE(send_line(fd, hello.dump()));
+      ASSERT_NE(read_line(fd).find("challenge"), std::string::npos);
+      challenged.push_back(fd);
+    }
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));  // past a round trip's grace
+  // A worker with the token joins while the idle and the challenged connections are held open.
   CliProcess joiner(
       {"worker", "--coordinator", address, "--token-file", dir + "/token", "--threads", "1"},
       dir + "-joiner");
@@ -481,6 +503,7 @@ TEST(Elastic, AFloodOfIdleConnectionsKeepsNoWorkerOutAndIsLoggedInBrief) {
     return generation != nullptr && generation.at("members").size() == 2u;
   })) << "the worker with the token was kept out";
   for (const int fd : idle) ::close(fd);
+  for (const int fd : challenged) ::close(fd);
   ::kill(job.pid(), SIGINT);
   const auto done = job.wait();
   ASSERT_EQ(done.exit_code, kExitPaused) << done.err;

@@ -42,8 +42,9 @@ constexpr double kHelloTimeoutS = 5;            // a connection must say hello w
 constexpr long kMaxStrangers = 64;              // connections not yet admitted
 constexpr std::size_t kStrangerMaxLine = 4096;  // bytes of a line before the token is proven
 constexpr long kMaxStrangersPerHost = 8;        // ... of them from one host
-constexpr long kLoggedDropsPerWindow = 20;      // dropped connections logged one by one ...
-constexpr double kDropWindowS = 10;             // ... in each window of this length
+constexpr double kProofGraceS = 1;          // a worker answers the challenge within a round trip
+constexpr long kLoggedDropsPerWindow = 20;  // dropped connections logged one by one ...
+constexpr double kDropWindowS = 10;         // ... in each window of this length
 constexpr std::int64_t kMaxCheckpointBytes = std::int64_t{1} << 40;  // 1 TiB
 constexpr std::size_t kChunkBytes = 512 << 10;       // of a checkpoint sent to a worker
 constexpr std::size_t kMaxRowBytes = 512;            // of a steps.csv row
@@ -61,11 +62,12 @@ double rounded_ms(double seconds) { return std::round(seconds * 1e6) / 1e6; }
 struct Coordinator::Peer {
   std::unique_ptr<LineChannel> channel;
   Clock::time_point opened;
-  std::string worker;     // empty until admitted
-  nlohmann::json hello;   // the hello, kept until the worker proves the token
-  std::string challenge;  // the nonce this coordinator sent it ("" before the hello)
-  std::string bye;        // the reason the worker gave before closing
-  bool dead = false;      // to be removed at the end of the round
+  std::string worker;            // empty until admitted
+  nlohmann::json hello;          // the hello, kept until the worker proves the token
+  std::string challenge;         // the nonce this coordinator sent it ("" before the hello)
+  Clock::time_point challenged;  // when it was sent
+  std::string bye;               // the reason the worker gave before closing
+  bool dead = false;             // to be removed at the end of the round
 };
 
 // What the shell holds for a worker the machine knows: its connection and what it is sending.
@@ -261,10 +263,12 @@ void Coordinator::accept_connections() {
     auto peer = std::make_unique<Peer>();
     peer->channel = std::make_unique<LineChannel>(fd, peer_name);
     // Connections that have not proven the token are bounded per source host and in all. At a
-    // bound the oldest of them that has not even said hello gives way to the newest (a worker
-    // says hello at once and proves the token in a round trip), so that idle connections,
-    // however many, cannot keep a worker that holds the token out.
+    // bound the oldest of them that has not said hello, or has held its challenge unanswered for
+    // longer than a round trip, gives way to the newest (a worker says hello at once and proves
+    // the token in a round trip), so that strangers, however many hosts they come from, cannot
+    // keep a worker that holds the token out.
     const std::string host = host_of(peer_name);
+    const auto now = Clock::now();
     long from_host = 0;
     long strangers = 0;
     Peer* idle_of_host = nullptr;
@@ -274,7 +278,9 @@ void Coordinator::accept_connections() {
       ++strangers;
       const bool same_host = host_of(p->channel->peer()) == host;
       from_host += same_host;
-      if (!p->challenge.empty()) continue;  // in the middle of its handshake
+      if (!p->challenge.empty() && seconds_between(p->challenged, now) < kProofGraceS) {
+        continue;  // in the middle of its handshake
+      }
       if (idle == nullptr || p->opened < idle->opened) idle = p.get();
       if (same_host && (idle_of_host == nullptr || p->opened < idle_of_host->opened)) {
         idle_of_host = p.get();
@@ -288,9 +294,11 @@ void Coordinator::accept_connections() {
       continue;  // the channel closes as `peer` goes
     }
     if (evicted != nullptr) {
-      drop_garbage(*evicted, "idle without a hello while newer connections wait");
+      drop_garbage(*evicted, evicted->challenge.empty()
+                                 ? "idle without a hello while newer connections wait"
+                                 : "the challenge unanswered while newer connections wait");
     }
-    peer->opened = Clock::now();
+    peer->opened = now;
     // Before it has proven the token a connection may send a few KiB, not a megabyte per line.
     peer->channel->set_max_line(kStrangerMaxLine);
     peers_.push_back(std::move(peer));
@@ -410,6 +418,7 @@ void Coordinator::handle_hello(Peer& peer, const nlohmann::json& message) {
     }
     peer.hello = message;
     peer.challenge = new_nonce();
+    peer.challenged = Clock::now();
     peer.channel->send({{"challenge", peer.challenge},
                         {"proof", token_proof(token_, "coordinator", nonce, peer.challenge)}});
     return;
