@@ -332,6 +332,10 @@ class Worker {
     for (const auto& id : unreachable) {
       named += (named.empty() ? "; it cannot reach " : ", ") + id + " at " + probe_of(id);
     }
+    // A leaving worker stores its state before it reports, as at a boundary: once every member
+    // has reported, the coordinator lets a leaving worker go and closes its connection, which
+    // cut off an upload still on its way (the peers that failed with it may all be leaving too).
+    if (leaving) store_state_on_leaving();
     report("failed", holds_state_ ? step_ : -1, std::max(attempted, step_), leaving, reason,
            unreachable, failure.what());
     // The coordinator records it (a generation_failed event); a --quiet worker's launcher says
@@ -341,7 +345,6 @@ class Worker {
                  static_cast<long long>(config_.generation), failure.what(), named.c_str());
     }
     if (!leaving) return std::nullopt;
-    store_state_on_leaving();  // the peers that failed with it may all be leaving too
     connection_.leave(reason);
     return 0;
   }
