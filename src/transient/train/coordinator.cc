@@ -646,6 +646,7 @@ void Coordinator::roll_back(std::int64_t step, const std::string& loss, const st
   // start the next generation from the newest checkpoint left (or afresh) with the learning rate
   // halved from there on.
   rolled_back_generation_ = membership_.generation();
+  set_aside_from_step_ = step - 1;
   ++rollbacks_;
   lr_scale_ /= 2;
   std::vector<std::string> set_aside;
@@ -824,6 +825,23 @@ void Coordinator::handle_checkpoint(Worker& worker, const message::CheckpointPar
                   {"file", incoming.record.file},
                   {"worker", worker.id}});
   reply_to(worker, id, {{"file", incoming.record.file}});
+  if (rolled_back_generation_ == membership_.generation() &&
+      incoming.record.step >= set_aside_from_step_) {
+    // An upload the rollback overtook (rank 0's writer was sending it when another member
+    // reported the divergence): set aside as the rollback set aside its steps, so that the next
+    // generation does not start from it. Stored first, so that its writer hears no failure.
+    try {
+      checkpoints_->set_aside_from(set_aside_from_step_, "diverged-");
+      events_.append({{"event", "checkpoint_set_aside"},
+                      {"step", incoming.record.step},
+                      {"file", incoming.record.file},
+                      {"reason", "written while the job rolled back to before step " +
+                                     std::to_string(set_aside_from_step_)}});
+    } catch (const std::exception& error) {
+      membership_.end_job("cannot set aside the checkpoint of step " +
+                          std::to_string(incoming.record.step) + ": " + error.what());
+    }
+  }
   worker.incoming.reset();
 }
 
