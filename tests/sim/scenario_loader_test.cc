@@ -189,6 +189,9 @@ TEST(ScenarioLoader, ErrorsNameFileLineAndAcceptedValues) {
   EXPECT_EQ(
       error_of(valid + "[policy]\nmarket = \"greedy\"\n"),
       "bad.toml:27: [policy] market: a market policy needs a deadline; add deadline to [job]");
+  // Decision ticks from a second: a prior counts a month of them (1 ms made more than an int).
+  EXPECT_EQ(error_of(valid + "[policy]\ndecision_interval = 0.001\n"),
+            "bad.toml:27: [policy] decision_interval: accepted: a duration of at least 1 s");
   EXPECT_EQ(error_of(valid + "[policy]\nmarket = \"lucky\"\n"),
             "bad.toml:27: [policy] market: unknown market policy \"lucky\"; accepted: spot-only, "
             "on-demand-only, greedy, uniform-progress, market-aware, optimal, none");

@@ -492,8 +492,10 @@ class Loader {
       }
     }
     s.decision_interval_s = section.duration_s("decision_interval", s.decision_interval_s);
-    if (!(s.decision_interval_s > 0.0)) {
-      section.fail("decision_interval", "accepted: a duration > 0");
+    // From a second: the policies' priors count a month of decision ticks (1 ms made 2.6e9 of
+    // them, past an int, and the prior one tick).
+    if (!(s.decision_interval_s >= 1.0)) {
+      section.fail("decision_interval", "accepted: a duration of at least 1 s");
     }
   }
 
