@@ -410,16 +410,22 @@ TEST(PlanCli, AGpuTypeSoldOnlyOnSpotIsPlannedWithoutAMarketPolicyOrAnOnDemandFal
   EXPECT_EQ(sim.exit_code, 0) << sim.out;
 }
 
+// `plan --evaluate 4xk80:spot,1xps` of ResNet-32 with `request` (a deadline or a budget), 20
+// runs of seed 3, in --json, its scenario written to `scenario`.
+CliResult evaluate_4xk80(const std::string& request, const std::filesystem::path& scenario) {
+  return run_cli("plan --workload resnet-32 --steps 64000 " + request +
+                 " --arch ps --runs 20 --threads 1 --seed 3 --json --evaluate 4xk80:spot,1xps "
+                 "--emit-scenario " +
+                 scenario.string());
+}
+
 // --evaluate with a deadline advises the market policy as a recommended plan does, and its
 // scenario holds that advice: simulate reproduces the advice's expected cost. The scenario held
 // a `greedy` placeholder that nothing had simulated, and simulate's figures matched neither the
 // evaluation nor any advice (review of plan against the docs).
 TEST(PlanCli, AnEvaluationWithADeadlineEmitsTheAdvisedPolicyAndSimulateReproducesIt) {
   const auto path = fresh_path("evaluate-deadline", "plan.toml");
-  const CliResult o = run_cli(
-      "plan --workload resnet-32 --steps 64000 --deadline 2h --arch ps --runs 20 --threads 1 "
-      "--seed 3 --json --evaluate 4xk80:spot,1xps --emit-scenario " +
-      path.string());
+  const CliResult o = evaluate_4xk80("--deadline 2h", path);
   ASSERT_EQ(o.exit_code, 0) << o.out;
   const auto p = nlohmann::json::parse(o.out)["policy"];
   ASSERT_TRUE(p["advice"].is_object()) << p;
@@ -525,10 +531,7 @@ TEST(PlanCli, AScenarioEmittedWithAFitModelFileSimulatesWithIt) {
 // same seed and runs: one definition (sim::summarize) of the mean and p95 time and the rest.
 TEST(PlanCli, EvaluateAndSimulatePrintTheSameStatistics) {
   const auto path = fresh_path("same_statistics", "plan.toml");
-  const CliResult o = run_cli(
-      "plan --workload resnet-32 --steps 64000 --budget 100 --arch ps --runs 20 --threads 1 "
-      "--seed 3 --json --evaluate 4xk80:spot,1xps --emit-scenario " +
-      path.string());
+  const CliResult o = evaluate_4xk80("--budget 100", path);
   ASSERT_EQ(o.exit_code, 0) << o.out;
   const auto plan = nlohmann::json::parse(o.out);
   const CliResult s =

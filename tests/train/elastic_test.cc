@@ -455,16 +455,19 @@ TEST(Elastic, AFloodOfIdleConnectionsKeepsNoWorkerOutAndIsLoggedInBrief) {
     while (::recv(fd, &c, 1, 0) == 1 && c != '\n') line += c;
     return line;
   };
+  // A stranger's hello on `fd`, and whether the coordinator answered it with a challenge.
+  auto say_hello = [&](int fd, char nonce) {
+    const nlohmann::json hello{{"hello", "transient-worker"},
+                               {"version", kProtocolVersion},
+                               {"nonce", std::string(32, nonce)},
+                               {"worker", "stranger"}};
+    return send_line(fd, hello.dump()) && read_line(fd).find("challenge") != std::string::npos;
+  };
   int refused = 0;
   for (int i = 0; i < 60; ++i) {
     const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&target), sizeof(target)), 0);
-    const nlohmann::json hello{{"hello", "transient-worker"},
-                               {"version", kProtocolVersion},
-                               {"nonce", std::string(32, 'a')},
-                               {"worker", "stranger"}};
-    ASSERT_TRUE(send_line(fd, hello.dump()));
-    ASSERT_NE(read_line(fd).find("challenge"), std::string::npos);
+    ASSERT_TRUE(say_hello(fd, 'a'));
     const nlohmann::json answer = i % 2 == 0 ? nlohmann::json{{"proof", "00"}}
                                              : nlohmann::json{{"bye", std::string(4000, 'x')}};
     ASSERT_TRUE(send_line(fd, answer.dump()));
@@ -484,12 +487,7 @@ TEST(Elastic, AFloodOfIdleConnectionsKeepsNoWorkerOutAndIsLoggedInBrief) {
       ::inet_pton(AF_INET, ("127.0.0." + std::to_string(host)).c_str(), &from.sin_addr);
       ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof(from)), 0);
       ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&target), sizeof(target)), 0);
-      const nlohmann::json hello{{"hello", "transient-worker"},
-                                 {"version", kProtocolVersion},
-                                 {"nonce", std::string(32, 'b')},
-                                 {"worker", "stranger"}};
-      ASSERT_TRUE(send_line(fd, hello.dump()));
-      ASSERT_NE(read_line(fd).find("challenge"), std::string::npos);
+      ASSERT_TRUE(say_hello(fd, 'b'));
       challenged.push_back(fd);
     }
   }
@@ -939,11 +937,7 @@ TEST(Elastic, WhenEveryWorkerIsGoneTheNextToJoinResumesFromTheLatestCheckpoint) 
   const auto worker = worker_command(dir, address);
   auto first = std::make_unique<CliProcess>(worker, dir + "-a");
   auto second = std::make_unique<CliProcess>(worker, dir + "-b");
-  ASSERT_TRUE(wait_until([&] {
-    CheckpointDirectory directory(dir + "/checkpoints", 3);
-    const auto records = directory.list();
-    return !records.empty() && records.back().step >= 60;
-  }));
+  ASSERT_TRUE(wait_for_checkpoint(dir, 60));
   first->kill_group();
   second->kill_group();
   ASSERT_TRUE(wait_until([&] { return last_event(events_so_far(dir), "waiting") != nullptr; }));
@@ -978,11 +972,7 @@ TEST(Elastic, WhenEveryWorkerIsGoneAndNoCheckpointIsValidTheJobFailsWithItsRecor
                          dir + ".log");
   const auto worker = worker_command(dir, front_door(dir));
   auto first = std::make_unique<CliProcess>(worker, dir + "-a");
-  ASSERT_TRUE(wait_until([&] {
-    CheckpointDirectory directory(dir + "/checkpoints", 3);
-    const auto records = directory.list();
-    return !records.empty() && records.back().step >= 40;
-  }));
+  ASSERT_TRUE(wait_for_checkpoint(dir, 40));
   first->kill_group();
   ASSERT_TRUE(wait_until([&] { return last_event(events_so_far(dir), "waiting") != nullptr; }));
   CheckpointDirectory directory(dir + "/checkpoints", 3);
