@@ -32,6 +32,10 @@ struct InstanceType {
   // Price per hour in `market`. REQUIRES: has_market(market).
   double price_usd_per_h(Market market) const;
   bool has_market(Market market) const;
+  // Sold on spot and on demand: what a market policy, which moves servers between the two, needs.
+  bool sold_in_both_markets() const {
+    return has_market(Market::spot) && has_market(Market::on_demand);
+  }
   // GPU TFLOPS of the whole server.
   double total_tflops() const { return gpu_tflops * gpus; }
 };

@@ -86,15 +86,20 @@ T whole_number_as(const nlohmann::json& value, const char* key,
   }
 }
 
-// The whole number at `key` of `object`; a missing key throws as at() does.
-inline std::int64_t integer_at(const nlohmann::json& object, const char* key) {
-  return whole_number(object.at(key), key);
+// The whole number at `key` of `object`, from `min` to `max`; a missing key throws as at() does.
+inline std::int64_t integer_at(const nlohmann::json& object, const char* key,
+                               std::int64_t min = std::numeric_limits<std::int64_t>::min(),
+                               std::int64_t max = std::numeric_limits<std::int64_t>::max()) {
+  return whole_number(object.at(key), key, min, max);
 }
 
-// The whole number at `key` of `object`, or `absent` when there is no such key.
-inline std::int64_t integer_or(const nlohmann::json& object, const char* key, std::int64_t absent) {
+// The whole number at `key` of `object` (from `min` to `max`), or `absent` when there is no
+// such key.
+inline std::int64_t integer_or(const nlohmann::json& object, const char* key, std::int64_t absent,
+                               std::int64_t min = std::numeric_limits<std::int64_t>::min(),
+                               std::int64_t max = std::numeric_limits<std::int64_t>::max()) {
   const auto found = object.find(key);
-  return found == object.end() ? absent : whole_number(*found, key);
+  return found == object.end() ? absent : whole_number(*found, key, min, max);
 }
 
 }  // namespace transient

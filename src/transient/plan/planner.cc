@@ -21,12 +21,6 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // Periodic checkpoints of the simulated plans: TensorFlow's default, and our trainer's.
 constexpr double kCheckpointIntervalS = 600.0;
 
-// Whether a market policy can move workers of `type` between spot and on demand (and fall back
-// to on demand): a catalog may sell a type in one market only.
-bool sold_in_both_markets(const cloud::InstanceType& type) {
-  return type.has_market(cloud::Market::spot) && type.has_market(cloud::Market::on_demand);
-}
-
 sim::MonteCarloOptions monte_carlo_options(const PlanOptions& options) {
   sim::MonteCarloOptions mc;
   mc.runs = options.runs;
@@ -148,7 +142,7 @@ RunPolicy Planner::policy_for(const Evaluation& e) const {
   }
   // A market policy moves one homogeneous group of workers between markets (sim/simulator.h),
   // so its type must be sold in both.
-  if (c.workers.size() != 1 || !sold_in_both_markets(c.workers[0].type)) return policy;
+  if (c.workers.size() != 1 || !c.workers[0].type.sold_in_both_markets()) return policy;
   policy.market_policy = "greedy";  // until advise_policy() has simulated the others
   Fallback f;
   f.servers = c.total_workers();
@@ -187,7 +181,7 @@ sim::Scenario Planner::scenario_for(const Configuration& configuration,
 std::optional<PolicyAdvice> Planner::advise_policy(const Configuration& configuration) const {
   if (!request_.has_deadline() || options_.runs <= 0 || configuration.workers.size() != 1 ||
       configuration.workers[0].market != cloud::Market::spot ||
-      !sold_in_both_markets(configuration.workers[0].type)) {
+      !configuration.workers[0].type.sold_in_both_markets()) {
     return std::nullopt;
   }
   sim::Scenario s = scenario_for(configuration, "policy advice");
@@ -248,13 +242,16 @@ std::optional<PolicyAdvice> Planner::advise_policy(const Configuration& configur
   return advice;
 }
 
+void Planner::advise(Evaluation& e) const {
+  if (!e.policy) return;
+  e.policy->advice = advise_policy(e.configuration);
+  if (e.policy->advice) e.policy->market_policy = e.policy->advice->recommended;
+}
+
 Evaluation Planner::evaluate_with_advice(const Configuration& configuration,
                                          const std::string& label) const {
   Evaluation e = evaluate(configuration, label);
-  if (e.policy) {
-    e.policy->advice = advise_policy(configuration);
-    if (e.policy->advice) e.policy->market_policy = e.policy->advice->recommended;
-  }
+  advise(e);
   return e;
 }
 
@@ -428,11 +425,7 @@ std::optional<Evaluation> Planner::recommended(const PlanResult& result) const {
       if (e.acceptable && (!best || objective_less(e, *best))) best = e;
     }
   }
-  if (best) {
-    RunPolicy& policy = *best->policy;
-    policy.advice = advise_policy(best->configuration);
-    if (policy.advice) policy.market_policy = policy.advice->recommended;
-  }
+  if (best) advise(*best);
   return best;
 }
 

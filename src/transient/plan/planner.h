@@ -157,6 +157,9 @@ class Planner {
                      bool any_chosen) const;
 
   std::optional<PolicyAdvice> advise_policy(const Configuration& configuration) const;
+  // The market policy advised for `e`'s configuration set in its policy (a plan recommended, or
+  // one evaluated), when advise_policy() gives one.
+  void advise(Evaluation& e) const;
   double predicted_time_s(const Configuration& c, double steps_per_s) const;
   bool objective_less(const Evaluation& a, const Evaluation& b) const;
   RunPolicy policy_for(const Evaluation& e) const;

@@ -36,8 +36,7 @@ RegionSimulator::RegionSimulator(Scenario scenario) : scenario_(std::move(scenar
                      std::to_string(s.workers.size()) + " worker groups");
   }
   const ServerGroup& group = s.workers[0];
-  if (!group.type.has_market(cloud::Market::spot) ||
-      !group.type.has_market(cloud::Market::on_demand)) {
+  if (!group.type.sold_in_both_markets()) {
     throw InputError("several regions need workers sold both on spot and on demand; \"" +
                      group.type.name + "\" is not");
   }

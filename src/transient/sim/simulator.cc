@@ -124,12 +124,12 @@ Simulator::Simulator(Scenario scenario) : scenario_(std::move(scenario)) {
     }
     // Every policy is weighed against both markets' prices (the deadline state, the optimum).
     const cloud::InstanceType& type = scenario_.workers[0].type;
-    for (const cloud::Market market : {cloud::Market::spot, cloud::Market::on_demand}) {
-      if (!type.has_market(market)) {
-        throw InputError("a market policy moves the workers between spot and on demand, and \"" +
-                         type.name + "\" has no " + std::string(cloud::to_string(market)) +
-                         " price; accepted: a type sold in both markets, or market = \"none\"");
-      }
+    if (!type.sold_in_both_markets()) {
+      const cloud::Market lacking =
+          type.has_market(cloud::Market::spot) ? cloud::Market::on_demand : cloud::Market::spot;
+      throw InputError("a market policy moves the workers between spot and on demand, and \"" +
+                       type.name + "\" has no " + std::string(cloud::to_string(lacking)) +
+                       " price; accepted: a type sold in both markets, or market = \"none\"");
     }
   }
 

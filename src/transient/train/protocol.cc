@@ -70,12 +70,11 @@ nlohmann::json to_json(const ProgressReport& report) {
 }
 
 std::int64_t step_or(const nlohmann::json& message, const char* key, std::int64_t absent) {
-  const auto found = message.find(key);
-  return found == message.end() ? absent : whole_number(*found, key, -1, kMaxWireStep);
+  return integer_or(message, key, absent, -1, kMaxWireStep);
 }
 
 std::int64_t step_at(const nlohmann::json& message, const char* key) {
-  return whole_number(message.at(key), key, -1, kMaxWireStep);
+  return integer_at(message, key, -1, kMaxWireStep);
 }
 
 ProgressReport progress_report_from_json(const nlohmann::json& j) {
