@@ -249,21 +249,48 @@ std::string LineChannel::local_host() const {
 bool LineChannel::send(const nlohmann::json& message) {
   const std::string text = message.dump() + "\n";
   std::lock_guard<std::mutex> lock(send_mutex_);
-  std::size_t sent = 0;
-  while (sent < text.size()) {
-    const ssize_t n = ::send(fd_, text.data() + sent, text.size() - sent, MSG_NOSIGNAL);
+  queued_ += text;
+  return write_queued_locked(true);
+}
+
+bool LineChannel::queue(const nlohmann::json& message) {
+  std::lock_guard<std::mutex> lock(send_mutex_);
+  queued_ += message.dump();
+  queued_ += '\n';
+  return write_queued_locked(false);
+}
+
+bool LineChannel::flush() {
+  std::lock_guard<std::mutex> lock(send_mutex_);
+  return write_queued_locked(false);
+}
+
+bool LineChannel::write_queued_locked(bool wait) {
+  while (queued_from_ < queued_.size()) {
+    const ssize_t n =
+        ::send(fd_, queued_.data() + queued_from_, queued_.size() - queued_from_, MSG_NOSIGNAL);
     if (n > 0) {
-      sent += static_cast<std::size_t>(n);
+      queued_from_ += static_cast<std::size_t>(n);
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      if (!wait) {
+        // What was written goes, so that a queue that is never quite empty does not grow.
+        if (queued_from_ >= (1u << 20)) {
+          queued_.erase(0, queued_from_);
+          queued_from_ = 0;
+        }
+        return true;
+      }
       pollfd waiting{fd_, POLLOUT, 0};
       if (::poll(&waiting, 1, 5000) <= 0) return false;
       continue;
     }
     return false;
   }
+  queued_.clear();
+  queued_from_ = 0;
   return true;
 }
 

@@ -77,8 +77,23 @@ class LineChannel {
   // text without brackets; "" if the socket cannot say.
   std::string local_host() const;
 
-  // Writes `message` and a newline; false if the connection is broken. Thread-safe.
+  // Writes what queue() left, then `message` and a newline, waiting while the peer reads (at
+  // most 5 s without progress); false if the connection is broken or the peer stopped reading.
+  // Thread-safe.
   bool send(const nlohmann::json& message);
+
+  // The coordinator's way for bulk data (a checkpoint a worker fetches), which must not hold its
+  // one thread while a slow peer reads: `message` and a newline join the queue, and as much of
+  // the queue as the socket takes now is written. flush() writes more of it, never waiting; the
+  // next send() writes the rest first, so that lines go out in the order they were given. Both
+  // return false if the connection is broken.
+  bool queue(const nlohmann::json& message);
+  bool flush();
+  // Bytes queue() took that are not written yet.
+  std::size_t queued_bytes() const {
+    std::lock_guard<std::mutex> lock(send_mutex_);
+    return queued_.size() - queued_from_;
+  }
 
   enum class Status { kOpen, kClosed, kTooLong };
   // Reads what has arrived (up to kMaxLine bytes) without blocking and appends the complete lines
@@ -102,7 +117,12 @@ class LineChannel {
  private:
   int fd_;
   std::string peer_;
-  std::mutex send_mutex_;
+  // Writes the queue without waiting (wait = false) or until it is empty; under send_mutex_.
+  bool write_queued_locked(bool wait);
+
+  mutable std::mutex send_mutex_;
+  std::string queued_;  // lines queue() took; written from queued_from_ on
+  std::size_t queued_from_ = 0;
   std::string buffer_;
   std::vector<std::string> ready_;
   bool closed_ = false;

@@ -46,7 +46,9 @@ constexpr double kProofGraceS = 1;          // a worker answers the challenge wi
 constexpr long kLoggedDropsPerWindow = 20;  // dropped connections logged one by one ...
 constexpr double kDropWindowS = 10;         // ... in each window of this length
 constexpr std::int64_t kMaxCheckpointBytes = std::int64_t{1} << 40;  // 1 TiB
-constexpr std::size_t kChunkBytes = 512 << 10;       // of a checkpoint sent to a worker
+// Of a checkpoint sent to a worker: a control message to that worker waits for the chunk being
+// written to go out first (LineChannel::send), 87 KiB of base64, not the whole checkpoint.
+constexpr std::size_t kChunkBytes = 64 << 10;
 constexpr std::size_t kMaxRowBytes = 512;            // of a steps.csv row
 constexpr std::int64_t kMaxSamples = 1'000'000'000;  // of a step's part: far above any batch
 
@@ -68,6 +70,15 @@ struct Coordinator::Peer {
   Clock::time_point challenged;  // when it was sent
   std::string bye;               // the reason the worker gave before closing
   bool dead = false;             // to be removed at the end of the round
+  // A checkpoint the worker fetches, queued a chunk at a time as its socket takes them
+  // (send_queued()), so that a worker reading slowly holds none of the coordinator's time.
+  struct Outgoing {
+    std::int64_t id = -1;
+    CheckpointRecord record;
+    std::vector<char> bytes;
+    std::size_t at = 0;  // bytes queued so far
+  };
+  std::optional<Outgoing> outgoing;
 };
 
 // What the shell holds for a worker the machine knows: its connection and what it is sending.
@@ -192,12 +203,18 @@ void Coordinator::drop_dead_peers() {
 void Coordinator::serve_connections(double max_wait_s) {
   std::vector<pollfd> fds;
   fds.push_back({listener_->fd(), POLLIN, 0});
-  for (const auto& peer : peers_) fds.push_back({peer->channel->fd(), POLLIN, 0});
+  for (const auto& peer : peers_) {
+    const bool sending = peer->outgoing || peer->channel->queued_bytes() > 0;
+    fds.push_back({peer->channel->fd(), static_cast<short>(POLLIN | (sending ? POLLOUT : 0)), 0});
+  }
   ::poll(fds.data(), fds.size(), static_cast<int>(std::max(0.0, max_wait_s) * 1000));
   if (fds[0].revents != 0) accept_connections();
   // Every peer is read, not only those poll flagged: a line may wait in a buffer.
   for (std::size_t i = 0; i < peers_.size(); ++i) {
     if (!peers_[i]->dead) read_peer(*peers_[i]);
+  }
+  for (auto& peer : peers_) {
+    if (!peer->dead) send_queued(*peer);
   }
   const auto now = Clock::now();
   for (auto& peer : peers_) {
@@ -854,28 +871,53 @@ void Coordinator::discard_incoming(Worker& worker) {
 }
 
 void Coordinator::send_checkpoint(Worker& worker, const message::FetchCheckpoint& request) {
-  // A member that must start from a checkpoint gets it from here, in chunks, then a reply with
-  // its size and checksum (it checks them again).
+  // A member that must start from a checkpoint gets it from here, in chunks as its socket takes
+  // them (send_queued()), then a reply with its size and checksum (it checks them again).
   const std::int64_t id = request.id;
   const std::string& file = request.file;
   if (worker.peer == nullptr) return;
-  LineChannel& channel = *worker.peer->channel;
+  Peer& peer = *worker.peer;
+  if (peer.outgoing) {
+    reply_to(worker, id, {{"error", "a checkpoint is being sent to this worker already"}});
+    return;
+  }
   try {
     for (const auto& record : checkpoints_->list()) {
       if (record.file != file) continue;
-      const auto bytes = checkpoints_->read_verified(record);
-      for (std::size_t at = 0; at < bytes.size(); at += kChunkBytes) {
-        const std::size_t size = std::min(kChunkBytes, bytes.size() - at);
-        const message::ChunkOf chunk{id, encode_store_value(std::string(bytes.data() + at, size))};
-        if (!channel.send(message::encode(chunk))) return;
-      }
-      reply_to(worker, id, {{"bytes", record.bytes}, {"crc32", record.crc32}});
+      peer.outgoing = Peer::Outgoing{id, record, checkpoints_->read_verified(record)};
+      send_queued(peer);
       return;
     }
     reply_to(worker, id, {{"error", "the job has no checkpoint " + file.substr(0, 64)}});
   } catch (const InputError& error) {
     reply_to(worker, id, {{"error", error.what()}});
   }
+}
+
+void Coordinator::send_queued(Peer& peer) {
+  LineChannel& channel = *peer.channel;
+  // The next chunk once the socket has taken the last one: as fast as the worker reads, and
+  // never more than a chunk waiting here.
+  while (peer.outgoing && channel.queued_bytes() == 0) {
+    auto& out = *peer.outgoing;
+    nlohmann::json line;
+    if (out.at < out.bytes.size()) {
+      const std::size_t size = std::min(kChunkBytes, out.bytes.size() - out.at);
+      line = message::encode(message::ChunkOf{
+          out.id, encode_store_value(std::string(out.bytes.data() + out.at, size))});
+      out.at += size;
+    } else {
+      nlohmann::json reply = {
+          {"store_reply", out.id}, {"bytes", out.record.bytes}, {"crc32", out.record.crc32}};
+      line = message::encode(message::StoreReply{std::move(reply)});
+      peer.outgoing.reset();
+    }
+    if (!channel.queue(line)) {
+      peer.outgoing.reset();  // the connection broke: its reading finds it closed
+      return;
+    }
+  }
+  if (channel.queued_bytes() > 0) channel.flush();
 }
 
 std::optional<double> Coordinator::cost_usd() const {

@@ -188,6 +188,9 @@ class Coordinator : public launch::FleetCoordinator, private elastic::Env {
   // Logs worker_rows_restored once a re-joined worker's kept rows are written.
   void note_rows_restored(Worker& worker);
   void send_checkpoint(Worker& worker, const message::FetchCheckpoint& request);
+  // Queues more of the checkpoint `peer` fetches as its socket takes it, and writes what is
+  // queued without waiting.
+  void send_queued(Peer& peer);
   void discard_incoming(Worker& worker);
   void drop_garbage(Peer& peer, const std::string& reason);
   // Whether one more dropped connection or refused stranger (a peer that has not proved the

@@ -1,0 +1,143 @@
+// The coordinator in this process, on real sockets, against the real worker connection
+// (worker_connection.h) and a hand-made peer: what needs its timing, not a job's training.
+#include "transient/train/coordinator.h"
+
+#include <poll.h>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "transient/records/job_files.h"
+#include "transient/train/channel.h"
+#include "transient/train/checkpoint_directory.h"
+#include "transient/train/event_log.h"
+#include "transient/train/messages.h"
+#include "transient/train/rendezvous_store.h"
+#include "transient/train/token_proof.h"
+#include "transient/train/worker_connection.h"
+
+namespace transient::train {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A coordinator serving on a thread of its own (it is used by one thread) until destroyed.
+class ServedCoordinator {
+ public:
+  ServedCoordinator(const std::string& dir, const std::string& token)
+      : events_(dir + "/events.jsonl"), coordinator_(job(dir), token, options(), events_, {}) {
+    serving_ = std::thread([this] {
+      while (!stop_) coordinator_.poll(0.005);
+    });
+  }
+  ~ServedCoordinator() {
+    stop_ = true;
+    serving_.join();
+  }
+  std::string address() const { return coordinator_.address(); }
+
+ private:
+  static JobConfig job(const std::string& dir) {
+    JobConfig job;
+    job.options.job_dir = dir;
+    job.options.heartbeat_timeout_s = 300;  // the hand-made peer sends no heartbeats
+    job.train_samples = 100;
+    job.total_steps = 10;
+    return job;
+  }
+  static CoordinatorOptions options() {
+    CoordinatorOptions options;
+    options.dashboard = "off";
+    options.initial_workers = 3;  // more than come: no generation forms
+    options.initial_wait_s = 300;
+    options.identify_checkpoint = [](const std::vector<char>&, const std::string&) {
+      return CheckpointIdentity{};
+    };
+    return options;
+  }
+
+  EventLog events_;
+  Coordinator coordinator_;
+  std::atomic<bool> stop_{false};
+  std::thread serving_;
+};
+
+// Admits a hand-made worker on `channel`: the hello, the token's proof, the admission.
+void admit(LineChannel& channel, const std::string& token) {
+  const std::string nonce = new_nonce();
+  ASSERT_TRUE(channel.send({{"hello", "transient-worker"},
+                            {"version", kProtocolVersion},
+                            {"worker", ""},
+                            {"pid", 1},
+                            {"nonce", nonce}}));
+  const auto challenge = channel.read_line(30);
+  ASSERT_TRUE(challenge.has_value());
+  const auto theirs = nlohmann::json::parse(*challenge).at("challenge").get<std::string>();
+  ASSERT_TRUE(channel.send({{"proof", token_proof(token, "worker", theirs, nonce)}}));
+  const auto admitted = channel.read_line(30);
+  ASSERT_TRUE(admitted.has_value());
+  ASSERT_TRUE(nlohmann::json::parse(*admitted).contains("admitted")) << *admitted;
+}
+
+// A worker that fetches a checkpoint and reads it slowly (here: not at all until another worker
+// has fetched the same checkpoint) holds none of the coordinator's time: the other is admitted
+// and served meanwhile, and the slow one then receives the whole checkpoint intact. The
+// coordinator sent a checkpoint in one go on its one thread, and gave up on a peer that read
+// nothing for 5 s, cutting its stream in the middle of a line (the slow one never got its reply).
+TEST(CoordinatorCheckpoints, AWorkerReadingSlowlyHoldsNoneOfTheCoordinatorsTime) {
+  const std::string dir = ::testing::TempDir() + "/coordinator_slow_fetch";
+  fs::remove_all(dir);
+  fs::create_directories(records::JobFiles(dir).checkpoints());
+  // Far more than the sockets' buffers hold (a few MiB on loopback), so that the slow one's
+  // unread bytes stop the sending.
+  std::vector<char> bytes(24 << 20);
+  std::mt19937 draw(7);
+  for (char& byte : bytes) byte = static_cast<char>(draw());
+  const auto record = CheckpointDirectory(records::JobFiles(dir).checkpoints(), 3)
+                          .write(5, std::string_view(bytes.data(), bytes.size()));
+  const std::string token = new_job_token();
+  ServedCoordinator coordinator(dir, token);
+  const auto endpoint = parse_endpoint(coordinator.address(), "the coordinator");
+
+  auto slow = LineChannel::connect(endpoint, 30);
+  ASSERT_NE(slow, nullptr);
+  admit(*slow, token);
+  ASSERT_TRUE(slow->send(message::encode(message::FetchCheckpoint{record.file, 1})));
+  pollfd sending{slow->fd(), POLLIN, 0};
+  ASSERT_EQ(::poll(&sending, 1, 30000), 1) << "the coordinator sent nothing of the checkpoint";
+
+  {
+    Connection other(endpoint, token, "");
+    const auto fetched = other.fetch_checkpoint(record);
+    EXPECT_TRUE(fetched == bytes) << "the other worker's copy differs";
+  }
+
+  std::string received;
+  nlohmann::json reply;
+  while (reply.is_null()) {
+    const auto line = slow->read_line(15);
+    ASSERT_TRUE(line.has_value()) << "the slow worker's fetch ended after " << received.size()
+                                  << " of " << bytes.size() << " bytes without a reply";
+    const auto message = message::decode_to_worker(nlohmann::json::parse(*line));
+    if (const auto* chunk = std::get_if<message::ChunkOf>(&message)) {
+      ASSERT_EQ(chunk->id, 1);
+      received += decode_store_value(chunk->data);
+    } else if (const auto* answer = std::get_if<message::StoreReply>(&message)) {
+      reply = answer->reply;
+    }
+  }
+  EXPECT_EQ(reply.at("store_reply"), 1);
+  EXPECT_EQ(reply.at("bytes"), record.bytes);
+  EXPECT_EQ(reply.at("crc32"), record.crc32);
+  EXPECT_TRUE(received == std::string(bytes.data(), bytes.size()))
+      << "the slow worker's copy differs";
+}
+
+}  // namespace
+}  // namespace transient::train
