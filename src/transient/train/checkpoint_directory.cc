@@ -61,6 +61,7 @@ CheckpointRecord CheckpointDirectory::write(std::int64_t step, std::string_view 
   record.step = step;
   record.bytes = static_cast<std::int64_t>(bytes.size());
   record.crc32 = crc32_of(bytes.data(), bytes.size());
+  unlist_if_replaced(record);
   write_file_atomically(path_of(record), bytes);
   add_to_manifest(record);
   record.write_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -73,6 +74,13 @@ std::string CheckpointDirectory::incoming_path(std::int64_t step, const std::str
 }
 
 void CheckpointDirectory::adopt(const std::string& temporary, const CheckpointRecord& record) {
+  try {
+    unlist_if_replaced(record);
+  } catch (const InputError&) {
+    std::error_code ignored;
+    std::filesystem::remove(temporary, ignored);
+    throw;
+  }
   std::error_code error;
   std::filesystem::rename(temporary, path_of(record), error);
   if (error) {
@@ -126,6 +134,18 @@ void CheckpointDirectory::add_to_manifest(const CheckpointRecord& record) const 
   write_manifest(kept);
   // Only now that the manifest no longer lists them may the old files go.
   for (const auto& old : dropped) std::filesystem::remove(path_of(old));
+}
+
+void CheckpointDirectory::unlist_if_replaced(const CheckpointRecord& record) const {
+  ManifestLock lock(dir_);
+  auto records = list();
+  const auto listed = std::find_if(records.begin(), records.end(),
+                                   [&](const auto& old) { return old.step == record.step; });
+  if (listed == records.end() || (listed->bytes == record.bytes && listed->crc32 == record.crc32)) {
+    return;
+  }
+  records.erase(listed);
+  write_manifest(records);
 }
 
 void CheckpointDirectory::write_manifest(const std::vector<CheckpointRecord>& records) const {

@@ -4,7 +4,8 @@
 //
 // A checkpoint is written under a temporary name, fsync'ed, renamed into place and the directory
 // fsync'ed (core's write_file_atomically); only then is the manifest rewritten the same way, so
-// a crash at any instant leaves the previous manifest and every checkpoint it lists intact. The
+// a crash at any instant leaves the previous manifest and every checkpoint it lists intact (a
+// step's checkpoint written again with other bytes is first taken out of the manifest). The
 // checksum lives in the manifest, not in the .pt file, so that the file stays a plain torch.load
 // archive. Reading verifies size and checksum.
 #pragma once
@@ -63,6 +64,10 @@ class CheckpointDirectory {
 
  private:
   void write_manifest(const std::vector<CheckpointRecord>& records) const;
+  // Takes the checkpoint of `record`'s step out of the manifest if it lists other bytes for it:
+  // its file is about to be replaced, and a crash before the manifest lists the new one must not
+  // leave it vouching for a file whose checksum it does not hold.
+  void unlist_if_replaced(const CheckpointRecord& record) const;
   void add_to_manifest(const CheckpointRecord& record) const;
 
   std::string dir_;
