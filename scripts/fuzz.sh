@@ -22,8 +22,8 @@ opt=${OPT:--O1}
 
 # -O1 with line tables only, as libFuzzer suggests: symbolized reports, a little quicker to build
 # than -O2 -g (13.0 s against 14.5 s of CPU for structured_input.cc, where toml++ is compiled).
-# CTest's short run, 2000 inputs a target, builds at -O0: 135 s of CPU against 221 s for the tree,
-# and its inputs take about 20 s more in all.
+# CTest's short run, 500 inputs a target, builds at -O0: 135 s of CPU against 221 s for the tree,
+# and its inputs take about 5 s more in all.
 # A unity build, each library one translation unit: the headers every file includes (nlohmann's
 # JSON, the standard library) are compiled once per library, not once per file: 221 s of CPU for
 # the whole tree against 344 s (docs/benchmarks.md, "The fuzzers' clang tree"). Its price, a
