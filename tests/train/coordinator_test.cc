@@ -13,9 +13,11 @@
 #include <thread>
 #include <vector>
 
+#include "transient/core/error.h"
 #include "transient/records/job_files.h"
 #include "transient/train/channel.h"
 #include "transient/train/checkpoint_directory.h"
+#include "transient/train/coordinator_journal.h"
 #include "transient/train/event_log.h"
 #include "transient/train/messages.h"
 #include "transient/train/rendezvous_store.h"
@@ -137,6 +139,54 @@ TEST(CoordinatorCheckpoints, AWorkerReadingSlowlyHoldsNoneOfTheCoordinatorsTime)
   EXPECT_EQ(reply.at("crc32"), record.crc32);
   EXPECT_TRUE(received == std::string(bytes.data(), bytes.size()))
       << "the slow worker's copy differs";
+}
+
+// The journal is read as it is written, and a field that is not as written is refused naming the
+// file and the field.
+TEST(CoordinatorJournal, ReadsBackWhatItWroteAndRefusesWhatItWouldNotWrite) {
+  CoordinatorJournal journal;
+  journal.job.options.job_dir = "/jobs/a";
+  journal.job.total_steps = 300;
+  journal.front_door = "[fd00::5]:29400";
+  journal.membership.generation = 4;
+  journal.membership.members = {"w0", "w3"};
+  journal.membership.next_worker = 5;
+  journal.membership.recovery = elastic::JournaledRecovery{4, "preempted", {"w1"}, 120};
+  journal.cost_usd = 1.25;
+  journal.lr_scale = 0.5;
+  journal.rollbacks = 1;
+  journal.pid = 4242;
+  journal.dashboard = "127.0.0.1:8080";
+  const auto back = coordinator_journal_from_json(to_json(journal), "coordinator.json");
+  EXPECT_EQ(to_json(back), to_json(journal));
+  EXPECT_EQ(back.membership.recovery->lost, (std::vector<std::string>{"w1"}));
+  EXPECT_EQ(back.job.total_steps, 300);
+
+  auto refusal = [&](const char* key, const nlohmann::json& value) {
+    auto json = to_json(journal);
+    json[key] = value;
+    try {
+      coordinator_journal_from_json(json, "/jobs/a/coordinator.json");
+      return std::string("accepted");
+    } catch (const InputError& error) {
+      return std::string(error.what());
+    }
+  };
+  EXPECT_NE(refusal("lr_scale", 0).find("lr_scale 0 is not a learning-rate factor in (0, 1]"),
+            std::string::npos);
+  EXPECT_NE(refusal("cost_usd", -1).find("cost_usd -1 is not a cost in $"), std::string::npos);
+  for (const auto& [key, value] :
+       std::vector<std::pair<const char*, nlohmann::json>>{{"generation", "four"},
+                                                           {"members", 3},
+                                                           {"next_worker", -1},
+                                                           {"ended", "no"},
+                                                           {"rollbacks", 1.5},
+                                                           {"pid", "x"},
+                                                           {"front_door", nullptr}}) {
+    const std::string why = refusal(key, value);
+    EXPECT_EQ(why.rfind("/jobs/a/coordinator.json: not a coordinator journal: ", 0), 0u)
+        << key << ": " << why;
+  }
 }
 
 }  // namespace

@@ -25,6 +25,7 @@
 #include "transient/train/channel.h"
 #include "transient/train/checkpoint_choice.h"
 #include "transient/train/checkpoint_directory.h"
+#include "transient/train/coordinator_journal.h"
 #include "transient/train/event_log.h"
 #include "transient/train/messages.h"
 #include "transient/train/progress_line.h"
@@ -1128,26 +1129,22 @@ void Coordinator::fail(const std::string& cause) {
   membership_.end_job(cause);
   apply_actions();
 }
-void Coordinator::take_back(const nlohmann::json& journal) {
+void Coordinator::take_back(const CoordinatorJournal& journal) {
+  // The membership as journaled; whether it ended is not taken back (a journal of a job that
+  // ended is refused before a coordinator is made for it).
   elastic::MembershipJournal taken;
-  taken.generation = integer_at(journal, "generation");
-  taken.next_worker = whole_number_as<int>(journal.at("next_worker"), "next_worker", 0);
-  taken.members = journal.at("members").get<std::vector<std::string>>();
-  if (journal.contains("recovery") && journal.at("recovery").is_object()) {
-    const auto& recovery = journal.at("recovery");
-    taken.recovery = elastic::JournaledRecovery{integer_at(recovery, "gen"),
-                                                recovery.at("cause").get<std::string>(),
-                                                recovery.at("lost").get<std::vector<std::string>>(),
-                                                integer_at(recovery, "attempted_step")};
-  }
+  taken.generation = journal.membership.generation;
+  taken.next_worker = journal.membership.next_worker;
+  taken.members = journal.membership.members;
+  taken.recovery = journal.membership.recovery;
   for (const auto& id : taken.members) {
     auto worker = std::make_unique<Worker>();
     worker->id = id;
     workers_[id] = std::move(worker);
   }
-  cost_before_usd_ = journal.value("cost_usd", 0.0);
-  lr_scale_ = journal.value("lr_scale", 1.0);
-  rollbacks_ = whole_number_as<int>(journal.value("rollbacks", nlohmann::json(0)), "rollbacks", 0);
+  cost_before_usd_ = journal.cost_usd;
+  lr_scale_ = journal.lr_scale;
+  rollbacks_ = journal.rollbacks;
   membership_.take_back(taken);
   store_.set_generation_prefix(generation_prefix(taken.generation));
   events_.append({{"event", "coordinator_restarted"},
@@ -1157,28 +1154,18 @@ void Coordinator::take_back(const nlohmann::json& journal) {
   apply_actions();
 }
 void Coordinator::write_journal() const {
-  const elastic::MembershipJournal membership = membership_.journal();
-  nlohmann::json journal = {
-      {"front_door", address()},
-      {"generation", membership.generation},
-      {"members", membership.members},
-      {"next_worker", membership.next_worker},
-      {"cost_usd", cost_usd().value_or(0)},
-      {"lr_scale", lr_scale_},
-      {"rollbacks", rollbacks_},
-      {"ended", membership.ended},
-      // --stop-at pauses too, which only the members' result says
-      {"paused", outcome_.ended && outcome_.result.stopped && outcome_.failure.empty()},
-      {"pid", static_cast<long>(::getpid())},
-      {"job", to_json(job_)}};
-  if (membership.recovery) {
-    journal["recovery"] = {{"gen", membership.recovery->generation},
-                           {"cause", membership.recovery->cause},
-                           {"lost", membership.recovery->lost},
-                           {"attempted_step", membership.recovery->attempted_step}};
-  }
-  if (dashboard_) journal["dashboard"] = dashboard_->address();
+  CoordinatorJournal journal;
+  journal.job = job_;
+  journal.front_door = address();
+  journal.membership = membership_.journal();
+  // --stop-at pauses too, which only the members' result says
+  journal.paused = outcome_.ended && outcome_.result.stopped && outcome_.failure.empty();
+  journal.cost_usd = cost_usd().value_or(0);
+  journal.lr_scale = lr_scale_;
+  journal.rollbacks = rollbacks_;
+  journal.pid = static_cast<long>(::getpid());
+  journal.dashboard = dashboard_address();
   write_file_atomically(records::JobFiles(job_.options.job_dir).coordinator(),
-                        journal.dump(2) + "\n");
+                        to_json(journal).dump(2) + "\n");
 }
 }  // namespace transient::train

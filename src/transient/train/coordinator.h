@@ -38,6 +38,7 @@
 namespace transient::train {
 
 class EventLog;
+struct CoordinatorJournal;
 class Listener;
 class LineChannel;
 class ProgressLine;
@@ -111,7 +112,7 @@ class Coordinator : public launch::FleetCoordinator, private elastic::Env {
 
   // Continues the job journaled in `journal` (coordinator.json of a coordinator that died): the
   // members of its generation go on training and re-join; membership changes work again.
-  void take_back(const nlohmann::json& journal);
+  void take_back(const CoordinatorJournal& journal);
 
   // The launcher saw the process of `worker` exit (`status` for people).
   void process_exited(const std::string& worker, const std::string& status) override;

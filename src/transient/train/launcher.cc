@@ -38,6 +38,7 @@
 #include "transient/train/checkpoint.h"
 #include "transient/train/checkpoint_choice.h"
 #include "transient/train/coordinator.h"
+#include "transient/train/coordinator_journal.h"
 #include "transient/train/cuda_support.h"
 #include "transient/train/datasets.h"
 #include "transient/train/event_log.h"
@@ -335,29 +336,6 @@ void prepare_job_dir(const TrainOptions& o) {
   write_file_atomically(job_json, identity.dump(2) + "\n");
 }
 
-// What a job taken back or resumed goes on with from its journal (coordinator.json): the
-// learning-rate factor of its rollbacks and what its servers cost so far, checked.
-struct JournalCarried {
-  double lr_scale = 1;
-  double cost_usd = 0;
-};
-
-JournalCarried journal_carried(const nlohmann::json& journal, const std::string& path) {
-  JournalCarried carried;
-  const auto scale = journal.value("lr_scale", nlohmann::json(1.0));
-  if (!scale.is_number() || !(scale.get<double>() > 0 && scale.get<double>() <= 1)) {
-    throw InputError(path, 0,
-                     "lr_scale " + scale.dump() + " is not a learning-rate factor in (0, 1]");
-  }
-  carried.lr_scale = scale.get<double>();
-  const auto cost = journal.value("cost_usd", nlohmann::json(0.0));
-  if (!cost.is_number() || !(cost.get<double>() >= 0 && cost.get<double>() < 1e12)) {
-    throw InputError(path, 0, "cost_usd " + cost.dump() + " is not a cost in $");
-  }
-  carried.cost_usd = cost.get<double>();
-  return carried;
-}
-
 int default_threads(int workers) {
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   return std::max(1, static_cast<int>(cores) / workers);
@@ -500,10 +478,9 @@ void open_records(PreparedJob& prepared, EventLog& events) {
   prepared.cost_before_usd = 0;
   const auto journal_path = records::JobFiles(o.job_dir).coordinator();
   if (o.resume && fs::exists(journal_path)) {
-    const auto journal = load_json_file(journal_path);
-    const JournalCarried carried = journal_carried(journal, journal_path);
-    start.lr_scale = carried.lr_scale;
-    prepared.cost_before_usd = carried.cost_usd;
+    const auto journal = load_coordinator_journal(journal_path);
+    start.lr_scale = journal.lr_scale;
+    prepared.cost_before_usd = journal.cost_usd;
   }
 }
 
@@ -763,35 +740,18 @@ int run_coordinator(const TrainOptions& given, int min_workers) {
   bool take_back = !given.job_dir.empty() && fs::exists(journal_path);
   bool continue_paused = false;
   PreparedJob prepared;
-  nlohmann::json journal;
+  CoordinatorJournal journal;
   if (take_back) {
     // The job as the coordinator that died left it: its config, ports and generation.
-    journal = load_json_file(journal_path);
-    try {
-      prepared.job = job_config_from_json(journal.at("job"));
-      integer_at(journal, "generation");
-      journal.at("members").get<std::vector<std::string>>();
-      whole_number_as<int>(journal.at("next_worker"), "next_worker", 0);
-      journal.at("front_door").get<std::string>();
-      if (const auto recovery = journal.find("recovery");
-          recovery != journal.end() && recovery->is_object()) {
-        integer_at(*recovery, "gen");
-        recovery->at("cause").get<std::string>();
-        recovery->at("lost").get<std::vector<std::string>>();
-        integer_at(*recovery, "attempted_step");
-      }
-      whole_number_as<int>(journal.value("rollbacks", nlohmann::json(0)), "rollbacks", 0);
-    } catch (const std::exception& error) {  // a JSON error, or a name not in the table
-      throw InputError(journal_path, 0, std::string("not a coordinator journal: ") + error.what());
-    }
-    journal_carried(journal, journal_path);  // what Coordinator::take_back() goes on with
-    if (journal.value("ended", false) && !journal.value("paused", false)) {
+    journal = load_coordinator_journal(journal_path);
+    if (journal.membership.ended && !journal.paused) {
       throw InputError(journal_path, 0,
                        "the job has ended (see summary.json); there is nothing to take back");
     }
     // A paused job is continued from its newest checkpoint, with the settings it was started
     // with; one whose coordinator died is taken back as it was.
-    continue_paused = journal.value("ended", false);
+    continue_paused = journal.membership.ended;
+    prepared.job = journal.job;
     prepared.options = prepared.job.options;
     prepared.options.resume = continue_paused;
     prepared.options.bind = given.bind;
@@ -815,10 +775,7 @@ int run_coordinator(const TrainOptions& given, int min_workers) {
   coordinator_options.identify_checkpoint = checkpoint_identity;
   coordinator_options.taking_back = take_back;
   coordinator_options.cost_before_usd = prepared.cost_before_usd;  // take_back() has its own
-  if (take_back) {
-    const auto front_door = journal.at("front_door").get<std::string>();
-    coordinator_options.port = parse_endpoint(front_door, journal_path).port;
-  }
+  if (take_back) coordinator_options.port = parse_endpoint(journal.front_door, journal_path).port;
   Coordinator coordinator(prepared.job, prepared.token, coordinator_options, events,
                           prepared.start);
   if (take_back) coordinator.take_back(journal);
