@@ -1,10 +1,14 @@
 // The data sets' readers without processes: NumPy arrays are memory-mapped, not copied.
 #include "transient/train/datasets.h"
 
+#include "common/refusal.h"
 #include "train/npy_file.h"
 #include "transient/core/error.h"
+#include "transient/train/fashion_mnist.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -17,6 +21,7 @@ namespace transient::train {
 namespace {
 
 namespace fs = std::filesystem;
+using transient::testing::refusal_of;
 
 std::string read_all(const std::string& path) {
   std::ifstream in(path);
@@ -207,6 +212,84 @@ TEST(Datasets, NumPyImagesAreMappedNotCopiedAndATenthIsHeldOut) {
         std::string::npos)
         << error.what();
   }
+  fs::remove_all(dir);
+}
+
+// A test set of another element type than the training images (floats beside bytes) was taken
+// and scaled as the training images are (bytes / 255): evaluated on other numbers than those
+// trained on, it scored chance with exit 0. Images too small for the models' convolutions were
+// an internal failure in the first step; an images.npy that is a FIFO held the launch forever.
+TEST(Datasets, NumPyTestImagesOfAnotherTypeTooSmallImagesAndAFifoAreRefused) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("transient-npy-refused-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  write_npy((dir / "images.npy").string(), "|u1", "(20, 28, 28)", 20 * 28 * 28, '\x10');
+  write_npy((dir / "labels.npy").string(), "|u1", "(20,)", 20, '\x01');
+  const std::string test_images = (dir / "test_images.npy").string();
+  write_npy(test_images, "<f4", "(5, 28, 28)", 5 * 28 * 28 * 4, '\0');
+  write_npy((dir / "test_labels.npy").string(), "|u1", "(5,)", 5, '\x01');
+  const std::string typed = refusal_of([&] { load_dataset("npy", dir.string()); });
+  EXPECT_NE(typed.find(test_images + ": its element type is float32 where that of " +
+                       (dir / "images.npy").string() + " is uint8; accepted: the same type"),
+            std::string::npos)
+      << typed;
+
+  const fs::path tiny = dir / "tiny";
+  fs::create_directories(tiny);
+  write_npy((tiny / "images.npy").string(), "|u1", "(40, 3, 3)", 40 * 3 * 3, '\x10');
+  write_npy((tiny / "labels.npy").string(), "|u1", "(40,)", 40, '\x01');
+  const std::string small = refusal_of([&] { dataset_shape("npy", tiny.string()); });
+  EXPECT_NE(
+      small.find((tiny / "images.npy").string() + ": images of 3x3 pixels; accepted: at least 8x8"),
+      std::string::npos)
+      << small;
+
+  // A FIFO with a writer and a header's first bytes in it: opened as a file it would be read
+  // (and without a writer waited on forever).
+  const fs::path fifo = dir / "fifo";
+  fs::create_directories(fifo);
+  ASSERT_EQ(::mkfifo((fifo / "images.npy").c_str(), 0644), 0);
+  const int writer = ::open((fifo / "images.npy").c_str(), O_RDWR | O_NONBLOCK);
+  ASSERT_GE(writer, 0);
+  ASSERT_EQ(::write(writer, "\x93NUMPY", 6), 6);
+  const std::string piped = refusal_of([&] { dataset_shape("npy", fifo.string()); });
+  ::close(writer);
+  EXPECT_NE(piped.find((fifo / "images.npy").string() + ": not a regular file"), std::string::npos)
+      << piped;
+  fs::remove_all(dir);
+}
+
+// Fashion-MNIST's files are checked before any worker starts, as far as is cheap: images of
+// another size, a label file of another count than its images, no images at all. The launcher
+// read only the training labels' count, and each of these failed in the workers after the job
+// directory was written (no images: an internal failure).
+TEST(Datasets, FashionMnistsFilesAreCheckedBeforeTheWorkersStart) {
+  const fs::path dir = fashion_mnist_in("transient-fashion-checked", 5, 3);
+  EXPECT_EQ(FashionMnist::count_training_samples(dir.string()), 5);
+  const std::string images = (dir / "train-images-idx3-ubyte.gz").string();
+  const std::string test_labels = (dir / "t10k-labels-idx1-ubyte.gz").string();
+  auto refused = [&] {
+    return refusal_of([&] { FashionMnist::count_training_samples(dir.string()); });
+  };
+
+  fs::remove(images);
+  append_gzip_member(images, big_endian(0x803) + big_endian(5) + big_endian(27) + big_endian(28) +
+                                 std::string(5 * 27 * 28, '\0'));
+  EXPECT_NE(refused().find(images + ": images are 27x28; accepted: 28x28"), std::string::npos)
+      << refused();
+
+  fs::remove(images);
+  append_gzip_member(images, big_endian(0x803) + big_endian(0) + big_endian(28) + big_endian(28));
+  EXPECT_NE(refused().find(images + ": holds no images"), std::string::npos) << refused();
+
+  fs::remove(images);
+  append_gzip_member(images, big_endian(0x803) + big_endian(5) + big_endian(28) + big_endian(28) +
+                                 std::string(5 * 28 * 28, '\0'));
+  fs::remove(test_labels);
+  append_gzip_member(test_labels, big_endian(0x801) + big_endian(2) + std::string(2, '\1'));
+  EXPECT_NE(refused().find(test_labels + ": holds 2 labels for 3 images in "), std::string::npos)
+      << refused();
   fs::remove_all(dir);
 }
 

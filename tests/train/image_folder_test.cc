@@ -3,6 +3,7 @@
 #include "transient/train/image_folder.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -11,6 +12,7 @@
 #include <numeric>
 #include <string>
 
+#include "common/refusal.h"
 #include "train/image_files.h"
 #include "transient/core/error.h"
 #include "transient/train/datasets.h"
@@ -22,6 +24,7 @@ namespace fs = std::filesystem;
 using testing::write_image_folder;
 using testing::write_jpeg;
 using testing::write_png;
+using transient::testing::refusal_of;
 
 class ImageFolderTest : public ::testing::Test {
  protected:
@@ -247,6 +250,72 @@ TEST_F(ImageFolderTest, DataSetFoundByWhatTheFolderHolds) {
   fs::create_directories(path("nothing"));
   dir = path("nothing");
   EXPECT_THROW(detect_dataset(dir), InputError);
+}
+
+// A folder of one class trained to a loss of 0 and reported 100%; a link that loops (as a class
+// or as an image) was an internal failure ("Too many levels of symbolic links"); an image whose
+// shorter side is outside 8..4096 set the images' size unchecked (3x3: an internal failure in
+// the model) where --image-size is refused there.
+TEST_F(ImageFolderTest, OneClassALoopingLinkAndAFirstImageOfAnOddSizeAreRefusedOrLeftOut) {
+  write_image_folder(path("one"), 1, 3, 16, 1);
+  const std::string one = refusal_of([&] { scan_image_folder(path("one")); });
+  EXPECT_NE(one.find(path("one") + ": has one class sub-folder (class-00); accepted: "),
+            std::string::npos)
+      << one;
+  EXPECT_NE(one.find("with at least 2 classes"), std::string::npos) << one;
+
+  write_image_folder(path("loops"), 2, 3, 16, 2);
+  fs::create_directory_symlink("loop", path("loops/loop"));
+  fs::create_symlink("zz.png", path("loops/class-00/zz.png"));
+  std::string dir = path("loops");
+  EXPECT_EQ(detect_dataset(dir), "image-folder");
+  const auto folder = scan_image_folder(path("loops"));
+  EXPECT_EQ(folder.classes, (std::vector<std::string>{"class-00", "class-01"}));
+  EXPECT_EQ(folder.files.size(), 6u);
+
+  write_image_folder(path("tiny"), 2, 3, 3, 3);
+  dir = path("tiny");
+  const std::string tiny = refusal_of([&] { dataset_shape("image-folder", dir); });
+  EXPECT_NE(tiny.find(": its shorter side is 3 pixels, the size every image is made without "
+                      "--image-size; accepted: 8..4096, or --image-size S"),
+            std::string::npos)
+      << tiny;
+  EXPECT_EQ(dataset_shape("image-folder", dir, DataOptions{8, "", {}, {}}).height, 8);
+}
+
+// An image a pixel high and a million wide (3 MB of pixels, under the decompression-bomb bound)
+// made S x S was scaled whole before its centre was cropped: 64 x 64,000,000 pixels, 12 GB. Now
+// only the centre square is scaled. Run under an address-space limit of 1 GiB more than this
+// process holds, which the whole scaling cannot fit in.
+TEST_F(ImageFolderTest, ASliverOfAnImageIsMadeSquareWithoutScalingItWhole) {
+  const auto sliver = torch::full({1, 1000000, 3}, 200, torch::kUInt8);
+  ImageTransform transform;
+  transform.size = 64;
+  transform.mean = {0, 0, 0};
+  transform.stdev = {1, 1, 1};
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  std::uint64_t held_kb = 0;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmSize:", 0) == 0) held_kb = std::stoull(line.substr(7));
+  }
+  ASSERT_GT(held_kb, 0u);
+  rlimit before{};
+  ASSERT_EQ(::getrlimit(RLIMIT_AS, &before), 0);
+  rlimit bounded = before;
+  bounded.rlim_cur = std::min<rlim_t>(before.rlim_max, (held_kb + (1u << 20)) * 1024);
+  ASSERT_EQ(::setrlimit(RLIMIT_AS, &bounded), 0);
+  torch::Tensor square;
+  std::string failure;
+  try {
+    square = transform_image(sliver, transform, false, 0, 0);
+  } catch (const std::exception& error) {
+    failure = error.what();
+  }
+  ASSERT_EQ(::setrlimit(RLIMIT_AS, &before), 0);
+  ASSERT_EQ(failure, "") << "made square, the sliver took more than 1 GiB";
+  EXPECT_EQ(square.sizes(), (std::vector<std::int64_t>{3, 64, 64}));
+  EXPECT_TRUE(torch::allclose(square, torch::full({3, 64, 64}, 200.0 / 255)));
 }
 
 }  // namespace

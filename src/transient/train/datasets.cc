@@ -164,6 +164,16 @@ torch::Tensor npy_images(const std::string& path) {
                      "shape " + dims_text(s) + "; accepted: [N, H, W], [N, C, H, W] or " +
                          "[N, H, W, C] with C 1 or 3, none of them 0");
   }
+  const std::int64_t height = s.size() == 3 || channels_first ? s[s.size() - 2] : s[1];
+  const std::int64_t width = s.size() == 3 || channels_first ? s[s.size() - 1] : s[2];
+  if (height < kMinImageSide || width < kMinImageSide) {
+    throw InputError(path, 0,
+                     "images of " + std::to_string(height) + "x" + std::to_string(width) +
+                         " pixels; accepted: at least " + std::to_string(kMinImageSide) + "x" +
+                         std::to_string(kMinImageSide) +
+                         " (the models' convolutions and pooling "
+                         "need them)");
+  }
   auto images = map_npy(path, h, type);
   if (s.size() == 3) return images.unsqueeze(1);
   return channels_last ? images.permute({0, 3, 1, 2}) : images;
@@ -236,6 +246,16 @@ std::pair<LabelledImages, LabelledImages> npy_sets(const std::string& dir,
                            " (C, H, W) where those of " + images_path + " are " +
                            dims_text(images.sizes().slice(1)));
     }
+    if (test.scalar_type() != images.scalar_type()) {
+      // Each set is scaled as the training images' type says (bytes / 255): floats scaled as
+      // bytes, or bytes as floats, would be evaluated on other numbers than those trained on.
+      auto type_name = [](const torch::Tensor& t) {
+        return t.scalar_type() == torch::kUInt8 ? "uint8" : "float32";
+      };
+      throw InputError(test_images, 0,
+                       std::string("its element type is ") + type_name(test) + " where that of " +
+                           images_path + " is " + type_name(images) + "; accepted: the same type");
+    }
     return {
         {images, labels},
         {test, npy_labels(test_labels, test.size(0), classes, "the classes of " + labels_path)}};
@@ -255,11 +275,14 @@ std::pair<LabelledImages, LabelledImages> npy_sets(const std::string& dir,
 // The training and validation folders of an image-folder data set in `dir`.
 std::pair<ImageFolder, ImageFolder> image_folders(const std::string& dir,
                                                   const DataOptions& options) {
-  const bool split = fs::is_directory(fs::path(dir) / "train");
+  std::error_code unreadable;  // a link that loops is no folder
+  const bool split = fs::is_directory(fs::path(dir) / "train", unreadable);
   auto train = scan_image_folder(split ? file_in(dir, "train") : dir);
   std::string val = options.val_dir;
   for (const char* name : {"val", "test"}) {
-    if (val.empty() && split && fs::is_directory(fs::path(dir) / name)) val = file_in(dir, name);
+    if (val.empty() && split && fs::is_directory(fs::path(dir) / name, unreadable)) {
+      val = file_in(dir, name);
+    }
   }
   if (val.empty()) return hold_out(train, 1);
   auto test = scan_image_folder(val);
@@ -290,7 +313,15 @@ std::int64_t image_size(const ImageFolder& train, const DataOptions& options) {
   std::string why;
   const auto image = decode_image(first, &why);
   if (!image) throw InputError(first, 0, why);
-  return std::min(image->size(0), image->size(1));
+  const std::int64_t side = std::min(image->size(0), image->size(1));
+  if (side < kMinImageSide || side > kMaxImageSide) {
+    throw InputError(first, 0,
+                     "its shorter side is " + std::to_string(side) +
+                         " pixels, the size every image is made without --image-size; accepted: " +
+                         std::to_string(kMinImageSide) + ".." + std::to_string(kMaxImageSide) +
+                         ", or --image-size S");
+  }
+  return side;
 }
 
 }  // namespace
@@ -306,20 +337,22 @@ std::int64_t Dataset::test_size() const {
 std::string dataset_names() { return "fashion-mnist, cifar10, npy, image-folder"; }
 
 std::string detect_dataset(std::string& dir) {
-  if (!fs::is_directory(dir)) {
+  // The error_code forms throughout: a link that loops is neither a folder nor a file here.
+  std::error_code unreadable;
+  auto exists = [&](const fs::path& path) { return fs::exists(path, unreadable); };
+  if (!fs::is_directory(dir, unreadable)) {
     throw InputError(dir, 0,
-                     std::string("--data: ") +
-                         (fs::exists(dir) ? "not a folder" : "no such folder") +
+                     std::string("--data: ") + (exists(dir) ? "not a folder" : "no such folder") +
                          "; accepted: the data set's folder (the one holding images.npy, the "
                          "CIFAR-10 batches, the Fashion-MNIST files or the class sub-folders)");
   }
-  if (fs::exists(fs::path(dir) / "images.npy")) return "npy";
-  if (fs::exists(fs::path(dir) / "data_batch_1.bin")) return "cifar10";
-  if (fs::exists(fs::path(dir) / "cifar-10-batches-bin" / "data_batch_1.bin")) {
+  if (exists(fs::path(dir) / "images.npy")) return "npy";
+  if (exists(fs::path(dir) / "data_batch_1.bin")) return "cifar10";
+  if (exists(fs::path(dir) / "cifar-10-batches-bin" / "data_batch_1.bin")) {
     dir = file_in(dir, "cifar-10-batches-bin");
     return "cifar10";
   }
-  if (fs::exists(fs::path(dir) / "train-images-idx3-ubyte.gz")) return "fashion-mnist";
+  if (exists(fs::path(dir) / "train-images-idx3-ubyte.gz")) return "fashion-mnist";
   if (looks_like_image_folder(dir) || looks_like_image_folder(file_in(dir, "train"))) {
     return "image-folder";
   }

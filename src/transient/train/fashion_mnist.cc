@@ -93,16 +93,13 @@ Unpacked gunzip_prefix(const std::string& path, std::size_t size) {
   return out;
 }
 
-// The images of an IDX file, all of them or at most the first `limit` (> 0); `count` gets the
-// number its header says it holds.
-torch::Tensor read_images(const std::string& path, std::int64_t limit, std::int64_t& count) {
-  constexpr std::int64_t kPixels = 28 * 28;
-  auto bytes = limit > 0 ? gunzip_prefix(path, static_cast<std::size_t>(16 + limit * kPixels))
-                         : gunzip_file(path);
+// The number of images the header of an IDX image file (`bytes` of `path`, decompressed, from its
+// start) says it holds; throws InputError naming the file unless it is one of at least one
+// 28x28 image.
+std::int64_t images_in_header(const Unpacked& bytes, const std::string& path) {
   if (bytes.size < 16 || bytes.big_endian_u32(0) != kImagesMagic) {
     throw InputError(path, 0, "not an IDX image file (expected magic number 0x00000803)");
   }
-  count = bytes.big_endian_u32(4);
   const std::int64_t rows = bytes.big_endian_u32(8);
   const std::int64_t cols = bytes.big_endian_u32(12);
   if (rows != 28 || cols != 28) {
@@ -110,6 +107,20 @@ torch::Tensor read_images(const std::string& path, std::int64_t limit, std::int6
         path, 0,
         "images are " + std::to_string(rows) + "x" + std::to_string(cols) + "; accepted: 28x28");
   }
+  const std::int64_t count = bytes.big_endian_u32(4);
+  if (count == 0) throw InputError(path, 0, "holds no images; accepted: at least one");
+  return count;
+}
+
+// The images of an IDX file, all of them or at most the first `limit` (> 0); `count` gets the
+// number its header says it holds.
+torch::Tensor read_images(const std::string& path, std::int64_t limit, std::int64_t& count) {
+  constexpr std::int64_t kPixels = 28 * 28;
+  auto bytes = limit > 0 ? gunzip_prefix(path, static_cast<std::size_t>(16 + limit * kPixels))
+                         : gunzip_file(path);
+  count = images_in_header(bytes, path);
+  const std::int64_t rows = 28;
+  const std::int64_t cols = 28;
   const std::int64_t images = limit > 0 ? std::min(limit, count) : count;
   if (bytes.size != static_cast<std::size_t>(16 + images * kPixels)) {
     throw InputError(path, 0,
@@ -129,6 +140,7 @@ torch::Tensor read_labels(const std::string& path) {
     throw InputError(path, 0, "not an IDX label file (expected magic number 0x00000801)");
   }
   const std::int64_t count = bytes.big_endian_u32(4);
+  if (count == 0) throw InputError(path, 0, "holds no labels; accepted: at least one");
   if (bytes.size != static_cast<std::size_t>(8 + count)) {
     throw InputError(path, 0,
                      "holds " + std::to_string(bytes.size - 8) + " labels, its header says " +
@@ -141,6 +153,16 @@ torch::Tensor read_labels(const std::string& path) {
   return labels;
 }
 
+// Throws InputError naming `labels_path` unless it holds a label for each of `images` images.
+void require_a_label_each(const std::string& labels_path, std::int64_t labels, std::int64_t images,
+                          const std::string& images_path) {
+  if (images != labels) {
+    throw InputError(labels_path, 0,
+                     "holds " + std::to_string(labels) + " labels for " + std::to_string(images) +
+                         " images in " + images_path);
+  }
+}
+
 // The images and labels of `prefix` (train, t10k): all of them, or at most the first `limit`
 // (> 0).
 LabelledImages read_pair(const std::string& dir, const std::string& prefix, std::int64_t limit) {
@@ -148,11 +170,7 @@ LabelledImages read_pair(const std::string& dir, const std::string& prefix, std:
   const std::string labels_path = file_in(dir, prefix + "-labels-idx1-ubyte.gz");
   std::int64_t images = 0;  // as the images' header says
   LabelledImages set{read_images(images_path, limit, images), read_labels(labels_path)};
-  if (images != set.labels.size(0)) {
-    throw InputError(labels_path, 0,
-                     "holds " + std::to_string(set.labels.size(0)) + " labels for " +
-                         std::to_string(images) + " images in " + images_path);
-  }
+  require_a_label_each(labels_path, set.labels.size(0), images, images_path);
   if (limit > 0) set.labels = set.labels.narrow(0, 0, set.images.size(0));
   return set;
 }
@@ -174,12 +192,17 @@ void FashionMnist::require_files(const std::string& dir) {
 
 std::int64_t FashionMnist::count_training_samples(const std::string& dir) {
   require_files(dir);
-  const std::string path = file_in(dir, "train-labels-idx1-ubyte.gz");
-  const auto header = gunzip_file(path);  // the labels' file: tens of kilobytes
-  if (header.size < 8 || header.big_endian_u32(0) != kLabelsMagic) {
-    throw InputError(path, 0, "not an IDX label file (expected magic number 0x00000801)");
+  // Before any worker starts: the labels (tens of kilobytes) whole, the images' headers (their
+  // pixels, tens of megabytes, are the workers' to read and check), for both sets.
+  std::int64_t training = 0;
+  for (const std::string prefix : {"train", "t10k"}) {
+    const std::string images_path = file_in(dir, prefix + "-images-idx3-ubyte.gz");
+    const std::string labels_path = file_in(dir, prefix + "-labels-idx1-ubyte.gz");
+    const std::int64_t images = images_in_header(gunzip_prefix(images_path, 16), images_path);
+    require_a_label_each(labels_path, read_labels(labels_path).size(0), images, images_path);
+    if (prefix == "train") training = images;
   }
-  return header.big_endian_u32(4);
+  return training;
 }
 
 FashionMnist FashionMnist::load(const std::string& dir, std::int64_t train_limit,

@@ -29,7 +29,8 @@ std::vector<std::string> sorted_images_in(const fs::path& dir) {
   std::error_code error;
   for (const auto& entry : fs::directory_iterator(dir, error)) {
     const std::string name = entry.path().filename().string();
-    if (entry.is_regular_file() && is_image_file_name(name)) names.push_back(name);
+    std::error_code unreadable;  // a link that loops is no image
+    if (entry.is_regular_file(unreadable) && is_image_file_name(name)) names.push_back(name);
   }
   std::sort(names.begin(), names.end());
   return names;
@@ -132,6 +133,12 @@ torch::Tensor square(const torch::Tensor& chw, std::int64_t size) {
   if (h == size && w == size) return chw;
   const std::int64_t new_h = h <= w ? size : static_cast<std::int64_t>(size * h / w);
   const std::int64_t new_w = h <= w ? static_cast<std::int64_t>(size * w / h) : size;
+  if (new_h * new_w > kMaxImagePixels) {
+    // A sliver (1 x 1,000,000 pixels) scaled whole would take gigabytes: only its centre square,
+    // the part the crop keeps, is scaled.
+    const std::int64_t side = std::min(h, w);
+    return resize(chw.narrow(1, (h - side) / 2, side).narrow(2, (w - side) / 2, side), size, size);
+  }
   const auto scaled = resize(chw, new_h, new_w);
   const auto top = static_cast<std::int64_t>(std::lround((new_h - size) / 2.0));
   const auto left = static_cast<std::int64_t>(std::lround((new_w - size) / 2.0));
@@ -179,26 +186,33 @@ bool is_image_file_name(const std::string& name) {
 bool looks_like_image_folder(const std::string& dir) {
   std::error_code error;
   for (const auto& entry : fs::directory_iterator(dir, error)) {
-    if (entry.is_directory() && !sorted_images_in(entry.path()).empty()) return true;
+    std::error_code unreadable;  // a link that loops is no folder
+    if (entry.is_directory(unreadable) && !sorted_images_in(entry.path()).empty()) return true;
   }
   return false;
 }
 
 ImageFolder scan_image_folder(const std::string& root) {
-  if (!fs::is_directory(root)) {
+  std::error_code unreadable;  // a link that loops is no folder
+  if (!fs::is_directory(root, unreadable)) {
     throw InputError(root, 0, "no such folder; accepted: a folder of class sub-folders of images");
   }
   ImageFolder folder;
   folder.root = root;
   std::error_code error;
   for (const auto& entry : fs::directory_iterator(root, error)) {
-    if (entry.is_directory()) folder.classes.push_back(entry.path().filename().string());
+    if (entry.is_directory(unreadable)) folder.classes.push_back(entry.path().filename().string());
   }
   if (error) throw InputError(root, 0, "cannot list the folder: " + error.message());
   std::sort(folder.classes.begin(), folder.classes.end());
-  if (folder.classes.empty()) {
-    throw InputError(root, 0,
-                     "has no class sub-folders; accepted: ROOT/<class>/<image>.jpg|.jpeg|.png");
+  if (folder.classes.size() < 2) {
+    // One class would train to a loss of 0 and report 100%: nothing to learn.
+    throw InputError(
+        root, 0,
+        (folder.classes.empty() ? std::string("has no class sub-folders")
+                                : "has one class sub-folder (" + folder.classes.front() + ")") +
+            "; accepted: ROOT/<class>/<image>.jpg|.jpeg|.png with at least 2 "
+            "classes");
   }
   for (std::size_t label = 0; label < folder.classes.size(); ++label) {
     const fs::path dir = fs::path(root) / folder.classes[label];

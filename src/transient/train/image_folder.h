@@ -67,6 +67,12 @@ std::pair<ImageFolder, ImageFolder> hold_out(const ImageFolder& folder, int tent
 // it warns of a decompression bomb.
 inline constexpr std::int64_t kMaxImagePixels = 89478485;
 
+// The sides images are trained at (--image-size, or an image folder's first image's shorter
+// side), and the least side of any data set's images: the models' convolutions and pooling need
+// a few pixels.
+inline constexpr std::int64_t kMinImageSide = 8;
+inline constexpr std::int64_t kMaxImageSide = 4096;
+
 // The decoded image [H, W, 3] uint8, or nullopt with `why` set if the file is not a JPEG or PNG
 // image that decodes, or has more than kMaxImagePixels pixels.
 std::optional<torch::Tensor> decode_image(const std::string& path, std::string* why);

@@ -102,9 +102,10 @@ void validate(const TrainOptions& o) {
                      "(cifar-10-batches-bin: data_batch_1.bin ... data_batch_5.bin, "
                      "test_batch.bin), for npy one with images.npy and labels.npy");
   }
-  if (o.image_size != 0 && (o.image_size < 8 || o.image_size > 4096)) {
+  if (o.image_size != 0 && (o.image_size < kMinImageSide || o.image_size > kMaxImageSide)) {
     throw InputError("--image-size: " + std::to_string(o.image_size) +
-                     " is out of range; accepted: 8..4096 (or 0 for the first image's side)");
+                     " is out of range; accepted: " + std::to_string(kMinImageSide) + ".." +
+                     std::to_string(kMaxImageSide) + " (or 0 for the first image's side)");
   }
   if (o.loader_threads < 1 || o.loader_threads > 64) {
     throw InputError("--loader-threads: accepted: 1..64");

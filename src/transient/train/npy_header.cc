@@ -218,9 +218,14 @@ NpyHeader parse_npy_header(std::string_view start, std::int64_t file_bytes,
 }
 
 NpyHeader read_npy_header(const std::string& path, const std::string& layout) {
+  std::error_code error;
+  const auto status = std::filesystem::status(path, error);
+  if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
+    // A FIFO would hold the open below until something writes to it; a device never ends.
+    throw InputError(path, 0, "not a regular file; --data-dir must hold " + layout);
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, 0, "missing; --data-dir must hold " + layout);
-  std::error_code error;
   const auto file_bytes = std::filesystem::file_size(path, error);
   if (error) throw InputError(path, 0, "cannot be read: " + error.message());
   // The header, at most: the preamble and the longest header accepted.
