@@ -318,5 +318,22 @@ TEST_F(ImageFolderTest, ASliverOfAnImageIsMadeSquareWithoutScalingItWhole) {
   EXPECT_TRUE(torch::allclose(square, torch::full({3, 64, 64}, 200.0 / 255)));
 }
 
+// --train-subset N and --test-subset N take a data set's first N images: in the scan's order,
+// class by class, that was the first classes only (training on one class of three, evaluating on
+// the first). A data set's folders hold their files in turn from each class.
+TEST_F(ImageFolderTest, ADataSetsFirstImagesHoldEveryClass) {
+  write_image_folder(path("three/train"), 3, 6, 16, 1);
+  write_image_folder(path("three/val"), 3, 2, 16, 2);
+  const auto data = load_dataset("image-folder", path("three"), DataOptions{16, "", {}, {}});
+  for (const auto* folder : {data.train_files.get(), data.test_files.get()}) {
+    ASSERT_GE(folder->files.size(), 6u);
+    std::vector<std::int64_t> first;
+    for (std::size_t i = 0; i < 6; ++i) first.push_back(folder->files[i].label);
+    EXPECT_EQ(first, (std::vector<std::int64_t>{0, 1, 2, 0, 1, 2})) << folder->root;
+  }
+  EXPECT_EQ(data.train_files->files[3].path, path("three/train/class-00/1.jpg"));
+  EXPECT_EQ(data.train_size(), 18);
+}
+
 }  // namespace
 }  // namespace transient::train

@@ -261,7 +261,8 @@ TEST(ShardLoader, AnImageFoldersBatchIsTheSamplesAskedForWhateverWasDecodedAhead
       fs::temp_directory_path() / ("transient-shard-images-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   // Classes a, b, c of four 8x8 pictures each; the last of each class is held out for testing,
-  // so the training samples are a's 0..2, b's 3..5 and c's 6..8.
+  // so the training samples are in turn from each class (image_folder.h's interleaved()): a's at
+  // 0, 3, 6, b's at 1, 4, 7 and c's at 2, 5, 8.
   for (const std::string label : {"a", "b", "c"}) {
     fs::create_directories(dir / label);
     for (int i = 0; i < 4; ++i) {
@@ -269,7 +270,7 @@ TEST(ShardLoader, AnImageFoldersBatchIsTheSamplesAskedForWhateverWasDecodedAhead
                          torch::full({8, 8, 3}, 40 * i, torch::kUInt8));
     }
   }
-  // b's first training file does not decode.
+  // b's first training file (sample 1) does not decode.
   std::ofstream((dir / "b" / "p0.png").string()) << "not a PNG";
   JobConfig job;
   job.options.dataset = "image-folder";
@@ -289,7 +290,7 @@ TEST(ShardLoader, AnImageFoldersBatchIsTheSamplesAskedForWhateverWasDecodedAhead
     for (const auto& part : parts) {
       for (std::int64_t i = part.begin; i < part.begin + part.count; ++i) {
         const auto sample = order[static_cast<std::size_t>(i)];
-        if (sample != 3) labels.push_back(sample / 3);
+        if (sample != 1) labels.push_back(sample % 3);
       }
     }
     return labels;

@@ -272,9 +272,10 @@ std::pair<LabelledImages, LabelledImages> npy_sets(const std::string& dir,
           {images.narrow(0, n - held, held), labels.narrow(0, n - held, held)}};
 }
 
-// The training and validation folders of an image-folder data set in `dir`.
-std::pair<ImageFolder, ImageFolder> image_folders(const std::string& dir,
-                                                  const DataOptions& options) {
+// The training and validation folders of an image-folder data set in `dir`, as scanned (class by
+// class).
+std::pair<ImageFolder, ImageFolder> class_major_image_folders(const std::string& dir,
+                                                              const DataOptions& options) {
   std::error_code unreadable;  // a link that loops is no folder
   const bool split = fs::is_directory(fs::path(dir) / "train", unreadable);
   auto train = scan_image_folder(split ? file_in(dir, "train") : dir);
@@ -304,6 +305,14 @@ std::pair<ImageFolder, ImageFolder> image_folders(const std::string& dir,
                          missing_from(test.classes, train.classes));
   }
   return {train, test};
+}
+
+// The training and validation folders of an image-folder data set in `dir`, their files
+// interleaved by class.
+std::pair<ImageFolder, ImageFolder> image_folders(const std::string& dir,
+                                                  const DataOptions& options) {
+  auto [train, test] = class_major_image_folders(dir, options);
+  return {interleaved(train), interleaved(test)};
 }
 
 // S: the option, or the first training image's shorter side.

@@ -227,6 +227,21 @@ ImageFolder scan_image_folder(const std::string& root) {
   return folder;
 }
 
+ImageFolder interleaved(const ImageFolder& folder) {
+  std::vector<std::vector<ImageFile>> by_class(folder.classes.size());
+  for (const auto& file : folder.files) {
+    by_class[static_cast<std::size_t>(file.label)].push_back(file);
+  }
+  ImageFolder out{folder.root, folder.classes, {}};
+  out.files.reserve(folder.files.size());
+  for (std::size_t i = 0; out.files.size() < folder.files.size(); ++i) {
+    for (const auto& files : by_class) {
+      if (i < files.size()) out.files.push_back(files[i]);
+    }
+  }
+  return out;
+}
+
 std::pair<ImageFolder, ImageFolder> hold_out(const ImageFolder& folder, int tenths) {
   ImageFolder kept{folder.root, folder.classes, {}};
   ImageFolder held{folder.root, folder.classes, {}};

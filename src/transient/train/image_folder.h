@@ -45,7 +45,9 @@ struct ImageFile {
 struct ImageFolder {
   std::string root;
   std::vector<std::string> classes;  // sub-folder names, sorted
-  std::vector<ImageFile> files;      // class by class, each class's files sorted by name
+  // As scanned: class by class, each class's files sorted by name; a data set's training and
+  // test folders take them in turn from each class (interleaved()).
+  std::vector<ImageFile> files;
 };
 
 // Whether `name` ends in .jpg, .jpeg or .png (any case).
@@ -62,6 +64,11 @@ ImageFolder scan_image_folder(const std::string& root);
 // one when a class has two or more) go to the second. Throws InputError naming the folder if the
 // second part would be empty.
 std::pair<ImageFolder, ImageFolder> hold_out(const ImageFolder& folder, int tenths);
+
+// `folder`'s files in turn from each class (the first of each class, then the second, ...; a
+// class's files in their order), so that the first N (--train-subset, --test-subset) hold every
+// class as the whole does, where the scan's order (class by class) held the first classes only.
+ImageFolder interleaved(const ImageFolder& folder);
 
 // The most pixels an image may have: Pillow's MAX_IMAGE_PIXELS (about 9459 x 9459), above which
 // it warns of a decompression bomb.
