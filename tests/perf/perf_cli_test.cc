@@ -166,6 +166,40 @@ TEST(PredictCli, ProfileAtTheBoundGivesFiniteFigures) {
   }
 }
 
+// A hostile model file: a log-linear fit whose exp() overflows gave "internal failure: ... step
+// time of 1xk80 is inf" (exit 1), one that underflows printed -nan, and an efficiency of 1e-300
+// printed a step of 5.124e+298 s. Each is bad input naming the model file: one line, exit 2.
+TEST(PredictCli, AModelFileWithoutAFinitePositiveStepIsRefusedNamingIt) {
+  for (const char* coefficients : {"[0, 1e12]", "[0, -1e12]"}) {
+    const TempFile model("transient_perf_hostile_fit.json",
+                         std::string(R"({"format": "transient-perf-model", "fitted": {"form": )"
+                                     R"("log-linear", "features": ["flops"], "coefficients": )") +
+                             coefficients + "}}");
+    const CliResult r = run_cli(
+        "predict --workload resnet-32 --cluster 1xk80 --throughput fitted "
+        "--model " +
+        model.path());
+    EXPECT_EQ(r.exit_code, 2) << coefficients << "\n" << r.out;
+    EXPECT_EQ(
+        r.out.rfind("error: " + model.path() + ": the fitted model predicts a step time of ", 0),
+        0u)
+        << r.out;
+    EXPECT_NE(r.out.find("; accepted: a model file whose predictions are finite and positive"),
+              std::string::npos)
+        << r.out;
+    EXPECT_EQ(transient::testing::count_lines(r.out), 1) << r.out;
+  }
+  const TempFile tiny("transient_perf_tiny_efficiency.json",
+                      R"({"format": "transient-perf-model", "analytic": )"
+                      R"({"efficiency": {"generic": 1e-300}}})");
+  const CliResult r =
+      run_cli("predict --workload resnet-32 --cluster 1xk80 --model " + tiny.path());
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_EQ(r.out, "error: " + tiny.path() +
+                       ": efficiency of \"generic\" is 1e-300; accepted: a number from 0.001 to "
+                       "100 of peak FLOPS\n");
+}
+
 TEST(PerfCli, NumericFlagsAreBoundedWithTheBoundInTheLine) {
   const CliResult ps = run_cli("predict --workload resnet-32 --cluster 2xk80 --ps 0");
   EXPECT_EQ(ps.exit_code, 2) << ps.out;
@@ -415,6 +449,53 @@ TEST(FitCli, CalibrationFromSeveralWorkersTakesOneWorkersShare) {
   }
   EXPECT_NEAR(profile.at("measured").at("step_time_s").get<double>(), 0.003 + slowest + 0.001,
               1e-4);
+  fs::remove_all(dir);
+}
+
+// A job's steps.csv with its rows appended again: fit reported 4 workers, batch 256 and twice
+// the samples/s of the 2 workers that ran. The repeated row is refused naming its line.
+TEST(FitCli, StepsCsvRowsAppendedAgainAreRefusedNotCountedTwice) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "transient_fit_appended";
+  const std::string steps = write_trainer_job(dir / "job", 2, 0.090, 128);
+  std::ofstream(dir / "job" / "steps.csv", std::ios::app) << steps.substr(steps.find('\n') + 1);
+  const CliResult r = run_cli("fit --data " + (dir / "job").string());
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  // 1 header and 80 rows (40 steps of 2 workers): the first repeat is line 82, of line 2's row.
+  EXPECT_EQ(r.out, "error: " + (dir / "job" / "steps.csv").string() +
+                       ":82: repeats the row of step 1, worker 0 and generation 0 of line 2; "
+                       "accepted: one row per step, worker and generation\n");
+  fs::remove_all(dir);
+}
+
+// Rows whose times are all 0 printed "measured inf predicted inf -nan%": such a row is refused
+// naming its line; and a calibration that predicts no step time (records of all-reduce time
+// only, from one worker) prints "-", never inf or nan.
+TEST(FitCli, NothingNonFiniteIsPrinted) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "transient_fit_no_time";
+  write_trainer_job(dir / "job", 1, 0.1, 64);
+  std::ofstream(dir / "job" / "steps.csv")
+      << "step,worker,batch,data_s,compute_s,allreduce_s,optimizer_s,loss,gen,sample_begin\n"
+         "1,0,64,0,0,0,0,2.3,0,0\n"
+         "2,0,64,0,0,0,0,2.2,0,64\n";
+  const CliResult zero = run_cli("fit --data " + (dir / "job").string());
+  EXPECT_EQ(zero.exit_code, 2) << zero.out;
+  EXPECT_EQ(zero.out.rfind("error: " + (dir / "job" / "steps.csv").string() + ":2: ", 0), 0u)
+      << zero.out;
+  EXPECT_NE(zero.out.find("a step takes time"), std::string::npos) << zero.out;
+  EXPECT_EQ(transient::testing::count_lines(zero.out), 1) << zero.out;
+  std::ofstream(dir / "job" / "steps.csv")
+      << "step,worker,batch,data_s,compute_s,allreduce_s,optimizer_s,loss,gen,sample_begin\n"
+         "1,0,64,0,0,0.01,0,2.3,0,0\n"
+         "2,0,64,0,0,0.01,0,2.2,0,64\n";
+  const CliResult none = run_cli("fit --data " + (dir / "job").string());
+  EXPECT_EQ(none.exit_code, 0) << none.out;
+  EXPECT_NE(none.out.find("6400.0          -      -\n"), std::string::npos) << none.out;
+  EXPECT_NE(none.out.find("predicted samples/s 1: - 2: - 3: -\n"), std::string::npos) << none.out;
+  for (const char* word : {"inf", "nan"}) {
+    EXPECT_EQ(none.out.find(word), std::string::npos) << none.out;
+  }
   fs::remove_all(dir);
 }
 

@@ -226,6 +226,88 @@ TEST_F(MeasurementFiles, ReadsTrainerSteps) {
   EXPECT_NEAR(data.trainer_steps[0].step_s, 0.36, 1e-12);
 }
 
+// A job's rows appended to its steps.csv again were added to the steps they repeat: fit reported
+// twice the workers, batch and samples/s. A row repeating the step, worker and generation of an
+// earlier one is refused naming both lines, as the reader refuses any row it cannot take.
+TEST_F(MeasurementFiles, ARepeatedTrainerRowIsRefusedNamingItsLine) {
+  const std::string rows =
+      "1,0,64,0.01,0.2,0.0,0.01,2.3,0,0\n"
+      "2,0,64,0.01,0.2,0.0,0.01,2.2,0,64\n";
+  write("job/steps.csv",
+        "step,worker,batch,data_s,compute_s,allreduce_s,optimizer_s,loss,gen,sample_begin\n" +
+            rows + rows);
+  try {
+    read_measurements(dir_.string());
+    FAIL() << "the repeated rows were taken";
+  } catch (const InputError& error) {
+    EXPECT_EQ(error.file(), (dir_ / "job" / "steps.csv").string());
+    EXPECT_EQ(error.line(), 4);
+    EXPECT_NE(std::string(error.what())
+                  .find("repeats the row of step 1, worker 0 and generation 0 of line 2; "
+                        "accepted: one row per step, worker and generation"),
+              std::string::npos)
+        << error.what();
+  }
+  // Without a gen column (older files) the generation is 0: the same refusal.
+  write("job/steps.csv",
+        "step,worker,batch,data_s,compute_s,allreduce_s,optimizer_s\n"
+        "1,0,64,0.01,0.2,0.0,0.01\n1,1,64,0.01,0.2,0.0,0.01\n1,0,64,0.01,0.2,0.0,0.01\n");
+  EXPECT_THROW(read_measurements(dir_.string()), InputError);
+}
+
+// A step trained again by a later generation (members lost mid-step, a resume) counts once, with
+// that generation's members, as the trainer's merge keeps it; the earlier rows are not added in.
+TEST_F(MeasurementFiles, AStepRedoneByALaterGenerationCountsItsRowsOnly) {
+  write("job/steps.csv",
+        "step,worker,batch,data_s,compute_s,allreduce_s,optimizer_s,loss,gen,sample_begin\n"
+        "1,0,32,0.01,0.1,0.02,0.01,2.3,0,0\n"
+        "1,1,32,0.01,0.1,0.02,0.01,2.3,0,32\n"
+        "1,0,64,0.01,0.2,0.0,0.01,2.3,1,0\n"
+        "2,0,64,0.01,0.2,0.0,0.01,2.2,1,64\n");
+  const MeasurementSet data = read_measurements(dir_.string());
+  ASSERT_EQ(data.trainer_steps.size(), 2u);
+  EXPECT_EQ(data.trainer_steps[0].workers, 1);
+  EXPECT_DOUBLE_EQ(data.trainer_steps[0].batch, 64);
+  EXPECT_NEAR(data.trainer_steps[0].step_s, 0.22, 1e-12);
+}
+
+// Rows whose times add up to 0 made fit print "measured inf predicted inf -nan%": a step takes
+// time, at least steps.csv's microsecond, and a row of none is refused naming its line.
+TEST_F(MeasurementFiles, ATrainerStepOfNoTimeIsRefusedNamingItsLine) {
+  write("job/steps.csv",
+        "step,worker,batch,data_s,compute_s,allreduce_s,optimizer_s,loss,gen,sample_begin\n"
+        "1,0,64,0.01,0.2,0.0,0.01,2.3,0,0\n"
+        "2,0,64,0,0,0,0,2.2,0,64\n");
+  try {
+    read_measurements(dir_.string());
+    FAIL() << "a step of no time was taken";
+  } catch (const InputError& error) {
+    EXPECT_EQ(error.line(), 3) << error.what();
+    EXPECT_NE(std::string(error.what())
+                  .find("add up to 0 s, and a step takes time; accepted: a total of at least "
+                        "1e-6 s"),
+              std::string::npos)
+        << error.what();
+  }
+}
+
+// A symlink loop under --data made the directory walk throw the standard library's
+// filesystem_error (an internal failure, exit 1): it is an InputError naming the entry.
+TEST_F(MeasurementFiles, ASymlinkLoopIsAnInputErrorNamingIt) {
+  write("job/steps.csv",
+        "step,worker,batch,data_s,compute_s,allreduce_s,optimizer_s\n1,0,64,0.01,0.2,0.0,0.01\n");
+  fs::create_symlink("events.jsonl", dir_ / "job" / "events.jsonl");
+  try {
+    read_measurements(dir_.string());
+    FAIL() << "the loop was taken";
+  } catch (const InputError& error) {
+    EXPECT_EQ(error.file(), (dir_ / "job" / "events.jsonl").string());
+    EXPECT_NE(error.message().find("cannot be read: Too many levels of symbolic links"),
+              std::string::npos)
+        << error.what();
+  }
+}
+
 TEST_F(MeasurementFiles, TrainerJobDirectoriesCalibrate) {
   // compute 0.05 s + 1e-3 s/sample, other 0.01 s, all-reduce 0.04 s x (n-1)/n; global batch 120.
   auto job = [&](const std::string& dir, int workers, const std::string& summary) {

@@ -115,6 +115,30 @@ TEST(RecordsSteps, ACountThatIsNoWholeNumberIsAProblem) {
   EXPECT_NE(read.problems[2].what.find("column \"batch\": \"4.5\""), std::string::npos);
 }
 
+// A phase's time (data_s, compute_s, allreduce_s, optimizer_s) that is negative or absurd is
+// damage, not a speed for status and report to show: a problem naming its line, as a field that
+// is no number is. The bound, 1e6 s, is in the line.
+TEST(RecordsSteps, ATimeOutOfRangeIsAProblemNamingItsLine) {
+  const auto read = parse_steps(
+      "1,0,43,-0.5,0.02,0.003,0.0005,2.30,0,0\n"
+      "2,0,43,0.001,1e308,0.003,0.0005,2.30,0,43\n"
+      "3,0,43,0.001,0.02,-1e-9,0.0005,2.30,0,86\n"
+      "4,0,43,0.001,0.02,0.003,1000001,2.30,0,129\n"
+      "5,0,43,0,0.02,0,1e6,2.30,0,172\n",
+      "part.csv", false);
+  ASSERT_EQ(read.rows.size(), 1u);
+  EXPECT_EQ(read.rows[0].step, 5);
+  ASSERT_EQ(read.problems.size(), 4u);
+  EXPECT_EQ(read.problems[0].text(),
+            "part.csv:1: column \"data_s\": \"-0.5\" is not a number of seconds from 0 to 1e6");
+  EXPECT_EQ(read.problems[1].text(),
+            "part.csv:2: column \"compute_s\": \"1e308\" is not a number of seconds from 0 to 1e6");
+  EXPECT_EQ(read.problems[2].line, 3);
+  EXPECT_NE(read.problems[2].what.find("column \"allreduce_s\""), std::string::npos);
+  EXPECT_EQ(read.problems[3].line, 4);
+  EXPECT_NE(read.problems[3].what.find("column \"optimizer_s\""), std::string::npos);
+}
+
 TEST(RecordsSteps, AHeaderWithoutAColumnIsOneProblem) {
   const auto read = parse_steps("step,worker,batch\n1,0,3\n", "steps.csv");
   EXPECT_TRUE(read.rows.empty());
@@ -171,6 +195,49 @@ TEST(RecordsSummary, AWrongTypeOrBrokenFileIsAProblem) {
   EXPECT_FALSE(broken.summary);
   ASSERT_EQ(broken.problems.size(), 1u);
   EXPECT_EQ(broken.problems[0].file, "job/summary.json");
+}
+
+// The writer's figures are never negative and an accuracy is a fraction (or null: not
+// evaluated); 1e308 showed as "inf%" in status and a negative cost was taken. A number out of
+// its range is a problem naming the field and what is accepted, and is left at its default.
+TEST(RecordsSummary, ANumberOutOfRangeIsAProblemNamingTheField) {
+  const auto read = parse_summary(
+      R"({"test_accuracy":1e308,"cost_usd":-3,"samples_per_s":-1,"wall_s":1e300,
+          "epochs":-0.5,"test_loss":-2,"generations":-1,"recoveries":1000000000000000,"steps":7})",
+      "job/summary.json");
+  ASSERT_TRUE(read.summary);
+  EXPECT_FALSE(read.summary->test_accuracy);
+  EXPECT_FALSE(read.summary->cost_usd);
+  EXPECT_FALSE(read.summary->test_loss);
+  EXPECT_EQ(read.summary->samples_per_s, 0.0);
+  EXPECT_EQ(read.summary->wall_s, 0.0);
+  EXPECT_EQ(read.summary->epochs, 0.0);
+  EXPECT_EQ(read.summary->generations, 0);
+  EXPECT_EQ(read.summary->recoveries, 1'000'000'000'000'000);
+  EXPECT_EQ(read.summary->steps, 7);
+  ASSERT_EQ(read.problems.size(), 7u);
+  // In the order of the reader's fields.
+  EXPECT_EQ(
+      read.problems[0].text(),
+      "job/summary.json: field \"epochs\": unexpected -0.5; accepted: a number from 0 to 1e15");
+  EXPECT_EQ(read.problems[1].text(),
+            "job/summary.json: field \"test_accuracy\": unexpected 1e+308; accepted: a number "
+            "from 0 to 1, or null (not evaluated)");
+  EXPECT_NE(read.problems[2].what.find("field \"test_loss\""), std::string::npos);
+  EXPECT_NE(read.problems[3].what.find("field \"wall_s\""), std::string::npos);
+  EXPECT_NE(read.problems[4].what.find("field \"samples_per_s\""), std::string::npos);
+  EXPECT_EQ(read.problems[5].text(),
+            "job/summary.json: field \"generations\": unexpected -1; accepted: a whole number from "
+            "0 to 1e15");
+  EXPECT_NE(read.problems[6].what.find("field \"cost_usd\": unexpected -3"), std::string::npos);
+
+  // The writer's own values at the ends of the ranges are taken.
+  const auto ends = parse_summary(
+      R"({"test_accuracy":1,"test_loss":0,"cost_usd":0,"wall_s":0,"samples_per_s":1e15})",
+      "summary.json");
+  EXPECT_TRUE(ends.problems.empty()) << ends.problems[0].text();
+  EXPECT_EQ(*ends.summary->test_accuracy, 1.0);
+  EXPECT_EQ(*ends.summary->cost_usd, 0.0);
 }
 
 TEST(RecordsManifest, ReadsEntriesAndReportsBadOnes) {

@@ -10,6 +10,7 @@
 #include "report/job_dir_fixture.h"
 #include "transient/core/atomic_file.h"
 #include "transient/records/job_records.h"
+#include "transient/report/internal/step_series.h"
 #include "transient/report/job_facts.h"
 #include "transient/report/job_report.h"
 
@@ -186,6 +187,44 @@ TEST(ReportFacts, ARunningJobHasItsSpeedFromItsLastSteps) {
     const JobFacts unknown = job_facts(records::read_job_records(job.dir), 0.0);
     EXPECT_EQ(unknown.total_steps, 0) << damaged;
     EXPECT_FALSE(unknown.time_left_s) << damaged;
+  }
+}
+
+// summary.json's "test_accuracy": 1e308 showed as "inf%" in status and on the page, and a
+// negative cost was taken: each is a problem naming the file and the field, and not used.
+TEST(ReportFacts, ASummaryFigureOutOfRangeIsAProblemNotAFigure) {
+  const auto job = testing::write_job_dir("summary_out_of_range", false, true);
+  auto summary = nlohmann::json::parse(read_file(job.dir + "/summary.json"));
+  summary["test_accuracy"] = 1e308;
+  summary["cost_usd"] = -4.5;
+  write_file_atomically(job.dir + "/summary.json", summary.dump());
+  const auto records = records::read_job_records(job.dir);
+  const std::string text = status_text(job_facts(records, 0.0));
+  EXPECT_EQ(text.find("inf"), std::string::npos) << text;
+  // What the events say stands instead: the last evaluation's accuracy, the "cost" events' sum.
+  EXPECT_NE(text.find("\ncost: $0.30\ntest accuracy: 88.00%\n"), std::string::npos) << text;
+  EXPECT_NE(text.find(job.dir + "/summary.json: field \"test_accuracy\": unexpected 1e+308; "
+                                "accepted: a number from 0 to 1, or null (not evaluated)\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find(job.dir + "/summary.json: field \"cost_usd\": unexpected -4.5"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(render_job_report(records, {}).find("inf%"), std::string::npos);
+}
+
+// A "gen" of 1e300 in a generation event was converted to an integer unchecked (undefined
+// behaviour), and 2.5 was taken as generation 2: neither is a generation.
+TEST(ReportFacts, AGenerationThatIsNoWholeNumberIsNone) {
+  for (const char* gen : {"1e300", "2.5", "-1e300"}) {
+    const auto read = records::parse_events(
+        std::string(R"({"t":1,"event":"generation","members":["w0","w1"],"gen":)") + gen + "}\n",
+        "events.jsonl");
+    ASSERT_EQ(read.events.size(), 1u) << gen;
+    const internal::RankNames names(read.events);
+    EXPECT_EQ(names.last_gen(), -1) << gen;
+    EXPECT_EQ(names.last_members(), (std::vector<std::string>{"w0", "w1"})) << gen;
+    EXPECT_EQ(names.worker_of(2, 1), "rank 1") << gen;
   }
 }
 

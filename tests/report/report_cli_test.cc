@@ -1,12 +1,18 @@
 // `transient report` and `transient status` as a user runs them: the real program on a job
 // directory, on the JSON that `transient simulate --json` and `transient plan --json` print (made
 // by running them), and on bad input (one line `error: ...`, exit code 2).
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -88,6 +94,73 @@ TEST(ReportCli, BadInputIsOneLineNamingTheFile) {
   testing::expect_one_line_error(run_cli("report " + dir + "/plan.json"),
                                  "\"candidates\" is not a list");
   testing::expect_one_line_error(run_cli("status " + dir), "not a job directory");
+}
+
+// What the file system refuses made `report` and `status` print "internal failure: filesystem
+// error" (exit 1): a name longer than it holds is one line naming it (exit 2); a record file that
+// is a symlink loop is a problem listed beside what could be read, as a damaged file is.
+TEST(ReportCli, WhatTheFileSystemRefusesIsNamedNotAnInternalFailure) {
+  const std::string dir = temp_dir("refused");
+  const std::string long_name = dir + "/" + std::string(300, 'a');
+  for (const char* command : {"report ", "status "}) {
+    const CliResult r = run_cli(command + long_name);
+    testing::expect_one_line_error(r, "error: " + long_name + ": cannot be read: ");
+    EXPECT_EQ(r.out.find("internal failure"), std::string::npos) << r.out;
+  }
+  const auto job = testing::write_job_dir("loop");
+  std::filesystem::remove(job.dir + "/events.jsonl");
+  std::filesystem::create_symlink("events.jsonl", job.dir + "/events.jsonl");
+  const CliResult status = run_cli_split("status " + job.dir);
+  EXPECT_EQ(status.exit_code, 0) << status.err;
+  EXPECT_NE(status.out.find("1 problem reading the records:\n  " + job.dir +
+                            "/events.jsonl: cannot be read: Too many levels of symbolic links\n"),
+            std::string::npos)
+      << status.out;
+  const CliResult report = run_cli_split("report " + job.dir);
+  EXPECT_EQ(report.exit_code, 0) << report.err;
+  // A FIFO given to report would wait for a writer: refused before it is opened. (Were it
+  // opened, the writer below lets the read end, so that the test fails rather than hangs.)
+  const std::string fifo = dir + "/study.json";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::atomic<bool> done{false};
+  std::thread writer([&] {
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!done && std::chrono::steady_clock::now() < give_up) {
+      const int fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
+      if (fd >= 0) {
+        ::close(fd);
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  });
+  const CliResult from_fifo = run_cli("report " + fifo);
+  done = true;
+  writer.join();
+  testing::expect_one_line_error(from_fifo, "error: " + fifo + ": not a regular file; accepted: ");
+}
+
+// A simulate output whose histogram edges are strings made report fail inside nlohmann
+// ("internal failure", exit 1); it is one line naming the file and what a histogram holds.
+TEST(ReportCli, HistogramEdgesThatAreNotNumbersAreRefusedNamingTheFile) {
+  const std::string dir = temp_dir("simulate_bad_edges");
+  const CliResult sim =
+      simulate_into(example("paper_4_spot_k80.toml") + " --runs 20", dir + "/study.json");
+  ASSERT_EQ(sim.exit_code, 0) << sim.err;
+  auto study = nlohmann::json::parse(sim.out);
+  ASSERT_TRUE(study["histograms"]["time_s"]["edges"].is_array()) << sim.out;
+  study["histograms"]["time_s"]["edges"][1] = "late";
+  write_file_atomically(dir + "/bad.json", study.dump());
+  testing::expect_one_line_error(
+      run_cli("report " + dir + "/bad.json"),
+      "error: " + dir +
+          "/bad.json: histogram of time (h): expected {\"edges\": [n+1 numbers], \"counts\": [n "
+          "numbers]}");
+  study = nlohmann::json::parse(sim.out);
+  study["histograms"]["cost_usd"]["counts"][0] = "many";
+  write_file_atomically(dir + "/bad.json", study.dump());
+  testing::expect_one_line_error(run_cli("report " + dir + "/bad.json"),
+                                 "/bad.json: histogram of cost ($): expected");
 }
 
 TEST(StatusCli, PrintsWhereTheJobStands) {

@@ -5,6 +5,7 @@
 // on the trainer's job directories under --data (perf/profile_calibration.h).
 #include <fmt/format.h>
 
+#include <cmath>
 #include <filesystem>
 #include <string>
 
@@ -35,6 +36,11 @@ struct FitArgs {
   perf::ThroughputFitOptions options;
 };
 
+// `value` with `decimals` decimals, or "-" where it is not a finite number.
+std::string finite_or_dash(double value, int decimals) {
+  return std::isfinite(value) ? fmt::format("{:.{}f}", value, decimals) : std::string("-");
+}
+
 // Our trainer's records: the calibration per model, each job's measured speed beside the
 // calibration's, and the prediction for 1 to 3 workers with the same global batch.
 void print_trainer_calibration(const perf::MeasurementSet& data) {
@@ -46,8 +52,8 @@ void print_trainer_calibration(const perf::MeasurementSet& data) {
       bytes += write.bytes;
       seconds += write.write_s;
     }
-    fmt::print("; {} checkpoint writes at {:.1f} MB/s", data.trainer_checkpoints.size(),
-               seconds > 0 ? bytes / seconds / 1e6 : 0.0);
+    fmt::print("; {} checkpoint writes at {} MB/s", data.trainer_checkpoints.size(),
+               finite_or_dash(seconds > 0 ? bytes / seconds / 1e6 : 0.0, 1));
   }
   fmt::print("\n");
   for (const auto& c : result.models) {
@@ -59,11 +65,14 @@ void print_trainer_calibration(const perf::MeasurementSet& data) {
   fmt::print("  {:<60} {:>8} {:>7} {:>6} {:>10} {:>10} {:>6}\n", "job", "model", "workers", "batch",
              "measured", "predicted", "error");
   for (const auto& run : result.runs) {
-    fmt::print("  {:<60} {:>8} {:>7} {:>6.0f} {:>10.1f} {:>10.1f} {:>5.1f}%\n", run.steps_csv,
-               run.model, run.workers, run.global_batch, run.measured_samples_per_s,
-               run.predicted_samples_per_s,
-               100.0 * (run.predicted_samples_per_s - run.measured_samples_per_s) /
-                   run.measured_samples_per_s);
+    // A calibration whose parts are all 0 (records of no compute, data or optimizer time)
+    // predicts no step time: "-", never inf or nan.
+    const double error = 100.0 * (run.predicted_samples_per_s - run.measured_samples_per_s) /
+                         run.measured_samples_per_s;
+    fmt::print("  {:<60} {:>8} {:>7} {:>6.0f} {:>10} {:>10} {:>6}\n", run.steps_csv, run.model,
+               run.workers, run.global_batch, finite_or_dash(run.measured_samples_per_s, 1),
+               finite_or_dash(run.predicted_samples_per_s, 1),
+               std::isfinite(error) ? fmt::format("{:.1f}%", error) : std::string("-"));
   }
   for (const auto& c : result.models) {
     double batch = 0;
@@ -71,7 +80,8 @@ void print_trainer_calibration(const perf::MeasurementSet& data) {
       if (run.model == c.model) batch = run.global_batch;
     }
     fmt::print("  {} with global batch {:.0f}: predicted samples/s", c.model, batch);
-    for (int n = 1; n <= 3; ++n) fmt::print(" {}: {:.1f}", n, c.samples_per_s(n, batch));
+    for (int n = 1; n <= 3; ++n)
+      fmt::print(" {}: {}", n, finite_or_dash(c.samples_per_s(n, batch), 1));
     fmt::print("\n");
   }
 }

@@ -6,6 +6,7 @@
 #include <map>
 #include <regex>
 #include <set>
+#include <tuple>
 
 #include "transient/core/atomic_file.h"
 #include "transient/core/bounds.h"
@@ -20,8 +21,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr Bound kMegabytes{0.0, 1e9, "MB"};       // a checkpoint's size
-constexpr Bound kStep{0.0, 1e12, "steps", true};  // a step number, as --steps allows
+constexpr Bound kMegabytes{0.0, 1e9, "MB"};                      // a checkpoint's size
+constexpr Bound kStep{0.0, 1e12, "steps", true};                 // a step number, as --steps allows
+constexpr Bound kRank{0.0, 1e4, "(a worker's rank)", true};      // below the servers' bound
+constexpr Bound kGeneration{0.0, 1e12, "(a generation)", true};  // one per membership change
+constexpr double kShortestStepS = 1e-6;                          // steps.csv's resolution
 
 bool has(const CsvTable& table, const std::vector<std::string>& columns) {
   for (const auto& column : columns) {
@@ -266,19 +270,41 @@ void Reader::restarts(const CsvTable& table) {
 
 void Reader::trainer_steps(const CsvTable& table) {
   const int step = table.require_column({"step"});
+  const int worker = table.require_column({"worker"});
+  const auto gen = table.find_column("gen");  // older files: one generation, 0
   const int batch = table.require_column({"batch"});
   const int data = table.require_column({"data_s"});
   const int compute = table.require_column({"compute_s"});
   const int allreduce = table.require_column({"allreduce_s"});
   const int optimizer = table.require_column({"optimizer_s"});
-  std::map<long, TrainerStepMeasurement> steps;
+  // (step, generation) -> the step as that generation trained it; the trainer's merge keeps one
+  // generation per step (train/step_records.h), the latest, and so does this.
+  std::map<std::pair<long, long>, TrainerStepMeasurement> steps;
+  std::map<std::tuple<long, long, long>, int> seen;  // (step, generation, rank) -> its line
   for (const auto& row : table.rows()) {
-    const double s = table.number(row, step, kStep);
-    TrainerStepMeasurement& m = steps[static_cast<long>(s)];
+    const auto s = static_cast<long>(table.number(row, step, kStep));
+    const auto w = static_cast<long>(table.number(row, worker, kRank));
+    const auto g = gen ? static_cast<long>(table.number(row, *gen, kGeneration)) : 0L;
+    // A row written twice (a file appended to itself) would count its worker and batch twice.
+    const auto [first, fresh] = seen.emplace(std::tuple{s, g, w}, row.line);
+    if (!fresh) {
+      table.fail(row, "repeats the row of step " + std::to_string(s) + ", worker " +
+                          std::to_string(w) + " and generation " + std::to_string(g) + " of line " +
+                          std::to_string(first->second) +
+                          "; accepted: one row per step, worker and generation");
+    }
     const double d = table.number(row, data, bounds::kDurationS),
                  c = table.number(row, compute, bounds::kDurationS),
                  a = table.number(row, allreduce, bounds::kDurationS),
                  o = table.number(row, optimizer, bounds::kDurationS);
+    // The trainer writes microseconds; a step of none would be an infinite speed.
+    if (!(d + c + a + o >= kShortestStepS)) {
+      table.fail(row,
+                 "the step's times (data_s + compute_s + allreduce_s + optimizer_s) add up to " +
+                     number_text(d + c + a + o) +
+                     " s, and a step takes time; accepted: a total of at least 1e-6 s");
+    }
+    TrainerStepMeasurement& m = steps[{s, g}];
     m.workers += 1;
     m.batch += table.number(row, batch, bounds::kBatch);
     m.compute_s = std::max(m.compute_s, c);
@@ -286,11 +312,16 @@ void Reader::trainer_steps(const CsvTable& table) {
     m.step_s = std::max(m.step_s, d + c + a + o);
     m.source = table.name();
   }
-  for (auto& [number, m] : steps) {
+  std::size_t kept = 0;
+  for (auto it = steps.begin(); it != steps.end(); ++it) {
+    const auto next = std::next(it);
+    if (next != steps.end() && next->first.first == it->first.first) continue;  // a later gen
+    TrainerStepMeasurement& m = it->second;
     m.allreduce_s /= m.workers;
     out_.trainer_steps.push_back(m);
+    ++kept;
   }
-  out_.used.push_back(table.name() + ": " + std::to_string(steps.size()) + " trainer steps");
+  out_.used.push_back(table.name() + ": " + std::to_string(kept) + " trainer steps");
 }
 
 void Reader::trainer_events(const fs::path& path) {
@@ -471,11 +502,19 @@ MeasurementSet read_measurements(const std::string& dir) {
   for (auto it = fs::recursive_directory_iterator(dir, error);
        !error && it != fs::recursive_directory_iterator(); it.increment(error)) {
     const std::string leaf = it->path().filename().string();
+    std::error_code entry_error;
     if (!leaf.empty() && leaf[0] == '.') {
-      if (it->is_directory()) it.disable_recursion_pending();
+      if (it->is_directory(entry_error)) it.disable_recursion_pending();
       continue;
     }
-    if (it->is_regular_file()) files.push_back(it->path());
+    // A symlink loop: named, not thrown as the standard library's filesystem_error.
+    const fs::file_status status = it->status(entry_error);
+    if (status.type() == fs::file_type::none) {
+      throw InputError(it->path().string(), 0,
+                       "cannot be read: " + entry_error.message() +
+                           "; accepted: measurement files and folders of them");
+    }
+    if (fs::is_regular_file(status)) files.push_back(it->path());
   }
   if (error) throw InputError("--data " + dir + ": " + error.message());
   std::sort(files.begin(), files.end());

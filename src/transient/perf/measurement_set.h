@@ -15,7 +15,10 @@
 //   `checkpoint_size_MB,checkpoint_duration_mean_s`), TensorFlow restart times
 //   (`model,start_type,run,seconds`);
 // - our trainer's job directories (a folder holding `steps.csv`, columns
-//   `step,worker,batch,data_s,compute_s,allreduce_s,optimizer_s,...`): steps.csv, the model named
+//   `step,worker,batch,data_s,compute_s,allreduce_s,optimizer_s,...[,gen]`: per step the rows of
+//   its latest generation, as the trainer's merge keeps them; a row repeating the step, worker
+//   and generation of another, or whose times add up to less than 1e-6 s, is an InputError
+//   naming its line): steps.csv, the model named
 //   in job.json, checkpoint writes from events.jsonl (every line must be a JSON object), the
 //   workers' threads from summary.json; the rest of a job directory (checkpoints, part files, a
 //   summary without threads) is listed as not used;

@@ -1,5 +1,6 @@
 #include "transient/perf/registry.h"
 
+#include <cmath>
 #include <filesystem>
 
 #include "transient/core/bounds.h"
@@ -45,6 +46,13 @@ std::unique_ptr<ThroughputModel> create_table(const ThroughputParams& params) {
     if (!error.file().empty()) throw;
     fail(params, error.message());
   }
+}
+
+// A file a parameter names: relative to the scenario's folder, if there is one.
+std::string resolved_path(const ThroughputParams& params, const std::string& file) {
+  std::filesystem::path path = file;
+  if (path.is_relative() && !params.base_dir.empty()) path = params.base_dir / path;
+  return path.string();
 }
 
 // The workload (workload=NAME or profile=FILE) and the model file (model=FILE) of the analytic
@@ -99,11 +107,7 @@ WorkloadAndModel read_workload_and_model(const ThroughputParams& params, const c
                      " throughput model needs exactly one of workload (a built-in workload, "
                      "e.g. resnet-32) or profile (a workload profile JSON file)");
   }
-  auto resolve = [&](const std::string& file) {
-    std::filesystem::path path = file;
-    if (path.is_relative() && !params.base_dir.empty()) path = params.base_dir / path;
-    return path.string();
-  };
+  const auto resolve = [&](const std::string& file) { return resolved_path(params, file); };
   try {
     WorkloadAndModel out;
     out.workload = workload != params.values.end()
@@ -123,16 +127,60 @@ WorkloadAndModel read_workload_and_model(const ThroughputParams& params, const c
   }
 }
 
+// A model whose constants come from a model file: each is bounded where it is read, but a
+// regression's combination of them (a log-linear exp(1e12 x log FLOPs)) is not, so a prediction
+// that is not a finite positive step time is refused naming the file, as bad input.
+class ModelFromFile : public ThroughputModel {
+ public:
+  ModelFromFile(std::unique_ptr<ThroughputModel> model, std::string file)
+      : model_(std::move(model)), file_(std::move(file)) {}
+
+  std::string name() const override { return model_->name(); }
+  std::string describe() const override { return model_->describe(); }
+  Prediction predict(const ClusterShape& cluster) const override {
+    const Prediction p = model_->predict(cluster);
+    if (cluster.total_workers() == 0) return p;  // no step to take
+    const auto good = [](double value) { return std::isfinite(value) && value > 0; };
+    if (!good(p.step_time_s) || !good(p.steps_per_s) || !good(p.samples_per_s)) {
+      std::string workers;
+      for (const auto& group : cluster.workers) {
+        workers +=
+            (workers.empty() ? "" : ", ") + std::to_string(group.count) + " x " + group.type.name;
+      }
+      throw InputError(file_, 0,
+                       "the " + model_->name() + " model predicts a step time of " +
+                           number_text(p.step_time_s) + " s (" + number_text(p.steps_per_s) +
+                           " steps/s) on " + workers +
+                           "; accepted: a model file whose predictions are finite and positive "
+                           "(fit it again with `transient fit`)");
+    }
+    return p;
+  }
+
+ private:
+  std::unique_ptr<ThroughputModel> model_;
+  std::string file_;  // the model file
+};
+
+std::unique_ptr<ThroughputModel> checked_if_from_file(std::unique_ptr<ThroughputModel> model,
+                                                      const ThroughputParams& params) {
+  const auto file = params.values.find("model");
+  if (file == params.values.end()) return model;  // the built-in constants
+  return std::make_unique<ModelFromFile>(std::move(model), resolved_path(params, file->second));
+}
+
 std::unique_ptr<ThroughputModel> create_analytic(const ThroughputParams& params) {
   auto in = read_workload_and_model(params, "analytic");
-  return std::make_unique<AnalyticThroughputModel>(std::move(in.workload),
-                                                   std::move(in.model.analytic));
+  return checked_if_from_file(std::make_unique<AnalyticThroughputModel>(
+                                  std::move(in.workload), std::move(in.model.analytic)),
+                              params);
 }
 
 std::unique_ptr<ThroughputModel> create_fitted(const ThroughputParams& params) {
   auto in = read_workload_and_model(params, "fitted");
-  return std::make_unique<FittedThroughputModel>(std::move(in.workload),
-                                                 std::move(in.model.fitted));
+  return checked_if_from_file(
+      std::make_unique<FittedThroughputModel>(std::move(in.workload), std::move(in.model.fitted)),
+      params);
 }
 
 using Factory = std::unique_ptr<ThroughputModel> (*)(const ThroughputParams&);

@@ -2,6 +2,8 @@
 
 #include <filesystem>
 
+#include "transient/records/internal/record_file.h"
+
 namespace transient::records {
 
 std::string JobFiles::in_dir(const char* name) const {
@@ -21,9 +23,9 @@ std::string JobFiles::checkpoint(const std::string& file) const {
 }
 
 bool JobFiles::holds_records() const {
-  namespace fs = std::filesystem;
+  // Something there that cannot be read (a symlink loop) counts: the readers name it a problem.
   for (const std::string& path : {events(), steps(), summary(), job(), manifest()}) {
-    if (fs::exists(path)) return true;
+    if (internal::record_file_present(path)) return true;
   }
   return false;
 }

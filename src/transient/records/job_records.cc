@@ -21,7 +21,7 @@ void append_problems(JobRecords& records, const Read& read) {
 
 std::optional<nlohmann::json> read_json_object(const std::string& path,
                                                std::vector<ReadProblem>& problems) {
-  if (!fs::exists(path)) return std::nullopt;
+  if (!internal::record_file_present(path)) return std::nullopt;
   const auto file = internal::read_record_file(path);
   if (!file.text) {
     problems.push_back(*file.problem);
@@ -38,15 +38,20 @@ std::optional<nlohmann::json> read_json_object(const std::string& path,
 // steps.csv, then the part files of a running job; per step the latest generation's rows.
 void read_all_steps(const JobFiles& files, JobRecords& records) {
   std::vector<StepRow> rows;
-  if (fs::exists(files.steps())) {
+  if (internal::record_file_present(files.steps())) {
     StepsRead read = read_steps(files.steps());
     append_problems(records, read);
     rows = std::move(read.rows);
   }
-  if (fs::is_directory(files.step_parts())) {
+  std::error_code error;
+  if (fs::is_directory(files.step_parts(), error)) {
     std::vector<fs::path> parts;
-    for (const auto& entry : fs::directory_iterator(files.step_parts())) {
-      if (entry.path().extension() == ".csv") parts.push_back(entry.path());
+    for (auto it = fs::directory_iterator(files.step_parts(), error);
+         !error && it != fs::directory_iterator(); it.increment(error)) {
+      if (it->path().extension() == ".csv") parts.push_back(it->path());
+    }
+    if (error) {
+      records.problems.push_back({files.step_parts(), 0, "cannot be listed: " + error.message()});
     }
     std::sort(parts.begin(), parts.end());
     for (const auto& part : parts) {
@@ -71,10 +76,15 @@ void read_all_steps(const JobFiles& files, JobRecords& records) {
 
 JobRecords read_job_records(const std::string& dir) {
   const JobFiles files(dir);
-  if (!fs::is_directory(dir)) {
-    throw InputError(
-        dir, 0,
-        fs::exists(dir) ? "not a directory; accepted: a job directory" : "no such job directory");
+  std::error_code error;
+  const fs::file_status status = fs::status(dir, error);
+  if (status.type() == fs::file_type::not_found) throw InputError(dir, 0, "no such job directory");
+  if (error) {
+    // A name too long, a symlink loop, a folder without permission: the file system's words.
+    throw InputError(dir, 0, "cannot be read: " + error.message() + "; accepted: a job directory");
+  }
+  if (!fs::is_directory(status)) {
+    throw InputError(dir, 0, "not a directory; accepted: a job directory");
   }
   if (!files.holds_records()) {
     throw InputError(dir, 0,
@@ -88,14 +98,14 @@ JobRecords read_job_records(const std::string& dir) {
   append_problems(records, events);
   records.events = std::move(events.events);
   read_all_steps(files, records);
-  if (fs::exists(files.summary())) {
+  if (internal::record_file_present(files.summary())) {
     SummaryRead summary = read_summary(files.summary());
     append_problems(records, summary);
     records.summary = std::move(summary.summary);
   }
   records.job = read_json_object(files.job(), records.problems);
   records.coordinator = read_json_object(files.coordinator(), records.problems);
-  if (fs::exists(files.manifest())) {
+  if (internal::record_file_present(files.manifest())) {
     ManifestRead manifest = read_manifest(files.manifest());
     append_problems(records, manifest);
     records.checkpoints = std::move(manifest.checkpoints);

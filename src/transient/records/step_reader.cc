@@ -37,6 +37,13 @@ constexpr double kLargestCount = 1e15;
 
 bool is_count_column(std::size_t column) { return column <= 2 || column == 8 || column == 9; }
 
+// The timing columns (data_s, compute_s, allreduce_s, optimizer_s): seconds from 0 to this, a
+// phase of a step being far shorter than 11 days. A negative time or 1e308 is damage, which
+// would otherwise show as a speed.
+constexpr double kLongestPhaseS = 1e6;
+
+bool is_timing_column(std::size_t column) { return column >= 3 && column <= 6; }
+
 std::string columns_text() {
   std::string text;
   for (const char* column : kColumns) text += (text.empty() ? "" : ",") + std::string(column);
@@ -104,6 +111,12 @@ StepsRead parse_steps(const std::string& text, const std::string& name, bool has
                                  std::string("column \"") + kColumns[i] + "\": \"" +
                                      excerpt(fields[at[i]]) +
                                      "\" is not a whole number from 0 to 1e15"});
+        good = false;
+      } else if (is_timing_column(i) && !(*value >= 0 && *value <= kLongestPhaseS)) {
+        read.problems.push_back({name, number,
+                                 std::string("column \"") + kColumns[i] + "\": \"" +
+                                     excerpt(fields[at[i]]) +
+                                     "\" is not a number of seconds from 0 to 1e6"});
         good = false;
       } else {
         values[i] = *value;

@@ -2,7 +2,8 @@
 // step,worker,batch,data_s,compute_s,allreduce_s,optimizer_s,loss,gen,sample_begin (worker is the
 // rank in generation gen). While a job runs, its rows are still in part files without a header
 // under records/; read_job_records() merges both as the trainer does. A row that cannot be read
-// (cut short, a field that is not a number) is skipped and reported.
+// (cut short, a field that is not a number, a count that is no whole number from 0 to 1e15, a
+// time that is not from 0 to 1e6 s) is skipped and reported.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,6 @@
 #include "transient/records/summary_reader.h"
 
+#include <limits>
 #include <type_traits>
 
 #include "transient/core/json_number.h"
@@ -8,31 +9,68 @@
 namespace transient::records {
 namespace {
 
-// Reads field `key` of `json` into `out` when present and not null; a value of another type is a
-// problem and leaves `out` as it was.
+// What a number of summary.json may be: the writer's figures (launcher.cc finish_job) are never
+// negative, and 1e308 would print as inf.
+struct SummaryRange {
+  double lo = 0.0;
+  double hi = 0.0;
+  const char* accepted = "";  // for the problem's "accepted: ..."
+};
+
+constexpr SummaryRange kSummaryCount{0.0, 1e15, "a whole number from 0 to 1e15"};
+constexpr SummaryRange kSummaryFigure{0.0, 1e15, "a number from 0 to 1e15"};
+// A test loss is as large as a diverging model makes it; JSON holds no infinity.
+constexpr SummaryRange kSummaryLoss{0.0, std::numeric_limits<double>::max(), "a number from 0 up"};
+// A job not evaluated has null (the writer's number_or_null), never a negative accuracy.
+constexpr SummaryRange kSummaryFraction{0.0, 1.0, "a number from 0 to 1, or null (not evaluated)"};
+
+void add_problem(const nlohmann::json& value, const char* key, const std::string& name,
+                 const char* accepted, std::vector<ReadProblem>& problems) {
+  problems.push_back({name, 0,
+                      std::string("field \"") + key + "\": unexpected " + excerpt(value.dump()) +
+                          (accepted[0] != '\0' ? std::string("; accepted: ") + accepted : "")});
+}
+
+// Reads field `key` of `json` into `out` when present and not null; a value of another type, or a
+// number outside `range` (which every numeric field passes), is a problem and leaves `out` as it
+// was.
 template <typename T>
 void take(const nlohmann::json& json, const char* key, T& out, const std::string& name,
-          std::vector<ReadProblem>& problems) {
+          std::vector<ReadProblem>& problems, const SummaryRange& range = {}) {
   const auto it = json.find(key);
   if (it == json.end() || it->is_null()) return;
-  try {
-    if constexpr (std::is_same_v<T, std::int64_t>) {
-      out = whole_number(*it, key);  // a float such as 1e300 is not converted
+  if constexpr (std::is_same_v<T, std::int64_t>) {
+    // A float such as 1e300 is not converted.
+    const auto number = whole_number_in(*it, static_cast<std::int64_t>(range.lo),
+                                        static_cast<std::int64_t>(range.hi));
+    if (number) {
+      out = *number;
     } else {
-      out = it->get<T>();
+      add_problem(*it, key, name, range.accepted, problems);
     }
-  } catch (const nlohmann::json::exception&) {
-    problems.push_back({name, 0, std::string("field \"") + key + "\": unexpected " + it->dump()});
+  } else if constexpr (std::is_same_v<T, double>) {
+    if (it->is_number() && it->get<double>() >= range.lo && it->get<double>() <= range.hi) {
+      out = it->get<double>();
+    } else {
+      add_problem(*it, key, name, range.accepted, problems);
+    }
+  } else {
+    try {
+      out = it->get<T>();
+    } catch (const nlohmann::json::exception&) {
+      add_problem(*it, key, name, "", problems);
+    }
   }
 }
 
 template <typename T>
 void take(const nlohmann::json& json, const char* key, std::optional<T>& out,
-          const std::string& name, std::vector<ReadProblem>& problems) {
+          const std::string& name, std::vector<ReadProblem>& problems,
+          const SummaryRange& range = {}) {
   T value{};
   const std::size_t before = problems.size();
   if (json.contains(key) && !json[key].is_null()) {
-    take(json, key, value, name, problems);
+    take(json, key, value, name, problems, range);
     if (problems.size() == before) out = value;
   }
 }
@@ -48,25 +86,25 @@ SummaryRead parse_summary(const std::string& text, const std::string& name) {
   }
   JobSummary s;
   auto& p = read.problems;
-  take(json, "steps", s.steps, name, p);
-  take(json, "total_steps", s.total_steps, name, p);
-  take(json, "epochs", s.epochs, name, p);
-  take(json, "test_accuracy", s.test_accuracy, name, p);
-  take(json, "test_loss", s.test_loss, name, p);
-  take(json, "wall_s", s.wall_s, name, p);
-  take(json, "samples_per_s", s.samples_per_s, name, p);
+  take(json, "steps", s.steps, name, p, kSummaryCount);
+  take(json, "total_steps", s.total_steps, name, p, kSummaryCount);
+  take(json, "epochs", s.epochs, name, p, kSummaryFigure);
+  take(json, "test_accuracy", s.test_accuracy, name, p, kSummaryFraction);
+  take(json, "test_loss", s.test_loss, name, p, kSummaryLoss);
+  take(json, "wall_s", s.wall_s, name, p, kSummaryFigure);
+  take(json, "samples_per_s", s.samples_per_s, name, p, kSummaryFigure);
   take(json, "model", s.model, name, p);
   take(json, "dataset", s.dataset, name, p);
-  take(json, "global_batch", s.global_batch, name, p);
+  take(json, "global_batch", s.global_batch, name, p, kSummaryCount);
   take(json, "finished", s.finished, name, p);
   take(json, "stopped", s.stopped, name, p);
   take(json, "failure", s.failure, name, p);
-  take(json, "diverged_at_step", s.diverged_at_step, name, p);
-  take(json, "generations", s.generations, name, p);
-  take(json, "revocations", s.revocations, name, p);
-  take(json, "recoveries", s.recoveries, name, p);
-  take(json, "redone_steps", s.redone_steps, name, p);
-  take(json, "cost_usd", s.cost_usd, name, p);
+  take(json, "diverged_at_step", s.diverged_at_step, name, p, kSummaryCount);
+  take(json, "generations", s.generations, name, p, kSummaryCount);
+  take(json, "revocations", s.revocations, name, p, kSummaryCount);
+  take(json, "recoveries", s.recoveries, name, p, kSummaryCount);
+  take(json, "redone_steps", s.redone_steps, name, p, kSummaryCount);
+  take(json, "cost_usd", s.cost_usd, name, p, kSummaryFigure);
   s.json = json;
   read.summary = std::move(s);
   return read;

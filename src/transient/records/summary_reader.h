@@ -1,5 +1,8 @@
 // Reading summary.json (README, "The job directory"): what a job came to, written when it ends
-// (finished, paused or failed). A job still running has none.
+// (finished, paused or failed). A job still running has none. Its numbers are bounded as the
+// writer makes them: counts whole from 0 to 1e15, wall_s, samples_per_s, epochs and cost_usd from
+// 0 to 1e15, test_accuracy from 0 to 1 (null: not evaluated), test_loss from 0; a field outside
+// its range is a problem naming the file and the field, as one of the wrong type is.
 #pragma once
 
 #include <cstdint>
@@ -39,7 +42,8 @@ struct JobSummary {
 
 struct SummaryRead {
   std::optional<JobSummary> summary;  // absent if the file is missing or unreadable
-  std::vector<ReadProblem> problems;  // why, and fields of the wrong type (then left at default)
+  std::vector<ReadProblem> problems;  // why, and fields of the wrong type or out of range (then
+                                      // left at default)
 };
 
 // Reads `path`; never throws for bad content.

@@ -232,7 +232,8 @@ std::string HtmlPage::render(const std::string& chart_js) const {
 std::string default_chart_js_path() { return TRANSIENT_CHARTJS_PATH; }
 
 std::string read_chart_js(const std::string& path) {
-  if (!std::filesystem::is_regular_file(path)) {
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(path, error)) {
     throw InputError(path, 0,
                      "Chart.js is missing: the report's charts need Debian's libjs-chart.js "
                      "(apt-get install libjs-chart.js, or scripts/install-deps.sh)");

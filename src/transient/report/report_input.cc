@@ -17,8 +17,20 @@ constexpr const char* kAccepted =
     "--json`";
 
 std::string render_report(const std::string& path, const ReportOptions& options) {
-  if (fs::is_directory(path)) return render_job_report(path, options);
-  if (!fs::exists(path)) throw InputError(path, 0, "no such file or directory");
+  std::error_code error;
+  const fs::file_status status = fs::status(path, error);
+  if (status.type() == fs::file_type::not_found) {
+    throw InputError(path, 0, "no such file or directory");
+  }
+  if (error) {
+    // A name too long, a symlink loop: the file system's words, not its exception.
+    throw InputError(path, 0, "cannot be read: " + error.message() + "; " + kAccepted);
+  }
+  if (fs::is_directory(status)) return render_job_report(path, options);
+  if (!fs::is_regular_file(status)) {
+    // A FIFO would wait for a writer, a device might never end.
+    throw InputError(path, 0, std::string("not a regular file; ") + kAccepted);
+  }
   nlohmann::json json;
   try {
     json = parse_json(read_file(path), path);
@@ -32,13 +44,21 @@ std::string render_report(const std::string& path, const ReportOptions& options)
     }
     throw InputError(error.file(), error.line(), error.message() + "; " + kAccepted);
   }
-  if (is_plan_output(json)) return render_plan_report(json, path, options);
-  if (is_simulation_output(json)) return render_simulation_report(json, path, options);
+  try {
+    if (is_plan_output(json)) return render_plan_report(json, path, options);
+    if (is_simulation_output(json)) return render_simulation_report(json, path, options);
+  } catch (const nlohmann::json::exception& error) {
+    // A field of another type than simulate or plan writes, that the drawing did not check by
+    // name (each it does check is named: study_report.cc).
+    throw InputError(path, 0,
+                     std::string("a field of the wrong type (") + error.what() + "); " + kAccepted);
+  }
   throw InputError(path, 0, std::string("not a report's input; ") + kAccepted);
 }
 
 std::string default_report_path(const std::string& path) {
-  if (fs::is_directory(path)) return (fs::path(path) / "report.html").string();
+  std::error_code error;
+  if (fs::is_directory(path, error)) return (fs::path(path) / "report.html").string();
   return fs::path(path).replace_extension(".html").string();
 }
 

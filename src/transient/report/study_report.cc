@@ -50,9 +50,13 @@ struct Deadline {
 void add_histogram(HtmlPage& page, const std::string& id, const json& histogram,
                    const std::string& what, double scale, const std::string& name,
                    const std::optional<Deadline>& deadline = std::nullopt) {
+  const auto all_numbers = [](const json& list) {
+    return std::all_of(list.begin(), list.end(), [](const json& x) { return x.is_number(); });
+  };
   if (!histogram.is_object() || !histogram.contains("edges") || !histogram.contains("counts") ||
       !histogram["edges"].is_array() || !histogram["counts"].is_array() ||
-      histogram["edges"].size() != histogram["counts"].size() + 1) {
+      histogram["edges"].size() != histogram["counts"].size() + 1 ||
+      !all_numbers(histogram["edges"]) || !all_numbers(histogram["counts"])) {
     throw InputError(name, 0,
                      "histogram of " + what +
                          ": expected {\"edges\": [n+1 numbers], "

@@ -130,7 +130,8 @@ RankNames::RankNames(const std::vector<records::Event>& events) {
     std::vector<std::string> members;
     for (const auto& m : e.json["members"])
       members.push_back(m.is_string() ? m.get<std::string>() : m.dump());
-    const auto gen = static_cast<std::int64_t>(e.number("gen", -1));
+    // A whole number that fits, or -1 (none): 1e300 or 2.5 is no generation to convert.
+    const std::int64_t gen = e.count("gen", -1);
     generations_.emplace_back(gen, members);
     last_members_ = members;
     last_gen_ = gen;
