@@ -80,11 +80,15 @@ TEST(CatalogCsv, EveryBadRowNamesLineColumnAndWhatIsAccepted) {
   const std::string h = kHeader;
   EXPECT_EQ(error_of(h + "k80,K80,1,4.1,4,15,8,0.723,0.256,us,z\n"
                          "p100,P100,1,9.5,4,15,8,-1.43,0.551,us,z\n"),
-            ":3: column \"on_demand_usd_h\": \"-1.43\" is not accepted; accepted: a price > 0 and "
-            "at most 1e4 in $ per hour, or empty when the type has no on-demand market");
+            ":3: column \"on_demand_usd_h\": \"-1.43\" is not accepted; accepted: a price from "
+            "0.0001 to 1e4 in $ per hour, or empty when the type has no on-demand market");
   EXPECT_EQ(error_of(h + "k80,K80,1,4.1,4,15,8,0.723,0,us,z\n"),
-            ":2: column \"spot_usd_h\": \"0\" is not accepted; accepted: a price > 0 and at "
-            "most 1e4 in $ per hour, or empty when the type has no spot market");
+            ":2: column \"spot_usd_h\": \"0\" is not accepted; accepted: a price from 0.0001 to "
+            "1e4 in $ per hour, or empty when the type has no spot market");
+  // A price of next to nothing is no price a cloud charges: its FLOPs per dollar were inf.
+  EXPECT_EQ(error_of(h + "k80,K80,1,4.1,4,15,8,1e-303,0.2,us,z\n"),
+            ":2: column \"on_demand_usd_h\": \"1e-303\" is not accepted; accepted: a price from "
+            "0.0001 to 1e4 in $ per hour, or empty when the type has no on-demand market");
   EXPECT_EQ(error_of(h + "k80,K80,one,4.1,4,15,8,0.723,0.256,us,z\n"),
             ":2: column \"gpus\": \"one\" is not accepted; accepted: a whole number from 0 to "
             "1024 GPUs");
@@ -93,8 +97,8 @@ TEST(CatalogCsv, EveryBadRowNamesLineColumnAndWhatIsAccepted) {
             "1e4 TFLOPS of one GPU");
   // Bounded where it enters (issue 18): an absurd price, speed or size is named with its bound.
   EXPECT_EQ(error_of(h + "k80,K80,1,4.1,4,15,8,1e300,0.256,us,z\n"),
-            ":2: column \"on_demand_usd_h\": \"1e300\" is not accepted; accepted: a price > 0 and "
-            "at most 1e4 in $ per hour, or empty when the type has no on-demand market");
+            ":2: column \"on_demand_usd_h\": \"1e300\" is not accepted; accepted: a price from "
+            "0.0001 to 1e4 in $ per hour, or empty when the type has no on-demand market");
   EXPECT_EQ(error_of(h + "k80,K80,1,1e300,4,15,8,0.7,0.2,us,z\n"),
             ":2: column \"gpu_tflops\": \"1e300\" is not accepted; accepted: a number from 0 to "
             "1e4 TFLOPS of one GPU");

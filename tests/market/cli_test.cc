@@ -26,10 +26,12 @@ void expect_one_error_line(const std::string& args, const std::string& expected)
 
 const std::string kDataDir = std::string(" --data-dir ") + TRANSIENT_SHARED_DATA_DIR;
 
-TEST(MarketCli, CapMustBePositive) {
-  expect_one_error_line("market show exponential mean=5h cap=0",
-                        "error: market model \"exponential\", parameter cap: accepted: a duration "
-                        "> 0 (e.g. 24h), or never");
+TEST(MarketCli, CapMustBeAMinuteOrMore) {
+  for (const std::string cap : {"0", "1ms", "59s"}) {
+    expect_one_error_line("market show exponential mean=5h cap=" + cap,
+                          "error: market model \"exponential\", parameter cap: accepted: a "
+                          "duration of 1m or more (e.g. 24h), or never");
+  }
 }
 
 TEST(CatalogCli, ListAndShow) {
@@ -92,7 +94,7 @@ TEST(CatalogCli, BadCsvIsOneLineWithFileAndLine) {
   expect_one_error_line("catalog show " + path,
                         "error: " + path +
                             ":2: column \"spot_usd_h\": \"abc\" is not accepted; accepted: a "
-                            "price > 0 and at most 1e4 in $ per hour, or empty when the type has "
+                            "price from 0.0001 to 1e4 in $ per hour, or empty when the type has "
                             "no spot market");
 }
 

@@ -202,5 +202,15 @@ TEST(Registry, ParamsFromToml) {
   EXPECT_NO_THROW(create_revocation_model("lifetime", params, testing::data_context()));
 }
 
+// A CDF whose every lifetime is under a second (`0 0` and `0 1`) revoked every server as it
+// started: `simulate` requested servers without end.
+TEST(LifetimeModel, ACdfOfNoLifetimeIsRefused) {
+  EXPECT_EQ(testing::error_of_file(
+                "no_life.txt", "0 0\n0 1\n",
+                [](const std::string& path) { LifetimeModel::from_cdf_file(path, kNever); }),
+            ::testing::TempDir() +
+                "/no_life.txt:2: every lifetime is under a second; accepted: a CDF whose last "
+                "point is at 1 s (0.000278 h) or more");
+}
 }  // namespace
 }  // namespace transient::market

@@ -170,5 +170,45 @@ TEST(Registry, ParamsFromTomlRejectsTables) {
   }
 }
 
+// Servers that live no time would have a simulated run request them without end (a mean of
+// 1e-300 s, a rate of 1e12 an hour, a cap of a millisecond: `simulate` ran until killed, its
+// memory growing): such a market is refused where its parameter is read.
+TEST(Registry, AMarketWhoseServersLiveNoTimeIsRefused) {
+  auto refusal = [](const std::string& model, const std::string& key, const std::string& value) {
+    ModelParams params;
+    if (key != "mean" && key != "rate_per_h") params.values["mean"] = "1h";
+    params.values[key] = value;
+    try {
+      create_revocation_model(model, params, testing::data_context());
+      return std::string("accepted");
+    } catch (const InputError& error) {
+      return std::string(error.what());
+    }
+  };
+  EXPECT_NE(refusal("exponential", "mean", "1e-300s").find("accepted: a duration of 1s or more"),
+            std::string::npos);
+  EXPECT_NE(refusal("exponential", "rate_per_h", "1e12").find("rate_per_h"), std::string::npos);
+  EXPECT_EQ(refusal("exponential", "rate_per_h", "3600"), "accepted");
+  EXPECT_NE(refusal("exponential", "cap", "1ms").find("accepted: a duration of 1m or more"),
+            std::string::npos);
+  EXPECT_NE(refusal("hour-of-day", "mean", "0.5s").find("accepted: a duration of 1s or more"),
+            std::string::npos);
+}
+
+// The hour-of-day model's start_hour is the hour its runs start at; it was read and ignored,
+// every run starting at the scenario's hour.
+TEST(HourOfDayModel, ItsStartHourIsWhereItsRunsStart) {
+  std::array<double, 24> weights;
+  weights.fill(0.0);
+  weights[13] = 1.0;  // revocations only in the hour from 13:00
+  HourOfDayModel at_13(weights, 3600.0, kNever, 13.0, "13");
+  HourOfDayModel unset(weights, 3600.0, kNever, -1.0, "unset");
+  Rng rng(1);
+  // A run said to start at midnight: from 13:00 the model's, at 0:00 the other's.
+  const double from_13 = at_13.start_run(0.0, rng)->revocation_time_s(0.0, rng);
+  const double from_0 = unset.start_run(0.0, rng)->revocation_time_s(0.0, rng);
+  EXPECT_LT(from_13, 3600.0);
+  EXPECT_GE(from_0, 13 * 3600.0);
+}
 }  // namespace
 }  // namespace transient::market

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
 #include "market/test_data.h"
 #include "transient/core/error.h"
 
@@ -66,5 +69,28 @@ TEST(StartupModel, DefaultWhenTheDataIsNotThere) {
   EXPECT_LT(measured.stddev_s(), 10.0);
 }
 
+// A selection whose files hold no rows was an internal check's failure.
+TEST(StartupModel, ASelectionWithoutMeasurementsIsNamed) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) / "startup_no_rows";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "cmdare");
+  fs::copy(fs::path(TRANSIENT_SHARED_DATA_DIR) / "cmdare/startup_time", dir / "cmdare/startup_time",
+           fs::copy_options::recursive);
+  for (const auto& entry : fs::directory_iterator(dir / "cmdare/startup_time/pre_west")) {
+    if (entry.path().filename().string().find("k80") != std::string::npos) {
+      std::ofstream(entry.path(), std::ios::trunc) << "Provisioning,Staging,Booting\n";
+    }
+  }
+  try {
+    StartupModel::load_cmdare(dir.string(), cloud::Market::spot, "K80", "west");
+    FAIL() << "a selection without measurements was taken";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("no start-up measured for K80 in west"),
+              std::string::npos)
+        << error.what();
+  }
+  fs::remove_all(dir);
+}
 }  // namespace
 }  // namespace transient::market

@@ -280,5 +280,19 @@ TEST(TraceModel, MissingFileNamesTheFlag) {
   }
 }
 
+// Only the first row may be a header: a typo in the first event's time (the letter O) made the
+// reader skip it as one, and the fleet lost a node without a word.
+TEST(NodeTrace, OnlyTheFirstRowMayBeAHeader) {
+  EXPECT_EQ(testing::error_of_file(
+                "typo_nodes.csv", "time_ms,event,node\nO,add,n1\n0,add,n2\n",
+                [](const std::string& path) { NodeTraceModel::read(path, 0.0, kNever); }),
+            ::testing::TempDir() +
+                "/typo_nodes.csv:2: time_ms \"O\" is not a number; accepted: rows "
+                "`time_ms,add|remove,node` in time order");
+  EXPECT_EQ(testing::error_of_file(
+                "headerless_nodes.csv", "0,add,n1\n3600000,remove,n1\n",
+                [](const std::string& path) { NodeTraceModel::read(path, 0.0, kNever); }),
+            "accepted");
+}
 }  // namespace
 }  // namespace transient::market

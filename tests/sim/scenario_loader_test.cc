@@ -146,6 +146,41 @@ TEST(ScenarioLoader, AReplacementTypeTheThroughputModelCannotPriceIsRefusedWhere
   EXPECT_NE(error.find("accepted: K80"), std::string::npos) << error;
 }
 
+// A second table of a name silently replaced the first (its prices used, nothing said); a GPU
+// model with 0 GPUs was priced and timed as a GPU server; a price of 1e-303 printed FLOPs per
+// dollar of inf. Each is refused at its key.
+TEST(ScenarioLoader, InstanceTypesAreOneTableANameGpusToMatchAndRealPrices) {
+  const std::string valid = with_speeds(kValid);
+  EXPECT_EQ(error_of(replace(valid, "[[cluster.workers]]",
+                             "[[instance_types]]\nname = \"k80-server\"\ngpu = \"K80\"\n"
+                             "on_demand_usd_per_h = 90\n[[cluster.workers]]")),
+            "bad.toml:16: [[instance_types]] name: \"k80-server\" is defined by an earlier "
+            "[[instance_types]] table; accepted: one table per name");
+  EXPECT_EQ(error_of(replace(valid, "gpu = \"K80\"\n", "gpu = \"K80\"\ngpus = 0\n")),
+            "bad.toml:10: [[instance_types]] gpus: 0 GPUs of model K80; accepted: a count >= 1");
+  EXPECT_EQ(error_of(replace(valid, "spot_usd_per_h = 0.36", "spot_usd_per_h = 1e-303")),
+            "bad.toml:11: [[instance_types]] spot_usd_per_h: a price from 0.0001 $ per hour, or "
+            "0 when the type has no such market");
+}
+
+// Servers revoked about as they start would be requested without end (the run's memory
+// growing): a run stops at a million requests with an error naming the market.
+TEST(ScenarioLoader, ARunWhoseServersNeverStartStopsWithAnError) {
+  std::string text = replace(with_speeds(kValid), "market = \"on-demand\"", "market = \"spot\"");
+  text += "[market]\nmodel = \"exponential\"\nmean = \"1s\"\n";
+  text = replace(text, "on_demand = \"10s\"", "on_demand = \"10s\"\nspot = \"60s\"");
+  const Scenario s = parse_scenario(text, "fast.toml", ".", options());
+  try {
+    Simulator(s).run(1);
+    FAIL() << "a run of servers that never start ended";
+  } catch (const InputError& error) {
+    EXPECT_EQ(
+        std::string(error.what()).rfind("[market]: one run requested 1000000 servers before ", 0),
+        0u)
+        << error.what();
+  }
+}
+
 TEST(ScenarioLoader, ErrorsNameFileLineAndAcceptedValues) {
   const std::string valid = with_speeds(kValid);
   EXPECT_EQ(error_of(replace(valid, "model = \"in-place\"", "model = \"magic\"")),

@@ -56,9 +56,12 @@ class RowReader {
   double price(std::optional<int> c, const std::string& market) const {
     if (!c || field(*c).empty()) return 0.0;
     const auto value = parse_number(field(*c));
-    if (!value || *value <= 0.0 || !bounds::kPriceUsdPerH.contains(*value)) {
-      fail(*c, "a price > 0 and at most " + number_text(bounds::kPriceUsdPerH.hi) +
-                   " in $ per hour, or empty when the type has no " + market + " market");
+    if (!value || *value < kLeastPriceUsdPerH || !bounds::kPriceUsdPerH.contains(*value)) {
+      fail(*c, "a price from " + number_text(kLeastPriceUsdPerH) + " to " +
+                   number_text(bounds::kPriceUsdPerH.hi) +
+                   " in $ per hour, or empty when the "
+                   "type has no " +
+                   market + " market");
     }
     return *value;
   }

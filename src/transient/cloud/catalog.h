@@ -20,6 +20,10 @@
 
 namespace transient::cloud {
 
+// The least price a market may have: a hundredth of a cent an hour. Below it (1e-303) a price's
+// FLOPs per dollar overflow, and it is no price a cloud charges; 0 or nothing says "not sold".
+inline constexpr double kLeastPriceUsdPerH = 1e-4;
+
 class Catalog {
  public:
   // REQUIRES: no two types with the same name and zone (built-in tables are checked by tests).

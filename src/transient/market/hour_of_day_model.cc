@@ -91,8 +91,10 @@ std::array<double, 24> HourOfDayModel::read_weights(const std::string& path,
 std::unique_ptr<MarketTimeline> HourOfDayModel::start_run(double start_hour_of_day,
                                                           Rng& /*rng*/) const {
   // The timeline holds a copy so that it stays valid whatever happens to this model.
+  // The model's own start_hour, when given, is the hour its runs start at (it was read and
+  // then ignored here, the run's taken instead).
   return std::make_unique<HourOfDayTimeline>(std::make_shared<const HourOfDayModel>(*this),
-                                             start_hour_of_day);
+                                             start_hour_ >= 0.0 ? start_hour_ : start_hour_of_day);
 }
 
 double HourOfDayModel::sample_lifetime_s(Rng& rng) const {

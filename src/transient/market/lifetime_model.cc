@@ -124,6 +124,12 @@ std::unique_ptr<LifetimeModel> LifetimeModel::from_cdf_file(const std::string& p
     points.emplace_back(hours * 3600.0, fraction);
   }
   if (points.empty()) throw InputError(path, 0, "no CDF points");
+  if (points.back().first < 1.0) {
+    // Every server revoked as it starts: a run would request servers without end.
+    throw InputError(path, line,
+                     "every lifetime is under a second; accepted: a CDF whose last point is at "
+                     "1 s (0.000278 h) or more");
+  }
   if (std::abs(points.back().second - 1.0) > 1e-6) {
     throw InputError(path, line,
                      "the CDF ends at " + std::to_string(points.back().second) +

@@ -118,10 +118,13 @@ std::unique_ptr<NodeTraceModel> NodeTraceModel::read(const std::string& path, do
   std::vector<Presence> presences;
   double last_s = 0.0;
   int line = 0;
+  bool first_row = true;  // the one row that may be a header
   std::string text;
   while (std::getline(in, text)) {
     ++line;
     if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const bool header_allowed = first_row;
+    first_row = false;
     const auto fields = split(text);
     if (fields.size() != 3) {
       throw InputError(path, line,
@@ -129,7 +132,9 @@ std::unique_ptr<NodeTraceModel> NodeTraceModel::read(const std::string& path, do
     }
     const auto time_ms = parse_number(fields[0]);
     if (!time_ms) {
-      if (presences.empty() && ids.empty()) continue;  // a header line
+      // A header: the first row only (every unparsable row before the first event was skipped,
+      // so a typo there silently lost that event).
+      if (header_allowed) continue;
       throw InputError(path, line, "time_ms \"" + fields[0] + "\" is not a number" + accepted);
     }
     if (!kTimeMs.contains(*time_ms)) {

@@ -36,7 +36,8 @@ std::vector<std::string> names_of(const std::vector<std::string>& params) {
 // The cloud's cap on a server's life (`cap`): a positive duration, or never.
 double read_cap_s(internal::ParamReader& params, double default_s) {
   const double cap_s = params.duration_s("cap", default_s, /*allow_never=*/true);
-  if (cap_s <= 0.0) params.fail("cap", "accepted: a duration > 0 (e.g. 24h), or never");
+  // Servers capped at less than a minute would be requested without end.
+  if (cap_s < 60.0) params.fail("cap", "accepted: a duration of 1m or more (e.g. 24h), or never");
   return cap_s;
 }
 
@@ -83,10 +84,11 @@ std::unique_ptr<RevocationModel> create_exponential(internal::ParamReader& param
   description << "exponential lifetimes (constant hazard), ";
   if (params.has("mean")) {
     mean_s = params.duration_s("mean", 0.0);
-    if (mean_s <= 0.0) params.fail("mean", "accepted: a duration > 0");
+    if (mean_s < 1.0) params.fail("mean", "accepted: a duration of 1s or more");
     description << "mean " << mean_s / 3600.0 << " h";
   } else if (params.has("rate_per_h")) {
-    const double rate = params.number("rate_per_h", 0.0, 1e-12, 1e12);
+    // At most one an hour-second: a server lives a second on average.
+    const double rate = params.number("rate_per_h", 0.0, 1e-12, 3600.0);
     mean_s = 3600.0 / rate;
     description << rate << " revocations per hour";
   } else {
@@ -122,7 +124,7 @@ std::unique_ptr<RevocationModel> create_hour_of_day(internal::ParamReader& param
   const double start_hour = params.number("start_hour", -1.0, 0.0, 24.0);
   const bool has_mean = params.has("mean");
   double mean_s = params.duration_s("mean", 0.0);
-  if (has_mean && mean_s <= 0.0) params.fail("mean", "accepted: a duration > 0");
+  if (has_mean && mean_s < 1.0) params.fail("mean", "accepted: a duration of 1s or more");
   params.finish();
   const auto weights = HourOfDayModel::read_weights(
       require_data_file(context.data_dir, "cmdare/figures/revocations_by_hour_of_day.csv"), gpu);

@@ -20,6 +20,15 @@ StartupModel::StartupModel(std::vector<double> samples_s, std::string descriptio
   TRANSIENT_CHECK_GE(samples_s_.front(), 0.0);
 }
 
+namespace {
+
+std::string folder_text(const std::string& data_dir, const std::string& prefix) {
+  return (std::filesystem::path(data_dir) / ("cmdare/startup_time/" + prefix + "{east,west}"))
+      .string();
+}
+
+}  // namespace
+
 StartupModel StartupModel::load_cmdare(const std::string& data_dir, cloud::Market market,
                                        const std::string& gpu, const std::string& region) {
   namespace fs = std::filesystem;
@@ -27,6 +36,7 @@ StartupModel StartupModel::load_cmdare(const std::string& data_dir, cloud::Marke
   std::set<std::string> gpus;
   std::set<std::string> regions;
   std::vector<double> samples_s;
+  std::vector<std::string> read;  // the files the selection read
   for (const std::string side : {"east", "west"}) {
     const std::string folder = "cmdare/startup_time/" + prefix + side;
     const fs::path dir = fs::path(data_dir) / folder;
@@ -48,6 +58,7 @@ StartupModel StartupModel::load_cmdare(const std::string& data_dir, cloud::Marke
       regions.insert(side);
       if (!gpu.empty() && !same_ignoring_case(gpu, file_gpu)) continue;
       if (!region.empty() && lowercase(region) != side) continue;
+      read.push_back(file.string());
       const CsvTable table = CsvTable::read_file(file.string());
       const int provisioning = table.require_column({"Provisioning"});
       const int staging = table.require_column({"Staging"});
@@ -67,6 +78,14 @@ StartupModel StartupModel::load_cmdare(const std::string& data_dir, cloud::Marke
   if (!region.empty() && !regions.count(lowercase(region))) {
     throw InputError("start-up model: no measurements for region \"" + region +
                      "\"; accepted: " + join(regions));
+  }
+  if (samples_s.empty()) {
+    // Files of the selection without rows (a header alone) were an internal check's failure.
+    throw InputError(read.empty() ? folder_text(data_dir, prefix) : read.front(), 0,
+                     "no start-up measured for " + (gpu.empty() ? std::string("any GPU") : gpu) +
+                         " in " + (region.empty() ? std::string("east or west") : region) +
+                         "; accepted: CSV files of at least one row (Provisioning, Staging, "
+                         "Booting)");
   }
   std::ostringstream description;
   description << "CM-DARE " << cloud::to_string(market) << " start-up (provisioning+staging+"

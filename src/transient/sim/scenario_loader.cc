@@ -148,6 +148,24 @@ class Loader {
                              "\" has no price; accepted: on_demand_usd_per_h "
                              "and/or spot_usd_per_h > 0");
       }
+      for (const char* key : {"on_demand_usd_per_h", "spot_usd_per_h"}) {
+        const double price =
+            std::string(key) == "spot_usd_per_h" ? type.spot_usd_per_h : type.on_demand_usd_per_h;
+        if (price > 0.0 && price < cloud::kLeastPriceUsdPerH) {
+          section.fail(key, "a price from " + number_text(cloud::kLeastPriceUsdPerH) +
+                                " $ per hour, or 0 when the type has no such market");
+        }
+      }
+      if (!type.gpu.empty() && type.gpus == 0) {
+        // Priced and timed as a GPU server, it had none.
+        section.fail("gpus", "0 GPUs of model " + type.gpu + "; accepted: a count >= 1");
+      }
+      if (types_.count(type.name) > 0) {
+        // The last table of a name silently replaced the first.
+        section.fail("name", "\"" + type.name +
+                                 "\" is defined by an earlier [[instance_types]] table; accepted: "
+                                 "one table per name");
+      }
       types_[type.name] = type;
     }
   }

@@ -11,6 +11,9 @@
 namespace transient::sim {
 namespace {
 
+// Far above any run's requests (64 workers replaced every hour for 30 days: 46,080).
+constexpr long kMaxRequestsPerRun = 1'000'000;
+
 std::string fixed(double value, int digits) {
   std::ostringstream out;
   out.setf(std::ios::fixed);
@@ -360,7 +363,14 @@ void Simulator::request(int type, cloud::Market market) {
   } else if (revocable) {
     server.obtain_s = timeline_->next_available_s(now_s_);
   }
-  ++result_.requests;
+  if (++result_.requests > kMaxRequestsPerRun) {
+    // Servers revoked about as they start (a market of lifetimes far shorter than a start-up)
+    // would be requested without end, each kept in servers_.
+    throw InputError("[market]: one run requested " + std::to_string(kMaxRequestsPerRun) +
+                     " servers before " + format_duration(now_s_) +
+                     " of simulated time: its servers live too short to train; accepted: a "
+                     "market whose servers outlive their start-up");
+  }
   server.will_be_ready = std::isfinite(server.obtain_s);
   server.revoke_s = market::kNever;
   servers_.push_back(server);
