@@ -269,13 +269,14 @@ TEST(Failure, AWorkerThatCannotReachItsCoordinatorLeavesOnSigterm) {
 }
 
 // A standalone coordinator paused by SIGTERM exits as paused, and `transient coordinator
-// --job-dir` continues that job from its newest checkpoint with its own settings.
+// --job-dir` continues that job from its newest checkpoint with its own settings, to the
+// --stop-at given now (none: the end), not the paused one's (it paused at 299 here).
 TEST(Failure, APausedStandaloneCoordinatorIsContinuedByTheNextOne) {
   const std::string dir = fresh_dir("coordinator-paused");
   auto args = small_job(dir, 1, 300);
   args[0] = "coordinator";
   args.erase(args.begin() + 3, args.begin() + 5);  // --workers 1
-  args = with(args, {"--min-workers", "1", "--checkpoint-every", "20"});
+  args = with(args, {"--min-workers", "1", "--checkpoint-every", "20", "--stop-at", "299"});
   CliProcess coordinator(args, dir + "-1");
   const std::vector<std::string> worker{
       "worker", "--coordinator", front_door(dir), "--token-file", dir + "/token", "--threads", "1"};

@@ -592,7 +592,31 @@ TEST(Trainer, BadInputIsOneErrorLineAndExitCode2) {
                                  "nope=1", "--job-dir", job},
                                 dir + "/k"),
                         "unknown parameter \"nope\"");
+  // Addresses that cannot be bound, a stop past the last step and a job directory that cannot be
+  // made are refused before the job directory is touched (the first two left a directory of
+  // records that refused the command run again; a directory under a file was an internal
+  // failure).
+  expect_one_error_line(run_cli({"train", "--dashboard", "garbage", "--job-dir", job}, dir + "/p"),
+                        "--dashboard: \"garbage\"");
+  expect_one_error_line(run_cli({"train", "--bind", "192.0.2.1", "--job-dir", job}, dir + "/q"),
+                        "--bind/--port: cannot listen on 192.0.2.1:0");
+  expect_one_error_line(
+      run_cli({"train", "--steps", "30", "--stop-at", "50", "--job-dir", job}, dir + "/r"),
+      "--stop-at: step 50 is past the job's last (30); accepted: 1..30");
+  std::ofstream(dir + "/a-file") << "not a folder";
+  expect_one_error_line(run_cli({"train", "--job-dir", dir + "/a-file/job"}, dir + "/s"),
+                        "--job-dir: cannot be made (Not a directory)");
   EXPECT_FALSE(fs::exists(job + "/job.json")) << "a refused job left records behind";
+  EXPECT_FALSE(fs::exists(job)) << "a refused job made its directory";
+  // A worker's own flags are checked before it joins (joined, it was counted as a worker lost).
+  expect_one_error_line(
+      run_cli({"worker", "--coordinator", "127.0.0.1:1", "--token", "t", "--threads", "-3"},
+              dir + "/t"),
+      "--threads: must be at least 1 (or 0 for the job's)");
+  expect_one_error_line(
+      run_cli({"worker", "--coordinator", "127.0.0.1:1", "--token", "t", "--interface", "nosuch0"},
+              dir + "/u"),
+      "--interface: no network interface \"nosuch0\"");
 }
 
 TEST(Trainer, JobDirectoryOfAnotherJobOrWithRecordsIsRefusedUntouched) {
@@ -613,6 +637,15 @@ TEST(Trainer, JobDirectoryOfAnotherJobOrWithRecordsIsRefusedUntouched) {
   expect_one_error_line(
       run_cli({"train", "--model", "mlp", "--seed", "9", "--resume", "--job-dir", job}, dir + "/c"),
       "--seed is 9 here but 1 in the job being resumed");
+  // A resume refused for a later flag left job.json's launch settings rewritten (3 workers,
+  // keep 1), which the next plain --resume took; one told to stop where it already is trained on.
+  expect_one_error_line(run_cli({"train", "--resume", "--workers", "3", "--keep", "1",
+                                 "--dashboard", "garbage", "--job-dir", job},
+                                dir + "/e"),
+                        "--dashboard");
+  expect_one_error_line(
+      run_cli({"train", "--resume", "--stop-at", "2", "--job-dir", job}, dir + "/f"),
+      "--stop-at: step 2 is not after step 3, where the job goes on from");
   EXPECT_EQ(snapshot_files(job), before);
 
   // Every checkpoint corrupt: refused, naming the checkpoint, and nothing else changes.

@@ -34,6 +34,7 @@
 #include "transient/launch/revocation_schedule.h"
 #include "transient/records/job_files.h"
 #include "transient/records/summary_reader.h"
+#include "transient/report/live_dashboard.h"
 #include "transient/train/channel.h"
 #include "transient/train/checkpoint.h"
 #include "transient/train/checkpoint_choice.h"
@@ -273,9 +274,21 @@ void adopt_job_settings(TrainOptions& o, bool starts_workers) {
   }
 }
 
+// The front door's and the dashboard's addresses, bound once and let go: an address this host
+// does not have, or a port in use, is refused before the job directory is touched (it was
+// refused when the coordinator bound them, after the records were opened).
+void check_addresses(const TrainOptions& o) {
+  { Listener front_door(o.bind, static_cast<std::uint16_t>(o.port), "--bind/--port"); }
+  if (o.dashboard != "off") {
+    const auto at = report::parse_dashboard_address(o.dashboard, "--dashboard");
+    Listener dashboard(at.host, at.port, "--dashboard");
+  }
+}
+
 // Creates or re-opens the job directory; refuses a directory of another job and one holding
-// records without --resume, before anything in it is touched.
-void prepare_job_dir(const TrainOptions& o) {
+// records without --resume, before anything in it is touched. Returns job.json as a resumed job
+// updates it, for open_records to write (nothing when it stays as it is).
+std::optional<nlohmann::json> prepare_job_dir(const TrainOptions& o) {
   const std::string job_json = records::JobFiles(o.job_dir).job();
   if (fs::exists(o.job_dir) && !fs::is_directory(o.job_dir)) {
     throw InputError(o.job_dir, 0, "--job-dir: exists and is not a directory");
@@ -325,16 +338,21 @@ void prepare_job_dir(const TrainOptions& o) {
       updated["settings"]["data_dir"] = o.data_dir;
       updated["settings"]["val_data"] = o.val_data;
       updated["launch"] = launch_settings(o);
-      if (updated != recorded) write_file_atomically(job_json, updated.dump(2) + "\n");
+      if (updated != recorded) return updated;
     }
-    return;
+    return std::nullopt;
   }
-  fs::create_directories(o.job_dir);
+  std::error_code error;
+  fs::create_directories(o.job_dir, error);
+  if (error) {
+    throw InputError(o.job_dir, 0, "--job-dir: cannot be made (" + error.message() + ")");
+  }
   auto identity = job_identity(o);
   identity["settings"] = job_settings(o);
   identity["launch"] = launch_settings(o);
   identity["created_utc"] = utc_stamp();
   write_file_atomically(job_json, identity.dump(2) + "\n");
+  return std::nullopt;
 }
 
 int default_threads(int workers) {
@@ -355,6 +373,9 @@ struct PreparedJob {
   std::string token;
   GenerationConfig start;
   double cost_before_usd = 0;  // what the servers cost before (a paused job resumed)
+  // job.json as a resumed job updates it (the data's folder, the launch flags), written by
+  // open_records once every check has passed: a refused --resume leaves it as it was.
+  std::optional<nlohmann::json> job_json_update;
 };
 
 // `starts_workers`: the command starts the job's workers itself (`transient train`), whose
@@ -422,7 +443,13 @@ PreparedJob prepare_job(const TrainOptions& given, bool starts_workers) {
       o.steps > 0 ? o.steps : o.epochs * steps_per_epoch(job.train_samples, o.global_batch);
   job.warmup_steps = std::min<std::int64_t>(
       200, static_cast<std::int64_t>(o.warmup_fraction * static_cast<double>(job.total_steps)));
-  prepare_job_dir(o);
+  if (o.stop_at_step > job.total_steps) {
+    throw InputError("--stop-at: step " + std::to_string(o.stop_at_step) +
+                     " is past the job's last (" + std::to_string(job.total_steps) +
+                     "); accepted: 1.." + std::to_string(job.total_steps));
+  }
+  check_addresses(o);
+  prepared.job_json_update = prepare_job_dir(o);
   o.job_dir = fs::absolute(o.job_dir).lexically_normal().string();
   job.options = o;
 
@@ -472,6 +499,11 @@ void open_records(PreparedJob& prepared, EventLog& events) {
       start.checkpoint_crc32 = chosen->record.crc32;
     }
   }
+  if (o.stop_at_step > 0 && o.stop_at_step <= start.start_step) {
+    throw InputError("--stop-at: step " + std::to_string(o.stop_at_step) + " is not after step " +
+                     std::to_string(start.start_step) +
+                     ", where the job goes on from; accepted: a later step");
+  }
   // Rows of steps after the checkpoint (left by a stopped or crashed run) will be redone.
   merge_step_records(o.job_dir, start.start_step);
   // A job rolled back after a divergence goes on with the learning rate it was rolled back to,
@@ -482,6 +514,11 @@ void open_records(PreparedJob& prepared, EventLog& events) {
     const auto journal = load_coordinator_journal(journal_path);
     start.lr_scale = journal.lr_scale;
     prepared.cost_before_usd = journal.cost_usd;
+  }
+  if (prepared.job_json_update) {
+    write_file_atomically(records::JobFiles(o.job_dir).job(),
+                          prepared.job_json_update->dump(2) + "\n");
+    prepared.job_json_update.reset();
   }
 }
 
@@ -753,6 +790,16 @@ int run_coordinator(const TrainOptions& given, int min_workers) {
     // with; one whose coordinator died is taken back as it was.
     continue_paused = journal.membership.ended;
     prepared.job = journal.job;
+    // A paused job goes on to the --stop-at given now, not to the one it paused at (it paused
+    // again after one step).
+    if (continue_paused) {
+      if (given.stop_at_step > prepared.job.total_steps) {
+        throw InputError("--stop-at: step " + std::to_string(given.stop_at_step) +
+                         " is past the job's last (" + std::to_string(prepared.job.total_steps) +
+                         ")");
+      }
+      prepared.job.options.stop_at_step = given.stop_at_step;
+    }
     prepared.options = prepared.job.options;
     prepared.options.resume = continue_paused;
     prepared.options.bind = given.bind;

@@ -1036,6 +1036,16 @@ int run_worker(const WorkerOptions& options) {
   const std::string token =
       options.token.empty() ? read_token_file(options.token_file) : options.token;
 
+  if (options.threads < 0) {
+    throw InputError("--threads: must be at least 1 (or 0 for the job's)");
+  }
+  // The addresses to advertise are checked before joining: a worker refused for them afterwards
+  // was counted as a worker the job lost.
+  if (!options.interface.empty()) interface_address(options.interface, "--interface");
+  if (!options.advertise.empty()) {
+    Listener advertised(options.advertise, 0, "--advertise");
+  }
+
   std::optional<Connection> connection;
   try {
     connection.emplace(endpoint, token, options.worker_id);
