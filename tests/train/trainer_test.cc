@@ -500,6 +500,13 @@ TEST(Trainer, InterruptPausesTheJobAndResumeFinishesIt) {
                                "2000",  "--test-subset",  "500", "--job-dir", dir};
   CliProcess job(args, dir + ".log");
   ASSERT_TRUE(wait_for_training(dir));
+  // One coordinator a job: a resume of the running job trained it beside the first.
+  const auto second = run_cli(with(args, {"--resume"}), dir + "-second");
+  EXPECT_EQ(second.exit_code, kExitBadInput) << second.err;
+  EXPECT_NE(second.err.find("the job is running: its coordinator (pid " +
+                            std::to_string(job.pid()) + ") holds the job directory"),
+            std::string::npos)
+      << second.err;
   ::kill(job.pid(), SIGINT);
   const auto paused = job.wait();
   EXPECT_EQ(paused.exit_code, kExitPaused) << paused.err;

@@ -15,6 +15,8 @@ inline constexpr const char* kCheckpointsDir = "checkpoints";        // the kept
 inline constexpr const char* kManifestFile = "manifest.json";        // in checkpoints/
 inline constexpr const char* kStepPartsDir = "records";  // steps.csv parts, while running
 inline constexpr const char* kTokenFile = "token";       // the job's secret (mode 0600)
+// Locked (flock) by the coordinator running the job, so that there is one at a time.
+inline constexpr const char* kLockFile = ".coordinator.lock";
 
 // The paths of one job directory's files. A value; cheap to copy.
 class JobFiles {
@@ -34,6 +36,7 @@ class JobFiles {
   std::string step_part(const std::string& worker) const;
   std::string checkpoint(const std::string& file) const;  // checkpoints/<file>
   std::string token() const { return in_dir(kTokenFile); }
+  std::string lock() const { return in_dir(kLockFile); }
 
   // True if the directory holds any of the files a job writes (it is a job directory).
   bool holds_records() const;

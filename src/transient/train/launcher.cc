@@ -5,17 +5,20 @@
 // (coordinator.h, elastic/membership.h). One thread.
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <functional>
 #include <limits>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
@@ -364,9 +367,46 @@ nlohmann::json number_or_null(double value) {
   return value >= 0 ? nlohmann::json(value) : nlohmann::json(nullptr);
 }
 
+// The job directory held by the one coordinator running its job: an exclusive flock on
+// JOB/.coordinator.lock, which the kernel releases when the process ends, however it ends (a
+// coordinator killed leaves the job to the next). A second `train --resume` or `coordinator`
+// on a running job trained it beside the first, both writing its records.
+class JobLock {
+ public:
+  explicit JobLock(const std::string& job_dir) {
+    const std::string path = records::JobFiles(job_dir).lock();
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd_ < 0) {
+      throw InputError(path, 0, std::string("cannot be opened: ") + std::strerror(errno));
+    }
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      ::close(fd_);
+      std::string pid;
+      try {
+        pid = " (pid " +
+              std::to_string(
+                  load_json_file(records::JobFiles(job_dir).coordinator()).value("pid", 0L)) +
+              ")";
+      } catch (const std::exception&) {
+      }
+      throw InputError(job_dir, 0,
+                       "the job is running: its coordinator" + pid +
+                           " holds the job directory; accepted: one coordinator a job (wait for "
+                           "it to end, or pause it with Ctrl-C)");
+    }
+  }
+  ~JobLock() { ::close(fd_); }
+  JobLock(const JobLock&) = delete;
+  JobLock& operator=(const JobLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
 // Everything a coordinator needs, with the job directory prepared: nothing in it is touched
 // before every check has passed.
 struct PreparedJob {
+  std::shared_ptr<JobLock> lock;  // held while the coordinator runs
   TrainOptions options;
   JobConfig job;
   std::string token_path;
@@ -449,7 +489,10 @@ PreparedJob prepare_job(const TrainOptions& given, bool starts_workers) {
                      "); accepted: 1.." + std::to_string(job.total_steps));
   }
   check_addresses(o);
+  std::error_code unreadable;
+  if (fs::is_directory(o.job_dir, unreadable)) prepared.lock = std::make_shared<JobLock>(o.job_dir);
   prepared.job_json_update = prepare_job_dir(o);
+  if (!prepared.lock) prepared.lock = std::make_shared<JobLock>(o.job_dir);  // made just now
   o.job_dir = fs::absolute(o.job_dir).lexically_normal().string();
   job.options = o;
 
@@ -780,6 +823,7 @@ int run_coordinator(const TrainOptions& given, int min_workers) {
   PreparedJob prepared;
   CoordinatorJournal journal;
   if (take_back) {
+    prepared.lock = std::make_shared<JobLock>(given.job_dir);
     // The job as the coordinator that died left it: its config, ports and generation.
     journal = load_coordinator_journal(journal_path);
     if (journal.membership.ended && !journal.paused) {
