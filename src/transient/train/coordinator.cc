@@ -12,6 +12,8 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <map>
+#include <memory>
 #include <stdexcept>
 
 #include "transient/core/atomic_file.h"
@@ -76,8 +78,8 @@ struct Coordinator::Peer {
   struct Outgoing {
     std::int64_t id = -1;
     CheckpointRecord record;
-    std::vector<char> bytes;
-    std::size_t at = 0;  // bytes queued so far
+    std::shared_ptr<const std::vector<char>> bytes;  // shared by the peers fetching it (served_)
+    std::size_t at = 0;                              // bytes queued so far
   };
   std::optional<Outgoing> outgoing;
 };
@@ -885,7 +887,17 @@ void Coordinator::send_checkpoint(Worker& worker, const message::FetchCheckpoint
   try {
     for (const auto& record : checkpoints_->list()) {
       if (record.file != file) continue;
-      peer.outgoing = Peer::Outgoing{id, record, checkpoints_->read_verified(record)};
+      // One copy in memory however many fetch it (a generation's members fetch it at once).
+      for (auto it = served_.begin(); it != served_.end();) {
+        it = it->second.expired() ? served_.erase(it) : std::next(it);
+      }
+      auto& cached = served_[record.file + ":" + std::to_string(record.crc32)];
+      auto bytes = cached.lock();
+      if (!bytes) {
+        bytes = std::make_shared<const std::vector<char>>(checkpoints_->read_verified(record));
+        cached = bytes;
+      }
+      peer.outgoing = Peer::Outgoing{id, record, std::move(bytes)};
       send_queued(peer);
       return;
     }
@@ -902,10 +914,10 @@ void Coordinator::send_queued(Peer& peer) {
   while (peer.outgoing && channel.queued_bytes() == 0) {
     auto& out = *peer.outgoing;
     nlohmann::json line;
-    if (out.at < out.bytes.size()) {
-      const std::size_t size = std::min(kChunkBytes, out.bytes.size() - out.at);
+    if (out.at < out.bytes->size()) {
+      const std::size_t size = std::min(kChunkBytes, out.bytes->size() - out.at);
       line = message::encode(message::ChunkOf{
-          out.id, encode_store_value(std::string(out.bytes.data() + out.at, size))});
+          out.id, encode_store_value(std::string(out.bytes->data() + out.at, size))});
       out.at += size;
     } else {
       nlohmann::json reply = {

@@ -212,6 +212,8 @@ class Coordinator : public launch::FleetCoordinator, private elastic::Env {
   std::unique_ptr<CheckpointDirectory> checkpoints_;  // the job's, on this (stable) server
   RendezvousStore store_;
   std::vector<std::unique_ptr<Peer>> peers_;
+  // The checkpoints being sent to workers (by file and CRC-32), read once while any is sent.
+  std::map<std::string, std::weak_ptr<const std::vector<char>>> served_;
   // The connections and uploads of the workers the machine knows (admitted, not yet released).
   std::map<std::string, std::unique_ptr<Worker>> workers_;
 

@@ -277,6 +277,58 @@ void adopt_job_settings(TrainOptions& o, bool starts_workers) {
   }
 }
 
+// The job directory held by the one coordinator running its job: an exclusive flock on
+// JOB/.coordinator.lock, which the kernel releases when the process ends, however it ends (a
+// coordinator killed leaves the job to the next). A second `train --resume` or `coordinator`
+// on a running job trained it beside the first, both writing its records.
+class JobLock {
+ public:
+  explicit JobLock(const std::string& job_dir) {
+    const std::string path = records::JobFiles(job_dir).lock();
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd_ < 0) {
+      throw InputError(path, 0, std::string("cannot be opened: ") + std::strerror(errno));
+    }
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      const int error = errno;
+      ::close(fd_);
+      if (error != EWOULDBLOCK) {
+        throw InputError(path, 0, std::string("cannot be locked: ") + std::strerror(error));
+      }
+      // Its pid as its journal says, if that process lives (a coordinator that has just taken
+      // the job may not have written its own yet).
+      std::string pid;
+      try {
+        const long journaled =
+            load_coordinator_journal(records::JobFiles(job_dir).coordinator()).pid;
+        if (journaled > 0 && ::kill(static_cast<pid_t>(journaled), 0) == 0) {
+          pid = " (pid " + std::to_string(journaled) + ")";
+        }
+      } catch (const InputError&) {
+      }
+      throw InputError(job_dir, 0,
+                       "the job is running: its coordinator" + pid +
+                           " holds the job directory; accepted: one coordinator a job (wait for "
+                           "it to end, or pause it with Ctrl-C)");
+    }
+  }
+  ~JobLock() { ::close(fd_); }
+  JobLock(const JobLock&) = delete;
+  JobLock& operator=(const JobLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
+// --stop-at (0 = none) within the job's steps.
+void check_stop_at(std::int64_t stop_at, std::int64_t total_steps) {
+  if (stop_at > total_steps) {
+    throw InputError("--stop-at: step " + std::to_string(stop_at) + " is past the job's last (" +
+                     std::to_string(total_steps) + "); accepted: 1.." +
+                     std::to_string(total_steps));
+  }
+}
+
 // The front door's and the dashboard's addresses, bound once and let go: an address this host
 // does not have, or a port in use, is refused before the job directory is touched (it was
 // refused when the coordinator bound them, after the records were opened).
@@ -291,7 +343,8 @@ void check_addresses(const TrainOptions& o) {
 // Creates or re-opens the job directory; refuses a directory of another job and one holding
 // records without --resume, before anything in it is touched. Returns job.json as a resumed job
 // updates it, for open_records to write (nothing when it stays as it is).
-std::optional<nlohmann::json> prepare_job_dir(const TrainOptions& o) {
+std::optional<nlohmann::json> prepare_job_dir(const TrainOptions& o,
+                                              std::shared_ptr<JobLock>& lock) {
   const std::string job_json = records::JobFiles(o.job_dir).job();
   if (fs::exists(o.job_dir) && !fs::is_directory(o.job_dir)) {
     throw InputError(o.job_dir, 0, "--job-dir: exists and is not a directory");
@@ -350,6 +403,7 @@ std::optional<nlohmann::json> prepare_job_dir(const TrainOptions& o) {
   if (error) {
     throw InputError(o.job_dir, 0, "--job-dir: cannot be made (" + error.message() + ")");
   }
+  if (!lock) lock = std::make_shared<JobLock>(o.job_dir);  // before its first file
   auto identity = job_identity(o);
   identity["settings"] = job_settings(o);
   identity["launch"] = launch_settings(o);
@@ -366,42 +420,6 @@ int default_threads(int workers) {
 nlohmann::json number_or_null(double value) {
   return value >= 0 ? nlohmann::json(value) : nlohmann::json(nullptr);
 }
-
-// The job directory held by the one coordinator running its job: an exclusive flock on
-// JOB/.coordinator.lock, which the kernel releases when the process ends, however it ends (a
-// coordinator killed leaves the job to the next). A second `train --resume` or `coordinator`
-// on a running job trained it beside the first, both writing its records.
-class JobLock {
- public:
-  explicit JobLock(const std::string& job_dir) {
-    const std::string path = records::JobFiles(job_dir).lock();
-    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (fd_ < 0) {
-      throw InputError(path, 0, std::string("cannot be opened: ") + std::strerror(errno));
-    }
-    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-      ::close(fd_);
-      std::string pid;
-      try {
-        pid = " (pid " +
-              std::to_string(
-                  load_json_file(records::JobFiles(job_dir).coordinator()).value("pid", 0L)) +
-              ")";
-      } catch (const std::exception&) {
-      }
-      throw InputError(job_dir, 0,
-                       "the job is running: its coordinator" + pid +
-                           " holds the job directory; accepted: one coordinator a job (wait for "
-                           "it to end, or pause it with Ctrl-C)");
-    }
-  }
-  ~JobLock() { ::close(fd_); }
-  JobLock(const JobLock&) = delete;
-  JobLock& operator=(const JobLock&) = delete;
-
- private:
-  int fd_ = -1;
-};
 
 // Everything a coordinator needs, with the job directory prepared: nothing in it is touched
 // before every check has passed.
@@ -483,16 +501,12 @@ PreparedJob prepare_job(const TrainOptions& given, bool starts_workers) {
       o.steps > 0 ? o.steps : o.epochs * steps_per_epoch(job.train_samples, o.global_batch);
   job.warmup_steps = std::min<std::int64_t>(
       200, static_cast<std::int64_t>(o.warmup_fraction * static_cast<double>(job.total_steps)));
-  if (o.stop_at_step > job.total_steps) {
-    throw InputError("--stop-at: step " + std::to_string(o.stop_at_step) +
-                     " is past the job's last (" + std::to_string(job.total_steps) +
-                     "); accepted: 1.." + std::to_string(job.total_steps));
-  }
-  check_addresses(o);
+  check_stop_at(o.stop_at_step, job.total_steps);
+  // The running job's own coordinator is named before its ports are found taken.
   std::error_code unreadable;
   if (fs::is_directory(o.job_dir, unreadable)) prepared.lock = std::make_shared<JobLock>(o.job_dir);
-  prepared.job_json_update = prepare_job_dir(o);
-  if (!prepared.lock) prepared.lock = std::make_shared<JobLock>(o.job_dir);  // made just now
+  check_addresses(o);
+  prepared.job_json_update = prepare_job_dir(o, prepared.lock);
   o.job_dir = fs::absolute(o.job_dir).lexically_normal().string();
   job.options = o;
 
@@ -547,10 +561,9 @@ void open_records(PreparedJob& prepared, EventLog& events) {
                      std::to_string(start.start_step) +
                      ", where the job goes on from; accepted: a later step");
   }
-  // Rows of steps after the checkpoint (left by a stopped or crashed run) will be redone.
-  merge_step_records(o.job_dir, start.start_step);
   // A job rolled back after a divergence goes on with the learning rate it was rolled back to,
-  // and a paused job's bill goes on from what its servers cost before.
+  // and a paused job's bill goes on from what its servers cost before (read, and refused if
+  // damaged, before any record is rewritten).
   prepared.cost_before_usd = 0;
   const auto journal_path = records::JobFiles(o.job_dir).coordinator();
   if (o.resume && fs::exists(journal_path)) {
@@ -558,6 +571,8 @@ void open_records(PreparedJob& prepared, EventLog& events) {
     start.lr_scale = journal.lr_scale;
     prepared.cost_before_usd = journal.cost_usd;
   }
+  // Rows of steps after the checkpoint (left by a stopped or crashed run) will be redone.
+  merge_step_records(o.job_dir, start.start_step);
   if (prepared.job_json_update) {
     write_file_atomically(records::JobFiles(o.job_dir).job(),
                           prepared.job_json_update->dump(2) + "\n");
@@ -837,11 +852,7 @@ int run_coordinator(const TrainOptions& given, int min_workers) {
     // A paused job goes on to the --stop-at given now, not to the one it paused at (it paused
     // again after one step).
     if (continue_paused) {
-      if (given.stop_at_step > prepared.job.total_steps) {
-        throw InputError("--stop-at: step " + std::to_string(given.stop_at_step) +
-                         " is past the job's last (" + std::to_string(prepared.job.total_steps) +
-                         ")");
-      }
+      check_stop_at(given.stop_at_step, prepared.job.total_steps);
       prepared.job.options.stop_at_step = given.stop_at_step;
     }
     prepared.options = prepared.job.options;
