@@ -1,8 +1,8 @@
 #include "transient/records/summary_reader.h"
 
-#include <limits>
 #include <type_traits>
 
+#include "transient/core/bounds.h"
 #include "transient/core/json_number.h"
 #include "transient/records/internal/record_file.h"
 
@@ -11,48 +11,43 @@ namespace {
 
 // What a number of summary.json may be: the writer's figures (launcher.cc finish_job) are never
 // negative, and 1e308 would print as inf.
-struct SummaryRange {
-  double lo = 0.0;
-  double hi = 0.0;
-  const char* accepted = "";  // for the problem's "accepted: ..."
-};
-
-constexpr SummaryRange kSummaryCount{0.0, 1e15, "a whole number from 0 to 1e15"};
-constexpr SummaryRange kSummaryFigure{0.0, 1e15, "a number from 0 to 1e15"};
+constexpr Bound kSummaryCount{0.0, 1e15, "", true};
+constexpr Bound kSummaryFigure{0.0, 1e15};
 // A test loss is as large as a diverging model makes it; JSON holds no infinity.
-constexpr SummaryRange kSummaryLoss{0.0, std::numeric_limits<double>::max(), "a number from 0 up"};
+constexpr Bound kSummaryLoss{0.0, 1e300};
 // A job not evaluated has null (the writer's number_or_null), never a negative accuracy.
-constexpr SummaryRange kSummaryFraction{0.0, 1.0, "a number from 0 to 1, or null (not evaluated)"};
+constexpr Bound kSummaryFraction{0.0, 1.0};
+constexpr const char* kOrNotEvaluated = ", or null (not evaluated)";
 
 void add_problem(const nlohmann::json& value, const char* key, const std::string& name,
-                 const char* accepted, std::vector<ReadProblem>& problems) {
+                 const std::string& accepted, std::vector<ReadProblem>& problems) {
   problems.push_back({name, 0,
                       std::string("field \"") + key + "\": unexpected " + excerpt(value.dump()) +
-                          (accepted[0] != '\0' ? std::string("; accepted: ") + accepted : "")});
+                          (accepted.empty() ? "" : "; accepted: " + accepted)});
 }
 
 // Reads field `key` of `json` into `out` when present and not null; a value of another type, or a
-// number outside `range` (which every numeric field passes), is a problem and leaves `out` as it
-// was.
+// number outside `bound` (which every numeric field passes; `or_else` follows its text in the
+// problem), is a problem and leaves `out` as it was.
 template <typename T>
 void take(const nlohmann::json& json, const char* key, T& out, const std::string& name,
-          std::vector<ReadProblem>& problems, const SummaryRange& range = {}) {
+          std::vector<ReadProblem>& problems, const Bound& bound = {}, const char* or_else = "") {
   const auto it = json.find(key);
   if (it == json.end() || it->is_null()) return;
   if constexpr (std::is_same_v<T, std::int64_t>) {
     // A float such as 1e300 is not converted.
-    const auto number = whole_number_in(*it, static_cast<std::int64_t>(range.lo),
-                                        static_cast<std::int64_t>(range.hi));
+    const auto number = whole_number_in(*it, static_cast<std::int64_t>(bound.lo),
+                                        static_cast<std::int64_t>(bound.hi));
     if (number) {
       out = *number;
     } else {
-      add_problem(*it, key, name, range.accepted, problems);
+      add_problem(*it, key, name, bound.accepted() + or_else, problems);
     }
   } else if constexpr (std::is_same_v<T, double>) {
-    if (it->is_number() && it->get<double>() >= range.lo && it->get<double>() <= range.hi) {
+    if (it->is_number() && bound.contains(it->get<double>())) {
       out = it->get<double>();
     } else {
-      add_problem(*it, key, name, range.accepted, problems);
+      add_problem(*it, key, name, bound.accepted() + or_else, problems);
     }
   } else {
     try {
@@ -65,12 +60,12 @@ void take(const nlohmann::json& json, const char* key, T& out, const std::string
 
 template <typename T>
 void take(const nlohmann::json& json, const char* key, std::optional<T>& out,
-          const std::string& name, std::vector<ReadProblem>& problems,
-          const SummaryRange& range = {}) {
+          const std::string& name, std::vector<ReadProblem>& problems, const Bound& bound = {},
+          const char* or_else = "") {
   T value{};
   const std::size_t before = problems.size();
   if (json.contains(key) && !json[key].is_null()) {
-    take(json, key, value, name, problems, range);
+    take(json, key, value, name, problems, bound, or_else);
     if (problems.size() == before) out = value;
   }
 }
@@ -89,7 +84,7 @@ SummaryRead parse_summary(const std::string& text, const std::string& name) {
   take(json, "steps", s.steps, name, p, kSummaryCount);
   take(json, "total_steps", s.total_steps, name, p, kSummaryCount);
   take(json, "epochs", s.epochs, name, p, kSummaryFigure);
-  take(json, "test_accuracy", s.test_accuracy, name, p, kSummaryFraction);
+  take(json, "test_accuracy", s.test_accuracy, name, p, kSummaryFraction, kOrNotEvaluated);
   take(json, "test_loss", s.test_loss, name, p, kSummaryLoss);
   take(json, "wall_s", s.wall_s, name, p, kSummaryFigure);
   take(json, "samples_per_s", s.samples_per_s, name, p, kSummaryFigure);

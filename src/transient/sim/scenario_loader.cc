@@ -138,23 +138,23 @@ class Loader {
       type.vcpus = section.integer("vcpus", 0, 0, 100000);
       type.memory_gib = section.number("memory_gib", 0.0, 0.0, bounds::kMemoryGib.hi);
       type.network_gbps = section.number("network_gbps", 0.0, 0.0, bounds::kBandwidthGbps.hi);
-      type.on_demand_usd_per_h =
-          section.number("on_demand_usd_per_h", 0.0, 0.0, bounds::kPriceUsdPerH.hi);
-      type.spot_usd_per_h = section.number("spot_usd_per_h", 0.0, 0.0, bounds::kPriceUsdPerH.hi);
+      // A price, or 0 when the type is not sold in that market.
+      auto price = [&](const char* key) {
+        const double usd = section.number(key, 0.0, 0.0, bounds::kPriceUsdPerH.hi);
+        if (usd > 0.0 && usd < cloud::kLeastPriceUsdPerH) {
+          section.fail(key, "a price from " + number_text(cloud::kLeastPriceUsdPerH) +
+                                " $ per hour, or 0 when the type has no such market");
+        }
+        return usd;
+      };
+      type.on_demand_usd_per_h = price("on_demand_usd_per_h");
+      type.spot_usd_per_h = price("spot_usd_per_h");
       type.region = section.text("region", "");
       type.zone = section.text("zone", "");
       if (type.on_demand_usd_per_h <= 0.0 && type.spot_usd_per_h <= 0.0) {
         section.fail("", "\"" + type.name +
                              "\" has no price; accepted: on_demand_usd_per_h "
                              "and/or spot_usd_per_h > 0");
-      }
-      for (const char* key : {"on_demand_usd_per_h", "spot_usd_per_h"}) {
-        const double price =
-            std::string(key) == "spot_usd_per_h" ? type.spot_usd_per_h : type.on_demand_usd_per_h;
-        if (price > 0.0 && price < cloud::kLeastPriceUsdPerH) {
-          section.fail(key, "a price from " + number_text(cloud::kLeastPriceUsdPerH) +
-                                " $ per hour, or 0 when the type has no such market");
-        }
       }
       if (!type.gpu.empty() && type.gpus == 0) {
         // Priced and timed as a GPU server, it had none.
