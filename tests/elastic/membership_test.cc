@@ -482,6 +482,26 @@ TEST_F(MembershipTest, AllMembersDoneEndTheJobAndLaterLossesAreNotRevocations) {
   EXPECT_EQ(machine_->revocations(), 0);
 }
 
+// A worker whose own data or model file failed it before it was ready leaves "misconfigured":
+// announced, but neither a revocation nor a change to the running generation.
+TEST_F(MembershipTest, AWorkerThatCouldNotStartIsNoRevocation) {
+  start(2);
+  std::string refusal;
+  const auto late = machine_->admit("", 1, refusal);
+  ASSERT_TRUE(late.has_value()) << refusal;
+  take();
+  machine_->worker_lost(*late, "misconfigured");
+  const auto actions = take();
+  const auto left = all_of<action::WorkerLeft>(actions);
+  ASSERT_EQ(left.size(), 1U);
+  EXPECT_TRUE(left[0].announce);
+  EXPECT_FALSE(left[0].member || left[0].trained);
+  EXPECT_TRUE(all_of<action::Signal>(actions).empty());
+  EXPECT_EQ(machine_->revocations(), 0);
+  machine_->worker_lost("w1", "failed");
+  EXPECT_EQ(machine_->revocations(), 1) << "the same counter counts a member's loss";
+}
+
 TEST_F(MembershipTest, ARestartedCoordinatorTakesTheGenerationBackAndItsMembersRejoin) {
   start(2);
   report("w0", Report::Kind::kFormed, 0);

@@ -141,6 +141,22 @@ TEST(ReportFacts, AJobWaitingForItsFirstWorkersSaysHowManyHaveJoined) {
       << status_text(f);
 }
 
+// A running job's revocations, counted from its events, are the ones its summary will count:
+// not a worker stopped by its owner, dropped as unreachable or that could not start.
+TEST(ReportFacts, ARunningJobCountsTheRevocationsItsSummaryWill) {
+  const std::string dir = ::testing::TempDir() + "/report_job_revocations";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::string events;
+  for (const char* reason :
+       {"failed", "silent", "preempted", "stopped", "unreachable", "misconfigured"}) {
+    events += std::string(R"({"t":0.3,"event":"worker_left","worker":"w1","reason":")") + reason +
+              "\"}\n";
+  }
+  write_file_atomically(dir + "/events.jsonl", events);
+  EXPECT_EQ(job_facts(records::read_job_records(dir), 0.0).revocations, 3);
+}
+
 TEST(ReportFacts, ARunningJobHasItsSpeedFromItsLastSteps) {
   const auto job = testing::write_job_dir("running");
   std::filesystem::remove(job.dir + "/summary.json");

@@ -917,7 +917,26 @@ TEST(Trainer, AWorkerWhoseModelFileDiffersFromTheCoordinatorsIsRefused) {
   EXPECT_NE(refused.err.find("differs from the coordinator's (SHA-256 "), std::string::npos)
       << refused.err;
   EXPECT_FALSE(fs::exists(job + "/checkpoints/step-00000020.pt"));
-  coordinator.kill_group();
+  // The coordinator says why it went, and does not count it as revoked: with the same file, the
+  // next worker trains the job to its end.
+  fs::copy_file(dir + "/net-0.pt", model, fs::copy_options::overwrite_existing);
+  run_ok({"worker", "--coordinator", door, "--token-file", job + "/token", "--threads", "1"},
+         dir + "/worker");
+  const auto ended = coordinator.wait();
+  EXPECT_EQ(ended.exit_code, kExitFinished) << ended.err;
+  const auto summary = summary_of(job);
+  EXPECT_TRUE(summary.at("finished").get<bool>());
+  EXPECT_EQ(summary.at("revocations"), 0);
+  const auto events = read_events(job);
+  const auto misconfigured = events_named(events, "worker_misconfigured");
+  ASSERT_EQ(misconfigured.size(), 1U);
+  EXPECT_EQ(misconfigured[0].at("worker"), "w0");
+  EXPECT_NE(misconfigured[0].at("error").get<std::string>().find("differs from the coordinator's"),
+            std::string::npos);
+  const auto left = events_named(events, "worker_left");
+  ASSERT_FALSE(left.empty());
+  EXPECT_EQ(left[0].at("reason"), "misconfigured");
+  EXPECT_NE(ended.err.find("worker w0 could not start: "), std::string::npos) << ended.err;
 }
 
 // A model file that is not TorchScript, or whose scores do not fit the data set: one error line
@@ -1244,6 +1263,34 @@ TEST(Trainer, LearnsCifar10FromItsBinaryFilesAndRefusesBadOnes) {
   write_cifar(bad + "/test_batch.bin", 10, 5, [](int i) { return i == 6 ? 12 : 0; });
   refused_for({"--data-dir", bad}, "record 6 has label 12; accepted: 0..9",
               bad + "/test_batch.bin");
+}
+
+// A local replacement that cannot read the data (moved away since the launch) is said to have
+// been misconfigured and is not replaced in turn: with --replace and no bound, each replacement
+// failed as it did and was replaced again, for as long as the job ran.
+TEST(Trainer, AReplacementThatCannotReadItsDataIsNotReplacedInTurn) {
+  const std::string dir = fresh_dir("data-gone");
+  const std::string data = dir + "/cifar-10-batches-bin";
+  fs::create_directories(data);
+  auto label = [](int i) { return i % 10; };
+  write_cifar(data + "/data_batch_1.bin", 200, 1, label);
+  write_cifar(data + "/test_batch.bin", 50, 3, label);
+  const std::string job = dir + "/job";
+  CliProcess train({"train", "--model", "mlp", "--dataset", "cifar10", "--data-dir", data,
+                    "--workers", "2", "--steps", "80", "--global-batch", "20", "--threads", "1",
+                    "--revoke", "kill@step40:rank1", "--replace", "0s", "--job-dir", job},
+                   dir + "/train");
+  // Both workers have read the data once the first generation forms.
+  ASSERT_TRUE(wait_until([&] { return !events_named(events_so_far(job), "generation").empty(); }));
+  fs::rename(data, dir + "/moved");
+  const auto ended = train.wait();
+  EXPECT_EQ(ended.exit_code, kExitFinished) << ended.err;
+  const auto events = read_events(job);
+  const auto misconfigured = events_named(events, "worker_misconfigured");
+  ASSERT_EQ(misconfigured.size(), 1U) << ended.err;
+  EXPECT_NE(misconfigured[0].at("error").get<std::string>().find(data), std::string::npos);
+  EXPECT_EQ(summary_of(job).at("revocations"), 1) << "the kill alone";
+  EXPECT_EQ(summary_of(job).at("steps"), 80);
 }
 
 // Writes NumPy arrays with numpy itself: images where class k has a bright band at rows 2k..2k+1.

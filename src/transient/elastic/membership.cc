@@ -6,6 +6,7 @@
 
 #include "transient/core/text.h"
 #include "transient/launch/batch_split.h"
+#include "transient/records/event_reader.h"
 
 namespace transient::elastic {
 
@@ -242,7 +243,7 @@ void Membership::gone(WorkerInfo& worker, const std::string& reason) {
   left.step = last_step_;
   actions_.push_back(left);
   if (!left.announce) return;
-  if (reason != "stopped" && reason != "unreachable") ++revocations_;
+  if (records::left_by_revocation(reason)) ++revocations_;
   if (member && running_ && previous == WorkerState::kMember) {
     if (!first_failure_) first_failure_ = env_.now();
     end_generation(reason);

@@ -247,6 +247,7 @@ class Membership {
   // Rank 0 completed `step`.
   void progress(std::int64_t step);
   // Its connection closed, or its process exited; `reason` is the one it gave ("failed" if none).
+  // It counts in revocations() as records::left_by_revocation(reason) says.
   void worker_lost(const std::string& id, const std::string& reason);
   // Timers: silent workers, a stop while forming, the balance check, forming the next generation.
   void tick();

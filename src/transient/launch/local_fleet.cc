@@ -57,8 +57,10 @@ void LocalFleet::left(const std::string& worker, const std::string& reason) {
     // Woken up, a silent worker learns that it left and exits by itself.
     ::kill(static_cast<pid_t>(pids_[worker]), SIGCONT);
   }
+  // One that could not start (its data or model file) is not replaced: its replacement, started
+  // here with the same flags, would fail as it did, for as long as replacements last.
   const bool more = options_.max_replacements < 0 || replaced_ < options_.max_replacements;
-  if (options_.replace_after_s >= 0 && more) {
+  if (options_.replace_after_s >= 0 && more && reason != "misconfigured") {
     ++replaced_;
     replacements_.push_back(now_s() + options_.replace_after_s);
   }

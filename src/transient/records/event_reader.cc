@@ -21,6 +21,10 @@ std::string Event::text(const char* key) const {
   return it != json.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
+bool left_by_revocation(const std::string& reason) {
+  return reason != "stopped" && reason != "unreachable" && reason != "misconfigured";
+}
+
 EventsRead parse_events(const std::string& text, const std::string& name) {
   EventsRead read;
   std::istringstream in(text);

@@ -33,6 +33,11 @@ struct EventsRead {
   std::vector<ReadProblem> problems;  // the others
 };
 
+// Whether a worker that left for `reason` (a worker_left event's) is one of summary.json's
+// `revocations`: every reason is but "stopped" (by its owner), "unreachable" (dropped for its
+// peers' sake) and "misconfigured" (its own data or model file failed it before it was ready).
+bool left_by_revocation(const std::string& reason);
+
 // Reads `path`. A missing file is one problem and no events; never throws for bad content.
 EventsRead read_events(const std::string& path);
 // The same from text; `name` stands for the path in problems.

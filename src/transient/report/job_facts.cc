@@ -110,7 +110,7 @@ JobFacts job_facts(const records::JobRecords& records, double now_unix_s) {
       ++f.recoveries;
       f.redone_steps += e.count("redone_steps");
     }
-    if (e.type == "worker_left" && e.text("reason") != "stopped") ++f.revocations;
+    if (e.type == "worker_left" && records::left_by_revocation(e.text("reason"))) ++f.revocations;
     if (e.type == "checkpoint") {
       f.checkpoint_step = e.count("step");
       const auto written = parse_utc_iso8601(e.time);

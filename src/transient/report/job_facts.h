@@ -30,7 +30,7 @@ struct JobFacts {
   bool steps_done = false;
   std::int64_t recoveries = 0;                  // recoveries from lost workers
   std::int64_t redone_steps = 0;                // steps trained again because of them
-  std::int64_t revocations = 0;                 // workers lost (failed, silent, preempted)
+  std::int64_t revocations = 0;                 // records::left_by_revocation's
   std::optional<std::int64_t> checkpoint_step;  // the newest checkpoint's step
   std::optional<double> checkpoint_age_s;       // seconds since it was written
   std::optional<double> cost_usd;               // what the servers cost, if prices were known

@@ -371,6 +371,7 @@ void add_membership(HtmlPage& page, const Job& job) {
                                                       {"left: silent", "#9467bd"},
                                                       {"left: stopped", "#1f77b4"},
                                                       {"left: unreachable", "#8c564b"},
+                                                      {"left: misconfigured", "#7f7f7f"},
                                                       {"recovery", "#000000"}};
   json datasets = json::array();
   std::size_t other = 5;

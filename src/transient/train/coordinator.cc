@@ -569,6 +569,15 @@ void Coordinator::handle_message(Worker& worker, const nlohmann::json& line) {
     events_.append(event->event);
   } else if (const auto* bye = std::get_if<message::Bye>(&received)) {
     if (worker.peer != nullptr) worker.peer->bye = bye->reason;
+    if (bye->reason == "misconfigured") {
+      // Its own data or model file failed it before it was ready: not a loss of the job's (no
+      // revocation), and what failed is said here, where the job's owner looks.
+      const std::string error = bye->error.empty() ? "an unknown error" : bye->error;
+      say(fmt::format("worker {} could not start: {}", worker.id, error));
+      events_.append(
+          {{"event", "worker_misconfigured"}, {"worker", worker.id}, {"error", error}});
+      membership_.worker_lost(worker.id, "misconfigured");
+    }
   } else if (const auto* report = std::get_if<message::Report>(&received)) {
     handle_report(worker, *report);
   }

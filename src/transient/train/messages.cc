@@ -198,7 +198,11 @@ nlohmann::json encode(const ToCoordinator& message) {
                         [](const Report& m) { return encode_report(m); },
                         [](const Progress& m) { return named("progress", to_json(m.report)); },
                         [](const Event& m) { return named("event", m.event); },
-                        [](const Bye& m) { return named("bye", m.reason); },
+                        [](const Bye& m) {
+                          auto j = named("bye", m.reason);
+                          if (!m.error.empty()) j["error"] = m.error;
+                          return j;
+                        },
                         [](const Rows& m) {
                           auto j = named("rows", m.rows);
                           j["last"] = m.last;
@@ -264,7 +268,10 @@ ToCoordinator decode_to_coordinator(const nlohmann::json& m) {
       }
       return Event{m.at("event")};
     }
-    if (name == "bye") return Bye{m.at("bye").get<std::string>()};
+    if (name == "bye") {
+      return Bye{m.at("bye").get<std::string>().substr(0, 64),
+                 m.value("error", std::string()).substr(0, 1024)};
+    }
     if (name == "rows") {
       return Rows{m.at("rows").get<std::vector<std::string>>(), step_or(m, "last", 0)};
     }

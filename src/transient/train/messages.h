@@ -65,9 +65,11 @@ struct Progress {
 struct Event {
   nlohmann::json event;
 };
-// Before a planned exit: "preempted", "stopped".
+// Before a planned exit: "preempted", "stopped"; or "misconfigured" with the error that kept
+// this worker from starting (its own data or model file, which another worker may not share).
 struct Bye {
   std::string reason;
+  std::string error;
 };
 // Its rows of steps.csv since the last acknowledged, the last with sequence number `last`.
 struct Rows {

@@ -1063,10 +1063,18 @@ int run_worker(const WorkerOptions& options) {
   // The probe listens where Gloo will: a peer that cannot reach it cannot reach Gloo either.
   const std::string probe =
       connection->open_probe(advertise, options.advertise.empty() ? "--interface" : "--advertise");
-  Worker worker(*connection, options.threads, advertise, options.interface, options.data_dir,
-                options.gpu, traced, options.quiet);
+  std::optional<Worker> worker;
+  try {
+    worker.emplace(*connection, options.threads, advertise, options.interface, options.data_dir,
+                   options.gpu, traced, options.quiet);
+  } catch (const InputError& error) {
+    // Its own data or model file (the job's were checked when it was launched): the coordinator
+    // is told why, so that it neither counts this worker as revoked nor has it replaced.
+    connection->leave("misconfigured", error.what());
+    throw;
+  }
   connection->mark_ready(advertise, probe);
-  return worker.run();
+  return worker->run();
 }
 
 }  // namespace transient::train

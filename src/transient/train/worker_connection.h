@@ -132,10 +132,11 @@ class Connection : public StoreTransport {
   // the address cannot be listened on (not an address of this host).
   std::string open_probe(const std::string& address, const std::string& what);
 
-  // Says goodbye: the coordinator will close the connection, which is then not re-opened.
-  void leave(const std::string& reason) {
+  // Says goodbye (`error`: why a "misconfigured" worker goes): the coordinator will close the
+  // connection, which is then not re-opened.
+  void leave(const std::string& reason, const std::string& error = "") {
     leaving_ = true;
-    send(message::Bye{reason});
+    send(message::Bye{reason, error});
   }
 
   // Sends this worker's last report (`last`: done with the job, or stopped by a divergence),
