@@ -1276,9 +1276,27 @@ TEST(Trainer, AReplacementThatCannotReadItsDataIsNotReplacedInTurn) {
   write_cifar(data + "/data_batch_1.bin", 200, 1, label);
   write_cifar(data + "/test_batch.bin", 50, 3, label);
   const std::string job = dir + "/job";
-  CliProcess train({"train", "--model", "mlp", "--dataset", "cifar10", "--data-dir", data,
-                    "--workers", "2", "--steps", "80", "--global-batch", "20", "--threads", "1",
-                    "--revoke", "kill@step40:rank1", "--replace", "0s", "--job-dir", job},
+  CliProcess train({"train",
+                    "--model",
+                    "mlp",
+                    "--dataset",
+                    "cifar10",
+                    "--data-dir",
+                    data,
+                    "--workers",
+                    "2",
+                    "--steps",
+                    "80",
+                    "--global-batch",
+                    "20",
+                    "--threads",
+                    "1",
+                    "--revoke",
+                    "kill@step40:rank1",
+                    "--replace",
+                    "0s",
+                    "--job-dir",
+                    job},
                    dir + "/train");
   // Both workers have read the data once the first generation forms.
   ASSERT_TRUE(wait_until([&] { return !events_named(events_so_far(job), "generation").empty(); }));

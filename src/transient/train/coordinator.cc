@@ -574,8 +574,7 @@ void Coordinator::handle_message(Worker& worker, const nlohmann::json& line) {
       // revocation), and what failed is said here, where the job's owner looks.
       const std::string error = bye->error.empty() ? "an unknown error" : bye->error;
       say(fmt::format("worker {} could not start: {}", worker.id, error));
-      events_.append(
-          {{"event", "worker_misconfigured"}, {"worker", worker.id}, {"error", error}});
+      events_.append({{"event", "worker_misconfigured"}, {"worker", worker.id}, {"error", error}});
       membership_.worker_lost(worker.id, "misconfigured");
     }
   } else if (const auto* report = std::get_if<message::Report>(&received)) {
