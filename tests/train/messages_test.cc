@@ -79,8 +79,8 @@ TEST(Messages, EveryMessageToTheCoordinatorComesBackAsSent) {
   EXPECT_EQ(to_coordinator(fatal).error, "disk full");
   EXPECT_EQ(to_coordinator(Progress{ProgressReport{12, 1, 0.5, 0.1, 3.5}}).report.step, 12);
   EXPECT_EQ(to_coordinator(Event{{{"event", "epoch"}, {"epoch", 2}}}).event.at("epoch"), 2);
-  EXPECT_EQ(to_coordinator(Bye{"stopped"}).reason, "stopped");
-  EXPECT_EQ(to_coordinator(Bye{"stopped"}).error, "");
+  EXPECT_EQ(to_coordinator(Bye{"stopped", ""}).reason, "stopped");
+  EXPECT_EQ(to_coordinator(Bye{"stopped", ""}).error, "");
   const Bye misconfigured = to_coordinator(Bye{"misconfigured", "data: no such directory"});
   EXPECT_EQ(misconfigured.reason, "misconfigured");
   EXPECT_EQ(misconfigured.error, "data: no such directory");

@@ -599,6 +599,16 @@ TEST(Trainer, BadInputIsOneErrorLineAndExitCode2) {
                                  "nope=1", "--job-dir", job},
                                 dir + "/k"),
                         "unknown parameter \"nope\"");
+  // A flag that qualifies one not given changed nothing, and a negative bound meant none.
+  expect_one_error_line(run_cli({"train", "--time-scale", "5", "--job-dir", job}, dir + "/v"),
+                        "--time-scale qualifies --revocations, which is not given");
+  expect_one_error_line(
+      run_cli({"train", "--max-replacements", "2", "--job-dir", job}, dir + "/w"),
+      "--max-replacements qualifies --replace, which is not given");
+  expect_one_error_line(run_cli({"train", "--replace", "0s", "--max-replacements", "-1",
+                                 "--job-dir", job},
+                                dir + "/x"),
+                        "--max-replacements: -1; accepted: 0 or more");
   // Addresses that cannot be bound, a stop past the last step and a job directory that cannot be
   // made are refused before the job directory is touched (the first two left a directory of
   // records that refused the command run again; a directory under a file was an internal
@@ -937,6 +947,29 @@ TEST(Trainer, AWorkerWhoseModelFileDiffersFromTheCoordinatorsIsRefused) {
   ASSERT_FALSE(left.empty());
   EXPECT_EQ(left[0].at("reason"), "misconfigured");
   EXPECT_NE(ended.err.find("worker w0 could not start: "), std::string::npos) << ended.err;
+}
+
+// A --quiet worker (as `transient train` starts them) says nothing on stderr when it leaves: its
+// launcher or coordinator says it (README, "A worker joins").
+TEST(Trainer, AQuietWorkerSaysNothingWhenItLeaves) {
+  const std::string dir = fresh_dir("quiet-worker");
+  const std::string job = dir + "/job";
+  CliProcess coordinator(
+      {"coordinator", "--model", "mlp", "--steps", "20", "--min-workers", "2", "--job-dir", job},
+      dir + "/coordinator");
+  const std::string door = front_door(job);
+  CliProcess worker({"worker", "--coordinator", door, "--token-file", job + "/token", "--threads",
+                     "1", "--quiet"},
+                    dir + "/worker");
+  ASSERT_TRUE(
+      wait_until([&] { return !events_named(events_so_far(job), "worker_joined").empty(); }));
+  ::kill(worker.pid(), SIGTERM);  // a preemption notice while it waits for a second worker
+  const auto left = worker.wait();
+  EXPECT_EQ(left.exit_code, 0) << left.err;
+  EXPECT_EQ(left.err, "");
+  ASSERT_TRUE(wait_until([&] { return !events_named(events_so_far(job), "worker_left").empty(); }));
+  EXPECT_EQ(events_named(events_so_far(job), "worker_left")[0].at("reason"), "preempted");
+  coordinator.kill_group();
 }
 
 // A model file that is not TorchScript, or whose scores do not fit the data set: one error line

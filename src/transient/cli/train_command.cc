@@ -257,6 +257,25 @@ void parse_elastic_durations(const std::string& heartbeat, const std::string& re
   if (!replace.empty()) options.replace_after_s = require_duration_s(replace, "--replace");
 }
 
+// Flags that only qualify another: given without it, they would change nothing.
+void check_qualifying_flags(const CLI::App& train, const train::TrainOptions& options) {
+  const std::vector<std::pair<const char*, const char*>> qualifies = {
+      {"--max-replacements", "--replace"},
+      {"--revocation-param", "--revocations"},
+      {"--time-scale", "--revocations"},
+      {"--market-data-dir", "--revocations"}};
+  for (const auto& [flag, other] : qualifies) {
+    if (train.count(flag) > 0 && train.count(other) == 0) {
+      throw InputError(std::string(flag) + " qualifies " + other + ", which is not given: " +
+                       "give both, or neither");
+    }
+  }
+  if (train.count("--max-replacements") > 0 && options.max_replacements < 0) {
+    throw InputError("--max-replacements: " + std::to_string(options.max_replacements) +
+                     "; accepted: 0 or more (without the flag: one replacement per loss)");
+  }
+}
+
 }  // namespace
 
 void add_train_commands(CLI::App& app, launch::ForkServer* fork_server) {
@@ -305,6 +324,7 @@ void add_train_commands(CLI::App& app, launch::ForkServer* fork_server) {
     options->given_flags = given_job_flags(*train);
     parse_checkpoint_every(*checkpoint_every, *options);
     parse_elastic_durations(*heartbeat, *replace, *options);
+    check_qualifying_flags(*train, *options);
     resolve_prices(*train, *prices, *options);
     for (const std::string& rule : *revoke) {
       options->revoke.push_back(launch::parse_revoke_rule(rule));

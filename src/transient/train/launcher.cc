@@ -754,7 +754,7 @@ std::vector<std::string> launch_setting_flags() { return flags_of(Kept::kLaunch)
 std::vector<std::string> job_setting_flags() { return flags_of(Kept::kSettings); }
 
 int run_training(const TrainOptions& given, launch::ForkServer* fork_server) {
-  if (given.replace_after_s >= 0 && !(given.replace_after_s < 86400)) {
+  if (given.replace_after_s >= 0 && !(given.replace_after_s <= 86400)) {
     throw InputError("--replace: accepted: a delay of 0s .. 1d");
   }
   trace_steps_from_environment();  // the workers read it: a malformed one is refused here first

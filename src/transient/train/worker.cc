@@ -213,11 +213,15 @@ class Worker {
       const std::string reason = leave_signal() == SIGINT ? "stopped" : "preempted";
       store_state_on_leaving();
       connection_.leave(reason);
-      print_line("transient worker %s: left the job between generations (%s)\n",
-                 connection_.id().c_str(), reason.c_str());
+      if (announces_) {
+        print_line("transient worker %s: left the job between generations (%s)\n",
+                   connection_.id().c_str(), reason.c_str());
+      }
       return 0;
     }
-    print_line("transient worker %s: %s; exiting\n", connection_.id().c_str(), why.c_str());
+    if (announces_) {
+      print_line("transient worker %s: %s; exiting\n", connection_.id().c_str(), why.c_str());
+    }
     return kExitDropped;
   }
 
@@ -1050,6 +1054,7 @@ int run_worker(const WorkerOptions& options) {
   try {
     connection.emplace(endpoint, token, options.worker_id);
   } catch (const LeftBeforeJoining&) {
+    if (options.quiet) return 0;
     print_line("transient worker: %s before it joined the job; exiting\n",
                leave_signal() == SIGINT ? "interrupted" : "preempted");
     return 0;
@@ -1063,6 +1068,7 @@ int run_worker(const WorkerOptions& options) {
   // The probe listens where Gloo will: a peer that cannot reach it cannot reach Gloo either.
   const std::string probe =
       connection->open_probe(advertise, options.advertise.empty() ? "--interface" : "--advertise");
+  connection->set_quiet(options.quiet);
   std::optional<Worker> worker;
   try {
     worker.emplace(*connection, options.threads, advertise, options.interface, options.data_dir,

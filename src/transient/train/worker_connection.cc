@@ -238,7 +238,7 @@ void Connection::report(const message::Report& report, nlohmann::json state) {
 
 void Connection::finish(const message::Report& last, const std::string& reason) {
   std::lock_guard<std::mutex> lock(mutex_);
-  last_words_ = {message::encode(last), message::encode(message::Bye{reason})};
+  last_words_ = {message::encode(last), message::encode(message::Bye{reason, ""})};
   bool sent = channel_ != nullptr;
   for (const auto& line : last_words_) sent = sent && channel_->send(line);
   // The connection's close then ends this worker (the coordinator closes it after a goodbye).
@@ -414,10 +414,12 @@ void Connection::run() {
       // A preemption notice while the group forms (peers that do not answer hold Gloo's
       // connect for up to its timeout): the worker holds nothing its peers do not, so it says
       // goodbye and goes now rather than when Gloo gives up.
-      print_line("transient worker %s: left the job while its group formed (%s)\n", id_.c_str(),
-                 g_leave_signal == SIGINT ? "stopped" : "preempted");
+      if (!quiet_) {
+        print_line("transient worker %s: left the job while its group formed (%s)\n", id_.c_str(),
+                   g_leave_signal == SIGINT ? "stopped" : "preempted");
+      }
       channel_->send(
-          message::encode(message::Bye{g_leave_signal == SIGINT ? "stopped" : "preempted"}));
+          message::encode(message::Bye{g_leave_signal == SIGINT ? "stopped" : "preempted", ""}));
       std::_Exit(0);
     }
     if (Listener* probe = probe_.load(); probe != nullptr) {

@@ -56,6 +56,8 @@ class Connection : public StoreTransport {
 
   const std::string& id() const { return id_; }
   const JobConfig& job() const { return job_; }
+  // A --quiet worker's connection says nothing on stderr when it leaves (its launcher does).
+  void set_quiet(bool quiet) { quiet_ = quiet; }
   const Endpoint& coordinator() const { return coordinator_; }
   // The local address of this worker's route to the coordinator: what it advertises to its peers
   // unless told otherwise.
@@ -186,6 +188,7 @@ class Connection : public StoreTransport {
   std::string ready_probe_;
   std::unique_ptr<Listener> probe_listener_;  // outlives thread_ (declared before it)
   std::atomic<Listener*> probe_{nullptr};
+  std::atomic<bool> quiet_{false};
   std::string refusal_;
   mutable std::mutex mutex_;
   std::condition_variable changed_;
