@@ -266,8 +266,8 @@ void check_qualifying_flags(const CLI::App& train, const train::TrainOptions& op
       {"--market-data-dir", "--revocations"}};
   for (const auto& [flag, other] : qualifies) {
     if (train.count(flag) > 0 && train.count(other) == 0) {
-      throw InputError(std::string(flag) + " qualifies " + other + ", which is not given: " +
-                       "give both, or neither");
+      throw InputError(std::string(flag) + " qualifies " + other +
+                       ", which is not given: " + "give both, or neither");
     }
   }
   if (train.count("--max-replacements") > 0 && options.max_replacements < 0) {
