@@ -167,6 +167,34 @@ TEST_F(MembershipTest, AStepNoSurvivorCompletedIsRedoneAndCounted) {
   EXPECT_EQ(machine_->redone_steps(), 1);
 }
 
+// A member lost after the job's last step: the generation formed without it has no step to
+// train, and its members' done ends the recovery (no stepped report ever came: the recovery was
+// never recorded, though every lost member is in exactly one).
+TEST_F(MembershipTest, ALossAfterTheLastStepIsARecoveryEndedByTheJobsEnd) {
+  start(2);
+  machine_->progress(20);
+  machine_->worker_lost("w0", "failed");
+  take();
+  report("w1", Report::Kind::kFailed, 20, 20);
+  const Generation generation = next_generation();
+  EXPECT_EQ(generation.start_step, 20);
+  env_.advance(0.3);
+  report("w1", Report::Kind::kDone, 20);
+  machine_->tick();
+  const auto actions = take();
+  const auto recovered = all_of<action::Recovered>(actions);
+  ASSERT_EQ(recovered.size(), 1U);
+  EXPECT_EQ(recovered[0].lost, (Ids{"w0"}));
+  EXPECT_EQ(recovered[0].redone_steps, 0);
+  EXPECT_EQ(recovered[0].step, 20);
+  EXPECT_TRUE(recovered[0].at_end);
+  EXPECT_NEAR(recovered[0].duration_s, 0.3, 1e-6);
+  EXPECT_EQ(machine_->recoveries(), 1);
+  const auto ended = all_of<action::EndJob>(actions);
+  ASSERT_EQ(ended.size(), 1U);
+  EXPECT_TRUE(ended[0].finished);
+}
+
 TEST_F(MembershipTest, AJoinIsSignalledToRankZeroAndStartsAtTheBoundaryWithNothingRedone) {
   start(2);
   const std::string joiner = join();

@@ -111,6 +111,68 @@ TEST(Elastic, MaxReplacementsBoundsTheWorkersStartedForLostOnes) {
   EXPECT_EQ(summary.at("revocations"), 2);
 }
 
+// Rules due at once hit different workers: a worker revoked and not yet gone is no target again
+// (two rules on one worker were two injections and one loss), `any` draws among the others, and
+// a rule with no target is said on stderr as well as in the records.
+TEST(Elastic, RevocationsDueAtOnceHitDifferentWorkersAndOneWithoutATargetIsSaid) {
+  const std::string dir = fresh_dir("due-at-once");
+  const auto result = run_ok(
+      with(elastic_job(dir, 3, 60), {"--revoke", "kill@step3:rank0", "--revoke", "kill@step3:rank0",
+                                     "--revoke", "kill@step3:any", "--revoke", "kill@step5:rank7"}),
+      dir);
+  const auto events = read_events(dir);
+  const auto injected = events_named(events, "revocation_injected");
+  ASSERT_EQ(injected.size(), 2u) << result.err;
+  EXPECT_NE(injected[0].at("worker"), injected[1].at("worker"));
+  const auto skipped = events_named(events, "revocation_skipped");
+  ASSERT_EQ(skipped.size(), 2u);
+  EXPECT_NE(skipped[0].at("reason").get<std::string>().find("is being revoked already"),
+            std::string::npos);
+  EXPECT_NE(result.err.find("revocation kill@step5:rank7 skipped: no such member now"),
+            std::string::npos)
+      << result.err;
+  EXPECT_EQ(summary_of(dir).at("revocations"), 2);
+  EXPECT_EQ(summary_of(dir).at("steps"), 60);
+}
+
+// A worker lost before the job's first step is replaced --replace's delay later: the delay ran
+// on the revocation clock, which starts at the first step, so the replacement never came and a
+// job of one worker waited for ever.
+TEST(Elastic, AWorkerLostBeforeTheFirstStepIsReplacedAfterTheDelay) {
+  const std::string dir = fresh_dir("lost-at-start");
+  CliProcess train(with(small_job(dir, 1, 30), {"--replace", "1s"}), dir + "/train");
+  long pid = 0;
+  ASSERT_TRUE(wait_until([&] {
+    const auto joined = events_named(events_so_far(dir), "worker_joined");
+    if (!joined.empty()) pid = joined[0].at("pid").get<long>();
+    return pid > 0;
+  }));
+  ::kill(static_cast<pid_t>(pid), SIGKILL);
+  const bool ended = wait_until([&] { return train.exited(); }, 60);
+  if (!ended) train.kill_group();
+  ASSERT_TRUE(ended) << "no replacement came";
+  const auto result = train.wait();
+  EXPECT_EQ(result.exit_code, kExitFinished) << result.err;
+  EXPECT_EQ(summary_of(dir).at("steps"), 30);
+  EXPECT_EQ(events_named(read_events(dir), "worker_joined").size(), 2u);
+}
+
+// When every local worker has left as asked (preempted) and no replacement is due, `transient
+// train` pauses, where it waited for ever for a worker that nobody was told how to start; the
+// job goes on with --resume.
+TEST(Elastic, AJobWhoseWorkersAllLeftPausesAndResumes) {
+  const std::string dir = fresh_dir("all-left");
+  const auto paused =
+      run_paused(with(elastic_job(dir, 1, 30), {"--revoke", "preempt@step3:any"}), dir);
+  EXPECT_NE(paused.err.find("every worker has left the job (the last exit code 0) and no "
+                            "replacement is due; the job pauses"),
+            std::string::npos)
+      << paused.err;
+  EXPECT_TRUE(summary_of(dir).at("stopped").get<bool>());
+  run_ok({"train", "--resume", "--job-dir", dir}, dir + "-resumed");
+  EXPECT_EQ(summary_of(dir).at("steps"), 30);
+}
+
 TEST(Elastic, KillingRank0RedoesAtMostOneStepAndAReplacementJoins) {
   const std::string dir = fresh_dir("kill-rank0");
   const auto result = run_ok(
@@ -253,8 +315,12 @@ TEST(Elastic, ASilentWorkerIsDroppedByHeartbeatAndToldItLeftWhenItWakes) {
   EXPECT_EQ(recoveries[0].at("cause"), "silent");
   // Detected after about the heartbeat timeout, not before.
   EXPECT_GE(recoveries[0].at("detect_s").get<double>(), 1.5);
-  // Woken up (the launcher sends SIGCONT once it is dropped), it learnt that it left.
-  EXPECT_NE(result.err.find("dropped this worker (silent)"), std::string::npos) << result.err;
+  // Woken up (the launcher sends SIGCONT once it is dropped), it learnt that it left: it exits
+  // with kExitDropped (3), by itself, long before the job ends.
+  const auto exited = events_named(events, "worker_exited");
+  ASSERT_EQ(exited.size(), 1u) << result.err;
+  EXPECT_EQ(exited[0].at("worker"), left[0].at("worker"));
+  EXPECT_EQ(exited[0].at("status"), "exit code 3");
   EXPECT_EQ(summary_of(dir).at("steps"), 500);
   expect_every_sample_once(dir, 500, 2000, 100);
 }

@@ -602,13 +602,12 @@ TEST(Trainer, BadInputIsOneErrorLineAndExitCode2) {
   // A flag that qualifies one not given changed nothing, and a negative bound meant none.
   expect_one_error_line(run_cli({"train", "--time-scale", "5", "--job-dir", job}, dir + "/v"),
                         "--time-scale qualifies --revocations, which is not given");
+  expect_one_error_line(run_cli({"train", "--max-replacements", "2", "--job-dir", job}, dir + "/w"),
+                        "--max-replacements qualifies --replace, which is not given");
   expect_one_error_line(
-      run_cli({"train", "--max-replacements", "2", "--job-dir", job}, dir + "/w"),
-      "--max-replacements qualifies --replace, which is not given");
-  expect_one_error_line(run_cli({"train", "--replace", "0s", "--max-replacements", "-1",
-                                 "--job-dir", job},
-                                dir + "/x"),
-                        "--max-replacements: -1; accepted: 0 or more");
+      run_cli({"train", "--replace", "0s", "--max-replacements", "-1", "--job-dir", job},
+              dir + "/x"),
+      "--max-replacements: -1; accepted: 0 or more");
   // Addresses that cannot be bound, a stop past the last step and a job directory that cannot be
   // made are refused before the job directory is touched (the first two left a directory of
   // records that refused the command run again; a directory under a file was an internal
@@ -620,6 +619,10 @@ TEST(Trainer, BadInputIsOneErrorLineAndExitCode2) {
   expect_one_error_line(
       run_cli({"train", "--steps", "30", "--stop-at", "50", "--job-dir", job}, dir + "/r"),
       "--stop-at: step 50 is past the job's last (30); accepted: 1..30");
+  expect_one_error_line(
+      run_cli({"train", "--steps", "30", "--revoke", "kill@step31:any", "--job-dir", job},
+              dir + "/y"),
+      "--revoke: \"kill@step31:any\" comes after step 31, past the job's last (30)");
   std::ofstream(dir + "/a-file") << "not a folder";
   expect_one_error_line(run_cli({"train", "--job-dir", dir + "/a-file/job"}, dir + "/s"),
                         "--job-dir: cannot be made (Not a directory)");

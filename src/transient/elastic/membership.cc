@@ -176,29 +176,9 @@ void Membership::report(const std::string& id, const Report& report) {
         recovery_->formed = env_.now();
       }
       return;
-    case Report::Kind::kStepped: {
-      if (!recovery_ || recovery_->generation != report.gen) return;
-      const TimePoint now = env_.now();
-      action::Recovered recovered;
-      recovered.gen = report.gen;
-      recovered.cause = recovery_->cause;
-      recovered.lost = recovery_->lost;
-      recovered.detect_s = rounded_ms(seconds_between(recovery_->failed, recovery_->decided));
-      recovered.reform_s =
-          rounded_ms(seconds_between(recovery_->decided, recovery_->formed.value_or(now)));
-      recovered.duration_s = rounded_ms(seconds_between(recovery_->failed, now));
-      recovered.waited_s = rounded_ms(recovery_->waited_s);
-      recovered.redone_steps =
-          std::max<std::int64_t>(0, recovery_->attempted_step - (report.step - 1));
-      recovered.step = report.step;
-      recovered.members = members_.size();
-      ++recoveries_;
-      redone_steps_ += recovered.redone_steps;
-      recovery_.reset();
-      actions_.push_back(std::move(recovered));
-      actions_.push_back(action::WriteJournal{});  // no recovery in progress
+    case Report::Kind::kStepped:
+      if (recovery_ && recovery_->generation == report.gen) recovered(report.step, report.step);
       return;
-    }
     case Report::Kind::kFailed:
     case Report::Kind::kBoundary: {
       if (worker->state != WorkerState::kMember) return;
@@ -216,6 +196,9 @@ void Membership::report(const std::string& id, const Report& report) {
     case Report::Kind::kDone:
       // Every member's result is the same (the evaluation is all-reduced).
       if (worker->state == WorkerState::kMember) worker->state = WorkerState::kDone;
+      // A loss after the job's last step: the generation formed after it has no step to train,
+      // and ends the job at once; its first member done ends the recovery instead of a step.
+      if (recovery_ && recovery_->generation == report.gen) recovered(report.step + 1, report.step);
       return;
   }
 }
@@ -338,6 +321,28 @@ void Membership::tick() {
   if (ended_) return;
   maybe_signal_change();
   maybe_form_generation();
+}
+
+void Membership::recovered(std::int64_t next_step, std::int64_t step) {
+  const TimePoint now = env_.now();
+  action::Recovered recovered;
+  recovered.gen = recovery_->generation;
+  recovered.cause = recovery_->cause;
+  recovered.lost = recovery_->lost;
+  recovered.detect_s = rounded_ms(seconds_between(recovery_->failed, recovery_->decided));
+  recovered.reform_s =
+      rounded_ms(seconds_between(recovery_->decided, recovery_->formed.value_or(now)));
+  recovered.duration_s = rounded_ms(seconds_between(recovery_->failed, now));
+  recovered.waited_s = rounded_ms(recovery_->waited_s);
+  recovered.redone_steps = std::max<std::int64_t>(0, recovery_->attempted_step - (next_step - 1));
+  recovered.step = step;
+  recovered.members = members_.size();
+  recovered.at_end = next_step > step;
+  ++recoveries_;
+  redone_steps_ += recovered.redone_steps;
+  recovery_.reset();
+  actions_.push_back(std::move(recovered));
+  actions_.push_back(action::WriteJournal{});  // no recovery in progress
 }
 
 void Membership::end(const action::EndJob& end) {

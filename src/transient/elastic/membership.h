@@ -189,11 +189,13 @@ struct Recovered {
   std::vector<std::string> lost;
   double detect_s = 0;    // from the first failure to the decision to form the next generation
   double reform_s = 0;    // from the decision to the state agreed
-  double duration_s = 0;  // from the first failure to the first step
+  double duration_s = 0;  // from the first failure to the first step (or to the job's end, for
+                          // a generation with no step left to train)
   double waited_s = 0;    // of it, with no worker at all
   std::int64_t redone_steps = 0;
-  std::int64_t step = 0;  // the first step of the generation
+  std::int64_t step = 0;  // the first step of the generation (the job's last, for one with none)
   std::size_t members = 0;
+  bool at_end = false;  // the generation had no step left to train: it ended the job
 };
 // Write the journal (journal()).
 struct WriteJournal {};
@@ -293,6 +295,9 @@ class Membership {
   void maybe_form_generation();
   void form_generation(std::vector<std::string> survivors);
   void stop_now();
+  // Ends the recovery in progress: `next_step` is the first step its generation completed (one
+  // past the last step when it had none to train), `step` the one to record.
+  void recovered(std::int64_t next_step, std::int64_t step);
   void end(const action::EndJob& end);
 
   MembershipOptions options_;

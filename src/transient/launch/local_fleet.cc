@@ -1,8 +1,10 @@
 #include "transient/launch/local_fleet.h"
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <stdexcept>
 #include <thread>
@@ -57,12 +59,18 @@ void LocalFleet::left(const std::string& worker, const std::string& reason) {
     // Woken up, a silent worker learns that it left and exits by itself.
     ::kill(static_cast<pid_t>(pids_[worker]), SIGCONT);
   }
+  revoked_.erase(worker);
+  gone_.insert(worker);
   // One that could not start (its data or model file) is not replaced: its replacement, started
   // here with the same flags, would fail as it did, for as long as replacements last.
   const bool more = options_.max_replacements < 0 || replaced_ < options_.max_replacements;
   if (options_.replace_after_s >= 0 && more && reason != "misconfigured") {
     ++replaced_;
-    replacements_.push_back(now_s() + options_.replace_after_s);
+    // On the wall clock, not the injection clock, which starts only at the first step: a worker
+    // lost before it was replaced never (no first step came without it).
+    replacements_.push_back(Clock::now() +
+                            std::chrono::duration_cast<Clock::duration>(
+                                std::chrono::duration<double>(options_.replace_after_s)));
   }
 }
 
@@ -74,7 +82,7 @@ void LocalFleet::tick() {
     start_ = *coordinator_.first_step_time();
   }
   const double now = now_s();
-  while (!replacements_.empty() && replacements_.front() <= now) {
+  while (!replacements_.empty() && replacements_.front() <= Clock::now()) {
     replacements_.erase(replacements_.begin());
     start_worker();
   }
@@ -92,20 +100,31 @@ void LocalFleet::tick() {
   }
 }
 
-std::optional<std::string> LocalFleet::exhausted() const {
-  if (processes_.empty() || !replacements_.empty() || !last_exit_failed_) return std::nullopt;
-  if (!coordinator_.members().empty()) return std::nullopt;
+bool LocalFleet::all_gone() const {
+  if (processes_.empty() || !replacements_.empty()) return false;
+  if (!coordinator_.members().empty()) return false;
   for (const auto& local : processes_) {
-    if (!local.reported) return std::nullopt;
+    if (!local.reported) return false;
   }
+  return true;
+}
+
+std::optional<std::string> LocalFleet::exhausted() const {
+  if (!last_exit_failed_ || !all_gone()) return std::nullopt;
   return "every worker has exited and none is left to continue (the last " + last_exit_ + ")";
+}
+
+std::optional<std::string> LocalFleet::all_left() const {
+  if (last_exit_failed_ || !all_gone()) return std::nullopt;
+  return "every worker has left the job (the last " + last_exit_ + ") and no replacement is due";
 }
 
 void LocalFleet::wait_for_exit() {
   const auto deadline = Clock::now() + std::chrono::seconds(30);
   for (auto& local : processes_) {
-    // One that was never admitted holds nothing of the job: it need not be waited for.
-    if (local.id.empty()) {
+    // One that was never admitted, or has left the job, holds nothing of it: it need not be
+    // waited for (one frozen by hand would hold the launcher for the whole 30 s).
+    if (local.id.empty() || gone_.count(local.id) > 0) {
       local.process->kill();
       continue;
     }
@@ -127,20 +146,49 @@ LocalFleet::Local* LocalFleet::find(const std::string& id) {
   return nullptr;
 }
 
+namespace {
+
+// Whether process `pid` runs this program's executable: a worker started by hand on this machine
+// does, while a pid claimed by a worker elsewhere (another host, another pid namespace) names
+// some unrelated process here, which an injection must not signal.
+bool runs_this_program(long pid) {
+  struct stat self {};
+  struct stat other {};
+  const std::string exe = "/proc/" + std::to_string(pid) + "/exe";
+  return ::stat("/proc/self/exe", &self) == 0 && ::stat(exe.c_str(), &other) == 0 &&
+         self.st_dev == other.st_dev && self.st_ino == other.st_ino;
+}
+
+}  // namespace
+
 // Signals the member the injection targets: a worker this launcher started, or one started by
-// hand on this machine (by the pid it gave when it joined).
+// hand on this machine (by the pid it gave when it joined, if that process runs this program).
+// A member already revoked and not yet gone is not a target again: two rules due at once hit two
+// workers.
 void LocalFleet::inject(const Injection& injection) {
-  const auto target = resolve_target(injection, coordinator_.members(), rng_);
-  Local* local = target ? find(*target) : nullptr;
-  const long pid = local != nullptr ? (local->reported ? 0 : local->process->pid())
-                   : target         ? pids_[*target]
-                                    : 0;
-  if (pid <= 0) {
-    record_({{"event", "revocation_skipped"},
-             {"rule", injection.rule},
-             {"reason", "no such member now"}});
-    return;
+  std::vector<std::string> members = coordinator_.members();
+  if (injection.target == TargetKind::kAny) {
+    members.erase(std::remove_if(members.begin(), members.end(),
+                                 [&](const std::string& id) { return revoked_.count(id) > 0; }),
+                  members.end());
   }
+  const auto target = resolve_target(injection, members, rng_);
+  const auto skip = [&](const std::string& why) {
+    record_({{"event", "revocation_skipped"}, {"rule", injection.rule}, {"reason", why}});
+    coordinator_.say("revocation " + injection.rule + " skipped: " + why);
+  };
+  if (!target) return skip("no such member now");
+  if (revoked_.count(*target) > 0) return skip("worker " + *target + " is being revoked already");
+  Local* local = find(*target);
+  long pid = 0;
+  if (local != nullptr) {
+    pid = local->reported ? 0 : local->process->pid();
+  } else if (pids_[*target] > 0 && runs_this_program(pids_[*target])) {
+    pid = pids_[*target];
+  } else {
+    return skip("worker " + *target + " runs on another host or as no process of this program");
+  }
+  if (pid <= 0) return skip("worker " + *target + " has exited");
   const int signal = injection.action == RevokeAction::kKill      ? SIGKILL
                      : injection.action == RevokeAction::kPreempt ? SIGTERM
                                                                   : SIGSTOP;
@@ -152,6 +200,7 @@ void LocalFleet::inject(const Injection& injection) {
   coordinator_.say("injecting " + to_string(injection.action) + " into worker " + *target + " (" +
                    injection.rule + ")");
   if (signal == SIGSTOP) stopped_.insert(*target);
+  revoked_.insert(*target);
   ::kill(static_cast<pid_t>(pid), signal);
 }
 

@@ -79,9 +79,11 @@ class LocalFleet {
   // Starts due replacements, injects due revocations, reports exited workers.
   void tick();
   // Why the job cannot go on here: every local worker has exited, the last of them in failure,
-  // no replacement is due, and no other worker is a member. nullopt while it can (a job whose
-  // last workers were preempted waits for one to join, as `transient worker` can).
+  // no replacement is due, and no other worker is a member. nullopt while it can.
   std::optional<std::string> exhausted() const;
+  // The same when the last exited as asked (preempted, stopped): the job can go on later, when
+  // resumed. nullopt while it can go on now.
+  std::optional<std::string> all_left() const;
   // Waits for the workers to exit after the job ended; kills those that do not within 30 s.
   void wait_for_exit();
 
@@ -94,6 +96,8 @@ class LocalFleet {
   };
 
   double now_s() const;
+  // Every local worker has exited, no replacement is due and no other worker is a member.
+  bool all_gone() const;
   Local* find(const std::string& id);
   void inject(const Injection& injection);
 
@@ -105,13 +109,15 @@ class LocalFleet {
   bool started_ = false;
   Clock::time_point start_;
   std::vector<Local> processes_;
-  std::map<std::string, long> pids_;  // of every admitted worker, as it said
-  std::set<std::string> stopped_;     // SIGSTOPped by an injection
-  std::string last_exit_;             // how the last worker process to exit ended
-  bool last_exit_failed_ = false;     // ... in failure (not exit status 0)
-  std::vector<double> replacements_;  // times at which to start one, ascending
-  int replaced_ = 0;                  // replacements scheduled so far
-  int workers_started_ = 0;           // the next worker's --gpu: one per GPU, in turn
+  std::map<std::string, long> pids_;             // of every admitted worker, as it said
+  std::set<std::string> stopped_;                // SIGSTOPped by an injection
+  std::set<std::string> revoked_;                // signalled by an injection and not yet gone
+  std::set<std::string> gone_;                   // left the job
+  std::string last_exit_;                        // how the last worker process to exit ended
+  bool last_exit_failed_ = false;                // ... in failure (not exit status 0)
+  std::vector<Clock::time_point> replacements_;  // when to start one, ascending
+  int replaced_ = 0;                             // replacements scheduled so far
+  int workers_started_ = 0;                      // the next worker's --gpu: one per GPU, in turn
 };
 
 }  // namespace transient::launch

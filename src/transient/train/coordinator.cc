@@ -1015,7 +1015,14 @@ void Coordinator::process_exited(const std::string& id, const std::string& statu
     return info != nullptr && info->state != elastic::WorkerState::kGone &&
            info->state != elastic::WorkerState::kDone;
   };
-  if (!known()) return;
+  if (!known()) {
+    // Gone already (left, dropped): how its process ended is still the records' (a worker
+    // dropped while frozen exits with kExitDropped once woken, having learnt it left).
+    if (membership_.find(id) != nullptr) {
+      events_.append({{"event", "worker_exited"}, {"worker", id}, {"status", status}});
+    }
+    return;
+  }
   Worker* worker = find_worker(id);
   if (worker->peer != nullptr) read_peer(*worker->peer);  // what it said before it went
   if (known()) {
@@ -1124,10 +1131,10 @@ void Coordinator::record_recovery(const elastic::action::Recovered& recovered) {
   }
   events_.append(event);
   say(fmt::format(
-      "recovered from the loss of {} ({}) in {:.0f} ms: generation {} with {} goes on at step {} "
-      "({})",
+      "recovered from the loss of {} ({}) in {:.0f} ms: generation {} with {} {} step {} ({})",
       fmt::join(recovered.lost, ", "), recovered.cause, 1000 * recovered.duration_s, recovered.gen,
-      counted(static_cast<long long>(recovered.members), "worker"), recovered.step, redone));
+      counted(static_cast<long long>(recovered.members), "worker"),
+      recovered.at_end ? "ends the job at its last" : "goes on at", recovered.step, redone));
 }
 
 void Coordinator::end_job(const elastic::action::EndJob& end) {

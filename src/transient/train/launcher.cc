@@ -502,6 +502,15 @@ PreparedJob prepare_job(const TrainOptions& given, bool starts_workers) {
   job.warmup_steps = std::min<std::int64_t>(
       200, static_cast<std::int64_t>(o.warmup_fraction * static_cast<double>(job.total_steps)));
   check_stop_at(o.stop_at_step, job.total_steps);
+  for (const auto& rule : o.revoke) {
+    // A rule due after a step the job never completes would never come.
+    if (rule.at_step > job.total_steps) {
+      throw InputError("--revoke: \"" + rule.text + "\" comes after step " +
+                       std::to_string(rule.at_step) + ", past the job's last (" +
+                       std::to_string(job.total_steps) + "); accepted: step0..step" +
+                       std::to_string(job.total_steps));
+    }
+  }
   // The running job's own coordinator is named before its ports are found taken.
   std::error_code unreadable;
   if (fs::is_directory(o.job_dir, unreadable)) prepared.lock = std::make_shared<JobLock>(o.job_dir);
@@ -788,13 +797,21 @@ int run_training(const TrainOptions& given, launch::ForkServer* fork_server) {
   g_stop_requested = false;
   const auto start = Clock::now();
   for (int i = 0; i < o.workers; ++i) fleet.start_worker();
+  bool pausing = false;
   while (coordinator.poll(0.005)) {
     fleet.tick();
     if (g_stop_requested) coordinator.request_stop();
     if (const auto cause = fleet.exhausted()) coordinator.fail(*cause);
+    if (const auto cause = fleet.all_left(); cause && !pausing) {
+      // Nobody is told how to join a local job, so it would wait for ever: it pauses instead.
+      pausing = true;
+      coordinator.say(*cause + "; the job pauses");
+      coordinator.request_stop();
+    }
   }
-  fleet.wait_for_exit();
+  // The job's time ends here, not after its workers' exits are awaited.
   const double wall_s = std::chrono::duration<double>(Clock::now() - start).count();
+  fleet.wait_for_exit();
   return finish_job(job, coordinator, events, wall_s, o.workers,
                     "transient train --resume --job-dir");
 }
