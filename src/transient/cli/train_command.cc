@@ -1,4 +1,6 @@
 // `transient train` and the `transient worker` process it starts.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <string>
@@ -181,6 +183,7 @@ void add_job_options(CLI::App& cmd, train::TrainOptions& options, std::string& c
 struct PriceFlags {
   std::string catalog;
   std::string instance_type;
+  std::string zone;
   std::string market = "spot";
 };
 
@@ -192,14 +195,18 @@ void add_price_options(CLI::App& cmd, PriceFlags& flags) {
                  "the workers' instance type in --catalog: each worker is billed per second "
                  "from its admission until it leaves, for its GPU's share of the server (one "
                  "worker per GPU)");
+  cmd.add_option("--zone", flags.zone,
+                 "the zone of --instance-type in --catalog, needed where the catalog sells it in "
+                 "several zones at different prices");
   cmd.add_option("--market", flags.market, "spot (default) or on-demand")->capture_default_str();
 }
 
 // The price of the workers' servers, from the catalog, into `options`.
 void resolve_prices(const CLI::App& cmd, const PriceFlags& flags, train::TrainOptions& options) {
   if (flags.instance_type.empty()) {
-    if (!flags.catalog.empty() || cmd.count("--market") > 0) {
-      throw InputError("--catalog and --market need --instance-type TYPE (the workers' servers)");
+    if (!flags.catalog.empty() || cmd.count("--market") > 0 || cmd.count("--zone") > 0) {
+      throw InputError(
+          "--catalog, --zone and --market need --instance-type TYPE (the workers' servers)");
     }
     return;
   }
@@ -212,10 +219,29 @@ void resolve_prices(const CLI::App& cmd, const PriceFlags& flags, train::TrainOp
                      "\" is not a market; accepted: spot, on-demand");
   }
   const cloud::Catalog catalog = cloud::load_catalog(flags.catalog);
-  const cloud::InstanceType& type = catalog.find(flags.instance_type);
+  const cloud::InstanceType& type = catalog.find(flags.instance_type, flags.zone);
   if (!type.has_market(*market)) {
     throw InputError("--market: " + flags.instance_type + " is not sold " +
-                     std::string(cloud::to_string(*market)) + " in " + flags.catalog);
+                     std::string(cloud::to_string(*market)) + " in " + flags.catalog +
+                     (flags.zone.empty() ? "" : " zone " + flags.zone));
+  }
+  if (flags.zone.empty()) {
+    // Sold in several zones at different prices: which one the workers run in is the user's to
+    // say (the first row's price was taken, 4x from another's in aws-gpu).
+    std::string offers;
+    bool differ = false;
+    for (const cloud::InstanceType& other : catalog.types()) {
+      if (other.name != type.name || !other.has_market(*market)) continue;
+      differ = differ || other.price_usd_per_h(*market) != type.price_usd_per_h(*market);
+      offers += fmt::format("{}{} ${:.4g}/h", offers.empty() ? "" : ", ",
+                            other.zone.empty() ? std::string("(no zone)") : other.zone,
+                            other.price_usd_per_h(*market));
+    }
+    if (differ) {
+      throw InputError("--instance-type " + type.name + " is sold " +
+                       std::string(cloud::to_string(*market)) + " in several zones of " +
+                       flags.catalog + " at different prices (" + offers + "); give --zone ZONE");
+    }
   }
   options.instance_type = flags.instance_type;
   options.market = std::string(cloud::to_string(*market));
