@@ -81,8 +81,8 @@ class LocalFleet {
   // Why the job cannot go on here: every local worker has exited, the last of them in failure,
   // no replacement is due, and no other worker is a member. nullopt while it can.
   std::optional<std::string> exhausted() const;
-  // The same when the last exited as asked (preempted, stopped): the job can go on later, when
-  // resumed. nullopt while it can go on now.
+  // The same when the last exited as asked (preempted, stopped): the job waits for a worker to
+  // join. nullopt while a local worker or replacement can go on with it.
   std::optional<std::string> all_left() const;
   // Waits for the workers to exit after the job ended; kills those that do not within 30 s.
   void wait_for_exit();

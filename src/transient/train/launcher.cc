@@ -797,17 +797,20 @@ int run_training(const TrainOptions& given, launch::ForkServer* fork_server) {
   g_stop_requested = false;
   const auto start = Clock::now();
   for (int i = 0; i < o.workers; ++i) fleet.start_worker();
-  bool pausing = false;
+  bool invited = false;
   while (coordinator.poll(0.005)) {
     fleet.tick();
     if (g_stop_requested) coordinator.request_stop();
     if (const auto cause = fleet.exhausted()) coordinator.fail(*cause);
-    if (const auto cause = fleet.all_left(); cause && !pausing) {
-      // Nobody is told how to join a local job, so it would wait for ever: it pauses instead.
-      pausing = true;
-      coordinator.say(*cause + "; the job pauses");
-      coordinator.request_stop();
+    if (const auto cause = fleet.all_left(); cause && !invited) {
+      // The job waits for a worker, as a coordinator's does: the user is told how to start one
+      // (or to pause it), where it waited without a word.
+      invited = true;
+      coordinator.say(*cause + "; the job waits for one to join: transient worker --coordinator " +
+                      coordinator.address() + " --token-file " +
+                      records::JobFiles(o.job_dir).token() + " (or Ctrl-C pauses it)");
     }
+    if (!fleet.all_left()) invited = false;
   }
   // The job's time ends here, not after its workers' exits are awaited.
   const double wall_s = std::chrono::duration<double>(Clock::now() - start).count();
