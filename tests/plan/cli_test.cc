@@ -600,6 +600,8 @@ TEST(PlanCli, EmittedTrainFlagsAreTheCoordinatorsAndMatchThePlan) {
   const int servers = worker["count"];
   EXPECT_EQ(flags["--catalog"], "gce-2019");
   EXPECT_EQ(flags["--instance-type"], worker["type"]);
+  // The zone the plan priced (a type sold in several zones at different prices needs it).
+  EXPECT_EQ(flags["--zone"], worker["zone"]);
   EXPECT_EQ(flags["--market"], worker["market"]);
   EXPECT_EQ(flags["--min-workers"], std::to_string(servers));  // one GPU each
   EXPECT_EQ(flags["--steps"], "64000");
@@ -607,7 +609,7 @@ TEST(PlanCli, EmittedTrainFlagsAreTheCoordinatorsAndMatchThePlan) {
   EXPECT_EQ(flags["--global-batch"], "128");
   EXPECT_EQ(j["global_batch"], 128);
   EXPECT_EQ(flags["--checkpoint-every"], "600s");
-  EXPECT_EQ(flags.size(), 7u);
+  EXPECT_EQ(flags.size(), 8u);
   // CM-DARE's ResNet-32 is none of the trainer's models: --model is the user's to add, and a
   // note says so (a profile written by `transient profile` names its model:
   // ProfileTorchScript.ASequentialFileProfilesThroughTheCli).
@@ -615,7 +617,7 @@ TEST(PlanCli, EmittedTrainFlagsAreTheCoordinatorsAndMatchThePlan) {
       << flags_run.err;
   EXPECT_EQ(count_lines(flags_run.err), 1) << flags_run.err;
   const auto catalog = transient::cloud::load_catalog(flags["--catalog"]);
-  EXPECT_TRUE(catalog.find(flags["--instance-type"])
+  EXPECT_TRUE(catalog.find(flags["--instance-type"], flags["--zone"])
                   .has_market(*transient::cloud::parse_market(flags["--market"])));
 
   // Every flag is one `transient coordinator` declares: in its --help where the trainer is built,
@@ -669,12 +671,12 @@ TEST(PlanCli, BothBatchFlagsAreOneLineError) {
 TEST(PlanCli, MultiGpuServersRunOneWorkerPerGpu) {
   const CliResult o = run_cli_split(
       "plan --workload resnet-32 --steps 64000 --deadline 10h --runs 0 --catalog aws-gpu "
-      "--zones us-east-1 --evaluate 2xp3dn.24xlarge:on-demand --emit-train-flags");
+      "--evaluate 2xp3dn.24xlarge:on-demand --emit-train-flags");
   ASSERT_EQ(o.exit_code, 0) << o.out;
   EXPECT_EQ(train_flags(o.out)["--min-workers"], "16") << o.out;
   const CliResult json = run_cli(
       "plan --workload resnet-32 --steps 64000 --deadline 10h --runs 0 --catalog aws-gpu "
-      "--zones us-east-1 --evaluate 2xp3dn.24xlarge:on-demand --json");
+      "--evaluate 2xp3dn.24xlarge:on-demand --json");
   ASSERT_EQ(json.exit_code, 0) << json.out;
   const auto j = nlohmann::json::parse(json.out);
   EXPECT_EQ(j["workers"][0]["count"], 2);
@@ -775,6 +777,116 @@ TEST(PlanCli, EmittedScenarioCarriesTheBatch) {
   for (const auto& g : s.workers) c.workers.push_back(g);
   EXPECT_NEAR(s.throughput->predict(c.shape(s.architecture)).steps_per_s,
               r["steps_per_s"].get<double>(), 1e-9);
+}
+
+}  // namespace
+
+namespace {
+
+// An infeasible budget names the cheapest cluster the model knows, not the programme's cheapest
+// mix, whose groups' speeds add up (more than a mix trains at with all-reduce): the front has a
+// cheaper one.
+TEST(PlanCli, InfeasibleBudgetNamesTheCheapestPointOfTheFront) {
+  const CliResult o =
+      run_cli("plan --workload resnet-32 --steps 64000 --budget 0.9 --runs 2 --threads 1 --json");
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  const auto j = nlohmann::json::parse(o.out);
+  ASSERT_FALSE(j["feasible"].get<bool>());
+  const nlohmann::json* cheapest = nullptr;
+  for (const auto& e : j["pareto"]) {
+    if (!cheapest || e["predicted_cost_usd"] < (*cheapest)["predicted_cost_usd"]) cheapest = &e;
+  }
+  ASSERT_NE(cheapest, nullptr);
+  EXPECT_NE(j["reason"].get<std::string>().find(
+                "the cheapest (" + (*cheapest)["configuration"].get<std::string>() + ")"),
+            std::string::npos)
+      << j["reason"] << "\n"
+      << (*cheapest)["configuration"];
+}
+
+// The quantile is named with the decimals it has: --confidence 0.996 is p99.6 (it was "p100").
+TEST(PlanCli, TheQuantileIsNamedWithItsDecimals) {
+  const CliResult o = run_cli(
+      "plan --workload resnet-32 --steps 64000 --deadline 2h --runs 4 --threads 1 --confidence "
+      "0.996 --evaluate 4xk80:spot");
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  EXPECT_NE(o.out.find(" p99.6 time "), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("meets the deadline at p99.6 ("), std::string::npos) << o.out;
+  EXPECT_EQ(o.out.find("p100"), std::string::npos) << o.out;
+}
+
+}  // namespace
+
+namespace {
+
+// --evaluate judges one cluster as written: a flag of the search it would ignore (each was
+// accepted and changed nothing) is one line naming the flag.
+TEST(PlanCli, EvaluateRefusesTheFlagsOfTheSearch) {
+  const std::string evaluate =
+      "plan --workload resnet-32 --steps 64000 --deadline 2h --runs 2 --evaluate 4xk80:spot ";
+  for (const std::string flag : {"--zones us-east1-c", "--regions 2", "--max-servers 4",
+                                 "--top-k 3", "--plot /tmp/transient_plan_evaluate.svg"}) {
+    const CliResult o = run_cli(evaluate + flag);
+    expect_one_line_error(o, "error: " + flag.substr(0, flag.find(' ')) + ": ");
+    EXPECT_NE(o.out.find("--evaluate does not make"), std::string::npos) << o.out;
+  }
+  EXPECT_FALSE(std::filesystem::exists("/tmp/transient_plan_evaluate.svg"));
+}
+
+// --plot is honoured beside --emit-train-flags, which prints only the flags (no picture was
+// written: the flags were printed and the command returned first).
+TEST(PlanCli, PlotIsWrittenWithTrainFlags) {
+  const auto path = fresh_path("plot_with_flags", "front.svg");
+  const CliResult o = run_cli_split(kPlan + " --emit-train-flags --plot " + path.string());
+  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+  EXPECT_EQ(count_lines(o.out), 1) << o.out;
+  EXPECT_EQ(read_text(path).rfind("<svg", 0), 0u);
+}
+
+}  // namespace
+
+namespace {
+
+// A cluster too large for its market requests a million servers in a run: the run is counted
+// unfinished, and the plan is judged (it was an error naming a [market] table the user never
+// wrote, which also ended a whole search).
+TEST(PlanCli, ARunThatRequestsAMillionServersIsUnfinished) {
+  const CliResult o = run_cli(
+      "plan --workload resnet-32 --steps 64000 --deadline 2h --runs 1 --threads 1 --json "
+      "--evaluate 100000xk80:spot");
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  const auto j = nlohmann::json::parse(o.out);
+  EXPECT_EQ(j["unfinished_share"], 1.0);
+  EXPECT_FALSE(j["acceptable"].get<bool>());
+}
+
+// Without a deadline, a plan's spot servers are rented until the budget ("stop renting at $B"):
+// the plan's figures are runs that stop there, unfinished, and the scenario it writes stops them
+// there too, so `simulate` gives the same figures.
+TEST(PlanCli, ABudgetOnlyPlanIsSimulatedAndWrittenWithItsStop) {
+  const auto path = fresh_path("budget_stop", "plan.toml");
+  const CliResult o = run_cli(
+      "plan --workload resnet-32 --steps 64000 --budget 1.55 --runs 20 --threads 1 --seed 3 --json "
+      "--evaluate 4xk80:spot --emit-scenario " +
+      path.string());
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  const auto plan = nlohmann::json::parse(o.out);
+  EXPECT_NE(plan["policy"]["text"].get<std::string>().find("stop renting at $1.55"),
+            std::string::npos);
+  // Revocations make one run of the 20 dearer than $1.55 (it would cost $1.558): it stops there.
+  EXPECT_EQ(plan["budget_stop_share"].get<double>(), 0.05);
+  EXPECT_TRUE(plan["acceptable"].get<bool>());
+  EXPECT_LE(plan["expected_cost_usd"].get<double>(), 1.55 + 1e-9);
+  EXPECT_NE(read_text(path).find("[job]\nsteps = 64000\nbudget = 1.55\n"), std::string::npos)
+      << read_text(path);
+  const CliResult s =
+      run_cli("simulate " + path.string() + " --runs 20 --seed 3 --threads 1 --json");
+  ASSERT_EQ(s.exit_code, 0) << s.out;
+  const auto sim = nlohmann::json::parse(s.out);
+  EXPECT_EQ(plan["expected_cost_usd"].get<double>(), sim["cost_usd"]["mean"].get<double>());
+  EXPECT_EQ(plan["p95_time_s"].get<double>(), sim["time_s"]["p95"].get<double>());
+  EXPECT_DOUBLE_EQ(plan["budget_stop_share"].get<double>(),
+                   sim["budget_stops"].get<double>() / sim["runs"].get<double>());
 }
 
 }  // namespace

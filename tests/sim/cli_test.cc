@@ -366,3 +366,57 @@ TEST(SimulateCli, ListsTheRegistries) {
 }
 
 }  // namespace
+
+namespace {
+
+// A scenario of two spot workers whose servers live a second on average and take a minute to
+// start: no run finishes, each requests servers until it gives up.
+std::string short_lived_servers(const std::string& name) {
+  const std::string path = ::testing::TempDir() + "/" + name + ".toml";
+  std::ofstream(path) << "[job]\nsteps = 1000\n[throughput]\nmodel = \"analytic\"\nworkload = "
+                         "\"resnet-32\"\n[cluster]\ncatalog = \"gce-2019\"\n[[cluster.workers]]\n"
+                         "type = \"n1-standard-4+k80\"\ncount = 2\n[market]\nmodel = "
+                         "\"exponential\"\nmean = \"1s\"\n[startup]\nspot = \"60s\"\n";
+  return path;
+}
+
+// A run that requests a million servers gives up, unfinished, and says so: it was an error
+// without the file's line ("[market]: one run requested 1000000 servers ...", exit 2).
+TEST(SimulateCli, ARunThatRequestsAMillionServersGivesUpUnfinished) {
+  const std::string path = short_lived_servers("million_requests");
+  const CliResult one = run_cli("simulate " + path);
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_NE(one.out.find("NOT finished: gave up after 1,000,000 server requests (servers that "
+                         "live shorter than they take to start are requested without end)"),
+            std::string::npos)
+      << one.out;
+  const CliResult many = run_cli("simulate " + path + " --runs 2 --threads 1");
+  ASSERT_EQ(many.exit_code, 0) << many.err;
+  EXPECT_NE(many.out.find("finished               0 of 2"), std::string::npos) << many.out;
+  EXPECT_NE(many.out.find("note: 2 of the runs gave up after 1,000,000 server requests each"),
+            std::string::npos)
+      << many.out;
+}
+
+// [job] budget: renting stops when a run's cost reaches it, and the run is unfinished.
+TEST(SimulateCli, ABudgetStopsTheRuns) {
+  const std::string path = ::testing::TempDir() + "/budget_stop.toml";
+  std::ofstream(path) << "[job]\nsteps = 64000\nbudget = 0.5\n[throughput]\nmodel = "
+                         "\"analytic\"\nworkload = \"resnet-32\"\n[cluster]\ncatalog = "
+                         "\"gce-2019\"\n[[cluster.workers]]\ntype = \"n1-standard-4+k80\"\n"
+                         "count = 4\nmarket = \"on-demand\"\n";
+  const CliResult one = run_cli("simulate " + path);
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_NE(one.out.find("NOT finished: renting stopped at the budget ($0.50) after "),
+            std::string::npos)
+      << one.out;
+  EXPECT_NE(one.out.find("cost $0.50 "), std::string::npos) << one.out;
+  const CliResult many = run_cli("simulate " + path + " --runs 3 --threads 1");
+  ASSERT_EQ(many.exit_code, 0) << many.err;
+  EXPECT_NE(many.out.find("finished               0 of 3 (0 failed, 3 stopped at the budget "
+                          "$0.50)"),
+            std::string::npos)
+      << many.out;
+}
+
+}  // namespace

@@ -86,6 +86,22 @@ TEST(MonteCarlo, NearestRankStatistics) {
   EXPECT_DOUBLE_EQ(s.deadline_miss_probability, 0.1);
 }
 
+// The p-quantile of n runs is the ceil(p n)-th, p n taken as the whole number it is: 0.55 of 100
+// runs (55.000000000000007 in doubles) is the 55th, not the 56th.
+TEST(MonteCarlo, AQuantileOfAWholeRankTakesThatRun) {
+  std::vector<RunResult> results(100);
+  for (int i = 0; i < 100; ++i) {
+    results[i].finished = true;
+    results[i].time_s = i + 1;
+  }
+  const MonteCarloSummary s = summarize(results);
+  EXPECT_DOUBLE_EQ(s.time_quantile_s(0.55), 55);
+  EXPECT_DOUBLE_EQ(s.time_quantile_s(0.07), 7);  // 7.000000000000001
+  EXPECT_DOUBLE_EQ(s.time_quantile_s(0.551), 56);
+  EXPECT_DOUBLE_EQ(s.time_quantile_s(0.996), 100);
+  EXPECT_DOUBLE_EQ(s.time_quantile_s(0.01), 1);
+}
+
 // An unfinished run is not a fast run: the p95 time stays finite only while at most 5% of the
 // runs did not finish, whichever way they ended (at the horizon or failed).
 TEST(MonteCarlo, UnfinishedRunsCountAsInfinitelyLong) {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "transient/core/error.h"
+#include "transient/sim/monte_carlo.h"
 #include "transient/sim/scenario_loader.h"
 #include "transient/sim/simulator.h"
 
@@ -105,12 +106,17 @@ TEST(ScenarioLoader, TheJobsBatchIsANumberOrItsText) {
   std::string analytic = replace(kValid, "model = \"table\"\ntable = \"unused\"",
                                  "model = \"analytic\"\nworkload = \"resnet-32\"\nBATCH");
   analytic = replace(analytic, "gpu = \"K80\"", "gpu = \"K80\"\ngpu_tflops = 4.113");
-  for (const std::string batch :
-       {"global_batch = 512", "global_batch = \"512\"", "per_worker_batch = 64"}) {
+  for (const std::string batch : {"global_batch = 512", "global_batch = \"512\"",
+                                  "per_worker_batch = 64", "global_batch = 512.0"}) {
     const Scenario s = parse_scenario(replace(analytic, "BATCH", batch), "b.toml", ".", options());
     EXPECT_NE(s.throughput, nullptr) << batch;
   }
   EXPECT_NE(error_of(replace(analytic, "BATCH", "global_batch = 0")).find("global_batch is \"0\""),
+            std::string::npos);
+  // A number that is no whole batch is the model's to refuse, as the number it is (512.0 and
+  // 512.5 were both "expected a string in quotes").
+  EXPECT_NE(error_of(replace(analytic, "BATCH", "global_batch = 512.5"))
+                .find("global_batch is \"512.5\"; accepted: "),
             std::string::npos);
 }
 
@@ -164,21 +170,114 @@ TEST(ScenarioLoader, InstanceTypesAreOneTableANameGpusToMatchAndRealPrices) {
 }
 
 // Servers revoked about as they start would be requested without end (the run's memory
-// growing): a run stops at a million requests with an error naming the market.
-TEST(ScenarioLoader, ARunWhoseServersNeverStartStopsWithAnError) {
+// growing): a run gives up at a million requests, unfinished, as a run that reaches the horizon
+// (it was an error naming [market], which ended `simulate` without a line and a plan's whole
+// search).
+TEST(ScenarioLoader, ARunWhoseServersNeverStartGivesUpUnfinished) {
   std::string text = replace(with_speeds(kValid), "market = \"on-demand\"", "market = \"spot\"");
   text += "[market]\nmodel = \"exponential\"\nmean = \"1s\"\n";
   text = replace(text, "on_demand = \"10s\"", "on_demand = \"10s\"\nspot = \"60s\"");
   const Scenario s = parse_scenario(text, "fast.toml", ".", options());
-  try {
-    Simulator(s).run(1);
-    FAIL() << "a run of servers that never start ended";
-  } catch (const InputError& error) {
-    EXPECT_EQ(
-        std::string(error.what()).rfind("[market]: one run requested 1000000 servers before ", 0),
-        0u)
-        << error.what();
+  const RunResult r = Simulator(s).run(1);
+  EXPECT_FALSE(r.finished);
+  EXPECT_TRUE(r.request_cap);
+  EXPECT_TRUE(r.missed_deadline);
+  EXPECT_EQ(r.requests, kMaxRequestsPerRun);
+  EXPECT_GT(r.time_s, 0.0);
+  EXPECT_LT(r.time_s, s.horizon_s);
+  const MonteCarloSummary summary = summarize({r, r});
+  EXPECT_EQ(summary.request_caps, 2);
+  EXPECT_EQ(summary.finished, 0);
+}
+
+// Periodic checkpoints a millisecond apart made billions of events a run (simulate hung, its
+// timeline grew to gigabytes); a write as long as the interval stopped training for good; a write
+// without periodic checkpoints was ignored. Each is refused at its key.
+TEST(ScenarioLoader, CheckpointsAreASecondApartAndWrittenWithinTheirInterval) {
+  const std::string valid = with_speeds(kValid);
+  const auto checkpoint = [&](const std::string& keys) {
+    return error_of(valid + "[checkpoint]\n" + keys);
+  };
+  for (const std::string interval : {"\"1ms\"", "0.5"}) {
+    EXPECT_EQ(checkpoint("interval = " + interval + "\n"),
+              "bad.toml:27: [checkpoint] interval: accepted: \"0s\" (no periodic checkpoints) or "
+              "a duration of at least 1 s")
+        << interval;
   }
+  EXPECT_EQ(
+      checkpoint("interval = \"10m\"\nwrite = \"10m\"\n"),
+      "bad.toml:28: [checkpoint] write: 10 min 00 s for a checkpoint every 10 min 00 s leaves "
+      "no time to train; accepted: a duration shorter than the interval");
+  EXPECT_EQ(checkpoint("write = \"5s\"\n"),
+            "bad.toml:27: [checkpoint] write: the time a periodic checkpoint stops training, and "
+            "there are no periodic checkpoints; accepted: write with an interval, or no write");
+  EXPECT_EQ(checkpoint("interval = \"1s\"\nwrite = \"0.5s\"\n"), "no error");
+  EXPECT_EQ(checkpoint("interval = \"0s\"\n"), "no error");
+
+  // The simulator itself refuses such a scenario made in code.
+  Scenario s = parse_scenario(valid, "golden.toml", ".", options());
+  s.checkpoint_interval_s = 0.001;
+  EXPECT_THROW(Simulator{s}, InputError);
+  s.checkpoint_interval_s = 60.0;
+  s.checkpoint_write_s = 60.0;
+  EXPECT_THROW(Simulator{s}, InputError);
+
+  // A printed timeline leaves the periodic checkpoints out (the run still counts them).
+  s.checkpoint_write_s = 0.0;
+  s.checkpoint_interval_s = 1.0;
+  std::vector<TimelineEntry> timeline;
+  const RunResult r = Simulator(s).run(1, &timeline, TimelineDetail::without_checkpoints);
+  EXPECT_GT(r.checkpoints, 400);
+  EXPECT_EQ(std::count_if(timeline.begin(), timeline.end(),
+                          [](const TimelineEntry& e) { return e.kind == EventKind::checkpoint; }),
+            0);
+  EXPECT_EQ(timeline.back().kind, EventKind::done);
+}
+
+// Keys that contradict another, or that another makes meaningless, were accepted and ignored:
+// a horizon before the deadline (every run cut before it), CM-DARE's gpu or region with a start-up
+// given as a duration, a deviation beside a start-up model. Each is refused at its key.
+TEST(ScenarioLoader, ContradictionsAreRefusedAtTheirKey) {
+  const std::string valid = with_speeds(kValid);
+  EXPECT_EQ(
+      error_of(replace(valid, "steps = 1000", "steps = 1000\ndeadline = \"2h\"\nhorizon = \"1h\"")),
+      "bad.toml:5: [job] horizon: 1 h 00 min ends the runs before the deadline (2 h 00 min); "
+      "accepted: a horizon at or after the deadline");
+  EXPECT_EQ(
+      error_of(replace(valid, "steps = 1000", "steps = 1000\ndeadline = \"2h\"\nhorizon = \"2h\"")),
+      "no error");
+  for (const std::string key : {"gpu = \"K80\"", "region = \"east\""}) {
+    const std::string name = key.substr(0, key.find(' '));
+    EXPECT_EQ(error_of(replace(valid, "on_demand = \"10s\"", "on_demand = \"10s\"\n" + key)),
+              "bad.toml:23: [startup] " + name +
+                  ": selects CM-DARE's measured start-up times, and neither spot nor on_demand "
+                  "is \"cmdare\"; accepted: " +
+                  name + " with spot or on_demand = \"cmdare\", or no " + name);
+  }
+  EXPECT_EQ(
+      error_of(replace(valid, "on_demand = \"10s\"", "on_demand = \"default\"\non_demand_std = 5")),
+      "bad.toml:23: [startup] on_demand_std: the deviation of a start-up given as a duration, and "
+      "on_demand is \"default\" (a start-up model, not a duration); accepted: on_demand_std with "
+      "a duration for on_demand, or no on_demand_std");
+  EXPECT_EQ(
+      error_of(replace(valid, "on_demand = \"10s\"", "on_demand = \"10s\"\non_demand_std = 5")),
+      "no error");
+}
+
+// [job] budget: dollars, after which renting stops (Scenario::budget_usd); the multi-region model
+// has no such stop, so it is refused beside [[regions]].
+TEST(ScenarioLoader, ABudgetIsDollarsInOneRegion) {
+  const std::string valid = with_speeds(kValid);
+  const Scenario s = parse_scenario(replace(valid, "steps = 1000", "steps = 1000\nbudget = 12.5"),
+                                    "b.toml", ".", options());
+  EXPECT_EQ(s.budget_usd, 12.5);
+  EXPECT_EQ(parse_scenario(valid, "b.toml", ".", options()).budget_usd, kNoBudget);
+  EXPECT_EQ(error_of(replace(valid, "steps = 1000", "steps = 1000\nbudget = 0")),
+            "bad.toml:4: [job] budget: 0 is out of range; accepted: a number in [0.01, 1e9]");
+  EXPECT_EQ(error_of(replace(valid, "steps = 1000", "steps = 1000\nbudget = 5") +
+                     "[[regions]]\nname = \"a\"\nmodel = \"exponential\"\nmean = \"1h\"\n"),
+            "bad.toml:4: [job] budget: several regions ([[regions]]) are simulated without a "
+            "budget stop; accepted: a budget in one region ([market]), or none");
 }
 
 TEST(ScenarioLoader, ErrorsNameFileLineAndAcceptedValues) {
@@ -213,7 +312,7 @@ TEST(ScenarioLoader, ErrorsNameFileLineAndAcceptedValues) {
             "bad.toml:3: [job] steps: accepted: a whole number of steps in [1, 1e12]");
   EXPECT_EQ(error_of(replace(valid, "steps = 1000", "steps = 1000\nsteps_per_epoch = 3")),
             "bad.toml:4: unknown key \"steps_per_epoch\" in [job]; accepted: steps, deadline, "
-            "horizon, start_hour");
+            "budget, horizon, start_hour");
   EXPECT_EQ(error_of(replace(valid, "market = \"on-demand\"", "market = \"cheap\"")),
             "bad.toml:18: [[cluster.workers]] market: \"cheap\"; accepted: spot, on-demand");
   // A GPU the speed table does not have: at the worker's type, with the GPUs it has.

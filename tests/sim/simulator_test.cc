@@ -76,6 +76,90 @@ TEST(Simulator, NoReplacementShrinksTheCluster) {
   EXPECT_EQ(r.requests, 2);
 }
 
+// One type name sold in two zones at two prices is two types: each group is billed at its own
+// zone's price whichever comes first (the first group's price was billed for both).
+TEST(Simulator, OneTypeInTwoZonesIsBilledAtEachZonesPrice) {
+  cloud::InstanceType cheap = testing::k80();
+  cheap.zone = "zone-a";
+  cloud::InstanceType dear = testing::k80();
+  dear.zone = "zone-b";
+  dear.spot_usd_per_h = 1.08;  // $0.0003/s
+  for (const bool cheap_first : {true, false}) {
+    Scenario s = base_scenario(1);
+    s.workers = {{cheap_first ? cheap : dear, cloud::Market::spot, 1},
+                 {cheap_first ? dear : cheap, cloud::Market::spot, 1}};
+    const RunResult r = Simulator(s).run(1);
+    // Ready at 10 s, forming to 15 s, 1000 steps at 2 steps/s: 515 s, at $0.0001 + $0.0003 /s.
+    EXPECT_NEAR(r.time_s, 515.0, kEps) << cheap_first;
+    EXPECT_NEAR(r.cost_usd, 515 * (0.0001 + 0.0003), kEps) << cheap_first;
+  }
+}
+
+// Spot can be had from 100 s on, and then for good; spot servers are never revoked.
+class SpotFrom100s : public market::RevocationModel {
+ public:
+  std::string name() const override { return "spot-from-100s"; }
+  std::string describe() const override { return "test"; }
+  double sample_lifetime_s(Rng&) const override { return market::kNever; }
+  std::unique_ptr<market::MarketTimeline> start_run(double, Rng&) const override {
+    return std::make_unique<Timeline>();
+  }
+
+ private:
+  class Timeline : public market::MarketTimeline {
+   public:
+    double revocation_time_s(double, Rng&) override { return market::kNever; }
+    bool available_at(double t_s) override { return t_s >= 100.0; }
+    double next_available_s(double t_s) override { return std::max(t_s, 100.0); }
+  };
+};
+
+// A budget stops renting the moment the run's cost reaches it (every server billed per second):
+// the run ends there, unfinished.
+TEST(Simulator, ABudgetStopsTheRunWhereItsCostReachesIt) {
+  // Two spot workers at $0.0001/s each: 1000 steps take 515 s and $0.103; $0.05 lasts 250 s.
+  Scenario s = base_scenario(2);
+  s.budget_usd = 0.05;
+  std::vector<TimelineEntry> timeline;
+  RunResult r = Simulator(s).run(1, &timeline);
+  EXPECT_FALSE(r.finished);
+  EXPECT_TRUE(r.stopped_at_budget);
+  EXPECT_TRUE(r.missed_deadline);
+  EXPECT_NEAR(r.time_s, 250.0, kEps);
+  EXPECT_NEAR(r.cost_usd, 0.05, kEps);
+  ASSERT_FALSE(timeline.empty());
+  EXPECT_EQ(timeline.back().kind, EventKind::budget);
+  EXPECT_EQ(timeline.back().detail, "progress 470 steps, renting stops at $0.05");
+
+  // A revocation at 115 s and its replacement: the one leaves billed for 115 s, the other is
+  // billed from 115 s; the cost still reaches $0.05 at 250 s.
+  s.market = std::make_shared<FixedScheduleModel>(std::vector<double>{115.0});
+  r = Simulator(s).run(1);
+  EXPECT_EQ(r.revocations, 1);
+  EXPECT_TRUE(r.stopped_at_budget);
+  EXPECT_NEAR(r.time_s, 250.0, kEps);
+  EXPECT_NEAR(r.cost_usd, 0.05, kEps);
+
+  // A spot request waiting for spot is not billed while it waits: with the parameter server
+  // ($0.0001/s) from 0 s and two workers from 100 s, $0.05 is spent at 0.01 + 0.0003 (t - 100):
+  // 233.33 s.
+  s.market = std::make_shared<SpotFrom100s>();
+  s.parameter_servers.push_back({testing::cpu(), cloud::Market::on_demand, 1});
+  r = Simulator(s).run(1);
+  EXPECT_TRUE(r.stopped_at_budget);
+  EXPECT_NEAR(r.time_s, 100.0 + 0.04 / 0.0003, 1e-6);
+  EXPECT_NEAR(r.cost_usd, 0.05, kEps);
+
+  // A budget the run stays within changes nothing.
+  s = base_scenario(2);
+  s.budget_usd = 0.104;
+  r = Simulator(s).run(1);
+  EXPECT_TRUE(r.finished);
+  EXPECT_FALSE(r.stopped_at_budget);
+  EXPECT_NEAR(r.time_s, 515.0, kEps);
+  EXPECT_NEAR(r.cost_usd, 0.103, kEps);
+}
+
 TEST(Simulator, RestartFromCheckpointLosesWorkSinceCheckpoint) {
   Scenario s = base_scenario(2);
   s.market = std::make_shared<FixedScheduleModel>(std::vector<double>{115.0});

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -67,7 +68,13 @@ struct PlanFlags {
   std::string emit_scenario;      // write the plan as a scenario file (TOML) here
   bool emit_train_flags = false;  // print only the flags of `transient coordinator`
   BatchFlags batch;               // --global-batch or --per-worker-batch
+  // The flags given that shape the search or draw its front, which --evaluate does not make.
+  std::vector<std::string> search_flags_given;
 };
+
+// The flags of the search: --evaluate judges one cluster as written and honours none of them.
+const std::vector<std::string> kSearchFlags = {"--zones", "--regions", "--max-servers", "--top-k",
+                                               "--plot"};
 
 // The workload planned for: a built-in one or the profile's.
 perf::Workload planned_workload(const PlanFlags& flags) {
@@ -202,14 +209,15 @@ nlohmann::json evaluation_json(const plan::Evaluation& e) {
           {"deadline_miss_probability", e.deadline_miss_probability},
           {"expected_revocations", e.expected_revocations},
           {"unfinished_share", e.unfinished_share},
+          {"budget_stop_share", e.budget_stop_share},
           {"acceptable", e.acceptable},
           {"verdict", e.verdict},
           {"policy", e.policy ? policy_json(*e.policy) : nullptr}};
 }
 
-void print_header(int percent) {
+void print_header(const std::string& quantile) {
   fmt::print("{:<24} {:>7} {:>9} {:>9} {:>9} {:>8} {:>6}  {}\n", "", "$/h", "exp time",
-             fmt::format("p{} time", percent), "exp cost", "P(miss)", "revoc", "configuration");
+             quantile + " time", "exp cost", "P(miss)", "revoc", "configuration");
 }
 
 void print_row(const plan::Evaluation& e) {
@@ -267,6 +275,7 @@ std::string plan_scenario(const PlanFlags& flags, const plan::Evaluation& e,
   file.policy = *e.policy;
   plan::ScenarioModels& m = file.models;
   m.catalog = absolute_if_file(flags.catalog);
+  m.catalog_types = cloud::load_catalog(flags.catalog).types();
   m.throughput = flags.throughput;
   if (!flags.workload.empty()) m.throughput_params["workload"] = flags.workload;
   if (!flags.profile.empty()) m.throughput_params["profile"] = absolute_if_file(flags.profile);
@@ -325,9 +334,10 @@ std::vector<std::string> coordinator_flags(const PlanFlags& flags, const plan::E
   const plan::Configuration& c = e.configuration;
   std::vector<std::string> out;
   if (c.workers.size() == 1) {
-    out = {"--catalog",       absolute_if_file(flags.catalog),
-           "--instance-type", c.workers[0].type.name,
-           "--market",        std::string(cloud::to_string(c.workers[0].market))};
+    out = {"--catalog", absolute_if_file(flags.catalog), "--instance-type", c.workers[0].type.name};
+    // The zone the plan priced: a type sold in several zones at different prices needs it.
+    if (!c.workers[0].type.zone.empty()) out.insert(out.end(), {"--zone", c.workers[0].type.zone});
+    out.insert(out.end(), {"--market", std::string(cloud::to_string(c.workers[0].market))});
   } else {
     fmt::print(stderr,
                "note: the plan has {} groups of workers; `transient coordinator` bills one "
@@ -358,12 +368,12 @@ std::vector<std::string> coordinator_flags(const PlanFlags& flags, const plan::E
   return out;
 }
 
-// --emit-scenario and --emit-train-flags for the plan `e`; true when the flags were printed (and
-// nothing else is to be).
-bool emit(const PlanFlags& flags, const std::optional<plan::Evaluation>& e,
-          const std::string& why_none, const plan::PlanOptions& options,
-          const std::string& data_dir) {
-  if (flags.emit_scenario.empty() && !flags.emit_train_flags) return false;
+// --emit-scenario and --emit-train-flags for the plan `e`: writes the scenario, and returns the
+// line of flags to print (and nothing else) when --emit-train-flags asks for them.
+std::optional<std::string> emit(const PlanFlags& flags, const std::optional<plan::Evaluation>& e,
+                                const std::string& why_none, const plan::PlanOptions& options,
+                                const std::string& data_dir) {
+  if (flags.emit_scenario.empty() && !flags.emit_train_flags) return std::nullopt;
   const plan::Evaluation& plan = require_policy(e, why_none, flags);
   std::vector<std::string> words;
   if (flags.emit_train_flags) words = coordinator_flags(flags, plan, options.architecture);
@@ -375,11 +385,10 @@ bool emit(const PlanFlags& flags, const std::optional<plan::Evaluation>& e,
       throw InputError("--emit-scenario " + std::string(error.what()));
     }
   }
-  if (!flags.emit_train_flags) return false;
+  if (!flags.emit_train_flags) return std::nullopt;
   std::string line;
   for (const auto& w : words) line += (line.empty() ? "" : " ") + shell_word(w);
-  fmt::print("{}\n", line);
-  return true;
+  return line;
 }
 
 void run_plan(const PlanFlags& flags) {
@@ -389,6 +398,13 @@ void run_plan(const PlanFlags& flags) {
   perf::Architecture architecture;
   if (!perf::parse_architecture(flags.arch, architecture)) {
     throw InputError("--arch " + flags.arch + ": accepted: allreduce, ps (async-ps)");
+  }
+  if (!flags.evaluate.empty() && !flags.search_flags_given.empty()) {
+    throw InputError(flags.search_flags_given.front() +
+                     ": a flag of the search (its zones, regions, servers, candidates or the "
+                     "picture of its front), which --evaluate does not make: it judges the "
+                     "cluster as written; accepted with --evaluate: none of " +
+                     join(kSearchFlags));
   }
   const std::string svg = ".svg";
   if (!flags.plot.empty() && !report::wants_png(flags.plot) &&
@@ -471,7 +487,7 @@ void run_plan(const PlanFlags& flags) {
   options.startup.on_demand_model = std::make_shared<const market::StartupModel>(
       market::StartupModel::load_or_default(data_dir, cloud::Market::on_demand));
 
-  const int percent = static_cast<int>(std::lround(flags.confidence * 100));
+  const std::string quantile = plan::format_quantile(flags.confidence);
   if (!flags.evaluate.empty()) {
     const perf::ClusterSpec spec = perf::parse_cluster_spec(flags.evaluate, catalog);
     plan::Configuration configuration;
@@ -485,7 +501,10 @@ void run_plan(const PlanFlags& flags) {
     }
     plan::Planner planner(std::move(catalog), throughput, options);
     const plan::Evaluation e = planner.evaluate_with_advice(configuration, "evaluate");
-    if (emit(flags, e, "", options, data_dir)) return;
+    if (const auto line = emit(flags, e, "", options, data_dir)) {
+      fmt::print("{}\n", *line);
+      return;
+    }
     if (flags.json) {
       nlohmann::json out = evaluation_json(e);
       out["spec"] = flags.evaluate;
@@ -502,7 +521,7 @@ void run_plan(const PlanFlags& flags) {
     fmt::print("{}\n{} steps of {} on {} ({}), {} Monte Carlo runs\n\n", throughput->describe(),
                plan::format_steps(flags.steps), batch_text, e.configuration.text(),
                perf::to_string(architecture), flags.runs);
-    print_header(percent);
+    print_header(quantile);
     print_row(e);
     fmt::print(
         "\nspeed {:.3g} steps/s, step time {:.4g} s (bottleneck: {}); without revocations {} and "
@@ -519,7 +538,9 @@ void run_plan(const PlanFlags& flags) {
 
   plan::Planner planner(std::move(catalog), throughput, options);
   const plan::PlanResult result = planner.plan();
-  if (emit(flags, result.recommended, result.reason, options, data_dir)) return;
+  // Emitted first: with no plan to emit, nothing is written.
+  const std::optional<std::string> train_flags =
+      emit(flags, result.recommended, result.reason, options, data_dir);
   const std::string title =
       fmt::format("{} steps of {}, {}, {}{}{}", plan::format_steps(flags.steps),
                   flags.workload.empty() ? flags.profile : flags.workload, batch_text,
@@ -536,6 +557,11 @@ void run_plan(const PlanFlags& flags) {
     write_file_atomically(flags.plot, report::wants_png(flags.plot)
                                           ? report::svg_to_png(picture, flags.plot, 2.0)
                                           : picture);
+  }
+  // The picture is written beside what is emitted (--emit-train-flags prints only the flags).
+  if (train_flags) {
+    fmt::print("{}\n", *train_flags);
+    return;
   }
   if (flags.json) {
     nlohmann::json out;
@@ -593,11 +619,11 @@ void run_plan(const PlanFlags& flags) {
   if (result.candidates.empty()) {
     fmt::print("  none: no configuration meets the request, even without revocations\n");
   } else {
-    print_header(percent);
+    print_header(quantile);
     for (const auto& e : result.candidates) print_row(e);
   }
   fmt::print("\nbaselines:\n");
-  print_header(percent);
+  print_header(quantile);
   for (const auto& e : result.baselines) print_row(e);
   fmt::print("\nPareto front (time against cost, no revocations):\n");
   for (const auto& e : result.pareto) {
@@ -688,7 +714,13 @@ void add_plan_command(CLI::App& app) {
   cmd->add_flag("--emit-train-flags", flags->emit_train_flags,
                 "print only the flags of `transient coordinator` that run the recommended plan")
       ->excludes(json);
-  cmd->callback([flags] { run_plan(*flags); });
+  cmd->callback([flags, cmd] {
+    flags->search_flags_given.clear();
+    for (const auto& flag : kSearchFlags) {
+      if (cmd->count(flag) > 0) flags->search_flags_given.push_back(flag);
+    }
+    run_plan(*flags);
+  });
 }
 
 }  // namespace transient::cli

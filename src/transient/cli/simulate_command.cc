@@ -59,6 +59,13 @@ void print_list() {
   }
 }
 
+// sim::kMaxRequestsPerRun as people write it: "1,000,000".
+std::string max_requests_text() {
+  std::string digits = std::to_string(sim::kMaxRequestsPerRun);
+  for (int at = static_cast<int>(digits.size()) - 3; at > 0; at -= 3) digits.insert(at, ",");
+  return digits;
+}
+
 std::string deadline_text(const sim::Scenario& s) {
   return s.deadline_s == sim::kNoDeadline ? "none" : format_duration(s.deadline_s);
 }
@@ -66,6 +73,8 @@ std::string deadline_text(const sim::Scenario& s) {
 nlohmann::json run_json(const sim::RunResult& r) {
   return {{"finished", r.finished},
           {"failed", r.failed},
+          {"stopped_at_budget", r.stopped_at_budget},
+          {"request_cap", r.request_cap},
           {"missed_deadline", r.missed_deadline},
           {"time_s", r.time_s},
           {"cost_usd", r.cost_usd},
@@ -124,7 +133,11 @@ void print_time_and_cost(const sim::Distribution& t, const sim::Distribution& c)
 void print_one_run(const sim::Scenario& scenario, const SimulateFlags& flags) {
   sim::Simulator simulator(scenario);
   std::vector<sim::TimelineEntry> timeline;
-  const sim::RunResult r = simulator.run(flags.seed, &timeline);
+  // The printed timeline leaves the periodic checkpoints out (the summary counts them); the JSON
+  // one holds them, for `transient report` to draw.
+  const sim::RunResult r = simulator.run(
+      flags.seed, &timeline,
+      flags.json ? sim::TimelineDetail::every_event : sim::TimelineDetail::without_checkpoints);
   check_figures(r);
   if (flags.json) {
     nlohmann::json events = nlohmann::json::array();
@@ -145,7 +158,6 @@ void print_one_run(const sim::Scenario& scenario, const SimulateFlags& flags) {
               static_cast<unsigned long long>(flags.seed));
   std::printf("%12s  %-10s %6s  %s\n", "time", "event", "server", "detail");
   for (const auto& e : timeline) {
-    if (e.kind == sim::EventKind::checkpoint) continue;
     std::printf("%12s  %-10s %6s  %s\n", format_duration(e.time_s).c_str(),
                 std::string(sim::to_string(e.kind)).c_str(),
                 e.server >= 0 ? ("#" + std::to_string(e.server)).c_str() : "", e.detail.c_str());
@@ -155,8 +167,16 @@ void print_one_run(const sim::Scenario& scenario, const SimulateFlags& flags) {
     std::printf("finished %.0f steps in %s (%.2f h)\n", scenario.total_steps,
                 format_duration(r.time_s).c_str(), r.time_s / 3600.0);
   } else {
-    std::printf("NOT finished: %s after %s\n", r.failed ? "failed" : "gave up",
-                format_duration(r.time_s).c_str());
+    const std::string why =
+        r.failed ? "failed"
+        : r.stopped_at_budget
+            ? fmt::format("renting stopped at the budget (${:.2f})", scenario.budget_usd)
+        : r.request_cap ? fmt::format(
+                              "gave up after {} server requests (servers that live "
+                              "shorter than they take to start are requested without end)",
+                              max_requests_text())
+                        : "gave up";
+    std::printf("NOT finished: %s after %s\n", why.c_str(), format_duration(r.time_s).c_str());
   }
   std::printf("cost $%.2f (spot servers $%.2f), %s requested, %s, %s redone, %s, %s\n", r.cost_usd,
               r.spot_cost_usd, counted(r.requests, "server").c_str(),
@@ -164,6 +184,7 @@ void print_one_run(const sim::Scenario& scenario, const SimulateFlags& flags) {
               counted(std::llround(r.redone_steps), "step").c_str(),
               counted(r.checkpoints, "checkpoint").c_str(),
               counted(static_cast<long long>(r.events), "event").c_str());
+  if (std::isfinite(scenario.budget_usd)) std::printf("budget $%.2f\n", scenario.budget_usd);
   std::printf("deadline %s%s\n", deadline_text(scenario).c_str(),
               scenario.deadline_s == sim::kNoDeadline ? ""
               : r.missed_deadline                     ? ": missed"
@@ -211,6 +232,8 @@ void print_many_runs(const sim::Scenario& scenario, const SimulateFlags& flags, 
                           {"seed", flags.seed},
                           {"finished", s.finished},
                           {"failed", s.failed},
+                          {"budget_stops", s.budget_stops},
+                          {"request_caps", s.request_caps},
                           {"time_s", distribution_json(s.time_s)},
                           {"cost_usd", distribution_json(s.cost_usd)},
                           {"revocations", distribution_json(s.revocations)},
@@ -223,6 +246,7 @@ void print_many_runs(const sim::Scenario& scenario, const SimulateFlags& flags, 
                            {{"time_s", histogram_json(sim::histogram(times, kBins))},
                             {"cost_usd", histogram_json(sim::histogram(costs, kBins))}}}};
     if (scenario.deadline_s != sim::kNoDeadline) out["deadline_s"] = scenario.deadline_s;
+    if (std::isfinite(scenario.budget_usd)) out["budget_usd"] = scenario.budget_usd;
     std::printf("%s\n", out.dump(2).c_str());
     return;
   }
@@ -235,9 +259,19 @@ void print_many_runs(const sim::Scenario& scenario, const SimulateFlags& flags, 
   std::printf("%-22s %10.3f %10.0f %10.0f %10.0f\n", "revocations", v.mean, v.p50, v.p95, v.p99);
   const auto& w = s.redone_steps;
   std::printf("%-22s %10.1f %10.1f %10.1f %10.1f\n\n", "redone steps", w.mean, w.p50, w.p95, w.p99);
-  std::printf("finished               %d of %d (%d failed)\n", s.finished, s.runs, s.failed);
+  std::printf("finished               %d of %d (%d failed", s.finished, s.runs, s.failed);
+  if (std::isfinite(scenario.budget_usd)) {
+    std::printf(", %d stopped at the budget $%.2f", s.budget_stops, scenario.budget_usd);
+  }
+  std::printf(")\n");
   std::printf("P(miss deadline)       %.4f (deadline %s)\n", s.deadline_miss_probability,
               deadline_text(scenario).c_str());
+  if (s.request_caps > 0) {
+    std::printf(
+        "note: %d of the runs gave up after %s server requests each, unfinished: servers that "
+        "live shorter than they take to start are requested without end\n",
+        s.request_caps, max_requests_text().c_str());
+  }
 }
 
 // Several regions (sim/region_simulator.h): each run against the multi-region optimum.

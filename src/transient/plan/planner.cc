@@ -122,6 +122,14 @@ bool Planner::objective_less(const Evaluation& a, const Evaluation& b) const {
   return a_cost < b_cost;
 }
 
+bool Planner::stops_at_budget(const Configuration& c) const {
+  // Without a deadline nothing falls back to on demand: what bounds the spending of a spot
+  // cluster that keeps being revoked is the budget.
+  return request_.has_budget() && !request_.has_deadline() &&
+         std::any_of(c.workers.begin(), c.workers.end(),
+                     [](const sim::ServerGroup& g) { return g.market == cloud::Market::spot; });
+}
+
 RunPolicy Planner::policy_for(const Evaluation& e) const {
   const Configuration& c = e.configuration;
   RunPolicy policy;
@@ -137,7 +145,7 @@ RunPolicy Planner::policy_for(const Evaluation& e) const {
   if (policy.replaced_groups.empty()) return policy;  // all on demand: nothing to replace
   policy.replacement = options_.replacement;
   if (!policy.deadline) {
-    if (request_.has_budget()) policy.stop_at_usd = request_.budget_usd;
+    if (stops_at_budget(c)) policy.stop_at_usd = request_.budget_usd;
     return policy;
   }
   // A market policy moves one homogeneous group of workers between markets (sim/simulator.h),
@@ -175,6 +183,7 @@ sim::Scenario Planner::scenario_for(const Configuration& configuration,
   s.recovery = recovery_name();
   s.checkpoint_interval_s = kCheckpointIntervalS;
   s.replacement = options_.replacement;
+  if (stops_at_budget(configuration)) s.budget_usd = request_.budget_usd;
   return s;
 }
 
@@ -294,15 +303,16 @@ Evaluation Planner::simulated(Evaluation e) const {
   e.deadline_miss_probability = s.deadline_miss_probability;
   e.expected_revocations = s.mean_revocations;
   e.unfinished_share = s.unfinished_share();
+  e.budget_stop_share = s.runs > 0 ? static_cast<double>(s.budget_stops) / s.runs : 0.0;
   return e;
 }
 
 Evaluation Planner::judged(Evaluation e) const {
   e.acceptable = request_.met_by(e.quantile_time_s, e.expected_cost_usd);
-  const int percent = static_cast<int>(std::lround(options_.confidence * 100));
+  const std::string quantile = format_quantile(options_.confidence);
   // Without Monte Carlo runs the figures are the revocation-free prediction: say so.
   const std::string not_simulated = "without revocations (not simulated: --runs 0)";
-  const std::string at = e.simulated ? fmt::format("at p{}", percent) : not_simulated;
+  const std::string at = e.simulated ? "at " + quantile : not_simulated;
   if (e.acceptable) {
     e.verdict = request_.has_deadline()
                     ? fmt::format("meets the deadline {} ({})", at, format_hours(e.quantile_time_s))
@@ -313,15 +323,19 @@ Evaluation Planner::judged(Evaluation e) const {
     e.policy = policy_for(e);
     return e;
   }
-  const std::string time_label =
-      e.simulated ? fmt::format("p{} time", percent) : "time " + not_simulated;
+  const std::string time_label = e.simulated ? quantile + " time" : "time " + not_simulated;
   std::vector<std::string> problems;
   if (!request_.in_time(e.quantile_time_s)) {
     problems.push_back(request_.has_deadline()
                            ? fmt::format("{} {} misses the deadline {}", time_label,
                                          format_hours(e.quantile_time_s),
                                          format_hours(request_.deadline_s))
-                           : fmt::format("{:.0f}% of runs never finish", 100 * e.unfinished_share));
+                           : fmt::format("{:.0f}% of runs never finish{}", 100 * e.unfinished_share,
+                                         e.budget_stop_share > 0.0
+                                             ? fmt::format(" ({:.0f}% reach the budget, where "
+                                                           "renting stops)",
+                                                           100 * e.budget_stop_share)
+                                             : ""));
   }
   if (!request_.within_budget(e.expected_cost_usd)) {
     problems.push_back(fmt::format("expected cost {} breaks the budget {}",
@@ -438,21 +452,23 @@ std::string Planner::reason(const PlanResult& result, const internal::Candidates
                            [](const Evaluation& e) { return e.acceptable; });
     };
     return fmt::format(
-        "{} of {} checked plans finish {} at p{:.0f}; the recommended one is the {} of them",
+        "{} of {} checked plans finish {} at {}; the recommended one is the {} of them",
         acceptable(result.candidates) + acceptable(result.baselines),
         result.candidates.size() + result.baselines.size(), request_.text(),
-        options_.confidence * 100, has_deadline ? "cheapest" : "fastest");
+        format_quantile(options_.confidence), has_deadline ? "cheapest" : "fastest");
   }
   if (!found.fastest || !found.cheapest) {
     return "no configuration of the catalog can train this workload";
   }
   // With a deadline the fastest plan is the one to know about; with a budget only, the cheapest.
-  // The programme's fastest adds its groups' speeds, which overstates a mix with all-reduce: a
-  // point of the front judged faster by the model is the fastest then.
+  // The programme's fastest and cheapest add their groups' speeds, which overstates a mix with
+  // all-reduce: a point of the front (which holds the baselines) judged faster, or cheaper, by
+  // the model is the one quoted then.
   Evaluation f = on_paper(has_deadline ? *found.fastest : *found.cheapest, "fastest");
-  if (has_deadline) {
-    for (const auto& e : result.pareto) {
-      if (e.predicted_time_s < f.predicted_time_s) f = e;
+  for (const auto& e : result.pareto) {
+    if (has_deadline ? e.predicted_time_s < f.predicted_time_s
+                     : e.predicted_cost_usd < f.predicted_cost_usd) {
+      f = e;
     }
   }
   std::string out = fmt::format("no configuration finishes {}{}; the {} ({}) costs {} and takes {}",
@@ -460,7 +476,7 @@ std::string Planner::reason(const PlanResult& result, const internal::Candidates
                                 has_deadline ? "fastest" : "cheapest", f.configuration.text(),
                                 format_usd(f.predicted_cost_usd), format_hours(f.predicted_time_s));
   if (any_chosen) {
-    out += fmt::format("; the plans that do on paper miss at p{:.0f}", options_.confidence * 100);
+    out += "; the plans that do on paper miss at " + format_quantile(options_.confidence);
   }
   return out;
 }

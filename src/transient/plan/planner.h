@@ -89,7 +89,8 @@ struct Evaluation {
   double expected_cost_usd = 0.0;          // mean over all runs
   double deadline_miss_probability = 0.0;  // runs not finished (by the deadline, if any)
   double expected_revocations = 0.0;
-  double unfinished_share = 0.0;  // runs that failed or never finished
+  double unfinished_share = 0.0;   // runs that failed or never finished
+  double budget_stop_share = 0.0;  // of them, runs stopped at the budget (RunPolicy::stop_at_usd)
   // Request::met_by(quantile_time_s, expected_cost_usd): meets the deadline at the quantile and
   // the budget (on paper when not simulated).
   bool acceptable = false;
@@ -131,7 +132,8 @@ class Planner {
                                   const std::string& label) const;
   // The scenario evaluate() simulates: the request's job on `configuration`, under the market
   // model of its largest spot group, the start-up delays, the architecture's recovery model,
-  // 10-minute checkpoints and the replacement policy of the options.
+  // 10-minute checkpoints, the replacement policy of the options and, where the plan's policy
+  // says to stop renting at the budget (RunPolicy::stop_at_usd), that budget stop.
   sim::Scenario scenario_for(const Configuration& configuration, const std::string& label) const;
   // The on-demand CPU server that holds the parameters (async-ps) or the coordinator (allreduce)
   // of each region with GPU servers in the zones (support_server.h); a plan's is that of the
@@ -163,6 +165,8 @@ class Planner {
   double predicted_time_s(const Configuration& c, double steps_per_s) const;
   bool objective_less(const Evaluation& a, const Evaluation& b) const;
   RunPolicy policy_for(const Evaluation& e) const;
+  // Whether `c` is run under "stop renting at the budget": a budget, no deadline, spot workers.
+  bool stops_at_budget(const Configuration& c) const;
   // "in-place" for allreduce (our trainer), "async-ps-chief" for the research's TensorFlow.
   std::string recovery_name() const;
 

@@ -31,4 +31,13 @@ std::string format_hours(double seconds) {
 
 std::string format_usd(double usd) { return fmt::format("${:.2f}", usd); }
 
+std::string format_quantile(double share) {
+  // Three decimals of a percent (--confidence 0.9995), the trailing zeros dropped: 0.996 is
+  // "p99.6", not the "p100" that rounding to a whole percent made of it.
+  std::string digits = fmt::format("{:.3f}", share * 100);
+  digits.erase(digits.find_last_not_of('0') + 1);
+  if (digits.back() == '.') digits.pop_back();
+  return "p" + digits;
+}
+
 }  // namespace transient::plan

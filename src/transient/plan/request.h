@@ -38,5 +38,7 @@ std::string format_steps(double steps);
 std::string format_hours(double seconds);
 // "$2.50".
 std::string format_usd(double usd);
+// The quantile `share` (in (0, 1)) as a percentile with the decimals it needs: "p95", "p99.6".
+std::string format_quantile(double share);
 
 }  // namespace transient::plan

@@ -6,7 +6,9 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
+#include "transient/cloud/instance_type.h"
 #include "transient/perf/throughput_model.h"
 #include "transient/plan/configuration.h"
 #include "transient/plan/run_policy.h"
@@ -15,7 +17,11 @@ namespace transient::plan {
 
 // The plan's models by their registry names and parameters.
 struct ScenarioModels {
-  std::string catalog;                                   // built-in name or an absolute CSV path
+  std::string catalog;  // built-in name or an absolute CSV path
+  // The rows of `catalog`. A server of the plan is written as the row the scenario loader finds
+  // for its type and zone when that row is the server's type; any other (a provider's default
+  // support server, support_server.h, which the catalog lacks) as an [[instance_types]] table.
+  std::vector<cloud::InstanceType> catalog_types;
   std::string throughput;                                // throughput model, e.g. "analytic"
   std::map<std::string, std::string> throughput_params;  // e.g. workload = resnet-32
   std::string market = "none";                           // revocation model of the spot servers
@@ -37,7 +43,8 @@ struct ScenarioFile {
 
 // The TOML text. The periodic checkpoints are those of the policy's advice when a market policy
 // was chosen by simulation (its figures are then what `simulate` reproduces), else the plan's.
-// Throws InputError when a scenario cannot say it (steps that are not a whole number).
+// Throws InputError when a scenario cannot say it (steps that are not a whole number, two types
+// of one name that are not the same).
 std::string scenario_toml(const ScenarioFile& file);
 
 }  // namespace transient::plan

@@ -13,10 +13,15 @@ namespace {
 
 constexpr double kUnfinished = std::numeric_limits<double>::infinity();
 
-// The nearest-rank `p` quantile of `sorted` (increasing, not empty).
+// The nearest-rank `p` quantile of `sorted` (increasing, not empty): the ceil(p n)-th value. p n
+// is taken as the whole number it is within rounding (0.55 * 100 is 55.000000000000007 in
+// doubles, whose ceiling took the 56th run).
 double nearest_rank(const std::vector<double>& sorted, double p) {
   const auto n = static_cast<double>(sorted.size());
-  const auto index = static_cast<std::size_t>(std::max(1.0, std::ceil(p * n))) - 1;
+  const double rank = p * n;
+  const double whole = std::nearbyint(rank);
+  const double k = std::abs(rank - whole) <= 1e-9 * std::max(1.0, rank) ? whole : std::ceil(rank);
+  const auto index = static_cast<std::size_t>(std::max(1.0, k)) - 1;
   return sorted[std::min(index, sorted.size() - 1)];
 }
 
@@ -70,6 +75,8 @@ MonteCarloSummary summarize(const std::vector<RunResult>& results) {
     if (r.finished) ++s.finished;
     s.sorted_time_s.push_back(r.finished ? r.time_s : kUnfinished);
     if (r.failed) ++s.failed;
+    if (r.stopped_at_budget) ++s.budget_stops;
+    if (r.request_cap) ++s.request_caps;
     if (r.missed_deadline) ++missed;
     costs.push_back(r.cost_usd);
     revocations.push_back(r.revocations);

@@ -9,6 +9,8 @@
 // scenario, seed and runs. A run that did not finish (gave up at the horizon, or failed) is not a
 // fast run: the time percentiles count it as infinitely long, so the p95 time is infinite (printed
 // "never") when more than 5% of the runs did not finish; the mean time is over the finished runs.
+// Runs stopped at the scenario's budget, or that gave up after kMaxRequestsPerRun server requests,
+// did not finish either.
 #pragma once
 
 #include <cstdint>
@@ -34,9 +36,11 @@ struct Distribution {
 };
 
 struct MonteCarloSummary {
-  int runs = 0;      // runs simulated
-  int finished = 0;  // runs that reached the job's steps
-  int failed = 0;    // runs the recovery model failed (never finished)
+  int runs = 0;          // runs simulated
+  int finished = 0;      // runs that reached the job's steps
+  int failed = 0;        // runs the recovery model failed (never finished)
+  int budget_stops = 0;  // runs whose cost reached the scenario's budget (never finished)
+  int request_caps = 0;  // runs that gave up after kMaxRequestsPerRun requests (never finished)
   // Time to finish: the mean over the finished runs (infinity if none finished); the percentiles
   // over all runs, an unfinished run counting as infinity.
   Distribution time_s;

@@ -31,6 +31,7 @@ RegionSimulator::RegionSimulator(Scenario scenario) : scenario_(std::move(scenar
     throw InputError("several regions need a market policy that moves the cluster");
   }
   if (!std::isfinite(s.deadline_s)) throw InputError("several regions need a deadline");
+  if (std::isfinite(s.budget_usd)) throw InputError("several regions have no budget stop");
   if (s.workers.size() != 1) {
     throw InputError("a market policy moves one homogeneous group of workers; the scenario has " +
                      std::to_string(s.workers.size()) + " worker groups");

@@ -36,8 +36,8 @@ struct RegionRunResult {
 class RegionSimulator {
  public:
   // Throws InputError when the scenario is not one the multi-region model runs: no regions, no
-  // deadline or market policy, other than one worker group, no spot price, or a decision interval
-  // not longer than the changeovers with the move, and the notice.
+  // deadline or market policy, a budget, other than one worker group, no spot price, or a
+  // decision interval not longer than the changeovers with the move, and the notice.
   explicit RegionSimulator(Scenario scenario);
 
   const Scenario& scenario() const { return scenario_; }

@@ -19,6 +19,7 @@
 namespace transient::sim {
 
 inline constexpr double kNoDeadline = std::numeric_limits<double>::infinity();
+inline constexpr double kNoBudget = std::numeric_limits<double>::infinity();
 
 // `count` servers of one type bought in one market, requested at the start.
 struct ServerGroup {
@@ -54,7 +55,11 @@ struct Scenario {
   double total_steps = 0.0;         // global steps to train, > 0
   double deadline_s = kNoDeadline;  // seconds from the start; kNoDeadline = none
   double horizon_s = 30 * 86400.0;  // a run that has not finished by then is reported unfinished
-  double start_hour_of_day = 0.0;   // local hour at the start, 0..24 (hour-of-day models)
+  // Renting stops when a run's cost (every server, billed per second) reaches it: the run ends
+  // there, unfinished (the rule of a plan with a budget and no deadline). kNoBudget = none; one
+  // region only (multi_region.h has no budget).
+  double budget_usd = kNoBudget;
+  double start_hour_of_day = 0.0;  // local hour at the start, 0..24 (hour-of-day models)
 
   // The cluster.
   std::vector<ServerGroup> workers;            // the workers requested at the start

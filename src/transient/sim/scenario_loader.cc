@@ -7,6 +7,7 @@
 
 #include "transient/cloud/catalog_registry.h"
 #include "transient/core/bounds.h"
+#include "transient/core/duration.h"
 #include "transient/core/error.h"
 #include "transient/core/structured_input.h"
 #include "transient/core/text.h"
@@ -188,7 +189,8 @@ class Loader {
   }
 
   void read_job(Scenario& s) {
-    TomlSection job(table("job"), file_, "[job]", {"steps", "deadline", "horizon", "start_hour"});
+    TomlSection job(table("job"), file_, "[job]",
+                    {"steps", "deadline", "budget", "horizon", "start_hour"});
     if (!table("job")) throw InputError(file_, 0, "missing the [job] table; it needs steps");
     s.total_steps = job.number("steps", 0.0, 1.0, 1e12);
     if (!(s.total_steps > 0.0) || s.total_steps != std::floor(s.total_steps)) {
@@ -200,7 +202,21 @@ class Loader {
     }
     s.horizon_s = job.duration_s("horizon", s.horizon_s);
     if (!(s.horizon_s > 0.0)) job.fail("horizon", "accepted: a duration > 0");
+    if (s.horizon_s < s.deadline_s && s.deadline_s != kNoDeadline) {
+      // Every run would be cut before its deadline and counted as missing it.
+      job.fail("horizon", format_duration(s.horizon_s) + " ends the runs before the deadline (" +
+                              format_duration(s.deadline_s) +
+                              "); accepted: a horizon at or after the deadline");
+    }
     s.start_hour_of_day = job.number("start_hour", 0.0, 0.0, 24.0);
+    if (job.has("budget")) {
+      s.budget_usd = job.number("budget", kNoBudget, bounds::kBudgetUsd.lo, bounds::kBudgetUsd.hi);
+      if (root_.get("regions")) {
+        job.fail("budget",
+                 "several regions ([[regions]]) are simulated without a budget stop; "
+                 "accepted: a budget in one region ([market]), or none");
+      }
+    }
   }
 
   void read_throughput(Scenario& s) {
@@ -227,11 +243,21 @@ class Loader {
     for (const auto& [key, value] : *t) {
       const std::string k(key.str());
       if (k == "model" || k == "architecture") continue;
-      // A number (the batch: global_batch = 512) is passed on as its text.
+      // A number (the batch: global_batch = 512, or 512.0) is passed on as its text, a whole one
+      // as a whole number; the model checks it.
       const toml::node* node = t->get(k);
-      params.values[k == "model_file" ? "model" : k] =
-          node != nullptr && node->is_integer() ? std::to_string(node->as_integer()->get())
-                                                : section.text(k, "");
+      std::string text;
+      if (node != nullptr && node->is_integer()) {
+        text = std::to_string(node->as_integer()->get());
+      } else if (node != nullptr && node->is_floating_point()) {
+        const double number = node->as_floating_point()->get();
+        text = std::isfinite(number) && number == std::floor(number) && std::fabs(number) < 1e15
+                   ? std::to_string(static_cast<long long>(number))
+                   : number_text(number);
+      } else {
+        text = section.text(k, "");
+      }
+      params.values[k == "model_file" ? "model" : k] = text;
       // The model reports bad parameters at one line: the first parameter's (usually the only).
       if (params.line == section.section_line() || section.line(k) < params.line) {
         params.line = section.line(k);
@@ -464,6 +490,33 @@ class Loader {
     read("spot", cloud::Market::spot, s.startup.spot_mean_s, s.startup.spot_model);
     read("on_demand", cloud::Market::on_demand, s.startup.on_demand_mean_s,
          s.startup.on_demand_model);
+    // Keys that only qualify another are refused where that other makes them mean nothing.
+    const auto measured = [&](const std::string& key) {
+      const toml::node* node = section.node(key);
+      return node && node->as_string() &&
+             (node->as_string()->get() == "cmdare" || node->as_string()->get() == "default");
+    };
+    const auto cmdare = [&](const std::string& key) {
+      const toml::node* node = section.node(key);
+      return node && node->as_string() && node->as_string()->get() == "cmdare";
+    };
+    for (const std::string key : {"gpu", "region"}) {
+      if (section.has(key) && !cmdare("spot") && !cmdare("on_demand")) {
+        section.fail(key,
+                     "selects CM-DARE's measured start-up times, and neither spot nor "
+                     "on_demand is \"cmdare\"; accepted: " +
+                         key + " with spot or on_demand = \"cmdare\", or no " + key);
+      }
+    }
+    for (const std::string key : {"spot", "on_demand"}) {
+      if (section.has(key + "_std") && measured(key)) {
+        section.fail(key + "_std", "the deviation of a start-up given as a duration, and " + key +
+                                       " is \"" + section.node(key)->as_string()->get() +
+                                       "\" (a start-up model, not a duration); accepted: " + key +
+                                       "_std with a duration for " + key + ", or no " + key +
+                                       "_std");
+      }
+    }
     s.startup.spot_std_s = section.duration_s("spot_std", 0.0);
     s.startup.on_demand_std_s = section.duration_s("on_demand_std", 0.0);
   }
@@ -486,7 +539,25 @@ class Loader {
     TomlSection section(table("checkpoint"), file_, "[checkpoint]",
                         {"interval", "write", "on_notice"});
     s.checkpoint_interval_s = section.duration_s("interval", 0.0);
+    // From a second: a checkpoint a millisecond is billions of events a run.
+    if (s.checkpoint_interval_s != 0.0 && !(s.checkpoint_interval_s >= 1.0)) {
+      section.fail("interval",
+                   "accepted: \"0s\" (no periodic checkpoints) or a duration of at "
+                   "least 1 s");
+    }
     s.checkpoint_write_s = section.duration_s("write", 0.0);
+    if (s.checkpoint_write_s > 0.0 && s.checkpoint_interval_s == 0.0) {
+      section.fail("write",
+                   "the time a periodic checkpoint stops training, and there are no "
+                   "periodic checkpoints; accepted: write with an interval, or no write");
+    }
+    if (s.checkpoint_interval_s > 0.0 && !(s.checkpoint_write_s < s.checkpoint_interval_s)) {
+      // Each checkpoint would stop training until the next: no step is ever taken.
+      section.fail("write", format_duration(s.checkpoint_write_s) + " for a checkpoint every " +
+                                format_duration(s.checkpoint_interval_s) +
+                                " leaves no time to train; accepted: a duration shorter than the "
+                                "interval");
+    }
     s.checkpoint_on_notice = section.boolean("on_notice", true);
   }
 

@@ -11,9 +11,6 @@
 namespace transient::sim {
 namespace {
 
-// Far above any run's requests (64 workers replaced every hour for 30 days: 46,080).
-constexpr long kMaxRequestsPerRun = 1'000'000;
-
 std::string fixed(double value, int digits) {
   std::ostringstream out;
   out.setf(std::ios::fixed);
@@ -104,6 +101,8 @@ std::string_view to_string(EventKind kind) {
       return "decision";
     case EventKind::horizon:
       return "horizon";
+    case EventKind::budget:
+      return "budget";
   }
   return "?";
 }
@@ -112,6 +111,19 @@ Simulator::Simulator(Scenario scenario) : scenario_(std::move(scenario)) {
   if (!scenario_.throughput) throw InputError("the scenario has no throughput model");
   if (scenario_.workers.empty()) throw InputError("the scenario has no workers");
   if (!(scenario_.total_steps > 0.0)) throw InputError("the job's steps must be > 0");
+  if (!(scenario_.budget_usd > 0.0)) throw InputError("the budget must be > 0 $");
+  // A checkpoint every millisecond is billions of events a run; one that takes its whole interval
+  // to write leaves no time to train.
+  if (scenario_.checkpoint_interval_s != 0.0 && !(scenario_.checkpoint_interval_s >= 1.0)) {
+    throw InputError("periodic checkpoints every " + fixed(scenario_.checkpoint_interval_s, 3) +
+                     " s; accepted: 0 (none) or an interval of at least 1 s");
+  }
+  if (scenario_.checkpoint_interval_s > 0.0 &&
+      !(scenario_.checkpoint_write_s < scenario_.checkpoint_interval_s)) {
+    throw InputError("a checkpoint written in " + fixed(scenario_.checkpoint_write_s, 3) +
+                     " s every " + fixed(scenario_.checkpoint_interval_s, 3) +
+                     " s; accepted: a write shorter than the interval");
+  }
   recovery_ = create_recovery_model(scenario_.recovery, scenario_.recovery_options);
   replacement_ = create_replacement_policy(scenario_.replacement);
   if (scenario_.market_policy != "none") {
@@ -136,9 +148,14 @@ Simulator::Simulator(Scenario scenario) : scenario_(std::move(scenario)) {
     }
   }
 
+  // A type is its name where it is sold: the same name in another zone or region has its own
+  // prices and its own links (as plan::Configuration::shape groups workers).
   auto type_index = [&](const cloud::InstanceType& type) {
     for (int i = 0; i < static_cast<int>(types_.size()); ++i) {
-      if (types_[i].name == type.name) return i;
+      if (types_[i].name == type.name && types_[i].zone == type.zone &&
+          types_[i].region == type.region) {
+        return i;
+      }
     }
     types_.push_back(type);
     return static_cast<int>(types_.size() - 1);
@@ -213,12 +230,14 @@ double Simulator::speed_for_counts() {
   return speed;
 }
 
-RunResult Simulator::run(std::uint64_t seed, std::vector<TimelineEntry>* timeline) {
+RunResult Simulator::run(std::uint64_t seed, std::vector<TimelineEntry>* timeline,
+                         TimelineDetail detail) {
   rng_ = Rng(seed);
   seed_ = seed;
   request_tick_ = -1;
   requests_in_tick_ = {0, 0};
   log_ = timeline;
+  log_checkpoints_ = detail == TimelineDetail::every_event;
   queue_.clear();
   servers_.clear();
   std::fill(counts_.begin(), counts_.end(), 0);
@@ -230,6 +249,11 @@ RunResult Simulator::run(std::uint64_t seed, std::vector<TimelineEntry>* timelin
   running_ = ended_ = false;
   done_s_ = market::kNever;
   mode_ = ClusterMode::idle;
+  budget_s_ = market::kNever;
+  budget_reached_ = budget_stale_ = false;
+  billed_ = 0;
+  billed_usd_per_s_ = billed_offset_usd_ = 0.0;
+  waiting_.clear();
 
   timeline_.reset();
   if (scenario_.market) {
@@ -260,10 +284,15 @@ RunResult Simulator::run(std::uint64_t seed, std::vector<TimelineEntry>* timelin
 
   while (!ended_ && !queue_.empty()) {
     // The job's finish moves at every membership change, so it is kept beside the queue rather
-    // than queued again each time; it comes first when it ties with a queued event.
+    // than queued again each time; it comes first when it ties with a queued event. The budget's
+    // moment, kept the same way, comes next: a run that finishes as it reaches the budget has
+    // finished, and nothing after it is bought.
+    if (budget_stale_) schedule_budget();
     internal::Event event;
-    if (done_s_ <= queue_.top().time_s) {
+    if (done_s_ <= queue_.top().time_s && done_s_ <= budget_s_) {
       event = internal::Event{done_s_, 0, 0, -1, EventKind::done};
+    } else if (budget_s_ <= queue_.top().time_s) {
+      event = internal::Event{budget_s_, 0, 0, -1, EventKind::budget};
     } else {
       event = queue_.pop();
       if (event.server >= 0 && servers_[event.server].generation != event.generation) continue;
@@ -299,6 +328,9 @@ RunResult Simulator::run(std::uint64_t seed, std::vector<TimelineEntry>* timelin
       case EventKind::horizon:
         ended_ = true;
         log(EventKind::horizon, -1, "");
+        break;
+      case EventKind::budget:
+        on_budget();
         break;
       case EventKind::requested:
       case EventKind::released:
@@ -340,6 +372,19 @@ double StartupOptions::mean_s(cloud::Market market) const {
 }
 
 void Simulator::request(int type, cloud::Market market) {
+  if (ended_) return;  // a request of a loop that the cap below has ended
+  if (result_.requests >= kMaxRequestsPerRun) {
+    // Servers revoked about as they start (a market of lifetimes far shorter than a start-up, a
+    // cluster too large for its market) would be requested without end, each kept in servers_:
+    // the run gives up, unfinished.
+    result_.request_cap = true;
+    ended_ = true;
+    if (log_) {
+      log(EventKind::horizon, -1,
+          "gave up after " + std::to_string(kMaxRequestsPerRun) + " server requests");
+    }
+    return;
+  }
   const int index = static_cast<int>(servers_.size());
   Server server;
   server.type = type;
@@ -363,17 +408,18 @@ void Simulator::request(int type, cloud::Market market) {
   } else if (revocable) {
     server.obtain_s = timeline_->next_available_s(now_s_);
   }
-  if (++result_.requests > kMaxRequestsPerRun) {
-    // Servers revoked about as they start (a market of lifetimes far shorter than a start-up)
-    // would be requested without end, each kept in servers_.
-    throw InputError("[market]: one run requested " + std::to_string(kMaxRequestsPerRun) +
-                     " servers before " + format_duration(now_s_) +
-                     " of simulated time: its servers live too short to train; accepted: a "
-                     "market whose servers outlive their start-up");
-  }
+  ++result_.requests;
   server.will_be_ready = std::isfinite(server.obtain_s);
   server.revoke_s = market::kNever;
   servers_.push_back(server);
+  if (server.will_be_ready && std::isfinite(scenario_.budget_usd)) {
+    if (server.obtain_s <= now_s_) {
+      count_billed(index, 1);
+    } else {
+      waiting_.push_back(index);
+      budget_stale_ = true;
+    }
+  }
   if (log_) {
     log(EventKind::requested, index,
         server.obtain_s > now_s_
@@ -451,10 +497,64 @@ void Simulator::on_notice(int index) {
   }
 }
 
+void Simulator::count_billed(int index, int sign) {
+  const Server& server = servers_[index];
+  billed_ += sign;
+  billed_usd_per_s_ += sign * server.usd_per_s;
+  billed_offset_usd_ += sign * server.usd_per_s * server.obtain_s;
+  if (billed_ == 0) billed_usd_per_s_ = billed_offset_usd_ = 0.0;  // no rounding left over
+  budget_stale_ = true;
+}
+
+void Simulator::schedule_budget() {
+  double next_obtain_s = market::kNever;
+  for (std::size_t i = 0; i < waiting_.size();) {
+    const int index = waiting_[i];
+    if (servers_[index].obtain_s <= now_s_) {
+      waiting_[i] = waiting_.back();
+      waiting_.pop_back();
+      count_billed(index, 1);
+    } else {
+      next_obtain_s = std::min(next_obtain_s, servers_[index].obtain_s);
+      ++i;
+    }
+  }
+  budget_stale_ = false;
+  const double usd_per_s = parameter_server_usd_per_s_ + billed_usd_per_s_;
+  const double spent_usd = result_.cost_usd + parameter_server_usd_per_s_ * now_s_ +
+                           billed_usd_per_s_ * now_s_ - billed_offset_usd_;
+  const double reached_s =
+      usd_per_s > 0.0 ? now_s_ + std::max(0.0, scenario_.budget_usd - spent_usd) / usd_per_s
+                      : market::kNever;
+  budget_reached_ = reached_s <= next_obtain_s;
+  budget_s_ = std::min(reached_s, next_obtain_s);
+}
+
+void Simulator::on_budget() {
+  if (!budget_reached_) {
+    // A waiting server is had: billed from now on.
+    schedule_budget();
+    return;
+  }
+  result_.stopped_at_budget = true;
+  ended_ = true;
+  if (log_) log(EventKind::budget, -1, "renting stops at $" + fixed(scenario_.budget_usd, 2));
+}
+
 void Simulator::leave(int index, bool graceful) {
   Server& server = servers_[index];
   ++server.generation;
   bill(server);
+  if (server.will_be_ready && std::isfinite(scenario_.budget_usd)) {
+    const auto waiting = std::find(waiting_.begin(), waiting_.end(), index);
+    if (waiting != waiting_.end()) {
+      *waiting = waiting_.back();
+      waiting_.pop_back();
+      budget_stale_ = true;
+    } else {
+      count_billed(index, -1);
+    }
+  }
   // Its node of a fleet (node traces) is free again for the next request.
   if (server.market == cloud::Market::spot && timeline_ && server.will_be_ready) {
     timeline_->released(server.revoke_s);
@@ -540,7 +640,9 @@ void Simulator::on_checkpoint() {
     ++result_.checkpoints;
     pause_until_s_ = std::max(pause_until_s_, now_s_) + scenario_.checkpoint_write_s;
     reschedule_done();
-    if (log_) log(EventKind::checkpoint, -1, "at " + fixed(progress_steps_, 0) + " steps");
+    if (log_ && log_checkpoints_) {
+      log(EventKind::checkpoint, -1, "at " + fixed(progress_steps_, 0) + " steps");
+    }
   }
   queue_.push(now_s_ + scenario_.checkpoint_interval_s, EventKind::checkpoint, -1, 0);
 }
@@ -688,7 +790,7 @@ void Simulator::log(EventKind kind, int server, const std::string& detail) {
   std::string text;
   if (server >= 0) text = server_text(server);
   if (kind == EventKind::done || kind == EventKind::deadline || kind == EventKind::horizon ||
-      kind == EventKind::revoked) {
+      kind == EventKind::budget || kind == EventKind::revoked) {
     text += (text.empty() ? "" : ", ") + std::string("progress ") + fixed(progress_steps_, 0) +
             " steps";
   }

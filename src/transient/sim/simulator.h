@@ -8,7 +8,9 @@
 // or, with a deadline-aware market policy, the whole cluster follows the policy's market choice.
 // Every server is billed per second from the moment the cloud gives it (a spot request waits for
 // availability unbilled) until it is released, revoked or the job ends; parameter servers from
-// the start to the end.
+// the start to the end. With a budget (Scenario::budget_usd) the run ends, unfinished, the moment
+// its cost reaches it; a run that requests kMaxRequestsPerRun servers (run_result.h) gives up,
+// unfinished, there.
 //
 // A Simulator is used by one thread; it keeps its buffers between runs so that the event loop
 // does not allocate. A run is a pure function of the scenario and the seed.
@@ -37,16 +39,23 @@ namespace transient::sim {
 // optimum plans on ticks of spot that no server need meet.
 bool optimum_is_a_bound(const Scenario& scenario);
 
+// What a run's timeline holds: every event, or all but the periodic checkpoints, which a printed
+// timeline leaves out (a checkpoint a second for 30 days is 2.6 million entries).
+enum class TimelineDetail { every_event, without_checkpoints };
+
 class Simulator {
  public:
   // Throws InputError if the scenario names an unknown model or policy, has no workers or no
-  // throughput model, or asks for a market policy with other than one worker group.
+  // throughput model, periodic checkpoints under a second apart or that take their whole interval
+  // to write, or asks for a market policy with other than one worker group.
   explicit Simulator(Scenario scenario);
 
   const Scenario& scenario() const { return scenario_; }
 
-  // One run with its own random stream `seed`. If `timeline` is not null it receives every event.
-  RunResult run(std::uint64_t seed, std::vector<TimelineEntry>* timeline = nullptr);
+  // One run with its own random stream `seed`. If `timeline` is not null it receives the events
+  // `detail` says.
+  RunResult run(std::uint64_t seed, std::vector<TimelineEntry>* timeline = nullptr,
+                TimelineDetail detail = TimelineDetail::every_event);
 
  private:
   enum class ServerState : std::uint8_t { pending, member, gone };
@@ -67,6 +76,11 @@ class Simulator {
   void on_notice(int server);
   void on_revoked(int server);
   void on_checkpoint();
+  void on_budget();
+  // The servers billed now, for the budget: `index` starts or stops being billed at `sign` 1/-1.
+  void count_billed(int index, int sign);
+  // budget_s_ for the servers billed now and those still waiting to be had.
+  void schedule_budget();
   void on_decision();
   void reconcile(ClusterMode mode);
   void replace(const Server& revoked);
@@ -110,6 +124,7 @@ class Simulator {
   std::vector<Server> servers_;
   std::vector<int> counts_;  // members per type
   std::vector<TimelineEntry>* log_ = nullptr;
+  bool log_checkpoints_ = true;  // periodic checkpoints go into log_
   RunResult result_;
   double now_s_ = 0.0;
   double last_advance_s_ = 0.0;
@@ -123,6 +138,18 @@ class Simulator {
   bool running_ = false;
   bool ended_ = false;
   double done_s_ = 0.0;  // when the job reaches its steps at the current pace (kNever: not)
+  // With a budget: the run's cost is result_.cost_usd (servers gone) + the parameter servers'
+  // price x now + billed_usd_per_s_ x now - billed_offset_usd_ (servers held, each billed from
+  // its obtain_s), while no waiting server is had. budget_s_, kept beside the queue as done_s_
+  // is, is when that reaches the budget, or the next waiting server's obtain_s if sooner
+  // (budget_reached_ says which); recomputed before the next event once the servers change.
+  double budget_s_ = 0.0;
+  bool budget_reached_ = false;
+  bool budget_stale_ = false;
+  int billed_ = 0;
+  double billed_usd_per_s_ = 0.0;
+  double billed_offset_usd_ = 0.0;
+  std::vector<int> waiting_;  // servers requested whose obtain_s is still to come
   ClusterMode mode_ = ClusterMode::idle;
 };
 
