@@ -82,6 +82,40 @@ TEST(Failure, ADivergingRunStopsWithTheStepAndTheLastGoodCheckpoint) {
   EXPECT_EQ(last_event(read_events(dir), "diverged").at("step"), step);
 }
 
+// A job that diverged after its 3 rollbacks goes on as its error line says: with --resume and a
+// lower --lr (a resumed job refused any --lr: the advice could not be followed). Resumed without
+// one it keeps its rollbacks spent (a resume counted them from 0 again: 3 more halvings).
+TEST(Failure, ADivergedJobGoesOnAtALowerRateAndKeepsItsRollbacksSpent) {
+  const std::string dir = fresh_dir("diverged-resumed");
+  const auto diverged = run_cli(set_flag(with(small_job(dir, 1, 60), {"--on-divergence", "rollback",
+                                                                      "--checkpoint-every", "5"}),
+                                         "--lr", "1000"),
+                                dir + ".1");
+  ASSERT_EQ(diverged.exit_code, kExitDiverged) << diverged.err;
+  EXPECT_NE(diverged.err.find("lower --lr and continue from it with --resume"), std::string::npos)
+      << diverged.err;
+  const auto again = run_cli({"train", "--resume", "--job-dir", dir}, dir + ".2");
+  EXPECT_EQ(again.exit_code, kExitDiverged) << again.err;
+  int rollbacks = 0;
+  for (const auto& e : events_named(read_events(dir), "diverged")) {
+    rollbacks += e.at("action") == "rollback";
+  }
+  EXPECT_EQ(rollbacks, 3);
+  EXPECT_EQ(summary_in(dir).at("rollbacks"), 3);
+  const auto higher = run_cli({"train", "--resume", "--job-dir", dir, "--lr", "200"}, dir + ".3");
+  EXPECT_EQ(higher.exit_code, kExitBadInput) << higher.err;
+  EXPECT_NE(higher.err.find("--lr: 200 is not below 125, the rate the job diverged at"),
+            std::string::npos)
+      << higher.err;
+  run_ok({"train", "--resume", "--job-dir", dir, "--lr", "0.05"}, dir + ".4");
+  const auto summary = summary_in(dir);
+  EXPECT_TRUE(summary.at("finished").get<bool>());
+  EXPECT_DOUBLE_EQ(summary.at("lr_scale").get<double>(), 0.05 / 1000);
+  const auto lowered = last_event(read_events(dir), "lr_lowered");
+  ASSERT_NE(lowered, nullptr);
+  EXPECT_EQ(lowered.at("lr"), 0.05);
+}
+
 // A checkpoint of NaN parameters is no "finished" run: resuming from it diverges at once.
 TEST(Failure, ResumingFromNanParametersIsADivergenceNotASuccess) {
   const std::string dir = fresh_dir("nan-checkpoint");

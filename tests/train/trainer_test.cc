@@ -203,7 +203,19 @@ TEST(Trainer, OneWorkerResumeIsBitwiseExact) {
   const auto paused = run_paused(with(small_job(dir, 1), {"--stop-at", "50"}), dir);
   EXPECT_NE(paused.out.find("paused after step 50"), std::string::npos) << paused.out;
   EXPECT_EQ(latest_checkpoint(dir).step, 50);
-  run_ok(with(small_job(dir, 1), {"--resume"}), dir);
+  // Its checkpoints gone, the job is not restarted from step 0 (its records were dropped).
+  fs::rename(dir + "/checkpoints", dir + "-moved");
+  fs::create_directories(dir + "/checkpoints");
+  const auto refused = run_cli({"train", "--resume", "--job-dir", dir}, dir + "-refused");
+  EXPECT_EQ(refused.exit_code, kExitBadInput) << refused.err;
+  EXPECT_NE(refused.err.find("no checkpoint is left, while the job wrote them up to step 50"),
+            std::string::npos)
+      << refused.err;
+  fs::remove_all(dir + "/checkpoints");
+  fs::rename(dir + "-moved", dir + "/checkpoints");
+  // With the command the pause printed alone: the job's --threads 1 is kept (on a machine of more
+  // cores it took cores / workers, another order of sums).
+  run_ok({"train", "--resume", "--job-dir", dir}, dir);
   const auto resumed = latest_checkpoint(dir);
   EXPECT_EQ(resumed.step, 80);
   EXPECT_TRUE(bitwise_equal(resumed, reference_state(1)))
@@ -304,8 +316,16 @@ TEST(Trainer, CorruptNewestCheckpointFallsBackToThePreviousOne) {
   const std::string dir = fresh_dir("fallback");
   run_paused(with(small_job(dir, 1), {"--stop-at", "50", "--checkpoint-every", "20"}), dir);
   flip_a_byte(dir + "/checkpoints/step-00000050.pt");
-  const auto resumed = run_ok(with(small_job(dir, 1), {"--resume"}), dir);
+  // With --keep 1: the rejected checkpoint, newer than the one resumed from, is set aside; listed,
+  // it outranked every checkpoint written after it, which --keep deleted instead, leaving it
+  // alone (and the next resume with nothing valid).
+  const auto resumed = run_ok(with(small_job(dir, 1), {"--resume", "--keep", "1"}), dir);
   EXPECT_NE(resumed.err.find("step-00000050.pt"), std::string::npos) << resumed.err;
+  EXPECT_TRUE(fs::exists(dir + "/checkpoints/rejected-step-00000050.pt"));
+  EXPECT_FALSE(fs::exists(dir + "/checkpoints/step-00000050.pt"));
+  const auto kept = CheckpointDirectory(dir + "/checkpoints", 1).list();
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_EQ(kept[0].step, 80);
   const auto events = read_events(dir);
   ASSERT_EQ(count_events(events, "checkpoint_rejected"), 1);
   const auto generation = std::find_if(events.rbegin(), events.rend(),

@@ -30,7 +30,7 @@ std::optional<ChosenCheckpoint> choose_checkpoint(const CheckpointDirectory& dir
         std::fprintf(stderr, "transient: %s; resuming from an earlier checkpoint\n",
                      warning.c_str());
       }
-      return ChosenCheckpoint{*it, state.step};
+      return ChosenCheckpoint{*it, state.step, !warnings.empty()};
     } catch (const InputError& error) {
       events.append(
           {{"event", "checkpoint_rejected"}, {"file", it->file}, {"reason", error.what()}});
@@ -45,6 +45,10 @@ std::optional<ChosenCheckpoint> choose_checkpoint(const CheckpointDirectory& dir
                      directory.manifest_path() + ")");
   }
   return std::nullopt;
+}
+
+void set_aside_rejected(CheckpointDirectory& directory, const ChosenCheckpoint& chosen) {
+  if (chosen.newer_rejected) directory.set_aside_from(chosen.record.step + 1, "rejected-");
 }
 
 }  // namespace transient::train

@@ -26,6 +26,7 @@ using IdentifyCheckpoint =
 struct ChosenCheckpoint {
   CheckpointRecord record;
   std::int64_t step = 0;
+  bool newer_rejected = false;  // newer checkpoints in the manifest were rejected
 };
 
 // The newest valid checkpoint; each rejected one is logged as `checkpoint_rejected`. Throws
@@ -34,5 +35,11 @@ struct ChosenCheckpoint {
 std::optional<ChosenCheckpoint> choose_checkpoint(const CheckpointDirectory& directory,
                                                   const TrainOptions& options, EventLog& events,
                                                   const IdentifyCheckpoint& identify);
+
+// Once the job goes on from `chosen`: the rejected checkpoints newer than it leave the manifest,
+// their files renamed rejected-step-*.pt (kept for a look). Listed, they outranked the
+// checkpoints written from here on, and --keep deleted those instead: a resume with --keep 1
+// left only the corrupt one. Throws InputError if the manifest cannot be written.
+void set_aside_rejected(CheckpointDirectory& directory, const ChosenCheckpoint& chosen);
 
 }  // namespace transient::train

@@ -136,6 +136,7 @@ Coordinator::Coordinator(JobConfig job, std::string token, CoordinatorOptions op
   last_step_ = start.start_step;
   since_checkpoint_s_ = start.since_checkpoint_s;
   lr_scale_ = start.lr_scale;
+  rollbacks_ = options_.rollbacks_before;
   cost_before_usd_ = options_.cost_before_usd;
   listener_ = std::make_unique<Listener>(options_.bind, options_.port, "--bind/--port");
   if (options_.dashboard != "off") {
@@ -972,6 +973,9 @@ void Coordinator::account_cost(bool now) {
                   {"price_usd_per_h", job_.options.price_usd_per_h},
                   {"servers", outcome_.ended ? 0 : billed},
                   {"cost_usd", *cost}});
+  // The journal keeps the bill too: a coordinator killed between journal writes (which come
+  // with membership changes) took back, or resumed, the bill of its last change.
+  if (!outcome_.ended) write_journal();
 }
 
 void Coordinator::update_progress(const ProgressReport& report) {
@@ -1050,6 +1054,7 @@ elastic::StartPoint Coordinator::start_point() {
   if (auto chosen =
           choose_checkpoint(directory, job_.options, events_, options_.identify_checkpoint)) {
     start = {chosen->step, chosen->record.file, chosen->record.bytes, chosen->record.crc32};
+    set_aside_rejected(directory, *chosen);
   }
   merge_step_records(job_.options.job_dir, start.step);
   return start;

@@ -67,6 +67,9 @@ struct CoordinatorOptions {
   // What the job's servers cost before this coordinator: a paused job's bill, which a resumed
   // job goes on with (a coordinator that died has its own in the journal: take_back()).
   double cost_before_usd = 0;
+  // The rollbacks after a divergence before this coordinator (a resumed job's, which count
+  // towards the same bound).
+  int rollbacks_before = 0;
 };
 
 // What the job came to.

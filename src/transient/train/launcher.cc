@@ -35,6 +35,7 @@
 #include "transient/core/text.h"
 #include "transient/launch/local_fleet.h"
 #include "transient/launch/revocation_schedule.h"
+#include "transient/records/event_reader.h"
 #include "transient/records/job_files.h"
 #include "transient/records/summary_reader.h"
 #include "transient/report/live_dashboard.h"
@@ -208,7 +209,8 @@ nlohmann::json job_identity(const TrainOptions& o) {
 // The fields of `o` kept as `kept` (option_fields.h): job.json's "settings" (what the job
 // computes, which --resume keeps, so that a resumed job is the same job whatever flags are left
 // out) or "launch" (how it is run, which a resumed job keeps unless a flag says otherwise; the
-// workers' threads and device are the machine's, and not kept).
+// workers' device is the machine's, and not kept, and their threads are kept as given: 0 is
+// the cores of the machine each run is on).
 nlohmann::json kept_fields(const TrainOptions& o, Kept kept) {
   nlohmann::json json = nlohmann::json::object();
   visit_option_fields(o, [&](const OptionField& field, const auto& value, const auto&) {
@@ -245,9 +247,15 @@ void adopt_job_settings(TrainOptions& o, bool starts_workers) {
   auto given = [&](const std::string& flag) {
     return std::find(o.given_flags.begin(), o.given_flags.end(), flag) != o.given_flags.end();
   };
+  // A job that diverged goes on at a lower learning rate when one is given (the advice its
+  // failure printed); every other setting is the job's.
+  const auto summary = records::read_summary(records::JobFiles(o.job_dir).summary()).summary;
+  const bool diverged = summary && summary->diverged_at_step.value_or(0) > 0;
+  const double asked_lr = o.lr;
   visit_option_fields(o, [&](const OptionField& field, const auto&, const auto&) {
     const std::string key = field.key;
     if (field.kept != Kept::kSettings || key == "data_dir" || key == "val_data") return;
+    if (diverged && key == "lr") return;
     if (given(field.flag) && settings.contains(key) && mine.at(key) != settings.at(key)) {
       const std::string flag = field.flag;
       throw InputError(job_json, 0,
@@ -269,6 +277,7 @@ void adopt_job_settings(TrainOptions& o, bool starts_workers) {
       o.data_dir = settings.value("data_dir", o.data_dir);
     }
     if (!given("--val-data")) o.val_data = settings.value("val_data", o.val_data);
+    if (diverged && given("--lr")) o.resume_lr = asked_lr;
     if (recorded.contains("launch") && recorded.at("launch").is_object()) {
       adopt_launch_settings(recorded.at("launch"), starts_workers, given, o);
     }
@@ -431,6 +440,7 @@ struct PreparedJob {
   std::string token;
   GenerationConfig start;
   double cost_before_usd = 0;  // what the servers cost before (a paused job resumed)
+  int rollbacks_before = 0;    // its rollbacks after a divergence
   // job.json as a resumed job updates it (the data's folder, the launch flags), written by
   // open_records once every check has passed: a refused --resume leaves it as it was.
   std::optional<nlohmann::json> job_json_update;
@@ -477,7 +487,6 @@ PreparedJob prepare_job(const TrainOptions& given, bool starts_workers) {
                      "the workers, or fewer workers");
   }
   o.model_sha256 = is_model_file(o.model) ? file_sha256(o.model) : "";
-  if (o.threads == 0) o.threads = default_threads(starts_workers ? o.workers : 1);
   JobConfig& job = prepared.job;
   job.train_samples = count_training_samples(o.dataset, o.data_dir, data_options(o));
   if (o.dataset == "image-folder") {
@@ -516,6 +525,8 @@ PreparedJob prepare_job(const TrainOptions& given, bool starts_workers) {
   if (fs::is_directory(o.job_dir, unreadable)) prepared.lock = std::make_shared<JobLock>(o.job_dir);
   check_addresses(o);
   prepared.job_json_update = prepare_job_dir(o, prepared.lock);
+  // Kept in job.json as given (0: the cores of the machine it runs on), resolved for this run.
+  if (o.threads == 0) o.threads = default_threads(starts_workers ? o.workers : 1);
   o.job_dir = fs::absolute(o.job_dir).lexically_normal().string();
   job.options = o;
 
@@ -524,6 +535,24 @@ PreparedJob prepare_job(const TrainOptions& given, bool starts_workers) {
     write_private_file(prepared.token_path, new_job_token() + "\n");
   prepared.token = read_token_file(prepared.token_path);
   return prepared;
+}
+
+// A resumed job with no checkpoint to go on from restarts at step 0, which is right only when
+// it never wrote one: one whose records name a checkpoint (all since deleted or moved) is
+// refused, where it silently started again and dropped its step records.
+void refuse_a_restart_from_nothing(const std::string& job_dir,
+                                   const CheckpointDirectory& checkpoints) {
+  std::int64_t newest = 0;
+  for (const auto& event : records::read_events(records::JobFiles(job_dir).events()).events) {
+    if (event.type == "checkpoint") newest = std::max(newest, event.count("step"));
+  }
+  if (newest > 0) {
+    throw InputError(checkpoints.dir(), 0,
+                     "no checkpoint is left, while the job wrote them up to step " +
+                         std::to_string(newest) +
+                         " (events.jsonl); accepted: the checkpoints and their manifest.json "
+                         "restored, or a new --job-dir to start the job afresh");
+  }
 }
 
 // Opens the records and picks the checkpoint to start from (with --resume), into
@@ -537,6 +566,7 @@ void open_records(PreparedJob& prepared, EventLog& events) {
   fs::create_directories(records::JobFiles(o.job_dir).step_parts());
   checkpoints.remove_leftovers();
   start = GenerationConfig{};
+  std::optional<ChosenCheckpoint> chosen;
   if (o.resume) {
     // Without its manifest nothing vouches for the checkpoint files (the reader checks no
     // checksum of its own): resuming from step 0 would silently replace them, so it is refused.
@@ -558,11 +588,14 @@ void open_records(PreparedJob& prepared, EventLog& events) {
                              "the checkpoints moved away to start the job afresh");
       }
     }
-    if (auto chosen = choose_checkpoint(checkpoints, o, events, checkpoint_identity)) {
+    chosen = choose_checkpoint(checkpoints, o, events, checkpoint_identity);
+    if (chosen) {
       start.start_step = chosen->step;
       start.checkpoint = chosen->record.file;
       start.checkpoint_bytes = chosen->record.bytes;
       start.checkpoint_crc32 = chosen->record.crc32;
+    } else {
+      refuse_a_restart_from_nothing(o.job_dir, checkpoints);
     }
   }
   if (o.stop_at_step > 0 && o.stop_at_step <= start.start_step) {
@@ -579,7 +612,21 @@ void open_records(PreparedJob& prepared, EventLog& events) {
     const auto journal = load_coordinator_journal(journal_path);
     start.lr_scale = journal.lr_scale;
     prepared.cost_before_usd = journal.cost_usd;
+    prepared.rollbacks_before = journal.rollbacks;
+    if (o.resume_lr > 0) {
+      const double diverged_at = o.lr * journal.lr_scale;
+      if (!(o.resume_lr < diverged_at)) {
+        throw InputError("--lr: " + shown(o.resume_lr) + " is not below " + shown(diverged_at) +
+                         ", the rate the job diverged at; accepted: a lower rate to go on at");
+      }
+      start.lr_scale = o.resume_lr / o.lr;
+      events.append({{"event", "lr_lowered"},
+                     {"lr", o.resume_lr},
+                     {"lr_scale", start.lr_scale},
+                     {"step", start.start_step}});
+    }
   }
+  if (chosen) set_aside_rejected(checkpoints, *chosen);
   // Rows of steps after the checkpoint (left by a stopped or crashed run) will be redone.
   merge_step_records(o.job_dir, start.start_step);
   if (prepared.job_json_update) {
@@ -785,6 +832,7 @@ int run_training(const TrainOptions& given, launch::ForkServer* fork_server) {
   coordinator_options.identify_checkpoint = checkpoint_identity;
   coordinator_options.invite_workers = false;  // the local fleet replaces them or ends the job
   coordinator_options.cost_before_usd = job.cost_before_usd;
+  coordinator_options.rollbacks_before = job.rollbacks_before;
   Coordinator coordinator(job.job, job.token, coordinator_options, events, job.start);
   launch::LocalFleet fleet(fleet_options(job, fork_server), coordinator,
                            [&events](const nlohmann::json& event) { events.append(event); });
@@ -898,6 +946,7 @@ int run_coordinator(const TrainOptions& given, int min_workers) {
   coordinator_options.identify_checkpoint = checkpoint_identity;
   coordinator_options.taking_back = take_back;
   coordinator_options.cost_before_usd = prepared.cost_before_usd;  // take_back() has its own
+  coordinator_options.rollbacks_before = prepared.rollbacks_before;
   if (take_back) coordinator_options.port = parse_endpoint(journal.front_door, journal_path).port;
   Coordinator coordinator(prepared.job, prepared.token, coordinator_options, events,
                           prepared.start);

@@ -98,7 +98,9 @@ void visit_option_fields(Options& options, Visit&& visit) {
   or_else({"image_std", kConfigOnly, ""}, o.image_std, std::vector<double>{});
   or_else({"loader_threads", kConfigOnly, ""}, o.loader_threads, 2);
   required({"stop_at_step", kConfigOnly, ""}, o.stop_at_step);
-  required({"threads", kConfigOnly, ""}, o.threads);
+  // Each worker's threads: a sum's order, so a resume keeps them (a job of an earlier version:
+  // 0, the cores / workers).
+  or_else({"threads", kLaunch, "--threads"}, o.threads, 0);
   required({"job_dir", kConfigOnly, ""}, o.job_dir);
   or_else({"device", kConfigOnly, ""}, o.device, Device::kCpu);  // earlier: CPUs only
   or_else({"model_sha256", kConfigOnly, ""}, o.model_sha256, std::string());

@@ -67,7 +67,10 @@ struct TrainOptions {
   // A lost worker's share is taken up by the survivors: the batch, and with it every sample's
   // place in the epoch and the learning curve, do not change with revocations.
   std::int64_t per_worker_batch = 0;
-  double lr = 0.05;               // peak learning rate
+  double lr = 0.05;  // peak learning rate
+  // --lr given to --resume a job that diverged: it goes on at this peak rate (its `lr` setting
+  // kept, the factor journaled as a rollback's is); 0 = as it was.
+  double resume_lr = 0;
   std::string optimizer = "sgd";  // sgd, or adamw (optimizer.h)
   double momentum = 0.9;          // SGD momentum
   double weight_decay = 0.0;      // SGD's L2 penalty, AdamW's decoupled decay
