@@ -333,6 +333,14 @@ TEST(Failure, APausedStandaloneCoordinatorIsContinuedByTheNextOne) {
       << first_done.err;
   const auto saved = latest_checkpoint(dir).step;
   EXPECT_LT(saved, 300);
+  // It goes on as its journal says: a flag of its settings or launch would change nothing (it was
+  // ignored) and is refused.
+  const auto refused = run_cli({"coordinator", "--job-dir", dir, "--lr", "0.9"}, dir + "-lr");
+  EXPECT_EQ(refused.exit_code, kExitBadInput) << refused.err;
+  EXPECT_NE(refused.err.find("--lr: a coordinator continuing a paused job runs it as its journal "
+                             "says; drop --lr"),
+            std::string::npos)
+      << refused.err;
 
   CliProcess again({"coordinator", "--job-dir", dir, "--min-workers", "1"}, dir + "-2");
   // Its journal replaces the paused one's (and names its own front door) before it listens.

@@ -916,6 +916,21 @@ int run_coordinator(const TrainOptions& given, int min_workers) {
     // A paused job is continued from its newest checkpoint, with the settings it was started
     // with; one whose coordinator died is taken back as it was.
     continue_paused = journal.membership.ended;
+    // So a flag of the job's settings or of how it is run would change nothing: refused (each
+    // was silently ignored), as is a --stop-at for a job taken back while it runs.
+    if (!given.given_flags.empty()) {
+      const std::string& flag = given.given_flags.front();
+      throw InputError(journal_path, 0,
+                       flag + ": a coordinator " +
+                           (continue_paused ? "continuing a paused job" : "taking back a job") +
+                           " runs it as its journal says; drop " + flag +
+                           " (transient train --resume adopts such flags for its own jobs)");
+    }
+    if (!continue_paused && given.stop_at_step > 0) {
+      throw InputError(journal_path, 0,
+                       "--stop-at: a job taken back goes on as its workers run it; pause it "
+                       "(Ctrl-C) and continue it with --stop-at");
+    }
     prepared.job = journal.job;
     // A paused job goes on to the --stop-at given now, not to the one it paused at (it paused
     // again after one step).
