@@ -157,6 +157,25 @@ TEST(Elastic, AWorkerLostBeforeTheFirstStepIsReplacedAfterTheDelay) {
   EXPECT_EQ(events_named(read_events(dir), "worker_joined").size(), 2u);
 }
 
+// summary.json counts the whole job's losses, recoveries and generations, as its bill and
+// `transient status` do: a resumed job's counted only the last run's (0 losses after a run that
+// lost a worker).
+TEST(Elastic, AResumedJobsSummaryCountsTheLossesOfItsEarlierRuns) {
+  const std::string dir = fresh_dir("counts-resumed");
+  run_paused(with(elastic_job(dir, 2, 60),
+                  {"--revoke", "kill@step5:any", "--replace", "0s", "--stop-at", "30"}),
+             dir);
+  EXPECT_EQ(summary_of(dir).at("revocations"), 1);
+  const auto resumed = run_ok({"train", "--resume", "--job-dir", dir}, dir + "-resumed");
+  const auto summary = summary_of(dir);
+  EXPECT_EQ(summary.at("revocations"), 1);
+  EXPECT_EQ(summary.at("recoveries"), 1);
+  const auto events = read_events(dir);
+  EXPECT_EQ(summary.at("generations"), events_named(events, "generation").size());
+  EXPECT_GE(summary.at("generations").get<int>(), 3);
+  EXPECT_NE(resumed.out.find("1 worker lost, 1 recovery"), std::string::npos) << resumed.out;
+}
+
 TEST(Elastic, KillingRank0RedoesAtMostOneStepAndAReplacementJoins) {
   const std::string dir = fresh_dir("kill-rank0");
   const auto result = run_ok(

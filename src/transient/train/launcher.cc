@@ -636,6 +636,30 @@ void open_records(PreparedJob& prepared, EventLog& events) {
   }
 }
 
+// The job's losses, recoveries and generations over all its runs (a paused and resumed job, a
+// coordinator taken back), from its events: a coordinator counts only its own run's, while the
+// bill and `transient status` count the whole job.
+struct JobCounts {
+  std::int64_t generations = 0;
+  std::int64_t revocations = 0;
+  std::int64_t recoveries = 0;
+  std::int64_t redone_steps = 0;
+};
+JobCounts whole_job_counts(const std::string& job_dir) {
+  JobCounts counts;
+  for (const auto& e : records::read_events(records::JobFiles(job_dir).events()).events) {
+    if (e.type == "generation") ++counts.generations;
+    if (e.type == "worker_left" && records::left_by_revocation(e.text("reason"))) {
+      ++counts.revocations;
+    }
+    if (e.type == "recovery") {
+      ++counts.recoveries;
+      counts.redone_steps += e.count("redone_steps");
+    }
+  }
+  return counts;
+}
+
 // summary.json and the last lines: what the job came to. `continue_with`: the command that
 // continues the job when it paused, less its job directory ("transient train --resume --job-dir").
 int finish_job(const PreparedJob& prepared, Coordinator& coordinator, EventLog& events,
@@ -653,6 +677,7 @@ int finish_job(const PreparedJob& prepared, Coordinator& coordinator, EventLog& 
                         static_cast<double>(steps_per_epoch(job.train_samples, o.global_batch));
   const double samples_per_s = coordinator.samples_per_s();
   coordinator.close_accounts();
+  const JobCounts counts = whole_job_counts(o.job_dir);
   nlohmann::json summary = {
       {"steps", steps},
       {"epochs", std::round(epochs * 1000.0) / 1000.0},
@@ -673,10 +698,10 @@ int finish_job(const PreparedJob& prepared, Coordinator& coordinator, EventLog& 
       {"diverged_at_step",
        outcome.diverged_at_step > 0 ? nlohmann::json(outcome.diverged_at_step) : nullptr},
       {"step_rows", rows},
-      {"generations", coordinator.generation() + 1},
-      {"revocations", coordinator.revocations()},
-      {"recoveries", coordinator.recoveries()},
-      {"redone_steps", coordinator.redone_steps()},
+      {"generations", counts.generations},
+      {"revocations", counts.revocations},
+      {"recoveries", counts.recoveries},
+      {"redone_steps", counts.redone_steps},
       {"rollbacks", coordinator.rollbacks()},
       {"lr_scale", coordinator.lr_scale()}};
   if (o.per_worker_batch != 0) summary["per_worker_batch"] = o.per_worker_batch;
@@ -702,13 +727,13 @@ int finish_job(const PreparedJob& prepared, Coordinator& coordinator, EventLog& 
                  {"test_loss", number_or_null(result.test_loss)},
                  {"wall_s", wall_s},
                  {"samples_per_s", samples_per_s}});
-  if (coordinator.revocations() > 0 || coordinator.recoveries() > 0) {
-    const auto redone = coordinator.redone_steps();
-    std::printf("%s lost, %s, %s redone, %s\n",
-                counted(coordinator.revocations(), "worker").c_str(),
-                counted(coordinator.recoveries(), "recovery", "recoveries").c_str(),
-                counted(static_cast<long long>(redone), "step").c_str(),
-                counted(coordinator.generation() + 1, "generation").c_str());
+  if (counts.revocations > 0 || counts.recoveries > 0) {
+    std::printf(
+        "%s lost, %s, %s redone, %s\n",
+        counted(static_cast<long long>(counts.revocations), "worker").c_str(),
+        counted(static_cast<long long>(counts.recoveries), "recovery", "recoveries").c_str(),
+        counted(static_cast<long long>(counts.redone_steps), "step").c_str(),
+        counted(static_cast<long long>(counts.generations), "generation").c_str());
   }
   if (failed) {
     // Nothing is printed as a result: the newest checkpoint (written before the failure) is
