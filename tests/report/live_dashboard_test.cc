@@ -4,8 +4,12 @@
 #include "transient/report/live_dashboard.h"
 #include "transient/report/html_page.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -66,6 +70,65 @@ void browse(httplib::Server& server, const std::string& profile,
   for (int attempt = 0; attempt < 10 && std::filesystem::exists(profile, ignored); ++attempt) {
     std::filesystem::remove_all(profile, ignored);
     if (ignored) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+}
+
+// The descriptors this process holds.
+int open_descriptors() {
+  int count = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+    ++count;
+  }
+  return count;
+}
+
+// A host holding idle connections to the dashboard holds few of its process's descriptors: its
+// server queued every connection it accepted, so that 1,000 idle ones ran a coordinator out of
+// them (its journal could not be written). And it reads no request body: a POST is refused
+// before its body is read (a 1 MB gzip body was inflated to 1.2 GB before a 404).
+TEST(LiveDashboardServer, IdleConnectionsHoldFewDescriptorsAndNoBodyIsRead) {
+  const auto job = testing::write_job_dir("dashboard_idle");
+  std::vector<int> idle;
+  {
+    LiveDashboard dashboard(job.dir, "token", "127.0.0.1", 0);
+    const auto at = parse_dashboard_address(dashboard.address(), "dashboard");
+    const int before = open_descriptors();
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<std::uint16_t>(at.port));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    for (int i = 0; i < 200; ++i) {
+      // Not waiting for the connection: those the server has not accepted wait in its backlog.
+      const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+      ASSERT_GE(fd, 0);
+      ::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address);
+      idle.push_back(fd);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    // The 200 clients' own descriptors, and at most a few dozen of the server's.
+    EXPECT_LT(open_descriptors() - before - 200, 40);
+    for (const int fd : idle) ::close(fd);
+    idle.clear();
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    // A POST announcing a gigabyte is answered at once, its body never awaited.
+    const int post = ::socket(AF_INET, SOCK_STREAM, 0);
+    ASSERT_EQ(::connect(post, reinterpret_cast<const sockaddr*>(&address), sizeof address), 0);
+    timeval wait{30, 0};
+    ::setsockopt(post, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
+    const std::string head =
+        "POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000000\r\n\r\n";
+    ASSERT_EQ(::send(post, head.data(), head.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(head.size()));
+    char reply[64] = {};
+    const ssize_t got_bytes = ::recv(post, reply, sizeof reply - 1, 0);
+    ::close(post);
+    ASSERT_GT(got_bytes, 0) << "no answer before the body";
+    EXPECT_EQ(std::string(reply).rfind("HTTP/1.1 405", 0), 0u) << reply;
+    httplib::Client client(at.host, at.port);
+    client.set_read_timeout(30, 0);
+    const auto got = client.Get("/metrics");
+    ASSERT_TRUE(got);
+    EXPECT_EQ(got->status, 200);
   }
 }
 

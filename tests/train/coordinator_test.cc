@@ -6,9 +6,15 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/socket.h>
+
 #include <atomic>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <optional>
 #include <random>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -139,6 +145,64 @@ TEST(CoordinatorCheckpoints, AWorkerReadingSlowlyHoldsNoneOfTheCoordinatorsTime)
   EXPECT_EQ(reply.at("crc32"), record.crc32);
   EXPECT_TRUE(received == std::string(bytes.data(), bytes.size()))
       << "the slow worker's copy differs";
+}
+
+// What an admitted worker may not say is garbage, logged and ignored, and the coordinator goes on:
+// a line nested 100,000 deep (copying and writing it recursed once per level: 400,000 levels
+// overflowed the coordinator's stack); an event of a kind workers do not send (a `done` with the
+// accuracy it likes went into the records), or one naming another worker; and an event's own `t`
+// and `time` do not replace the log's.
+TEST(CoordinatorPeers, AWorkersNonsenseIsGarbageAndTheCoordinatorGoesOn) {
+  const std::string dir = ::testing::TempDir() + "/coordinator_deep_line";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string token = new_job_token();
+  ServedCoordinator coordinator(dir, token);
+  auto peer = LineChannel::connect(parse_endpoint(coordinator.address(), "the coordinator"), 30);
+  ASSERT_NE(peer, nullptr);
+  admit(*peer, token);
+  const int depth = 100000;
+  const std::string deep = "{\"event\":{\"event\":\"epoch\",\"x\":" + std::string(depth, '[') +
+                           std::string(depth, ']') + "},\"v\":" + std::to_string(kProtocolVersion) +
+                           "}";
+  const std::string bytes = deep + "\n";
+  for (std::size_t sent = 0; sent < bytes.size();) {
+    const ssize_t n = ::send(peer->fd(), bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+    ASSERT_GT(n, 0) << "the coordinator stopped reading";
+    sent += static_cast<std::size_t>(n);
+  }
+  ASSERT_TRUE(peer->send(
+      {{"event", {{"event", "done"}, {"test_accuracy", 0.999}}}, {"v", kProtocolVersion}}));
+  ASSERT_TRUE(
+      peer->send({{"event", {{"event", "epoch"}, {"worker", "w9"}}}, {"v", kProtocolVersion}}));
+  ASSERT_TRUE(
+      peer->send({{"event", {{"event", "epoch"}, {"epoch", 1}, {"t", -1}, {"time", "1999"}}},
+                  {"v", kProtocolVersion}}));
+  // It still answers the same worker.
+  ASSERT_TRUE(peer->send({{"store", "num_keys"}, {"id", 7}, {"v", kProtocolVersion}}));
+  std::optional<std::string> line;
+  while ((line = peer->read_line(30))) {
+    const auto reply = nlohmann::json::parse(*line);
+    if (reply.contains("store_reply")) break;
+  }
+  ASSERT_TRUE(line.has_value()) << "the coordinator did not answer after the deep line";
+  EXPECT_EQ(nlohmann::json::parse(*line).at("store_reply"), 7);
+  std::ifstream events(dir + "/events.jsonl");
+  const std::string logged((std::istreambuf_iterator<char>(events)),
+                           std::istreambuf_iterator<char>());
+  int garbage = 0;
+  std::istringstream lines(logged);
+  for (std::string line; std::getline(lines, line);) {
+    const auto event = nlohmann::json::parse(line);
+    garbage += event.at("event") == "garbage";
+    EXPECT_NE(event.at("event"), "done") << line;
+    EXPECT_FALSE(event.contains("worker") && event.at("worker") == "w9") << line;
+    if (event.at("event") == "epoch") {
+      EXPECT_GE(event.at("t").get<double>(), 0) << line;
+      EXPECT_NE(event.at("time"), "1999") << line;
+    }
+  }
+  EXPECT_EQ(garbage, 3) << logged;
 }
 
 // The journal is read as it is written, and a field that is not as written is refused naming the

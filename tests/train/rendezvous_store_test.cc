@@ -159,6 +159,30 @@ TEST(RendezvousStore, KeysOutsideTheGenerationAndOversizedOnesAreRefusedByName) 
   EXPECT_EQ(store.waiting(), 0u);
 }
 
+// A request names a bounded number of keys, and a reply holds bounded bytes: a multi_get naming
+// one 64 KiB key 5,000 times made the coordinator build and send a 437 MB reply.
+TEST(RendezvousStore, AReplyAndTheKeysOfARequestAreBounded) {
+  RendezvousStore::Limits limits;
+  limits.max_keys_per_request = 3;
+  limits.max_reply_bytes = 20;
+  RendezvousStore store(limits);
+  store.set_generation_prefix("gen/0/");
+  ASSERT_FALSE(
+      store.handle("w0", request("set", 1, {"gen/0/a"}, {std::string(8, 'x')}))->contains("error"));
+  const auto two = store.handle("w0", request("multi_get", 2, {"gen/0/a", "gen/0/a"}));
+  ASSERT_TRUE(two.has_value());
+  EXPECT_FALSE(two->contains("error")) << *two;
+  const auto three = store.handle("w0", request("multi_get", 3, {"gen/0/a", "gen/0/a", "gen/0/a"}));
+  ASSERT_TRUE(three.has_value());
+  EXPECT_NE(three->value("error", "").find("would exceed 20 bytes"), std::string::npos) << *three;
+  EXPECT_FALSE(three->contains("values"));
+  const auto four =
+      store.handle("w0", request("multi_get", 4, {"gen/0/a", "gen/0/a", "gen/0/a", "gen/0/a"}));
+  ASSERT_TRUE(four.has_value());
+  EXPECT_NE(four->value("error", "").find("naming 4 keys; accepted: up to 3"), std::string::npos)
+      << *four;
+}
+
 TEST(WorkerEnvironment, FlagsWinThenTransientThenMasterVariables) {
   std::map<std::string, std::string> env;
   auto getenv = [&](const char* name) {

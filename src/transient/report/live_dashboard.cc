@@ -4,10 +4,12 @@
 #include <httplib.h>
 #include <sys/socket.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <exception>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -117,6 +119,37 @@ struct LiveDashboard::Server {
   }
 };
 
+namespace {
+
+// httplib's pool queues every connection it accepts, without bound, each holding a descriptor of
+// the process until its turn: a host opening idle connections ran the coordinator out of them (its
+// journal could no longer be written). Past kWaiting queued connections, the listening thread
+// serves the next itself, and accepts none meanwhile: the kernel's backlog, not this process,
+// holds the rest, and the dashboard, not the job, is what such a host keeps busy.
+class BoundedPool : public httplib::TaskQueue {
+ public:
+  explicit BoundedPool(std::size_t threads) : pool_(threads) {}
+  void enqueue(std::function<void()> fn) override {
+    if (waiting_.load() >= kWaiting) {
+      fn();
+      return;
+    }
+    ++waiting_;
+    pool_.enqueue([this, fn = std::move(fn)] {
+      --waiting_;
+      fn();
+    });
+  }
+  void shutdown() override { pool_.shutdown(); }
+
+ private:
+  static constexpr int kWaiting = 16;
+  httplib::ThreadPool pool_;
+  std::atomic<int> waiting_{0};
+};
+
+}  // namespace
+
 LiveDashboard::LiveDashboard(std::string job_dir, std::string token, const std::string& host,
                              int port, const std::string& what, ReportOptions options,
                              int refresh_s)
@@ -128,7 +161,7 @@ LiveDashboard::LiveDashboard(std::string job_dir, std::string token, const std::
   s.options = std::move(options);
   s.refresh_s = refresh_s;
   // Two threads answer: the dashboard must not take the coordinator's cores.
-  s.http.new_task_queue = [] { return new httplib::ThreadPool(2); };
+  s.http.new_task_queue = [] { return new BoundedPool(2); };
   // SO_REUSEADDR (a restarted coordinator takes its port back at once), not httplib's default
   // SO_REUSEPORT (which would let another process bind the same port and take its requests); and
   // the listening socket is not inherited by the workers the coordinator starts.
@@ -139,6 +172,18 @@ LiveDashboard::LiveDashboard(std::string job_dir, std::string token, const std::
   });
   s.http.set_read_timeout(10, 0);
   s.http.set_write_timeout(10, 0);
+  // Only GET and HEAD are served: any other request is answered before its body is read (a
+  // stranger's POST of a 1 MB gzip body was read and inflated to 1.2 GB before the 404), and no
+  // body is read at all.
+  s.http.set_payload_max_length(0);
+  s.http.set_pre_routing_handler([](const httplib::Request& request, httplib::Response& response) {
+    if (request.method == "GET" || request.method == "HEAD") {
+      return httplib::Server::HandlerResponse::Unhandled;
+    }
+    response.status = 405;
+    response.set_header("Allow", "GET, HEAD");
+    return httplib::Server::HandlerResponse::Handled;
+  });
   s.http.Get("/", [&s](const httplib::Request& request, httplib::Response& response) {
     if (s.admitted(request, response)) s.serve_page(response);
   });

@@ -306,6 +306,8 @@ LineChannel::Status LineChannel::read_available(std::vector<std::string>& lines)
       std::size_t start = 0;
       for (std::size_t end; (end = buffer_.find('\n', start)) != std::string::npos;
            start = end + 1) {
+        // A whole line that came in one read is held to the limit too (a 32 KB hello was read).
+        if (end - start > max_line_) return Status::kTooLong;
         lines.push_back(buffer_.substr(start, end - start));
       }
       buffer_.erase(0, start);

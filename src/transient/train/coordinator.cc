@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <set>
 #include <stdexcept>
 
 #include "transient/core/atomic_file.h"
@@ -365,9 +366,11 @@ void Coordinator::read_peer(Peer& peer) {
     if (peer.dead) break;
     nlohmann::json message;
     try {
-      message = nlohmann::json::parse(line);
+      message = message::parse_line(line);
     } catch (const nlohmann::json::exception&) {
       message = nullptr;
+    } catch (const message::ProtocolError&) {
+      message = nullptr;  // nested too deep: garbage
     }
     if (!message.is_object()) {
       // Garbage: before a hello the connection is dropped; from an admitted worker the line is
@@ -427,7 +430,7 @@ void Coordinator::handle_hello(Peer& peer, const nlohmann::json& message) {
     if (!message.contains("version") ||
         whole_number_in(message.at("version")) != kProtocolVersion) {
       drop_garbage(peer, "a hello of protocol version " +
-                             message.value("version", nlohmann::json(0)).dump() +
+                             message.value("version", nlohmann::json(0)).dump().substr(0, 32) +
                              "; this coordinator speaks version " +
                              std::to_string(kProtocolVersion));
       return;
@@ -455,7 +458,7 @@ void Coordinator::handle_hello(Peer& peer, const nlohmann::json& message) {
     say("refused a worker from " + peer.channel->peer() + ": " + reason);
     events_.append({{"event", "worker_refused"},
                     {"peer", peer.channel->peer()},
-                    {"worker", id},
+                    {"worker", id.substr(0, 64)},  // a stranger's words, kept short
                     {"reason", reason}});
   };
   if (message.contains("bye")) {
@@ -557,6 +560,21 @@ void Coordinator::handle_message(Worker& worker, const nlohmann::json& line) {
     update_progress(progress->report);
   } else if (const auto* event = std::get_if<message::Event>(&received)) {
     const std::string name = event->event.value("event", "");
+    // Only the events workers send: a member cannot write a `done`, a `recovery` or a
+    // `checkpoint` of its own into the job's records, nor speak for another (`worker` is the
+    // coordinator's to say).
+    static const std::set<std::string> kWorkerEvents = {
+        "epoch", "checkpoint_snapshot", "image_skipped", "step_resumed", "fp16_overflow"};
+    if (kWorkerEvents.count(name) == 0 || event->event.contains("worker")) {
+      std::string shown = name.substr(0, 40);
+      for (char& c : shown) {
+        if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) > 0x7e) c = '?';
+      }
+      events_.append({{"event", "garbage"},
+                      {"worker", worker.id},
+                      {"line", "an event \"" + shown + "\" of a kind workers do not send"}});
+      return;
+    }
     if (name == "image_skipped") skipped_images_.insert(event->event.value("file", ""));
     if (name == "step_resumed") {  // before the first step's report, on the same connection
       resumed_generation_ = integer_or(event->event, "gen", -1);

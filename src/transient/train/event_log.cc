@@ -49,8 +49,9 @@ void EventLog::append(nlohmann::json event) {
   line["t"] = std::round(elapsed_s() * 1000.0) / 1000.0;
   line["time"] = utc_now_iso8601();
   line["event"] = event.value("event", "unknown");
+  // `t` and `time` are this log's: an event that carries its own (from a worker) cannot move it.
   for (auto& [key, value] : event.items()) {
-    if (key != "event") line[key] = value;
+    if (key != "event" && key != "t" && key != "time") line[key] = value;
   }
   // Text from outside (a garbage line, a peer's message) may not be UTF-8: replaced, not thrown.
   const std::string text =

@@ -252,6 +252,15 @@ nlohmann::json encode(const ToWorker& message) {
                     message);
 }
 
+nlohmann::json parse_line(const std::string& line) {
+  return nlohmann::json::parse(line, [](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+    if (depth > kMaxDepth) {
+      throw ProtocolError("a line nested deeper than " + std::to_string(kMaxDepth) + " levels");
+    }
+    return true;
+  });
+}
+
 ToCoordinator decode_to_coordinator(const nlohmann::json& m) {
   const std::string name = checked_name(m, kToCoordinator, "coordinator");
   try {

@@ -125,6 +125,12 @@ struct Left {
 struct Finished {};
 using ToWorker = std::variant<Generation, Signal, StoreReply, RowsAck, ChunkOf, Left, Finished>;
 
+// A line a peer sent, as JSON, nested at most kMaxDepth deep. Throws ProtocolError for a deeper
+// one (copying and writing such a value recurse once per level: a line of 400,000 brackets
+// overflowed the coordinator's stack), nlohmann::json's parse_error for one that is no JSON.
+inline constexpr int kMaxDepth = 32;
+nlohmann::json parse_line(const std::string& line);
+
 nlohmann::json encode(const ToCoordinator& message);
 nlohmann::json encode(const ToWorker& message);
 // Throws ProtocolError naming the message (or the names accepted) when it cannot be read.

@@ -120,7 +120,17 @@ nlohmann::json RendezvousStore::answer(const Wait& wait) const {
   nlohmann::json reply = {{"store_reply", wait.id}};
   if (wait.op != "wait") {
     std::vector<std::string> values;
-    for (const auto& key : wait.keys) values.push_back(values_.at(key));
+    std::size_t bytes = 0;
+    for (const auto& key : wait.keys) {
+      bytes += values_.at(key).size();
+      if (bytes > limits_.max_reply_bytes) {
+        reply["error"] = "the values of " + std::to_string(wait.keys.size()) +
+                         " keys would exceed " + std::to_string(limits_.max_reply_bytes) +
+                         " bytes, the most one reply holds";
+        return reply;
+      }
+      values.push_back(values_.at(key));
+    }
     reply["values"] = encoded(values);
   }
   return reply;
@@ -151,6 +161,10 @@ std::optional<nlohmann::json> RendezvousStore::handle(const std::string& client,
       return reply;
     }
     const auto keys = keys_of(request, 1);
+    if (keys.size() > limits_.max_keys_per_request) {
+      throw Refused("a request naming " + std::to_string(keys.size()) + " keys; accepted: up to " +
+                    std::to_string(limits_.max_keys_per_request));
+    }
     for (const auto& key : keys) check_key(key);
     if (op == "set" || op == "multi_set" || op == "append") {
       if (op != "multi_set" && keys.size() != 1) throw Refused(op + " takes one key");

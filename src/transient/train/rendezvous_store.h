@@ -37,9 +37,12 @@ class RendezvousStore {
  public:
   struct Limits {
     std::size_t max_key_bytes = 512;
-    std::size_t max_value_bytes = 64 << 10;  // a Gloo address is a few hundred bytes
-    std::size_t max_keys = 8192;             // under the current prefix
-    std::size_t max_waits_per_client = 64;   // requests waiting for keys, per client
+    std::size_t max_value_bytes = 64 << 10;   // a Gloo address is a few hundred bytes
+    std::size_t max_keys = 8192;              // under the current prefix
+    std::size_t max_waits_per_client = 64;    // requests waiting for keys, per client
+    std::size_t max_keys_per_request = 1024;  // a generation of 64 members needs 64
+    // A reply's values in all (a multi_get naming one large key 5,000 times asked for 437 MB).
+    std::size_t max_reply_bytes = 4 << 20;
   };
 
   RendezvousStore() = default;

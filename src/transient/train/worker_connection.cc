@@ -296,9 +296,10 @@ std::optional<nlohmann::json> Connection::read_reply(LineChannel& channel, bool 
     return std::nullopt;
   }
   try {
-    auto reply = nlohmann::json::parse(*line);
+    auto reply = message::parse_line(*line);
     if (reply.is_object()) return reply;
   } catch (const nlohmann::json::exception&) {
+  } catch (const message::ProtocolError&) {
   }
   if (line->rfind("HTTP/", 0) == 0) {
     // The job's dashboard is the other port a coordinator prints: a likely mix-up.
@@ -433,7 +434,7 @@ void Connection::run() {
     const auto line = channel_->read_line(interval / 2);
     if (line) {
       try {
-        handle(message::decode_to_worker(nlohmann::json::parse(*line)));
+        handle(message::decode_to_worker(message::parse_line(*line)));
       } catch (const nlohmann::json::exception&) {
         print_line("transient worker: ignored a line the coordinator sent\n");
       } catch (const message::ProtocolError& error) {
