@@ -6,7 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <filesystem>
@@ -203,6 +206,68 @@ TEST(CoordinatorPeers, AWorkersNonsenseIsGarbageAndTheCoordinatorGoesOn) {
     }
   }
   EXPECT_EQ(garbage, 3) << logged;
+}
+
+// Strangers on ten hosts that say hello as fast as they can and never prove the token keep no
+// worker out: the coordinator spared connections in the middle of their handshake for a second,
+// so that they held every place and each new one, the worker's first, was the one that gave way
+// (every worker that tried was refused "no answer").
+TEST(CoordinatorPeers, StrangersThatSayHelloAndProveNothingKeepNoWorkerOut) {
+  const std::string dir = ::testing::TempDir() + "/coordinator_hello_flood";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string token = new_job_token();
+  ServedCoordinator coordinator(dir, token);
+  const auto endpoint = parse_endpoint(coordinator.address(), "the coordinator");
+  std::atomic<bool> flooding{true};
+  std::atomic<int> opened{0};
+  std::thread flood([&] {
+    std::vector<int> held;
+    for (int n = 0; flooding; ++n) {
+      const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+      sockaddr_in from{};
+      from.sin_family = AF_INET;
+      from.sin_addr.s_addr = htonl(INADDR_LOOPBACK + 1 + n % 10);  // 127.0.0.2 .. 127.0.0.11
+      sockaddr_in to{};
+      to.sin_family = AF_INET;
+      to.sin_port = htons(endpoint.port);
+      to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      if (::bind(fd, reinterpret_cast<const sockaddr*>(&from), sizeof from) != 0 ||
+          ::connect(fd, reinterpret_cast<const sockaddr*>(&to), sizeof to) != 0) {
+        ::close(fd);
+        continue;
+      }
+      const std::string hello = nlohmann::json{{"hello", "transient-worker"},
+                                               {"version", kProtocolVersion},
+                                               {"worker", ""},
+                                               {"pid", 1},
+                                               {"nonce", new_nonce()}}
+                                    .dump() +
+                                "\n";
+      ::send(fd, hello.data(), hello.size(), MSG_NOSIGNAL);
+      held.push_back(fd);
+      ++opened;
+      if (held.size() > 200) {
+        ::close(held.front());
+        held.erase(held.begin());
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    for (const int fd : held) ::close(fd);
+  });
+  while (opened < 100) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  int admitted = 0;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    try {
+      Connection worker(endpoint, token, "");
+      ++admitted;
+    } catch (const std::exception& error) {
+      ADD_FAILURE() << "a worker was kept out: " << error.what();
+    }
+  }
+  flooding = false;
+  flood.join();
+  EXPECT_EQ(admitted, 3);
 }
 
 // The journal is read as it is written, and a field that is not as written is refused naming the

@@ -46,9 +46,8 @@ constexpr double kHelloTimeoutS = 5;            // a connection must say hello w
 constexpr long kMaxStrangers = 64;              // connections not yet admitted
 constexpr std::size_t kStrangerMaxLine = 4096;  // bytes of a line before the token is proven
 constexpr long kMaxStrangersPerHost = 8;        // ... of them from one host
-constexpr double kProofGraceS = 1;          // a worker answers the challenge within a round trip
-constexpr long kLoggedDropsPerWindow = 20;  // dropped connections logged one by one ...
-constexpr double kDropWindowS = 10;         // ... in each window of this length
+constexpr long kLoggedDropsPerWindow = 20;      // dropped connections logged one by one ...
+constexpr double kDropWindowS = 10;             // ... in each window of this length
 constexpr std::int64_t kMaxCheckpointBytes = std::int64_t{1} << 40;  // 1 TiB
 // Of a checkpoint sent to a worker: a control message to that worker waits for the chunk being
 // written to go out first (LineChannel::send), 87 KiB of base64, not the whole checkpoint.
@@ -68,12 +67,11 @@ double rounded_ms(double seconds) { return std::round(seconds * 1e6) / 1e6; }
 struct Coordinator::Peer {
   std::unique_ptr<LineChannel> channel;
   Clock::time_point opened;
-  std::string worker;            // empty until admitted
-  nlohmann::json hello;          // the hello, kept until the worker proves the token
-  std::string challenge;         // the nonce this coordinator sent it ("" before the hello)
-  Clock::time_point challenged;  // when it was sent
-  std::string bye;               // the reason the worker gave before closing
-  bool dead = false;             // to be removed at the end of the round
+  std::string worker;     // empty until admitted
+  nlohmann::json hello;   // the hello, kept until the worker proves the token
+  std::string challenge;  // the nonce this coordinator sent it ("" before the hello)
+  std::string bye;        // the reason the worker gave before closing
+  bool dead = false;      // to be removed at the end of the round
   // A checkpoint the worker fetches, queued a chunk at a time as its socket takes them
   // (send_queued()), so that a worker reading slowly holds none of the coordinator's time.
   struct Outgoing {
@@ -285,36 +283,31 @@ void Coordinator::accept_connections() {
     auto peer = std::make_unique<Peer>();
     peer->channel = std::make_unique<LineChannel>(fd, peer_name);
     // Connections that have not proven the token are bounded per source host and in all. At a
-    // bound the oldest of them that has not said hello, or has held its challenge unanswered for
-    // longer than a round trip, gives way to the newest (a worker says hello at once and proves
-    // the token in a round trip), so that strangers, however many hosts they come from, cannot
-    // keep a worker that holds the token out.
+    // bound the oldest of them (of the host, or of all) gives way to the newest, whatever it is
+    // doing: a worker says hello at once and proves the token in a round trip, so strangers must
+    // open kMaxStrangers connections within that round trip to keep it out, however many hosts
+    // they come from. (Connections in the middle of their handshake were spared for a second:
+    // strangers saying hello and never proving anything held every place, and kept workers out.)
     const std::string host = host_of(peer_name);
     const auto now = Clock::now();
     long from_host = 0;
     long strangers = 0;
-    Peer* idle_of_host = nullptr;
-    Peer* idle = nullptr;
+    Peer* oldest_of_host = nullptr;
+    Peer* oldest = nullptr;
     for (const auto& p : peers_) {
       if (!p->worker.empty() || p->dead) continue;
       ++strangers;
-      const bool same_host = host_of(p->channel->peer()) == host;
-      from_host += same_host;
-      if (!p->challenge.empty() && seconds_between(p->challenged, now) < kProofGraceS) {
-        continue;  // in the middle of its handshake
-      }
-      if (idle == nullptr || p->opened < idle->opened) idle = p.get();
-      if (same_host && (idle_of_host == nullptr || p->opened < idle_of_host->opened)) {
-        idle_of_host = p.get();
+      if (oldest == nullptr || p->opened < oldest->opened) oldest = p.get();
+      if (host_of(p->channel->peer()) == host) {
+        ++from_host;
+        if (oldest_of_host == nullptr || p->opened < oldest_of_host->opened) {
+          oldest_of_host = p.get();
+        }
       }
     }
-    Peer* evicted = from_host >= kMaxStrangersPerHost ? idle_of_host
-                    : strangers >= kMaxStrangers      ? idle
+    Peer* evicted = from_host >= kMaxStrangersPerHost ? oldest_of_host
+                    : strangers >= kMaxStrangers      ? oldest
                                                       : nullptr;
-    if ((from_host >= kMaxStrangersPerHost || strangers >= kMaxStrangers) && evicted == nullptr) {
-      drop_garbage(*peer, "too many connections from " + host + " that have not proven the token");
-      continue;  // the channel closes as `peer` goes
-    }
     if (evicted != nullptr) {
       drop_garbage(*evicted, evicted->challenge.empty()
                                  ? "idle without a hello while newer connections wait"
@@ -442,7 +435,6 @@ void Coordinator::handle_hello(Peer& peer, const nlohmann::json& message) {
     }
     peer.hello = message;
     peer.challenge = new_nonce();
-    peer.challenged = Clock::now();
     peer.channel->send({{"challenge", peer.challenge},
                         {"proof", token_proof(token_, "coordinator", nonce, peer.challenge)}});
     return;
