@@ -181,6 +181,9 @@ TEST(CoordinatorPeers, AWorkersNonsenseIsGarbageAndTheCoordinatorGoesOn) {
   ASSERT_TRUE(
       peer->send({{"event", {{"event", "epoch"}, {"epoch", 1}, {"t", -1}, {"time", "1999"}}},
                   {"v", kProtocolVersion}}));
+  // A steps row of a generation still to come (merged, it replaced every row of its step).
+  ASSERT_TRUE(
+      peer->send(message::encode(message::Rows{{"5,0,100,0.1,0.1,0.1,0.1,1.0,999999999,0"}, 1})));
   // It still answers the same worker.
   ASSERT_TRUE(peer->send({{"store", "num_keys"}, {"id", 7}, {"v", kProtocolVersion}}));
   std::optional<std::string> line;
@@ -205,7 +208,8 @@ TEST(CoordinatorPeers, AWorkersNonsenseIsGarbageAndTheCoordinatorGoesOn) {
       EXPECT_NE(event.at("time"), "1999") << line;
     }
   }
-  EXPECT_EQ(garbage, 3) << logged;
+  EXPECT_EQ(garbage, 4) << logged;
+  EXPECT_FALSE(fs::exists(records::JobFiles(dir).step_part("w0")));
 }
 
 // Strangers on ten hosts that say hello as fast as they can and never prove the token keep no

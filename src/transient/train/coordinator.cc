@@ -732,7 +732,25 @@ void Coordinator::handle_rows(Worker& worker, const message::Rows& message) {
   // disk vanishes with it) and merged into steps.csv as before.
   std::string text;
   for (const auto& line : message.rows) {
-    if (line.size() > kMaxRowBytes || line.find('\n') != std::string::npos) {
+    // A row of a generation still to come would replace every other row of its step when the
+    // records are merged (the latest generation's rows of a step are kept): refused with the
+    // malformed ones.
+    std::vector<std::string> fields(1);
+    for (const char c : line) {
+      if (c == ',') {
+        fields.emplace_back();
+      } else {
+        fields.back() += c;
+      }
+    }
+    std::int64_t step = -1;
+    std::int64_t gen = -1;
+    if (fields.size() == 10) {
+      step = whole_number_in(nlohmann::json::parse(fields[0], nullptr, false)).value_or(-1);
+      gen = whole_number_in(nlohmann::json::parse(fields[8], nullptr, false)).value_or(-1);
+    }
+    if (line.size() > kMaxRowBytes || line.find('\n') != std::string::npos || step < 1 ||
+        step > job_.total_steps || gen < 0 || gen > membership_.generation()) {
       events_.append(
           {{"event", "garbage"}, {"worker", worker.id}, {"reason", "a malformed steps row"}});
       return;
