@@ -288,8 +288,11 @@ std::optional<GenerationConfig> Connection::next_generation(std::int64_t after, 
 std::optional<nlohmann::json> Connection::read_reply(LineChannel& channel, bool first) {
   std::optional<std::string> line;
   for (int i = 0; i < 120 && !line && !channel.closed(); ++i) {
-    if (first && g_leave_signal != 0) throw LeftBeforeJoining{};
     line = channel.read_line(0.25);
+    // A notice that came as the reply did is for the admitted worker to honour (it says
+    // goodbye, "preempted"): leaving here, with its admission unread, it was a worker lost
+    // ("failed") to the coordinator, which had admitted it.
+    if (!line && first && g_leave_signal != 0) throw LeftBeforeJoining{};
   }
   if (!line) {
     refusal_ = "no answer";
