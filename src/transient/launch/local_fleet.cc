@@ -67,7 +67,7 @@ void LocalFleet::left(const std::string& worker, const std::string& reason) {
   if (options_.replace_after_s >= 0 && more && reason != "misconfigured") {
     ++replaced_;
     // On the wall clock, not the injection clock, which starts only at the first step: a worker
-    // lost before it was replaced never (no first step came without it).
+    // lost before that step was never replaced (and no first step came without it).
     replacements_.push_back(Clock::now() +
                             std::chrono::duration_cast<Clock::duration>(
                                 std::chrono::duration<double>(options_.replace_after_s)));
