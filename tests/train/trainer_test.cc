@@ -1349,13 +1349,13 @@ TEST(Trainer, AReplacementThatCannotReadItsDataIsNotReplacedInTurn) {
                     "--workers",
                     "2",
                     "--steps",
-                    "80",
+                    "200",
                     "--global-batch",
                     "20",
                     "--threads",
                     "1",
                     "--revoke",
-                    "kill@step40:rank1",
+                    "kill@step150:rank1",  // long after the data has moved away
                     "--replace",
                     "0s",
                     "--job-dir",
@@ -1371,7 +1371,7 @@ TEST(Trainer, AReplacementThatCannotReadItsDataIsNotReplacedInTurn) {
   ASSERT_EQ(misconfigured.size(), 1U) << ended.err;
   EXPECT_NE(misconfigured[0].at("error").get<std::string>().find(data), std::string::npos);
   EXPECT_EQ(summary_of(job).at("revocations"), 1) << "the kill alone";
-  EXPECT_EQ(summary_of(job).at("steps"), 80);
+  EXPECT_EQ(summary_of(job).at("steps"), 200);
 }
 
 // Writes NumPy arrays with numpy itself: images where class k has a bright band at rows 2k..2k+1.
