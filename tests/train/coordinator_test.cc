@@ -79,6 +79,14 @@ class ServedCoordinator {
   std::thread serving_;
 };
 
+// An empty directory for a job, `name` under the test's temporary directory.
+std::string fresh_job_dir(const std::string& name) {
+  const std::string dir = ::testing::TempDir() + "/" + name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
 // Admits a hand-made worker on `channel`: the hello, the token's proof, the admission.
 void admit(LineChannel& channel, const std::string& token) {
   const std::string nonce = new_nonce();
@@ -102,8 +110,7 @@ void admit(LineChannel& channel, const std::string& token) {
 // coordinator sent a checkpoint in one go on its one thread, and gave up on a peer that read
 // nothing for 5 s, cutting its stream in the middle of a line (the slow one never got its reply).
 TEST(CoordinatorCheckpoints, AWorkerReadingSlowlyHoldsNoneOfTheCoordinatorsTime) {
-  const std::string dir = ::testing::TempDir() + "/coordinator_slow_fetch";
-  fs::remove_all(dir);
+  const std::string dir = fresh_job_dir("coordinator_slow_fetch");
   fs::create_directories(records::JobFiles(dir).checkpoints());
   // Far more than the sockets' buffers hold (a few MiB on loopback), so that the slow one's
   // unread bytes stop the sending.
@@ -156,9 +163,7 @@ TEST(CoordinatorCheckpoints, AWorkerReadingSlowlyHoldsNoneOfTheCoordinatorsTime)
 // accuracy it likes went into the records), or one naming another worker; and an event's own `t`
 // and `time` do not replace the log's.
 TEST(CoordinatorPeers, AWorkersNonsenseIsGarbageAndTheCoordinatorGoesOn) {
-  const std::string dir = ::testing::TempDir() + "/coordinator_deep_line";
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const std::string dir = fresh_job_dir("coordinator_deep_line");
   const std::string token = new_job_token();
   ServedCoordinator coordinator(dir, token);
   auto peer = LineChannel::connect(parse_endpoint(coordinator.address(), "the coordinator"), 30);
@@ -217,9 +222,7 @@ TEST(CoordinatorPeers, AWorkersNonsenseIsGarbageAndTheCoordinatorGoesOn) {
 // so that they held every place and each new one, the worker's first, was the one that gave way
 // (every worker that tried was refused "no answer").
 TEST(CoordinatorPeers, StrangersThatSayHelloAndProveNothingKeepNoWorkerOut) {
-  const std::string dir = ::testing::TempDir() + "/coordinator_hello_flood";
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const std::string dir = fresh_job_dir("coordinator_hello_flood");
   const std::string token = new_job_token();
   ServedCoordinator coordinator(dir, token);
   const auto endpoint = parse_endpoint(coordinator.address(), "the coordinator");

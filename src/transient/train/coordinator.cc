@@ -24,6 +24,7 @@
 #include "transient/core/text.h"
 #include "transient/launch/batch_split.h"
 #include "transient/records/job_files.h"
+#include "transient/records/step_reader.h"
 #include "transient/report/live_dashboard.h"
 #include "transient/train/channel.h"
 #include "transient/train/checkpoint_choice.h"
@@ -558,13 +559,10 @@ void Coordinator::handle_message(Worker& worker, const nlohmann::json& line) {
     static const std::set<std::string> kWorkerEvents = {
         "epoch", "checkpoint_snapshot", "image_skipped", "step_resumed", "fp16_overflow"};
     if (kWorkerEvents.count(name) == 0 || event->event.contains("worker")) {
-      std::string shown = name.substr(0, 40);
-      for (char& c : shown) {
-        if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) > 0x7e) c = '?';
-      }
       events_.append({{"event", "garbage"},
                       {"worker", worker.id},
-                      {"line", "an event \"" + shown + "\" of a kind workers do not send"}});
+                      {"line", "an event \"" + printable(name.substr(0, 40)) +
+                                   "\" of a kind workers do not send"}});
       return;
     }
     if (name == "image_skipped") skipped_images_.insert(event->event.value("file", ""));
@@ -735,22 +733,12 @@ void Coordinator::handle_rows(Worker& worker, const message::Rows& message) {
     // A row of a generation still to come would replace every other row of its step when the
     // records are merged (the latest generation's rows of a step are kept): refused with the
     // malformed ones.
-    std::vector<std::string> fields(1);
-    for (const char c : line) {
-      if (c == ',') {
-        fields.emplace_back();
-      } else {
-        fields.back() += c;
-      }
-    }
-    std::int64_t step = -1;
-    std::int64_t gen = -1;
-    if (fields.size() == 10) {
-      step = whole_number_in(nlohmann::json::parse(fields[0], nullptr, false)).value_or(-1);
-      gen = whole_number_in(nlohmann::json::parse(fields[8], nullptr, false)).value_or(-1);
-    }
-    if (line.size() > kMaxRowBytes || line.find('\n') != std::string::npos || step < 1 ||
-        step > job_.total_steps || gen < 0 || gen > membership_.generation()) {
+    const auto read = line.size() <= kMaxRowBytes && line.find('\n') == std::string::npos
+                          ? records::parse_steps(line, "a steps row", false)
+                          : records::StepsRead{};
+    const records::StepRow* row = read.rows.size() == 1 ? &read.rows[0] : nullptr;
+    if (row == nullptr || row->step < 1 || row->step > job_.total_steps || row->gen < 0 ||
+        row->gen > membership_.generation()) {
       events_.append(
           {{"event", "garbage"}, {"worker", worker.id}, {"reason", "a malformed steps row"}});
       return;

@@ -875,15 +875,16 @@ int run_training(const TrainOptions& given, launch::ForkServer* fork_server) {
     fleet.tick();
     if (g_stop_requested) coordinator.request_stop();
     if (const auto cause = fleet.exhausted()) coordinator.fail(*cause);
-    if (const auto cause = fleet.all_left(); cause && !invited) {
-      // The job waits for a worker, as a coordinator's does: the user is told how to start one
-      // (or to pause it), where it waited without a word.
-      invited = true;
-      coordinator.say(*cause + "; the job waits for one to join: transient worker --coordinator " +
+    // The job waits for a worker, as a coordinator's does: the user is told how to start one
+    // (or to pause it), once each time it comes to wait, where it waited without a word.
+    const auto all_left = fleet.all_left();
+    if (all_left && !invited) {
+      coordinator.say(*all_left +
+                      "; the job waits for one to join: transient worker --coordinator " +
                       coordinator.address() + " --token-file " +
                       records::JobFiles(o.job_dir).token() + " (or Ctrl-C pauses it)");
     }
-    if (!fleet.all_left()) invited = false;
+    invited = all_left.has_value();
   }
   // The job's time ends here, not after its workers' exits are awaited.
   const double wall_s = std::chrono::duration<double>(Clock::now() - start).count();
