@@ -1,5 +1,7 @@
 #include "transient/records/event_reader.h"
 
+#include <algorithm>
+
 #include <sstream>
 
 #include "transient/core/json_number.h"
@@ -23,6 +25,22 @@ std::string Event::text(const char* key) const {
 
 bool left_by_revocation(const std::string& reason) {
   return reason != "stopped" && reason != "unreachable" && reason != "misconfigured";
+}
+
+EventCounts count_events(const std::vector<Event>& events) {
+  EventCounts counts;
+  for (const auto& e : events) {
+    if (e.type == "generation") ++counts.generations;
+    if (e.type == "worker_left" && left_by_revocation(e.text("reason"))) ++counts.revocations;
+    if (e.type == "recovery") {
+      ++counts.recoveries;
+      counts.redone_steps += e.count("redone_steps");
+    }
+    if (e.type == "checkpoint") {
+      counts.newest_checkpoint_step = std::max(counts.newest_checkpoint_step, e.count("step"));
+    }
+  }
+  return counts;
 }
 
 EventsRead parse_events(const std::string& text, const std::string& name) {

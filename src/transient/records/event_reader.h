@@ -38,6 +38,17 @@ struct EventsRead {
 // peers' sake) and "misconfigured" (its own data or model file failed it before it was ready).
 bool left_by_revocation(const std::string& reason);
 
+// What a job's events say of all its runs: generations formed, workers lost (left_by_revocation),
+// recoveries and the steps they redid, and the newest checkpoint written (0: none).
+struct EventCounts {
+  std::int64_t generations = 0;
+  std::int64_t revocations = 0;
+  std::int64_t recoveries = 0;
+  std::int64_t redone_steps = 0;
+  std::int64_t newest_checkpoint_step = 0;
+};
+EventCounts count_events(const std::vector<Event>& events);
+
 // Reads `path`. A missing file is one problem and no events; never throws for bad content.
 EventsRead read_events(const std::string& path);
 // The same from text; `name` stands for the path in problems.

@@ -101,16 +101,15 @@ JobFacts job_facts(const records::JobRecords& records, double now_unix_s) {
   f.generation = names.last_gen();
   f.workers = names.last_members();
   if (!points.empty()) f.step = points.back().step;
+  const records::EventCounts counts = records::count_events(records.events);
+  f.recoveries = counts.recoveries;
+  f.redone_steps = counts.redone_steps;
+  f.revocations = counts.revocations;
   std::set<std::string> joined;  // and not gone
   for (const auto& e : records.events) {
     if (e.type == "worker_joined") joined.insert(e.text("worker"));
     if (e.type == "worker_left") joined.erase(e.text("worker"));
     f.step = std::max(f.step, e.count("step", f.step));
-    if (e.type == "recovery") {
-      ++f.recoveries;
-      f.redone_steps += e.count("redone_steps");
-    }
-    if (e.type == "worker_left" && records::left_by_revocation(e.text("reason"))) ++f.revocations;
     if (e.type == "checkpoint") {
       f.checkpoint_step = e.count("step");
       const auto written = parse_utc_iso8601(e.time);

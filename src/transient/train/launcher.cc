@@ -542,10 +542,9 @@ PreparedJob prepare_job(const TrainOptions& given, bool starts_workers) {
 // refused, where it silently started again and dropped its step records.
 void refuse_a_restart_from_nothing(const std::string& job_dir,
                                    const CheckpointDirectory& checkpoints) {
-  std::int64_t newest = 0;
-  for (const auto& event : records::read_events(records::JobFiles(job_dir).events()).events) {
-    if (event.type == "checkpoint") newest = std::max(newest, event.count("step"));
-  }
+  const std::int64_t newest =
+      records::count_events(records::read_events(records::JobFiles(job_dir).events()).events)
+          .newest_checkpoint_step;
   if (newest > 0) {
     throw InputError(checkpoints.dir(), 0,
                      "no checkpoint is left, while the job wrote them up to step " +
@@ -636,30 +635,6 @@ void open_records(PreparedJob& prepared, EventLog& events) {
   }
 }
 
-// The job's losses, recoveries and generations over all its runs (a paused and resumed job, a
-// coordinator taken back), from its events: a coordinator counts only its own run's, while the
-// bill and `transient status` count the whole job.
-struct JobCounts {
-  std::int64_t generations = 0;
-  std::int64_t revocations = 0;
-  std::int64_t recoveries = 0;
-  std::int64_t redone_steps = 0;
-};
-JobCounts whole_job_counts(const std::string& job_dir) {
-  JobCounts counts;
-  for (const auto& e : records::read_events(records::JobFiles(job_dir).events()).events) {
-    if (e.type == "generation") ++counts.generations;
-    if (e.type == "worker_left" && records::left_by_revocation(e.text("reason"))) {
-      ++counts.revocations;
-    }
-    if (e.type == "recovery") {
-      ++counts.recoveries;
-      counts.redone_steps += e.count("redone_steps");
-    }
-  }
-  return counts;
-}
-
 // summary.json and the last lines: what the job came to. `continue_with`: the command that
 // continues the job when it paused, less its job directory ("transient train --resume --job-dir").
 int finish_job(const PreparedJob& prepared, Coordinator& coordinator, EventLog& events,
@@ -677,7 +652,11 @@ int finish_job(const PreparedJob& prepared, Coordinator& coordinator, EventLog& 
                         static_cast<double>(steps_per_epoch(job.train_samples, o.global_batch));
   const double samples_per_s = coordinator.samples_per_s();
   coordinator.close_accounts();
-  const JobCounts counts = whole_job_counts(o.job_dir);
+  // The job's losses, recoveries and generations over all its runs (a paused and resumed job, a
+  // coordinator taken back), from its events: a coordinator counts only its own run's, while the
+  // bill and `transient status` count the whole job.
+  const records::EventCounts counts =
+      records::count_events(records::read_events(records::JobFiles(o.job_dir).events()).events);
   nlohmann::json summary = {
       {"steps", steps},
       {"epochs", std::round(epochs * 1000.0) / 1000.0},
