@@ -64,7 +64,7 @@ TEST(CatalogCsv, AcceptsAliasesAndTheLongForm) {
                 "p4d.24xlarge,A100,8,39.32,,ap-south-1,aps1-az1\n");
   const Catalog catalog = Catalog::read_csv(sky);
   EXPECT_EQ(catalog.find("p4d.24xlarge", "aps1-az1").spot_usd_per_h, 0.0);
-  EXPECT_EQ(catalog.find("p4d.24xlarge").gpus, 8);
+  EXPECT_EQ(catalog.find("p4d.24xlarge", "use1-az1").gpus, 8);
 
   const std::string long_form = write_csv("long.csv",
                                           "type,gpu,market,price_usd_h\n"
@@ -158,6 +158,49 @@ TEST(Catalog, UnknownTypeListsTheCatalogsTypes) {
     EXPECT_EQ(std::string(error.what()),
               "catalog aws-deepvm: type g5.xlarge is not in zone \"us-east-1a\"; accepted: \"\" "
               "(no zone)");
+  }
+}
+
+// A type asked for without its zone was its first row, whatever the zone: a scenario on
+// aws-gpu's p3dn.24xlarge was simulated at apne1-az4's $13.20 an hour spot, where other zones
+// sell it at $3.26 to $20.09. Rows of one price in every zone stand for each other.
+TEST(Catalog, ATypeSoldInSeveralZonesAtDifferentPricesNeedsItsZone) {
+  const Catalog aws = load_catalog("aws-gpu");
+  try {
+    aws.find("p3dn.24xlarge");
+    FAIL() << "expected InputError";
+  } catch (const InputError& error) {
+    EXPECT_EQ(
+        std::string(error.what())
+            .rfind("catalog aws-gpu: type p3dn.24xlarge is sold in several zones at different "
+                   "prices: apne1-az4 (on demand $42.78/h, spot $13.2/h), euw1-az1 (on demand "
+                   "$33.71/h, spot $15.22/h), ",
+                   0),
+        0u)
+        << error.what();
+    EXPECT_NE(std::string(error.what())
+                  .find("use1-az6 (on demand $31.21/h, spot $3.263/h), usw2-az1 (on demand "
+                        "$31.21/h, spot $9.186/h), usw2-az3 (on demand $31.21/h, spot $10.3/h); "
+                        "accepted: one of these zones given with the type"),
+              std::string::npos)
+        << error.what();
+  }
+  EXPECT_DOUBLE_EQ(aws.find("p3dn.24xlarge", "use1-az6").spot_usd_per_h, 3.2632);
+
+  const std::string path =
+      write_csv("zones.csv", std::string(kHeader) +
+                                 "k80,K80,1,4.113,4,15,8,0.723,0.256,us-east1,us-east1-c\n"
+                                 "k80,K80,1,4.113,4,15,8,0.723,0.256,us-east1,us-east1-d\n"
+                                 "k80,K80,1,4.113,4,15,8,0.723,,us-west1,us-west1-b\n");
+  try {
+    Catalog::read_csv(path).find("k80");
+    FAIL() << "expected InputError";
+  } catch (const InputError& error) {
+    EXPECT_EQ(std::string(error.what()),
+              "catalog zones.csv: type k80 is sold in several zones at different prices: "
+              "us-east1-c (on demand $0.723/h, spot $0.256/h), us-east1-d (on demand $0.723/h, "
+              "spot $0.256/h), us-west1-b (on demand $0.723/h, spot none); accepted: one of "
+              "these zones given with the type");
   }
 }
 

@@ -833,6 +833,35 @@ TEST(PlanCli, EvaluateRefusesTheFlagsOfTheSearch) {
   EXPECT_FALSE(std::filesystem::exists("/tmp/transient_plan_evaluate.svg"));
 }
 
+// A type named without its zone was priced at the catalog's first row: aws-gpu's p3dn.24xlarge
+// was judged at apne1-az4's $13.20 an hour spot, where use1-az6 sells it at $3.26. Where the
+// zones' prices differ the zone is asked for, as TYPE@ZONE; `predict`, which prices nothing,
+// takes the type without it.
+TEST(PlanCli, EvaluatingATypeSoldInSeveralZonesAtDifferentPricesNeedsItsZone) {
+  const std::string evaluate =
+      "plan --workload resnet-32 --steps 64000 --deadline 10h --runs 2 --catalog aws-gpu "
+      "--evaluate ";
+  const CliResult unzoned = run_cli(evaluate + "1xp3dn.24xlarge:spot");
+  expect_one_line_error(unzoned,
+                        "error: cluster \"1xp3dn.24xlarge:spot\": catalog aws-gpu: type "
+                        "p3dn.24xlarge is sold in several zones at different prices: apne1-az4 "
+                        "(on demand $42.78/h, spot $13.2/h), ");
+  EXPECT_NE(unzoned.out.find("accepted: one of these zones given with the type as "
+                             "p3dn.24xlarge@ZONE"),
+            std::string::npos)
+      << unzoned.out;
+  const CliResult zoned = run_cli(evaluate + "1xp3dn.24xlarge@use1-az6:spot");
+  ASSERT_EQ(zoned.exit_code, 0) << zoned.out;
+  EXPECT_NE(zoned.out.find("1 x p3dn.24xlarge spot (use1-az6)"), std::string::npos) << zoned.out;
+  EXPECT_NE(zoned.out.find("evaluate                   3.263 "), std::string::npos) << zoned.out;
+  expect_one_line_error(run_cli(evaluate + "1xp3dn.24xlarge@use1-az9:spot"),
+                        "error: cluster \"1xp3dn.24xlarge@use1-az9:spot\": catalog aws-gpu: type "
+                        "p3dn.24xlarge is not in zone \"use1-az9\"; accepted: apne1-az4, ");
+  const CliResult predicted =
+      run_cli("predict --workload resnet-32 --catalog aws-gpu --cluster 2xp3dn.24xlarge");
+  EXPECT_EQ(predicted.exit_code, 0) << predicted.out;
+}
+
 // --plot is honoured beside --emit-train-flags, which prints only the flags (no picture was
 // written: the flags were printed and the command returned first).
 TEST(PlanCli, PlotIsWrittenWithTrainFlags) {

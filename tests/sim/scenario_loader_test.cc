@@ -152,6 +152,29 @@ TEST(ScenarioLoader, AReplacementTypeTheThroughputModelCannotPriceIsRefusedWhere
   EXPECT_NE(error.find("accepted: K80"), std::string::npos) << error;
 }
 
+// A catalog type sold in several zones at different prices was its first row's when the
+// scenario named no zone (aws-gpu's p3dn.24xlarge simulated at $13.20 an hour spot whatever
+// zone was meant): the zone is asked for where the type is named. A replacement type is taken
+// in the workers' zone.
+TEST(ScenarioLoader, ACatalogTypeSoldInSeveralZonesAtDifferentPricesNeedsItsZone) {
+  const std::string text =
+      "[job]\nsteps = 1000\n[throughput]\nmodel = \"analytic\"\nworkload = \"resnet-32\"\n"
+      "[cluster]\ncatalog = \"aws-gpu\"\nreplacement_types = [\"p4d.24xlarge\"]\n"
+      "[[cluster.workers]]\ntype = \"p3dn.24xlarge\"\ncount = 2\n";
+  const std::string error = error_of(text);
+  EXPECT_EQ(error.rfind("bad.toml:10: [[cluster.workers]] type: catalog aws-gpu: type "
+                        "p3dn.24xlarge is sold in several zones at different prices: apne1-az4 "
+                        "(on demand $42.78/h, spot $13.2/h), ",
+                        0),
+            0u)
+      << error;
+  const Scenario s = parse_scenario(text + "zone = \"use1-az6\"\n", "zoned.toml", ".", options());
+  EXPECT_DOUBLE_EQ(s.workers.at(0).type.spot_usd_per_h, 3.2632);
+  ASSERT_EQ(s.replacement_types.size(), 1u);
+  EXPECT_EQ(s.replacement_types[0].zone, "use1-az6");
+  EXPECT_DOUBLE_EQ(s.replacement_types[0].spot_usd_per_h, 5.0933);
+}
+
 // A second table of a name silently replaced the first (its prices used, nothing said); a GPU
 // model with 0 GPUs was priced and timed as a GPU server; a price of 1e-303 printed FLOPs per
 // dollar of inf. Each is refused at its key.

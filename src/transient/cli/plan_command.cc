@@ -490,6 +490,7 @@ void run_plan(const PlanFlags& flags) {
   const std::string quantile = plan::format_quantile(flags.confidence);
   if (!flags.evaluate.empty()) {
     const perf::ClusterSpec spec = perf::parse_cluster_spec(flags.evaluate, catalog);
+    perf::require_priced_zones(spec, catalog);
     plan::Configuration configuration;
     for (const auto& entry : spec.entries) {
       if (entry.parameter_server && entry.market != cloud::Market::on_demand) {
@@ -697,7 +698,8 @@ void add_plan_command(CLI::App& app) {
   cmd->add_option("--throughput", flags->throughput, "analytic or fitted")->capture_default_str();
   cmd->add_option("--model", flags->model_file, "a model file written by `transient fit`");
   cmd->add_option("--evaluate", flags->evaluate,
-                  "judge this cluster instead of searching, e.g. 4xk80:spot,1xps");
+                  "judge this cluster instead of searching, e.g. 4xk80:spot,1xps (predict's "
+                  "SPEC; TYPE@ZONE where the catalog sells TYPE in zones at different prices)");
   cmd->add_option("--data-dir", flags->data_dir,
                   "the shared measurements (default: the build's ../shared/data)");
   cmd->add_option("--market", flags->market,

@@ -134,8 +134,8 @@ void add_predict_command(CLI::App& app) {
   command->add_option("--profile", args->profile, "a workload profile JSON file");
   command
       ->add_option("--cluster", args->cluster,
-                   "SPEC: [COUNTx]TYPE[:spot|:on-demand],... where TYPE is an instance type or "
-                   "a GPU name of the catalog, or ps; e.g. 4xk80:spot or 2xv100,2xk80")
+                   "SPEC: [COUNTx]TYPE[@ZONE][:spot|:on-demand],... where TYPE is an instance "
+                   "type or a GPU name of the catalog, or ps; e.g. 4xk80:spot or 2xv100,2xk80")
       ->required();
   command
       ->add_option("--arch", args->arch,

@@ -219,29 +219,34 @@ void resolve_prices(const CLI::App& cmd, const PriceFlags& flags, train::TrainOp
                      "\" is not a market; accepted: spot, on-demand");
   }
   const cloud::Catalog catalog = cloud::load_catalog(flags.catalog);
-  const cloud::InstanceType& type = catalog.find(flags.instance_type, flags.zone);
-  if (!type.has_market(*market)) {
-    throw InputError("--market: " + flags.instance_type + " is not sold " +
-                     std::string(cloud::to_string(*market)) + " in " + flags.catalog +
-                     (flags.zone.empty() ? "" : " zone " + flags.zone));
-  }
-  if (flags.zone.empty()) {
+  std::string zone = flags.zone;
+  if (zone.empty()) {
     // Sold in several zones at different prices: which one the workers run in is the user's to
-    // say (the first row's price was taken, 4x from another's in aws-gpu).
+    // say (the first row's price was taken, 4x from another's in aws-gpu). At one price in
+    // this market, the first zone that sells in it stands for all.
     std::string offers;
     bool differ = false;
+    const cloud::InstanceType* first = nullptr;
     for (const cloud::InstanceType& other : catalog.types()) {
-      if (other.name != type.name || !other.has_market(*market)) continue;
-      differ = differ || other.price_usd_per_h(*market) != type.price_usd_per_h(*market);
+      if (other.name != flags.instance_type || !other.has_market(*market)) continue;
+      if (first == nullptr) first = &other;
+      differ = differ || other.price_usd_per_h(*market) != first->price_usd_per_h(*market);
       offers += fmt::format("{}{} ${:.4g}/h", offers.empty() ? "" : ", ",
                             other.zone.empty() ? std::string("(no zone)") : other.zone,
                             other.price_usd_per_h(*market));
     }
     if (differ) {
-      throw InputError("--instance-type " + type.name + " is sold " +
+      throw InputError("--instance-type " + flags.instance_type + " is sold " +
                        std::string(cloud::to_string(*market)) + " in several zones of " +
                        flags.catalog + " at different prices (" + offers + "); give --zone ZONE");
     }
+    if (first != nullptr) zone = first->zone;
+  }
+  const cloud::InstanceType& type = catalog.find(flags.instance_type, zone);
+  if (!type.has_market(*market)) {
+    throw InputError("--market: " + flags.instance_type + " is not sold " +
+                     std::string(cloud::to_string(*market)) + " in " + flags.catalog +
+                     (flags.zone.empty() ? "" : " zone " + flags.zone));
   }
   options.instance_type = flags.instance_type;
   options.market = std::string(cloud::to_string(*market));

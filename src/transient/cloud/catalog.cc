@@ -9,6 +9,8 @@
 #include <tuple>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "transient/core/bounds.h"
 #include "transient/core/csv_table.h"
 #include "transient/core/error.h"
@@ -19,6 +21,11 @@ namespace {
 
 constexpr Bound kGpus{0, 1024, "GPUs", true};   // of one server
 constexpr Bound kVcpus{0, 1e4, "vCPUs", true};  // of one server
+
+// A price per hour as the catalog listing shows it; 0 is no such market.
+std::string price_text(double usd_per_h) {
+  return usd_per_h > 0.0 ? fmt::format("${:.4g}/h", usd_per_h) : std::string("none");
+}
 
 // The index of the first header cell equal (ignoring case) to one of `names`.
 std::optional<int> column(const CsvTable& table, std::initializer_list<const char*> names) {
@@ -195,11 +202,32 @@ Catalog Catalog::read_csv(const std::string& path) {
 
 const InstanceType& Catalog::find(const std::string& type, const std::string& zone) const {
   std::string zones;
+  const InstanceType* first = nullptr;
+  bool prices_differ = false;
+  std::string offers;
   for (const InstanceType& candidate : types_) {
     if (candidate.name != type) continue;
-    if (zone.empty() || candidate.zone == zone) return candidate;
+    if (!zone.empty() && candidate.zone == zone) return candidate;
+    if (zone.empty()) {
+      // Without a zone the first row stands for every zone only if each sells at its prices
+      // (aws-gpu's p3dn.24xlarge is $3.26 to $20.09 an hour spot by zone).
+      if (first == nullptr) first = &candidate;
+      prices_differ = prices_differ ||
+                      candidate.on_demand_usd_per_h != first->on_demand_usd_per_h ||
+                      candidate.spot_usd_per_h != first->spot_usd_per_h;
+      offers += fmt::format("{}{} (on demand {}, spot {})", offers.empty() ? "" : ", ",
+                            candidate.zone.empty() ? std::string("no zone") : candidate.zone,
+                            price_text(candidate.on_demand_usd_per_h),
+                            price_text(candidate.spot_usd_per_h));
+    }
     zones += (zones.empty() ? "" : ", ") +
              (candidate.zone.empty() ? std::string("\"\" (no zone)") : candidate.zone);
+  }
+  if (first != nullptr) {
+    if (!prices_differ) return *first;
+    throw InputError("catalog " + name_ + ": type " + type +
+                     " is sold in several zones at different prices: " + offers +
+                     "; accepted: one of these zones given with the type");
   }
   if (!zones.empty()) {
     throw InputError("catalog " + name_ + ": type " + type + " is not in zone \"" + zone +

@@ -39,8 +39,9 @@ class Catalog {
   const std::string& source() const { return source_; }
   const std::vector<InstanceType>& types() const { return types_; }
 
-  // The type called `type`, in `zone` if not empty (else its first row). Throws InputError
-  // listing the catalog's types, or the zones that have `type`.
+  // The type called `type`, in `zone` if not empty; without a zone, its first row if every row
+  // of that name has the same prices. Throws InputError listing the catalog's types, the zones
+  // that have `type`, or (no zone given) each zone's prices when they differ.
   const InstanceType& find(const std::string& type, const std::string& zone = "") const;
   // Whether the catalog has `type` (in any zone).
   bool contains(const std::string& type) const;

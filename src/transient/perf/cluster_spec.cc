@@ -128,8 +128,24 @@ ClusterSpec parse_cluster_spec(const std::string& text, const cloud::Catalog& ca
     } else if (digits == rest.size() && digits > 0) {
       fail(text, "\"" + item + "\" has a count but no type; accepted: COUNTxTYPE, e.g. 4xk80");
     }
+    std::string zone;
+    if (const std::size_t at = rest.find('@'); at != std::string::npos) {
+      zone = trim(rest.substr(at + 1));
+      rest = trim(rest.substr(0, at));
+      if (zone.empty()) fail(text, "\"" + item + "\" names no zone after @; accepted: TYPE@ZONE");
+    }
     if (rest.empty()) fail(text, "\"" + item + "\" names no type");
     entry.type = resolve_type(text, rest, catalog, entry.parameter_server);
+    // `ps` is the cheapest row of all, a choice of zone made.
+    entry.zone_given = entry.parameter_server;
+    if (!zone.empty()) {
+      try {
+        entry.type = catalog.find(entry.type.name, zone);
+      } catch (const InputError& error) {
+        fail(text, error.what());
+      }
+      entry.zone_given = true;
+    }
     // Workers need a GPU: a CPU-only server in a spec can only serve parameters.
     if (entry.type.gpus == 0) entry.parameter_server = true;
     spec.entries.push_back(entry);
@@ -140,6 +156,17 @@ ClusterSpec parse_cluster_spec(const std::string& text, const cloud::Catalog& ca
     fail(text, "no workers, only parameter servers; add GPU servers, e.g. 4xk80");
   }
   return spec;
+}
+
+void require_priced_zones(const ClusterSpec& spec, const cloud::Catalog& catalog) {
+  for (const auto& entry : spec.entries) {
+    if (entry.zone_given) continue;
+    try {
+      catalog.find(entry.type.name);
+    } catch (const InputError& error) {
+      fail(spec.text, std::string(error.what()) + " as " + entry.type.name + "@ZONE");
+    }
+  }
 }
 
 }  // namespace transient::perf

@@ -2,11 +2,12 @@
 // `2xv100,2xk80`, `4xn1-standard-4+k80:spot,1xps:on-demand`. `predict --cluster` and the
 // planner's `--evaluate` read the same syntax.
 //
-// Grammar: ENTRY[,ENTRY...] where ENTRY is [COUNT x] TYPE [:MARKET]
+// Grammar: ENTRY[,ENTRY...] where ENTRY is [COUNT x] TYPE [@ZONE] [:MARKET]
 // - COUNT: a whole number >= 1 (default 1); `x` or `X` or `*` separates it from TYPE;
 // - TYPE: an instance type of the catalog (case-insensitive), or a GPU model (k80, v100): the
 //   catalog's first single-GPU type with that GPU, or `ps`: a parameter server on the catalog's
 //   cheapest CPU-only type;
+// - ZONE: the catalog's row of TYPE in that zone (else its first row; see `zone_given`);
 // - MARKET: spot, preemptible or on-demand (default on-demand).
 // COUNT counts servers; a server of a type with k GPUs runs k workers, one per GPU
 // (ClusterShape::total_workers()).
@@ -27,6 +28,7 @@ struct ClusterSpecEntry {
   int count = 1;                                    // servers of this type and market, >= 1
   cloud::Market market = cloud::Market::on_demand;  // how they are bought
   bool parameter_server = false;                    // written as `ps`: serves parameters
+  bool zone_given = false;  // written TYPE@ZONE, or ps; else `type` is its name's first row
 };
 
 struct ClusterSpec {
@@ -42,7 +44,13 @@ struct ClusterSpec {
 };
 
 // Parses `text` against `catalog`. Throws InputError for bad syntax, a count < 1, an unknown
-// market or type (listing what the catalog has), or a spec without any worker.
+// market or type (listing what the catalog has), a zone without that type (listing the zones
+// that have it), or a spec without any worker.
 ClusterSpec parse_cluster_spec(const std::string& text, const cloud::Catalog& catalog);
+
+// Throws InputError, quoting the spec, for an entry without a zone whose type `catalog` sells in
+// several zones at different prices (each zone's prices listed, TYPE@ZONE asked for): what a
+// command that prices the cluster calls.
+void require_priced_zones(const ClusterSpec& spec, const cloud::Catalog& catalog);
 
 }  // namespace transient::perf

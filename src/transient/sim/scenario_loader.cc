@@ -341,7 +341,15 @@ class Loader {
       for (const auto& element : *array) {
         const auto* name = element.as_string();
         if (!name) section.fail("replacement_types", "expected an array of instance type names");
-        s.replacement_types.push_back(resolve_type(section, "replacement_types", name->get(), ""));
+        // A replacement is rented where the workers run: in their zone if it is sold there.
+        std::string zone;
+        if (catalog_ && !s.workers.front().type.zone.empty()) {
+          for (const cloud::InstanceType& row : catalog_->types()) {
+            if (row.name == name->get() && row.zone == s.workers.front().type.zone) zone = row.zone;
+          }
+        }
+        s.replacement_types.push_back(
+            resolve_type(section, "replacement_types", name->get(), zone));
         // A replacement the throughput model cannot price fails here, not in the run that
         // first draws it.
         perf::ClusterShape shape;
