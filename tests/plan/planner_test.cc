@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <limits>
 
 #include "plan/test_catalog.h"
@@ -204,7 +205,9 @@ TEST(Planner, AdvisesTheCheapestSafePolicyAgainstTheOptimum) {
   EXPECT_EQ(r.recommended->policy->market_policy, advice.recommended);
   EXPECT_TRUE(advice.optimal_exact);
   EXPECT_EQ(advice.runs, o.runs);
-  ASSERT_EQ(advice.policies.size(), 4u);  // the three safe policies, then the optimum
+  // The three safe policies, none (the plan as simulated), then the optimum.
+  ASSERT_EQ(advice.policies.size(), 5u);
+  EXPECT_EQ(advice.policies[3].name, "none");
   EXPECT_EQ(advice.policies.back().name, "optimal");
   const PolicyFigures* chosen = nullptr;
   for (const auto& f : advice.policies) {
@@ -213,14 +216,23 @@ TEST(Planner, AdvisesTheCheapestSafePolicyAgainstTheOptimum) {
   ASSERT_NE(chosen, nullptr);
   EXPECT_EQ(chosen->deadline_miss_share, 0.0);
   for (const auto& f : advice.policies) {
-    // On a trace the optimum is exact: no policy that meets the deadline costs less.
+    if (f.name == "none" || f.name == "optimal") continue;
+    // On a trace the optimum of the policies' ticks is exact: no safe policy that meets the
+    // deadline costs less.
     if (f.deadline_miss_share == 0.0) {
       EXPECT_GE(f.cost_over_optimal, 1.0 - 1e-9) << f.name;
-    }
-    if (f.name != "optimal" && f.deadline_miss_share == 0.0) {
       EXPECT_LE(chosen->expected_cost_usd, f.expected_cost_usd) << f.name;
     }
   }
+  // A safe policy is advised unless running without one kept every deadline for 5% less.
+  const PolicyFigures& none = advice.policies[3];
+  double cheapest_safe = advice.policies[0].expected_cost_usd;
+  for (int i = 1; i < 3; ++i) {
+    cheapest_safe = std::min(cheapest_safe, advice.policies[i].expected_cost_usd);
+  }
+  EXPECT_EQ(advice.recommended == "none",
+            none.deadline_miss_share == 0.0 && cheapest_safe > none.expected_cost_usd * 1.05)
+      << advice.recommended;
   EXPECT_NE(r.recommended->policy->text().find(advice.text()), std::string::npos);
   EXPECT_NE(advice.text().find("above the offline optimum"), std::string::npos);
 }

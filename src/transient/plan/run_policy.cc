@@ -33,19 +33,37 @@ bool PolicyAdvice::within_budget() const {
 std::string PolicyAdvice::text() const {
   const PolicyFigures* best = chosen();
   if (best == nullptr) return "";
-  std::string out = fmt::format("run with the `{}` market policy: expected {}", best->name,
-                                money(best->expected_cost_usd));
+  std::string out =
+      best->name == "none"
+          ? fmt::format(
+                "run without a market policy (the workers stay on spot; nothing guards "
+                "the deadline): expected {}",
+                money(best->expected_cost_usd))
+          : fmt::format("run with the `{}` market policy: expected {}", best->name,
+                        money(best->expected_cost_usd));
   if (const PolicyFigures* o = optimal()) {
     const double above = 100 * (best->cost_over_optimal - 1);
-    out += fmt::format(
-        ", {:.1f}% {} the offline {} ({}) on average", std::abs(above),
-        above < 0 ? "below" : "above",
-        optimal_exact ? "optimum" : "schedule (a heuristic on this market, not a bound)",
-        money(o->expected_cost_usd));
+    out += fmt::format(", {:.1f}% {} the offline {}{}{} ({}) on average", std::abs(above),
+                       above < 0 ? "below" : "above", optimal_exact ? "optimum" : "schedule",
+                       best->name == "none" ? " of the market policies" : "",
+                       optimal_exact ? "" : " (a heuristic on this market, not a bound)",
+                       money(o->expected_cost_usd));
   }
   out += fmt::format(" over {} runs of the market planned with; {:.0f}% missed the deadline", runs,
                      100 * best->deadline_miss_share);
   if (!within_budget()) out += "; above the budget (" + money(budget_usd) + ")";
+  if (best->name == "none") {
+    // What the guarantee would cost: the cheapest deadline-safe policy.
+    const PolicyFigures* safe = nullptr;
+    for (const auto& f : policies) {
+      if (f.name == "none" || f.name == "optimal") continue;
+      if (safe == nullptr || f.expected_cost_usd < safe->expected_cost_usd) safe = &f;
+    }
+    if (safe != nullptr) {
+      out += fmt::format("; the cheapest deadline-safe one, `{}`, expected {}", safe->name,
+                         money(safe->expected_cost_usd));
+    }
+  }
   return out;
 }
 

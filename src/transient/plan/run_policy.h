@@ -14,10 +14,11 @@
 
 namespace transient::plan {
 
-// One deadline-safe market policy (sim/market_policy.h) simulated on the market the plan was made
-// with, against the offline optimum on the same runs.
+// One market policy (sim/market_policy.h) simulated on the market the plan was made with,
+// against the offline optimum on the same runs: a deadline-safe one, or `none` (the workers stay
+// on spot, nothing guards the deadline).
 struct PolicyFigures {
-  std::string name;                  // a market policy of the registry
+  std::string name;                  // a market policy of the registry, or none
   double expected_cost_usd = 0.0;    // mean over the runs
   double cost_over_optimal = 0.0;    // mean of cost / optimal cost, run by run (0: unknown)
   double deadline_miss_share = 0.0;  // runs that missed the deadline
@@ -25,9 +26,12 @@ struct PolicyFigures {
 
 // The deadline policy to run the recommended plan with, chosen by simulation.
 struct PolicyAdvice {
-  std::string recommended;              // the cheapest policy that missed no deadline
-  std::vector<PolicyFigures> policies;  // every safe policy, then `optimal` (if it could run)
-  int runs = 0;                         // Monte Carlo runs behind the figures
+  // The cheapest safe policy of those that missed fewest deadlines; `none` instead where it
+  // missed fewer, or as few and the safe one costs over 5% more (planner.cc, kGuaranteeWorth).
+  std::string recommended;
+  // Every safe policy, then `none`, then `optimal` (if it could run).
+  std::vector<PolicyFigures> policies;
+  int runs = 0;  // Monte Carlo runs behind the figures
   bool optimal_exact =
       false;  // `optimal` is the exact optimum (a replayed trace), else a heuristic
   double checkpoint_interval_s = 0.0;  // the periodic checkpoints of the runs (0 = none)
@@ -43,7 +47,8 @@ struct PolicyAdvice {
   const PolicyFigures* optimal() const;
   // "run with the `greedy` market policy: expected $2.47, 0.0% above the offline optimum ($2.47)
   // on average over 20 runs of the market planned with; 0% missed the deadline", and "; above
-  // the budget ($2.40)" when it is.
+  // the budget ($2.40)" when it is. For `none`: "run without a market policy (...): expected
+  // ...; the cheapest deadline-safe one, `greedy`, expected $2.92".
   std::string text() const;
 };
 
