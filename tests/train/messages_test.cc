@@ -4,11 +4,14 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <deque>
 #include <limits>
 #include <stdexcept>
 #include <string>
 
+#include "transient/core/atomic_file.h"
+#include "transient/core/error.h"
 #include "transient/train/channel.h"
 #include "transient/train/option_fields.h"
 #include "transient/train/option_names.h"
@@ -258,6 +261,25 @@ void expect_names_read_back(const std::vector<std::string>& names) {
   EXPECT_EQ(seen, names);
   EXPECT_EQ(parse_name<E>("nonsense"), std::nullopt);
   EXPECT_EQ(parse_name<E>(""), std::nullopt);
+}
+
+// A token pasted with a space or a line end before it was a wrong token (only trailing blanks
+// were dropped, and only from the file); the blanks around a token are no part of it, wherever
+// it is given.
+TEST(JobToken, BlanksAroundTheTokenAreNoPartOfIt) {
+  EXPECT_EQ(job_token(" \t0123abcd\n", "--token"), "0123abcd");
+  const std::string path = ::testing::TempDir() + "/job_token_blanks";
+  write_file_atomically(path, "\n  0123abcd \r\n");
+  EXPECT_EQ(read_token_file(path), "0123abcd");
+  try {
+    job_token(" \n", "--token");
+    FAIL() << "a token of blanks was taken";
+  } catch (const InputError& error) {
+    EXPECT_STREQ(error.what(), "--token: no token; accepted: the job's token");
+  }
+  write_file_atomically(path, " \n");
+  EXPECT_THROW(read_token_file(path), InputError);
+  std::remove(path.c_str());
 }
 
 TEST(OptionNames, EveryNameReadsBackAndTheJobConfigCarriesThem) {

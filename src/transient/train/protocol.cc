@@ -6,6 +6,7 @@
 #include "transient/core/atomic_file.h"
 #include "transient/core/error.h"
 #include "transient/core/json_number.h"
+#include "transient/core/text.h"
 #include "transient/train/option_fields.h"
 
 namespace transient::train {
@@ -103,9 +104,14 @@ WorkerResult worker_result_from_json(const nlohmann::json& j) {
   return result;
 }
 
+std::string job_token(const std::string& text, const std::string& source) {
+  std::string token = trim(text);
+  if (token.empty()) throw InputError(source + ": no token; accepted: the job's token");
+  return token;
+}
+
 std::string read_token_file(const std::string& path) {
-  std::string token = read_file(path);
-  while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) token.pop_back();
+  const std::string token = trim(read_file(path));
   if (token.empty()) throw InputError(path, 0, "the job's token file is empty");
   return token;
 }

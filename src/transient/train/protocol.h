@@ -116,8 +116,12 @@ WorkerResult worker_result_from_json(const nlohmann::json& json);
 
 std::string generation_prefix(std::int64_t generation);  // "gen/<g>/"
 
-// The job's token from its file (trailing blanks and line ends dropped). Throws InputError
-// naming the file if it cannot be read or is empty.
+// The job's token as given in `text` (its file, --token or $TRANSIENT_TOKEN), without the blanks
+// and line ends around it: a token pasted with a space was a wrong token. Throws InputError
+// naming `source` if nothing is left.
+std::string job_token(const std::string& text, const std::string& source);
+// The job's token from its file (job_token). Throws InputError naming the file if it cannot be
+// read or holds no token.
 std::string read_token_file(const std::string& path);
 
 }  // namespace transient::train

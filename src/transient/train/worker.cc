@@ -1037,8 +1037,9 @@ int run_worker(const WorkerOptions& options) {
   if (options.token.empty() == options.token_file.empty()) {
     throw InputError("give the job's token with exactly one of --token-file FILE or --token T");
   }
-  const std::string token =
-      options.token.empty() ? read_token_file(options.token_file) : options.token;
+  const std::string token = options.token.empty()
+                                ? read_token_file(options.token_file)
+                                : job_token(options.token, "--token (or $TRANSIENT_TOKEN)");
 
   if (options.threads < 0) {
     throw InputError("--threads: must be at least 1 (or 0 for the job's)");
