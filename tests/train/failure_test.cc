@@ -196,6 +196,12 @@ TEST(Failure, AfterTheLastRollbackADivergenceStopsTheJob) {
   EXPECT_EQ(result.exit_code, kExitDiverged) << result.err;
   EXPECT_NE(result.err.find("after 3 rollbacks with a learning rate x0.125"), std::string::npos)
       << result.err;
+  // Diverged within a few steps, before the first checkpoint (every 30 s): the advice says where
+  // the job goes on from, where it said "the newest checkpoint before it is no checkpoint".
+  EXPECT_NE(result.err.find("; no checkpoint was written before it: lower --lr and start again "
+                            "from step 0 with --resume\n"),
+            std::string::npos)
+      << result.err;
   const auto summary = summary_in(dir);
   EXPECT_EQ(summary.at("rollbacks"), kMaxRollbacks);
   EXPECT_FALSE(summary.at("finished").get<bool>());

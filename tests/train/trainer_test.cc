@@ -596,6 +596,9 @@ TEST(Trainer, BadInputIsOneErrorLineAndExitCode2) {
                         "--weight-decay: nan is out of range");
   expect_one_error_line(run_cli({"train", "--weight-decay", "-1", "--job-dir", job}, dir + "/i"),
                         "accepted: 0 <= WD <= 1");
+  // -1 was taken and wrapped around to 18446744073709551615 in job.json.
+  expect_one_error_line(run_cli({"train", "--seed", "-1", "--job-dir", job}, dir + "/seed"),
+                        "--seed: \"-1\"; accepted: a whole number >= 0");
   // A worker with no sample of any step would only wait for the others.
   expect_one_error_line(
       run_cli({"train", "--global-batch", "2", "--workers", "3", "--job-dir", job}, dir + "/o"),

@@ -142,10 +142,11 @@ void add_job_options(CLI::App& cmd, train::TrainOptions& options, std::string& c
                  "clip the gradient's global L2 norm to this before each step (0 = never)")
       ->capture_default_str();
   cmd.add_option("--seed", options.seed, "model initialisation and data order")
+      ->check(kSeed)
       ->capture_default_str();
   add_named_option(cmd, "--compress", options.compress,
                    "gradients on the wire: none, bf16 or fp16 (half the bytes, for slow links; "
-                   "summed in that precision)");
+                   "summed in fp32 and rounded once)");
   add_named_option(cmd, "--precision", options.precision,
                    "the forward pass and the loss: fp32, or bf16 or fp16 (mixed precision: run "
                    "under autocast in that type; parameters, gradients and optimiser state stay "

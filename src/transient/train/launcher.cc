@@ -726,10 +726,17 @@ int finish_job(const PreparedJob& prepared, Coordinator& coordinator, EventLog& 
     }
     std::fflush(stdout);
     if (outcome.diverged_at_step > 0) {
-      std::fprintf(stderr,
-                   "error: training diverged: %s; the newest checkpoint before it is %s: lower "
-                   "--lr and continue from it with --resume\n",
-                   printable(outcome.failure).c_str(), newest.c_str());
+      if (newest == "no checkpoint") {
+        std::fprintf(stderr,
+                     "error: training diverged: %s; no checkpoint was written before it: lower "
+                     "--lr and start again from step 0 with --resume\n",
+                     printable(outcome.failure).c_str());
+      } else {
+        std::fprintf(stderr,
+                     "error: training diverged: %s; the newest checkpoint before it is %s: lower "
+                     "--lr and continue from it with --resume\n",
+                     printable(outcome.failure).c_str(), newest.c_str());
+      }
       return kExitDiverged;
     }
     std::fprintf(stderr, "error: the job failed after step %lld: %s; its newest checkpoint is %s\n",
