@@ -192,6 +192,10 @@ TEST(ReportFacts, ARunningJobHasItsSpeedFromItsLastSteps) {
                                    "evaluated and its last checkpoint written\n"),
             std::string::npos)
       << status_text(done);
+  // The journal says the job ended, and no summary.json was written: neither running nor any
+  // state a summary gives (the README names it).
+  std::ofstream(job.dir + "/coordinator.json") << R"({"job": {"total_steps": 300}, "ended": true})";
+  EXPECT_EQ(job_facts(records::read_job_records(job.dir), 0.0).state, "ended");
   // A finished job has none.
   EXPECT_FALSE(
       job_facts(records::read_job_records(testing::write_job_dir("ended").dir), 0.0).time_left_s);
