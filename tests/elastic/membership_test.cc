@@ -530,6 +530,22 @@ TEST_F(MembershipTest, AWorkerThatCouldNotStartIsNoRevocation) {
   EXPECT_EQ(machine_->revocations(), 1) << "the same counter counts a member's loss";
 }
 
+// The members of a generation trained on while no coordinator was: a restarted one bills them
+// from the journal's bill, where it billed them from its own start (the gap was free).
+TEST_F(MembershipTest, ARestartedCoordinatorBillsItsMembersFromTheJournalsBill) {
+  start(2);
+  report("w0", Report::Kind::kFormed, 0);
+  FakeEnv env;
+  Membership restarted(options(), env);
+  restarted.take_back(machine_->journal(), 42.5);
+  for (const char* id : {"w0", "w1"}) {
+    EXPECT_NEAR(
+        std::chrono::duration<double>(env.now() - restarted.workers().at(id).admitted).count(),
+        42.5, 1e-6)
+        << id;
+  }
+}
+
 TEST_F(MembershipTest, ARestartedCoordinatorTakesTheGenerationBackAndItsMembersRejoin) {
   start(2);
   report("w0", Report::Kind::kFormed, 0);

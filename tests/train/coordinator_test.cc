@@ -289,6 +289,7 @@ TEST(CoordinatorJournal, ReadsBackWhatItWroteAndRefusesWhatItWouldNotWrite) {
   journal.membership.next_worker = 5;
   journal.membership.recovery = elastic::JournaledRecovery{4, "preempted", {"w1"}, 120};
   journal.cost_usd = 1.25;
+  journal.cost_at_s = 1796040000.5;
   journal.lr_scale = 0.5;
   journal.rollbacks = 1;
   journal.pid = 4242;
@@ -311,6 +312,8 @@ TEST(CoordinatorJournal, ReadsBackWhatItWroteAndRefusesWhatItWouldNotWrite) {
   EXPECT_NE(refusal("lr_scale", 0).find("lr_scale 0 is not a learning-rate factor in (0, 1]"),
             std::string::npos);
   EXPECT_NE(refusal("cost_usd", -1).find("cost_usd -1 is not a cost in $"), std::string::npos);
+  EXPECT_NE(refusal("cost_at", "now").find("cost_at \"now\" is not a time in UTC seconds"),
+            std::string::npos);
   for (const auto& [key, value] :
        std::vector<std::pair<const char*, nlohmann::json>>{{"generation", "four"},
                                                            {"members", 3},

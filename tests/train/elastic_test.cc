@@ -1090,6 +1090,11 @@ TEST(Elastic, ARestartedCoordinatorTakesTheJobBackAndMembershipChangesWorkAgain)
   ASSERT_TRUE(wait_until(
       [&] { return events_named(events_so_far(dir), "worker_rows_restored").size() == 2; }));
   EXPECT_GT(fs::file_size(dir + "/records/steps-w0.part.csv"), size_before + 2000);
+  // The members' servers ran on meanwhile: billed from the journal's bill, at least the 2 s
+  // waited above before the restart (the gap was free).
+  const auto taken_back = last_event(events_so_far(dir), "coordinator_restarted");
+  ASSERT_NE(taken_back, nullptr);
+  EXPECT_GE(taken_back.at("unbilled_s").get<double>(), 2.0) << taken_back;
   {
     const auto events = events_so_far(dir);
     for (const std::string id : {"w0", "w1"}) {

@@ -559,7 +559,7 @@ void Membership::form_generation(std::vector<std::string> survivors) {
   if (stop_requested_) actions_.push_back(action::Signal{members_.front(), "stop", generation_});
 }
 
-void Membership::take_back(const MembershipJournal& journal) {
+void Membership::take_back(const MembershipJournal& journal, double unbilled_s) {
   generation_ = journal.generation;
   next_worker_ = journal.next_worker;
   members_ = journal.members;
@@ -569,7 +569,8 @@ void Membership::take_back(const MembershipJournal& journal) {
     worker.id = id;
     worker.state = WorkerState::kMember;
     worker.last_heard = now;
-    worker.admitted = now;
+    worker.admitted = now - std::chrono::duration_cast<TimePoint::duration>(
+                                std::chrono::duration<double>(std::max(0.0, unbilled_s)));
     workers_[id] = worker;
   }
   running_ = generation_ >= 0 && !members_.empty();

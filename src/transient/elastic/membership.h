@@ -258,7 +258,9 @@ class Membership {
   // The job cannot go on (`failure` said to people); nothing more is formed.
   void end_job(const std::string& failure);
   // The job's state a restarted coordinator carries on from: its members are expected to rejoin.
-  void take_back(const MembershipJournal& journal);
+  // They are billed from `unbilled_s` before now: the time since the journal's bill, when their
+  // servers trained on with no coordinator (a worker re-connects for as long as it runs).
+  void take_back(const MembershipJournal& journal, double unbilled_s = 0);
 
   // --- Output ---
   std::vector<Action> take_actions();

@@ -63,6 +63,11 @@ double seconds_between(std::chrono::steady_clock::time_point from,
 
 double rounded_ms(double seconds) { return std::round(seconds * 1e6) / 1e6; }
 
+// Seconds since 1970 (UTC): a time another process, or a restarted coordinator, can compare.
+double utc_now_s() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
 }  // namespace
 
 struct Coordinator::Peer {
@@ -1193,12 +1198,17 @@ void Coordinator::take_back(const CoordinatorJournal& journal) {
   cost_before_usd_ = journal.cost_usd;
   lr_scale_ = journal.lr_scale;
   rollbacks_ = journal.rollbacks;
-  membership_.take_back(taken);
+  // The members' servers ran on while no coordinator was: billed from the journal's bill, where
+  // they were billed from now (the minutes between the crash and the restart were free).
+  const double unbilled_s =
+      journal.cost_at_s > 0 ? std::max(0.0, utc_now_s() - journal.cost_at_s) : 0.0;
+  membership_.take_back(taken, unbilled_s);
   store_.set_generation_prefix(generation_prefix(taken.generation));
   events_.append({{"event", "coordinator_restarted"},
                   {"gen", taken.generation},
                   {"members", taken.members},
-                  {"coordinator", address()}});
+                  {"coordinator", address()},
+                  {"unbilled_s", unbilled_s}});
   apply_actions();
 }
 void Coordinator::write_journal() const {
@@ -1209,6 +1219,7 @@ void Coordinator::write_journal() const {
   // --stop-at pauses too, which only the members' result says
   journal.paused = outcome_.ended && outcome_.result.stopped && outcome_.failure.empty();
   journal.cost_usd = cost_usd().value_or(0);
+  journal.cost_at_s = utc_now_s();
   journal.lr_scale = lr_scale_;
   journal.rollbacks = rollbacks_;
   journal.pid = static_cast<long>(::getpid());

@@ -10,13 +10,18 @@ namespace transient::train {
 
 nlohmann::json to_json(const CoordinatorJournal& journal) {
   const elastic::MembershipJournal& membership = journal.membership;
-  nlohmann::json json = {
-      {"front_door", journal.front_door}, {"generation", membership.generation},
-      {"members", membership.members},    {"next_worker", membership.next_worker},
-      {"cost_usd", journal.cost_usd},     {"lr_scale", journal.lr_scale},
-      {"rollbacks", journal.rollbacks},   {"ended", membership.ended},
-      {"paused", journal.paused},         {"pid", journal.pid},
-      {"job", to_json(journal.job)}};
+  nlohmann::json json = {{"front_door", journal.front_door},
+                         {"generation", membership.generation},
+                         {"members", membership.members},
+                         {"next_worker", membership.next_worker},
+                         {"cost_usd", journal.cost_usd},
+                         {"cost_at", journal.cost_at_s},
+                         {"lr_scale", journal.lr_scale},
+                         {"rollbacks", journal.rollbacks},
+                         {"ended", membership.ended},
+                         {"paused", journal.paused},
+                         {"pid", journal.pid},
+                         {"job", to_json(journal.job)}};
   if (membership.recovery) {
     json["recovery"] = {{"gen", membership.recovery->generation},
                         {"cause", membership.recovery->cause},
@@ -64,6 +69,11 @@ CoordinatorJournal coordinator_journal_from_json(const nlohmann::json& json,
     throw InputError(path, 0, "cost_usd " + cost.dump() + " is not a cost in $");
   }
   journal.cost_usd = cost.get<double>();
+  const auto cost_at = json.value("cost_at", nlohmann::json(0.0));
+  if (!cost_at.is_number() || !(cost_at.get<double>() >= 0 && cost_at.get<double>() < 1e11)) {
+    throw InputError(path, 0, "cost_at " + cost_at.dump() + " is not a time in UTC seconds");
+  }
+  journal.cost_at_s = cost_at.get<double>();
   return journal;
 }
 

@@ -19,7 +19,8 @@ struct CoordinatorJournal {
   // Generation, members, next worker number, a recovery in progress; whether the job ended.
   elastic::MembershipJournal membership;
   bool paused = false;    // ended by a stop request (or --stop-at), to be continued by --resume
-  double cost_usd = 0;    // what the job's servers cost so far
+  double cost_usd = 0;    // what the job's servers cost so far ...
+  double cost_at_s = 0;   // ... at this time (UTC seconds since 1970; 0: not known)
   double lr_scale = 1;    // the learning rate's factor, halved by each rollback: (0, 1]
   int rollbacks = 0;      // after a divergence
   long pid = 0;           // of the coordinator that wrote it
@@ -28,8 +29,8 @@ struct CoordinatorJournal {
 
 nlohmann::json to_json(const CoordinatorJournal& journal);
 
-// Reads a journal as to_json writes it (recovery, rollbacks, lr_scale, cost_usd, paused, pid
-// and dashboard may be absent). Throws InputError naming `path` and what is not as written.
+// Reads a journal as to_json writes it (recovery, rollbacks, lr_scale, cost_usd, cost_at, paused,
+// pid and dashboard may be absent). Throws InputError naming `path` and what is not as written.
 CoordinatorJournal coordinator_journal_from_json(const nlohmann::json& json,
                                                  const std::string& path);
 
