@@ -375,5 +375,52 @@ TEST(Failure, APausedStandaloneCoordinatorIsContinuedByTheNextOne) {
   expect_every_sample_once(dir, 300, 2000, 100);
 }
 
+// A standalone coordinator's job that diverged goes on as train's does, by another coordinator
+// with --resume and a lower --lr, its workers joining again: the next coordinator refused it
+// ("the job has ended; there is nothing to take back"), and any --lr with it.
+TEST(Failure, ADivergedStandaloneCoordinatorJobGoesOnWithResumeAtALowerRate) {
+  const std::string dir = fresh_dir("coordinator-diverged");
+  auto args = small_job(dir, 1, 60);
+  args[0] = "coordinator";
+  args.erase(args.begin() + 3, args.begin() + 5);  // --workers 1
+  args = set_flag(with(args, {"--min-workers", "1"}), "--lr", "1000");
+  CliProcess coordinator(args, dir + "-1");
+  const std::vector<std::string> worker{
+      "worker", "--coordinator", front_door(dir), "--token-file", dir + "/token", "--threads",
+      "1",      "--quiet"};
+  CliProcess first(worker, dir + "-a");
+  const auto diverged = coordinator.wait();
+  ASSERT_EQ(diverged.exit_code, kExitDiverged) << diverged.err;
+  first.wait();
+  const auto refused = run_cli({"coordinator", "--job-dir", dir}, dir + "-plain");
+  EXPECT_EQ(refused.exit_code, kExitBadInput) << refused.err;
+  EXPECT_NE(refused.err.find("the job has ended (see summary.json); there is nothing to take "
+                             "back; one that failed or diverged is continued with --resume"),
+            std::string::npos)
+      << refused.err;
+
+  CliProcess again(
+      {"coordinator", "--job-dir", dir, "--resume", "--lr", "0.05", "--min-workers", "1"},
+      dir + "-2");
+  ASSERT_TRUE(wait_until([&] {
+    try {
+      return nlohmann::json::parse(slurp(dir + "/coordinator.json")).at("pid") == again.pid();
+    } catch (const std::exception&) {
+      return false;
+    }
+  }));
+  CliProcess second({"worker", "--coordinator", front_door(dir), "--token-file", dir + "/token",
+                     "--threads", "1", "--quiet"},
+                    dir + "-b");
+  const auto done = again.wait();
+  ASSERT_EQ(done.exit_code, kExitFinished) << done.err;
+  EXPECT_EQ(second.wait().exit_code, kExitFinished);
+  const auto summary = summary_in(dir);
+  EXPECT_TRUE(summary.at("finished").get<bool>());
+  EXPECT_EQ(summary.at("steps"), 60);
+  EXPECT_DOUBLE_EQ(summary.at("lr_scale").get<double>(), 0.05 / 1000);
+  ASSERT_NE(last_event(read_events(dir), "lr_lowered"), nullptr);
+}
+
 }  // namespace
 }  // namespace transient::train

@@ -918,13 +918,21 @@ int run_coordinator(const TrainOptions& given, int min_workers) {
   PreparedJob prepared;
   CoordinatorJournal journal;
   if (take_back) {
-    prepared.lock = std::make_shared<JobLock>(given.job_dir);
-    // The job as the coordinator that died left it: its config, ports and generation.
     journal = load_coordinator_journal(journal_path);
     if (journal.membership.ended && !journal.paused) {
-      throw InputError(journal_path, 0,
-                       "the job has ended (see summary.json); there is nothing to take back");
+      // A job that failed or diverged goes on as `train --resume` continues one (from its newest
+      // checkpoint, a lower --lr after a divergence); a finished one is refused there.
+      if (!given.resume) {
+        throw InputError(journal_path, 0,
+                         "the job has ended (see summary.json); there is nothing to take back; "
+                         "one that failed or diverged is continued with --resume");
+      }
+      take_back = false;
     }
+  }
+  if (take_back) {
+    prepared.lock = std::make_shared<JobLock>(given.job_dir);
+    // The job as the coordinator that died left it: its config, ports and generation.
     // A paused job is continued from its newest checkpoint, with the settings it was started
     // with; one whose coordinator died is taken back as it was.
     continue_paused = journal.membership.ended;
