@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <deque>
 #include <limits>
@@ -70,6 +71,14 @@ TEST(Messages, EveryMessageToTheCoordinatorComesBackAsSent) {
   ASSERT_TRUE(finished.result.has_value());
   EXPECT_EQ(finished.result->step, 100);
   EXPECT_TRUE(finished.result->stopped);
+  // Figures that are not finite go as null and come back as NaN: a test set none of whose
+  // samples could be read (0/0), a model whose scores overflow on one sample (an infinite loss).
+  // The result was refused as malformed and the job waited for it for ever.
+  done.result = WorkerResult{100, std::nan(""), std::numeric_limits<double>::infinity(), false};
+  const auto unreadable = to_coordinator(done);
+  ASSERT_TRUE(unreadable.result.has_value());
+  EXPECT_TRUE(std::isnan(unreadable.result->test_accuracy));
+  EXPECT_TRUE(std::isnan(unreadable.result->test_loss));
   Report diverged;
   diverged.kind = Report::Kind::kDiverged;
   diverged.gen = 1;

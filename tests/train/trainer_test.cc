@@ -1206,6 +1206,23 @@ TEST(Trainer, LearnsAnImageFolderSkipsACorruptImageAndStrictRefusesIt) {
   EXPECT_EQ(std::count(strict.err.begin(), strict.err.end(), '\n'), 1) << strict.err;
   EXPECT_NE(strict.err.find(corrupt), std::string::npos) << strict.err;
   EXPECT_FALSE(fs::exists(dir + "/strict/job.json"));
+  // No test image can be read: the job ends with no accuracy to tell (the worker's result of
+  // NaN figures was refused as malformed, and the job waited for it for ever).
+  // Ten images a class: the last of each (9.png) is held out for the test, and unreadable.
+  const std::string unreadable = dir + "/unreadable";
+  testing::write_image_folder(unreadable, 3, 10, 16, 1);
+  for (int i = 0; i < 3; ++i) {
+    std::ofstream(unreadable + "/class-0" + std::to_string(i) + "/9.png", std::ios::binary)
+        << "\x89PNG not a picture";
+  }
+  const auto none = run_cli({"train", "--data", unreadable, "--workers", "1", "--steps", "2",
+                             "--global-batch", "4", "--threads", "1", "--job-dir", dir + "/u"},
+                            dir + "/u");
+  EXPECT_EQ(none.exit_code, 0) << none.err;
+  EXPECT_NE(none.out.find("test accuracy: none (no test sample could be read) after 2 steps"),
+            std::string::npos)
+      << none.out;
+  EXPECT_TRUE(summary_of(dir + "/u").at("test_accuracy").is_null());
   fs::create_directories(dir + "/empty/cats");
   const auto empty = run_cli(set_flag(job(dir + "/e", "1"), "--data", dir + "/empty"), dir + "/e");
   EXPECT_EQ(empty.exit_code, kExitBadInput) << empty.err;

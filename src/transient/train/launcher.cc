@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -750,11 +751,20 @@ int finish_job(const PreparedJob& prepared, Coordinator& coordinator, EventLog& 
     std::fflush(stdout);
     return kExitPaused;
   } else {
+    // NaN only when no test sample could be read (each one skipped said so).
+    char accuracy[64];
+    if (std::isnan(result.test_accuracy)) {
+      std::snprintf(accuracy, sizeof(accuracy),
+                    "test accuracy: none (no test sample could be read)");
+    } else {
+      std::snprintf(accuracy, sizeof(accuracy), "test accuracy %.2f%%",
+                    100.0 * result.test_accuracy);
+    }
     std::printf(
-        "test accuracy %.2f%% after %lld steps (%.2f epochs) in %s, %.0f samples/s\n"
+        "%s after %lld steps (%.2f epochs) in %s, %.0f samples/s\n"
         "records: %s (summary.json, events.jsonl, steps.csv, checkpoints/)\n",
-        100.0 * result.test_accuracy, static_cast<long long>(steps), epochs,
-        format_duration(wall_s).c_str(), samples_per_s, o.job_dir.c_str());
+        accuracy, static_cast<long long>(steps), epochs, format_duration(wall_s).c_str(),
+        samples_per_s, o.job_dir.c_str());
   }
   std::fflush(stdout);
   return 0;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <limits>
 
 #include "transient/core/atomic_file.h"
 #include "transient/core/error.h"
@@ -70,6 +71,15 @@ nlohmann::json to_json(const ProgressReport& report) {
           {"since_checkpoint_s", report.since_checkpoint_s}};
 }
 
+// A figure JSON cannot hold when it is not finite: NaN and infinities are written as null
+// (nlohmann's dump), which read back as NaN (a test set none of whose samples could be read, a
+// model whose scores overflow on one; read as a number, the result was refused and the job
+// waited for it for ever).
+double figure_at(const nlohmann::json& message, const char* key) {
+  const nlohmann::json& value = message.at(key);
+  return value.is_null() ? std::numeric_limits<double>::quiet_NaN() : value.get<double>();
+}
+
 std::int64_t step_or(const nlohmann::json& message, const char* key, std::int64_t absent) {
   return integer_or(message, key, absent, -1, kMaxWireStep);
 }
@@ -82,7 +92,7 @@ ProgressReport progress_report_from_json(const nlohmann::json& j) {
   ProgressReport report;
   report.step = step_at(j, "step");
   report.epoch = step_at(j, "epoch");
-  report.loss = j.at("loss").get<double>();
+  report.loss = figure_at(j, "loss");
   report.lr = j.at("lr").get<double>();
   report.since_checkpoint_s = j.value("since_checkpoint_s", 0.0);
   return report;
@@ -98,8 +108,8 @@ nlohmann::json to_json(const WorkerResult& result) {
 WorkerResult worker_result_from_json(const nlohmann::json& j) {
   WorkerResult result;
   result.step = step_at(j, "step");
-  result.test_accuracy = j.at("test_accuracy").get<double>();
-  result.test_loss = j.at("test_loss").get<double>();
+  result.test_accuracy = figure_at(j, "test_accuracy");
+  result.test_loss = figure_at(j, "test_loss");
   result.stopped = j.at("stopped").get<bool>();
   return result;
 }
