@@ -96,6 +96,53 @@ TEST(TrainingState, ACheckpointOfItComesBackBitForBitIntoAnotherMember) {
   EXPECT_TRUE(torch::equal(torch::rand({3}), next));
 }
 
+// A user's TorchScript model that uses one layer twice (lin and lin2 are one module, as tied
+// weights are one tensor): the layer is one parameter, stepped once by its gradient (the sum of
+// both uses). libtorch lists it under each name, and it was stepped once per name: twice the
+// update, a momentum buffer per name.
+TEST(TrainingState, ALayerUsedTwiceIsOneParameterSteppedOnce) {
+  torch::jit::Module fc("__torch__.Fc");
+  fc.register_parameter("weight", (torch::randn({5, 3 * 16 * 16}) * 0.01).requires_grad_(), false);
+  fc.register_parameter("bias", torch::zeros({5}).requires_grad_(), false);
+  fc.define("def forward(self, x):\n  return torch.matmul(x, self.weight.t()) + self.bias\n");
+  torch::jit::Module lin("__torch__.Lin");
+  lin.register_parameter("weight", torch::randn({5, 5}).requires_grad_(), false);
+  lin.register_parameter("bias", torch::randn({5}).requires_grad_(), false);
+  lin.define("def forward(self, x):\n  return torch.matmul(x, self.weight.t()) + self.bias\n");
+  torch::jit::Module net("__torch__.Net");
+  net.register_module("fc", fc);
+  net.register_module("lin", lin);
+  net.register_module("lin2", lin);
+  net.define(
+      "def forward(self, x):\n"
+      "  return self.lin2.forward(self.lin.forward(self.fc.forward(torch.flatten(x, 1))))\n");
+  const std::string path =
+      ::testing::TempDir() + "/shared_layer_" + std::to_string(::getpid()) + ".pt";
+  net.save(path);
+
+  TrainOptions options;
+  options.model = path;
+  options.momentum = 0;
+  options.global_batch = 4;
+  TrainingState state = seeded_state(options);
+  EXPECT_EQ(state.parameters().size(), 4u);  // fc.weight, fc.bias, lin.weight, lin.bias
+  const auto images = torch::randn({4, kShape.channels, kShape.height, kShape.width});
+  const auto labels = torch::randint(kShape.classes, {4}, torch::kInt64);
+  torch::nn::functional::cross_entropy(state.model().forward(images), labels).backward();
+  const auto& named = state.model().named_parameters();
+  const torch::Tensor weight = named["lin.weight"];
+  const torch::Tensor before = weight.detach().clone();
+  const torch::Tensor gradient = weight.grad().clone();
+  state.optimizer().step(0.1);
+  EXPECT_TRUE(torch::allclose(before - weight.detach(), 0.1 * gradient, 1e-5, 1e-7))
+      << "the update is " << ((before - weight.detach()) / (0.1 * gradient)).mean().item<double>()
+      << " times the gradient's";
+  // Its checkpoint still holds the layer under both names, as PyTorch's state dict does.
+  const CheckpointState saved = state.snapshot(1, 100);
+  EXPECT_EQ(saved.model_state.size(), 6u);
+  std::remove(path.c_str());
+}
+
 TEST(TrainingState, ACheckpointThatDoesNotFitIsRefusedNamingItsFileAndChangesNothing) {
   auto trained = seeded_state();
   train_step(trained);

@@ -1,6 +1,7 @@
 #include "transient/train/training_state.h"
 
 #include <algorithm>
+#include <map>
 #include <mutex>
 
 #include "transient/core/error.h"
@@ -49,7 +50,17 @@ TrainingState::TrainingState(const TrainOptions& options, const ImageShape& shap
   model_->to(device_);
   if (channels_last(*model_, options_.memory_format)) to_channels_last(*model_);
   model_->train();
+  // A tensor shared by two names (a layer used twice, tied weights) is one parameter, trained
+  // once under its first name, as PyTorch's named_parameters() gives it: libtorch's lists it
+  // under each name, and it was stepped once per name (twice the update, a momentum per name).
+  // Its other names stay in checkpoints, as PyTorch's state_dict() keeps them.
+  std::map<const void*, std::size_t> seen;
   for (const auto& item : model_->named_parameters()) {
+    const auto [at, first] = seen.emplace(item.value().unsafeGetTensorImpl(), parameters_.size());
+    if (!first) {
+      aliases_.emplace_back(item.key(), at->second);
+      continue;
+    }
     parameter_names_.push_back(item.key());
     parameters_.push_back(item.value());
   }
@@ -165,6 +176,9 @@ CheckpointState TrainingState::snapshot(std::int64_t step, std::int64_t train_sa
   }
   for (std::size_t i = 0; i < parameters.size(); ++i) {
     state.model_state.emplace_back(parameter_names_[i], std::move(parameters[i]));
+  }
+  for (const auto& [name, index] : aliases_) {
+    state.model_state.emplace_back(name, state.model_state[index].second);
   }
   for (std::size_t i = 0; i < buffers.size(); ++i) {
     state.model_state.emplace_back(buffer_names[i], std::move(buffers[i]));

@@ -14,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "transient/train/checkpoint.h"
@@ -78,6 +79,8 @@ class TrainingState {
   torch::Device device_;
   std::shared_ptr<Model> model_;
   std::vector<std::string> parameter_names_;
+  // Further names of a parameter (a layer used twice): name, index in parameters_.
+  std::vector<std::pair<std::string, std::size_t>> aliases_;
   std::vector<torch::Tensor> parameters_;
   std::unique_ptr<Optimizer> optimizer_;
   // fp16 training's loss scale and the steps since it last moved (checkpoint.h).
