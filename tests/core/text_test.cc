@@ -52,5 +52,25 @@ TEST(Text, CountsAreSingularForOneOnly) {
   EXPECT_EQ(counted(-1, "step"), "-1 steps");
 }
 
+// libtorch's errors as a user's model raised them: the reason without libtorch's C++ stack (an
+// error line of 8 KiB and 60 frames) and, from TorchScript's interpreter, the reason it gives
+// last (the first line only said that an operation failed).
+TEST(Text, AnErrorsReasonIsOneLineWithoutItsStack) {
+  EXPECT_EQ(error_reason("element 0 of tensors does not require grad and does not have a "
+                         "grad_fn\nException raised from run_backward at "
+                         "/pytorch/torch/csrc/autograd/autograd.cpp:104 (most recent call "
+                         "first):\nframe #0: c10::Error::Error(...)\nframe #1: ..."),
+            "element 0 of tensors does not require grad and does not have a grad_fn");
+  EXPECT_EQ(error_reason("The following operation failed in the TorchScript interpreter.\n"
+                         "Traceback of TorchScript, serialized code (most recent call last):\n"
+                         "  File \"code/__torch__.py\", line 9, in forward\n"
+                         "    x = torch.matmul(x, w)  # Error: not this one\n"
+                         "RuntimeError: mat1 and mat2 shapes cannot be multiplied (2x768 and "
+                         "784x3)\n"),
+            "mat1 and mat2 shapes cannot be multiplied (2x768 and 784x3)");
+  EXPECT_EQ(error_reason("a plain error\nand more"), "a plain error");
+  EXPECT_EQ(error_reason(""), "");
+}
+
 }  // namespace
 }  // namespace transient

@@ -1025,11 +1025,28 @@ TEST(Trainer, AModelFileThatCannotTrainIsRefusedNamingIt) {
           "        x = self.b(self.a(x))\n"
           "        return self.head(x.view(x.size(0), -1))\n"
           "torch.jit.script(Viewed()).save('" +
-          dir + "/viewed.pt')\n",
+          dir +
+          "/viewed.pt')\n"
+          "torch.jit.script(nn.Sequential(nn.Flatten(), nn.Linear(768, 10))).save('" +
+          dir +
+          "/colour.pt')\n"
+          "class Detached(nn.Module):\n"
+          "    def __init__(self):\n"
+          "        super().__init__()\n"
+          "        self.l = nn.Linear(784, 10)\n"
+          "    def forward(self, x):\n"
+          "        return self.l(x.flatten(1)).detach()\n"
+          "torch.jit.script(Detached()).save('" +
+          dir + "/detached.pt')\n",
       dir);
+  // The reason TorchScript's interpreter gives, where the line said only "The following
+  // operation failed in the TorchScript interpreter."
   const std::vector<std::pair<std::string, std::string>> cases = {
       {dir + "/garbage.pt", "not a TorchScript file"},
       {dir + "/five.pt", "scores of shape [2, 5]; the data set needs [2, 10]"},
+      {dir + "/colour.pt",
+       "does not run on a batch of 1x28x28 images (mat1 and mat2 shapes cannot be multiplied "
+       "(2x784 and 768x10))"},
       {dir + "/missing.pt", "no such file"}};
   for (const auto& [file, why] : cases) {
     const auto refused = run_cli({"train", "--model", file, "--steps", "5", "--job-dir",
@@ -1052,6 +1069,18 @@ TEST(Trainer, AModelFileThatCannotTrainIsRefusedNamingIt) {
             std::string::npos)
       << refused.err;
   EXPECT_NE(refused.err.find("use --memory-format contiguous"), std::string::npos) << refused.err;
+  // A model that runs but cannot be trained fails the job with libtorch's reason, without its
+  // C++ stack (8 KiB and 60 frames in the job's error line).
+  const auto failed =
+      run_cli({"train", "--model", dir + "/detached.pt", "--workers", "1", "--steps", "2",
+               "--threads", "1", "--job-dir", dir + "/job-detached"},
+              dir + "/failed");
+  EXPECT_EQ(failed.exit_code, kExitFailed) << failed.err;
+  EXPECT_EQ(failed.err.find("Exception raised from"), std::string::npos) << failed.err;
+  EXPECT_NE(failed.err.find("worker w0 failed: element 0 of tensors does not require grad and "
+                            "does not have a grad_fn; its newest checkpoint is"),
+            std::string::npos)
+      << failed.err;
 }
 
 // --nesterov, --schedule step, --clip-grad-norm and --loss mse are the job's settings: they change

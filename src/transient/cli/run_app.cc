@@ -74,7 +74,8 @@ int run_app(CLI::App& app, int argc, char** argv) {
     std::fprintf(stderr, "error: %s\n", printable(error.what()).c_str());
     return 2;
   } catch (const std::exception& error) {
-    std::fprintf(stderr, "error: internal failure: %s\n", printable(error.what()).c_str());
+    std::fprintf(stderr, "error: internal failure: %s\n",
+                 printable(error_reason(error.what())).c_str());
     return 1;
   }
   return 0;

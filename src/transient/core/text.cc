@@ -52,4 +52,29 @@ std::string printable(std::string text) {
   return text;
 }
 
+std::string error_reason(std::string_view what) {
+  std::string_view text = what;
+  if (const auto stack = text.find("\nException raised from "); stack != std::string_view::npos) {
+    text = text.substr(0, stack);
+  }
+  if (text.find("failed in the TorchScript interpreter") != std::string_view::npos) {
+    // The last line "SomeError: reason" of the traceback.
+    std::string_view reason;
+    std::size_t begin = 0;
+    while (begin < text.size()) {
+      std::size_t end = text.find('\n', begin);
+      if (end == std::string_view::npos) end = text.size();
+      const std::string_view line = text.substr(begin, end - begin);
+      const auto colon = line.find("Error: ");
+      if (colon != std::string_view::npos && colon > 0 &&
+          line.find(' ') > colon) {  // "RuntimeError: ...", not a code line that says "Error: "
+        reason = line.substr(colon + 7);
+      }
+      begin = end + 1;
+    }
+    if (!reason.empty()) return trim(reason);
+  }
+  return trim(text.substr(0, text.find('\n')));
+}
+
 }  // namespace transient

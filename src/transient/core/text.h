@@ -27,6 +27,13 @@ std::string counted(long long n, std::string_view noun, std::string_view plural 
 // '?': what a line quoting input may show, so that printing it is one line and always safe.
 std::string printable(std::string text);
 
+// The reason an error's text gives, in one line: libtorch's errors carry the C++ stack after
+// their message ("\nException raised from ... frame #0: ..."), and an error of TorchScript's
+// interpreter says "The following operation failed in the TorchScript interpreter." first, its
+// TorchScript traceback next and the reason last ("RuntimeError: mat1 and mat2 shapes cannot be
+// multiplied ..."). Other text: its first line.
+std::string error_reason(std::string_view what);
+
 // The items of a range of strings, separated by `separator`: join({"a", "b"}) == "a, b".
 template <typename Range>
 std::string join(const Range& items, std::string_view separator = ", ") {

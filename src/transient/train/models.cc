@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "transient/core/error.h"
+#include "transient/core/text.h"
 #include "transient/train/trainer.h"
 
 namespace transient::train {
@@ -182,12 +183,6 @@ struct ProbeGuard {
   torch::jit::GraphOptimizerEnabledGuard unoptimised{false};
 };
 
-// The first line of a libtorch error (the rest is its C++ stack).
-std::string first_line(const std::exception& error) {
-  const std::string what = error.what();
-  return what.substr(0, what.find('\n'));
-}
-
 std::shared_ptr<Model> load_scripted_model(const std::string& path, const ImageShape& shape) {
   auto model = std::make_shared<ScriptedModel>(load_torchscript(path));
   // It must map a batch of the data set's images to one score per class.
@@ -201,7 +196,7 @@ std::shared_ptr<Model> load_scripted_model(const std::string& path, const ImageS
     throw InputError(path, 0,
                      "--model: does not run on a batch of " + std::to_string(shape.channels) + "x" +
                          std::to_string(shape.height) + "x" + std::to_string(shape.width) +
-                         " images (" + first_line(error) + ")");
+                         " images (" + error_reason(error.what()) + ")");
   }
   if (scores.dim() != 2 || scores.size(0) != 2 || scores.size(1) != shape.classes) {
     std::string sizes;
@@ -252,7 +247,7 @@ torch::jit::Module load_torchscript(const std::string& path) {
     module = torch::jit::load(path);
   } catch (const std::exception& error) {
     throw InputError(path, 0,
-                     "--model: not a TorchScript file (" + first_line(error) +
+                     "--model: not a TorchScript file (" + error_reason(error.what()) +
                          "); save one with torch.jit.script(model).save(PATH)");
   }
   module.train();
@@ -311,7 +306,7 @@ void require_model(const std::string& name, const ImageShape& shape, MemoryForma
     } catch (const std::exception& error) {
       throw InputError(name, 0,
                        "--model: does not run with its weights channels-last (" +
-                           first_line(error) + "); use --memory-format contiguous");
+                           error_reason(error.what()) + "); use --memory-format contiguous");
     }
     return;
   }

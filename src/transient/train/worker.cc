@@ -360,11 +360,14 @@ class Worker {
   int after_an_error_of_the_job(const std::exception& error) {
     abandon_writer_quietly();
     message::Report fatal = new_report(message::Report::Kind::kFatal);
-    fatal.error = error.what();
+    // The reason, one line: libtorch's errors (a user's model failing in its backward) carried
+    // their C++ stack into the job's error line, 8 KiB of it.
+    fatal.error = error_reason(error.what());
     connection_.send(fatal);
     connection_.leave("failed");
     group_.reset();
-    print_line("transient worker %s: %s; the job stops\n", connection_.id().c_str(), error.what());
+    print_line("transient worker %s: %s; the job stops\n", connection_.id().c_str(),
+               fatal.error.c_str());
     std::string ignored;
     connection_.next_generation(config_.generation, ignored);
     return kExitFailed;
@@ -421,8 +424,7 @@ class Worker {
                              : c10d::ProcessGroupGloo::createDeviceForInterface(interface_));
       group_ = make_gloo_group(prefixed, rank_, world_size_, pg_options);
     } catch (const std::exception& error) {
-      std::string what = error.what();
-      what = what.substr(0, what.find('\n'));
+      const std::string what = error_reason(error.what());
       throw CollectiveFailure(
           "forming generation " + std::to_string(config_.generation) + ": " + what +
           "; this worker listens for its peers on " +
@@ -1077,7 +1079,7 @@ int run_worker(const WorkerOptions& options) {
   } catch (const InputError& error) {
     // Its own data or model file (the job's were checked when it was launched): the coordinator
     // is told why, so that it neither counts this worker as revoked nor has it replaced.
-    connection->leave("misconfigured", error.what());
+    connection->leave("misconfigured", error_reason(error.what()));
     throw;
   }
   connection->mark_ready(advertise, probe);
