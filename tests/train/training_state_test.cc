@@ -300,6 +300,40 @@ TEST(ShardLoader, AStepsPartsAreTheirSamplesInTheEpochsOrderNormalised) {
   fs::remove_all(dir);
 }
 
+// A worker's copy of the data set that is not the job's is refused naming its folder, before
+// anything is read from it: one with fewer samples failed with libtorch's "start (0) + length
+// (15) exceeds dimension size" (an image folder indexed past its list: a crash), one with a class
+// fewer trained a model of another shape.
+TEST(ShardLoader, AWorkersDataSetThatIsNotTheJobsIsRefused) {
+  const fs::path dir = numbered_images(20);  // 18 to train on, 2 to test; 3 classes of 1x8x8
+  JobConfig job;
+  job.options.dataset = "npy";
+  job.options.data_dir = dir.string();
+  job.train_samples = 15;
+  job.data = DataFacts{18, 1, 8, 8, 3};
+  EXPECT_NO_THROW(ShardLoader(job, torch::kCPU));
+  auto refusal = [&](const DataFacts& theirs) {
+    job.data = theirs;
+    try {
+      ShardLoader samples(job, torch::kCPU);
+      return std::string("accepted");
+    } catch (const InputError& error) {
+      return std::string(error.what());
+    }
+  };
+  EXPECT_EQ(refusal(DataFacts{27, 1, 8, 8, 3}),
+            dir.string() +
+                ": this worker's data set differs from the job's (18 training samples here, 27 in "
+                "the job); every worker needs the same data (its folder: --data-dir)");
+  EXPECT_EQ(refusal(DataFacts{18, 1, 8, 8, 4}),
+            dir.string() +
+                ": this worker's data set differs from the job's (1x8x8 images of 3 classes here, "
+                "1x8x8 images of 4 classes in the job); every worker needs the same data (its "
+                "folder: --data-dir)");
+  EXPECT_EQ(refusal(DataFacts{}), "accepted");  // a coordinator that does not say
+  fs::remove_all(dir);
+}
+
 // An image folder's batches come from its loader threads, the next step's decoded ahead: a batch
 // is the samples asked for whether the guess was right or not (another generation, other
 // parts), and an image that does not decode is left out and named.

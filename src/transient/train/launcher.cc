@@ -506,6 +506,12 @@ PreparedJob prepare_job(const TrainOptions& given, bool starts_workers) {
                      " (or 0 for all)");
   }
   if (o.test_subset < 0) throw InputError("--test-subset: must be at least 1 (or 0 for all)");
+  {
+    // What every worker's copy of the data set must match (ShardLoader checks it).
+    const ImageShape shape = dataset_shape(o.dataset, o.data_dir, data_options(o));
+    job.data =
+        DataFacts{job.train_samples, shape.channels, shape.height, shape.width, shape.classes};
+  }
   if (o.train_subset > 0) job.train_samples = o.train_subset;
   job.total_steps =
       o.steps > 0 ? o.steps : o.epochs * steps_per_epoch(job.train_samples, o.global_batch);

@@ -19,6 +19,11 @@ nlohmann::json to_json(const JobConfig& config) {
   json["train_samples"] = config.train_samples;
   json["total_steps"] = config.total_steps;
   json["warmup_steps"] = config.warmup_steps;
+  json["data"] = {{"train_samples", config.data.train_samples},
+                  {"channels", config.data.channels},
+                  {"height", config.data.height},
+                  {"width", config.data.width},
+                  {"classes", config.data.classes}};
   return json;
 }
 
@@ -31,6 +36,13 @@ JobConfig job_config_from_json(const nlohmann::json& j) {
   config.train_samples = integer_at(j, "train_samples");
   config.total_steps = integer_at(j, "total_steps");
   config.warmup_steps = integer_at(j, "warmup_steps");
+  if (const auto data = j.find("data"); data != j.end() && data->is_object()) {
+    config.data.train_samples = integer_or(*data, "train_samples", 0, 0);
+    config.data.channels = integer_or(*data, "channels", 0, 0);
+    config.data.height = integer_or(*data, "height", 0, 0);
+    config.data.width = integer_or(*data, "width", 0, 0);
+    config.data.classes = integer_or(*data, "classes", 0, 0);
+  }
   return config;
 }
 

@@ -62,8 +62,20 @@ constexpr std::int64_t kMaxWireStep = 1'000'000'000'000;
 std::int64_t step_or(const nlohmann::json& message, const char* key, std::int64_t absent);
 std::int64_t step_at(const nlohmann::json& message, const char* key);
 
+// What the coordinator's launcher read of the data set, which each worker's copy must match: a
+// worker whose folder held fewer images indexed past its list (a crash), one with a class fewer
+// trained a model of other shape. Zeros: not said (a peer of before), nothing checked.
+struct DataFacts {
+  std::int64_t train_samples = 0;  // the whole training set, before --train-subset
+  std::int64_t channels = 0;       // of one image as trained
+  std::int64_t height = 0;
+  std::int64_t width = 0;
+  std::int64_t classes = 0;
+};
+
 struct JobConfig {
   TrainOptions options;            // as given, job_dir resolved, threads resolved (>= 1)
+  DataFacts data;                  // the data set as the launcher read it
   std::int64_t train_samples = 0;  // training set size
   std::int64_t total_steps = 0;    // steps of the whole job (from --steps or --epochs)
   std::int64_t warmup_steps = 0;   // of the learning-rate schedule

@@ -1,6 +1,9 @@
 #include "transient/train/shard_loader.h"
 
 #include <numeric>
+#include <string>
+
+#include "transient/core/error.h"
 
 namespace transient::train {
 
@@ -10,6 +13,7 @@ ShardLoader::ShardLoader(const JobConfig& job, torch::Device device)
   data_ = load_dataset(options.dataset, options.data_dir,
                        DataOptions{options.image_size, options.val_data, options.image_mean,
                                    options.image_std, options.train_subset, options.test_subset});
+  check_against_the_jobs(job);
   if (data_.from_files()) {
     data_.transform.seed = options.seed;
     data_.transform.augment = options.augment;
@@ -32,6 +36,33 @@ ShardLoader::ShardLoader(const JobConfig& job, torch::Device device)
     mean_ = torch::tensor(data_.mean, torch::kFloat32).view({1, channels, 1, 1}).to(device_);
     stdev_ = torch::tensor(data_.stdev, torch::kFloat32).view({1, channels, 1, 1}).to(device_);
   }
+}
+
+void ShardLoader::check_against_the_jobs(const JobConfig& job) const {
+  const DataFacts& theirs = job.data;
+  if (theirs.train_samples <= 0) return;  // a coordinator that does not say
+  const ImageShape& mine = data_.shape;
+  auto shape_text = [](std::int64_t c, std::int64_t h, std::int64_t w, std::int64_t classes) {
+    return std::to_string(c) + "x" + std::to_string(h) + "x" + std::to_string(w) + " images of " +
+           std::to_string(classes) + " classes";
+  };
+  std::string differs;
+  if (mine.channels != theirs.channels || mine.height != theirs.height ||
+      mine.width != theirs.width || mine.classes != theirs.classes) {
+    differs = shape_text(mine.channels, mine.height, mine.width, mine.classes) + " here, " +
+              shape_text(theirs.channels, theirs.height, theirs.width, theirs.classes) +
+              " in the job";
+  }
+  // Fashion-MNIST read with --train-subset holds only the subset (its files are Debian's).
+  const bool counted = !(job.options.dataset == "fashion-mnist" && job.options.train_subset > 0);
+  if (differs.empty() && counted && data_.train_size() != theirs.train_samples) {
+    differs = std::to_string(data_.train_size()) + " training samples here, " +
+              std::to_string(theirs.train_samples) + " in the job";
+  }
+  if (differs.empty()) return;
+  throw InputError(job.options.data_dir, 0,
+                   "this worker's data set differs from the job's (" + differs +
+                       "); every worker needs the same data (its folder: --data-dir)");
 }
 
 ImageBatch ShardLoader::train_batch(std::int64_t generation, std::int64_t epoch,

@@ -52,6 +52,9 @@ class ShardLoader {
   ImageBatch test_batch(std::int64_t begin, std::int64_t count);
 
  private:
+  // Throws InputError naming this worker's data folder if its data set is not the one the job
+  // was launched with (job.data): another count of training samples, image shape or classes.
+  void check_against_the_jobs(const JobConfig& job) const;
   // The order of the samples in `epoch`: this one's, or the next one's for a prefetch (the two
   // last asked for are kept).
   const std::vector<std::int64_t>& permutation(std::int64_t epoch);
