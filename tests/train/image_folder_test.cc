@@ -129,6 +129,64 @@ std::string png_chunk(const std::string& type, const std::string& data) {
 
 // A few bytes that declare a terapixel (a decompression bomb) are refused by their size, before
 // its memory is taken: the worker failed the job with an allocation error of 3.24 TB before.
+// A PNG of one row of `width` pixels: IHDR of `depth` and `colour`, `extra` chunks, the row's
+// `samples` (big-endian bytes as the file holds them) after its filter byte 0.
+std::string one_row_png(int width, int depth, int colour, const std::string& samples,
+                        const std::string& extra = "") {
+  const std::string ihdr{'\0', '\0', '\0', static_cast<char>(width), '\0',
+                         '\0', '\0', '\1', static_cast<char>(depth), static_cast<char>(colour),
+                         '\0', '\0', '\0'};
+  const std::string raw = std::string(1, '\0') + samples;
+  std::string packed(compressBound(static_cast<uLong>(raw.size())), '\0');
+  uLongf size = static_cast<uLongf>(packed.size());
+  compress(reinterpret_cast<Bytef*>(packed.data()), &size,
+           reinterpret_cast<const Bytef*>(raw.data()), static_cast<uLong>(raw.size()));
+  packed.resize(size);
+  return "\x89PNG\r\n\x1a\n" + png_chunk("IHDR", ihdr) + extra + png_chunk("IDAT", packed) +
+         png_chunk("IEND", "");
+}
+
+// 16-bit samples and a gAMA chunk decode to the bytes PIL's convert("RGB") gives (torchvision's
+// default loader): the high byte, no gamma. libpng's simplified API took 16-bit samples for
+// linear light and a gAMA chunk's gamma, and converted both to sRGB (a mean of 0.618 where PIL
+// gives 0.390): a model evaluated in PyTorch saw other inputs than it was trained on.
+TEST_F(ImageFolderTest, SixteenBitAndGammaPngsDecodeAsPillowGivesThem) {
+  // (100, 50, 200) and (0, 255, 1) with low bytes that a rounding would carry.
+  const std::string rgb16{"\x64\x80\x32\x01\xc8\xff\x00\xff\xff\x80\x01\x7f", 12};
+  std::ofstream(path("rgb16.png"), std::ios::binary) << one_row_png(2, 16, 2, rgb16);
+  std::string why;
+  const auto wide = decode_image(path("rgb16.png"), &why);
+  ASSERT_TRUE(wide.has_value()) << why;
+  EXPECT_TRUE(
+      torch::equal(*wide, torch::tensor({100, 50, 200, 0, 255, 1}, torch::kUInt8).view({1, 2, 3})))
+      << *wide;
+  // gAMA of 1.0 (100000): the samples as written.
+  const std::string gamma = png_chunk("gAMA", std::string{"\x00\x01\x86\xa0", 4});
+  std::ofstream(path("gamma.png"), std::ios::binary)
+      << one_row_png(2, 8, 2, std::string{"\x64\x32\xc8\x00\xff\x01", 6}, gamma);
+  const auto corrected = decode_image(path("gamma.png"), &why);
+  ASSERT_TRUE(corrected.has_value()) << why;
+  EXPECT_TRUE(torch::equal(*corrected,
+                           torch::tensor({100, 50, 200, 0, 255, 1}, torch::kUInt8).view({1, 2, 3})))
+      << *corrected;
+  // 16-bit grey: its high byte on every channel (PIL clips such samples to 255, a white image).
+  std::ofstream(path("grey16.png"), std::ios::binary)
+      << one_row_png(1, 16, 0, std::string{"\x64\x80", 2});
+  const auto grey = decode_image(path("grey16.png"), &why);
+  ASSERT_TRUE(grey.has_value()) << why;
+  EXPECT_TRUE(torch::equal(*grey, torch::full({1, 1, 3}, 100, torch::kUInt8))) << *grey;
+  // A palette with a transparent entry: its colours (PIL's convert("RGB") drops transparency).
+  const std::string palette = png_chunk("PLTE", std::string{"\x0a\x14\x1e\xc8\x64\x32", 6}) +
+                              png_chunk("tRNS", std::string{"\x00", 1});
+  std::ofstream(path("palette.png"), std::ios::binary)
+      << one_row_png(2, 8, 3, std::string{"\x00\x01", 2}, palette);
+  const auto coloured = decode_image(path("palette.png"), &why);
+  ASSERT_TRUE(coloured.has_value()) << why;
+  EXPECT_TRUE(torch::equal(
+      *coloured, torch::tensor({10, 20, 30, 200, 100, 50}, torch::kUInt8).view({1, 2, 3})))
+      << *coloured;
+}
+
 TEST_F(ImageFolderTest, AnImageOfMorePixelsThanPillowAcceptsIsRefusedByItsHeader) {
   std::string why;
   const std::string ihdr{"\x00\x0d\xbb\xa0\x00\x0d\xbb\xa0\x08\x02\x00\x00\x00",

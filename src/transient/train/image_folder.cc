@@ -8,6 +8,8 @@
 #include <atomic>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -76,28 +78,110 @@ std::optional<torch::Tensor> decode_jpeg(const std::vector<unsigned char>& bytes
   return image;
 }
 
+// libpng's reading from memory, its errors as text: it reports them by longjmp, so nothing with
+// a destructor lives in read_png_rows() between its setjmp and the reads.
+struct PngSource {
+  const unsigned char* data;
+  std::size_t size;
+  std::size_t at = 0;
+  char error[200] = "";
+};
+
+void png_read_from(png_structp png, png_bytep out, png_size_t count) {
+  auto* source = static_cast<PngSource*>(png_get_io_ptr(png));
+  if (source->size - source->at < count) png_error(png, "the file ends inside the image");
+  std::memcpy(out, source->data + source->at, count);
+  source->at += count;
+}
+
+void png_fail(png_structp png, png_const_charp message) {
+  auto* source = static_cast<PngSource*>(png_get_error_ptr(png));
+  std::snprintf(source->error, sizeof(source->error), "%s", message);
+  png_longjmp(png, 1);
+}
+
+void png_ignore_warning(png_structp, png_const_charp) {}
+
+// Reads the image of `source` into rows of 8-bit RGB, as PIL's Image.convert("RGB") gives them
+// (torchvision's default loader): 16-bit samples by their high byte, a palette and grey as RGB,
+// alpha dropped, and no gamma correction (libpng's simplified API converts 16-bit samples, taken
+// as linear light, and a gAMA chunk's gamma to sRGB: 0.618 where PIL gives 0.390). `allocate`
+// is called with the size once the header is read and returns the rows' memory (nullptr: stop,
+// with `why` set). Returns false with `source.error` set if the PNG does not decode.
+template <typename Allocate>
+bool read_png_rows(PngSource& source, Allocate allocate) {
+  png_structp png =
+      png_create_read_struct(PNG_LIBPNG_VER_STRING, &source, png_fail, png_ignore_warning);
+  if (png == nullptr) {
+    std::snprintf(source.error, sizeof(source.error), "out of memory");
+    return false;
+  }
+  png_infop info = png_create_info_struct(png);
+  std::vector<png_bytep>* rows = new std::vector<png_bytep>();  // freed on either path below
+  if (info == nullptr || setjmp(png_jmpbuf(png))) {
+    png_destroy_read_struct(&png, info ? &info : nullptr, nullptr);
+    delete rows;
+    if (source.error[0] == '\0') std::snprintf(source.error, sizeof(source.error), "out of memory");
+    return false;
+  }
+  png_set_read_fn(png, &source, png_read_from);
+  png_read_info(png, info);
+  const png_uint_32 width = png_get_image_width(png, info);
+  const png_uint_32 height = png_get_image_height(png, info);
+  const int depth = png_get_bit_depth(png, info);
+  const int colour = png_get_color_type(png, info);
+  if (depth == 16) png_set_strip_16(png);
+  if (colour == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
+  if (colour == PNG_COLOR_TYPE_GRAY && depth < 8) png_set_expand_gray_1_2_4_to_8(png);
+  // A palette's transparency (tRNS) comes out as alpha: dropped too.
+  if ((colour & PNG_COLOR_MASK_ALPHA) != 0 ||
+      (colour == PNG_COLOR_TYPE_PALETTE && png_get_valid(png, info, PNG_INFO_tRNS) != 0)) {
+    png_set_strip_alpha(png);
+  }
+  if (colour == PNG_COLOR_TYPE_GRAY || colour == PNG_COLOR_TYPE_GRAY_ALPHA) {
+    png_set_gray_to_rgb(png);
+  }
+  png_set_interlace_handling(png);
+  png_read_update_info(png, info);
+  if (png_get_rowbytes(png, info) != static_cast<png_size_t>(width) * 3) {
+    png_error(png, "its pixels do not come out as 8-bit RGB");
+  }
+  unsigned char* pixels = allocate(width, height);
+  if (pixels == nullptr) png_error(png, "");
+  rows->resize(height);
+  for (png_uint_32 y = 0; y < height; ++y)
+    (*rows)[y] = pixels + static_cast<std::size_t>(y) * width * 3;
+  png_read_image(png, rows->data());
+  png_read_end(png, nullptr);
+  png_destroy_read_struct(&png, &info, nullptr);
+  delete rows;
+  return true;
+}
+
 std::optional<torch::Tensor> decode_png(const std::vector<unsigned char>& bytes, std::string* why) {
-  png_image png{};
-  png.version = PNG_IMAGE_VERSION;
-  if (png_image_begin_read_from_memory(&png, bytes.data(), bytes.size()) == 0) {
-    *why = std::string("not a PNG image that decodes (") + png.message + ")";
+  PngSource source{bytes.data(), bytes.size()};
+  torch::Tensor image;
+  std::string too_large;
+  const bool read = read_png_rows(source, [&](png_uint_32 width, png_uint_32 height) {
+    if (width == 0 || height == 0) return static_cast<unsigned char*>(nullptr);
+    if (!decodable_size(width, height, "a PNG", &too_large)) {
+      return static_cast<unsigned char*>(nullptr);
+    }
+    image = torch::empty({static_cast<std::int64_t>(height), static_cast<std::int64_t>(width), 3},
+                         torch::kUInt8);
+    return image.data_ptr<std::uint8_t>();
+  });
+  if (!too_large.empty()) {
+    *why = too_large;
     return std::nullopt;
   }
-  if (!decodable_size(png.width, png.height, "a PNG", why)) {
-    png_image_free(&png);
+  if (!read) {
+    *why = std::string(image.defined() ? "PNG image does not decode ("
+                                       : "not a PNG image that decodes (") +
+           (source.error[0] != '\0' ? source.error : "no image size in its header") + ")";
     return std::nullopt;
   }
-  // Read as RGBA and the alpha channel dropped, as PIL's convert("RGB") does.
-  png.format = PNG_FORMAT_RGBA;
-  auto rgba =
-      torch::empty({static_cast<std::int64_t>(png.height), static_cast<std::int64_t>(png.width), 4},
-                   torch::kUInt8);
-  if (png_image_finish_read(&png, nullptr, rgba.data_ptr<std::uint8_t>(), 0, nullptr) == 0) {
-    *why = std::string("PNG image does not decode (") + png.message + ")";
-    png_image_free(&png);
-    return std::nullopt;
-  }
-  return rgba.narrow(2, 0, 3).contiguous();
+  return image;
 }
 
 // The randomness of one training sample: a generator seeded from (seed, epoch, index) alone.
