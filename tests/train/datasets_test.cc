@@ -161,7 +161,10 @@ TEST(Datasets, NumPyImagesAreMappedNotCopiedAndATenthIsHeldOut) {
     const Dataset data = load_dataset("npy", dir.string());
     EXPECT_NE(read_all("/proc/self/maps").find(images), std::string::npos)
         << "images.npy is not mapped";
-    EXPECT_EQ(data.train.images.sizes(), (std::vector<std::int64_t>{90, 1, 28, 28}));
+    // The file's images stay whole, 90 of their rows the training samples.
+    EXPECT_EQ(data.train.images.sizes(), (std::vector<std::int64_t>{100, 1, 28, 28}));
+    EXPECT_EQ(data.train_size(), 90);
+    EXPECT_EQ(data.train.rows.size(0), 90);
     EXPECT_EQ(data.test.images.size(0), 10);
     EXPECT_EQ(data.train.labels[89].item<std::int64_t>(), 3);
     EXPECT_EQ(data.shape.channels, 1);
@@ -172,6 +175,19 @@ TEST(Datasets, NumPyImagesAreMappedNotCopiedAndATenthIsHeldOut) {
   }
   EXPECT_EQ(read_all("/proc/self/maps").find(images), std::string::npos)
       << "images.npy stayed mapped after its tensors were gone";
+  // Labels sorted by class, as many data sets ship: the last tenth of each class is held out
+  // (the last tenth of the file was, the last class only, never trained on: 0% accuracy).
+  {
+    std::string sorted;
+    for (int label = 0; label < 5; ++label) sorted += std::string(20, static_cast<char>(label));
+    testing::write_npy_file((dir / "labels.npy").string(), "|u1", "(100,)", sorted);
+    const Dataset data = load_dataset("npy", dir.string());
+    ASSERT_EQ(data.test.labels.size(0), 10);
+    for (int i = 0; i < 10; ++i) EXPECT_EQ(data.test.labels[i].item<std::int64_t>(), i / 2);
+    EXPECT_EQ(data.train_size(), 90);
+    EXPECT_EQ(data.train.rows[17].item<std::int64_t>(), 17);  // class 0's first 18 ...
+    EXPECT_EQ(data.train.rows[18].item<std::int64_t>(), 20);  // ... then class 1's
+  }
   // --val-data DIR: images.npy and labels.npy of DIR are the test set, nothing is held out.
   const fs::path val = dir / "val";
   fs::create_directories(val);

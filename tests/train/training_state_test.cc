@@ -258,7 +258,8 @@ fs::path numbered_images(int count) {
 }
 
 TEST(ShardLoader, AStepsPartsAreTheirSamplesInTheEpochsOrderNormalised) {
-  const fs::path dir = numbered_images(20);  // 18 to train on, 2 to test
+  // 17 to train on; the last of each class (17, 18 and 19) to test.
+  const fs::path dir = numbered_images(20);
   JobConfig job;
   job.options.dataset = "npy";
   job.options.data_dir = dir.string();
@@ -266,7 +267,7 @@ TEST(ShardLoader, AStepsPartsAreTheirSamplesInTheEpochsOrderNormalised) {
   job.train_samples = 15;  // the job trains on the first 15 only
   ShardLoader samples(job, torch::kCPU);
   EXPECT_EQ(samples.shape().classes, 3);
-  EXPECT_EQ(samples.test_samples(), 2);
+  EXPECT_EQ(samples.test_samples(), 3);
   EXPECT_FALSE(samples.decodes_ahead());  // in memory: nothing to decode
 
   const auto order = epoch_permutation(15, kSeed, 1);
@@ -292,11 +293,13 @@ TEST(ShardLoader, AStepsPartsAreTheirSamplesInTheEpochsOrderNormalised) {
     EXPECT_EQ(whole.labels[i].item<std::int64_t>(), order2[static_cast<std::size_t>(i)] % 3);
   }
 
-  // The test set: the held-out last two, in their order.
-  const auto test = samples.test_batch(0, 2);
-  EXPECT_EQ(test.labels[0].item<std::int64_t>(), 18 % 3);
-  EXPECT_EQ(test.labels[1].item<std::int64_t>(), 19 % 3);
-  EXPECT_NEAR(test.images[1].max().item<float>(), (19.0f / 255.0f - 0.5f) / 0.5f, 1e-6);
+  // The test set: the last of each class, in their order in the file (the last tenth of the file
+  // was held out: with labels sorted by class, one class only).
+  const auto test = samples.test_batch(0, 3);
+  EXPECT_EQ(test.labels[0].item<std::int64_t>(), 17 % 3);
+  EXPECT_EQ(test.labels[1].item<std::int64_t>(), 18 % 3);
+  EXPECT_EQ(test.labels[2].item<std::int64_t>(), 19 % 3);
+  EXPECT_NEAR(test.images[2].max().item<float>(), (19.0f / 255.0f - 0.5f) / 0.5f, 1e-6);
   fs::remove_all(dir);
 }
 
@@ -305,12 +308,12 @@ TEST(ShardLoader, AStepsPartsAreTheirSamplesInTheEpochsOrderNormalised) {
 // (15) exceeds dimension size" (an image folder indexed past its list: a crash), one with a class
 // fewer trained a model of another shape.
 TEST(ShardLoader, AWorkersDataSetThatIsNotTheJobsIsRefused) {
-  const fs::path dir = numbered_images(20);  // 18 to train on, 2 to test; 3 classes of 1x8x8
+  const fs::path dir = numbered_images(20);  // 17 to train on, 3 to test; 3 classes of 1x8x8
   JobConfig job;
   job.options.dataset = "npy";
   job.options.data_dir = dir.string();
   job.train_samples = 15;
-  job.data = DataFacts{18, 1, 8, 8, 3};
+  job.data = DataFacts{17, 1, 8, 8, 3};
   EXPECT_NO_THROW(ShardLoader(job, torch::kCPU));
   auto refusal = [&](const DataFacts& theirs) {
     job.data = theirs;
@@ -323,9 +326,9 @@ TEST(ShardLoader, AWorkersDataSetThatIsNotTheJobsIsRefused) {
   };
   EXPECT_EQ(refusal(DataFacts{27, 1, 8, 8, 3}),
             dir.string() +
-                ": this worker's data set differs from the job's (18 training samples here, 27 in "
+                ": this worker's data set differs from the job's (17 training samples here, 27 in "
                 "the job); every worker needs the same data (its folder: --data-dir)");
-  EXPECT_EQ(refusal(DataFacts{18, 1, 8, 8, 4}),
+  EXPECT_EQ(refusal(DataFacts{17, 1, 8, 8, 4}),
             dir.string() +
                 ": this worker's data set differs from the job's (1x8x8 images of 3 classes here, "
                 "1x8x8 images of 4 classes in the job); every worker needs the same data (its "

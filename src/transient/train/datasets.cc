@@ -224,6 +224,36 @@ std::int64_t npy_classes(const torch::Tensor& labels, const std::string& path) {
   return classes;
 }
 
+// The samples of `labels` (of `classes`) to train on and to hold out as the test set, each in
+// file order: the last tenth of each class is held out (at least one of a class of two or more),
+// as for an image folder. The last tenth of the file was: with labels sorted by class (as many
+// data sets ship) exactly the last class, which the model never trained on (0% accuracy).
+std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>> held_out_by_class(
+    const torch::Tensor& labels, std::int64_t classes, const std::string& images_path) {
+  const std::int64_t n = labels.size(0);
+  const auto label = labels.accessor<std::int64_t, 1>();
+  std::vector<std::int64_t> per_class(static_cast<std::size_t>(classes), 0);
+  for (std::int64_t i = 0; i < n; ++i) ++per_class[static_cast<std::size_t>(label[i])];
+  std::vector<std::int64_t> to_hold(per_class.size());
+  for (std::size_t c = 0; c < per_class.size(); ++c) {
+    to_hold[c] = per_class[c] / 10;
+    if (to_hold[c] == 0 && per_class[c] >= 2) to_hold[c] = 1;
+  }
+  std::vector<std::int64_t> kept, held;
+  std::vector<std::int64_t> seen(per_class.size(), 0);
+  for (std::int64_t i = 0; i < n; ++i) {
+    const auto c = static_cast<std::size_t>(label[i]);
+    (++seen[c] > per_class[c] - to_hold[c] ? held : kept).push_back(i);
+  }
+  if (held.empty()) {
+    throw InputError(images_path, 0,
+                     "holds " + std::to_string(n) +
+                         " samples: too few to hold a tenth of each class out as the test set "
+                         "(give test_images.npy and test_labels.npy)");
+  }
+  return {kept, held};
+}
+
 // The training and test sets of an npy directory (the test set held out if it has none).
 std::pair<LabelledImages, LabelledImages> npy_sets(const std::string& dir,
                                                    const std::string& val_dir) {
@@ -260,16 +290,12 @@ std::pair<LabelledImages, LabelledImages> npy_sets(const std::string& dir,
         {images, labels},
         {test, npy_labels(test_labels, test.size(0), classes, "the classes of " + labels_path)}};
   }
-  const std::int64_t n = images.size(0);
-  const std::int64_t held = n / 10;
-  if (held < 1) {
-    throw InputError(images_path, 0,
-                     "holds " + std::to_string(n) +
-                         " samples: too few to hold a tenth out as the test set (give "
-                         "test_images.npy and test_labels.npy)");
-  }
-  return {{images.narrow(0, 0, n - held), labels.narrow(0, 0, n - held)},
-          {images.narrow(0, n - held, held), labels.narrow(0, n - held, held)}};
+  // The training images stay mapped (rows say which); the test set, a tenth, is copied.
+  const auto [kept, held] = held_out_by_class(labels, classes, images_path);
+  const auto kept_at = torch::tensor(kept, torch::kInt64);
+  const auto held_at = torch::tensor(held, torch::kInt64);
+  return {{images, labels.index_select(0, kept_at), kept_at},
+          {images.index_select(0, held_at), labels.index_select(0, held_at)}};
 }
 
 // The training and validation folders of an image-folder data set in `dir`, as scanned (class by

@@ -13,6 +13,9 @@ namespace transient::train {
 struct LabelledImages {
   torch::Tensor images;  // uint8 [N, 1, 28, 28], pixel values as stored
   torch::Tensor labels;  // int64 [N], 0..9
+  // When defined, int64 [N]: sample i is images[rows[i]] (an npy file mapped whole, some of
+  // whose rows are held out for the test set; its images are not copied).
+  torch::Tensor rows;
 };
 
 struct FashionMnist {

@@ -19,7 +19,11 @@ ShardLoader::ShardLoader(const JobConfig& job, torch::Device device)
     data_.transform.augment = options.augment;
     loader_ = std::make_unique<ImageLoader>(data_.transform, options.loader_threads);
   } else {
-    data_.train.images = data_.train.images.narrow(0, 0, train_samples_);
+    if (data_.train.rows.defined()) {
+      data_.train.rows = data_.train.rows.narrow(0, 0, train_samples_);
+    } else {
+      data_.train.images = data_.train.images.narrow(0, 0, train_samples_);
+    }
     data_.train.labels = data_.train.labels.narrow(0, 0, train_samples_);
   }
   if (options.test_subset > 0 && options.test_subset < data_.test_size()) {
@@ -80,13 +84,14 @@ ImageBatch ShardLoader::train_batch(std::int64_t generation, std::int64_t epoch,
   }
   ImageBatch batch;
   auto index = torch::tensor(sample_indices(epoch, parts), torch::kInt64);
+  const auto rows = data_.train.rows.defined() ? data_.train.rows.index_select(0, index) : index;
   if (device_.is_cuda()) {  // gathered straight into pinned memory, whence it is copied
     auto sizes = data_.train.images.sizes().vec();
     sizes[0] = index.size(0);
     batch.images = torch::empty(sizes, data_.train.images.options().pinned_memory(true));
-    torch::index_select_out(batch.images, data_.train.images, 0, index);
+    torch::index_select_out(batch.images, data_.train.images, 0, rows);
   } else {
-    batch.images = data_.train.images.index_select(0, index);
+    batch.images = data_.train.images.index_select(0, rows);
   }
   batch.labels = data_.train.labels.index_select(0, index);
   return on_device(std::move(batch), true);
