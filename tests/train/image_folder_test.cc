@@ -376,6 +376,20 @@ TEST_F(ImageFolderTest, ASliverOfAnImageIsMadeSquareWithoutScalingItWhole) {
   EXPECT_TRUE(torch::allclose(square, torch::full({3, 64, 64}, 200.0 / 255)));
 }
 
+// The centre crop's offset is Python's round() of half the excess, as torchvision's center_crop
+// takes it: a 17-row image made 16 x 16 starts at row 0 (round(0.5) == 0; it started at row 1).
+TEST_F(ImageFolderTest, TheCentreCropIsWhereTorchvisionsIs) {
+  auto rows = torch::arange(17, torch::kUInt8).view({17, 1, 1}).expand({17, 16, 3}).contiguous();
+  ImageTransform transform;
+  transform.size = 16;
+  transform.mean = {0, 0, 0};
+  transform.stdev = {1, 1, 1};
+  const auto square = transform_image(rows, transform, false, 0, 0);
+  ASSERT_EQ(square.sizes(), (std::vector<std::int64_t>{3, 16, 16}));
+  EXPECT_NEAR(square[0][0][0].item<float>(), 0.0, 1e-6);
+  EXPECT_NEAR(square[0][15][0].item<float>(), 15.0 / 255, 1e-6);
+}
+
 // --train-subset N and --test-subset N take a data set's first N images: in the scan's order,
 // class by class, that was the first classes only (training on one class of three, evaluating on
 // the first). A data set's folders hold their files in turn from each class.

@@ -596,6 +596,13 @@ TEST(Trainer, BadInputIsOneErrorLineAndExitCode2) {
                         "--weight-decay: nan is out of range");
   expect_one_error_line(run_cli({"train", "--weight-decay", "-1", "--job-dir", job}, dir + "/i"),
                         "accepted: 0 <= WD <= 1");
+  // `--data "$DATA"` with DATA unset trained on Fashion-MNIST; a flag of image folders on another
+  // data set changed nothing, silently.
+  expect_one_error_line(run_cli({"train", "--data", "", "--job-dir", job}, dir + "/data"),
+                        "--data: no folder given; accepted: the data set's folder");
+  expect_one_error_line(
+      run_cli({"train", "--loader-threads", "4", "--job-dir", job}, dir + "/loader"),
+      "--loader-threads applies to image folders only; the data set here is fashion-mnist");
   // -1 was taken and wrapped around to 18446744073709551615 in job.json.
   expect_one_error_line(run_cli({"train", "--seed", "-1", "--job-dir", job}, dir + "/seed"),
                         "--seed: \"-1\"; accepted: a whole number >= 0");

@@ -71,6 +71,13 @@ void add_job_options(CLI::App& cmd, train::TrainOptions& options, std::string& c
       "the data set's folder, its kind found from what it holds: images.npy and labels.npy, "
       "CIFAR-10's binary batches, Fashion-MNIST's IDX files, or class sub-folders of JPEG/PNG "
       "images (directly or under train/, with val/ or test/ beside it)");
+  // `--data "$DATA"` with DATA unset trained on Fashion-MNIST.
+  data->check(CLI::Validator(
+      [](std::string& text) {
+        return text.empty() ? std::string("no folder given; accepted: the data set's folder")
+                            : std::string();
+      },
+      "DIR"));
   cmd.add_option("--dataset", options.dataset,
                  "the data set by name: fashion-mnist (Debian's), cifar10 (CIFAR-10's binary "
                  "version in --data-dir), npy (images.npy and labels.npy in --data-dir) or "
@@ -273,7 +280,10 @@ void add_elastic_options(CLI::App& cmd, train::TrainOptions& options, std::strin
 // of its launch settings (a resumed job takes those from its job directory unless given).
 std::vector<std::string> given_job_flags(const CLI::App& cmd) {
   std::vector<std::string> given;
-  for (const auto& flags : {train::job_setting_flags(), train::launch_setting_flags()}) {
+  // With the settings and launch flags, those of image folders that the job's config keeps
+  // apart: given for another data set, each is refused (train::validate).
+  for (const auto& flags : {train::job_setting_flags(), train::launch_setting_flags(),
+                            std::vector<std::string>{"--loader-threads", "--strict"}}) {
     for (const std::string& flag : flags) {
       const CLI::Option* option = cmd.get_option_no_throw(flag);
       if (option != nullptr && option->count() > 0) given.push_back(flag);

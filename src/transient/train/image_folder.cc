@@ -224,8 +224,10 @@ torch::Tensor square(const torch::Tensor& chw, std::int64_t size) {
     return resize(chw.narrow(1, (h - side) / 2, side).narrow(2, (w - side) / 2, side), size, size);
   }
   const auto scaled = resize(chw, new_h, new_w);
-  const auto top = static_cast<std::int64_t>(std::lround((new_h - size) / 2.0));
-  const auto left = static_cast<std::int64_t>(std::lround((new_w - size) / 2.0));
+  // Python's round(), as torchvision's center_crop: halves to even (std::nearbyint in the default
+  // rounding mode); std::lround took halves away from zero, a pixel off for an odd excess.
+  const auto top = static_cast<std::int64_t>(std::nearbyint((new_h - size) / 2.0));
+  const auto left = static_cast<std::int64_t>(std::nearbyint((new_w - size) / 2.0));
   return scaled.narrow(1, top, size).narrow(2, left, size);
 }
 
@@ -240,8 +242,8 @@ torch::Tensor random_resized_crop(const torch::Tensor& chw, std::int64_t size,
   for (int attempt = 0; attempt < 10; ++attempt) {
     const double target = area * scale(random);
     const double ratio = std::exp(log_ratio(random));
-    const auto cw = static_cast<std::int64_t>(std::lround(std::sqrt(target * ratio)));
-    const auto ch = static_cast<std::int64_t>(std::lround(std::sqrt(target / ratio)));
+    const auto cw = static_cast<std::int64_t>(std::nearbyint(std::sqrt(target * ratio)));
+    const auto ch = static_cast<std::int64_t>(std::nearbyint(std::sqrt(target / ratio)));
     if (cw > 0 && cw <= w && ch > 0 && ch <= h) {
       const auto top = std::uniform_int_distribution<std::int64_t>(0, h - ch)(random);
       const auto left = std::uniform_int_distribution<std::int64_t>(0, w - cw)(random);
@@ -253,9 +255,9 @@ torch::Tensor random_resized_crop(const torch::Tensor& chw, std::int64_t size,
   std::int64_t cw = w;
   std::int64_t ch = h;
   if (in_ratio < 3.0 / 4.0) {
-    ch = static_cast<std::int64_t>(std::lround(static_cast<double>(w) / (3.0 / 4.0)));
+    ch = static_cast<std::int64_t>(std::nearbyint(static_cast<double>(w) / (3.0 / 4.0)));
   } else if (in_ratio > 4.0 / 3.0) {
-    cw = static_cast<std::int64_t>(std::lround(static_cast<double>(h) * (4.0 / 3.0)));
+    cw = static_cast<std::int64_t>(std::nearbyint(static_cast<double>(h) * (4.0 / 3.0)));
   }
   return resize(chw.narrow(1, (h - ch) / 2, ch).narrow(2, (w - cw) / 2, cw), size, size);
 }

@@ -159,6 +159,15 @@ void validate(const TrainOptions& o) {
                        "'s: accepted with --optimizer " + (sgds ? "sgd" : "adamw") + " only");
     }
   }
+  // Flags of image folders change nothing for another data set: refused, never ignored.
+  if (o.dataset != "image-folder") {
+    for (const char* flag : {"--image-size", "--augment", "--loader-threads", "--strict"}) {
+      if (given(flag)) {
+        throw InputError(std::string(flag) +
+                         " applies to image folders only; the data set here is " + o.dataset);
+      }
+    }
+  }
   if (o.nesterov && o.momentum == 0) {
     throw InputError("--nesterov needs a momentum: accepted: --momentum M with 0 < M < 1");
   }
