@@ -908,7 +908,8 @@ TEST(Trainer, AUsersTorchScriptModelTrainsAndItsCheckpointLoadsIntoTheOriginalMo
   const std::string dir = fresh_dir("user-model");
   const std::string model = dir + "/net.pt";
   run_python(std::string(kUserModel) + "torch.manual_seed(0)\ntorch.jit.script(Net()).save('" +
-                 model + "')\n",
+                 model + "')\ntorch.manual_seed(1)\ntorch.jit.script(Net()).save('" + dir +
+                 "/other.pt')\n",
              dir);
   auto job = [&](const std::string& job_dir) {
     return std::vector<std::string>{
@@ -939,6 +940,16 @@ TEST(Trainer, AUsersTorchScriptModelTrainsAndItsCheckpointLoadsIntoTheOriginalMo
   run_ok(one_worker(straight), straight);
   const std::string paused = dir + "/paused";
   run_paused(with(one_worker(paused), {"--stop-at", "20"}), paused);
+  // Another file at the model's path (the same tensors, another initialisation) is not the job's
+  // network: the resume went on with it, silently.
+  fs::copy_file(model, dir + "/net-kept.pt");
+  fs::copy_file(dir + "/other.pt", model, fs::copy_options::overwrite_existing);
+  const auto other = run_cli({"train", "--resume", "--job-dir", paused}, paused + "-other");
+  EXPECT_EQ(other.exit_code, kExitBadInput) << other.err;
+  EXPECT_NE(other.err.find(model + ": --model: not the model file the job started with (SHA-256 "),
+            std::string::npos)
+      << other.err;
+  fs::copy_file(dir + "/net-kept.pt", model, fs::copy_options::overwrite_existing);
   run_ok({"train", "--resume", "--workers", "1", "--threads", "1", "--job-dir", paused},
          paused + "-resumed");
   EXPECT_TRUE(bitwise_equal(latest_checkpoint(straight), latest_checkpoint(paused)));
@@ -1488,6 +1499,16 @@ TEST(Trainer, LearnsFromNumPyArraysAndRefusesBadOnes) {
               "--stop-at", "15", "--job-dir", floats_job},
              floats_job);
   fs::rename(dir + "/floats", dir + "/moved");
+  // Another data set is no move: it would go on with other samples from the checkpoint (600
+  // with a test set of their own, where the job trains on 540).
+  const auto other =
+      run_cli({"train", "--resume", "--data-dir", dir + "/bytes", "--job-dir", floats_job},
+              floats_job + "-other");
+  EXPECT_EQ(other.exit_code, kExitBadInput) << other.err;
+  EXPECT_NE(other.err.find(dir + "/bytes: not the data set the job started with (540 training "
+                                 "samples of "),
+            std::string::npos)
+      << other.err;
   run_paused({"train", "--resume", "--data-dir", dir + "/moved", "--stop-at", "30", "--job-dir",
               floats_job},
              floats_job + "-moved");

@@ -362,7 +362,21 @@ void check_addresses(const TrainOptions& o) {
 // Creates or re-opens the job directory; refuses a directory of another job and one holding
 // records without --resume, before anything in it is touched. Returns job.json as a resumed job
 // updates it, for open_records to write (nothing when it stays as it is).
-std::optional<nlohmann::json> prepare_job_dir(const TrainOptions& o,
+// The data facts as job.json keeps them, and in words for a message.
+nlohmann::json data_json(const DataFacts& d) {
+  return {{"train_samples", d.train_samples},
+          {"channels", d.channels},
+          {"height", d.height},
+          {"width", d.width},
+          {"classes", d.classes}};
+}
+std::string data_text(const nlohmann::json& d) {
+  auto number = [&](const char* key) { return std::to_string(d.value(key, std::int64_t{0})); };
+  return number("train_samples") + " training samples of " + number("channels") + "x" +
+         number("height") + "x" + number("width") + " in " + number("classes") + " classes";
+}
+
+std::optional<nlohmann::json> prepare_job_dir(const TrainOptions& o, const DataFacts& data,
                                               std::shared_ptr<JobLock>& lock) {
   const std::string job_json = records::JobFiles(o.job_dir).job();
   if (fs::exists(o.job_dir) && !fs::is_directory(o.job_dir)) {
@@ -406,6 +420,23 @@ std::optional<nlohmann::json> prepare_job_dir(const TrainOptions& o,
                            "); there is nothing to continue, and its records are left as they "
                            "are; drop --resume and choose another --job-dir for a new job");
     }
+    // A model file or data set changed since the job started would go on from its checkpoint
+    // with another network or other samples (a forward changed under the same tensors trained
+    // on silently; a folder of more images changed the epoch's order mid-epoch).
+    if (recorded.contains("model_sha256") && recorded.at("model_sha256") != o.model_sha256) {
+      throw InputError(o.model, 0,
+                       "--model: not the model file the job started with (SHA-256 " +
+                           recorded.at("model_sha256").get<std::string>() + " then, " +
+                           o.model_sha256 +
+                           " now); put that file back, or start a new job in another --job-dir");
+    }
+    if (recorded.contains("data") && recorded.at("data") != data_json(data)) {
+      throw InputError(o.data_dir, 0,
+                       "not the data set the job started with (" + data_text(recorded.at("data")) +
+                           " then, " + data_text(data_json(data)) +
+                           " now); give the job's data set (--data-dir), or start a new job in "
+                           "another --job-dir");
+    }
     // The data has moved (a folder given on --resume), or a launch flag says how the job runs
     // from now on: the next resume does the same.
     if (recorded.contains("settings") && recorded.at("settings").is_object()) {
@@ -427,6 +458,9 @@ std::optional<nlohmann::json> prepare_job_dir(const TrainOptions& o,
   identity["settings"] = job_settings(o);
   identity["launch"] = launch_settings(o);
   identity["created_utc"] = utc_stamp();
+  // What --resume checks the model file and the data set against.
+  if (!o.model_sha256.empty()) identity["model_sha256"] = o.model_sha256;
+  identity["data"] = data_json(data);
   write_file_atomically(job_json, identity.dump(2) + "\n");
   return std::nullopt;
 }
@@ -540,7 +574,7 @@ PreparedJob prepare_job(const TrainOptions& given, bool starts_workers) {
   std::error_code unreadable;
   if (fs::is_directory(o.job_dir, unreadable)) prepared.lock = std::make_shared<JobLock>(o.job_dir);
   check_addresses(o);
-  prepared.job_json_update = prepare_job_dir(o, prepared.lock);
+  prepared.job_json_update = prepare_job_dir(o, job.data, prepared.lock);
   // Kept in job.json as given (0: the cores of the machine it runs on), resolved for this run.
   if (o.threads == 0) o.threads = default_threads(starts_workers ? o.workers : 1);
   o.job_dir = fs::absolute(o.job_dir).lexically_normal().string();
