@@ -106,6 +106,16 @@ TEST(Datasets, FashionMnistsGzipFilesAreReadWholeAndABrokenOneIsNamed) {
     EXPECT_NE(std::string(error.what()).find("not a readable gzip file"), std::string::npos)
         << error.what();
   }
+  // So it is by the launcher's count, before any worker starts (which read only the header: every
+  // worker failed on the file, and the job with them).
+  try {
+    count_training_samples("fashion-mnist", dir.string(), DataOptions{});
+    ADD_FAILURE() << "a truncated gzip file was counted";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find(images.string() + ": not a readable gzip file"),
+              std::string::npos)
+        << error.what();
+  }
   fs::remove_all(dir);
 }
 

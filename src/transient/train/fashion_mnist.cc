@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <new>
 
@@ -71,6 +72,18 @@ Unpacked gunzip_file(const std::string& path) {
     out.size += member_out;
   }
   return out;
+}
+
+// The length modulo 2^32 that the gzip file's last member says it decompresses to (its trailer's
+// last 4 bytes, little-endian); 0 for a file too short to have one.
+std::uint32_t gzip_trailer_size(const std::string& path) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in || in.tellg() < 18) return 0;
+  in.seekg(-4, std::ios::end);
+  unsigned char tail[4] = {};
+  in.read(reinterpret_cast<char*>(tail), 4);
+  return std::uint32_t{tail[0]} | std::uint32_t{tail[1]} << 8 | std::uint32_t{tail[2]} << 16 |
+         std::uint32_t{tail[3]} << 24;
 }
 
 // The first `size` bytes of the file decompressed (fewer if it holds fewer), by zlib's stream
@@ -193,12 +206,24 @@ void FashionMnist::require_files(const std::string& dir) {
 std::int64_t FashionMnist::count_training_samples(const std::string& dir) {
   require_files(dir);
   // Before any worker starts: the labels (tens of kilobytes) whole, the images' headers (their
-  // pixels, tens of megabytes, are the workers' to read and check), for both sets.
+  // pixels, tens of megabytes, are the workers' to read and check), for both sets, and the
+  // images' length as the gzip trailer says it: a file cut short passed, and every worker failed
+  // on it. Where the trailer disagrees (a cut, or a file of several gzip members), the file is
+  // read whole.
   std::int64_t training = 0;
   for (const std::string prefix : {"train", "t10k"}) {
     const std::string images_path = file_in(dir, prefix + "-images-idx3-ubyte.gz");
     const std::string labels_path = file_in(dir, prefix + "-labels-idx1-ubyte.gz");
     const std::int64_t images = images_in_header(gunzip_prefix(images_path, 16), images_path);
+    const auto expected = static_cast<std::size_t>(16 + images * 28 * 28);
+    if (gzip_trailer_size(images_path) != static_cast<std::uint32_t>(expected)) {
+      const auto whole = gunzip_file(images_path);
+      if (whole.size != expected) {
+        throw InputError(images_path, 0,
+                         "holds " + std::to_string(whole.size - 16) + " bytes of pixels for " +
+                             std::to_string(images) + " images of 28x28");
+      }
+    }
     require_a_label_each(labels_path, read_labels(labels_path).size(0), images, images_path);
     if (prefix == "train") training = images;
   }
