@@ -217,6 +217,34 @@ TEST(CoordinatorPeers, AWorkersNonsenseIsGarbageAndTheCoordinatorGoesOn) {
   EXPECT_FALSE(fs::exists(records::JobFiles(dir).step_part("w0")));
 }
 
+// A report the coordinator cannot read drops its worker, where the generation waited for the
+// report for ever (a worker's result of NaN figures, written as null, was refused as malformed).
+TEST(CoordinatorPeers, AReportThatCannotBeReadDropsItsWorker) {
+  const std::string dir = fresh_job_dir("coordinator_bad_report");
+  const std::string token = new_job_token();
+  ServedCoordinator coordinator(dir, token);
+  auto peer = LineChannel::connect(parse_endpoint(coordinator.address(), "the coordinator"), 30);
+  ASSERT_NE(peer, nullptr);
+  admit(*peer, token);
+  ASSERT_TRUE(peer->send(
+      {{"report", "done"}, {"gen", 0}, {"result", {{"step", "many"}}}, {"v", kProtocolVersion}}));
+  std::optional<std::string> line;
+  std::string left;
+  while ((line = peer->read_line(30))) {
+    const auto said = nlohmann::json::parse(*line);
+    if (said.contains("left")) {
+      left = said.at("left").get<std::string>();
+      break;
+    }
+  }
+  EXPECT_EQ(left.rfind("its report could not be read: ", 0), 0u) << left;
+  std::ifstream events(dir + "/events.jsonl");
+  const std::string logged((std::istreambuf_iterator<char>(events)),
+                           std::istreambuf_iterator<char>());
+  EXPECT_NE(logged.find("\"message_refused\""), std::string::npos) << logged;
+  EXPECT_NE(logged.find("\"worker_left\""), std::string::npos) << logged;
+}
+
 // Strangers on ten hosts that say hello as fast as they can and never prove the token keep no
 // worker out: the coordinator spared connections in the middle of their handshake for a second,
 // so that they held every place and each new one, the worker's first, was the one that gave way

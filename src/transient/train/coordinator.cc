@@ -531,9 +531,16 @@ void Coordinator::handle_message(Worker& worker, const nlohmann::json& line) {
   try {
     received = message::decode_to_coordinator(line);
   } catch (const message::ProtocolError& error) {
-    // Refused by name, logged, and the connection goes on (one odd message is no failure).
+    // Refused by name, logged, and the connection goes on (one odd message is no failure) ...
     say("refused a message from worker " + worker.id + ": " + error.what());
     events_.append({{"event", "message_refused"}, {"worker", worker.id}, {"reason", error.what()}});
+    if (line.is_object() && line.contains("report")) {
+      // ... but for a report: the generation waits for it, and waited for ever (a result of NaN
+      // figures was one). The worker is dropped, and the others go on without it.
+      const std::string reason = std::string("its report could not be read: ") + error.what();
+      send_to(worker, message::Left{reason});
+      membership_.worker_lost(worker.id, "failed");
+    }
     return;
   }
   if (const auto* heartbeat = std::get_if<message::Heartbeat>(&received)) {
