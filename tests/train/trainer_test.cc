@@ -955,6 +955,33 @@ TEST(Trainer, AUsersTorchScriptModelTrainsAndItsCheckpointLoadsIntoTheOriginalMo
   EXPECT_TRUE(bitwise_equal(latest_checkpoint(straight), latest_checkpoint(paused)));
 }
 
+// A worker reads the data set where its host holds it: --data-dir, and --val-data for a job given
+// a validation folder of its own (which a worker could not be told: it opened the coordinator's
+// path). The coordinator's copies are gone once it has launched the job.
+TEST(Trainer, AWorkerReadsTheDataSetAndValidationFolderWhereItsHostHoldsThem) {
+  const std::string dir = fresh_dir("worker-data");
+  testing::write_image_folder(dir + "/here/photos", 3, 8, 16, 1);
+  testing::write_image_folder(dir + "/here/val", 3, 3, 16, 2);
+  fs::create_directories(dir + "/there");
+  fs::copy(dir + "/here", dir + "/there", fs::copy_options::recursive);
+  const std::string job = dir + "/job";
+  CliProcess coordinator(
+      {"coordinator", "--data", dir + "/here/photos", "--val-data", dir + "/here/val", "--model",
+       "mlp", "--steps", "6", "--global-batch", "8", "--min-workers", "1", "--job-dir", job},
+      dir + "/coordinator");
+  const std::string door = front_door(job);
+  fs::rename(dir + "/here", dir + "/gone");
+  const auto worker =
+      run_cli({"worker", "--coordinator", door, "--token-file", job + "/token", "--threads", "1",
+               "--data-dir", dir + "/there/photos", "--val-data", dir + "/there/val", "--quiet"},
+              dir + "/worker");
+  EXPECT_EQ(worker.exit_code, 0) << worker.err;
+  const auto ended = coordinator.wait();
+  EXPECT_EQ(ended.exit_code, 0) << ended.err;
+  EXPECT_EQ(summary_of(job).at("steps"), 6);
+  EXPECT_FALSE(summary_of(job).at("test_accuracy").is_null());
+}
+
 // A worker whose copy of the model file is not the coordinator's (another file at that path)
 // is refused with both SHA-256 digests named, before it trains anything.
 TEST(Trainer, AWorkerWhoseModelFileDiffersFromTheCoordinatorsIsRefused) {
@@ -1028,6 +1055,9 @@ TEST(Trainer, AQuietWorkerSaysNothingWhenItLeaves) {
 TEST(Trainer, AModelFileThatCannotTrainIsRefusedNamingIt) {
   const std::string dir = fresh_dir("bad-user-model");
   std::ofstream(dir + "/garbage.pt") << "not a model";
+  // A .pth file (what torch.save's state dicts are often called) is a file too: it was an
+  // unknown model name.
+  std::ofstream(dir + "/weights.pth") << "a state dict";
   run_python(
       "import torch, torch.nn as nn\n"
       "torch.jit.script(nn.Sequential(nn.Flatten(), nn.Linear(784, 5))).save('" +
@@ -1061,6 +1091,7 @@ TEST(Trainer, AModelFileThatCannotTrainIsRefusedNamingIt) {
   // operation failed in the TorchScript interpreter."
   const std::vector<std::pair<std::string, std::string>> cases = {
       {dir + "/garbage.pt", "not a TorchScript file"},
+      {dir + "/weights.pth", "not a TorchScript file"},
       {dir + "/five.pt", "scores of shape [2, 5]; the data set needs [2, 10]"},
       {dir + "/colour.pt",
        "does not run on a batch of 1x28x28 images (mat1 and mat2 shapes cannot be multiplied "

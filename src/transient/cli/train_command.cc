@@ -424,6 +424,9 @@ void add_train_commands(CLI::App& app, launch::ForkServer* fork_server) {
                      "$GLOO_SOCKET_IFNAME)");
   worker->add_option("--data-dir", worker_options->data_dir,
                      "where this host holds the data set (default: the job's path)");
+  worker->add_option("--val-data", worker_options->val_data,
+                     "where this host holds the job's --val-data folder (default: the job's "
+                     "path)");
   worker
       ->add_option("--gpu", worker_options->gpu,
                    "which of this host's GPUs it trains on when the job's --device takes one "

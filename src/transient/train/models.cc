@@ -255,7 +255,11 @@ torch::jit::Module load_torchscript(const std::string& path) {
 }
 
 bool is_model_file(const std::string& name) {
-  return name.size() > 3 && name.compare(name.size() - 3, 3, ".pt") == 0;
+  auto ends_with = [&](const std::string& suffix) {
+    return name.size() > suffix.size() &&
+           name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  return ends_with(".pt") || ends_with(".pth");
 }
 
 const Registry<ModelFactory>& model_registry() {
@@ -312,7 +316,7 @@ void require_model(const std::string& name, const ImageShape& shape, MemoryForma
   }
   if (model_registry().find(name) != nullptr) return;
   throw InputError("--model: unknown model \"" + name + "\"; accepted: " + valid_names() +
-                   ", or a TorchScript file FILE.pt");
+                   ", or a TorchScript file FILE.pt (or .pth)");
 }
 
 std::shared_ptr<Model> make_model(const std::string& name, const ImageShape& shape) {

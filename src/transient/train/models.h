@@ -55,7 +55,7 @@ constexpr std::int64_t kMaxClasses = 100000;
 // TorchScript.
 torch::jit::Module load_torchscript(const std::string& path);
 
-// Whether `name` names a TorchScript file (it ends in .pt) rather than a built-in model.
+// Whether `name` names a TorchScript file (it ends in .pt or .pth) rather than a built-in model.
 bool is_model_file(const std::string& name);
 
 // A new model called `name`, initialised from libtorch's global generator (seed it first); or,

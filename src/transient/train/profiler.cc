@@ -488,7 +488,7 @@ ModelProfile profile_model(const ProfileOptions& options) {
     return profile;
   }
 
-  const bool looks_like_file = ends_with(options.model, ".pt") ||
+  const bool looks_like_file = is_model_file(options.model) ||
                                options.model.find('/') != std::string::npos ||
                                std::filesystem::exists(options.model);
   if (!looks_like_file) {

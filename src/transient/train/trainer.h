@@ -147,6 +147,7 @@ struct WorkerOptions {
   std::string advertise;  // an address of this host to advertise instead
   std::string interface;  // ... or a network interface whose address to use (GLOO_SOCKET_IFNAME)
   std::string data_dir;   // where this host holds the data set ("" = the job's path)
+  std::string val_data;   // ... and the job's --val-data folder ("" = the job's path)
   // Which of the host's GPUs it trains on when the job's --device takes one: N modulo the GPUs
   // it sees (the local launcher gives its workers 0, 1, 2, ... in turn: one per GPU, sharing
   // them round-robin when there are more workers than GPUs).

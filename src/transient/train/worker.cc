@@ -90,11 +90,13 @@ void next_phase(std::optional<at::RecordFunction>& phase, const char* name) {
 class Worker {
  public:
   // The worker's Gloo device listens on `interface` if given, else on the address `advertise`.
-  // It reads the data set from `data_dir` ("" = the job's path), traces the steps `traced` names
+  // It reads the data set from `data_dir` and the validation folder from `val_data` ("" = the
+  // job's paths), traces the steps `traced` names
   // (step_trace.h), and says on stderr when it joins a generation and how the job ended for it
   // unless `quiet`.
   Worker(Connection& connection, int threads, std::string advertise, std::string interface,
-         const std::string& data_dir, int gpu, std::optional<TraceSteps> traced, bool quiet)
+         const std::string& data_dir, const std::string& val_data, int gpu,
+         std::optional<TraceSteps> traced, bool quiet)
       : connection_(connection),
         advertise_(std::move(advertise)),
         interface_(std::move(interface)),
@@ -102,6 +104,14 @@ class Worker {
         options_(job_.options),
         announces_(!quiet) {
     if (!data_dir.empty()) job_.options.data_dir = data_dir;
+    if (!val_data.empty()) {
+      if (job_.options.val_data.empty()) {
+        throw InputError(
+            "--val-data: the job has no validation folder of its own (it holds a "
+            "tenth of the data set out); drop --val-data");
+      }
+      job_.options.val_data = val_data;
+    }
     torch::set_num_threads(std::max(1, threads > 0 ? threads : options_.threads));
     torch::manual_seed(options_.seed);
     if (!options_.model_sha256.empty()) {
@@ -1075,7 +1085,7 @@ int run_worker(const WorkerOptions& options) {
   std::optional<Worker> worker;
   try {
     worker.emplace(*connection, options.threads, advertise, options.interface, options.data_dir,
-                   options.gpu, traced, options.quiet);
+                   options.val_data, options.gpu, traced, options.quiet);
   } catch (const InputError& error) {
     // Its own data or model file (the job's were checked when it was launched): the coordinator
     // is told why, so that it neither counts this worker as revoked nor has it replaced.
