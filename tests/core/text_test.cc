@@ -52,6 +52,16 @@ TEST(Text, CountsAreSingularForOneOnly) {
   EXPECT_EQ(counted(-1, "step"), "-1 steps");
 }
 
+// A path in a command the user is told to run is one word of it, whatever it holds.
+TEST(Text, AShellWordIsQuotedOnlyWhereItMustBe) {
+  EXPECT_EQ(shell_word("/jobs/20261130-r32_a.b:c@d%e+f=g,h-i"),
+            "/jobs/20261130-r32_a.b:c@d%e+f=g,h-i");
+  EXPECT_EQ(shell_word("/tmp/my job"), "'/tmp/my job'");
+  EXPECT_EQ(shell_word("it's"), "'it'\\''s'");
+  EXPECT_EQ(shell_word("$HOME;rm"), "'$HOME;rm'");
+  EXPECT_EQ(shell_word(""), "''");
+}
+
 // libtorch's errors as a user's model raised them: the reason without libtorch's C++ stack (an
 // error line of 8 KiB and 60 frames) and, from TorchScript's interpreter, the reason it gives
 // last (the first line only said that an operation failed).

@@ -678,11 +678,15 @@ TEST(Trainer, BadInputIsOneErrorLineAndExitCode2) {
 
 TEST(Trainer, JobDirectoryOfAnotherJobOrWithRecordsIsRefusedUntouched) {
   const std::string dir = fresh_dir("refuse");
-  const std::string job = dir + "/job";
+  // A space in its name: the command printed to continue it quotes it (it was two words).
+  const std::string job = dir + "/my job";
   // Paused at step 3, so that there is something to continue (a finished job is refused first).
-  run_paused({"train", "--model", "mlp", "--workers", "1", "--steps", "4", "--stop-at", "3",
-              "--threads", "1", "--job-dir", job},
-             job);
+  const auto paused = run_paused({"train", "--model", "mlp", "--workers", "1", "--steps", "4",
+                                  "--stop-at", "3", "--threads", "1", "--job-dir", job},
+                                 job);
+  EXPECT_NE(paused.out.find("continue with: transient train --resume --job-dir '" + job + "'\n"),
+            std::string::npos)
+      << paused.out;
   const auto before = snapshot_files(job);
   expect_one_error_line(
       run_cli({"train", "--model", "mlp", "--workers", "1", "--steps", "3", "--job-dir", job},

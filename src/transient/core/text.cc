@@ -1,5 +1,6 @@
 #include "transient/core/text.h"
 
+#include <algorithm>
 #include <cctype>
 
 namespace transient {
@@ -75,6 +76,17 @@ std::string error_reason(std::string_view what) {
     if (!reason.empty()) return trim(reason);
   }
   return trim(text.substr(0, text.find('\n')));
+}
+
+std::string shell_word(std::string_view word) {
+  const bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 ||
+           std::string_view("_./:@%+=,-").find(c) != std::string_view::npos;
+  });
+  if (plain) return std::string(word);
+  std::string quoted = "'";
+  for (const char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
 }
 
 }  // namespace transient

@@ -27,6 +27,11 @@ std::string counted(long long n, std::string_view noun, std::string_view plural 
 // '?': what a line quoting input may show, so that printing it is one line and always safe.
 std::string printable(std::string text);
 
+// `word` as one word of a POSIX shell command a user can paste: as it is when it holds only
+// letters, digits and _ . / : @ % + = , -, else in single quotes (a quote inside as '\''). A
+// suggested `--job-dir /tmp/my job` was two words.
+std::string shell_word(std::string_view word);
+
 // The reason an error's text gives, in one line: libtorch's errors carry the C++ stack after
 // their message ("\nException raised from ... frame #0: ..."), and an error of TorchScript's
 // interpreter says "The following operation failed in the TorchScript interpreter." first, its

@@ -796,7 +796,7 @@ int finish_job(const PreparedJob& prepared, Coordinator& coordinator, EventLog& 
   if (!finished) {
     std::printf("paused after step %lld of %lld in %s; continue with: %s %s\n",
                 static_cast<long long>(steps), static_cast<long long>(job.total_steps),
-                format_duration(wall_s).c_str(), continue_with, o.job_dir.c_str());
+                format_duration(wall_s).c_str(), continue_with, shell_word(o.job_dir).c_str());
     std::fflush(stdout);
     return kExitPaused;
   } else {
@@ -841,7 +841,7 @@ launch::FleetOptions fleet_options(const PreparedJob& prepared, launch::ForkServ
 std::string join_instructions(const std::string& bind, const std::string& address,
                               const std::string& token_path) {
   const Endpoint front_door = parse_endpoint(address, "the coordinator's address");
-  const std::string tail = " --token-file " + token_path + "\n";
+  const std::string tail = " --token-file " + shell_word(token_path) + "\n";
   const bool loopback = bind == "127.0.0.1" || bind == "::1" || bind == "localhost";
   const bool wildcard = bind == "0.0.0.0" || bind == "::";
   std::string text;
@@ -927,7 +927,7 @@ int run_training(const TrainOptions& given, launch::ForkServer* fork_server) {
       coordinator.say(*all_left +
                       "; the job waits for one to join: transient worker --coordinator " +
                       coordinator.address() + " --token-file " +
-                      records::JobFiles(o.job_dir).token() + " (or Ctrl-C pauses it)");
+                      shell_word(records::JobFiles(o.job_dir).token()) + " (or Ctrl-C pauses it)");
     }
     invited = all_left.has_value();
   }
