@@ -1311,6 +1311,52 @@ TEST(Trainer, LearnsAnImageFolderSkipsACorruptImageAndStrictRefusesIt) {
   EXPECT_NE(empty.err.find("no data set found"), std::string::npos) << empty.err;
 }
 
+// A step over images some of which do not decode is the step over those that do: its loss and
+// gradient are the mean over the images trained on, where they were divided by the whole batch
+// (6 of 27 unreadable here: a loss and an update 21/27 of what they are). One step over the
+// whole folder, without augmentation, against the same step over the folder without them.
+TEST(Trainer, AStepWithImagesThatDoNotDecodeIsTheMeanOverThoseThatDo) {
+  const std::string dir = fresh_dir("skipped-mean");
+  const std::string full = dir + "/full";
+  testing::write_image_folder(full, 3, 10, 16, 4);  // 9 a class to train on, 9.* held out
+  fs::create_directories(dir + "/decodable");
+  fs::copy(full, dir + "/decodable", fs::copy_options::recursive);
+  int unreadable = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(full)) {
+    const std::string name = entry.path().filename().string();
+    // 1.* and 4.* of each class (0.* is the first image, which must decode; 9.* is held out).
+    if (!entry.is_regular_file() || (name[0] != '1' && name[0] != '4')) continue;
+    std::ofstream(entry.path(), std::ios::binary | std::ios::trunc) << "not a picture";
+    fs::remove(dir + "/decodable/" + entry.path().parent_path().filename().string() + "/" + name);
+    ++unreadable;
+  }
+  ASSERT_EQ(unreadable, 6);
+  auto one_step = [&](const std::string& data, int batch) {
+    const std::string job = data + "-job";
+    run_ok({"train", "--data", data, "--model", "mlp", "--workers", "1", "--steps", "1",
+            "--global-batch", std::to_string(batch), "--augment", "none", "--threads", "1",
+            "--job-dir", job},
+           job);
+    return job;
+  };
+  const std::string with_skips = one_step(full, 27);
+  const std::string without = one_step(dir + "/decodable", 21);
+  EXPECT_EQ(summary_of(with_skips).at("images_skipped"), 6);
+  const auto a = read_steps(with_skips);
+  const auto b = read_steps(without);
+  ASSERT_EQ(a.size(), 1u);
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_NEAR(a[0].loss, b[0].loss, 1e-5 * b[0].loss);
+  const auto after_a = latest_checkpoint(with_skips);
+  const auto after_b = latest_checkpoint(without);
+  ASSERT_EQ(after_a.model_state.size(), after_b.model_state.size());
+  for (std::size_t i = 0; i < after_a.model_state.size(); ++i) {
+    EXPECT_TRUE(
+        torch::allclose(after_a.model_state[i].second, after_b.model_state[i].second, 1e-4, 1e-6))
+        << after_a.model_state[i].first;
+  }
+}
+
 // The README's example: examples/resnet18_image_folder.py exports torchvision's ResNet-18 and
 // writes an image folder; transient trains it with AdamW; the script then loads the checkpoint
 // into torchvision's own ResNet-18 and evaluates it with torchvision's transforms, which agree

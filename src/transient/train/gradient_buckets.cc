@@ -11,7 +11,7 @@
 namespace transient::train {
 namespace {
 
-constexpr std::int64_t kControlElements = 4;
+constexpr std::int64_t kControlElements = 5;
 // DDP's first bucket: small, so that its all-reduce starts early in backward.
 constexpr std::int64_t kFirstBucketBytes = 1 << 20;
 

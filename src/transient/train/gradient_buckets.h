@@ -10,12 +10,12 @@
 // order whatever its timing, including a member with no samples this step (whose backward does
 // not run) and parameters that got no gradient, which finish() launches.
 //
-// Four control values travel with the gradients, at the end of the first bucket launched: this
+// Five control values travel with the gradients, at the end of the first bucket launched: this
 // member's part of the step's mean loss, a stop flag, a change flag (the generation ends at this
-// step's boundary) and a leave flag (summed: how many leave), so that they cost no collective of
-// their own. They must be set before backward. Every collective costs message rounds whatever its
-// size, which is also why a bucket is closed only once it is full (DDP's rule) rather than before
-// a large tensor.
+// step's boundary), a leave flag (summed: how many leave) and the samples of its share it could
+// not train on (images that did not decode), so that they cost no collective of their own. They
+// must be set before backward. Every collective costs message rounds whatever its size, which is
+// also why a bucket is closed only once it is full (DDP's rule) rather than before a large tensor.
 //
 // A bucket's sum is made of Gloo's alltoall collectives (c10d's `alltoall_base`), not of its ring
 // all-reduce, whose 2(n-1) rounds of messages follow one another (on a 30 ms path, about 60 ms
@@ -108,7 +108,7 @@ class GradientBuckets {
   // works still running may write into the old ones.
   void finish(const AbortCheck& aborted = {});
 
-  // The four control values (set before backward; summed over the members after finish()).
+  // The five control values (set before backward; summed over the members after finish()).
   torch::Tensor& control() { return control_; }
   std::int64_t bucket_count() const { return static_cast<std::int64_t>(buckets_.size()); }
   // Buckets launched so far this step: after backward, those whose all-reduce overlapped it.

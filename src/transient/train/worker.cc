@@ -601,6 +601,11 @@ class Worker {
       buckets_->control()[3] = leave ? 1.0 : 0.0;
       double local_loss = resumed.loss;
       buckets_->control()[0] = local_loss;
+      // Samples of its share that did not decode: left out of the batch, and out of the divisor
+      // once every member's count is summed (below).
+      const std::int64_t skipped =
+          resumed.skipped + (computed_count > 0 ? computed_count - labels.size(0) : 0);
+      buckets_->control()[4] = static_cast<double>(skipped);
       if (computed_count > 0 && labels.size(0) > 0) {
         torch::Tensor loss;
         {
@@ -638,12 +643,24 @@ class Worker {
         // A member lost in the sum: if the buckets still hold this member's gradient, the next
         // generation can resume the step from it.
         if (buckets_->holds_own_gradients()) {
-          kept_ =
-              KeptStep{step_, {shard.begin, shard.count}, local_loss, step_data_s, step_compute_s};
+          kept_ = KeptStep{
+              step_, {shard.begin, shard.count}, local_loss, skipped, step_data_s, step_compute_s};
         }
         throw;
       }
       const double allreduce_s = seconds_since(phase_start);
+      // The gradient and loss are the sums over the step's samples divided by its batch: where
+      // some did not decode, divided by those trained on instead (the step was smaller by their
+      // share, its loss too).
+      if (const double unused = buckets_->control()[4].item<double>();
+          unused > 0 && unused < static_cast<double>(position.batch)) {
+        const double scale =
+            static_cast<double>(position.batch) / (static_cast<double>(position.batch) - unused);
+        for (auto& parameter : state_->parameters()) {
+          if (parameter.grad().defined()) parameter.grad().mul_(scale);
+        }
+        buckets_->control()[0].mul_(scale);
+      }
       // The loss is all-reduced: every member sees the same value and stops at the same step,
       // before a NaN or infinite gradient reaches the parameters.
       if (const double summed = buckets_->control()[0].item<double>(); !std::isfinite(summed)) {
@@ -997,6 +1014,7 @@ class Worker {
     std::int64_t step = -1;
     launch::SampleRange range;
     double loss = 0;
+    std::int64_t skipped = 0;  // of its samples, those that could not be trained on
     double data_s = 0;
     double compute_s = 0;
   };
