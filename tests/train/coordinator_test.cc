@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -238,9 +239,14 @@ TEST(CoordinatorPeers, AReportThatCannotBeReadDropsItsWorker) {
     }
   }
   EXPECT_EQ(left.rfind("its report could not be read: ", 0), 0u) << left;
-  std::ifstream events(dir + "/events.jsonl");
-  const std::string logged((std::istreambuf_iterator<char>(events)),
-                           std::istreambuf_iterator<char>());
+  // Its leaving is logged once the coordinator's loop has acted on it (after the reply).
+  std::string logged;
+  for (int tries = 0; tries < 1000 && logged.find("\"worker_left\"") == std::string::npos;
+       ++tries) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    std::ifstream events(dir + "/events.jsonl");
+    logged.assign(std::istreambuf_iterator<char>(events), std::istreambuf_iterator<char>());
+  }
   EXPECT_NE(logged.find("\"message_refused\""), std::string::npos) << logged;
   EXPECT_NE(logged.find("\"worker_left\""), std::string::npos) << logged;
 }
