@@ -48,6 +48,33 @@ TEST(RecordsEvents, AGarbledOrTruncatedLineIsAProblemNamingItsLine) {
   EXPECT_EQ(read.problems[2].line, 6);
 }
 
+// A job run by two coordinators (paused, resumed 100 s later): the second counts t from 0 again,
+// and its events are put after the first's by its wall clock, on one axis (the report drew both
+// runs from t = 0: membership bars that ended before they began, a cost that went back in time).
+// Without a wall clock, the second run follows the first at once.
+TEST(RecordsEvents, ARunAfterAnotherIsPutAfterItOnOneTimeAxis) {
+  const auto read =
+      parse_events(R"({"t":0.5,"time":"2026-11-30T10:00:00.500Z","event":"generation"})"
+                   "\n"
+                   R"({"t":4.0,"time":"2026-11-30T10:00:04.000Z","event":"stopped"})"
+                   "\n"
+                   R"({"t":0.25,"time":"2026-11-30T10:01:44.250Z","event":"generation"})"
+                   "\n"
+                   R"({"t":2.0,"time":"2026-11-30T10:01:46.000Z","event":"done"})"
+                   "\n"
+                   R"({"t":1.0,"event":"generation"})"
+                   "\n",
+                   "events.jsonl");
+  ASSERT_EQ(read.events.size(), 5u);
+  EXPECT_DOUBLE_EQ(read.events[0].t, 0.5);
+  EXPECT_DOUBLE_EQ(read.events[1].t, 4.0);
+  EXPECT_NEAR(read.events[2].t, 104.25, 1e-6);
+  EXPECT_NEAR(read.events[3].t, 106.0, 1e-6);
+  EXPECT_NEAR(read.events[4].t, 106.0, 1e-6);  // no clock: right after the run before
+  EXPECT_EQ(*utc_seconds("2026-11-30T10:00:00.500Z") + 104.0,
+            *utc_seconds("2026-11-30T10:01:44.500Z"));
+}
+
 TEST(RecordsEvents, AMissingFileIsOneProblem) {
   const auto read = read_events("/nonexistent/events.jsonl");
   EXPECT_TRUE(read.events.empty());

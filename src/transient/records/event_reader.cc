@@ -1,7 +1,9 @@
 #include "transient/records/event_reader.h"
 
 #include <algorithm>
-
+#include <cstdio>
+#include <ctime>
+#include <optional>
 #include <sstream>
 
 #include "transient/core/json_number.h"
@@ -43,6 +45,49 @@ EventCounts count_events(const std::vector<Event>& events) {
   return counts;
 }
 
+std::optional<double> utc_seconds(const std::string& text) {
+  std::tm utc{};
+  double seconds = 0.0;
+  char zone = 0;
+  if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%lf%c", &utc.tm_year, &utc.tm_mon,
+                  &utc.tm_mday, &utc.tm_hour, &utc.tm_min, &seconds, &zone) != 7 ||
+      zone != 'Z') {
+    return std::nullopt;
+  }
+  utc.tm_year -= 1900;
+  utc.tm_mon -= 1;
+  utc.tm_sec = 0;
+  return static_cast<double>(::timegm(&utc)) + seconds;
+}
+
+namespace {
+
+// Each run's coordinator counts t from its own start: a t smaller than the one before begins
+// another run, whose times are moved after the earlier runs' by when it started on the wall clock
+// (its first event's UTC time less its t), or right after them where that is not known. The
+// report drew a resumed job's steps, membership and cost on two axes at once (bars that ended
+// before they began, a cost that went back in time).
+void put_runs_on_one_axis(std::vector<Event>& events) {
+  std::optional<double> job_start;  // on the wall clock
+  double offset = 0.0;
+  double previous_raw = -1.0;
+  double previous_t = 0.0;
+  for (auto& e : events) {
+    const auto wall = utc_seconds(e.time);
+    const bool new_run = e.t < previous_raw;
+    previous_raw = e.t;
+    if (new_run) {
+      offset = previous_t - e.t;  // right after the earlier runs, unless the clock says more
+      if (wall && job_start) offset = std::max(offset, *wall - e.t - *job_start);
+    }
+    if (!job_start && wall) job_start = *wall - (e.t + offset);
+    e.t += offset;
+    previous_t = e.t;
+  }
+}
+
+}  // namespace
+
 EventsRead parse_events(const std::string& text, const std::string& name) {
   EventsRead read;
   std::istringstream in(text);
@@ -74,6 +119,7 @@ EventsRead parse_events(const std::string& text, const std::string& name) {
     event.line = number;
     read.events.push_back(std::move(event));
   }
+  put_runs_on_one_axis(read.events);
   return read;
 }
 

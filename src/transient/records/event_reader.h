@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,8 +14,11 @@
 namespace transient::records {
 
 struct Event {
-  std::string type;     // the `event` field: "worker_joined", "recovery", ...
-  double t = 0.0;       // seconds since the coordinator started
+  std::string type;  // the `event` field: "worker_joined", "recovery", ...
+  // Seconds since the job's first run started: each run's coordinator (a paused job resumed, a
+  // coordinator restarted) counts its own from 0, and a later run's are put after the earlier
+  // ones' by its wall clock (parse_events).
+  double t = 0.0;
   std::string time;     // the wall clock, UTC, ISO 8601 ("" in records older than that field)
   nlohmann::json json;  // the whole line, every field included
   int line = 0;         // 1-based line in the file
@@ -48,6 +52,10 @@ struct EventCounts {
   std::int64_t newest_checkpoint_step = 0;
 };
 EventCounts count_events(const std::vector<Event>& events);
+
+// Seconds since 1970 of a UTC ISO 8601 time as the events write it ("2026-11-24T10:00:18.123Z");
+// nullopt for anything else.
+std::optional<double> utc_seconds(const std::string& text);
 
 // Reads `path`. A missing file is one problem and no events; never throws for bad content.
 EventsRead read_events(const std::string& path);

@@ -77,18 +77,7 @@ std::string time_left_text(const JobFacts& facts) {
 }
 
 std::optional<double> parse_utc_iso8601(const std::string& text) {
-  std::tm utc{};
-  double seconds = 0.0;
-  char zone = 0;
-  if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%lf%c", &utc.tm_year, &utc.tm_mon,
-                  &utc.tm_mday, &utc.tm_hour, &utc.tm_min, &seconds, &zone) != 7 ||
-      zone != 'Z') {
-    return std::nullopt;
-  }
-  utc.tm_year -= 1900;
-  utc.tm_mon -= 1;
-  utc.tm_sec = 0;
-  return static_cast<double>(::timegm(&utc)) + seconds;
+  return records::utc_seconds(text);
 }
 
 JobFacts job_facts(const records::JobRecords& records, double now_unix_s) {
