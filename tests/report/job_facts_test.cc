@@ -212,6 +212,33 @@ TEST(ReportFacts, ARunningJobHasItsSpeedFromItsLastSteps) {
 
 // summary.json's "test_accuracy": 1e308 showed as "inf%" in status and on the page, and a
 // negative cost was taken: each is a problem naming the file and the field, and not used.
+// A job resumed keeps the summary of its earlier run until the new run writes its own: while the
+// new one runs, the job is running (it was shown paused, at the earlier run's speed and cost,
+// with no time left), and once it ended, the summary is the job's again.
+TEST(ReportFacts, AResumedJobRunsUntilItsNewRunEnds) {
+  const auto job = testing::write_job_dir("resumed_running");
+  const JobFacts before = job_facts(records::read_job_records(job.dir), 0.0);
+  ASSERT_EQ(before.state, "finished");
+  {
+    std::ofstream events(job.dir + "/events.jsonl", std::ios::app);
+    events
+        << R"({"t":0.02,"time":"2026-11-24T10:05:00.020Z","event":"worker_joined","worker":"w0"})"
+        << "\n"
+        << R"({"t":0.16,"time":"2026-11-24T10:05:00.160Z","event":"generation","gen":0,)"
+        << R"("members":["w0"],"start_step":300})"
+        << "\n";
+  }
+  const JobFacts running = job_facts(records::read_job_records(job.dir), 0.0);
+  EXPECT_EQ(running.state, "running");
+  EXPECT_NE(running.samples_per_s, job.samples_per_s);
+  {
+    std::ofstream events(job.dir + "/events.jsonl", std::ios::app);
+    events << R"({"t":0.4,"time":"2026-11-24T10:05:00.400Z","event":"done","step":300})"
+           << "\n";
+  }
+  EXPECT_EQ(job_facts(records::read_job_records(job.dir), 0.0).state, "finished");
+}
+
 TEST(ReportFacts, ASummaryFigureOutOfRangeIsAProblemNotAFigure) {
   const auto job = testing::write_job_dir("summary_out_of_range", false, true);
   auto summary = nlohmann::json::parse(read_file(job.dir + "/summary.json"));

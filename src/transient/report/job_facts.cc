@@ -31,9 +31,28 @@ std::optional<double> cost_from_events(const std::vector<records::Event>& events
   return total;
 }
 
+// Whether the summary is the last run's: a job resumed (or continued by another coordinator)
+// keeps the summary its earlier run wrote until the new run writes its own, and was shown as
+// paused, at the earlier run's speed and cost, all the while it ran.
+bool summary_is_current(const records::JobRecords& records) {
+  if (!records.summary) return false;
+  bool a_run_ended = false;
+  bool another_began = false;  // after a run's end (events cut short say nothing of it)
+  for (const auto& e : records.events) {
+    if (e.type == "done" || e.type == "stopped" || e.type == "failed") {
+      a_run_ended = true;
+      another_began = false;
+    } else if (a_run_ended && (e.type == "worker_joined" || e.type == "generation" ||
+                               e.type == "coordinator_restarted")) {
+      another_began = true;
+    }
+  }
+  return !another_began;
+}
+
 std::string state_of(const records::JobRecords& records, std::string& failure) {
   const auto& s = records.summary;
-  if (s) {
+  if (s && summary_is_current(records)) {
     if (s->failure) {
       failure = *s->failure;
       return "failed";
@@ -138,7 +157,7 @@ JobFacts job_facts(const records::JobRecords& records, double now_unix_s) {
     f.time_left_s = 0.0;
   }
   f.cost_usd = cost_from_events(records.events);
-  if (const auto& s = records.summary) {
+  if (const auto& s = records.summary; s && summary_is_current(records)) {
     f.step = std::max(f.step, s->steps);
     if (s->total_steps > 0) f.total_steps = s->total_steps;
     if (s->samples_per_s > 0) f.samples_per_s = s->samples_per_s;
