@@ -239,6 +239,32 @@ TEST(ReportFacts, AResumedJobRunsUntilItsNewRunEnds) {
   EXPECT_EQ(job_facts(records::read_job_records(job.dir), 0.0).state, "finished");
 }
 
+// Its last members gone and the job waiting for a worker: no members, no speed, no time left (it
+// showed the gone worker, the last steps' speed and a time left that never changed). A
+// divergence's step, which never completed, is not the job's step.
+TEST(ReportFacts, AJobWaitingForAWorkerHasNoMembersSpeedOrTimeLeft) {
+  const auto job = testing::write_job_dir("waiting_for_one");
+  std::filesystem::remove(job.dir + "/summary.json");
+  {
+    std::ofstream events(job.dir + "/events.jsonl", std::ios::app);
+    for (const char* id : {"w0", "w3"}) {
+      events << R"({"t":30.0,"time":"2026-11-24T10:00:30.000Z","event":"worker_left","worker":")"
+             << id << R"(","reason":"failed"})"
+             << "\n";
+    }
+    events << R"({"t":30.5,"time":"2026-11-24T10:00:30.500Z","event":"waiting","step":250})"
+           << "\n";
+    events << R"({"t":30.6,"time":"2026-11-24T10:00:30.600Z","event":"diverged","step":9999})"
+           << "\n";
+  }
+  const JobFacts waiting = job_facts(records::read_job_records(job.dir), 0.0);
+  EXPECT_EQ(waiting.state, "running");
+  EXPECT_TRUE(waiting.workers.empty()) << status_text(waiting);
+  EXPECT_EQ(waiting.samples_per_s, 0.0);
+  EXPECT_FALSE(waiting.time_left_s.has_value());
+  EXPECT_EQ(waiting.step, 300);
+}
+
 TEST(ReportFacts, ASummaryFigureOutOfRangeIsAProblemNotAFigure) {
   const auto job = testing::write_job_dir("summary_out_of_range", false, true);
   auto summary = nlohmann::json::parse(read_file(job.dir + "/summary.json"));

@@ -108,6 +108,19 @@ JobFacts job_facts(const records::JobRecords& records, double now_unix_s) {
   const internal::RankNames names(records.events);
   f.generation = names.last_gen();
   f.workers = names.last_members();
+  // Since the last generation formed: the members that left, and whether the job waits for a
+  // worker (no one trains: no speed, no time left).
+  bool waiting = false;
+  for (const auto& e : records.events) {
+    if (e.type == "generation") {
+      waiting = false;
+    } else if (e.type == "waiting") {
+      waiting = true;
+    } else if (e.type == "worker_left") {
+      const std::string gone = e.text("worker");
+      f.workers.erase(std::remove(f.workers.begin(), f.workers.end(), gone), f.workers.end());
+    }
+  }
   if (!points.empty()) f.step = points.back().step;
   const records::EventCounts counts = records::count_events(records.events);
   f.recoveries = counts.recoveries;
@@ -117,7 +130,8 @@ JobFacts job_facts(const records::JobRecords& records, double now_unix_s) {
   for (const auto& e : records.events) {
     if (e.type == "worker_joined") joined.insert(e.text("worker"));
     if (e.type == "worker_left") joined.erase(e.text("worker"));
-    f.step = std::max(f.step, e.count("step", f.step));
+    // A divergence's step never completed (the job stopped before its update).
+    if (e.type != "diverged") f.step = std::max(f.step, e.count("step", f.step));
     if (e.type == "checkpoint") {
       f.checkpoint_step = e.count("step");
       const auto written = parse_utc_iso8601(e.time);
@@ -146,8 +160,11 @@ JobFacts job_facts(const records::JobRecords& records, double now_unix_s) {
   f.joined = static_cast<std::int64_t>(joined.size());
   // While a job runs its speed is that of its last steps; once it ended, the summary's.
   const std::size_t recent = std::min<std::size_t>(points.size(), 20);
-  f.samples_per_s = internal::samples_per_s(points, points.size() - recent, points.size());
-  if (f.state == "running" && recent > 0 && f.total_steps > f.step) {
+  f.samples_per_s =
+      waiting ? 0.0 : internal::samples_per_s(points, points.size() - recent, points.size());
+  if (waiting) {
+    // Nobody trains while the job waits for a worker: no pace to tell the time left by.
+  } else if (f.state == "running" && recent > 0 && f.total_steps > f.step) {
     double seconds = 0.0;
     for (std::size_t i = points.size() - recent; i < points.size(); ++i)
       seconds += points[i].duration_s;

@@ -583,8 +583,8 @@ void add_cost(HtmlPage& page, const Job& job) {
   }
   if (by_market.empty()) {
     page.add_paragraph(job.facts.cost_usd
-                           ? fmt::format("The job cost ${:.2f}; it recorded no cost over time.",
-                                         *job.facts.cost_usd)
+                           ? fmt::format("The job cost {}; it recorded no cost over time.",
+                                         usd_text(*job.facts.cost_usd))
                            : "No prices: this job was not given its servers' prices, so its cost "
                              "is unknown.",
                        "note");
