@@ -178,6 +178,13 @@ TEST(ReportFacts, ARunningJobHasItsSpeedFromItsLastSteps) {
             std::string::npos)
       << text;
   EXPECT_NEAR(parse_prometheus(prometheus_text(left)).at("transient_seconds_left"), 7.0, 1e-9);
+  // A run that pauses after step 400 (--stop-at) has 100 steps left to run, not 200.
+  std::ofstream(job.dir + "/coordinator.json")
+      << R"({"job": {"total_steps": 500, "stop_at_step": 400}})";
+  const JobFacts pausing = job_facts(records::read_job_records(job.dir), 0.0);
+  ASSERT_TRUE(pausing.time_left_s);
+  EXPECT_NEAR(*pausing.time_left_s, 100 * 0.035, 1e-9);
+  std::ofstream(job.dir + "/coordinator.json") << R"({"job": {"total_steps": 500}})";
   const std::string page = render_job_report(records::read_job_records(job.dir), {});
   EXPECT_NE(page.find("<td>time left</td><td>about 7.0 s (the steps left at the pace of the last "
                       "ones)</td>"),

@@ -147,6 +147,7 @@ JobFacts job_facts(const records::JobRecords& records, double now_unix_s) {
   }
   if (!f.checkpoint_step && !records.checkpoints.empty())
     f.checkpoint_step = records.checkpoints.back().step;
+  std::int64_t stop_at = 0;  // the run's --stop-at (0: none)
   if (records.coordinator && records.coordinator->contains("job") &&
       (*records.coordinator)["job"].is_object()) {
     const auto& job = (*records.coordinator)["job"];
@@ -155,6 +156,9 @@ JobFacts job_facts(const records::JobRecords& records, double now_unix_s) {
     }
     if (const auto workers = whole_number_in(job.value("workers", nlohmann::json()), 0)) {
       f.first_generation_size = *workers;
+    }
+    if (const auto stop = whole_number_in(job.value("stop_at_step", nlohmann::json()), 1)) {
+      stop_at = *stop;
     }
   }
   f.joined = static_cast<std::int64_t>(joined.size());
@@ -168,7 +172,10 @@ JobFacts job_facts(const records::JobRecords& records, double now_unix_s) {
     double seconds = 0.0;
     for (std::size_t i = points.size() - recent; i < points.size(); ++i)
       seconds += points[i].duration_s;
-    f.time_left_s = static_cast<double>(f.total_steps - f.step) * seconds / recent;
+    // To the step it pauses after (--stop-at), where it stops before its last.
+    const std::int64_t until =
+        stop_at > f.step && stop_at < f.total_steps ? stop_at : f.total_steps;
+    f.time_left_s = static_cast<double>(until - f.step) * seconds / recent;
   } else if (f.state == "running" && f.total_steps > 0 && f.step >= f.total_steps) {
     f.steps_done = true;
     f.time_left_s = 0.0;
