@@ -362,14 +362,7 @@ void check_addresses(const TrainOptions& o) {
 // Creates or re-opens the job directory; refuses a directory of another job and one holding
 // records without --resume, before anything in it is touched. Returns job.json as a resumed job
 // updates it, for open_records to write (nothing when it stays as it is).
-// The data facts as job.json keeps them, and in words for a message.
-nlohmann::json data_json(const DataFacts& d) {
-  return {{"train_samples", d.train_samples},
-          {"channels", d.channels},
-          {"height", d.height},
-          {"width", d.width},
-          {"classes", d.classes}};
-}
+// The data facts (as job.json keeps them) in words, for a message.
 std::string data_text(const nlohmann::json& d) {
   auto number = [&](const char* key) { return std::to_string(d.value(key, std::int64_t{0})); };
   return number("train_samples") + " training samples of " + number("channels") + "x" +
@@ -430,10 +423,10 @@ std::optional<nlohmann::json> prepare_job_dir(const TrainOptions& o, const DataF
                            o.model_sha256 +
                            " now); put that file back, or start a new job in another --job-dir");
     }
-    if (recorded.contains("data") && recorded.at("data") != data_json(data)) {
+    if (recorded.contains("data") && recorded.at("data") != to_json(data)) {
       throw InputError(o.data_dir, 0,
                        "not the data set the job started with (" + data_text(recorded.at("data")) +
-                           " then, " + data_text(data_json(data)) +
+                           " then, " + data_text(to_json(data)) +
                            " now); give the job's data set (--data-dir), or start a new job in "
                            "another --job-dir");
     }
@@ -460,7 +453,7 @@ std::optional<nlohmann::json> prepare_job_dir(const TrainOptions& o, const DataF
   identity["created_utc"] = utc_stamp();
   // What --resume checks the model file and the data set against.
   if (!o.model_sha256.empty()) identity["model_sha256"] = o.model_sha256;
-  identity["data"] = data_json(data);
+  identity["data"] = to_json(data);
   write_file_atomically(job_json, identity.dump(2) + "\n");
   return std::nullopt;
 }

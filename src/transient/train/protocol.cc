@@ -12,6 +12,14 @@
 
 namespace transient::train {
 
+nlohmann::json to_json(const DataFacts& data) {
+  return {{"train_samples", data.train_samples},
+          {"channels", data.channels},
+          {"height", data.height},
+          {"width", data.width},
+          {"classes", data.classes}};
+}
+
 nlohmann::json to_json(const JobConfig& config) {
   nlohmann::json json = nlohmann::json::object();
   visit_option_fields(config.options, [&](const OptionField& field, const auto& value,
@@ -19,11 +27,7 @@ nlohmann::json to_json(const JobConfig& config) {
   json["train_samples"] = config.train_samples;
   json["total_steps"] = config.total_steps;
   json["warmup_steps"] = config.warmup_steps;
-  json["data"] = {{"train_samples", config.data.train_samples},
-                  {"channels", config.data.channels},
-                  {"height", config.data.height},
-                  {"width", config.data.width},
-                  {"classes", config.data.classes}};
+  json["data"] = to_json(config.data);
   return json;
 }
 

@@ -73,6 +73,9 @@ struct DataFacts {
   std::int64_t classes = 0;
 };
 
+// As the job config and job.json hold them.
+nlohmann::json to_json(const DataFacts& data);
+
 struct JobConfig {
   TrainOptions options;            // as given, job_dir resolved, threads resolved (>= 1)
   DataFacts data;                  // the data set as the launcher read it
