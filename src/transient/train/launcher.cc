@@ -359,9 +359,6 @@ void check_addresses(const TrainOptions& o) {
   }
 }
 
-// Creates or re-opens the job directory; refuses a directory of another job and one holding
-// records without --resume, before anything in it is touched. Returns job.json as a resumed job
-// updates it, for open_records to write (nothing when it stays as it is).
 // The data facts (as job.json keeps them) in words, for a message.
 std::string data_text(const nlohmann::json& d) {
   auto number = [&](const char* key) { return std::to_string(d.value(key, std::int64_t{0})); };
@@ -369,6 +366,11 @@ std::string data_text(const nlohmann::json& d) {
          number("height") + "x" + number("width") + " in " + number("classes") + " classes";
 }
 
+// Creates or re-opens the job directory; refuses a directory of another job and one holding
+// records without --resume, before anything in it is touched, and a resumed job's model file or
+// data set that is no longer the job's (`data`: what the launcher read of it now). Returns
+// job.json as a resumed job updates it, for open_records to write (nothing when it stays as it
+// is).
 std::optional<nlohmann::json> prepare_job_dir(const TrainOptions& o, const DataFacts& data,
                                               std::shared_ptr<JobLock>& lock) {
   const std::string job_json = records::JobFiles(o.job_dir).job();
