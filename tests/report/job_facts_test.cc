@@ -267,6 +267,16 @@ TEST(ReportFacts, AJobWaitingForAWorkerHasNoMembersSpeedOrTimeLeft) {
   const JobFacts waiting = job_facts(records::read_job_records(job.dir), 0.0);
   EXPECT_EQ(waiting.state, "running");
   EXPECT_TRUE(waiting.workers.empty()) << status_text(waiting);
+  // A worker that left before the last generation formed is not taken from it: w3 of a run
+  // resumed (whose ids start again) is a member.
+  {
+    std::ofstream events(job.dir + "/events.jsonl", std::ios::app);
+    events << R"({"t":31.0,"time":"2026-11-24T10:00:31.000Z","event":"generation","gen":5,)"
+           << R"("members":["w3"],"start_step":250})"
+           << "\n";
+  }
+  EXPECT_EQ(job_facts(records::read_job_records(job.dir), 0.0).workers,
+            std::vector<std::string>{"w3"});
   EXPECT_EQ(waiting.samples_per_s, 0.0);
   EXPECT_FALSE(waiting.time_left_s.has_value());
   EXPECT_EQ(waiting.step, 300);

@@ -111,16 +111,20 @@ JobFacts job_facts(const records::JobRecords& records, double now_unix_s) {
   // Since the last generation formed: the members that left, and whether the job waits for a
   // worker (no one trains: no speed, no time left).
   bool waiting = false;
+  std::set<std::string> left;  // since the last generation (a resumed run reuses the ids)
   for (const auto& e : records.events) {
     if (e.type == "generation") {
       waiting = false;
+      left.clear();
     } else if (e.type == "waiting") {
       waiting = true;
     } else if (e.type == "worker_left") {
-      const std::string gone = e.text("worker");
-      f.workers.erase(std::remove(f.workers.begin(), f.workers.end(), gone), f.workers.end());
+      left.insert(e.text("worker"));
     }
   }
+  f.workers.erase(std::remove_if(f.workers.begin(), f.workers.end(),
+                                 [&](const std::string& id) { return left.count(id) > 0; }),
+                  f.workers.end());
   if (!points.empty()) f.step = points.back().step;
   const records::EventCounts counts = records::count_events(records.events);
   f.recoveries = counts.recoveries;
