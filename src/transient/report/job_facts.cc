@@ -31,11 +31,11 @@ std::optional<double> cost_from_events(const std::vector<records::Event>& events
   return total;
 }
 
-// Whether the summary is the last run's: a job resumed (or continued by another coordinator)
-// keeps the summary its earlier run wrote until the new run writes its own, and was shown as
-// paused, at the earlier run's speed and cost, all the while it ran.
-bool summary_is_current(const records::JobRecords& records) {
-  if (!records.summary) return false;
+// The summary if it is the last run's, else null: a job resumed (or continued by another
+// coordinator) keeps the summary its earlier run wrote until the new run writes its own, and was
+// shown as paused, at the earlier run's speed and cost, all the while it ran.
+const records::JobSummary* current_summary(const records::JobRecords& records) {
+  if (!records.summary) return nullptr;
   bool a_run_ended = false;
   bool another_began = false;  // after a run's end (events cut short say nothing of it)
   for (const auto& e : records.events) {
@@ -47,12 +47,13 @@ bool summary_is_current(const records::JobRecords& records) {
       another_began = true;
     }
   }
-  return !another_began;
+  return another_began ? nullptr : &*records.summary;
 }
 
-std::string state_of(const records::JobRecords& records, std::string& failure) {
-  const auto& s = records.summary;
-  if (s && summary_is_current(records)) {
+// `s`: the summary if current (current_summary).
+std::string state_of(const records::JobRecords& records, const records::JobSummary* s,
+                     std::string& failure) {
+  if (s != nullptr) {
     if (s->failure) {
       failure = *s->failure;
       return "failed";
@@ -103,37 +104,33 @@ JobFacts job_facts(const records::JobRecords& records, double now_unix_s) {
   JobFacts f;
   f.dir = records.dir;
   f.problems = records.problems;
-  f.state = state_of(records, f.failure);
+  const records::JobSummary* const summary = current_summary(records);
+  f.state = state_of(records, summary, f.failure);
   const auto points = internal::step_points(records.steps, records.events);
   const internal::RankNames names(records.events);
   f.generation = names.last_gen();
   f.workers = names.last_members();
-  // Since the last generation formed: the members that left, and whether the job waits for a
-  // worker (no one trains: no speed, no time left).
-  bool waiting = false;
-  std::set<std::string> left;  // since the last generation (a resumed run reuses the ids)
-  for (const auto& e : records.events) {
-    if (e.type == "generation") {
-      waiting = false;
-      left.clear();
-    } else if (e.type == "waiting") {
-      waiting = true;
-    } else if (e.type == "worker_left") {
-      left.insert(e.text("worker"));
-    }
-  }
-  f.workers.erase(std::remove_if(f.workers.begin(), f.workers.end(),
-                                 [&](const std::string& id) { return left.count(id) > 0; }),
-                  f.workers.end());
   if (!points.empty()) f.step = points.back().step;
   const records::EventCounts counts = records::count_events(records.events);
   f.recoveries = counts.recoveries;
   f.redone_steps = counts.redone_steps;
   f.revocations = counts.revocations;
   std::set<std::string> joined;  // and not gone
+  // Since the last generation formed: the members that left (a resumed run reuses the ids), and
+  // whether the job waits for a worker (no one trains: no speed, no time left).
+  std::set<std::string> left;
+  bool waiting = false;
   for (const auto& e : records.events) {
     if (e.type == "worker_joined") joined.insert(e.text("worker"));
-    if (e.type == "worker_left") joined.erase(e.text("worker"));
+    if (e.type == "worker_left") {
+      joined.erase(e.text("worker"));
+      left.insert(e.text("worker"));
+    }
+    if (e.type == "generation") {
+      waiting = false;
+      left.clear();
+    }
+    if (e.type == "waiting") waiting = true;
     // A divergence's step never completed (the job stopped before its update).
     if (e.type != "diverged") f.step = std::max(f.step, e.count("step", f.step));
     if (e.type == "checkpoint") {
@@ -149,6 +146,9 @@ JobFacts job_facts(const records::JobRecords& records, double now_unix_s) {
       f.evaluated_step = e.count("step");
     }
   }
+  f.workers.erase(std::remove_if(f.workers.begin(), f.workers.end(),
+                                 [&](const std::string& id) { return left.count(id) > 0; }),
+                  f.workers.end());
   if (!f.checkpoint_step && !records.checkpoints.empty())
     f.checkpoint_step = records.checkpoints.back().step;
   std::int64_t stop_at = 0;  // the run's --stop-at (0: none)
@@ -185,7 +185,7 @@ JobFacts job_facts(const records::JobRecords& records, double now_unix_s) {
     f.time_left_s = 0.0;
   }
   f.cost_usd = cost_from_events(records.events);
-  if (const auto& s = records.summary; s && summary_is_current(records)) {
+  if (const records::JobSummary* s = summary) {
     f.step = std::max(f.step, s->steps);
     if (s->total_steps > 0) f.total_steps = s->total_steps;
     if (s->samples_per_s > 0) f.samples_per_s = s->samples_per_s;
