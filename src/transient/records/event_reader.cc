@@ -73,9 +73,10 @@ void put_runs_on_one_axis(std::vector<Event>& events) {
   double previous_raw = -1.0;
   double previous_t = 0.0;
   for (auto& e : events) {
-    const auto wall = utc_seconds(e.time);
     const bool new_run = e.t < previous_raw;
     previous_raw = e.t;
+    // The wall clock is read where it is needed: the job's start, and each later run's.
+    const auto wall = new_run || !job_start ? utc_seconds(e.time) : std::nullopt;
     if (new_run) {
       offset = previous_t - e.t;  // right after the earlier runs, unless the clock says more
       if (wall && job_start) offset = std::max(offset, *wall - e.t - *job_start);
