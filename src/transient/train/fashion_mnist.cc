@@ -35,6 +35,13 @@ struct Unpacked {
   }
 };
 
+// A gzip member's trailer's last field, ISIZE: the length it decompresses to modulo 2^32 (4
+// bytes at `at`, little-endian).
+std::uint32_t isize(const std::uint8_t* at) {
+  return std::uint32_t{at[0]} | std::uint32_t{at[1]} << 8 | std::uint32_t{at[2]} << 16 |
+         std::uint32_t{at[3]} << 24;
+}
+
 // The whole file decompressed by libdeflate (about 3x zlib's speed: every worker that starts,
 // a replacement included, reads the training set), each gzip member in turn as gunzip reads
 // them. The output is sized from the last member's trailer (its length modulo 2^32: exact for a
@@ -44,10 +51,7 @@ Unpacked gunzip_file(const std::string& path) {
   const std::string file = read_file(path);
   const auto* packed = reinterpret_cast<const std::uint8_t*>(file.data());
   if (file.size() < 18) throw InputError(path, 0, "not a readable gzip file");
-  const std::size_t tail = file.size() - 4;
-  const std::size_t trailer_size =
-      std::uint32_t{packed[tail]} | std::uint32_t{packed[tail + 1]} << 8 |
-      std::uint32_t{packed[tail + 2]} << 16 | std::uint32_t{packed[tail + 3]} << 24;
+  const std::size_t trailer_size = isize(packed + file.size() - 4);
   std::size_t capacity = std::clamp<std::size_t>(trailer_size, 1, file.size() * 1032);
   std::unique_ptr<libdeflate_decompressor, void (*)(libdeflate_decompressor*)> decompressor(
       libdeflate_alloc_decompressor(), libdeflate_free_decompressor);
@@ -80,10 +84,9 @@ std::uint32_t gzip_trailer_size(const std::string& path) {
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in || in.tellg() < 18) return 0;
   in.seekg(-4, std::ios::end);
-  unsigned char tail[4] = {};
+  std::uint8_t tail[4] = {};
   in.read(reinterpret_cast<char*>(tail), 4);
-  return std::uint32_t{tail[0]} | std::uint32_t{tail[1]} << 8 | std::uint32_t{tail[2]} << 16 |
-         std::uint32_t{tail[3]} << 24;
+  return isize(tail);
 }
 
 // The first `size` bytes of the file decompressed (fewer if it holds fewer), by zlib's stream
