@@ -359,13 +359,6 @@ void check_addresses(const TrainOptions& o) {
   }
 }
 
-// The data facts (as job.json keeps them) in words, for a message.
-std::string data_text(const nlohmann::json& d) {
-  auto number = [&](const char* key) { return std::to_string(d.value(key, std::int64_t{0})); };
-  return number("train_samples") + " training samples of " + number("channels") + "x" +
-         number("height") + "x" + number("width") + " in " + number("classes") + " classes";
-}
-
 // Creates or re-opens the job directory; refuses a directory of another job and one holding
 // records without --resume, before anything in it is touched, and a resumed job's model file or
 // data set that is no longer the job's (`data`: what the launcher read of it now). Returns
@@ -425,12 +418,21 @@ std::optional<nlohmann::json> prepare_job_dir(const TrainOptions& o, const DataF
                            o.model_sha256 +
                            " now); put that file back, or start a new job in another --job-dir");
     }
-    if (recorded.contains("data") && recorded.at("data") != to_json(data)) {
-      throw InputError(o.data_dir, 0,
-                       "not the data set the job started with (" + data_text(recorded.at("data")) +
-                           " then, " + data_text(to_json(data)) +
-                           " now); give the job's data set (--data-dir), or start a new job in "
-                           "another --job-dir");
+    if (const auto then = recorded.find("data"); then != recorded.end()) {
+      if (!then->is_object()) throw InputError(job_json, 0, "\"data\" is not an object");
+      DataFacts started;
+      try {
+        started = data_facts_from_json(*then);
+      } catch (const nlohmann::json::exception& error) {
+        throw InputError(job_json, 0, std::string("\"data\": ") + error.what());
+      }
+      if (!(started == data)) {
+        throw InputError(o.data_dir, 0,
+                         "not the data set the job started with (" + to_text(started) + " then, " +
+                             to_text(data) +
+                             " now); give the job's data set (--data-dir), or start a new job in "
+                             "another --job-dir");
+      }
     }
     // The data has moved (a folder given on --resume), or a launch flag says how the job runs
     // from now on: the next resume does the same.

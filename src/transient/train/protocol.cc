@@ -20,6 +20,27 @@ nlohmann::json to_json(const DataFacts& data) {
           {"classes", data.classes}};
 }
 
+DataFacts data_facts_from_json(const nlohmann::json& json) {
+  DataFacts data;
+  data.train_samples = integer_or(json, "train_samples", 0, 0);
+  data.channels = integer_or(json, "channels", 0, 0);
+  data.height = integer_or(json, "height", 0, 0);
+  data.width = integer_or(json, "width", 0, 0);
+  data.classes = integer_or(json, "classes", 0, 0);
+  return data;
+}
+
+bool operator==(const DataFacts& a, const DataFacts& b) {
+  return a.train_samples == b.train_samples && a.channels == b.channels && a.height == b.height &&
+         a.width == b.width && a.classes == b.classes;
+}
+
+std::string to_text(const DataFacts& data) {
+  return std::to_string(data.train_samples) + " training samples of " +
+         std::to_string(data.channels) + "x" + std::to_string(data.height) + "x" +
+         std::to_string(data.width) + " in " + std::to_string(data.classes) + " classes";
+}
+
 nlohmann::json to_json(const JobConfig& config) {
   nlohmann::json json = nlohmann::json::object();
   visit_option_fields(config.options, [&](const OptionField& field, const auto& value,
@@ -41,11 +62,7 @@ JobConfig job_config_from_json(const nlohmann::json& j) {
   config.total_steps = integer_at(j, "total_steps");
   config.warmup_steps = integer_at(j, "warmup_steps");
   if (const auto data = j.find("data"); data != j.end() && data->is_object()) {
-    config.data.train_samples = integer_or(*data, "train_samples", 0, 0);
-    config.data.channels = integer_or(*data, "channels", 0, 0);
-    config.data.height = integer_or(*data, "height", 0, 0);
-    config.data.width = integer_or(*data, "width", 0, 0);
-    config.data.classes = integer_or(*data, "classes", 0, 0);
+    config.data = data_facts_from_json(*data);
   }
   return config;
 }

@@ -73,8 +73,13 @@ struct DataFacts {
   std::int64_t classes = 0;
 };
 
-// As the job config and job.json hold them.
+// As the job config and job.json hold them, and back (absent fields 0; a field that is no whole
+// number >= 0 throws nlohmann::json's type_error).
 nlohmann::json to_json(const DataFacts& data);
+DataFacts data_facts_from_json(const nlohmann::json& json);
+bool operator==(const DataFacts& a, const DataFacts& b);
+// "540 training samples of 1x8x8 in 12 classes".
+std::string to_text(const DataFacts& data);
 
 struct JobConfig {
   TrainOptions options;            // as given, job_dir resolved, threads resolved (>= 1)
