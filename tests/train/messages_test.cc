@@ -17,6 +17,7 @@
 #include "transient/train/option_fields.h"
 #include "transient/train/option_names.h"
 #include "transient/train/protocol.h"
+#include "transient/train/rendezvous_store.h"
 
 namespace transient::train::message {
 namespace {
@@ -130,6 +131,62 @@ TEST(Messages, EveryMessageToAWorkerComesBackAsSent) {
   EXPECT_EQ(to_worker(ChunkOf{2, "QUJD"}).data, "QUJD");
   EXPECT_EQ(to_worker(Left{"silent"}).reason, "silent");
   to_worker(Finished{});
+}
+
+// A checkpoint's chunks (hundreds of KiB of base64 each) are written and read past nlohmann's
+// character-at-a-time serializer and lexer; the lines are the serializer's byte for byte, and read
+// back to the value its parser gives. Any other spelling of them is the parser's to read.
+TEST(Messages, ACheckpointsChunksAreTheLinesTheSerializerWritesAndReadAsItsParserReads) {
+  std::string bytes(300 * 1024, '\0');
+  for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>((i * 7919) >> 3);
+  CheckpointPart part;
+  part.part = "chunk";
+  part.id = 12;
+  part.data = encode_store_value(bytes);
+  for (const nlohmann::json& wire :
+       {encode(ToCoordinator{part}), encode(ToWorker{ChunkOf{40, part.data}})}) {
+    const std::string line = to_line(wire);
+    EXPECT_EQ(line, wire.dump());
+    const nlohmann::json read = parse_line(line);
+    EXPECT_EQ(read, nlohmann::json::parse(line));
+    EXPECT_EQ(read.at("data").get_ref<const std::string&>(), part.data);
+  }
+  EXPECT_EQ(
+      decode_store_value(
+          std::get<CheckpointPart>(decode_to_coordinator(parse_line(to_line(encode(part))))).data),
+      bytes);
+  // Other lines with long strings are still the serializer's byte for byte: characters JSON
+  // escapes or checks, nesting, several long members.
+  const std::string long_plain(5000, 'x');
+  for (const nlohmann::json& other : {
+           nlohmann::json{{"a", long_plain + "\"quoted\""}, {"b", 1}},
+           nlohmann::json{{"a", long_plain + "back\\slash"}},
+           nlohmann::json{{"a", long_plain + "\n"}, {"z", long_plain}},
+           nlohmann::json{{"a", long_plain + "\xc3\xa9t\xc3\xa9"}},
+           nlohmann::json{{"a", {{"b", long_plain}}}, {"c", long_plain}, {"d", nullptr}},
+           nlohmann::json::array({long_plain}),
+       }) {
+    EXPECT_EQ(to_line(other), other.dump());
+  }
+  // The chunk spelled otherwise (spaces, an escape, members in another order, a number with a
+  // leading zero, something after it) reads as the parser reads it, or is refused as it is.
+  for (const char* spelled : {
+           "{\"checkpoint\": \"chunk\",\"data\":\"QUJD\",\"id\":3,\"v\":3}",
+           "{\"checkpoint\":\"chunk\",\"data\":\"QU\\u004aD\",\"id\":3,\"v\":3}",
+           "{\"data\":\"QUJD\",\"checkpoint\":\"chunk\",\"id\":3,\"v\":3}",
+           "{\"checkpoint\":\"chunk\",\"data\":\"QUJD\",\"id\":3,\"v\":3,\"x\":1}",
+           "{\"chunk_of\":3,\"data\":\"QUJD\",\"v\":3} ",
+       }) {
+    EXPECT_EQ(parse_line(spelled), nlohmann::json::parse(spelled)) << spelled;
+  }
+  for (const char* broken : {
+           "{\"checkpoint\":\"chunk\",\"data\":\"QUJD\",\"id\":03,\"v\":3}",
+           "{\"checkpoint\":\"chunk\",\"data\":\"QUJD\",\"id\":3,\"v\":3}}",
+           "{\"chunk_of\":3,\"data\":\"QUJD\",\"v\":3",
+           "{\"chunk_of\":3,\"data\":\"QU\tJD\",\"v\":3}",
+       }) {
+    EXPECT_THROW(parse_line(broken), nlohmann::json::parse_error) << broken;
+  }
 }
 
 std::string refusal(const nlohmann::json& message, bool to_coordinator = true) {

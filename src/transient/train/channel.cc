@@ -246,8 +246,42 @@ std::string LineChannel::local_host() const {
   return host_of(address);
 }
 
+std::string to_line(const nlohmann::json& message) {
+  // Shorter strings, and strings with a character JSON escapes or checks (a quote, a backslash, a
+  // control character, any byte beyond ASCII), are the serializer's.
+  constexpr std::size_t kLong = 4096;
+  auto plain = [](const std::string& text) {
+    return std::all_of(text.begin(), text.end(), [](char c) {
+      const auto byte = static_cast<unsigned char>(c);
+      return byte >= 0x20 && byte < 0x7f && byte != '"' && byte != '\\';
+    });
+  };
+  const bool any_long =
+      message.is_object() &&
+      std::any_of(message.begin(), message.end(), [](const nlohmann::json& value) {
+        return value.is_string() && value.get_ref<const std::string&>().size() >= kLong;
+      });
+  if (!any_long) return message.dump();
+  std::string line = "{";
+  for (auto it = message.begin(); it != message.end(); ++it) {
+    if (line.size() > 1) line += ',';
+    line += nlohmann::json(it.key()).dump();
+    line += ':';
+    const auto* text = it.value().is_string() ? &it.value().get_ref<const std::string&>() : nullptr;
+    if (text != nullptr && text->size() >= kLong && plain(*text)) {
+      line += '"';
+      line += *text;
+      line += '"';
+    } else {
+      line += it.value().dump();
+    }
+  }
+  line += '}';
+  return line;
+}
+
 bool LineChannel::send(const nlohmann::json& message) {
-  const std::string text = message.dump() + "\n";
+  const std::string text = to_line(message) + "\n";
   std::lock_guard<std::mutex> lock(send_mutex_);
   queued_ += text;
   return write_queued_locked(true);
@@ -255,7 +289,7 @@ bool LineChannel::send(const nlohmann::json& message) {
 
 bool LineChannel::queue(const nlohmann::json& message) {
   std::lock_guard<std::mutex> lock(send_mutex_);
-  queued_ += message.dump();
+  queued_ += to_line(message);
   queued_ += '\n';
   return write_queued_locked(false);
 }

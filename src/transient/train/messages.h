@@ -127,7 +127,8 @@ using ToWorker = std::variant<Generation, Signal, StoreReply, RowsAck, ChunkOf, 
 
 // A line a peer sent, as JSON, nested at most kMaxDepth deep. Throws ProtocolError for a deeper
 // one (copying and writing such a value recurse once per level: a line of 400,000 brackets
-// overflowed the coordinator's stack), nlohmann::json's parse_error for one that is no JSON.
+// overflowed the coordinator's stack), nlohmann::json's parse_error for one that is no JSON. A
+// checkpoint's chunk as to_line() (channel.h) writes it is read in one pass, to the same value.
 inline constexpr int kMaxDepth = 32;
 nlohmann::json parse_line(const std::string& line);
 
