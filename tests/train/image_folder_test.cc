@@ -55,6 +55,38 @@ TEST_F(ImageFolderTest, ClassesAreSortedSubFoldersAndOtherFilesAreIgnored) {
   EXPECT_EQ(held.files[2].path, path("set/class-02/3.png"));
 }
 
+// As torchvision's ImageFolder: the images in a class folder's own sub-folders are the class's
+// (they were left out), folder by folder in the sorted order of their paths ("a-b" before "a/x":
+// '-' sorts before '/'), each folder's images by name. A class whose images are all below
+// sub-folders is a class. A folder reached again through a link is walked once.
+TEST_F(ImageFolderTest, ImagesInAClassesSubFoldersAreItsInTorchvisionsOrder) {
+  const auto image = torch::zeros({4, 4, 3}, torch::kUInt8);
+  for (const std::string name : {"cat/b.png", "cat/a.png", "cat/a/2.png", "cat/a/x/1.png",
+                                 "cat/a-b/3.png", "dog/only/4.png", "dog/only/deeper/5.png"}) {
+    fs::create_directories(fs::path(path("set/" + name)).parent_path());
+    write_png(path("set/" + name), image);
+  }
+  std::ofstream(path("set/cat/a/notes.txt")) << "not an image";
+  fs::create_directory_symlink("../..", path("set/cat/a/x/up"));  // back to cat/a: a loop
+  fs::create_directory_symlink("a", path("set/cat/link"));        // cat/a again
+  std::string dir = path("set");
+  EXPECT_EQ(detect_dataset(dir), "image-folder");
+  const auto folder = scan_image_folder(path("set"));
+  EXPECT_EQ(folder.classes, (std::vector<std::string>{"cat", "dog"}));
+  std::vector<std::pair<std::string, std::int64_t>> files;
+  for (const auto& file : folder.files) {
+    files.emplace_back(fs::relative(file.path, path("set")).string(), file.label);
+  }
+  const std::vector<std::pair<std::string, std::int64_t>> expected = {{"cat/a.png", 0},
+                                                                      {"cat/b.png", 0},
+                                                                      {"cat/a/2.png", 0},
+                                                                      {"cat/a-b/3.png", 0},
+                                                                      {"cat/a/x/1.png", 0},
+                                                                      {"dog/only/4.png", 1},
+                                                                      {"dog/only/deeper/5.png", 1}};
+  EXPECT_EQ(files, expected);
+}
+
 TEST_F(ImageFolderTest, ABadLayoutIsOneErrorNamingTheFolder) {
   EXPECT_THROW(scan_image_folder(path("missing")), InputError);
   fs::create_directories(path("flat"));

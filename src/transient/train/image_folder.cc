@@ -2,6 +2,7 @@
 
 #include <omp.h>
 #include <png.h>
+#include <sys/stat.h>
 #include <turbojpeg.h>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include <fstream>
 #include <memory>
 #include <random>
+#include <set>
 
 #include <c10/util/ParallelGuard.h>
 
@@ -26,16 +28,38 @@ namespace {
 namespace fs = std::filesystem;
 namespace F = torch::nn::functional;
 
-std::vector<std::string> sorted_images_in(const fs::path& dir) {
-  std::vector<std::string> names;
-  std::error_code error;
-  for (const auto& entry : fs::directory_iterator(dir, error)) {
-    const std::string name = entry.path().filename().string();
-    std::error_code unreadable;  // a link that loops is no image
-    if (entry.is_regular_file(unreadable) && is_image_file_name(name)) names.push_back(name);
+// The images of class folder `dir` in torchvision's ImageFolder order, as paths relative to it:
+// those in every folder below it too (os.walk, links followed), the folders in the sorted order of
+// their paths and each one's images sorted by name. A folder reached again (through a link) is
+// walked once, where os.walk goes round a loop until the path grows too long.
+std::vector<std::string> images_under(const fs::path& dir) {
+  std::vector<std::string> images;
+  std::set<std::pair<dev_t, ino_t>> walked;
+  std::set<std::string> pending{""};  // relative paths, taken in sorted order
+  while (!pending.empty()) {
+    const std::string folder = *pending.begin();
+    pending.erase(pending.begin());
+    const fs::path path = folder.empty() ? dir : dir / folder;
+    struct stat info {};
+    if (::stat(path.c_str(), &info) != 0 || !walked.insert({info.st_dev, info.st_ino}).second) {
+      continue;
+    }
+    std::vector<std::string> names;
+    std::error_code error;
+    for (const auto& entry : fs::directory_iterator(path, error)) {
+      const std::string name = entry.path().filename().string();
+      const std::string relative = folder.empty() ? name : folder + "/" + name;
+      std::error_code unreadable;  // a link that loops is neither
+      if (entry.is_directory(unreadable)) {
+        pending.insert(relative);
+      } else if (entry.is_regular_file(unreadable) && is_image_file_name(name)) {
+        names.push_back(relative);
+      }
+    }
+    std::sort(names.begin(), names.end());
+    images.insert(images.end(), names.begin(), names.end());
   }
-  std::sort(names.begin(), names.end());
-  return names;
+  return images;
 }
 
 // Whether an image of `width` x `height` may be decoded; else `why` says it is too large. A few
@@ -273,7 +297,7 @@ bool looks_like_image_folder(const std::string& dir) {
   std::error_code error;
   for (const auto& entry : fs::directory_iterator(dir, error)) {
     std::error_code unreadable;  // a link that loops is no folder
-    if (entry.is_directory(unreadable) && !sorted_images_in(entry.path()).empty()) return true;
+    if (entry.is_directory(unreadable) && !images_under(entry.path()).empty()) return true;
   }
   return false;
 }
@@ -302,9 +326,10 @@ ImageFolder scan_image_folder(const std::string& root) {
   }
   for (std::size_t label = 0; label < folder.classes.size(); ++label) {
     const fs::path dir = fs::path(root) / folder.classes[label];
-    const auto names = sorted_images_in(dir);
+    const auto names = images_under(dir);
     if (names.empty()) {
-      throw InputError(dir.string(), 0, "class folder without a JPEG or PNG file");
+      throw InputError(dir.string(), 0,
+                       "class folder without a JPEG or PNG file, in it or in its sub-folders");
     }
     for (const auto& name : names) {
       folder.files.push_back({(dir / name).string(), static_cast<std::int64_t>(label)});
