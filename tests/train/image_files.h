@@ -16,15 +16,17 @@
 
 namespace transient::train::testing {
 
-// `image` uint8 [H, W, 3] as a JPEG file of `quality`.
+// `image` uint8 [H, W, 3] (RGB) or [H, W, 4] (CMYK, the samples as stored) as a JPEG file of
+// `quality`.
 inline void write_jpeg(const std::string& path, const torch::Tensor& image, int quality = 95) {
   const auto rgb = image.contiguous();
+  const int format = rgb.size(2) == 4 ? TJPF_CMYK : TJPF_RGB;
   tjhandle handle = tjInitCompress();
   unsigned char* jpeg = nullptr;
   unsigned long size = 0;
   const int rc =
       tjCompress2(handle, rgb.data_ptr<std::uint8_t>(), static_cast<int>(rgb.size(1)), 0,
-                  static_cast<int>(rgb.size(0)), TJPF_RGB, &jpeg, &size, TJSAMP_444, quality, 0);
+                  static_cast<int>(rgb.size(0)), format, &jpeg, &size, TJSAMP_444, quality, 0);
   if (rc == 0) std::ofstream(path, std::ios::binary).write(reinterpret_cast<char*>(jpeg), size);
   tjFree(jpeg);
   tjDestroy(handle);

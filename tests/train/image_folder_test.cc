@@ -219,6 +219,25 @@ TEST_F(ImageFolderTest, SixteenBitAndGammaPngsDecodeAsPillowGivesThem) {
       << *coloured;
 }
 
+// A CMYK JPEG (ImageNet's training set holds a few) decodes to the RGB that PIL's
+// convert("RGB") gives, where it was left out as an image that does not decode. The expected
+// pixels are PIL 13.0's of this file (YCCK, as libjpeg-turbo writes CMYK): two 8x8 blocks of one
+// colour each.
+TEST_F(ImageFolderTest, ACmykJpegDecodesAsPillowGivesIt) {
+  auto cmyk = torch::empty({8, 16, 4}, torch::kUInt8);
+  cmyk.narrow(1, 0, 8).copy_(torch::tensor({255, 128, 0, 200}, torch::kUInt8));
+  cmyk.narrow(1, 8, 8).copy_(torch::tensor({30, 220, 170, 90}, torch::kUInt8));
+  write_jpeg(path("cmyk.jpg"), cmyk, 100);
+  std::string why;
+  const auto rgb = decode_image(path("cmyk.jpg"), &why);
+  ASSERT_TRUE(rgb.has_value()) << why;
+  ASSERT_EQ(rgb->sizes(), (std::vector<std::int64_t>{8, 16, 3}));
+  auto expected = torch::empty({8, 16, 3}, torch::kUInt8);
+  expected.narrow(1, 0, 8).copy_(torch::tensor({200, 100, 0}, torch::kUInt8));
+  expected.narrow(1, 8, 8).copy_(torch::tensor({10, 78, 60}, torch::kUInt8));
+  EXPECT_TRUE(torch::equal(*rgb, expected)) << *rgb;
+}
+
 TEST_F(ImageFolderTest, AnImageOfMorePixelsThanPillowAcceptsIsRefusedByItsHeader) {
   std::string why;
   const std::string ihdr{"\x00\x0d\xbb\xa0\x00\x0d\xbb\xa0\x08\x02\x00\x00\x00",

@@ -73,6 +73,33 @@ bool decodable_size(std::int64_t width, std::int64_t height, const char* kind, s
   return false;
 }
 
+// A CMYK (or YCCK) JPEG as PIL's convert("RGB") gives it: PIL takes the samples as Adobe's
+// inverted ones ("CMYK;I"), and Pillow's cmyk2rgb makes each of R, G, B (255 - K) - C (255 - K) /
+// 255, rounded as its MULDIV255 rounds, where C (M, Y) and K are those inverted samples. So
+// (255 - K) is K's sample as stored, and C is 255 - C's.
+std::optional<torch::Tensor> cmyk_jpeg_as_rgb(tjhandle handle,
+                                              const std::vector<unsigned char>& bytes, int width,
+                                              int height, std::string* why) {
+  const auto pixels = static_cast<std::size_t>(width) * static_cast<std::size_t>(height);
+  std::vector<unsigned char> samples(pixels * 4);
+  if (tjDecompress2(handle, bytes.data(), static_cast<unsigned long>(bytes.size()), samples.data(),
+                    width, 0, height, TJPF_CMYK, TJFLAG_STOPONWARNING) != 0) {
+    *why = std::string("CMYK JPEG image does not decode (") + tjGetErrorStr2(handle) + ")";
+    return std::nullopt;
+  }
+  auto image = torch::empty({height, width, 3}, torch::kUInt8);
+  auto* rgb = image.data_ptr<std::uint8_t>();
+  for (std::size_t i = 0; i < pixels; ++i) {
+    const int not_k = samples[4 * i + 3];
+    for (std::size_t c = 0; c < 3; ++c) {
+      const int ink = 255 - samples[4 * i + c];
+      const int product = ink * not_k + 128;
+      rgb[3 * i + c] = static_cast<std::uint8_t>(not_k - (((product >> 8) + product) >> 8));
+    }
+  }
+  return image;
+}
+
 std::optional<torch::Tensor> decode_jpeg(const std::vector<unsigned char>& bytes,
                                          std::string* why) {
   std::unique_ptr<void, int (*)(tjhandle)> handle(tjInitDecompress(), tjDestroy);
@@ -92,6 +119,8 @@ std::optional<torch::Tensor> decode_jpeg(const std::vector<unsigned char>& bytes
     return std::nullopt;
   }
   if (!decodable_size(width, height, "a JPEG", why)) return std::nullopt;
+  if (colorspace == TJCS_CMYK || colorspace == TJCS_YCCK)
+    return cmyk_jpeg_as_rgb(handle.get(), bytes, width, height, why);
   auto image = torch::empty({height, width, 3}, torch::kUInt8);
   // Any warning too (a truncated file): the image is not what its file says.
   if (tjDecompress2(handle.get(), data, size, image.data_ptr<std::uint8_t>(), width, 0, height,
