@@ -303,6 +303,52 @@ TEST(ShardLoader, AStepsPartsAreTheirSamplesInTheEpochsOrderNormalised) {
   fs::remove_all(dir);
 }
 
+// A subset of an npy data set (--train-subset, --test-subset) is its first samples in turn from
+// each class, as an image folder's: of a file sorted by class, the first samples were one class
+// only, and a quick experiment trained on it and was tested on it.
+TEST(ShardLoader, AnNpySubsetTakesItsSamplesInTurnFromEachClass) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("transient-sorted-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  // 30 images, pixels their index, sorted by class: 0-9 class 0, 10-19 class 1, 20-29 class 2.
+  // The last of each class (9, 19, 29) is held out to test.
+  std::string pixels;
+  std::string labels;
+  for (int i = 0; i < 30; ++i) {
+    pixels += std::string(64, static_cast<char>(i));
+    labels += static_cast<char>(i / 10);
+  }
+  testing::write_npy_file((dir / "images.npy").string(), "|u1", "(30, 8, 8)", pixels);
+  testing::write_npy_file((dir / "labels.npy").string(), "|u1", "(30,)", labels);
+  JobConfig job;
+  job.options.dataset = "npy";
+  job.options.data_dir = dir.string();
+  job.options.seed = kSeed;
+  job.options.test_subset = 2;
+  job.train_samples = 7;
+  ShardLoader samples(job, torch::kCPU);
+  ASSERT_EQ(samples.test_samples(), 2);
+  // The whole epoch in the order of its permutation: the samples are 0, 10, 20, 1, 11, 21, 2.
+  const std::vector<std::int64_t> subset{0, 10, 20, 1, 11, 21, 2};
+  const auto order = epoch_permutation(7, kSeed, 0);
+  const auto whole = samples.train_batch(0, 0, {Shard{0, 7}});
+  ASSERT_EQ(whole.labels.size(0), 7);
+  for (std::int64_t i = 0; i < 7; ++i) {
+    const std::int64_t sample =
+        subset[static_cast<std::size_t>(order[static_cast<std::size_t>(i)])];
+    EXPECT_EQ(whole.labels[i].item<std::int64_t>(), sample / 10);
+    EXPECT_NEAR(whole.images[i].max().item<float>(),
+                (static_cast<float>(sample) / 255.0f - 0.5f) / 0.5f, 1e-6)
+        << sample;
+  }
+  const auto test = samples.test_batch(0, 2);
+  EXPECT_EQ(test.labels[0].item<std::int64_t>(), 0);
+  EXPECT_EQ(test.labels[1].item<std::int64_t>(), 1);
+  EXPECT_NEAR(test.images[1].max().item<float>(), (19.0f / 255.0f - 0.5f) / 0.5f, 1e-6);
+  fs::remove_all(dir);
+}
+
 // A worker's copy of the data set that is not the job's is refused naming its folder, before
 // anything is read from it: one with fewer samples failed with libtorch's "start (0) + length
 // (15) exceeds dimension size" (an image folder indexed past its list: a crash), one with a class

@@ -19,27 +19,42 @@ ShardLoader::ShardLoader(const JobConfig& job, torch::Device device)
     data_.transform.augment = options.augment;
     loader_ = std::make_unique<ImageLoader>(data_.transform, options.loader_threads);
   } else {
-    if (data_.train.rows.defined()) {
-      data_.train.rows = data_.train.rows.narrow(0, 0, train_samples_);
-    } else {
-      data_.train.images = data_.train.images.narrow(0, 0, train_samples_);
-    }
-    data_.train.labels = data_.train.labels.narrow(0, 0, train_samples_);
+    keep_first(data_.train, train_samples_, options.dataset);
   }
   if (options.test_subset > 0 && options.test_subset < data_.test_size()) {
     test_samples_ = options.test_subset;
   } else {
     test_samples_ = data_.test_size();
   }
-  if (!data_.from_files() && test_samples_ < data_.test.labels.size(0)) {
-    data_.test.images = data_.test.images.narrow(0, 0, test_samples_);
-    data_.test.labels = data_.test.labels.narrow(0, 0, test_samples_);
-  }
+  if (!data_.from_files()) keep_first(data_.test, test_samples_, options.dataset);
   if (device_.is_cuda()) {
     const auto channels = static_cast<std::int64_t>(data_.mean.size());
     mean_ = torch::tensor(data_.mean, torch::kFloat32).view({1, channels, 1, 1}).to(device_);
     stdev_ = torch::tensor(data_.stdev, torch::kFloat32).view({1, channels, 1, 1}).to(device_);
   }
+}
+
+void ShardLoader::keep_first(LabelledImages& set, std::int64_t count, const std::string& dataset) {
+  if (count >= set.labels.size(0)) return;
+  // An npy subset is its first samples in turn from each class (datasets.h); Fashion-MNIST's and
+  // CIFAR-10's files are in no order of class, and Fashion-MNIST's workers read no more than the
+  // first samples.
+  if (dataset == "npy") {
+    const auto taken = first_in_turn_by_class(set.labels, count);
+    if (set.rows.defined()) {
+      set.rows = set.rows.index_select(0, taken);
+    } else {
+      set.images = set.images.index_select(0, taken);
+    }
+    set.labels = set.labels.index_select(0, taken);
+    return;
+  }
+  if (set.rows.defined()) {
+    set.rows = set.rows.narrow(0, 0, count);
+  } else {
+    set.images = set.images.narrow(0, 0, count);
+  }
+  set.labels = set.labels.narrow(0, 0, count);
 }
 
 void ShardLoader::check_against_the_jobs(const JobConfig& job) const {

@@ -55,6 +55,8 @@ class ShardLoader {
   // Throws InputError naming this worker's data folder if its data set is not the one the job
   // was launched with (job.data): another count of training samples, image shape or classes.
   void check_against_the_jobs(const JobConfig& job) const;
+  // `set` cut to its first `count` samples (an npy data set's in turn from each class).
+  static void keep_first(LabelledImages& set, std::int64_t count, const std::string& dataset);
   // The order of the samples in `epoch`: this one's, or the next one's for a prefetch (the two
   // last asked for are kept).
   const std::vector<std::int64_t>& permutation(std::int64_t epoch);
