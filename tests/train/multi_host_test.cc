@@ -137,21 +137,25 @@ TEST_F(MultiHost, AHostCutOffSilentlyIsDroppedByHeartbeatAndTheOthersGoOn) {
   expect_every_sample_once(dir, 500, 2000, 100);
 }
 
+// Restarted as the README says (`transient coordinator --job-dir DIR`, no --bind), it listens
+// where the job's journal says: on the address the other hosts reach (it listened on loopback,
+// and the workers re-joined nothing), with the dashboard off as it was.
 TEST_F(MultiHost, ACoordinatorRestartedOnItsHostTakesTheJobBack) {
   make_hosts(3);
   const std::string dir = fresh_dir("hosts-restart");
-  auto coordinator = start_coordinator(dir, 600, 2);
+  auto coordinator = start_coordinator(dir, 600, 2, {"--dashboard", "off"});
   const std::string address = front_door(dir);
   auto a = start_worker(dir, 1, address);
   auto b = start_worker(dir, 2, address);
   ASSERT_TRUE(wait_for_training(dir));
   coordinator->kill_group();
-  CliProcess restarted({"coordinator", "--job-dir", dir, "--bind", hosts_->address(0)},
-                       dir + "-restarted", hosts_->on(0));
+  CliProcess restarted({"coordinator", "--job-dir", dir}, dir + "-restarted", hosts_->on(0));
   ASSERT_TRUE(
       wait_until([&] { return events_named(events_so_far(dir), "worker_rejoined").size() == 2; }));
   const auto done = restarted.wait();
   ASSERT_EQ(done.exit_code, 0) << done.err;
+  EXPECT_NE(done.out.find("listening on " + address), std::string::npos) << done.out;
+  EXPECT_EQ(done.err.find("dashboard on"), std::string::npos) << done.err;
   EXPECT_EQ(a->wait().exit_code, 0);
   EXPECT_EQ(b->wait().exit_code, 0);
   EXPECT_EQ(summary_of(dir).at("steps"), 600);

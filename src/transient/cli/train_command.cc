@@ -396,6 +396,10 @@ void add_train_commands(CLI::App& app, launch::ForkServer* fork_server) {
   coordinator->callback([coordinator, coordinator_options, coordinator_checkpoint_every,
                          coordinator_heartbeat, min_workers, coordinator_prices] {
     coordinator_options->given_flags = given_job_flags(*coordinator);
+    // Not given: a job taken back or continued listens where its journal says (launcher.cc).
+    if (coordinator->get_option("--bind")->count() == 0) coordinator_options->bind.clear();
+    if (coordinator->get_option("--dashboard")->count() == 0)
+      coordinator_options->dashboard.clear();
     parse_checkpoint_every(*coordinator_checkpoint_every, *coordinator_options);
     std::string no_replace;
     parse_elastic_durations(*coordinator_heartbeat, no_replace, *coordinator_options);

@@ -964,10 +964,11 @@ void tell_the_absent(Coordinator& coordinator, double wait_s) {
 
 }  // namespace
 
-int run_coordinator(const TrainOptions& given, int min_workers) {
+int run_coordinator(const TrainOptions& flags, int min_workers) {
   if (min_workers < 1 || min_workers > 64) {
     throw InputError("--min-workers: accepted: 1..64");
   }
+  TrainOptions given = flags;
   const std::string journal_path = records::JobFiles(given.job_dir).coordinator();
   bool take_back = !given.job_dir.empty() && fs::exists(journal_path);
   bool continue_paused = false;
@@ -975,6 +976,17 @@ int run_coordinator(const TrainOptions& given, int min_workers) {
   CoordinatorJournal journal;
   if (take_back) {
     journal = load_coordinator_journal(journal_path);
+    // The front door and the dashboard where the job had them, unless given ("" = not given):
+    // its workers on other hosts re-join at the front door's address, and a dashboard that was
+    // off stays off. The dashboard's port too for a job taken back while it runs.
+    const std::string host = parse_endpoint(journal.front_door, journal_path).host;
+    if (given.bind.empty()) given.bind = host;
+    if (given.dashboard.empty() && journal.dashboard.empty()) given.dashboard = "off";
+    if (given.dashboard.empty()) {
+      const auto dashboard = parse_endpoint(journal.dashboard, journal_path);
+      given.dashboard =
+          journal.membership.ended ? Endpoint{dashboard.host, 0}.text() : journal.dashboard;
+    }
     if (journal.membership.ended && !journal.paused) {
       // A job that failed or diverged goes on as `train --resume` continues one (from its newest
       // checkpoint, a lower --lr after a divergence); a finished one is refused there.
@@ -1017,10 +1029,13 @@ int run_coordinator(const TrainOptions& given, int min_workers) {
     prepared.options = prepared.job.options;
     prepared.options.resume = continue_paused;
     prepared.options.bind = given.bind;
+    prepared.options.dashboard = given.dashboard;
     prepared.token_path = records::JobFiles(prepared.options.job_dir).token();
     prepared.token = read_token_file(prepared.token_path);
   } else {
     TrainOptions o = given;
+    if (o.bind.empty()) o.bind = TrainOptions{}.bind;
+    if (o.dashboard.empty()) o.dashboard = TrainOptions{}.dashboard;
     o.workers = min_workers;
     prepared = prepare_job(o, false);
   }
@@ -1032,7 +1047,7 @@ int run_coordinator(const TrainOptions& given, int min_workers) {
   CoordinatorOptions coordinator_options;
   coordinator_options.bind = o.bind;
   coordinator_options.port = static_cast<std::uint16_t>(given.port);
-  coordinator_options.dashboard = given.dashboard;
+  coordinator_options.dashboard = o.dashboard;
   coordinator_options.initial_workers = min_workers;
   coordinator_options.identify_checkpoint = checkpoint_identity;
   coordinator_options.taking_back = take_back;

@@ -171,7 +171,9 @@ std::vector<std::string> launch_setting_flags();
 
 // Runs a job's coordinator alone (`transient coordinator`): workers join it from anywhere with
 // `transient worker --coordinator HOST:PORT --token-file F`. With a job directory that holds a
-// journal (coordinator.json) it takes that job back. Returns the process exit code.
+// journal (coordinator.json) it takes that job back. options.bind and options.dashboard "" (not
+// given): the journal's front-door address and dashboard (off if it had none; its port for a job
+// taken back while it runs), else loopback. Returns the process exit code.
 int run_coordinator(const TrainOptions& options, int min_workers);
 
 // Fills what the flags left empty from an orchestrator's environment, read through `getenv`
