@@ -163,6 +163,28 @@ TEST(ReportCli, HistogramEdgesThatAreNotNumbersAreRefusedNamingTheFile) {
                                  "/bad.json: histogram of cost ($): expected");
 }
 
+// A study where no run finished has no times to draw: `simulate --json` writes the histogram of
+// time as {"edges": [], "counts": []}, which report refused as not a histogram. The page says no
+// run finished where the histogram would be, and draws the costs.
+TEST(ReportCli, AStudyWhereNoRunFinishedSaysSoWhereTheTimeHistogramWouldBe) {
+  const std::string dir = temp_dir("simulate_none_finished");
+  ASSERT_TRUE(write_example_with("paper_4_spot_k80",
+                                 {{"steps = 64000", "steps = 64000\nhorizon = \"10min\""}},
+                                 dir + "/short.toml"));
+  const CliResult sim = simulate_into(dir + "/short.toml --runs 5", dir + "/short.json");
+  ASSERT_EQ(sim.exit_code, 0) << sim.err;
+  const auto study = nlohmann::json::parse(sim.out);
+  ASSERT_EQ(study["finished"], 0) << sim.out;
+  ASSERT_TRUE(study["histograms"]["time_s"]["edges"].empty()) << sim.out;
+  const CliResult r = run_cli_split("report " + dir + "/short.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string page = read_file(dir + "/short.html");
+  EXPECT_NE(page.find("No run finished: there is no distribution of the time to draw."),
+            std::string::npos);
+  EXPECT_EQ(page.find("chart-time"), std::string::npos);
+  EXPECT_NE(page.find("chart-cost"), std::string::npos);
+}
+
 TEST(StatusCli, PrintsWhereTheJobStands) {
   const auto job = testing::write_job_dir("status");
   const CliResult r = run_cli_split("status " + job.dir);
@@ -297,6 +319,68 @@ TEST(ReportCli, OneSimulatedRunsTimeline) {
   EXPECT_NE(read_file(dir + "/run.html").find("chart-timeline"), std::string::npos);
   TRANSIENT_SKIP_WITHOUT_CHROMIUM();
   testing::expect_page_draws(dir + "/run.html", {"timeline"});
+}
+
+// One run of a study of several regions writes where the job ran, decision by decision
+// ("ticks"), and no timeline: report called it "not a report's input". Its page draws a lane per
+// region.
+TEST(ReportCli, OneRunOfSeveralRegionsIsDrawnRegionByRegion) {
+  const std::string dir = temp_dir("simulate_one_region_run");
+  const CliResult sim = simulate_into(example("two_zones_k80.toml"), dir + "/run.json");
+  ASSERT_EQ(sim.exit_code, 0) << sim.err;
+  ASSERT_TRUE(nlohmann::json::parse(sim.out).contains("ticks")) << sim.out;
+  const CliResult r = run_cli_split("report " + dir + "/run.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string page = without_word_spans(read_file(dir + "/run.html"));
+  EXPECT_NE(page.find("<td>regions</td><td>us-west-2a, us-west-2b</td>"), std::string::npos);
+  const auto chart = testing::chart_data(page)["regions"];
+  EXPECT_EQ(chart["data"]["labels"], nlohmann::json::array({"us-west-2a", "us-west-2b"}));
+  EXPECT_FALSE(chart["data"]["datasets"].empty()) << chart.dump();
+  TRANSIENT_SKIP_WITHOUT_CHROMIUM();
+  testing::expect_page_draws(dir + "/run.html", {"regions"});
+}
+
+// `plan --evaluate --json` is one cluster's figures, with no front: report said it accepts "the
+// output of transient plan --json" and then refused it. The refusal names it and says exactly
+// what is accepted.
+TEST(ReportCli, APlanEvaluationIsRefusedSayingWhichPlanOutputIsAccepted) {
+  const std::string dir = temp_dir("plan_evaluate");
+  const CliResult plan = run_cli_split(
+      "plan --workload resnet-32 --steps 64000 --evaluate 4xk80:spot --runs 5 --json");
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  write_file_atomically(dir + "/ev.json", plan.out);
+  testing::expect_one_line_error(
+      run_cli("report " + dir + "/ev.json"),
+      dir +
+          "/ev.json: the output of `transient plan --evaluate --json`, one cluster's figures, "
+          "which report does not draw; accepted: a job directory, the output of `transient "
+          "simulate --json` or of `transient plan --json` without --evaluate");
+}
+
+// `report study.html` (a study saved under the page's name) and `report a.json -o a.json` wrote
+// the page over the study they drew from. Both are refused, by any name of the same file, and the
+// study is left as it was.
+TEST(ReportCli, ThePageNeverReplacesItsInput) {
+  const std::string dir = temp_dir("report_over_input");
+  const CliResult sim =
+      simulate_into(example("paper_4_spot_k80.toml") + " --runs 5", dir + "/study.html");
+  ASSERT_EQ(sim.exit_code, 0) << sim.err;
+  testing::expect_one_line_error(
+      run_cli("report " + dir + "/study.html"),
+      "error: " + dir + "/study.html: the page would replace the report's input " + dir +
+          "/study.html; accepted: an output (-o FILE.html) other than the input");
+  write_file_atomically(dir + "/study.json", sim.out);
+  testing::expect_one_line_error(run_cli("report " + dir + "/study.json -o " + dir + "/study.json"),
+                                 "the page would replace the report's input");
+  std::filesystem::create_directories(dir + "/sub");
+  testing::expect_one_line_error(
+      run_cli("report " + dir + "/study.json -o " + dir + "/sub/../study.json"),
+      "the page would replace the report's input");
+  EXPECT_EQ(read_file(dir + "/study.json"), sim.out);
+  EXPECT_EQ(read_file(dir + "/study.html"), sim.out);
+  // Another output is written as before.
+  ASSERT_EQ(run_cli("report " + dir + "/study.html -o " + dir + "/page.html").exit_code, 0);
+  EXPECT_NE(read_file(dir + "/page.html").find("chart-cost"), std::string::npos);
 }
 
 TEST(ReportCli, PlanFrontAndCandidatesFromARealPlanJson) {

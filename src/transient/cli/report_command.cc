@@ -28,9 +28,8 @@ void add_report_command(CLI::App& app) {
   cmd->add_option("-o,--output", flags->output,
                   "the page to write (default: JOB_DIR/report.html, or FILE.json -> FILE.html)");
   cmd->callback([flags] {
+    const std::string output = report::report_output_path(flags->path, flags->output);
     const std::string page = report::render_report(flags->path, {});
-    const std::string output =
-        flags->output.empty() ? report::default_report_path(flags->path) : flags->output;
     write_file_atomically(output, page);
     std::printf("%s\n", output.c_str());
   });

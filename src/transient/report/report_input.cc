@@ -14,7 +14,13 @@ namespace fs = std::filesystem;
 
 constexpr const char* kAccepted =
     "accepted: a job directory, the output of `transient simulate --json` or of `transient plan "
-    "--json`";
+    "--json` without --evaluate";
+
+// `plan --evaluate --json`: one cluster's figures, with no front and no candidates to draw.
+bool is_plan_evaluation(const nlohmann::json& json) {
+  return json.is_object() && json.contains("spec") && json.contains("configuration") &&
+         json.value("label", std::string()) == "evaluate";
+}
 
 std::string render_report(const std::string& path, const ReportOptions& options) {
   std::error_code error;
@@ -53,6 +59,12 @@ std::string render_report(const std::string& path, const ReportOptions& options)
     throw InputError(path, 0,
                      std::string("a field of the wrong type (") + error.what() + "); " + kAccepted);
   }
+  if (is_plan_evaluation(json)) {
+    throw InputError(path, 0,
+                     "the output of `transient plan --evaluate --json`, one cluster's figures, "
+                     "which report does not draw; " +
+                         std::string(kAccepted));
+  }
   throw InputError(path, 0, std::string("not a report's input; ") + kAccepted);
 }
 
@@ -60,6 +72,19 @@ std::string default_report_path(const std::string& path) {
   std::error_code error;
   if (fs::is_directory(path, error)) return (fs::path(path) / "report.html").string();
   return fs::path(path).replace_extension(".html").string();
+}
+
+std::string report_output_path(const std::string& path, const std::string& output) {
+  const std::string chosen = output.empty() ? default_report_path(path) : output;
+  std::error_code error;
+  // Only an existing file can be the input; equivalent() follows links and tells a/../a.json
+  // from a.json.
+  if (fs::exists(chosen, error) && fs::equivalent(path, chosen, error)) {
+    throw InputError(chosen, 0,
+                     "the page would replace the report's input " + path +
+                         "; accepted: an output (-o FILE.html) other than the input");
+  }
+  return chosen;
 }
 
 }  // namespace transient::report

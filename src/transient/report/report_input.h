@@ -16,4 +16,9 @@ std::string render_report(const std::string& path, const ReportOptions& options)
 // extension replaced by .html (a.json -> a.html).
 std::string default_report_path(const std::string& path);
 
+// Where the page of `path` goes: `output`, or default_report_path(path) when it is "". Throws
+// InputError naming it if it is the input file itself (the same file, by any name), which the
+// page would replace.
+std::string report_output_path(const std::string& path, const std::string& output);
+
 }  // namespace transient::report

@@ -46,13 +46,23 @@ struct Deadline {
 
 // A histogram {"edges": [b0..bn], "counts": [c1..cn]} as a bar chart with one bar per bin. With
 // a deadline, the bins wholly past it are drawn in red: every run in them missed it (the bin that
-// holds the deadline may hold both kinds, and keeps the first colour).
+// holds the deadline may hold both kinds, and keeps the first colour). A histogram of no values
+// ({"edges": [], "counts": []}: the times when no run finished) is the paragraph `empty_note`.
 void add_histogram(HtmlPage& page, const std::string& id, const json& histogram,
                    const std::string& what, double scale, const std::string& name,
+                   const std::string& empty_note,
                    const std::optional<Deadline>& deadline = std::nullopt) {
   const auto all_numbers = [](const json& list) {
     return std::all_of(list.begin(), list.end(), [](const json& x) { return x.is_number(); });
   };
+  const bool empty = histogram.is_object() && histogram.contains("edges") &&
+                     histogram.contains("counts") && histogram["edges"].is_array() &&
+                     histogram["counts"].is_array() && histogram["edges"].empty() &&
+                     histogram["counts"].empty();
+  if (empty) {
+    page.add_paragraph(empty_note, "note");
+    return;
+  }
   if (!histogram.is_object() || !histogram.contains("edges") || !histogram.contains("counts") ||
       !histogram["edges"].is_array() || !histogram["counts"].is_array() ||
       histogram["edges"].size() != histogram["counts"].size() + 1 ||
@@ -60,7 +70,7 @@ void add_histogram(HtmlPage& page, const std::string& id, const json& histogram,
     throw InputError(name, 0,
                      "histogram of " + what +
                          ": expected {\"edges\": [n+1 numbers], "
-                         "\"counts\": [n numbers]}");
+                         "\"counts\": [n numbers]} (both empty when there is no value)");
   }
   // The edges with one decimal more than the bins' width needs, so that no two bins read alike
   // (runs of an on-demand cluster within seconds of each other gave bins labelled 3.98-3.98).
@@ -134,8 +144,10 @@ void render_monte_carlo(HtmlPage& page, const json& j, const std::string& name) 
     const double at = number_at(j, "deadline_s", name);
     deadline = Deadline{at, "runs past the deadline (" + format_duration(at) + ")"};
   }
-  add_histogram(page, "time", h.value("time_s", json()), "time (h)", 3600.0, name, deadline);
-  add_histogram(page, "cost", h.value("cost_usd", json()), "cost ($)", 1.0, name);
+  add_histogram(page, "time", h.value("time_s", json()), "time (h)", 3600.0, name,
+                "No run finished: there is no distribution of the time to draw.", deadline);
+  add_histogram(page, "cost", h.value("cost_usd", json()), "cost ($)", 1.0, name,
+                "No run was simulated: there is no distribution of the cost to draw.");
 }
 
 // A study of several regions (`[[regions]]`): the policy's runs against the multi-region optimum
@@ -356,6 +368,82 @@ void render_one_run(HtmlPage& page, const json& j, const std::string& name) {
   page.add_table({"hours", "event", "server", "detail"}, table);
 }
 
+// One run of a study of several regions (`simulate SCENARIO --json` with `[[regions]]`): its
+// summary and where the job ran, a lane per region, from its decisions (one a `tick_s`; a tick of
+// region null is the job idle before its first start). Hours on the x axis.
+void render_one_region_run(HtmlPage& page, const json& j, const std::string& name) {
+  if (!j["ticks"].is_array()) throw InputError(name, 0, "field \"ticks\" is not a list");
+  if (!j.contains("regions") || !j["regions"].is_array()) {
+    throw InputError(name, 0, "field \"regions\" is missing or not a list");
+  }
+  const double tick_s = number_at(j, "tick_s", name);
+  if (!(tick_s > 0)) throw InputError(name, 0, "field \"tick_s\" is not a positive number");
+  page.add_heading("Summary");
+  Rows rows;
+  for (const auto& [key, value] : j.items()) {
+    if (key == "ticks") continue;
+    std::string text;
+    if (key == "regions") {
+      for (const auto& region : value) {
+        text += (text.empty() ? "" : ", ") +
+                (region.is_string() ? region.get<std::string>() : region.dump());
+      }
+    } else {
+      text = value.is_number_float() ? number_text(value.get<double>())
+             : value.is_string()     ? value.get<std::string>()
+                                     : value.dump();
+    }
+    rows.push_back({key, text});
+  }
+  page.add_table({"", ""}, rows);
+  page.add_heading("Regions over time");
+  std::vector<std::string> lanes;
+  for (const auto& region : j["regions"]) {
+    lanes.push_back(region.is_string() ? region.get<std::string>() : region.dump());
+  }
+  // Consecutive ticks alike are one span; a span's mode picks its dataset.
+  std::map<std::string, json> spans;
+  Rows table;
+  const json& ticks = j["ticks"];
+  for (std::size_t i = 0; i < ticks.size();) {
+    const json& tick = ticks[i];
+    if (!tick.is_object() || !tick.contains("mode") || !tick["mode"].is_string() ||
+        !tick.contains("region") || !(tick["region"].is_string() || tick["region"].is_null())) {
+      throw InputError(name, 0,
+                       "tick " + std::to_string(i) +
+                           ": expected {\"mode\": text, \"region\": a region's name or null}");
+    }
+    std::size_t end = i + 1;
+    while (end < ticks.size() && ticks[end] == tick) ++end;
+    const double from_h = i * tick_s / 3600.0;
+    const double to_h = end * tick_s / 3600.0;
+    const std::string mode = tick["mode"].get<std::string>();
+    const std::string region = tick["region"].is_string() ? tick["region"].get<std::string>() : "";
+    if (!region.empty()) {
+      if (std::find(lanes.begin(), lanes.end(), region) == lanes.end()) {
+        throw InputError(name, 0,
+                         "tick " + std::to_string(i) + " names region \"" + region +
+                             "\", which is not one of \"regions\"");
+      }
+      spans[mode].push_back({{"x", {from_h, to_h}}, {"y", region}});
+    }
+    table.push_back({number_text(from_h), region.empty() ? mode : mode + " in " + region});
+    i = end;
+  }
+  json datasets = json::array();
+  std::size_t next = 0;
+  for (auto& [mode, data] : spans) {
+    datasets.push_back(internal::lane_bars(mode, std::move(data), color(next++)));
+  }
+  const int height = 60 + 34 * static_cast<int>(lanes.size()) + 60;
+  page.add_chart(
+      "regions",
+      internal::lanes_chart("where the job ran, by its decisions every " + format_duration(tick_s),
+                            lanes, "hours", std::move(datasets)),
+      height);
+  page.add_table({"hours", "from then on"}, table);
+}
+
 // The time and cost a candidate is judged by: the simulated ones when it was simulated.
 std::pair<double, double> time_and_cost(const json& e) {
   const bool simulated = e.value("simulated", false) && e.value("expected_time_s", -1.0) >= 0;
@@ -377,7 +465,8 @@ std::string hours_text(double seconds) { return seconds < 0 ? "-" : number_text(
 }  // namespace
 
 bool is_simulation_output(const json& j) {
-  return j.is_object() && j.contains("scenario") && (j.contains("runs") || j.contains("timeline"));
+  return j.is_object() && j.contains("scenario") &&
+         (j.contains("runs") || j.contains("timeline") || j.contains("ticks"));
 }
 
 bool is_plan_output(const json& j) {
@@ -393,6 +482,8 @@ std::string render_simulation_report(const json& j, const std::string& name,
   if (j.contains("timeline")) {
     if (!j["timeline"].is_array()) throw InputError(name, 0, "field \"timeline\" is not a list");
     render_one_run(page, j, name);
+  } else if (j.contains("ticks")) {
+    render_one_region_run(page, j, name);
   } else if (j.contains("regions")) {
     render_regions(page, j, name);
   } else {

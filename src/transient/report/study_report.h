@@ -1,6 +1,7 @@
 // Report pages of studies made before renting: the output of `transient simulate --json` (the
-// distributions of time and cost over the Monte Carlo runs, or one run's timeline) and of
-// `transient plan --json` (the Pareto front of time against cost, and the candidates).
+// distributions of time and cost over the Monte Carlo runs, one run's timeline, or where one run
+// of several regions ran) and of `transient plan --json` (the Pareto front of time against cost,
+// and the candidates).
 #pragma once
 
 #include <nlohmann/json.hpp>
