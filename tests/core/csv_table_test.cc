@@ -75,5 +75,19 @@ TEST(ParseNumber, RejectsTrailingText) {
   EXPECT_FALSE(parse_number("nan"));
 }
 
+// strtod reads hexadecimal too: a catalog price 0x1p-1 was $0.50 an hour and `plan --steps
+// 0x3e8` 1000 steps. Every number is decimal, as documented; so are inf and nan refused.
+TEST(ParseNumber, AcceptsDecimalsOnly) {
+  EXPECT_EQ(parse_number("1e3"), 1000.0);
+  EXPECT_EQ(parse_number("-2.5E-1"), -0.25);
+  EXPECT_EQ(parse_number(".5"), 0.5);
+  EXPECT_EQ(parse_number("5."), 5.0);
+  EXPECT_EQ(parse_number("+7"), 7.0);
+  for (const char* text : {"0x3e8", "0x1p-1", "0X10", "-0x10", "inf", "-infinity", "nan", "1e",
+                           "1e+", ".", "e5", "0x"}) {
+    EXPECT_FALSE(parse_number(text)) << text;
+  }
+}
+
 }  // namespace
 }  // namespace transient

@@ -32,5 +32,16 @@ TEST(Duration, FormatsForPeople) {
   EXPECT_EQ(format_duration(3720), "1 h 02 min");
 }
 
+// strtod reads hexadecimal too: deadline = "0x10s" was 16 s. A duration's number is decimal.
+TEST(Duration, RejectsHexadecimalAndNonFiniteNumbers) {
+  for (const char* text :
+       {"0x10s", "0x10", "0x1p4m", "1h0x10m", "infs", "inf", "nan", "infinityh"}) {
+    EXPECT_FALSE(parse_duration_s(text)) << text;
+  }
+  EXPECT_EQ(parse_duration_s("1e2s"), 100.0);
+  EXPECT_EQ(parse_duration_s(".5m"), 30.0);
+  EXPECT_EQ(parse_duration_s("0s"), 0.0);
+}
+
 }  // namespace
 }  // namespace transient

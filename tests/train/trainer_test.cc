@@ -605,7 +605,8 @@ TEST(Trainer, BadInputIsOneErrorLineAndExitCode2) {
       "--loader-threads applies to image folders only; the data set here is fashion-mnist");
   // -1 was taken and wrapped around to 18446744073709551615 in job.json.
   expect_one_error_line(run_cli({"train", "--seed", "-1", "--job-dir", job}, dir + "/seed"),
-                        "--seed: \"-1\"; accepted: a whole number >= 0");
+                        "--seed: \"-1\"; accepted: a whole number from 0 to 2^64 - 1 "
+                        "(18446744073709551615)");
   // A worker with no sample of any step would only wait for the others.
   expect_one_error_line(
       run_cli({"train", "--global-batch", "2", "--workers", "3", "--job-dir", job}, dir + "/o"),

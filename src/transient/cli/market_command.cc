@@ -177,7 +177,7 @@ void add_model_arguments(CLI::App* command, MarketArgs& args) {
                       "the shared data directory (default: the build's, else ./shared/data or "
                       "../shared/data)");
   command->add_option("--seed", args.seed, "seed of the draws")
-      ->check(kSeed)
+      ->transform(kSeed)
       ->capture_default_str();
   command->add_flag("--json", args.json, "print JSON");
 }

@@ -688,7 +688,7 @@ void add_plan_command(CLI::App& app) {
       ->transform(within(Bound{0, 1e5, "runs", true}))
       ->capture_default_str();
   cmd->add_option("--seed", flags->seed, "seed of run 0; run i uses seed + i")
-      ->check(kSeed)
+      ->transform(kSeed)
       ->capture_default_str();
   cmd->add_option("--threads", flags->threads, "Monte Carlo threads (default: the cores)")
       ->transform(within(Bound{1, 256, "threads", true}));

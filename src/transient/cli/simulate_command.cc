@@ -443,7 +443,7 @@ void add_simulate_command(CLI::App& app) {
   cmd->add_option("--runs", flags->runs, "number of Monte Carlo runs (default 1: one timeline)")
       ->transform(within(Bound{1, 1e8, "runs", true}));
   cmd->add_option("--seed", flags->seed, "seed of run 0; run i uses seed + i (default 1)")
-      ->check(kSeed);
+      ->transform(kSeed);
   cmd->add_option("--threads", flags->threads, "threads (default: the machine's cores)")
       ->transform(within(Bound{1, 1024, "threads", true}));
   cmd->add_flag("--json", flags->json, "print JSON");

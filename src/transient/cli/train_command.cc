@@ -149,7 +149,7 @@ void add_job_options(CLI::App& cmd, train::TrainOptions& options, std::string& c
                  "clip the gradient's global L2 norm to this before each step (0 = never)")
       ->capture_default_str();
   cmd.add_option("--seed", options.seed, "model initialisation and data order")
-      ->check(kSeed)
+      ->transform(kSeed)
       ->capture_default_str();
   add_named_option(cmd, "--compress", options.compress,
                    "gradients on the wire: none, bf16 or fp16 (half the bytes, for slow links; "

@@ -3,7 +3,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include <charconv>
+#include <cstdint>
 #include <string>
+#include <system_error>
 
 #include "transient/core/bounds.h"
 #include "transient/core/csv_table.h"
@@ -11,14 +14,20 @@
 
 namespace transient::cli {
 
-// A whole number >= 0 that fits an unsigned 64-bit seed (CLI11 would wrap "-1" around).
+// A seed: decimal digits of a whole number from 0 to 2^64 - 1, read as one (a double loses the
+// last digits of a large seed, and CLI11 would wrap "-1" around and read "010" as octal). It is
+// handed on as its digits, so add it with ->transform().
 inline const CLI::Validator kSeed(
     [](std::string& text) {
-      const auto value = parse_number(text);
-      return value && *value >= 0.0 && *value < 1.8e19 &&
-                     *value == static_cast<double>(static_cast<unsigned long long>(*value))
-                 ? std::string()
-                 : "\"" + text + "\"; accepted: a whole number >= 0";
+      std::uint64_t value = 0;
+      const char* end = text.data() + text.size();
+      const auto [at, error] = std::from_chars(text.data(), end, value);
+      if (text.empty() || error != std::errc() || at != end) {
+        return "\"" + text +
+               "\"; accepted: a whole number from 0 to 2^64 - 1 (18446744073709551615)";
+      }
+      text = std::to_string(value);
+      return std::string();
     },
     "SEED");
 

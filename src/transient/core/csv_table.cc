@@ -11,6 +11,7 @@
 #include "transient/core/atomic_file.h"
 #include "transient/core/bounds.h"
 #include "transient/core/error.h"
+#include "transient/core/text.h"
 
 namespace transient {
 namespace {
@@ -49,9 +50,13 @@ std::optional<double> parse_number(const std::string& text) {
   const char* begin = text.c_str();
   while (*begin == ' ' || *begin == '\t') ++begin;
   if (*begin == '\0') return std::nullopt;
+  // Decimal only: strtod would read "0x10" as 16 and "0x1p-1" as 0.5.
+  const std::size_t length = decimal_number_length(begin);
+  if (length == 0) return std::nullopt;
   char* end = nullptr;
   errno = 0;
   const double value = std::strtod(begin, &end);
+  if (end != begin + length) return std::nullopt;
   while (*end == ' ' || *end == '\t') ++end;
   if (*end != '\0' || errno == ERANGE || !std::isfinite(value)) return std::nullopt;
   return value;

@@ -53,7 +53,8 @@ class CsvTable {
   std::vector<CsvRow> rows_;
 };
 
-// Parses a whole string as a finite double ("1e3", " 2.5 "); nullopt if anything is left over.
+// Parses a whole string as a finite decimal double ("1e3", " 2.5 "); nullopt if anything is left
+// over, and for the forms strtod reads besides decimals: hexadecimal ("0x10"), inf, nan.
 std::optional<double> parse_number(const std::string& text);
 
 }  // namespace transient

@@ -7,6 +7,7 @@
 
 #include "transient/core/bounds.h"
 #include "transient/core/error.h"
+#include "transient/core/text.h"
 
 namespace transient {
 
@@ -21,9 +22,12 @@ std::optional<double> parse_duration_s(const std::string& text) {
   bool any = false;
   while (pos < text.size()) {
     const char* begin = text.c_str() + pos;
+    // Decimal only: strtod would read "0x10s" as 16 s.
+    const std::size_t length = decimal_number_length(begin);
+    if (length == 0) return std::nullopt;
     char* end = nullptr;
     const double value = std::strtod(begin, &end);
-    if (end == begin || !std::isfinite(value) || value < 0.0) return std::nullopt;
+    if (end != begin + length || !std::isfinite(value) || value < 0.0) return std::nullopt;
     pos += static_cast<std::size_t>(end - begin);
     std::size_t unit_begin = pos;
     while (pos < text.size() && std::isalpha(static_cast<unsigned char>(text[pos]))) ++pos;

@@ -46,6 +46,31 @@ std::string counted(long long n, std::string_view noun, std::string_view plural)
   return out.append(noun).append("s");
 }
 
+std::size_t decimal_number_length(std::string_view text) {
+  const auto digits_from = [&](std::size_t at) {
+    std::size_t end = at;
+    while (end < text.size() && text[end] >= '0' && text[end] <= '9') ++end;
+    return end - at;
+  };
+  std::size_t at = 0;
+  if (at < text.size() && (text[at] == '+' || text[at] == '-')) ++at;
+  const std::size_t whole = digits_from(at);
+  at += whole;
+  std::size_t fraction = 0;
+  if (at < text.size() && text[at] == '.') {
+    fraction = digits_from(at + 1);
+    if (whole + fraction > 0) at += 1 + fraction;
+  }
+  if (whole + fraction == 0) return 0;
+  if (at < text.size() && (text[at] == 'e' || text[at] == 'E')) {
+    std::size_t exponent = at + 1;
+    if (exponent < text.size() && (text[exponent] == '+' || text[exponent] == '-')) ++exponent;
+    const std::size_t exponent_digits = digits_from(exponent);
+    if (exponent_digits > 0) at = exponent + exponent_digits;
+  }
+  return at;
+}
+
 std::string printable(std::string text) {
   for (char& c : text) {
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';

@@ -23,6 +23,12 @@ std::string trim(std::string_view text);
 // "4 servers"; `plural` for nouns not made plural by an "s".
 std::string counted(long long n, std::string_view noun, std::string_view plural = {});
 
+// The length of the decimal number `text` starts with, 0 if none: a sign, digits with at most one
+// point (a digit on at least one side), then an exponent (e or E, a sign, digits) if one follows.
+// What std::strtod reads from there, but for its other forms, hexadecimal ("0x10", "0x1p-1"),
+// "inf" and "nan", which no input documents: parsers call strtod on what this has measured.
+std::size_t decimal_number_length(std::string_view text);
+
 // `text` with its control characters (a newline, a terminal escape: bytes below 0x20 and 0x7f) as
 // '?': what a line quoting input may show, so that printing it is one line and always safe.
 std::string printable(std::string text);
