@@ -133,6 +133,20 @@ TEST(CatalogCsv, EveryBadRowNamesLineColumnAndWhatIsAccepted) {
             "region,zone");
 }
 
+// Types `a` and `A` were accepted, and `--cluster 1xA` (a cluster spec finds a type ignoring
+// case) silently took `a`. Names that differ only in case are refused naming both rows; the same
+// name in two zones is still one type.
+TEST(CatalogCsv, TypeNamesThatDifferOnlyInCaseAreRefusedNamingBothRows) {
+  EXPECT_EQ(error_of("type,gpu,gpus,gpu_tflops,on_demand_usd_h\na,K80,1,4,0.7\nA,K80,2,4,0.7\n"),
+            ":3: type A differs only in case from type a (line 2); accepted: type names that "
+            "differ in more than case (a cluster spec finds a type ignoring case)");
+  EXPECT_EQ(error_of("type,market,price_usd_h,zone\nk80,spot,0.2,z1\nK80,on-demand,0.5,z2\n"),
+            ":3: type K80 differs only in case from type k80 (line 2); accepted: type names that "
+            "differ in more than case (a cluster spec finds a type ignoring case)");
+  EXPECT_EQ(error_of("type,gpu,on_demand_usd_h,zone\nk80,K80,0.7,z1\nk80,K80,0.7,z2\n"),
+            "no error");
+}
+
 TEST(Catalog, UnknownTypeListsTheCatalogsTypes) {
   const Catalog gce = builtin_catalog("gce-2019");
   try {

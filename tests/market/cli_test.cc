@@ -80,6 +80,24 @@ TEST(CatalogCli, AMarketNotOfferedIsADashAndNull) {
   EXPECT_TRUE(seen) << json.out.substr(0, 400);
 }
 
+// `catalog show aws-gpu` said "77 types": it has 6, in 77 rows (a row per type and zone); a
+// catalog of one row said "1 types".
+TEST(CatalogCli, CountsTypesAndRowsApart) {
+  const CliResult aws = run_cli("catalog show aws-gpu");
+  ASSERT_EQ(aws.exit_code, 0) << aws.out;
+  EXPECT_EQ(aws.out.substr(0, aws.out.find('\n')),
+            "catalog aws-gpu: 6 types in 77 rows (a row per type and zone)");
+  const std::string path = ::testing::TempDir() + "/one_type.csv";
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  std::fputs("type,gpu,gpus,on_demand_usd_h\nk80,K80,1,0.7\n", f);
+  std::fclose(f);
+  const CliResult one = run_cli("catalog show " + path);
+  ASSERT_EQ(one.exit_code, 0) << one.out;
+  EXPECT_EQ(one.out.substr(0, one.out.find('\n')), "catalog one_type.csv: 1 type");
+  const CliResult gce = run_cli("catalog show gce-2019");
+  EXPECT_EQ(gce.out.substr(0, gce.out.find('\n')), "catalog gce-2019: 4 types");
+}
+
 TEST(CatalogCli, UnknownCatalogIsOneLine) {
   expect_one_error_line("catalog show gce-2020",
                         "error: unknown catalog \"gce-2020\"; accepted: gce-2019, aws-deepvm, "
@@ -111,7 +129,8 @@ TEST(MarketCli, NumbersAreBoundedWhereTheyEnter) {
   EXPECT_EQ(count_lines(thousand.out), 1001) << thousand.out.substr(0, 200);
   const CliResult seed = run_cli("market sample exponential mean=5h --n 3 --seed -1");
   EXPECT_EQ(seed.exit_code, 2) << seed.out;
-  EXPECT_NE(seed.out.find("accepted: a whole number >= 0"), std::string::npos) << seed.out;
+  EXPECT_NE(seed.out.find("accepted: a whole number from 0 to 2^64 - 1"), std::string::npos)
+      << seed.out;
   expect_one_error_line("market show exponential mean=1e308d",
                         "error: market model \"exponential\", parameter mean: \"1e308d\" is not a "
                         "duration up to 30 days; accepted: a number of seconds or a number with a "
@@ -131,6 +150,20 @@ TEST(MarketCli, BadParameterIsOneLine) {
   expect_one_error_line("market show lifetime gpus=K80" + kDataDir,
                         "error: market model \"lifetime\": unknown parameter \"gpus\"; accepted: "
                         "gpu, zone, cdf, availability, availability_offset, cap");
+}
+
+// A market parameter given twice was the last one, the first ignored (`market show lifetime
+// gpu=K80 gpu=P100` showed P100's); `plan --market-param` likewise. Both are refused.
+TEST(MarketCli, AParameterGivenTwiceIsRefused) {
+  expect_one_error_line("market show lifetime gpu=K80 gpu=P100" + kDataDir,
+                        "error: market parameter \"gpu=P100\": gpu is given twice (first "
+                        "gpu=K80); accepted: each parameter once");
+  expect_one_error_line(
+      "plan --workload resnet-32 --steps 64000 --market lifetime --market-param gpu=P100 "
+      "--market-param gpu=V100" +
+          kDataDir,
+      "error: --market-param \"gpu=V100\": gpu is given twice (first gpu=P100); accepted: each "
+      "parameter once");
 }
 
 TEST(MarketCli, MissingDataDirIsOneLine) {

@@ -101,6 +101,38 @@ TEST(PredictCli, BothBatchFlagsAreOneLineError) {
 }
 
 // An 8-GPU server is 8 workers over NVLink; 8 one-GPU servers are 8 workers over the network.
+// A global batch smaller than the all-reduce workers gave each a fraction of a sample
+// (`--global-batch 3` on 4 K80s: 0.75 per worker), and `plan --evaluate 200xk80
+// --emit-train-flags` wrote a job of 128 samples for 200 workers that `transient train` refuses.
+// predict and plan refuse it in train's words; with parameter servers every worker takes the
+// whole batch.
+TEST(PredictCli, AGlobalBatchSmallerThanTheWorkersIsRefusedAsTrainRefusesIt) {
+  transient::testing::expect_one_line_error(
+      run_cli("predict --workload resnet-32 --cluster 4xk80 --global-batch 3"),
+      "error: --global-batch: 3 samples a step for 4 workers would leave a worker without any; "
+      "accepted: a global batch of at least the workers, or fewer workers");
+  EXPECT_EQ(run_cli("predict --workload resnet-32 --cluster 4xk80 --global-batch 4").exit_code, 0);
+  EXPECT_EQ(
+      run_cli("predict --workload resnet-32 --cluster 4xk80 --global-batch 3 --arch ps").exit_code,
+      0);
+  transient::testing::expect_one_line_error(
+      run_cli("plan --workload resnet-32 --steps 64000 --evaluate 200xk80 --runs 0 "
+              "--emit-train-flags"),
+      "error: --global-batch (not given: the workload's batch): 128 samples a step for 200 "
+      "workers would leave a worker without any; accepted: a global batch of at least the "
+      "workers, or fewer workers");
+}
+
+// `--ps 2` with the default all-reduce architecture was ignored; docs/errors.md: a flag another
+// makes meaningless is refused where it is written.
+TEST(PredictCli, ParameterServersWithAllReduceAreRefused) {
+  transient::testing::expect_one_line_error(
+      run_cli("predict --workload resnet-32 --cluster 4xk80 --ps 2"),
+      "error: --ps 2: parameter servers are for --arch ps; the all-reduce architecture (the "
+      "default, what `transient train` runs) has none; accepted: --ps with --arch ps");
+  EXPECT_EQ(run_cli("predict --workload resnet-32 --cluster 4xk80 --ps 2 --arch ps").exit_code, 0);
+}
+
 TEST(PredictCli, MultiGpuServerRunsOneWorkerPerGpu) {
   const TempFile catalog("transient_perf_multi_gpu.csv",
                          "type,gpu,gpus,gpu_tflops,vcpus,memory_gib,network_gbps,on_demand_usd_h,"

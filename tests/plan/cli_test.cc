@@ -918,11 +918,11 @@ namespace {
 
 // A cluster too large for its market requests a million servers in a run: the run is counted
 // unfinished, and the plan is judged (it was an error naming a [market] table the user never
-// wrote, which also ended a whole search).
+// wrote, which also ended a whole search). A sample a worker: a smaller global batch is refused.
 TEST(PlanCli, ARunThatRequestsAMillionServersIsUnfinished) {
   const CliResult o = run_cli(
       "plan --workload resnet-32 --steps 64000 --deadline 2h --runs 1 --threads 1 --json "
-      "--evaluate 100000xk80:spot");
+      "--evaluate 100000xk80:spot --global-batch 100000");
   ASSERT_EQ(o.exit_code, 0) << o.out;
   const auto j = nlohmann::json::parse(o.out);
   EXPECT_EQ(j["unfinished_share"], 1.0);

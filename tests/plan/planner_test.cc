@@ -234,7 +234,30 @@ TEST(Planner, AdvisesTheCheapestSafePolicyAgainstTheOptimum) {
             none.deadline_miss_share == 0.0 && cheapest_safe > none.expected_cost_usd * 1.05)
       << advice.recommended;
   EXPECT_NE(r.recommended->policy->text().find(advice.text()), std::string::npos);
-  EXPECT_NE(advice.text().find("above the offline optimum"), std::string::npos);
+  // Never below an exact optimum; at it, or above.
+  EXPECT_NE(advice.text().find(" the offline optimum ($"), std::string::npos) << advice.text();
+  EXPECT_EQ(advice.text().find("below the offline optimum"), std::string::npos) << advice.text();
+}
+
+// A policy whose runs cost what the optimum's did, to within floating-point noise (a mean ratio
+// of 0.9999999999999999), read "0.0% below the offline optimum": it is at the optimum. A ratio
+// that prints as a percentage says which side it is on.
+TEST(Planner, AdviceAtTheOptimumToWithinItsRoundingSaysAt) {
+  PolicyAdvice advice;
+  advice.runs = 20;
+  advice.optimal_exact = true;
+  advice.recommended = "greedy";
+  advice.policies = {{"greedy", 2.47, 0.9999999999999999, 0.0}, {"optimal", 2.47, 1.0, 0.0}};
+  EXPECT_EQ(advice.text(),
+            "run with the `greedy` market policy: expected $2.47, at the offline optimum ($2.47) "
+            "on average over 20 runs of the market planned with; 0% missed the deadline");
+  advice.policies[0].cost_over_optimal = 1.0000000000000002;
+  EXPECT_NE(advice.text().find(", at the offline optimum ($2.47)"), std::string::npos);
+  advice.policies[0].cost_over_optimal = 1.031;
+  EXPECT_NE(advice.text().find(", 3.1% above the offline optimum ($2.47)"), std::string::npos);
+  advice.policies[0].cost_over_optimal = 0.9;
+  advice.optimal_exact = false;
+  EXPECT_NE(advice.text().find(", 10.0% below the offline schedule"), std::string::npos);
 }
 
 // One worker on a market that draws each server's lifetime on its own: the optimum knows the

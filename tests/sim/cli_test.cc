@@ -419,4 +419,84 @@ TEST(SimulateCli, ABudgetStopsTheRuns) {
       << many.out;
 }
 
+// Without a deadline nothing can miss it: runs stopped at the horizon made `simulate` print
+// P(miss deadline) 1.0000 (deadline none), and one run's --json "missed_deadline": true. They
+// are unfinished runs, counted in "finished", and miss no deadline.
+TEST(SimulateCli, WithoutADeadlineNoRunMissesIt) {
+  const std::string path = ::testing::TempDir() + "/no_deadline_horizon.toml";
+  std::ofstream(path) << "[job]\nsteps = 64000\nhorizon = \"10min\"\n[throughput]\nmodel = "
+                         "\"analytic\"\nworkload = \"resnet-32\"\n[cluster]\ncatalog = "
+                         "\"gce-2019\"\n[[cluster.workers]]\ntype = \"n1-standard-4+k80\"\n"
+                         "count = 4\nmarket = \"on-demand\"\n";
+  const CliResult many = run_cli("simulate " + path + " --runs 3 --threads 1");
+  ASSERT_EQ(many.exit_code, 0) << many.err;
+  EXPECT_NE(many.out.find("finished               0 of 3"), std::string::npos) << many.out;
+  EXPECT_NE(many.out.find("P(miss deadline)       0.0000 (deadline none)"), std::string::npos)
+      << many.out;
+  const CliResult json = run_cli("simulate " + path + " --runs 3 --threads 1 --json");
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_EQ(nlohmann::json::parse(json.out)["deadline_miss_probability"], 0.0) << json.out;
+  const CliResult one = run_cli("simulate " + path + " --json");
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  const auto run = nlohmann::json::parse(one.out);
+  EXPECT_EQ(run["finished"], false) << one.out;
+  EXPECT_EQ(run["missed_deadline"], false) << one.out;
+}
+
+// --seed was read as a double below 1.8e19: 18446744073709551610, a seed the docs allow
+// (0 .. 2^64 - 1), was refused with a message stating another rule. It is read as a 64-bit
+// integer, every seed of the range taken as written and the next refused with the range.
+TEST(SimulateCli, EverySeedOfSixtyFourBitsIsTakenAsWritten) {
+  const std::string scenario =
+      std::string(TRANSIENT_SOURCE_DIR) + "/examples/paper_4_spot_k80.toml";
+  for (const std::string seed : {"0", "18446744073709551610", "18446744073709551615"}) {
+    const CliResult r = run_cli("simulate " + scenario + " --seed " + seed + " --json");
+    ASSERT_EQ(r.exit_code, 0) << seed << ": " << r.err;
+    EXPECT_EQ(nlohmann::json::parse(r.out)["seed"].get<std::uint64_t>(), std::stoull(seed));
+  }
+  for (const std::string seed : {"18446744073709551616", "-1", "1e3", "0x10", "1.5", "+3", ""}) {
+    const CliResult r = run_cli("simulate " + scenario + " --seed '" + seed + "'");
+    EXPECT_EQ(r.exit_code, 2) << seed << ": " << r.out;
+    EXPECT_EQ(transient::testing::count_lines(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find("accepted: a whole number from 0 to 2^64 - 1 (18446744073709551615)"),
+              std::string::npos)
+        << seed << ": " << r.err;
+  }
+  // Leading zeros are decimal, not octal.
+  const CliResult zeros = run_cli("simulate " + scenario + " --seed 010 --json");
+  ASSERT_EQ(zeros.exit_code, 0) << zeros.err;
+  EXPECT_EQ(nlohmann::json::parse(zeros.out)["seed"], 10);
+}
+
+// strtod reads hexadecimal: `simulate --runs 0x3` ran 3 runs and deadline = "0x10s" was 16 s.
+TEST(SimulateCli, HexadecimalNumbersAreRefused) {
+  const std::string scenario =
+      std::string(TRANSIENT_SOURCE_DIR) + "/examples/paper_4_spot_k80.toml";
+  const CliResult runs = run_cli("simulate " + scenario + " --runs 0x3");
+  EXPECT_EQ(runs.exit_code, 2) << runs.out;
+  EXPECT_NE(runs.err.find("\"0x3\"; accepted: "), std::string::npos) << runs.err;
+  const std::string path = ::testing::TempDir() + "/hex_deadline.toml";
+  ASSERT_TRUE(transient::testing::write_example_with(
+      "paper_4_spot_k80", {{"steps = 64000", "steps = 64000\ndeadline = \"0x10s\""}}, path));
+  const CliResult deadline = run_cli("simulate " + path);
+  EXPECT_EQ(deadline.exit_code, 2) << deadline.out;
+  EXPECT_NE(deadline.err.find("\"0x10s\" is not a duration"), std::string::npos) << deadline.err;
+}
+
+// simulate ran an all-reduce cluster of more workers than samples a step; it is refused at the
+// batch's line in train's words.
+TEST(SimulateCli, AGlobalBatchSmallerThanTheWorkersIsRefusedAtItsLine) {
+  const std::string path = ::testing::TempDir() + "/small_global_batch.toml";
+  std::ofstream(path) << "[job]\nsteps = 64000\n[throughput]\nmodel = \"analytic\"\nworkload = "
+                         "\"resnet-32\"\nglobal_batch = 3\n[cluster]\ncatalog = \"gce-2019\"\n"
+                         "[[cluster.workers]]\ntype = \"n1-standard-4+k80\"\ncount = 4\n"
+                         "market = \"on-demand\"\n";
+  const CliResult r = run_cli("simulate " + path);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_EQ(r.err, "error: " + path +
+                       ":6: [throughput] global_batch: 3 samples a step for 4 workers would leave "
+                       "a worker without any; accepted: a global batch of at least the workers, "
+                       "or fewer workers\n");
+}
+
 }  // namespace

@@ -49,6 +49,11 @@ struct BatchFlags {
     return out;
   }
 
+  // Where the global batch comes from, for an error line about it.
+  std::string source() const {
+    return global_batch > 0 ? "--global-batch" : "--global-batch (not given: the workload's batch)";
+  }
+
   // The batch as the throughput models' parameters (none for the default).
   void set_params(perf::ThroughputParams& params) const {
     const perf::JobBatch b = batch();

@@ -3,10 +3,12 @@
 
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 
 #include "transient/cli/commands.h"
 #include "transient/cloud/catalog_registry.h"
+#include "transient/core/text.h"
 
 namespace transient::cli {
 namespace {
@@ -61,7 +63,15 @@ void print_catalog(const cloud::Catalog& catalog, bool json) {
     fmt::print("{}\n", out.dump(2));
     return;
   }
-  fmt::print("catalog {}: {} types\nsource: {}\n\n", catalog.name(), catalog.types().size(),
+  // A type sold in several zones has a row per zone: aws-gpu's 6 types are 77 rows.
+  std::set<std::string> names;
+  for (const auto& type : catalog.types()) names.insert(type.name);
+  const std::size_t rows = catalog.types().size();
+  fmt::print("catalog {}: {}{}\nsource: {}\n\n", catalog.name(),
+             counted(static_cast<long long>(names.size()), "type"),
+             rows == names.size() ? std::string()
+                                  : " in " + counted(static_cast<long long>(rows), "row") +
+                                        " (a row per type and zone)",
              catalog.source());
   fmt::print("{:<20} {:<14} {:>7} {:>9} {:>9} {:>9} {:>9}  {}\n", "type", "GPU", "TFLOPS", "od $/h",
              "spot $/h", "FLOPP od", "FLOPP sp", "region/zone");

@@ -500,6 +500,12 @@ void run_plan(const PlanFlags& flags) {
       auto& list = entry.parameter_server ? configuration.parameter_servers : configuration.workers;
       list.push_back({entry.type, entry.market, entry.count});
     }
+    if (options.architecture == perf::Architecture::allreduce) {
+      // As `transient train` refuses it: --emit-train-flags wrote a job train would not run.
+      flags.batch.batch().require_a_sample_per_worker(
+          configuration.shape(options.architecture).total_workers(), reference_batch(flags),
+          flags.batch.source());
+    }
     plan::Planner planner(std::move(catalog), throughput, options);
     const plan::Evaluation e = planner.evaluate_with_advice(configuration, "evaluate");
     if (const auto line = emit(flags, e, "", options, data_dir)) {

@@ -47,6 +47,13 @@ void predict(const PredictArgs& args) {
   const perf::ClusterSpec spec = perf::parse_cluster_spec(args.cluster, catalog);
   int servers = args.ps > 0 ? args.ps : std::max(1, spec.parameter_servers());
   if (args.ps < 0) throw InputError("--ps " + std::to_string(args.ps) + ": accepted: 1 or more");
+  if (args.ps > 0 && architecture == perf::Architecture::allreduce) {
+    // All-reduce has no parameter servers: the count would be ignored.
+    throw InputError("--ps " + std::to_string(args.ps) +
+                     ": parameter servers are for --arch ps; the all-reduce architecture (the "
+                     "default, what `transient train` runs) has none; accepted: --ps with --arch "
+                     "ps");
+  }
   const perf::ClusterShape shape = spec.shape(architecture, servers);
 
   perf::ThroughputParams params;
@@ -65,6 +72,7 @@ void predict(const PredictArgs& args) {
   const int workers = shape.total_workers();
   // Samples per step: every update's with parameter servers, the whole cluster's with all-reduce.
   const bool allreduce = architecture == perf::Architecture::allreduce;
+  if (allreduce) batch.require_a_sample_per_worker(workers, reference, args.batch.source());
   const double step_samples = batch.step_samples(allreduce ? workers : 1, reference);
   perf::Prediction p = model->predict(shape);
   p.step_time_s = check_result(p.step_time_s, "step time of " + args.cluster);

@@ -126,10 +126,21 @@ Catalog Catalog::read_csv(const std::string& path) {
   std::vector<InstanceType> types;
   std::map<std::pair<std::string, std::string>, std::size_t> index;    // (type, zone) -> types
   std::map<std::tuple<std::string, std::string, Market>, int> priced;  // -> line
+  // Lowercased name -> the name as first written and its line: a cluster spec finds a type
+  // ignoring case, so `a` and `A` would be one type to it and `1xA` would pick `a`.
+  std::map<std::string, std::pair<std::string, int>> spelled;
   for (const CsvRow& row : table.rows()) {
     const RowReader r(table, row);
     InstanceType type;
     type.name = table.text(row, *type_c);
+    const auto [first, added] =
+        spelled.emplace(lowercase(type.name), std::pair{type.name, row.line});
+    if (!added && first->second.first != type.name) {
+      table.fail(row, "type " + type.name + " differs only in case from type " +
+                          first->second.first + " (line " + std::to_string(first->second.second) +
+                          "); accepted: type names that differ in more than case (a cluster "
+                          "spec finds a type ignoring case)");
+    }
     type.gpu = r.text(gpu_c);
     type.gpus = static_cast<int>(r.bounded(gpus_c, kGpus));
     if (!type.gpu.empty() && (!gpus_c || r.field(*gpus_c).empty())) type.gpus = 1;

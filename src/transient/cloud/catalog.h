@@ -31,7 +31,8 @@ class Catalog {
 
   // Reads and validates a CSV catalog. Every bad row is an InputError naming the file, the line,
   // the column and what is accepted: a non-number, a negative count, a price <= 0, a type with
-  // no price at all, an unknown market, a duplicate type and zone, GPUs without a GPU model.
+  // no price at all, an unknown market, a duplicate type and zone, two type names that differ
+  // only in case (a cluster spec finds a type ignoring case), GPUs without a GPU model.
   static Catalog read_csv(const std::string& path);
 
   const std::string& name() const { return name_; }

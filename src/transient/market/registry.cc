@@ -292,7 +292,13 @@ ModelParams params_from_words(const std::vector<std::string>& words, const std::
                        "\": accepted: key=value, e.g. gpu=K80 or offset=2h (see `transient "
                        "market list`)");
     }
-    params.values[word.substr(0, eq)] = word.substr(eq + 1);
+    const std::string key = word.substr(0, eq);
+    if (const auto given = params.values.find(key); given != params.values.end()) {
+      // The last would win and the first be ignored.
+      throw InputError(what + " \"" + word + "\": " + key + " is given twice (first " + key + "=" +
+                       given->second + "); accepted: each parameter once");
+    }
+    params.values[key] = word.substr(eq + 1);
   }
   return params;
 }

@@ -49,7 +49,8 @@ ModelParams params_from_toml(const toml::table& table, const std::string& file,
                              const std::vector<std::string>& skip = {"model"});
 
 // The parameters written as KEY=VALUE words on the command line, e.g. {"gpu=K80", "offset=2h"}.
-// Throws InputError naming `what` (the flag, "market parameter") for a word that is not KEY=VALUE.
+// Throws InputError naming `what` (the flag, "market parameter") for a word that is not KEY=VALUE
+// and for a KEY given twice (the last would win, the first be ignored).
 ModelParams params_from_words(const std::vector<std::string>& words, const std::string& what);
 
 }  // namespace transient::market

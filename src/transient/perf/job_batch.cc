@@ -15,6 +15,17 @@ double JobBatch::worker_samples(int workers, int reference) const {
                               : step_samples(1, reference);
 }
 
+void JobBatch::require_a_sample_per_worker(int workers, int reference,
+                                           const std::string& what) const {
+  TRANSIENT_CHECK(reference >= 1);
+  const int batch = samples > 0 ? samples : reference;
+  if (mode != Mode::global || batch >= workers) return;
+  throw InputError(what + ": " + std::to_string(batch) + " samples a step for " +
+                   std::to_string(workers) +
+                   " workers would leave a worker without any; accepted: a global batch of at "
+                   "least the workers, or fewer workers");
+}
+
 std::string JobBatch::text(int reference) const {
   const int batch = samples > 0 ? samples : reference;
   return (mode == Mode::global ? "global batch " : "per-worker batch ") + std::to_string(batch);

@@ -34,6 +34,11 @@ struct JobBatch {
   double step_samples(int workers, int reference) const;
   // The samples of one worker when the `workers` are alike (the global batch divided by them).
   double worker_samples(int workers, int reference) const;
+  // Throws InputError, in `transient train`'s words, when a global batch leaves one of the
+  // `workers` all-reduce workers without a sample (3 samples for 4 workers: 0.75 each, which no
+  // trainer runs); `what` names where the batch was given ("--global-batch"). The one check of
+  // predict, plan and simulate. REQUIRES: reference >= 1.
+  void require_a_sample_per_worker(int workers, int reference, const std::string& what) const;
   // "global batch 128" or "per-worker batch 32" (samples = 0: "global batch of the workload").
   std::string text(int reference) const;
 };

@@ -87,7 +87,7 @@ struct Evaluation {
   double expected_time_s = 0.0;            // mean over finished runs (infinity if none finished)
   double quantile_time_s = 0.0;            // the confidence quantile (an unfinished run: infinity)
   double expected_cost_usd = 0.0;          // mean over all runs
-  double deadline_miss_probability = 0.0;  // runs not finished (by the deadline, if any)
+  double deadline_miss_probability = 0.0;  // runs not finished by the deadline (0 without one)
   double expected_revocations = 0.0;
   double unfinished_share = 0.0;   // runs that failed or never finished
   double budget_stop_share = 0.0;  // of them, runs stopped at the budget (RunPolicy::stop_at_usd)

@@ -43,8 +43,13 @@ std::string PolicyAdvice::text() const {
                         money(best->expected_cost_usd));
   if (const PolicyFigures* o = optimal()) {
     const double above = 100 * (best->cost_over_optimal - 1);
-    out += fmt::format(", {:.1f}% {} the offline {}{}{} ({}) on average", std::abs(above),
-                       above < 0 ? "below" : "above", optimal_exact ? "optimum" : "schedule",
+    // Equal to within the printed figure's rounding is "at" it: a ratio of 0.9999999999999999
+    // read "0.0% below".
+    const std::string percent = fmt::format("{:.1f}%", std::abs(above));
+    const std::string where =
+        percent == "0.0%" ? std::string("at") : percent + (above < 0 ? " below" : " above");
+    out += fmt::format(", {} the offline {}{}{} ({}) on average", where,
+                       optimal_exact ? "optimum" : "schedule",
                        best->name == "none" ? " of the market policies" : "",
                        optimal_exact ? "" : " (a heuristic on this market, not a bound)",
                        money(o->expected_cost_usd));

@@ -45,9 +45,10 @@ struct PolicyAdvice {
   const PolicyFigures* chosen() const;
   // The figures of `optimal`, or null when it could not run.
   const PolicyFigures* optimal() const;
-  // "run with the `greedy` market policy: expected $2.47, 0.0% above the offline optimum ($2.47)
-  // on average over 20 runs of the market planned with; 0% missed the deadline", and "; above
-  // the budget ($2.40)" when it is. For `none`: "run without a market policy (...): expected
+  // "run with the `greedy` market policy: expected $2.47, at the offline optimum ($2.47) (or
+  // "3.1% above" it) on average over 20 runs of the market planned with; 0% missed the deadline",
+  // and "; above the budget ($2.40)" when it is. For `none`: "run without a market policy (...):
+  // expected
   // ...; the cheapest deadline-safe one, `greedy`, expected $2.92".
   std::string text() const;
 };

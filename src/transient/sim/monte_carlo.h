@@ -49,7 +49,7 @@ struct MonteCarloSummary {
   Distribution redone_steps;               // steps lost and done again per run, over all runs
   double mean_revocations = 0.0;           // revocations.mean
   double mean_redone_steps = 0.0;          // redone_steps.mean
-  double deadline_miss_probability = 0.0;  // share of runs not finished by the deadline
+  double deadline_miss_probability = 0.0;  // share of runs not finished by the deadline (0: none)
   std::uint64_t events = 0;                // events processed, all runs
   // Every run's time, increasing, an unfinished run's as infinity (what time_s's percentiles
   // are taken from).

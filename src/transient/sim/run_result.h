@@ -40,7 +40,7 @@ struct RunResult {
   bool failed = false;             // the recovery model failed the job (async-ps-chief, "fail")
   bool stopped_at_budget = false;  // its cost reached Scenario::budget_usd: renting stopped
   bool request_cap = false;        // it gave up after kMaxRequestsPerRun server requests
-  bool missed_deadline = false;    // not finished by the deadline (without one: not finished)
+  bool missed_deadline = false;    // not finished by the deadline (without one: never)
   double time_s = 0.0;             // finish time (or the time the run ended)
   double cost_usd = 0.0;           // every server, billed per second
   double spot_cost_usd = 0.0;      // part of cost_usd paid for spot servers

@@ -13,7 +13,9 @@
 #include "transient/core/text.h"
 #include "transient/market/data_dir.h"
 #include "transient/market/registry.h"
+#include "transient/perf/job_batch.h"
 #include "transient/perf/registry.h"
+#include "transient/perf/workload.h"
 #include "transient/sim/internal/toml_section.h"
 #include "transient/sim/market_policy.h"
 #include "transient/sim/region_simulator.h"
@@ -271,6 +273,23 @@ class Loader {
     }
     s.throughput =
         located(section, "model", [&] { return perf::create_throughput_model(model, params); });
+    // The job's batch as the model read it, for read_cluster's check that every worker gets a
+    // sample; the workload's own batch where none is given and the workload is a built-in one.
+    const auto given =
+        params.values.find(section.has("global_batch") ? "global_batch" : "per_worker_batch");
+    if (given != params.values.end()) {
+      batch_.mode = given->first == "global_batch" ? perf::JobBatch::Mode::global
+                                                   : perf::JobBatch::Mode::per_worker;
+      batch_.samples = static_cast<int>(std::stoll(given->second));
+      batch_line_ = section.line(given->first);
+    } else {
+      batch_line_ = section.section_line();
+    }
+    if (const auto workload = params.values.find("workload"); workload != params.values.end()) {
+      if (const perf::Workload* w = perf::find_workload_or_null(workload->second)) {
+        batch_reference_ = w->batch_per_worker;
+      }
+    }
   }
 
   void read_groups(const toml::table* cluster, const std::string& key, Scenario& s,
@@ -288,8 +307,16 @@ class Loader {
         throw InputError(file_, toml_line(element), "[[cluster." + key + "]]: expected a table");
       TomlSection section(t, file_, "[[cluster." + key + "]]", {"type", "count", "market", "zone"});
       ServerGroup group;
-      group.type =
-          resolve_type(section, "type", section.require_text("type"), section.text("zone", ""));
+      const std::string zone = section.text("zone", "");
+      group.type = resolve_type(section, "type", section.require_text("type"), zone);
+      // A type of [[instance_types]] is where that table puts it: another zone would be ignored.
+      if (!zone.empty() && types_.count(group.type.name) != 0 && group.type.zone != zone) {
+        section.fail("zone", "\"" + zone + "\": type " + group.type.name +
+                                 " of [[instance_types]] is " +
+                                 (group.type.zone.empty() ? std::string("in no zone")
+                                                          : "in zone " + group.type.zone) +
+                                 "; accepted: its own zone there, or no zone");
+      }
       group.count = section.integer("count", 1, 1, 100000);
       const std::string market = section.text("market", workers ? "spot" : "on-demand");
       const auto parsed = cloud::parse_market(market);
@@ -335,6 +362,19 @@ class Loader {
                        "the scenario has no workers; add [[cluster.workers]] with type and count");
     }
     read_groups(t, "parameter_servers", s, s.parameter_servers, false);
+    if (s.architecture == perf::Architecture::allreduce &&
+        (batch_.samples > 0 || batch_reference_ > 0)) {
+      perf::ClusterShape shape;
+      for (const auto& group : s.workers) shape.workers.push_back({group.type, group.count});
+      try {
+        batch_.require_a_sample_per_worker(
+            shape.total_workers(), std::max(1, batch_reference_),
+            batch_.samples > 0 ? "[throughput] global_batch"
+                               : "[throughput] global_batch (not given: the workload's batch)");
+      } catch (const InputError& error) {
+        throw InputError(file_, batch_line_, error.message());
+      }
+    }
     if (const toml::node* node = section.node("replacement_types")) {
       const auto* array = node->as_array();
       if (!array) section.fail("replacement_types", "expected an array of instance type names");
@@ -541,6 +581,14 @@ class Loader {
       section.fail("chief_loss", "\"" + chief + "\"; accepted: wait, fail");
     }
     s.recovery_options.chief_loss_fails = chief == "fail";
+    if (section.has("chief_loss") && s.recovery != "async-ps-chief") {
+      section.fail("chief_loss",
+                   "what async-ps-chief recovery does when the chief is lost, and "
+                   "the model here is \"" +
+                       s.recovery +
+                       "\"; accepted: chief_loss with model = \"async-ps-chief\", "
+                       "or no chief_loss");
+    }
   }
 
   void read_checkpoint(Scenario& s) {
@@ -594,6 +642,12 @@ class Loader {
     if (!(s.decision_interval_s >= 1.0)) {
       section.fail("decision_interval", "accepted: a duration of at least 1 s");
     }
+    // One region decides only under a market policy; several regions decide on these ticks.
+    if (section.has("decision_interval") && s.market_policy == "none" && !root_.get("regions")) {
+      section.fail("decision_interval",
+                   "how often a market policy decides, and there is no market policy; accepted: "
+                   "decision_interval with [policy] market, or no decision_interval");
+    }
   }
 
   const toml::table& root_;
@@ -602,6 +656,9 @@ class Loader {
   const ScenarioLoadOptions& options_;
   std::map<std::string, cloud::InstanceType> types_;  // [[instance_types]]
   std::shared_ptr<const cloud::Catalog> catalog_;     // [cluster] catalog, if any
+  perf::JobBatch batch_;     // [throughput] global_batch or per_worker_batch
+  int batch_reference_ = 0;  // the built-in workload's batch; 0: not known
+  int batch_line_ = 0;       // the line of the batch, or of [throughput]
 };
 
 }  // namespace

@@ -343,7 +343,9 @@ RunResult Simulator::run(std::uint64_t seed, std::vector<TimelineEntry>* timelin
     if (server.state != ServerState::gone) bill(server);
   }
   result_.cost_usd += parameter_server_usd_per_s_ * now_s_;
-  result_.missed_deadline = !result_.finished || now_s_ > scenario_.deadline_s;
+  // Without a deadline nothing can miss it: an unfinished run is counted as unfinished alone.
+  result_.missed_deadline =
+      scenario_.deadline_s != kNoDeadline && (!result_.finished || now_s_ > scenario_.deadline_s);
   timeline_.reset();
   log_ = nullptr;
   return result_;
