@@ -158,6 +158,96 @@ TEST(CoordinatorCheckpoints, AWorkerReadingSlowlyHoldsNoneOfTheCoordinatorsTime)
       << "the slow worker's copy differs";
 }
 
+// A member that stops reading in the middle of a checkpoint it fetches (frozen, or its host cut
+// off) holds none of the coordinator's time: what the coordinator says to it is queued behind the
+// chunk, not waited for. Each reply to it held the coordinator's one thread 5 s, here 30 s in
+// all, and every other worker waited (and was dropped as silent when heartbeats were due).
+TEST(CoordinatorCheckpoints, AMemberThatStopsReadingMidFetchHoldsNoneOfTheCoordinatorsTime) {
+  const std::string dir = fresh_job_dir("coordinator_stops_reading");
+  fs::create_directories(records::JobFiles(dir).checkpoints());
+  std::vector<char> bytes(24 << 20);
+  std::mt19937 draw(11);
+  for (char& byte : bytes) byte = static_cast<char>(draw());
+  const auto record = CheckpointDirectory(records::JobFiles(dir).checkpoints(), 3)
+                          .write(5, std::string_view(bytes.data(), bytes.size()));
+  const std::string token = new_job_token();
+  ServedCoordinator coordinator(dir, token);
+  const auto endpoint = parse_endpoint(coordinator.address(), "the coordinator");
+  auto frozen = LineChannel::connect(endpoint, 30);
+  ASSERT_NE(frozen, nullptr);
+  admit(*frozen, token);
+  ASSERT_TRUE(frozen->send(message::encode(message::FetchCheckpoint{record.file, 1})));
+  pollfd sending{frozen->fd(), POLLIN, 0};
+  ASSERT_EQ(::poll(&sending, 1, 30000), 1) << "the coordinator sent nothing of the checkpoint";
+  // It reads no more, and asks for six replies.
+  for (int id = 2; id < 8; ++id) {
+    ASSERT_TRUE(frozen->send({{"store", "num_keys"}, {"id", id}, {"v", kProtocolVersion}}));
+  }
+  // Another worker is answered (refused: no generation runs), not kept waiting.
+  Connection other(endpoint, token, "");
+  try {
+    other.store_call({{"store", "num_keys"}}, std::chrono::seconds(15));
+  } catch (const std::exception& error) {
+    EXPECT_NE(std::string(error.what()).find("the coordinator refused num_keys"), std::string::npos)
+        << "the coordinator was held by the member that stopped reading: " << error.what();
+  }
+}
+
+// An upload before any generation has formed sets nothing aside (a job with no rollback yet was
+// taken for one rolled back from generation -1, and every checkpoint was renamed diverged-), and
+// one of a step past the job's last is refused.
+TEST(CoordinatorCheckpoints, AnUploadBeforeAnyGenerationSetsNothingAsideAndOnePastTheJobIsRefused) {
+  const std::string dir = fresh_job_dir("coordinator_early_upload");
+  fs::create_directories(records::JobFiles(dir).checkpoints());
+  const std::vector<char> bytes(1000, 'x');
+  CheckpointDirectory(records::JobFiles(dir).checkpoints(), 3)
+      .write(5, std::string_view(bytes.data(), bytes.size()));
+  const std::string token = new_job_token();
+  ServedCoordinator coordinator(dir, token);  // a job of 10 steps; no generation forms
+  Connection worker(parse_endpoint(coordinator.address(), "the coordinator"), token, "");
+  const auto stored = worker.send_checkpoint(3, bytes);
+  ASSERT_TRUE(stored.has_value());
+  EXPECT_EQ(stored->file, "step-00000003.pt");
+  try {
+    worker.send_checkpoint(11, bytes);
+    ADD_FAILURE() << "a checkpoint of step 11 of a job of 10 steps was stored";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("a checkpoint of step 11"), std::string::npos)
+        << error.what();
+  }
+  // Listed after the second upload's answer, so after all the coordinator did on the first.
+  const auto kept = CheckpointDirectory(records::JobFiles(dir).checkpoints(), 3).list();
+  ASSERT_EQ(kept.size(), 2u);
+  EXPECT_EQ(kept.back().step, 5);
+  EXPECT_TRUE(fs::exists(records::JobFiles(dir).checkpoints() + "/step-00000005.pt"));
+}
+
+// A log whose last line was cut short (a crash, a full disk) is ended before the next event: the
+// event was appended to the cut line, and both were lost to its readers.
+TEST(EventLog, ACutShortLastLineIsEndedBeforeTheNextEvent) {
+  const std::string dir = fresh_job_dir("event_log_cut");
+  const std::string path = dir + "/events.jsonl";
+  std::ofstream(path) << "{\"t\":1.0,\"event\":\"epoch\"}\n{\"t\":9.1,\"time\":\"2026-11-30T13:5";
+  {
+    EventLog events(path);
+    events.append({{"event", "coordinator_restarted"}});
+  }
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[1], "{\"t\":9.1,\"time\":\"2026-11-30T13:5");
+  EXPECT_EQ(nlohmann::json::parse(lines[2]).at("event"), "coordinator_restarted");
+  {
+    EventLog events(path);  // ended already: nothing added
+    events.append({{"event", "epoch"}});
+  }
+  std::ifstream again(path);
+  int count = 0;
+  for (std::string line; std::getline(again, line);) ++count;
+  EXPECT_EQ(count, 4);
+}
+
 // What an admitted worker may not say is garbage, logged and ignored, and the coordinator goes on:
 // a line nested 100,000 deep (copying and writing it recursed once per level: 400,000 levels
 // overflowed the coordinator's stack); an event of a kind workers do not send (a `done` with the

@@ -50,9 +50,12 @@ constexpr long kMaxStrangersPerHost = 8;        // ... of them from one host
 constexpr long kLoggedDropsPerWindow = 20;      // dropped connections logged one by one ...
 constexpr double kDropWindowS = 10;             // ... in each window of this length
 constexpr std::int64_t kMaxCheckpointBytes = std::int64_t{1} << 40;  // 1 TiB
-// Of a checkpoint sent to a worker: a control message to that worker waits for the chunk being
-// written to go out first (LineChannel::send), 87 KiB of base64, not the whole checkpoint.
+// Of a checkpoint sent to a worker: a control message to that worker is queued behind the chunk
+// being written (LineChannel::queue), 87 KiB of base64, not the whole checkpoint.
 constexpr std::size_t kChunkBytes = 64 << 10;
+// Unread bytes queued for a worker (a chunk, then the control messages behind it) beyond which it
+// is cut off: far more than it is sent while it reads.
+constexpr std::size_t kMaxUnsentBytes = 4 << 20;
 constexpr std::size_t kMaxRowBytes = 512;            // of a steps.csv row
 constexpr std::int64_t kMaxSamples = 1'000'000'000;  // of a step's part: far above any batch
 
@@ -269,7 +272,15 @@ void Coordinator::send_to(const std::string& id, const message::ToWorker& messag
 }
 
 void Coordinator::send_to(Worker& worker, const message::ToWorker& message) {
-  if (worker.peer != nullptr) worker.peer->channel->send(message::encode(message));
+  // Queued, never waited for (serve_connections writes the rest as the socket takes it): a
+  // member that stopped reading, frozen or cut off while it fetched a checkpoint, held the
+  // coordinator's one thread 5 s a message, and the others were dropped as silent meanwhile.
+  // One that leaves more than kMaxUnsentBytes unread is cut off, as a lost connection.
+  if (worker.peer == nullptr) return;
+  LineChannel& channel = *worker.peer->channel;
+  if (!channel.queue(message::encode(message)) || channel.queued_bytes() > kMaxUnsentBytes) {
+    channel.shutdown();
+  }
 }
 
 // A reply to store request or upload `id` of `worker`.
@@ -809,8 +820,8 @@ void Coordinator::handle_checkpoint(Worker& worker, const message::CheckpointPar
     incoming.path = checkpoints_->incoming_path(incoming.record.step, worker.id);
     incoming.crc32 = static_cast<std::uint32_t>(::crc32(0L, Z_NULL, 0));
     worker.incoming = std::move(incoming);
-    if (worker.incoming->record.step < 0 || worker.incoming->record.bytes <= 0 ||
-        worker.incoming->record.bytes > kMaxCheckpointBytes) {
+    if (worker.incoming->record.step < 0 || worker.incoming->record.step > job_.total_steps ||
+        worker.incoming->record.bytes <= 0 || worker.incoming->record.bytes > kMaxCheckpointBytes) {
       return fail("a checkpoint of step " + std::to_string(worker.incoming->record.step) + " and " +
                   std::to_string(worker.incoming->record.bytes) + " bytes is refused");
     }

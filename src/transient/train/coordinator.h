@@ -246,7 +246,9 @@ class Coordinator : public launch::FleetCoordinator, private elastic::Env {
   std::int64_t resumed_generation_ = -1;
   std::int64_t recomputed_samples_ = 0;
   std::int64_t resumed_batch_ = 0;
-  std::int64_t rolled_back_generation_ = -1;
+  // The generation a rollback ended (none yet: -1 is the generation before generation 0, and
+  // an upload before it formed set every checkpoint aside).
+  std::optional<std::int64_t> rolled_back_generation_;
   std::int64_t set_aside_from_step_ = 0;  // that rollback's first step set aside
   JobOutcome outcome_;
   Clock::time_point drop_window_start_;  // the window of dropped connections being counted

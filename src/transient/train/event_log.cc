@@ -1,6 +1,7 @@
 #include "transient/train/event_log.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -14,9 +15,23 @@ namespace transient::train {
 
 EventLog::EventLog(const std::string& path)
     : path_(path), start_(std::chrono::steady_clock::now()) {
-  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd_ < 0)
     throw InputError(path, 0, std::string("cannot open for appending: ") + std::strerror(errno));
+  // A log whose last line was cut short (a crash, a full disk) is ended first: the next event
+  // was appended to that line, and both were lost to its readers.
+  struct stat info {};
+  char last = '\n';
+  if (::fstat(fd_, &info) == 0 && info.st_size > 0 &&
+      ::pread(fd_, &last, 1, info.st_size - 1) == 1 && last != '\n') {
+    const char newline = '\n';
+    if (::write(fd_, &newline, 1) != 1) {
+      const int error = errno;
+      ::close(fd_);
+      throw InputError(path, 0,
+                       std::string("cannot end its cut-short last line: ") + std::strerror(error));
+    }
+  }
 }
 
 EventLog::~EventLog() {
