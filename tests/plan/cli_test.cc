@@ -685,6 +685,29 @@ std::map<std::string, std::string> train_flags(const std::string& line) {
   return flags;
 }
 
+// With all-reduce and a global batch of G, a cluster of more than G workers would leave one
+// without a sample, which `transient train` refuses: the search recommends none (it recommended
+// and listed clusters of 3 and 4), and says why of any it lists.
+TEST(PlanCli, TheSearchRecommendsNoMoreWorkersThanTheGlobalBatchHasSamples) {
+  const CliResult o = run_cli(kPlan + " --global-batch 2 --json");
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  const auto j = nlohmann::json::parse(o.out);
+  auto workers_of = [](const nlohmann::json& plan) {
+    int workers = 0;
+    for (const auto& w : plan["workers"]) workers += w["count"].get<int>() * w["gpus"].get<int>();
+    return workers;
+  };
+  EXPECT_LE(workers_of(j["recommended"]), 2) << j["recommended"].dump();
+  for (const auto& c : j["candidates"]) {
+    if (workers_of(c) <= 2) continue;
+    EXPECT_FALSE(c["acceptable"].get<bool>()) << c.dump();
+    EXPECT_NE(c["verdict"].get<std::string>().find("workers for a global batch of 2: a worker "
+                                                   "would train on no sample"),
+              std::string::npos)
+        << c.dump();
+  }
+}
+
 TEST(PlanCli, TrainFlagsCarryThePlansBatch) {
   const CliResult global = run_cli_split(kPlan + " --global-batch 512 --emit-train-flags");
   ASSERT_EQ(global.exit_code, 0) << global.out;

@@ -331,7 +331,10 @@ Evaluation Planner::simulated(Evaluation e) const {
 }
 
 Evaluation Planner::judged(Evaluation e) const {
-  e.acceptable = request_.met_by(e.quantile_time_s, e.expected_cost_usd);
+  const int workers = e.configuration.shape(options_.architecture).total_workers();
+  const bool batch_fits =
+      options_.max_workers_for_batch <= 0 || workers <= options_.max_workers_for_batch;
+  e.acceptable = batch_fits && request_.met_by(e.quantile_time_s, e.expected_cost_usd);
   const std::string quantile = format_quantile(options_.confidence);
   // Without Monte Carlo runs the figures are the revocation-free prediction: say so.
   const std::string not_simulated = "without revocations (not simulated: --runs 0)";
@@ -359,6 +362,12 @@ Evaluation Planner::judged(Evaluation e) const {
                                                            "renting stops)",
                                                            100 * e.budget_stop_share)
                                              : ""));
+  }
+  if (!batch_fits) {
+    problems.push_back(
+        fmt::format("{} workers for a global batch of {}: a worker would train on "
+                    "no sample",
+                    workers, options_.max_workers_for_batch));
   }
   if (!request_.within_budget(e.expected_cost_usd)) {
     problems.push_back(fmt::format("expected cost {} breaks the budget {}",
