@@ -246,6 +246,22 @@ TEST(ReportFacts, AResumedJobRunsUntilItsNewRunEnds) {
   EXPECT_EQ(job_facts(records::read_job_records(job.dir), 0.0).state, "finished");
 }
 
+// A run resumed from a checkpoint before the step an earlier run reached is at its own step (the
+// step was the highest any run had reached: a job paused at 100 read as at 300).
+TEST(ReportFacts, AResumedRunIsAtItsOwnStepNotTheHighestAnEarlierRunReached) {
+  const auto job = testing::write_job_dir("resumed_earlier");
+  std::filesystem::remove(job.dir + "/summary.json");
+  {
+    std::ofstream events(job.dir + "/events.jsonl", std::ios::app);
+    events << R"({"t":0.16,"time":"2026-11-24T10:05:00.160Z","event":"generation","gen":0,)"
+           << R"("members":["w0"],"start_step":100})"
+           << "\n"
+           << R"({"t":0.3,"time":"2026-11-24T10:05:00.300Z","event":"epoch","step":120})"
+           << "\n";
+  }
+  EXPECT_EQ(job_facts(records::read_job_records(job.dir), 0.0).step, 120);
+}
+
 // Its last members gone and the job waiting for a worker: no members, no speed, no time left (it
 // showed the gone worker, the last steps' speed and a time left that never changed). A
 // divergence's step, which never completed, is not the job's step.

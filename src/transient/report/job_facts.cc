@@ -129,6 +129,9 @@ JobFacts job_facts(const records::JobRecords& records, double now_unix_s) {
     if (e.type == "generation") {
       waiting = false;
       left.clear();
+      // A generation starts at the step its members hold: a resumed run's at its checkpoint's, a
+      // rollback's before the divergence (the step was the highest any earlier run reached).
+      if (e.json.contains("start_step")) f.step = e.count("start_step", f.step);
     }
     if (e.type == "waiting") waiting = true;
     // A divergence's step never completed (the job stopped before its update).
