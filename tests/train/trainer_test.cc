@@ -607,6 +607,13 @@ TEST(Trainer, BadInputIsOneErrorLineAndExitCode2) {
   expect_one_error_line(run_cli({"train", "--seed", "-1", "--job-dir", job}, dir + "/seed"),
                         "--seed: \"-1\"; accepted: a whole number from 0 to 2^64 - 1 "
                         "(18446744073709551615)");
+  // 0 is --stop-at's "none" inside: given, it was taken and ignored (the job ran to its end).
+  expect_one_error_line(run_cli({"train", "--stop-at", "0", "--job-dir", job}, dir + "/stop0"),
+                        "--stop-at: \"0\"; accepted: a step number >= 1");
+  // A bare fraction was taken as seconds, where a bare whole number is steps.
+  expect_one_error_line(
+      run_cli({"train", "--checkpoint-every", "1.5", "--job-dir", job}, dir + "/every"),
+      "--checkpoint-every: \"1.5\" is neither a number of steps nor a duration");
   // A worker with no sample of any step would only wait for the others.
   expect_one_error_line(
       run_cli({"train", "--global-batch", "2", "--workers", "3", "--job-dir", job}, dir + "/o"),

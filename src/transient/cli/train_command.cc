@@ -2,8 +2,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
+#include <charconv>
 #include <cstdlib>
+#include <optional>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "transient/cli/commands.h"
@@ -35,7 +39,10 @@ void parse_checkpoint_every(const std::string& text, train::TrainOptions& option
     options.checkpoint_every_s = 0;
     return;
   }
-  const auto seconds = parse_duration_s(text);
+  // A duration has its unit: a bare 1.5 was taken as 1.5 s where a bare 200 is 200 steps.
+  const bool has_unit = std::any_of(
+      text.begin(), text.end(), [](char c) { return std::isalpha(static_cast<unsigned char>(c)); });
+  const auto seconds = has_unit ? parse_duration_s(text) : std::nullopt;
   if (!seconds) {
     throw InputError("--checkpoint-every: \"" + text +
                      "\" is neither a number of steps nor a duration; accepted: 200 (steps), "
@@ -181,7 +188,18 @@ void add_job_options(CLI::App& cmd, train::TrainOptions& options, std::string& c
   cmd.add_option("--threads", options.threads,
                  "intra-op threads per worker (default: cores / workers, at least 1)");
   cmd.add_option("--stop-at", options.stop_at_step,
-                 "pause after this step (checkpoint and exit); continue later with --resume");
+                 "pause after this step (checkpoint and exit); continue later with --resume")
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            // 0 is the option's "none" inside: given, it was taken and ignored.
+            long long step = 0;
+            const char* end = text.data() + text.size();
+            const auto [at, error] = std::from_chars(text.data(), end, step);
+            return error == std::errc() && at == end && step >= 1
+                       ? std::string()
+                       : "\"" + text + "\"; accepted: a step number >= 1";
+          },
+          "STEP"));
   cmd.add_option("--bucket-bytes", options.bucket_bytes,
                  "gradient all-reduce buckets after the first, which closes at 1 MiB (as DDP's)")
       ->capture_default_str();
