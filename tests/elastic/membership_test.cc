@@ -406,6 +406,39 @@ TEST_F(MembershipTest, AStopWhileTheGroupFormsPausesTheJobAfterAMoment) {
   EXPECT_TRUE(machine_->journal().paused);
 }
 
+// A generation that begins to form long after Ctrl-C (a member fell silent during the stop, and
+// the next generation began once the heartbeat timeout passed) gets its moment to form too: it was
+// cut off at once, and the job paused without the state its members held (no checkpoint written;
+// --resume began again from step 0).
+TEST_F(MembershipTest, AGenerationThatBeginsToFormLongAfterAStopGetsItsMomentToo) {
+  start(2);
+  report("w0", Report::Kind::kFormed, 0);
+  report("w1", Report::Kind::kFormed, 0);
+  machine_->request_stop();
+  take();
+  // w1 falls silent; w0 waits in the step for it.
+  for (int second = 0; second < 11; ++second) {
+    env_.advance(1);
+    machine_->heartbeat("w0", std::nullopt);
+    machine_->tick();
+  }
+  ASSERT_EQ(all_of<action::Drop>(take()).size(), 1U);
+  report("w0", Report::Kind::kFailed, 20, 21);
+  const Generation next = next_generation();
+  EXPECT_EQ(next.members, (std::vector<std::string>{"w0"}));
+  env_.advance(0.5);
+  machine_->heartbeat("w0", std::nullopt);
+  machine_->tick();
+  EXPECT_TRUE(all_of<action::EndJob>(take()).empty()) << "cut off as it began to form";
+  // It forms, and the stop goes as for any formed group: at the step boundary, with its state.
+  report("w0", Report::Kind::kFormed, 20);
+  report("w0", Report::Kind::kDone, 21);
+  machine_->tick();
+  const auto ended = all_of<action::EndJob>(take());
+  ASSERT_EQ(ended.size(), 1U);
+  EXPECT_TRUE(ended[0].stopped);
+}
+
 TEST_F(MembershipTest, AStopOfAFormedGroupWaitsForItsMembersToFinishTheStep) {
   start(2);
   report("w0", Report::Kind::kFormed, 0);

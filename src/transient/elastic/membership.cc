@@ -309,8 +309,11 @@ void Membership::tick() {
   if (ended_) return;
   check_heartbeats();
   if (stop_requested_ && running_ && !formed_ && stop_time_ &&
-      seconds_between(*stop_time_, env_.now()) > options_.stop_forming_s) {
-    // A group that has not formed within a moment of Ctrl-C or SIGTERM holds no step in progress:
+      seconds_between(std::max(*stop_time_, forming_since_), env_.now()) >
+          options_.stop_forming_s) {
+    // A group that has not formed within a moment of Ctrl-C or SIGTERM, or of beginning to form
+    // after it (a member fell silent, and the next generation began once the heartbeat timeout
+    // passed: cut off at once, its members' state was never written), holds no step in progress:
     // the job pauses now instead of waiting for it (its members exit when told).
     actions_.push_back(
         action::Record{{{"event", "stopped_while_forming"}, {"gen", generation_}}, ""});
@@ -540,6 +543,7 @@ void Membership::form_generation(std::vector<std::string> survivors) {
   members_ = next.members;
   running_ = true;
   formed_ = false;
+  forming_since_ = env_.now();
   unreachable_votes_.clear();
   ending_ = false;
   ending_cause_.clear();

@@ -320,6 +320,7 @@ class Membership {
   std::optional<TimePoint> first_admission_;
   bool stop_requested_ = false;
   std::optional<TimePoint> stop_time_;
+  TimePoint forming_since_;  // when the running generation began to form
   bool ended_ = false;
   bool stopped_ = false;  // ... paused by a stop request
   std::string failure_;   // ... failed, why
