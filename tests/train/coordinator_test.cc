@@ -105,6 +105,41 @@ void admit(LineChannel& channel, const std::string& token) {
   ASSERT_TRUE(nlohmann::json::parse(*admitted).contains("admitted")) << *admitted;
 }
 
+// A checkpoint of step 5 in the job in `dir`, random bytes, far more than the sockets' buffers
+// hold (a few MiB on loopback), so that a peer's unread bytes stop the sending.
+std::vector<char> write_large_checkpoint(const std::string& dir, std::uint32_t seed,
+                                         CheckpointRecord& record) {
+  fs::create_directories(records::JobFiles(dir).checkpoints());
+  std::vector<char> bytes(24 << 20);
+  std::mt19937 draw(seed);
+  for (char& byte : bytes) byte = static_cast<char>(draw());
+  record = CheckpointDirectory(records::JobFiles(dir).checkpoints(), 3)
+               .write(5, std::string_view(bytes.data(), bytes.size()));
+  return bytes;
+}
+
+// A hand-made worker admitted at `endpoint` that has asked for checkpoint `file` (as request 1)
+// and received its first bytes; nullptr (and a failure) if it could not.
+std::unique_ptr<LineChannel> fetching(const Endpoint& endpoint, const std::string& token,
+                                      const std::string& file) {
+  auto peer = LineChannel::connect(endpoint, 30);
+  if (peer == nullptr) {
+    ADD_FAILURE() << "cannot connect to the coordinator";
+    return nullptr;
+  }
+  admit(*peer, token);
+  if (!peer->send(message::encode(message::FetchCheckpoint{file, 1}))) {
+    ADD_FAILURE() << "cannot ask for the checkpoint";
+    return nullptr;
+  }
+  pollfd sending{peer->fd(), POLLIN, 0};
+  if (::poll(&sending, 1, 30000) != 1) {
+    ADD_FAILURE() << "the coordinator sent nothing of the checkpoint";
+    return nullptr;
+  }
+  return peer;
+}
+
 // A worker that fetches a checkpoint and reads it slowly (here: not at all until another worker
 // has fetched the same checkpoint) holds none of the coordinator's time: the other is admitted
 // and served meanwhile, and the slow one then receives the whole checkpoint intact. The
@@ -112,24 +147,13 @@ void admit(LineChannel& channel, const std::string& token) {
 // nothing for 5 s, cutting its stream in the middle of a line (the slow one never got its reply).
 TEST(CoordinatorCheckpoints, AWorkerReadingSlowlyHoldsNoneOfTheCoordinatorsTime) {
   const std::string dir = fresh_job_dir("coordinator_slow_fetch");
-  fs::create_directories(records::JobFiles(dir).checkpoints());
-  // Far more than the sockets' buffers hold (a few MiB on loopback), so that the slow one's
-  // unread bytes stop the sending.
-  std::vector<char> bytes(24 << 20);
-  std::mt19937 draw(7);
-  for (char& byte : bytes) byte = static_cast<char>(draw());
-  const auto record = CheckpointDirectory(records::JobFiles(dir).checkpoints(), 3)
-                          .write(5, std::string_view(bytes.data(), bytes.size()));
+  CheckpointRecord record;
+  const auto bytes = write_large_checkpoint(dir, 7, record);
   const std::string token = new_job_token();
   ServedCoordinator coordinator(dir, token);
   const auto endpoint = parse_endpoint(coordinator.address(), "the coordinator");
-
-  auto slow = LineChannel::connect(endpoint, 30);
+  auto slow = fetching(endpoint, token, record.file);
   ASSERT_NE(slow, nullptr);
-  admit(*slow, token);
-  ASSERT_TRUE(slow->send(message::encode(message::FetchCheckpoint{record.file, 1})));
-  pollfd sending{slow->fd(), POLLIN, 0};
-  ASSERT_EQ(::poll(&sending, 1, 30000), 1) << "the coordinator sent nothing of the checkpoint";
 
   {
     Connection other(endpoint, token, "");
@@ -164,21 +188,13 @@ TEST(CoordinatorCheckpoints, AWorkerReadingSlowlyHoldsNoneOfTheCoordinatorsTime)
 // all, and every other worker waited (and was dropped as silent when heartbeats were due).
 TEST(CoordinatorCheckpoints, AMemberThatStopsReadingMidFetchHoldsNoneOfTheCoordinatorsTime) {
   const std::string dir = fresh_job_dir("coordinator_stops_reading");
-  fs::create_directories(records::JobFiles(dir).checkpoints());
-  std::vector<char> bytes(24 << 20);
-  std::mt19937 draw(11);
-  for (char& byte : bytes) byte = static_cast<char>(draw());
-  const auto record = CheckpointDirectory(records::JobFiles(dir).checkpoints(), 3)
-                          .write(5, std::string_view(bytes.data(), bytes.size()));
+  CheckpointRecord record;
+  write_large_checkpoint(dir, 11, record);
   const std::string token = new_job_token();
   ServedCoordinator coordinator(dir, token);
   const auto endpoint = parse_endpoint(coordinator.address(), "the coordinator");
-  auto frozen = LineChannel::connect(endpoint, 30);
+  auto frozen = fetching(endpoint, token, record.file);
   ASSERT_NE(frozen, nullptr);
-  admit(*frozen, token);
-  ASSERT_TRUE(frozen->send(message::encode(message::FetchCheckpoint{record.file, 1})));
-  pollfd sending{frozen->fd(), POLLIN, 0};
-  ASSERT_EQ(::poll(&sending, 1, 30000), 1) << "the coordinator sent nothing of the checkpoint";
   // It reads no more, and asks for six replies.
   for (int id = 2; id < 8; ++id) {
     ASSERT_TRUE(frozen->send({{"store", "num_keys"}, {"id", id}, {"v", kProtocolVersion}}));
