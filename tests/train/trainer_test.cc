@@ -715,6 +715,10 @@ TEST(Trainer, JobDirectoryOfAnotherJobOrWithRecordsIsRefusedUntouched) {
   expect_one_error_line(
       run_cli({"train", "--resume", "--stop-at", "2", "--job-dir", job}, dir + "/f"),
       "--stop-at: step 2 is not after step 3, where the job goes on from");
+  // A revocation due after a step already done fired at once, on the first step trained.
+  expect_one_error_line(
+      run_cli({"train", "--resume", "--revoke", "kill@step2:any", "--job-dir", job}, dir + "/g"),
+      "--revoke: \"kill@step2:any\": step 2 is not after step 3, where the job goes on from");
   EXPECT_EQ(snapshot_files(job), before);
 
   // Every checkpoint corrupt: refused, naming the checkpoint, and nothing else changes.

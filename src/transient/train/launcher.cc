@@ -649,6 +649,15 @@ void open_records(PreparedJob& prepared, EventLog& events) {
                      std::to_string(start.start_step) +
                      ", where the job goes on from; accepted: a later step");
   }
+  // A rule due after a step the job has already done fired at once on the first step (as though
+  // it said the step where the job goes on).
+  for (const auto& rule : o.revoke) {
+    if (rule.at_step >= 0 && rule.at_step <= start.start_step) {
+      throw InputError("--revoke: \"" + rule.text + "\": step " + std::to_string(rule.at_step) +
+                       " is not after step " + std::to_string(start.start_step) +
+                       ", where the job goes on from; accepted: a later step, or a time");
+    }
+  }
   // A job rolled back after a divergence goes on with the learning rate it was rolled back to,
   // and a paused job's bill goes on from what its servers cost before (read, and refused if
   // damaged, before any record is rewritten).
