@@ -142,6 +142,9 @@ TEST(Failure, ARollbackGoesOnFromTheCheckpointBeforeTheDivergenceAndFinishes) {
   EXPECT_NE(result.err.find("rolling back to the newest checkpoint before step 100"),
             std::string::npos)
       << result.err;
+  // A rollback loses no worker ("recovered from the loss of  (diverged)" named nobody).
+  EXPECT_NE(result.err.find("recovered (diverged) in "), std::string::npos) << result.err;
+  EXPECT_EQ(result.err.find("loss of  ("), std::string::npos) << result.err;
   const auto summary = summary_in(dir);
   EXPECT_TRUE(summary.at("finished").get<bool>());
   EXPECT_EQ(summary.at("rollbacks"), 1);

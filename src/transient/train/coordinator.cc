@@ -1174,10 +1174,14 @@ void Coordinator::record_recovery(const elastic::action::Recovered& recovered) {
              std::to_string(resumed_batch_) + " samples";
   }
   events_.append(event);
+  // A rollback loses no worker: "recovered from the loss of  (diverged)" named nobody.
+  const std::string what = recovered.lost.empty()
+                               ? "recovered (" + recovered.cause + ")"
+                               : fmt::format("recovered from the loss of {} ({})",
+                                             fmt::join(recovered.lost, ", "), recovered.cause);
   say(fmt::format(
-      "recovered from the loss of {} ({}) in {:.0f} ms: generation {} with {} {} step {} ({})",
-      fmt::join(recovered.lost, ", "), recovered.cause, 1000 * recovered.duration_s, recovered.gen,
-      counted(static_cast<long long>(recovered.members), "worker"),
+      "{} in {:.0f} ms: generation {} with {} {} step {} ({})", what, 1000 * recovered.duration_s,
+      recovered.gen, counted(static_cast<long long>(recovered.members), "worker"),
       recovered.at_end ? "ends the job at its last" : "goes on at", recovered.step, redone));
 }
 
