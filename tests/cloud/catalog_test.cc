@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdio>
+#include <filesystem>
 #include <string>
 
 #include "transient/cloud/catalog_registry.h"
@@ -11,8 +14,12 @@
 namespace transient::cloud {
 namespace {
 
+// `text` as the file `name` in a folder of this process's own: the tests run in processes of their
+// own at the same time, and one's bad.csv was another's.
 std::string write_csv(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + "/" + name;
+  const std::string dir = ::testing::TempDir() + "/catalog-csv-" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/" + name;
   std::FILE* f = std::fopen(path.c_str(), "w");
   std::fputs(text.c_str(), f);
   std::fclose(f);
