@@ -506,28 +506,6 @@ void check_every_image(const std::string& dir, const DataOptions& options, int t
   }
 }
 
-torch::Tensor first_in_turn_by_class(const torch::Tensor& labels, std::int64_t count) {
-  const auto label = labels.accessor<std::int64_t, 1>();
-  std::vector<std::vector<std::int64_t>> by_class;
-  for (std::int64_t i = 0; i < labels.size(0); ++i) {
-    const auto c = static_cast<std::size_t>(label[i]);
-    if (c >= by_class.size()) by_class.resize(c + 1);
-    by_class[c].push_back(i);
-  }
-  std::vector<std::int64_t> taken;
-  taken.reserve(static_cast<std::size_t>(std::max<std::int64_t>(count, 0)));
-  for (std::size_t turn = 0; static_cast<std::int64_t>(taken.size()) < count; ++turn) {
-    bool any = false;
-    for (const auto& samples : by_class) {
-      if (turn >= samples.size()) continue;
-      any = true;
-      if (static_cast<std::int64_t>(taken.size()) < count) taken.push_back(samples[turn]);
-    }
-    if (!any) break;
-  }
-  return torch::tensor(taken, torch::kInt64);
-}
-
 torch::Tensor normalise(const Dataset& data, const torch::Tensor& images) {
   const auto channels = static_cast<std::int64_t>(data.mean.size());
   auto mean = torch::tensor(data.mean, torch::kFloat32).view({1, channels, 1, 1});

@@ -104,10 +104,4 @@ void check_every_image(const std::string& dir, const DataOptions& options, int t
 // mean and deviation removed.
 torch::Tensor normalise(const Dataset& data, const torch::Tensor& images);
 
-// The indices of the first `count` samples of `labels` (int64 [N]) taken in turn from each
-// class, lowest label first, each class's in their order: an npy data set's --train-subset and
-// --test-subset, as an image folder's (an npy file is often sorted by class, and its first
-// samples are then of one class).
-torch::Tensor first_in_turn_by_class(const torch::Tensor& labels, std::int64_t count);
-
 }  // namespace transient::train

@@ -367,17 +367,32 @@ ImageFolder scan_image_folder(const std::string& root) {
   return folder;
 }
 
-ImageFolder interleaved(const ImageFolder& folder) {
-  std::vector<std::vector<ImageFile>> by_class(folder.classes.size());
-  for (const auto& file : folder.files) {
-    by_class[static_cast<std::size_t>(file.label)].push_back(file);
+std::vector<std::int64_t> in_turn_by_class(const std::vector<std::int64_t>& labels,
+                                           std::size_t count) {
+  std::vector<std::vector<std::int64_t>> by_class;
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    const auto c = static_cast<std::size_t>(labels[i]);
+    if (c >= by_class.size()) by_class.resize(c + 1);
+    by_class[c].push_back(static_cast<std::int64_t>(i));
   }
+  std::vector<std::int64_t> taken;
+  taken.reserve(std::min(count, labels.size()));
+  for (std::size_t turn = 0; taken.size() < std::min(count, labels.size()); ++turn) {
+    for (const auto& samples : by_class) {
+      if (turn < samples.size() && taken.size() < count) taken.push_back(samples[turn]);
+    }
+  }
+  return taken;
+}
+
+ImageFolder interleaved(const ImageFolder& folder) {
+  std::vector<std::int64_t> labels;
+  labels.reserve(folder.files.size());
+  for (const auto& file : folder.files) labels.push_back(file.label);
   ImageFolder out{folder.root, folder.classes, {}};
   out.files.reserve(folder.files.size());
-  for (std::size_t i = 0; out.files.size() < folder.files.size(); ++i) {
-    for (const auto& files : by_class) {
-      if (i < files.size()) out.files.push_back(files[i]);
-    }
+  for (const std::int64_t i : in_turn_by_class(labels, labels.size())) {
+    out.files.push_back(folder.files[static_cast<std::size_t>(i)]);
   }
   return out;
 }

@@ -70,6 +70,12 @@ std::pair<ImageFolder, ImageFolder> hold_out(const ImageFolder& folder, int tent
 // class as the whole does, where the scan's order (class by class) held the first classes only.
 ImageFolder interleaved(const ImageFolder& folder);
 
+// The indices of the first `count` of `labels` (each >= 0) taken in turn from each class, lowest
+// label first, each class's in their order: interleaved()'s order, and an npy data set's
+// --train-subset and --test-subset (an npy file is often sorted by class).
+std::vector<std::int64_t> in_turn_by_class(const std::vector<std::int64_t>& labels,
+                                           std::size_t count);
+
 // The most pixels an image may have: Pillow's MAX_IMAGE_PIXELS (about 9459 x 9459), above which
 // it warns of a decompression bomb.
 inline constexpr std::int64_t kMaxImagePixels = 89478485;

@@ -36,11 +36,15 @@ ShardLoader::ShardLoader(const JobConfig& job, torch::Device device)
 
 void ShardLoader::keep_first(LabelledImages& set, std::int64_t count, const std::string& dataset) {
   if (count >= set.labels.size(0)) return;
-  // An npy subset is its first samples in turn from each class (datasets.h); Fashion-MNIST's and
-  // CIFAR-10's files are in no order of class, and Fashion-MNIST's workers read no more than the
-  // first samples.
+  // An npy subset is its first samples in turn from each class (image_folder.h); Fashion-MNIST's
+  // and CIFAR-10's files are in no order of class, and Fashion-MNIST's workers read no more than
+  // the first samples.
   if (dataset == "npy") {
-    const auto taken = first_in_turn_by_class(set.labels, count);
+    const auto labels = set.labels.contiguous();
+    const std::vector<std::int64_t> label_list(labels.data_ptr<std::int64_t>(),
+                                               labels.data_ptr<std::int64_t>() + labels.numel());
+    const auto taken =
+        torch::tensor(in_turn_by_class(label_list, static_cast<std::size_t>(count)), torch::kInt64);
     if (set.rows.defined()) {
       set.rows = set.rows.index_select(0, taken);
     } else {
