@@ -195,6 +195,49 @@ TEST_F(MembershipTest, ALossAfterTheLastStepIsARecoveryEndedByTheJobsEnd) {
   EXPECT_TRUE(ended[0].finished);
 }
 
+// Rank 0 lost after the last step, before it stored the final state and said it was done: the
+// members done hold that state, and form a generation with no step to train whose rank 0 stores
+// it. The job ended "finished" at once, with no checkpoint of its last step.
+TEST_F(MembershipTest, RankZeroLostBeforeItsDoneLeavesTheFinalStateToAMemberDone) {
+  start(3);
+  machine_->progress(20);
+  report("w1", Report::Kind::kDone, 20);
+  report("w2", Report::Kind::kDone, 20);
+  machine_->tick();
+  EXPECT_FALSE(machine_->ended()) << "rank 0 has not stored the final state yet";
+  take();
+  machine_->worker_lost("w0", "failed");
+  const Generation generation = next_generation();
+  EXPECT_EQ(generation.members, (Ids{"w1", "w2"}));
+  EXPECT_EQ(generation.start_step, 20);
+  EXPECT_TRUE(generation.from_survivors);
+  EXPECT_TRUE(generation.after_loss);
+  EXPECT_FALSE(machine_->ended());
+  report("w2", Report::Kind::kDone, 20);
+  machine_->tick();
+  EXPECT_FALSE(machine_->ended()) << "the new rank 0 has not stored it yet";
+  report("w1", Report::Kind::kDone, 20);
+  machine_->tick();
+  const auto actions = take();
+  const auto recovered = all_of<action::Recovered>(actions);
+  ASSERT_EQ(recovered.size(), 1U);
+  EXPECT_EQ(recovered[0].lost, (Ids{"w0"}));
+  EXPECT_EQ(recovered[0].redone_steps, 0);
+  EXPECT_TRUE(recovered[0].at_end);
+  const auto ended = all_of<action::EndJob>(actions);
+  ASSERT_EQ(ended.size(), 1U);
+  EXPECT_TRUE(ended[0].finished);
+  // Rank 0 lost after its done (the final state stored): nothing more to do.
+  start(2);
+  machine_->progress(20);
+  report("w0", Report::Kind::kDone, 20);
+  machine_->worker_lost("w0", "failed");
+  report("w1", Report::Kind::kDone, 20);
+  machine_->tick();
+  EXPECT_TRUE(machine_->ended());
+  EXPECT_TRUE(all_of<action::StartGeneration>(take()).empty());
+}
+
 TEST_F(MembershipTest, AJoinIsSignalledToRankZeroAndStartsAtTheBoundaryWithNothingRedone) {
   start(2);
   const std::string joiner = join();

@@ -863,6 +863,49 @@ TEST(Elastic, WorkersThatFinishWhileTheCoordinatorIsAwayEndTheJobWithTheRestarte
   expect_every_sample_once(dir, 300, 2000, 100);
 }
 
+// Rank 0 lost after the job's last step, before it stored the final checkpoint: the other member
+// holds the same state, forms a generation with no step to train, and stores it. The job ended
+// at once before, "finished" with no checkpoint of its last step (only rank 0 writes, and one
+// member done was taken for all). Rank 0 is held before its final store: the coordinator,
+// stopped, does not answer the upload of step 399, and rank 0 waits for that answer before it
+// hands the writer the state of step 400 (what is on the wire is delivered after the kill).
+TEST(Elastic, RankZeroLostBeforeItStoredTheFinalCheckpointLeavesItToTheOtherMember) {
+  const std::string dir = fresh_dir("rank0-lost-at-the-end");
+  CliProcess coordinator(coordinator_job(dir, 400, 2, {"--checkpoint-every", "399"}), dir + "-1");
+  const std::string address = front_door(dir);
+  const auto worker = worker_command(dir, address);
+  CliProcess a(worker, dir + "-a");
+  CliProcess b(worker, dir + "-b");
+  ASSERT_TRUE(wait_for_training(dir));
+  ::kill(coordinator.pid(), SIGSTOP);
+  const std::string rows = slurp(dir + "/records/steps-w0.part.csv");
+  ASSERT_LT(std::count(rows.begin(), rows.end(), '\n'), 399)
+      << "the workers trained too far before the coordinator was stopped";
+  const bool a_first = slurp(dir + "-a.err").find("rank 0 of 2") != std::string::npos;
+  CliProcess& rank0 = a_first ? a : b;
+  CliProcess& rank1 = a_first ? b : a;
+  const std::string rank1_err = dir + (a_first ? "-b.err" : "-a.err");
+  ASSERT_TRUE(wait_until([&] {
+    return slurp(rank1_err).find("done with step 400") != std::string::npos;
+  })) << slurp(rank1_err);
+  rank0.kill_group();
+  rank0.wait();
+  ::kill(coordinator.pid(), SIGCONT);
+  const auto ended = coordinator.wait();
+  ASSERT_EQ(ended.exit_code, 0) << ended.err;
+  EXPECT_EQ(rank1.wait().exit_code, 0);
+  EXPECT_EQ(latest_checkpoint(dir).step, 400) << "the final checkpoint was lost";
+  expect_every_checkpoint_loads(dir);
+  const auto summary = summary_of(dir);
+  EXPECT_EQ(summary.at("steps"), 400);
+  EXPECT_EQ(summary.at("finished"), true);
+  const auto events = read_events(dir);
+  const auto recovery = last_event(events, "recovery");
+  ASSERT_FALSE(recovery.is_null()) << "the loss of rank 0 was not recorded";
+  EXPECT_EQ(recovery.at("redone_steps"), 0);
+  EXPECT_EQ(last_event(events, "generation").at("start_step"), 400);
+}
+
 // A member given its notice just after the other member left (after the step's sum that
 // counted the other's, while the coordinator, stopped, has not formed the next generation)
 // leaves the state it holds on disk, and the job goes on from there when a worker joins,

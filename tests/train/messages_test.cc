@@ -67,8 +67,10 @@ TEST(Messages, EveryMessageToTheCoordinatorComesBackAsSent) {
   Report done;
   done.kind = Report::Kind::kDone;
   done.gen = 4;
+  done.step = 100;
   done.result = WorkerResult{100, 0.91, 0.3, true};
   const auto finished = to_coordinator(done);
+  EXPECT_EQ(finished.step, 100);  // the state it holds: a survivor's, should rank 0 be lost
   ASSERT_TRUE(finished.result.has_value());
   EXPECT_EQ(finished.result->step, 100);
   EXPECT_TRUE(finished.result->stopped);

@@ -193,13 +193,19 @@ void Membership::report(const std::string& id, const Report& report) {
       }
       return;
     }
-    case Report::Kind::kDone:
+    case Report::Kind::kDone: {
       // Every member's result is the same (the evaluation is all-reduced).
-      if (worker->state == WorkerState::kMember) worker->state = WorkerState::kDone;
+      const std::int64_t step = report.step >= 0 ? report.step : last_step_;
+      if (worker->state == WorkerState::kMember) {
+        worker->state = WorkerState::kDone;
+        worker->said_done = true;
+        worker->held = step;  // the state it holds, should rank 0 be lost before storing it
+      }
       // A loss after the job's last step: the generation formed after it has no step to train,
       // and ends the job at once; its first member done ends the recovery instead of a step.
-      if (recovery_ && recovery_->generation == report.gen) recovered(report.step + 1, report.step);
+      if (recovery_ && recovery_->generation == report.gen) recovered(step + 1, step);
       return;
+    }
   }
 }
 
@@ -383,7 +389,20 @@ void Membership::finish_if_done() {
     if (state == WorkerState::kMember) return;
     any_done = any_done || state == WorkerState::kDone;
   }
-  if (any_done) end(action::EndJob{true, stop_requested_, "", last_step_});
+  if (!any_done) return;
+  if (!find(members_.front())->said_done) {
+    // Rank 0 stores the job's final checkpoint before it says it is done: lost before that, the
+    // job's result would be no checkpoint of its last step. The members done hold that state
+    // (every member's is the same): they are survivors, and the generation they form has no
+    // step to train; its rank 0 stores the state and ends the job.
+    for (const auto& id : members_) {
+      WorkerInfo& worker = *find_mutable(id);
+      if (worker.state == WorkerState::kDone) reported(worker, worker.held, worker.held, false, "");
+    }
+    end_generation(find(members_.front())->leave_reason);
+    return;
+  }
+  end(action::EndJob{true, stop_requested_, "", last_step_});
 }
 
 void Membership::maybe_signal_change() {
@@ -554,6 +573,7 @@ void Membership::form_generation(std::vector<std::string> survivors) {
   for (const auto& id : members_) {
     WorkerInfo& worker = *find_mutable(id);
     worker.state = WorkerState::kMember;
+    worker.said_done = false;
     worker.held = -1;
     worker.attempted = -1;
     worker.leaving = false;

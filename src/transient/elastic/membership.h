@@ -88,6 +88,7 @@ struct WorkerInfo {
   std::int64_t attempted = -1;  // the step it had started
   bool leaving = false;
   std::string leave_reason;  // why it leaves or left
+  bool said_done = false;    // it reported the job done in the running generation
 };
 
 // A member's report about generation `gen`.

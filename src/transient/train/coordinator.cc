@@ -1115,7 +1115,14 @@ void Coordinator::start_generation(const elastic::Generation& generation) {
   config.since_checkpoint_s = config.checkpoint.empty() ? since_checkpoint_s_ : 0;
   config.lr_scale = lr_scale_;
   store_.set_generation_prefix(generation_prefix(config.generation));
-  for (const auto& id : config.members) send_to(id, message::Generation{config});
+  for (const auto& id : config.members) {
+    // A member done that said goodbye is one again (rank 0 was lost before it stored the final
+    // state): its loss from now on is a failure, not the end of its part.
+    if (Worker* worker = find_worker(id); worker != nullptr && worker->peer != nullptr) {
+      worker->peer->bye.clear();
+    }
+    send_to(id, message::Generation{config});
+  }
   events_.append({{"event", "generation"},
                   {"gen", config.generation},
                   {"members", config.members},

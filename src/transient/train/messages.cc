@@ -140,6 +140,7 @@ nlohmann::json encode_report(const Report& report) {
       if (!report.error.empty()) m["error"] = report.error;
       break;
     case Report::Kind::kDone:
+      m["step"] = report.step;  // the state it holds (rank 0 may be lost before storing it)
       m["result"] = to_json(report.result.value_or(WorkerResult{}));
       break;
     case Report::Kind::kFatal:

@@ -22,6 +22,7 @@
 #include <optional>
 #include <set>
 #include <thread>
+#include <utility>
 
 #include "transient/core/atomic_file.h"
 #include "transient/core/error.h"
@@ -165,7 +166,8 @@ class Worker {
     for (;;) {
       std::string why;
       connection_.set_phase(Connection::Phase::kWaiting);
-      const auto config = connection_.next_generation(last_generation, why);
+      auto config = std::exchange(next_config_, std::nullopt);
+      if (!config) config = connection_.next_generation(last_generation, why);
       if (!config) return without_a_generation(why);
       last_generation = config->generation;
       if (!take_part_in(*config)) continue;  // not ours; the next one may be
@@ -307,17 +309,27 @@ class Worker {
   }
 
   // The job's last step is done (or it was stopped): the final checkpoint stored, the result
-  // reported. Returns the exit code once the coordinator has seen every member done.
-  int after_the_last_step() {
+  // reported. Returns the exit code once the coordinator has seen every member done, or none
+  // when it forms another generation instead: rank 0 was lost before it stored the final state,
+  // which this worker holds too, and the new generation's rank 0 stores it.
+  std::optional<int> after_the_last_step() {
     finish_writer();
     if (rank_ == 0) store_final_checkpoint();
-    message::Report done = new_report(message::Report::Kind::kDone);
+    message::Report done = new_report(message::Report::Kind::kDone, step_);
     done.result = result_;
     connection_.finish(done, "stopped");
     group_.reset();
+    if (announces_) {
+      print_line("transient worker %s: done with step %lld; waiting for the job to end\n",
+                 connection_.id().c_str(), static_cast<long long>(step_));
+    }
     // Wait for the coordinator to see every member done (or to drop this worker).
     std::string ignored;
-    connection_.next_generation(config_.generation, ignored);
+    if (auto next = connection_.next_generation(config_.generation, ignored)) {
+      connection_.unfinish();
+      next_config_ = std::move(next);
+      return std::nullopt;
+    }
     say_the_job_ended();
     return 0;
   }
@@ -541,7 +553,11 @@ class Worker {
     if (rank_ == 0 && !writer_) become_writer();
     if (rank_ != 0) finish_writer();
     bool first_step = true;
-    while (step_ < job_.total_steps) {
+    // A generation formed after the last step (rank 0 lost before storing it) trains none.
+    const std::int64_t last_step = options_.stop_at_step > 0
+                                       ? std::min(options_.stop_at_step, job_.total_steps)
+                                       : job_.total_steps;
+    while (step_ < last_step) {
       if (connection_.dropped() || connection_.abort_signalled(config_.generation)) {
         throw CollectiveFailure("the coordinator ended generation " +
                                 std::to_string(config_.generation));
@@ -1006,6 +1022,8 @@ class Worker {
     return connection_.dropped() || connection_.abort_signalled(config_.generation);
   };
   GroupReaper reaper_;  // ends abandoned groups (their collectives may still run)
+  // A generation told of while this worker waited for the job's end (after_the_last_step).
+  std::optional<GenerationConfig> next_config_;
 
   // The gradient of an interrupted step kept in the buckets (holds_own_gradients()): of the
   // samples `range` of the step after `step`, with this member's part of its loss and the

@@ -247,6 +247,12 @@ void Connection::finish(const message::Report& last, const std::string& reason) 
   if (sent) leaving_ = true;
 }
 
+void Connection::unfinish() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  last_words_.clear();
+  leaving_ = false;
+}
+
 void Connection::mark_ready(const std::string& address, const std::string& probe) {
   ready_address_ = address;
   ready_probe_ = probe;

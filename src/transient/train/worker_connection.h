@@ -145,6 +145,9 @@ class Connection : public StoreTransport {
   // then goodbye. Both are sent again after a re-join: a worker that finished its steps while
   // its coordinator was away tells the restarted one, which would otherwise wait for ever.
   void finish(const message::Report& last, const std::string& reason);
+  // Takes finish() back: a generation came after it (rank 0 was lost before it stored the final
+  // state, which this worker holds), and this worker is a member again.
+  void unfinish();
 
   // The next generation after `after` that this worker is told about, or nullopt once it has
   // been dropped or the job has ended (`why` says which).
