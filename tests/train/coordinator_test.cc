@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -27,6 +28,7 @@
 #include "transient/records/job_files.h"
 #include "transient/train/channel.h"
 #include "transient/train/checkpoint_directory.h"
+#include "transient/train/checkpoint_record.h"
 #include "transient/train/coordinator_journal.h"
 #include "transient/train/event_log.h"
 #include "transient/train/messages.h"
@@ -42,10 +44,18 @@ namespace fs = std::filesystem;
 // A coordinator serving on a thread of its own (it is used by one thread) until destroyed.
 class ServedCoordinator {
  public:
-  ServedCoordinator(const std::string& dir, const std::string& token)
-      : events_(dir + "/events.jsonl"), coordinator_(job(dir), token, options(), events_, {}) {
+  // `workers`: generation 0's (more than come: none forms).
+  ServedCoordinator(const std::string& dir, const std::string& token, int workers = 3)
+      : events_(dir + "/events.jsonl"),
+        coordinator_(job(dir), token, options(workers), events_, {}) {
     serving_ = std::thread([this] {
-      while (!stop_) coordinator_.poll(0.005);
+      while (!stop_) {
+        if (paused_) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+          continue;
+        }
+        coordinator_.poll(0.005);
+      }
     });
   }
   ~ServedCoordinator() {
@@ -53,6 +63,8 @@ class ServedCoordinator {
     serving_.join();
   }
   std::string address() const { return coordinator_.address(); }
+  // While paused it accepts and reads nothing: connections wait in its listener's queue.
+  void pause(bool paused) { paused_ = paused; }
 
  private:
   static JobConfig job(const std::string& dir) {
@@ -63,10 +75,10 @@ class ServedCoordinator {
     job.total_steps = 10;
     return job;
   }
-  static CoordinatorOptions options() {
+  static CoordinatorOptions options(int workers) {
     CoordinatorOptions options;
     options.dashboard = "off";
-    options.initial_workers = 3;  // more than come: no generation forms
+    options.initial_workers = workers;
     options.initial_wait_s = 300;
     options.identify_checkpoint = [](const std::vector<char>&, const std::string&) {
       return CheckpointIdentity{};
@@ -77,6 +89,7 @@ class ServedCoordinator {
   EventLog events_;
   Coordinator coordinator_;
   std::atomic<bool> stop_{false};
+  std::atomic<bool> paused_{false};
   std::thread serving_;
 };
 
@@ -236,6 +249,147 @@ TEST(CoordinatorCheckpoints, AnUploadBeforeAnyGenerationSetsNothingAsideAndOnePa
   ASSERT_EQ(kept.size(), 2u);
   EXPECT_EQ(kept.back().step, 5);
   EXPECT_TRUE(fs::exists(records::JobFiles(dir).checkpoints() + "/step-00000005.pt"));
+}
+
+// A hand-made member of the generation that forms at the coordinator at `endpoint`: admitted,
+// ready, told of generation 0. Null (and a failure) if it was not.
+std::unique_ptr<LineChannel> member(const Endpoint& endpoint, const std::string& token) {
+  auto peer = LineChannel::connect(endpoint, 30);
+  if (peer == nullptr) {
+    ADD_FAILURE() << "cannot connect to the coordinator";
+    return nullptr;
+  }
+  admit(*peer, token);
+  peer->send(message::encode(message::Ready{"127.0.0.1:1", ""}));
+  return peer;
+}
+
+// The next message to `peer` that has `key`; null if none came before the job's end.
+nlohmann::json next_with(LineChannel& peer, const std::string& key) {
+  while (const auto line = peer.read_line(30)) {
+    auto message = nlohmann::json::parse(*line);
+    if (message.contains(key)) return message;
+    if (message.contains("finished")) break;
+  }
+  return nullptr;
+}
+
+// --on-divergence stop: the job stops once each member has said its last words. Rank 0 says
+// them after the good states its writer holds are stored; the job ended at the first member's
+// words, and rank 0's checkpoint on its way was cut off (its worker said "the coordinator is
+// away").
+TEST(CoordinatorCheckpoints, ADivergenceStopsTheJobAfterRankZerosCheckpointOnItsWay) {
+  const std::string dir = fresh_job_dir("coordinator_divergence_stop");
+  fs::create_directories(records::JobFiles(dir).checkpoints());
+  const std::string token = new_job_token();
+  ServedCoordinator coordinator(dir, token, 2);
+  const auto endpoint = parse_endpoint(coordinator.address(), "the coordinator");
+  auto rank0 = member(endpoint, token);
+  auto rank1 = member(endpoint, token);
+  ASSERT_TRUE(rank0 && rank1);
+  const auto generation = next_with(*rank0, "generation");
+  ASSERT_FALSE(generation.is_null());
+  ASSERT_EQ(generation.at("generation").at("members"), nlohmann::json({"w0", "w1"}))
+      << "the first admitted (and ready) is rank 0";
+  ASSERT_FALSE(next_with(*rank1, "generation").is_null());
+  message::Report diverged;
+  diverged.kind = message::Report::Kind::kDiverged;
+  diverged.gen = 0;
+  diverged.step = 4;
+  diverged.loss = "nan";
+  ASSERT_TRUE(rank1->send(message::encode(diverged)));
+  ASSERT_TRUE(rank1->send(message::encode(message::Bye{"stopped", ""})));
+  // Rank 0's writer stores the state of step 3, then it says its words.
+  const std::string bytes(1000, 'x');
+  message::CheckpointPart part;
+  part.id = 1;
+  part.part = "begin";
+  part.step = 3;
+  part.bytes = static_cast<std::int64_t>(bytes.size());
+  ASSERT_TRUE(rank0->send(message::encode(part)));
+  part.part = "chunk";
+  part.data = encode_store_value(bytes);
+  ASSERT_TRUE(rank0->send(message::encode(part)));
+  part.part = "end";
+  part.data.clear();
+  part.crc32 = crc32_of(bytes.data(), bytes.size());
+  ASSERT_TRUE(rank0->send(message::encode(part)));
+  const auto reply = next_with(*rank0, "store_reply");
+  ASSERT_FALSE(reply.is_null()) << "the job ended before rank 0's checkpoint was stored";
+  EXPECT_EQ(reply.value("file", ""), "step-00000003.pt") << reply.dump();
+  ASSERT_TRUE(rank0->send(message::encode(diverged)));
+  EXPECT_FALSE(next_with(*rank0, "finished").is_null());
+  EXPECT_FALSE(next_with(*rank1, "finished").is_null());
+  const auto kept = CheckpointDirectory(records::JobFiles(dir).checkpoints(), 3).list();
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_EQ(kept.back().step, 3);
+}
+
+// The connections waiting to be accepted by the listening socket on `port` (IPv4: the kernel's
+// rx_queue of a socket in LISTEN, from /proc/net/tcp); -1 if there is none.
+int accept_queue(std::uint16_t port) {
+  std::ifstream table("/proc/net/tcp");
+  std::string line;
+  std::getline(table, line);  // the header
+  char local[64];
+  char state[8];
+  char queues[64];
+  char wanted[8];
+  std::snprintf(wanted, sizeof(wanted), ":%04X", port);
+  while (std::getline(table, line)) {
+    if (std::sscanf(line.c_str(), "%*s %63s %*s %7s %63s", local, state, queues) != 3) continue;
+    const std::string address = local;
+    if (address.size() < 5 || address.substr(address.size() - 5) != wanted ||
+        std::string(state) != "0A") {
+      continue;
+    }
+    return static_cast<int>(std::stoul(std::string(queues).substr(9), nullptr, 16));
+  }
+  return -1;
+}
+
+// A worker whose first connection the coordinator drops unanswered (it gives way to newer
+// unproven connections when more than 8 come from one host at once) connects again and is
+// admitted. It gave up, "did not admit this worker: no answer", and the job ran without it (a
+// test sending garbage to the front door as two workers started saw it).
+TEST(CoordinatorPeers, AWorkerDroppedUnansweredAmongManyConnectionsTriesAgainAndIsAdmitted) {
+  const std::string dir = fresh_job_dir("coordinator_worker_evicted");
+  const std::string token = new_job_token();
+  ServedCoordinator coordinator(dir, token);
+  const auto endpoint = parse_endpoint(coordinator.address(), "the coordinator");
+  coordinator.pause(true);
+  std::string admitted_as;
+  std::string error;
+  std::thread worker([&] {
+    try {
+      Connection connection(endpoint, token, "");
+      admitted_as = connection.id();
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  });
+  // The worker's connection first in the queue, then eight more from the same host: accepted in
+  // that order, the ninth gives way to the oldest unproven one, the worker's.
+  const auto waiting = [&](int n) {
+    for (int i = 0; i < 3000 && accept_queue(endpoint.port) < n; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return accept_queue(endpoint.port) >= n;
+  };
+  EXPECT_TRUE(waiting(1)) << "the worker did not connect";
+  std::vector<std::unique_ptr<LineChannel>> idle;
+  for (int i = 0; i < 8; ++i) idle.push_back(LineChannel::connect(endpoint, 30));
+  EXPECT_TRUE(waiting(9));
+  coordinator.pause(false);
+  worker.join();
+  EXPECT_EQ(error, "");
+  EXPECT_EQ(admitted_as, "w0");
+  std::ifstream events(dir + "/events.jsonl");
+  const std::string logged((std::istreambuf_iterator<char>(events)),
+                           std::istreambuf_iterator<char>());
+  EXPECT_NE(logged.find("idle without a hello while newer connections wait"), std::string::npos)
+      << "no connection gave way: the worker's was not tried again\n"
+      << logged;
 }
 
 // A log whose last line was cut short (a crash, a full disk) is ended before the next event: the

@@ -458,8 +458,12 @@ TEST(Elastic, GarbageOnTheCoordinatorPortIsLoggedAndDroppedAndTheJobGoesOn) {
   const auto done = job.wait();
   EXPECT_EQ(done.exit_code, 0) << done.err;
   const auto events = read_events(dir);
+  // Each garbage connection is dropped, with its reason or as the oldest unproven one when more
+  // than 8 from this host wait at once (a worker's own connection may give way too: it connects
+  // again, and both workers train).
   const auto dropped = events_named(events, "connection_dropped");
-  EXPECT_EQ(dropped.size(), 7u);
+  EXPECT_GE(dropped.size(), 7u);
+  EXPECT_EQ(events_named(events, "worker_joined").size(), 2u);
   EXPECT_TRUE(std::any_of(dropped.begin(), dropped.end(), [](const nlohmann::json& e) {
     return e.dump().find("a hello of protocol version 1e+300") != std::string::npos;
   })) << nlohmann::json(dropped).dump();

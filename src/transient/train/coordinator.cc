@@ -188,6 +188,7 @@ bool Coordinator::poll(double max_wait_s) {
       send_to(client, message::StoreReply{reply});
     }
     membership_.tick();
+    end_after_divergence();
   } catch (const InputError& error) {
     // The job directory could not give a generation its start (no valid checkpoint left, a
     // manifest or step records that cannot be read: start_point()): the job fails with that
@@ -643,6 +644,10 @@ void Coordinator::handle_report(Worker& worker, const message::Report& report) {
         (report.gen == generation && rolled_back_generation_ == report.gen)) {
       return;
     }
+    if (divergence_failure_) {  // the job stops: another member's last words
+      diverged_members_.insert(worker.id);
+      return;
+    }
     const std::string& loss = report.loss;
     if (job_.options.on_divergence == OnDivergence::kRollback && report.gen == generation &&
         rollbacks_ < kMaxRollbacks) {
@@ -656,11 +661,12 @@ void Coordinator::handle_report(Worker& worker, const message::Report& report) {
                     {"worker", worker.id},
                     {"action", "stop"},
                     {"rollbacks", rollbacks_}});
-    membership_.end_job("the training loss was " + loss + " at step " + std::to_string(step) +
-                        (rollbacks_ > 0
-                             ? " after " + counted(rollbacks_, "rollback") +
-                                   " with a learning rate x" + nlohmann::json(lr_scale_).dump()
-                             : std::string()));
+    divergence_failure_ =
+        "the training loss was " + loss + " at step " + std::to_string(step) +
+        (rollbacks_ > 0 ? " after " + counted(rollbacks_, "rollback") + " with a learning rate x" +
+                              nlohmann::json(lr_scale_).dump()
+                        : std::string());
+    diverged_members_.insert(worker.id);
     return;
   }
   elastic::Report event;
@@ -1206,6 +1212,22 @@ void Coordinator::end_job(const elastic::action::EndJob& end) {
     if (worker == nullptr || worker->peer == nullptr || worker->peer->dead) absent_.insert(id);
   }
 }
+void Coordinator::end_after_divergence() {
+  if (!divergence_failure_ || membership_.ended()) return;
+  // Rank 0 says its last words once the good states its writer holds are stored, and each
+  // member's step rows come before its words on its connection: ended at the first member's,
+  // the job cut off rank 0's checkpoint on its way and the others' last rows. A member away or
+  // gone is not waited for (one away is told the job ended when it comes back).
+  for (const auto& id : membership_.members()) {
+    if (diverged_members_.count(id) > 0) continue;
+    const elastic::WorkerInfo* info = membership_.find(id);
+    if (info == nullptr || info->state == elastic::WorkerState::kGone) continue;
+    const Worker* worker = find_worker(id);
+    if (worker != nullptr && worker->peer != nullptr && !worker->peer->dead) return;
+  }
+  membership_.end_job(*divergence_failure_);
+}
+
 void Coordinator::fail(const std::string& cause) {
   events_.append({{"event", "job_failed"}, {"error", cause}});
   membership_.end_job(cause);

@@ -250,6 +250,11 @@ class Coordinator : public launch::FleetCoordinator, private elastic::Env {
   // an upload before it formed set every checkpoint aside).
   std::optional<std::int64_t> rolled_back_generation_;
   std::int64_t set_aside_from_step_ = 0;  // that rollback's first step set aside
+  // --on-divergence stop: the job's failure, said when each member still connected has said its
+  // last words (end_after_divergence), and those that have.
+  void end_after_divergence();
+  std::optional<std::string> divergence_failure_;
+  std::set<std::string> diverged_members_;
   JobOutcome outcome_;
   Clock::time_point drop_window_start_;  // the window of dropped connections being counted
   long drops_in_window_ = 0;

@@ -52,20 +52,38 @@ Connection::Connection(const Endpoint& coordinator, std::string token, std::stri
   const auto start = Clock::now();
   const auto give_up = start + std::chrono::seconds(30);
   bool said_waiting = false;
-  while (!channel && Clock::now() < give_up) {
-    if (g_leave_signal != 0) throw LeftBeforeJoining{};
-    channel = LineChannel::connect(coordinator_, 0.25);
-    if (!channel && !said_waiting && Clock::now() - start >= std::chrono::seconds(1)) {
-      print_line("transient worker: nothing answers at %s yet; trying for 30 s in all\n",
-                 coordinator_.text().c_str());
-      said_waiting = true;
+  bool said_closed = false;
+  for (;;) {
+    while (!channel && Clock::now() < give_up) {
+      if (g_leave_signal != 0) throw LeftBeforeJoining{};
+      channel = LineChannel::connect(coordinator_, 0.25);
+      if (!channel && !said_waiting && Clock::now() - start >= std::chrono::seconds(1)) {
+        print_line("transient worker: nothing answers at %s yet; trying for 30 s in all\n",
+                   coordinator_.text().c_str());
+        said_waiting = true;
+      }
     }
-  }
-  if (!channel) {
-    throw InputError("--coordinator: nothing answers at " + coordinator_.text() +
-                     " (is the coordinator running?)");
-  }
-  if (const auto answer = hello(*channel, nullptr); answer != Hello::kAdmitted) {
+    if (!channel) {
+      throw InputError("--coordinator: nothing answers at " + coordinator_.text() +
+                       " (is the coordinator running?)");
+    }
+    const auto answer = hello(*channel, nullptr);
+    if (answer == Hello::kAdmitted) break;
+    // Closed before an answer: a coordinator that many unproven connections reached at once
+    // gives way to the newest (a flood cannot keep workers out for longer than it lasts), or
+    // one that is restarting. Tried again within the 30 s; a refusal is final.
+    if (answer == Hello::kClosed && Clock::now() < give_up) {
+      if (!said_closed) {
+        print_line(
+            "transient worker: the coordinator at %s closed the connection before "
+            "admitting this worker; trying again for 30 s in all\n",
+            coordinator_.text().c_str());
+        said_closed = true;
+      }
+      channel.reset();
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      continue;
+    }
     throw InputError("the coordinator at " + coordinator_.text() +
                      (answer == Hello::kRefused    ? " refused this worker: "
                       : answer == Hello::kUnproven ? " was refused by this worker: "
@@ -301,7 +319,7 @@ std::optional<nlohmann::json> Connection::read_reply(LineChannel& channel, bool 
     if (!line && first && g_leave_signal != 0) throw LeftBeforeJoining{};
   }
   if (!line) {
-    refusal_ = "no answer";
+    refusal_ = channel.closed() ? "it closed the connection before answering" : "no answer";
     return std::nullopt;
   }
   try {
@@ -334,10 +352,10 @@ Connection::Hello Connection::hello(LineChannel& channel, const nlohmann::json* 
   if (rejoin != nullptr) message["rejoin"] = *rejoin;
   if (!channel.send(message)) {
     refusal_ = "the connection broke";
-    return Hello::kNoAnswer;
+    return Hello::kClosed;
   }
   const auto challenge = read_reply(channel, rejoin == nullptr);
-  if (!challenge) return Hello::kNoAnswer;
+  if (!challenge) return channel.closed() ? Hello::kClosed : Hello::kNoAnswer;
   const std::string theirs = challenge->value("challenge", "");
   if (!is_nonce(theirs) || !proofs_equal(challenge->value("proof", ""),
                                          token_proof(token_, "coordinator", nonce, theirs))) {
@@ -351,10 +369,10 @@ Connection::Hello Connection::hello(LineChannel& channel, const nlohmann::json* 
   }
   if (!channel.send({{"proof", token_proof(token_, "worker", theirs, nonce)}})) {
     refusal_ = "the connection broke";
-    return Hello::kNoAnswer;
+    return Hello::kClosed;
   }
   const auto reply = read_reply(channel, rejoin == nullptr);
-  if (!reply) return Hello::kNoAnswer;
+  if (!reply) return channel.closed() ? Hello::kClosed : Hello::kNoAnswer;
   if (reply->contains("refused")) {
     refusal_ = reply->value("refused", "no reason given");
     return Hello::kRefused;

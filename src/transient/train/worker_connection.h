@@ -164,7 +164,9 @@ class Connection : public StoreTransport {
   }
 
  private:
-  enum class Hello { kAdmitted, kRefused, kUnproven, kNoAnswer };
+  // kClosed: the connection closed before an answer (a coordinator that gives way to newer
+  // unproven connections when many come at once, or one that went).
+  enum class Hello { kAdmitted, kRefused, kUnproven, kNoAnswer, kClosed };
 
   // Reads one line from a peer that has not proven itself, a quarter of a second at a time so
   // that a preemption notice ends a first connection at once; nullopt after 30 s or a close.
