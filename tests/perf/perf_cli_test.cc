@@ -131,6 +131,18 @@ TEST(PredictCli, ParameterServersWithAllReduceAreRefused) {
       "error: --ps 2: parameter servers are for --arch ps; the all-reduce architecture (the "
       "default, what `transient train` runs) has none; accepted: --ps with --arch ps");
   EXPECT_EQ(run_cli("predict --workload resnet-32 --cluster 4xk80 --ps 2 --arch ps").exit_code, 0);
+  // The same servers written in the cluster were ignored too, by predict and by plan --evaluate.
+  transient::testing::expect_one_line_error(
+      run_cli("predict --workload resnet-32 --cluster 4xk80,1xps"),
+      "error: --cluster 4xk80,1xps: has parameter servers (ps), which the all-reduce architecture "
+      "(the default, what `transient train` runs) does not use; accepted: a cluster of workers "
+      "only, or --arch ps");
+  EXPECT_EQ(run_cli("predict --workload resnet-32 --cluster 4xk80,1xps --arch ps").exit_code, 0);
+  transient::testing::expect_one_line_error(
+      run_cli("plan --workload resnet-32 --steps 64000 --runs 0 --evaluate 4xk80:spot,1xps"),
+      "error: --evaluate 4xk80:spot,1xps: has parameter servers (ps), which the all-reduce "
+      "architecture (the default, what `transient train` runs) does not use; accepted: a cluster "
+      "of workers only, or --arch ps");
 }
 
 TEST(PredictCli, MultiGpuServerRunsOneWorkerPerGpu) {

@@ -380,7 +380,7 @@ TEST(PlanCli, JsonPolicyIsDataAndTheTextIsRenderedFromIt) {
 TEST(PlanCli, AllOnDemandPolicyHasNoReplacementOrFallback) {
   const CliResult o = run_cli(
       "plan --workload resnet-32 --steps 64000 --deadline 2h --runs 5 --threads 1 --json "
-      "--evaluate 2xp100:on-demand,1xps");
+      "--arch ps --evaluate 2xp100:on-demand,1xps");
   ASSERT_EQ(o.exit_code, 0) << o.out;
   const auto p = nlohmann::json::parse(o.out)["policy"];
   EXPECT_EQ(p["replacement"]["policy"], "none");

@@ -506,6 +506,13 @@ void run_plan(const PlanFlags& flags) {
       auto& list = entry.parameter_server ? configuration.parameter_servers : configuration.workers;
       list.push_back({entry.type, entry.market, entry.count});
     }
+    if (options.architecture == perf::Architecture::allreduce &&
+        !configuration.parameter_servers.empty()) {
+      throw InputError("--evaluate " + flags.evaluate +
+                       ": has parameter servers (ps), which the all-reduce architecture (the "
+                       "default, what `transient train` runs) does not use; accepted: a cluster "
+                       "of workers only, or --arch ps");
+    }
     if (options.architecture == perf::Architecture::allreduce) {
       // As `transient train` refuses it: --emit-train-flags wrote a job train would not run.
       flags.batch.batch().require_a_sample_per_worker(
