@@ -148,6 +148,13 @@ TEST(JobBatch, SamplesPerStepAndPerWorker) {
   EXPECT_EQ(per_worker.step_samples(4, 128), 128);
   EXPECT_EQ(per_worker.worker_samples(4, 128), 32);
   EXPECT_EQ(per_worker.text(128), "per-worker batch 32");
+  // The one bound of predict, plan's search and simulate: a sample for each worker at least.
+  EXPECT_EQ(global.max_workers(128), 256);
+  EXPECT_EQ(fallback.max_workers(128), 128);
+  EXPECT_EQ(per_worker.max_workers(128), 0);
+  EXPECT_NO_THROW(global.require_a_sample_per_worker(256, 128, "--global-batch"));
+  EXPECT_THROW(global.require_a_sample_per_worker(257, 128, "--global-batch"), InputError);
+  EXPECT_NO_THROW(per_worker.require_a_sample_per_worker(1000, 128, "--per-worker-batch"));
 }
 
 TEST(JobBatch, ThroughputParamsCarryTheBatchAndRefuseBoth) {

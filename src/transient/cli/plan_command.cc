@@ -437,11 +437,8 @@ void run_plan(const PlanFlags& flags) {
   }
   options.max_regions = flags.regions;
   options.max_servers = flags.max_servers;
-  const perf::JobBatch job_batch = flags.batch.batch();
-  if (architecture == perf::Architecture::allreduce &&
-      job_batch.mode == perf::JobBatch::Mode::global) {
-    options.max_workers_for_batch =
-        job_batch.samples > 0 ? job_batch.samples : reference_batch(flags);
+  if (architecture == perf::Architecture::allreduce) {
+    options.max_workers_for_batch = flags.batch.batch().max_workers(reference_batch(flags));
   }
   options.top_k = flags.top_k;
   options.confidence = flags.confidence;

@@ -15,11 +15,16 @@ double JobBatch::worker_samples(int workers, int reference) const {
                               : step_samples(1, reference);
 }
 
+int JobBatch::max_workers(int reference) const {
+  TRANSIENT_CHECK(reference >= 1);
+  if (mode != Mode::global) return 0;
+  return samples > 0 ? samples : reference;
+}
+
 void JobBatch::require_a_sample_per_worker(int workers, int reference,
                                            const std::string& what) const {
-  TRANSIENT_CHECK(reference >= 1);
-  const int batch = samples > 0 ? samples : reference;
-  if (mode != Mode::global || batch >= workers) return;
+  const int batch = max_workers(reference);
+  if (batch == 0 || batch >= workers) return;
   throw InputError(what + ": " + std::to_string(batch) + " samples a step for " +
                    std::to_string(workers) +
                    " workers would leave a worker without any; accepted: a global batch of at "

@@ -34,6 +34,9 @@ struct JobBatch {
   double step_samples(int workers, int reference) const;
   // The samples of one worker when the `workers` are alike (the global batch divided by them).
   double worker_samples(int workers, int reference) const;
+  // The most all-reduce workers that each get a sample of a step (a global batch's samples; 0:
+  // no bound, a per-worker batch). REQUIRES: reference >= 1.
+  int max_workers(int reference) const;
   // Throws InputError, in `transient train`'s words, when a global batch leaves one of the
   // `workers` all-reduce workers without a sample (3 samples for 4 workers: 0.75 each, which no
   // trainer runs); `what` names where the batch was given ("--global-batch"). The one check of

@@ -57,7 +57,8 @@ struct PlanOptions {
   int max_regions = 1;             // regions one cluster may span; 0 = any number
   int max_servers = 16;            // workers at most
   // All-reduce with a global batch of G samples: at most G workers, so that each trains on a
-  // sample at least (as `transient train` requires); a cluster of more is not acceptable. 0 = any.
+  // sample at least (JobBatch::max_workers, as `transient train` requires); a cluster of more is
+  // not acceptable. 0 = any.
   int max_workers_for_batch = 0;
   int top_k = 5;              // candidates kept from the programme
   int pareto_points = 16;     // speed floors swept (Pareto front, candidates)
