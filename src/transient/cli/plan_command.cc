@@ -494,6 +494,7 @@ void run_plan(const PlanFlags& flags) {
   if (!flags.evaluate.empty()) {
     const perf::ClusterSpec spec = perf::parse_cluster_spec(flags.evaluate, catalog);
     perf::require_priced_zones(spec, catalog);
+    perf::require_no_servers_for_allreduce(spec, options.architecture, "--evaluate");
     plan::Configuration configuration;
     for (const auto& entry : spec.entries) {
       if (entry.parameter_server && entry.market != cloud::Market::on_demand) {
@@ -502,13 +503,6 @@ void run_plan(const PlanFlags& flags) {
       }
       auto& list = entry.parameter_server ? configuration.parameter_servers : configuration.workers;
       list.push_back({entry.type, entry.market, entry.count});
-    }
-    if (options.architecture == perf::Architecture::allreduce &&
-        !configuration.parameter_servers.empty()) {
-      throw InputError("--evaluate " + flags.evaluate +
-                       ": has parameter servers (ps), which the all-reduce architecture (the "
-                       "default, what `transient train` runs) does not use; accepted: a cluster "
-                       "of workers only, or --arch ps");
     }
     if (options.architecture == perf::Architecture::allreduce) {
       // As `transient train` refuses it: --emit-train-flags wrote a job train would not run.

@@ -54,13 +54,7 @@ void predict(const PredictArgs& args) {
                      "default, what `transient train` runs) has none; accepted: --ps with --arch "
                      "ps");
   }
-  if (architecture == perf::Architecture::allreduce && spec.parameter_servers() > 0) {
-    // As --ps: the all-reduce shape has no servers, and the count would be ignored.
-    throw InputError("--cluster " + args.cluster +
-                     ": has parameter servers (ps), which the all-reduce architecture (the "
-                     "default, what `transient train` runs) does not use; accepted: a cluster "
-                     "of workers only, or --arch ps");
-  }
+  perf::require_no_servers_for_allreduce(spec, architecture, "--cluster");
   const perf::ClusterShape shape = spec.shape(architecture, servers);
 
   perf::ThroughputParams params;

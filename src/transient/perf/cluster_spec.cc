@@ -158,6 +158,15 @@ ClusterSpec parse_cluster_spec(const std::string& text, const cloud::Catalog& ca
   return spec;
 }
 
+void require_no_servers_for_allreduce(const ClusterSpec& spec, Architecture architecture,
+                                      const std::string& flag) {
+  if (architecture != Architecture::allreduce || spec.parameter_servers() == 0) return;
+  throw InputError(flag + " " + spec.text +
+                   ": has parameter servers (ps), which the all-reduce architecture (the "
+                   "default, what `transient train` runs) does not use; accepted: a cluster of "
+                   "workers only, or --arch ps");
+}
+
 void require_priced_zones(const ClusterSpec& spec, const cloud::Catalog& catalog) {
   for (const auto& entry : spec.entries) {
     if (entry.zone_given) continue;

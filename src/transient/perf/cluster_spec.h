@@ -53,4 +53,9 @@ ClusterSpec parse_cluster_spec(const std::string& text, const cloud::Catalog& ca
 // command that prices the cluster calls.
 void require_priced_zones(const ClusterSpec& spec, const cloud::Catalog& catalog);
 
+// Throws InputError naming `flag` (with the spec) when the spec has parameter servers and
+// `architecture` is all-reduce, which has none (they were ignored).
+void require_no_servers_for_allreduce(const ClusterSpec& spec, Architecture architecture,
+                                      const std::string& flag);
+
 }  // namespace transient::perf
