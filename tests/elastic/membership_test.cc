@@ -657,6 +657,51 @@ TEST_F(MembershipTest, ARestartedCoordinatorTakesTheGenerationBackAndItsMembersR
   EXPECT_EQ(restarted.admit("", 1, refusal), "w2") << "worker numbers go on";
 }
 
+// Taken back after both members finished while no coordinator was: rank 0 re-joins, stores the
+// final state, says done and goes (it was signalled while it waited); the other never comes back.
+// The job is finished: a member that said done and then went is done all the same. It waited for
+// a worker instead, and paused "after step 0" once stopped.
+TEST_F(MembershipTest, AMemberThatSaidDoneAndWentIsDoneAfterATakeBack) {
+  start(2);
+  report("w0", Report::Kind::kFormed, 0);
+  FakeEnv env;
+  Membership restarted(options(), env);
+  restarted.take_back(machine_->journal());
+  restarted.progress(300);
+  EXPECT_EQ(restarted.rejoin("w0", {0}), "");
+  Report done;
+  done.kind = Report::Kind::kDone;
+  done.gen = 0;
+  done.step = 300;
+  restarted.report("w0", done);
+  restarted.worker_lost("w0", "stopped");
+  restarted.tick();
+  EXPECT_FALSE(restarted.ended()) << "w1 may come back";
+  env.advance(11);  // the heartbeat timeout: w1 is silent
+  restarted.tick();
+  ASSERT_TRUE(restarted.ended());
+  const auto ended = all_of<action::EndJob>(restarted.take_actions());
+  ASSERT_EQ(ended.size(), 1U);
+  EXPECT_TRUE(ended[0].finished);
+  EXPECT_EQ(ended[0].step, 300);
+}
+
+// Ctrl-C with no member to tell (a take-back none of whose members has come back) pauses the
+// job now; it paused only once they were dropped as silent, a heartbeat timeout later.
+TEST_F(MembershipTest, AStopWithNoMemberToTellPausesNow) {
+  start(2);
+  FakeEnv env;
+  Membership restarted(options(), env);
+  restarted.take_back(machine_->journal());
+  restarted.progress(120);
+  restarted.request_stop(false);
+  ASSERT_TRUE(restarted.ended());
+  const auto ended = all_of<action::EndJob>(restarted.take_actions());
+  ASSERT_EQ(ended.size(), 1U);
+  EXPECT_TRUE(ended[0].stopped);
+  EXPECT_EQ(ended[0].step, 120);
+}
+
 TEST_F(MembershipTest, AWorkerIdThatIsTakenOrNotAPlainNameIsRefused) {
   start(1);
   std::string refusal;

@@ -16,8 +16,10 @@
 #include <fstream>
 #include <mutex>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "train/cli_process.h"
 #include "train/job_checkpoints.h"
@@ -908,6 +910,154 @@ TEST(Elastic, RankZeroLostBeforeItStoredTheFinalCheckpointLeavesItToTheOtherMemb
   ASSERT_FALSE(recovery.is_null()) << "the loss of rank 0 was not recorded";
   EXPECT_EQ(recovery.at("redone_steps"), 0);
   EXPECT_EQ(last_event(events, "generation").at("start_step"), 400);
+}
+
+// The rows of the step records' part files in `dir`/records (whole lines only) and their
+// highest step.
+std::pair<int, std::int64_t> part_rows(const std::string& dir) {
+  int rows = 0;
+  std::int64_t last = 0;
+  for (const auto& entry : fs::directory_iterator(dir + "/records")) {
+    std::istringstream lines(slurp(entry.path().string()));
+    for (std::string line; std::getline(lines, line);) {
+      if (std::count(line.begin(), line.end(), ',') != 9) continue;
+      ++rows;
+      last = std::max<std::int64_t>(last, std::stoll(line.substr(0, line.find(','))));
+    }
+  }
+  return {rows, last};
+}
+
+// A coordinator that takes back a job none of whose members comes back (a power cut took them
+// all) and is stopped (Ctrl-C) pauses at once, keeping the job's step records and saying how far
+// it came. It waited a heartbeat timeout for members it could not tell, then recorded step 0
+// (it had not read how far the job came) and dropped every row after it from steps.csv.
+TEST(Elastic, ATakeBackStoppedBeforeItsMembersComeBackKeepsTheStepRecords) {
+  const std::string dir = fresh_dir("take-back-stopped");
+  CoordinatorKilled job;
+  ASSERT_TRUE(train_then_kill_the_coordinator(dir, 100000, job));
+  job.a->kill_group();
+  job.b->kill_group();
+  job.a->wait();
+  job.b->wait();
+  const auto [rows, last] = part_rows(dir);
+  ASSERT_GT(rows, 0);
+  CliProcess restarted({"coordinator", "--job-dir", dir}, dir + "-2");
+  ASSERT_TRUE(wait_until([&] {
+    try {
+      return nlohmann::json::parse(slurp(dir + "/coordinator.json")).at("pid") == restarted.pid();
+    } catch (const std::exception&) {
+      return false;
+    }
+  })) << "the job was not taken back";
+  ::kill(restarted.pid(), SIGINT);
+  ASSERT_TRUE(wait_until([&] { return restarted.exited(); }, 10))
+      << "a stop with no member to tell waited for them";
+  const auto paused = restarted.wait();
+  EXPECT_EQ(paused.exit_code, kExitPaused) << paused.err;
+  EXPECT_NE(paused.out.find("paused after step " + std::to_string(last) + " of "),
+            std::string::npos)
+      << paused.out;
+  const auto summary = summary_of(dir);
+  EXPECT_EQ(summary.at("steps"), last);
+  EXPECT_EQ(summary.at("step_rows"), rows);
+  const std::string steps = slurp(dir + "/steps.csv");
+  EXPECT_EQ(std::count(steps.begin(), steps.end(), '\n'), rows + 1) << "rows were dropped";
+}
+
+// Workers given a notice (SIGTERM) after their last step while their coordinator is away leave
+// at once: rank 0 stops trying to store the final checkpoint, and neither says the job has
+// finished (no coordinator has said so). Rank 0 tried for ever, and the other said "the job has
+// finished".
+TEST(Elastic, WorkersSignalledAfterTheirLastStepWhileTheCoordinatorIsAwayLeave) {
+  const std::string dir = fresh_dir("signalled-without-coordinator");
+  CoordinatorKilled job;
+  ASSERT_TRUE(train_then_kill_the_coordinator(dir, 300, job));
+  CliProcess& a = *job.a;
+  CliProcess& b = *job.b;
+  const std::string not_stored = "the checkpoint of step 300 was not stored";
+  const std::string done = "done with step 300";
+  // Rank 0 tries to store the final checkpoint; the other waits for the job's end.
+  ASSERT_TRUE(wait_until([&] {
+    const std::string both = slurp(dir + "-a.err") + slurp(dir + "-b.err");
+    return both.find(not_stored) != std::string::npos && both.find(done) != std::string::npos;
+  })) << "the workers did not finish while the coordinator was away";
+  ::kill(a.pid(), SIGTERM);
+  ::kill(b.pid(), SIGTERM);
+  ASSERT_TRUE(wait_until([&] { return a.exited() && b.exited(); }, 20))
+      << "a worker ignored its notice";
+  for (CliProcess* worker : {&a, &b}) {
+    const auto ended = worker->wait();
+    EXPECT_EQ(ended.exit_code, 0) << ended.err;
+    EXPECT_NE(ended.err.find("left after step 300 (preempted) before the coordinator ended the "
+                             "job"),
+              std::string::npos)
+        << ended.err;
+    EXPECT_EQ(ended.err.find("the job has finished"), std::string::npos) << ended.err;
+  }
+}
+
+// A paused standalone job copied elsewhere goes on in the copy, with the job's own worker count
+// and at its own port: the next coordinator worked on the directory its journal named (whose lock
+// it did not hold), waited for 1 worker whatever the job's --min-workers, and listened on another
+// port than the one its workers had been told.
+TEST(Elastic, ACopiedPausedJobGoesOnInTheCopyWithItsWorkersAndPort) {
+  const std::string dir = fresh_dir("copied-paused");
+  CliProcess coordinator(coordinator_job(dir, 300, 2, {"--stop-at", "40"}), dir + "-1");
+  const std::string address = front_door(dir);
+  {
+    CliProcess a(worker_command(dir, address), dir + "-a");
+    CliProcess b(worker_command(dir, address), dir + "-b");
+    ASSERT_EQ(coordinator.wait().exit_code, kExitPaused);
+    a.wait();
+    b.wait();
+  }
+  const std::string copy = dir + "-copy";
+  fs::remove_all(copy);
+  fs::copy(dir, copy, fs::copy_options::recursive);
+  const std::string before = slurp(dir + "/events.jsonl");
+  CliProcess again({"coordinator", "--job-dir", copy}, copy + "-2");
+  ASSERT_TRUE(wait_until([&] {
+    try {
+      return nlohmann::json::parse(slurp(copy + "/coordinator.json")).at("pid") == again.pid();
+    } catch (const std::exception&) {
+      return false;
+    }
+  })) << slurp(copy + "-2.err");
+  EXPECT_EQ(front_door(copy), address) << "a paused job goes on at its port";
+  CliProcess c(worker_command(copy, front_door(copy)), copy + "-c");
+  CliProcess d(worker_command(copy, front_door(copy)), copy + "-d");
+  const auto done = again.wait();
+  ASSERT_EQ(done.exit_code, 0) << done.err;
+  EXPECT_EQ(c.wait().exit_code, 0);
+  EXPECT_EQ(d.wait().exit_code, 0);
+  EXPECT_EQ(slurp(dir + "/events.jsonl"), before) << "the original's records were written";
+  EXPECT_EQ(summary_of(dir).at("finished"), false);
+  const auto summary = summary_of(copy);
+  EXPECT_EQ(summary.at("steps"), 300);
+  EXPECT_EQ(summary.at("finished"), true);
+  EXPECT_EQ(summary.at("workers"), 2);
+  EXPECT_EQ(last_event(read_events(copy), "generation").at("members").size(), 2u);
+}
+
+// `train --resume` of a job whose standalone coordinator died while it ran is refused, pointing
+// at the take-back: the coordinator's workers go on without it, and a resume beside them trained
+// the job a second time while they waited for their coordinator for ever.
+TEST(Elastic, TrainResumeOfAJobWhoseStandaloneCoordinatorDiedIsRefused) {
+  const std::string dir = fresh_dir("standalone-died");
+  {
+    CliProcess coordinator(coordinator_job(dir, 300, 1), dir + "-1");
+    front_door(dir);
+    coordinator.kill_group();
+    coordinator.wait();
+  }
+  const auto refused = run_cli({"train", "--resume", "--job-dir", dir}, dir + "-resume");
+  EXPECT_EQ(refused.exit_code, kExitBadInput) << refused.err;
+  EXPECT_NE(refused.err.find("stopped while the job ran, and its workers may run on; take the job "
+                             "back with: transient coordinator --job-dir " +
+                             dir + " (they re-join it)"),
+            std::string::npos)
+      << refused.err;
 }
 
 // A member given its notice just after the other member left (after the step's sum that

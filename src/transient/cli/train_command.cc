@@ -418,6 +418,9 @@ void add_train_commands(CLI::App& app, launch::ForkServer* fork_server) {
     if (coordinator->get_option("--bind")->count() == 0) coordinator_options->bind.clear();
     if (coordinator->get_option("--dashboard")->count() == 0)
       coordinator_options->dashboard.clear();
+    // -1: not given (a job taken back or continued keeps its journal's port and worker count).
+    if (coordinator->get_option("--port")->count() == 0) coordinator_options->port = -1;
+    if (coordinator->get_option("--min-workers")->count() == 0) *min_workers = -1;
     parse_checkpoint_every(*coordinator_checkpoint_every, *coordinator_options);
     std::string no_replace;
     parse_elastic_durations(*coordinator_heartbeat, no_replace, *coordinator_options);

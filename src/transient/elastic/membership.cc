@@ -365,12 +365,12 @@ void Membership::end(const action::EndJob& end) {
 
 void Membership::stop_now() { end(action::EndJob{false, true, "", last_step_}); }
 
-void Membership::request_stop() {
+void Membership::request_stop(bool reachable) {
   if (stop_requested_ || ended_) return;
   stop_requested_ = true;
   stop_time_ = env_.now();
   actions_.push_back(action::Record{{{"event", "stop_requested"}, {"step", last_step_}}, ""});
-  if (!running_) {
+  if (!running_ || !reachable) {
     stop_now();
     return;
   }
@@ -385,9 +385,11 @@ void Membership::finish_if_done() {
   if (!running_ || members_.empty()) return;
   bool any_done = false;
   for (const auto& id : members_) {
-    const WorkerState state = find(id)->state;
-    if (state == WorkerState::kMember) return;
-    any_done = any_done || state == WorkerState::kDone;
+    const WorkerInfo& worker = *find(id);
+    if (worker.state == WorkerState::kMember) return;
+    // One that said done and went since (its process ended: it was signalled while it waited)
+    // is done all the same.
+    any_done = any_done || worker.said_done;
   }
   if (!any_done) return;
   if (!find(members_.front())->said_done) {

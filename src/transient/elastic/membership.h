@@ -254,8 +254,9 @@ class Membership {
   void worker_lost(const std::string& id, const std::string& reason);
   // Timers: silent workers, a stop while forming, the balance check, forming the next generation.
   void tick();
-  // Pause at the next step boundary (Ctrl-C).
-  void request_stop();
+  // Pause at the next step boundary (Ctrl-C); `reachable`: whether any member can be told (none
+  // can when none of a take-back's members has come back: the job pauses now).
+  void request_stop(bool reachable = true);
   // The job cannot go on (`failure` said to people); nothing more is formed.
   void end_job(const std::string& failure);
   // The job's state a restarted coordinator carries on from: its members are expected to rejoin.

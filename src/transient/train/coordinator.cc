@@ -1088,7 +1088,14 @@ void Coordinator::say(const std::string& line) {
 }
 void Coordinator::request_stop() {
   progress_->finish();
-  membership_.request_stop();
+  // A take-back none of whose members has come back has nobody to pause at a boundary: it
+  // paused only once they were dropped as silent, a heartbeat timeout after Ctrl-C.
+  bool reachable = false;
+  for (const auto& id : membership_.members()) {
+    const Worker* worker = find_worker(id);
+    reachable = reachable || (worker != nullptr && worker->peer != nullptr && !worker->peer->dead);
+  }
+  membership_.request_stop(reachable || membership_.members().empty());
   apply_actions();
 }
 elastic::StartPoint Coordinator::start_point() {
@@ -1254,6 +1261,11 @@ void Coordinator::take_back(const CoordinatorJournal& journal) {
   const double unbilled_s =
       journal.cost_at_s > 0 ? std::max(0.0, utc_now_s() - journal.cost_at_s) : 0.0;
   membership_.take_back(taken, unbilled_s);
+  // How far the job had come: its step records (the journal is not rewritten at each step). A
+  // take-back that ended before a member came back recorded step 0, and its merge of the step
+  // records dropped every row after it.
+  last_step_ = last_recorded_step(job_.options.job_dir);
+  membership_.progress(last_step_);
   store_.set_generation_prefix(generation_prefix(taken.generation));
   events_.append({{"event", "coordinator_restarted"},
                   {"gen", taken.generation},
@@ -1275,6 +1287,7 @@ void Coordinator::write_journal() const {
   journal.rollbacks = rollbacks_;
   journal.pid = static_cast<long>(::getpid());
   journal.dashboard = dashboard_address();
+  journal.standalone = options_.invite_workers;
   write_file_atomically(records::JobFiles(job_.options.job_dir).coordinator(),
                         to_json(journal).dump(2) + "\n");
 }

@@ -21,6 +21,7 @@ nlohmann::json to_json(const CoordinatorJournal& journal) {
                          {"ended", membership.ended},
                          {"paused", journal.paused},
                          {"pid", journal.pid},
+                         {"standalone", journal.standalone},
                          {"job", to_json(journal.job)}};
   if (membership.recovery) {
     json["recovery"] = {{"gen", membership.recovery->generation},
@@ -55,6 +56,7 @@ CoordinatorJournal coordinator_journal_from_json(const nlohmann::json& json,
         whole_number_as<int>(json.value("rollbacks", nlohmann::json(0)), "rollbacks", 0);
     journal.pid = integer_or(json, "pid", 0, 0);
     journal.dashboard = json.value("dashboard", std::string());
+    journal.standalone = json.value("standalone", false);
   } catch (const std::exception& error) {  // a JSON error, or a name not in the table
     throw InputError(path, 0, std::string("not a coordinator journal: ") + error.what());
   }

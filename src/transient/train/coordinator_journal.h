@@ -25,12 +25,16 @@ struct CoordinatorJournal {
   int rollbacks = 0;      // after a divergence
   long pid = 0;           // of the coordinator that wrote it
   std::string dashboard;  // its live dashboard, HOST:PORT ("" with none)
+  // Run by `transient coordinator` (its workers started apart, and left running if it dies),
+  // not by `transient train`'s launcher (whose workers end with it).
+  bool standalone = false;
 };
 
 nlohmann::json to_json(const CoordinatorJournal& journal);
 
 // Reads a journal as to_json writes it (recovery, rollbacks, lr_scale, cost_usd, cost_at, paused,
-// pid and dashboard may be absent). Throws InputError naming `path` and what is not as written.
+// pid, dashboard and standalone may be absent). Throws InputError naming `path` and what is not as
+// written.
 CoordinatorJournal coordinator_journal_from_json(const nlohmann::json& json,
                                                  const std::string& path);
 

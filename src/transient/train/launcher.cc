@@ -665,6 +665,16 @@ void open_records(PreparedJob& prepared, EventLog& events) {
   const auto journal_path = records::JobFiles(o.job_dir).coordinator();
   if (o.resume && fs::exists(journal_path)) {
     const auto journal = load_coordinator_journal(journal_path);
+    if (journal.standalone && !journal.membership.ended) {
+      // Its workers were started apart and go on without it: a resume beside them trained the
+      // job a second time, and they waited for their coordinator for ever.
+      throw InputError(journal_path, 0,
+                       "the job's coordinator (transient coordinator, pid " +
+                           std::to_string(journal.pid) +
+                           ") stopped while the job ran, and its workers may run on; take the job "
+                           "back with: transient coordinator --job-dir " +
+                           o.job_dir + " (they re-join it)");
+    }
     start.lr_scale = journal.lr_scale;
     prepared.cost_before_usd = journal.cost_usd;
     prepared.rollbacks_before = journal.rollbacks;
@@ -974,10 +984,13 @@ void tell_the_absent(Coordinator& coordinator, double wait_s) {
 }  // namespace
 
 int run_coordinator(const TrainOptions& flags, int min_workers) {
-  if (min_workers < 1 || min_workers > 64) {
+  const bool min_workers_given = min_workers != -1;
+  if (min_workers_given && (min_workers < 1 || min_workers > 64)) {
     throw InputError("--min-workers: accepted: 1..64");
   }
   TrainOptions given = flags;
+  const bool port_given = given.port != -1;
+  if (!port_given) given.port = 0;
   const std::string journal_path = records::JobFiles(given.job_dir).coordinator();
   bool take_back = !given.job_dir.empty() && fs::exists(journal_path);
   bool continue_paused = false;
@@ -1029,6 +1042,10 @@ int run_coordinator(const TrainOptions& flags, int min_workers) {
                        "(Ctrl-C) and continue it with --stop-at");
     }
     prepared.job = journal.job;
+    // The directory given, which may be a copy or a move of the one the journal names: its
+    // records are the ones this coordinator keeps (it wrote to the journal's, whose lock it
+    // did not hold).
+    prepared.job.options.job_dir = fs::absolute(given.job_dir).lexically_normal().string();
     // A paused job goes on to the --stop-at given now, not to the one it paused at (it paused
     // again after one step).
     if (continue_paused) {
@@ -1045,9 +1062,12 @@ int run_coordinator(const TrainOptions& flags, int min_workers) {
     TrainOptions o = given;
     if (o.bind.empty()) o.bind = TrainOptions{}.bind;
     if (o.dashboard.empty()) o.dashboard = TrainOptions{}.dashboard;
+    if (!min_workers_given) min_workers = 1;
     o.workers = min_workers;
     prepared = prepare_job(o, false);
   }
+  // A job taken back or continued waits for the workers it was started with, unless told.
+  if (!min_workers_given && take_back) min_workers = std::max(1, prepared.job.options.workers);
   if (continue_paused) take_back = false;
   const TrainOptions& o = prepared.options;
   EventLog events(records::JobFiles(o.job_dir).events());
@@ -1063,6 +1083,20 @@ int run_coordinator(const TrainOptions& flags, int min_workers) {
   coordinator_options.cost_before_usd = prepared.cost_before_usd;  // take_back() has its own
   coordinator_options.rollbacks_before = prepared.rollbacks_before;
   if (take_back) coordinator_options.port = parse_endpoint(journal.front_door, journal_path).port;
+  if (continue_paused && !port_given) {
+    // Its workers, started elsewhere, know the job's port: a paused job goes on at it, unless
+    // something else has taken it meanwhile.
+    const std::uint16_t port = parse_endpoint(journal.front_door, journal_path).port;
+    try {
+      Listener probe(o.bind, port, "--bind/--port");
+      coordinator_options.port = port;
+    } catch (const InputError&) {
+      std::fprintf(stderr,
+                   "transient: the job's port %u is taken; listening on another (workers join "
+                   "at the address below)\n",
+                   static_cast<unsigned>(port));
+    }
+  }
   Coordinator coordinator(prepared.job, prepared.token, coordinator_options, events,
                           prepared.start);
   if (take_back) coordinator.take_back(journal);

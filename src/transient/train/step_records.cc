@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <sstream>
 #include <tuple>
@@ -50,14 +51,14 @@ void read_rows(const std::string& path, bool has_header, std::int64_t last_step,
   }
 }
 
-}  // namespace
-
-std::int64_t merge_step_records(const std::string& job_dir, std::int64_t last_step) {
+// The rows of `job_dir`'s steps.csv and part files with step <= `last_step`; `parts` gets the
+// part files read.
+std::map<RowKey, std::string> read_all_rows(const std::string& job_dir, std::int64_t last_step,
+                                            std::vector<std::filesystem::path>& parts) {
   namespace fs = std::filesystem;
   const std::string steps_path = records::JobFiles(job_dir).steps();
   std::map<RowKey, std::string> rows;
   if (fs::exists(steps_path)) read_rows(steps_path, true, last_step, rows);
-  std::vector<fs::path> parts;
   const fs::path parts_dir = records::JobFiles(job_dir).step_parts();
   if (fs::is_directory(parts_dir)) {
     for (const auto& entry : fs::directory_iterator(parts_dir)) {
@@ -65,6 +66,22 @@ std::int64_t merge_step_records(const std::string& job_dir, std::int64_t last_st
     }
   }
   for (const auto& part : parts) read_rows(part.string(), false, last_step, rows);
+  return rows;
+}
+
+}  // namespace
+
+std::int64_t last_recorded_step(const std::string& job_dir) {
+  std::vector<std::filesystem::path> parts;
+  const auto rows = read_all_rows(job_dir, std::numeric_limits<std::int64_t>::max(), parts);
+  return rows.empty() ? 0 : std::get<0>(rows.rbegin()->first);
+}
+
+std::int64_t merge_step_records(const std::string& job_dir, std::int64_t last_step) {
+  namespace fs = std::filesystem;
+  const std::string steps_path = records::JobFiles(job_dir).steps();
+  std::vector<fs::path> parts;
+  const auto rows = read_all_rows(job_dir, last_step, parts);
   // A step recorded by several generations (some members finished it before the group failed,
   // and a later generation trained it again after a resume) keeps the latest generation's rows.
   std::map<std::int64_t, std::int64_t> latest_generation;

@@ -19,4 +19,8 @@ namespace transient::train {
 // steps.csv is in place. Returns the number of rows.
 std::int64_t merge_step_records(const std::string& job_dir, std::int64_t last_step);
 
+// The highest step recorded in `job_dir`'s steps.csv and part files (0 if none): how far a job
+// whose coordinator died had come, for the one that takes it back.
+std::int64_t last_recorded_step(const std::string& job_dir);
+
 }  // namespace transient::train

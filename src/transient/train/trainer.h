@@ -173,7 +173,8 @@ std::vector<std::string> launch_setting_flags();
 // `transient worker --coordinator HOST:PORT --token-file F`. With a job directory that holds a
 // journal (coordinator.json) it takes that job back. options.bind and options.dashboard "" (not
 // given): the journal's front-door address and dashboard (off if it had none; its port for a job
-// taken back while it runs), else loopback. Returns the process exit code.
+// taken back while it runs), else loopback. options.port and `min_workers` -1 (not given): the
+// journal's port and workers, else any free port and 1. Returns the process exit code.
 int run_coordinator(const TrainOptions& options, int min_workers);
 
 // Fills what the flags left empty from an orchestrator's environment, read through `getenv`

@@ -324,11 +324,21 @@ class Worker {
                  connection_.id().c_str(), static_cast<long long>(step_));
     }
     // Wait for the coordinator to see every member done (or to drop this worker).
-    std::string ignored;
-    if (auto next = connection_.next_generation(config_.generation, ignored)) {
+    std::string why;
+    if (auto next = connection_.next_generation(config_.generation, why)) {
       connection_.unfinish();
       next_config_ = std::move(next);
       return std::nullopt;
+    }
+    if (why == "signalled") {
+      // Signalled while it waited (its coordinator away, or rank 0 storing the final state):
+      // nobody has said the job ended.
+      print_line(
+          "transient worker %s: left after step %lld (%s) before the coordinator ended "
+          "the job\n",
+          connection_.id().c_str(), static_cast<long long>(step_),
+          leave_signal() == SIGINT ? "stopped" : "preempted");
+      return 0;
     }
     say_the_job_ended();
     return 0;
@@ -830,6 +840,15 @@ class Worker {
     if (stored_step_ == step_) return;
     const auto bytes = serialize_checkpoint(snapshot());
     while (!connection_.dropped() && !store_state(bytes)) {
+      if (leave_signal() != 0) {
+        // Its coordinator away, a notice (or Ctrl-C) is honoured all the same: the other
+        // members, done too, hold the state, and the coordinator has one of them store it.
+        print_line(
+            "transient worker %s: the checkpoint of step %lld was not stored (the "
+            "coordinator is away, and this worker was signalled)\n",
+            connection_.id().c_str(), static_cast<long long>(step_));
+        return;
+      }
       std::this_thread::sleep_for(std::chrono::milliseconds(250));
     }
   }
