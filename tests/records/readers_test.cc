@@ -75,6 +75,38 @@ TEST(RecordsEvents, ARunAfterAnotherIsPutAfterItOnOneTimeAxis) {
             *utc_seconds("2026-11-30T10:01:44.500Z"));
 }
 
+// A job resumed after a crash from the checkpoint of step 650: the crashed run had written epochs
+// 6 and 7, the resumed one writes 7 again. The records keep both; the crashed run's 7 is
+// superseded, as soon as the resumed run starts before its step, and the epochs before stand.
+TEST(RecordsEvents, AnEpochALaterRunTrainsAgainIsSuperseded) {
+  const std::string crashed =
+      R"({"t":0,"event":"generation","gen":0,"members":["w0"],"start_step":0})"
+      "\n"
+      R"({"t":60,"event":"epoch","epoch":6,"step":600,"test_accuracy":0.74})"
+      "\n"
+      R"({"t":65,"event":"checkpoint","step":650})"
+      "\n"
+      R"({"t":70,"event":"epoch","epoch":7,"step":700,"test_accuracy":0.78})"
+      "\n";
+  const std::string resumed =
+      R"({"t":0.1,"event":"generation","gen":0,"members":["w0"],"start_step":650})"
+      "\n";
+  const std::string redone = R"({"t":5,"event":"epoch","epoch":7,"step":700,"test_accuracy":0.81})"
+                             "\n";
+  const auto superseded = [](const std::string& text) {
+    std::string flags;
+    for (const auto& e : parse_events(text, "events.jsonl").events) {
+      if (e.type == "epoch") flags += e.superseded ? "S" : "-";
+    }
+    return flags;
+  };
+  EXPECT_EQ(superseded(crashed), "--");
+  EXPECT_EQ(superseded(crashed + resumed), "-S");
+  EXPECT_EQ(superseded(crashed + resumed + redone), "-S-");
+  // Without generations (records cut short), the last event of an epoch stands.
+  EXPECT_EQ(superseded(crashed.substr(crashed.find('\n') + 1) + redone), "-S-");
+}
+
 TEST(RecordsEvents, AMissingFileIsOneProblem) {
   const auto read = read_events("/nonexistent/events.jsonl");
   EXPECT_TRUE(read.events.empty());

@@ -7,7 +7,9 @@
 #include <map>
 #include <sstream>
 
+#include "common/lock_holder.h"
 #include "report/job_dir_fixture.h"
+#include "report/page_data.h"
 #include "transient/core/atomic_file.h"
 #include "transient/records/job_records.h"
 #include "transient/report/internal/step_series.h"
@@ -260,6 +262,97 @@ TEST(ReportFacts, AResumedRunIsAtItsOwnStepNotTheHighestAnEarlierRunReached) {
            << "\n";
   }
   EXPECT_EQ(job_facts(records::read_job_records(job.dir), 0.0).step, 120);
+}
+
+// A job whose coordinator was killed (SIGKILL of `transient train` or `transient coordinator`)
+// was "running" for ever, with a time left that never changed: while a real process holds the
+// job's lock the job runs; once it is killed, the job is interrupted, and status says why and
+// how to go on. A job whose journal says it ended, or that has no lock file (a job of an earlier
+// version, another host's file system), is not called interrupted.
+TEST(ReportFacts, AJobWhoseCoordinatorWasKilledIsInterrupted) {
+  const auto job = testing::write_job_dir("coordinator_killed");
+  std::filesystem::remove(job.dir + "/summary.json");
+  std::ofstream(job.dir + "/coordinator.json") << R"({"job": {"total_steps": 500}, "pid": 1})";
+  EXPECT_EQ(job_facts(records::read_job_records(job.dir), 0.0).state, "running");  // no lock file
+  const std::string lock = job.dir + "/.coordinator.lock";
+  std::ofstream(lock).close();
+  if (records::probe_coordinator_lock(lock) == records::CoordinatorLock::kUnknown) {
+    GTEST_SKIP() << "this machine cannot tell a lock of " << job.dir;
+  }
+  testing::LockHolder coordinator(lock);
+  const JobFacts running = job_facts(records::read_job_records(job.dir), 0.0);
+  EXPECT_EQ(running.state, "running");
+  EXPECT_TRUE(running.time_left_s);
+  EXPECT_TRUE(running.continue_with.empty());
+  coordinator.kill();
+  const JobFacts killed = job_facts(records::read_job_records(job.dir), 0.0);
+  EXPECT_EQ(killed.state, "interrupted");
+  EXPECT_FALSE(killed.time_left_s);
+  const std::string text = status_text(killed);
+  EXPECT_EQ(
+      text.rfind("job " + job.dir +
+                     ": interrupted\n"
+                     "its coordinator is not running: it was killed or crashed; continue with "
+                     "transient train --resume --job-dir " +
+                     job.dir +
+                     " if `transient train` ran it, or transient coordinator "
+                     "--job-dir " +
+                     job.dir + " if a standalone coordinator did\n",
+                 0),
+      0u)
+      << text;
+  EXPECT_EQ(text.find("time left"), std::string::npos) << text;
+  // A journal that says which command ran the job: that one.
+  std::ofstream(job.dir + "/coordinator.json")
+      << R"({"job": {"total_steps": 500}, "pid": 1, "standalone": true})";
+  EXPECT_EQ(job_facts(records::read_job_records(job.dir), 0.0).continue_with,
+            "transient coordinator --job-dir " + job.dir + " (its workers re-join it)");
+  std::ofstream(job.dir + "/coordinator.json")
+      << R"({"job": {"total_steps": 500}, "pid": 1, "standalone": false})";
+  EXPECT_EQ(job_facts(records::read_job_records(job.dir), 0.0).continue_with,
+            "transient train --resume --job-dir " + job.dir);
+  EXPECT_NE(render_job_report(records::read_job_records(job.dir), {})
+                .find("<td>state</td><td>interrupted (its coordinator is not running: it was "
+                      "killed or crashed)</td>"),
+            std::string::npos);
+  // Ended (the journal says so) or with its summary written, it is not interrupted.
+  std::ofstream(job.dir + "/coordinator.json") << R"({"job": {"total_steps": 500}, "ended": true})";
+  EXPECT_EQ(job_facts(records::read_job_records(job.dir), 0.0).state, "ended");
+  testing::write_job_dir("coordinator_killed");
+  std::ofstream(lock).close();
+  EXPECT_EQ(job_facts(records::read_job_records(job.dir), 0.0).state, "finished");
+}
+
+// A job resumed after a crash from its checkpoint of step 250 had its third epoch (step 300)
+// twice in events.jsonl, the crashed run's and the resumed run's: status showed the crashed
+// run's accuracy "evaluated after step 300" while the resumed run was before it, and the page
+// drew both points. Each epoch is its last run's.
+TEST(ReportFacts, AnEpochAResumedRunTrainsAgainIsItsLastRuns) {
+  const auto job = testing::write_job_dir("epochs_twice");
+  std::filesystem::remove(job.dir + "/summary.json");
+  std::string events = read_file(job.dir + "/events.jsonl");
+  events = events.substr(0, events.find("{\"t\":18.100"));  // the crash: no "done"
+  events += R"({"t":0.2,"time":"2026-11-24T10:05:00.200Z","event":"generation","gen":0,)"
+            R"("members":["w0"],"start_step":250,"checkpoint":"step-00000250.pt"})"
+            "\n";
+  write_file_atomically(job.dir + "/events.jsonl", events);
+  const JobFacts before = job_facts(records::read_job_records(job.dir), 0.0);
+  EXPECT_EQ(before.evaluated_step, 200);
+  EXPECT_DOUBLE_EQ(*before.test_accuracy, 0.83);
+  events += R"({"t":3.0,"time":"2026-11-24T10:05:03.000Z","event":"epoch","epoch":3,"step":300,)"
+            R"("train_loss":0.4,"test_accuracy":0.9,"test_loss":0.3})"
+            "\n";
+  write_file_atomically(job.dir + "/events.jsonl", events);
+  const JobFacts after = job_facts(records::read_job_records(job.dir), 0.0);
+  EXPECT_EQ(after.evaluated_step, 300);
+  EXPECT_DOUBLE_EQ(*after.test_accuracy, 0.9);
+  const auto charts =
+      testing::chart_data(render_job_report(records::read_job_records(job.dir), {}));
+  EXPECT_EQ(testing::dataset(charts["accuracy-step"], "test_accuracy")["data"],
+            nlohmann::json::parse(R"([{"x":100,"y":0.71},{"x":200,"y":0.83},{"x":300,"y":0.9}])"));
+  const auto by_time = testing::dataset(charts["accuracy-time"], "test_accuracy")["data"];
+  ASSERT_EQ(by_time.size(), 3u);
+  EXPECT_GT(by_time[2]["x"].get<double>(), 18.0);  // the resumed run's time, after the crash
 }
 
 // Its last members gone and the job waiting for a worker: no members, no speed, no time left (it

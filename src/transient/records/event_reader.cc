@@ -4,7 +4,9 @@
 #include <cstdio>
 #include <ctime>
 #include <optional>
+#include <set>
 #include <sstream>
+#include <utility>
 
 #include "transient/core/json_number.h"
 #include "transient/records/internal/record_file.h"
@@ -87,6 +89,29 @@ void put_runs_on_one_axis(std::vector<Event>& events) {
   }
 }
 
+// An "epoch" event is superseded by a later one of the same epoch (a run that trained it again
+// wrote its own), and by a later generation that starts before its step (the steps up to it are
+// trained again: a resume from an earlier checkpoint, a rollback), also before that run reaches
+// it again: its evaluation was of a model the job went back on.
+void mark_superseded_epochs(std::vector<Event>& events) {
+  // The epochs of later "epoch" events (true, epoch), or their steps where they have no epoch.
+  std::set<std::pair<bool, std::int64_t>> later;
+  std::optional<std::int64_t> earliest_start;  // the least start_step of later generations
+  for (auto e = events.rbegin(); e != events.rend(); ++e) {
+    if (e->type == "generation" && e->json.contains("start_step")) {
+      if (const auto start = whole_number_in(e->json["start_step"])) {
+        earliest_start = std::min(earliest_start.value_or(*start), *start);
+      }
+    }
+    if (e->type != "epoch") continue;
+    const std::int64_t step = e->count("step", -1);
+    const std::int64_t epoch = e->count("epoch", -1);
+    const std::pair<bool, std::int64_t> key{epoch >= 0, epoch >= 0 ? epoch : step};
+    const bool repeated = key.second >= 0 && !later.insert(key).second;
+    e->superseded = repeated || (earliest_start && step > *earliest_start);
+  }
+}
+
 }  // namespace
 
 EventsRead parse_events(const std::string& text, const std::string& name) {
@@ -121,6 +146,7 @@ EventsRead parse_events(const std::string& text, const std::string& name) {
     read.events.push_back(std::move(event));
   }
   put_runs_on_one_axis(read.events);
+  mark_superseded_epochs(read.events);
   return read;
 }
 

@@ -22,6 +22,11 @@ struct Event {
   std::string time;     // the wall clock, UTC, ISO 8601 ("" in records older than that field)
   nlohmann::json json;  // the whole line, every field included
   int line = 0;         // 1-based line in the file
+  // An "epoch" of a run the job went back on (parse_events): a later run resumed from a
+  // checkpoint before it, or a rollback, trained that epoch again. The records are append-only,
+  // so a job resumed after a crash holds both runs' events of its last epochs; readers take the
+  // ones that stand, each epoch's last.
+  bool superseded = false;
 
   // Field `key` as a number, or `fallback` if absent or not a number.
   double number(const char* key, double fallback = 0.0) const;
@@ -59,7 +64,8 @@ std::optional<double> utc_seconds(const std::string& text);
 
 // Reads `path`. A missing file is one problem and no events; never throws for bad content.
 EventsRead read_events(const std::string& path);
-// The same from text; `name` stands for the path in problems.
+// The same from text; `name` stands for the path in problems. Each run's times are put on one
+// axis (Event::t) and the epochs that later runs trained again are marked (Event::superseded).
 EventsRead parse_events(const std::string& text, const std::string& name);
 
 }  // namespace transient::records

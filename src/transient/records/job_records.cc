@@ -94,6 +94,7 @@ JobRecords read_job_records(const std::string& dir) {
   }
   JobRecords records;
   records.dir = dir;
+  records.coordinator_lock = probe_coordinator_lock(files.lock());
   EventsRead events = read_events(files.events());
   append_problems(records, events);
   records.events = std::move(events.events);

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "transient/records/coordinator_lock.h"
 #include "transient/records/event_reader.h"
 #include "transient/records/manifest_reader.h"
 #include "transient/records/read_problem.h"
@@ -24,7 +25,11 @@ struct JobRecords {
   std::optional<nlohmann::json> job;          // job.json: the job's identity and settings
   std::optional<nlohmann::json> coordinator;  // coordinator.json: the coordinator's journal
   std::vector<CheckpointEntry> checkpoints;   // checkpoints/manifest.json, in step order
-  std::vector<ReadProblem> problems;          // what could not be read, file:line
+  // Whether a coordinator holds the job (.coordinator.lock), probed before the files are read: a
+  // coordinator that ends writes summary.json and its journal before it lets go of the lock, so
+  // a lock found free belongs to records that say so, or to a coordinator killed or crashed.
+  CoordinatorLock coordinator_lock = CoordinatorLock::kUnknown;
+  std::vector<ReadProblem> problems;  // what could not be read, file:line
 };
 
 // Reads the job directory `dir`. Files a job may not have yet (summary.json while it runs, the

@@ -62,6 +62,10 @@ std::string state_of(const records::JobRecords& records, const records::JobSumma
     return "paused";
   }
   if (records.coordinator && records.coordinator->value("ended", false)) return "ended";
+  // Nothing says the run ended and no coordinator holds the job: it was killed or crashed (it
+  // was shown running for ever, with a time left that never changed). Where the lock cannot be
+  // told (another host's file system, no lock file), the job is taken to run.
+  if (records.coordinator_lock == records::CoordinatorLock::kFree) return "interrupted";
   return "running";
 }
 
@@ -106,6 +110,22 @@ JobFacts job_facts(const records::JobRecords& records, double now_unix_s) {
   f.problems = records.problems;
   const records::JobSummary* const summary = current_summary(records);
   f.state = state_of(records, summary, f.failure);
+  if (f.state == "interrupted") {
+    // Which command ran the job, its journal says (one of an earlier version does not).
+    const std::string dir = shell_word(records.dir);
+    const auto& journal = records.coordinator;
+    const auto standalone =
+        journal && journal->contains("standalone") && (*journal)["standalone"].is_boolean()
+            ? std::optional<bool>((*journal)["standalone"].get<bool>())
+            : std::nullopt;
+    f.continue_with = !standalone ? "transient train --resume --job-dir " + dir +
+                                        " if `transient train` ran it, or transient coordinator "
+                                        "--job-dir " +
+                                        dir + " if a standalone coordinator did"
+                      : *standalone
+                          ? "transient coordinator --job-dir " + dir + " (its workers re-join it)"
+                          : "transient train --resume --job-dir " + dir;
+  }
   const auto points = internal::step_points(records.steps, records.events);
   const internal::RankNames names(records.events);
   f.generation = names.last_gen();
@@ -142,9 +162,12 @@ JobFacts job_facts(const records::JobRecords& records, double now_unix_s) {
       f.checkpoint_age_s =
           written ? std::optional<double>(std::max(0.0, now_unix_s - *written)) : std::nullopt;
     }
-    // An epoch's evaluation, or the one at the job's end (-1: there was none).
-    if ((e.type == "epoch" || e.type == "done") && e.json.contains("test_accuracy") &&
-        e.json["test_accuracy"].is_number() && e.number("test_accuracy") >= 0) {
+    // An epoch's evaluation, or the one at the job's end (-1: there was none); not an epoch's
+    // that a later run trained again (its accuracy was shown, evaluated after a step the job
+    // went back on).
+    if (((e.type == "epoch" && !e.superseded) || e.type == "done") &&
+        e.json.contains("test_accuracy") && e.json["test_accuracy"].is_number() &&
+        e.number("test_accuracy") >= 0) {
       f.test_accuracy = e.number("test_accuracy");
       f.evaluated_step = e.count("step");
     }
@@ -208,6 +231,9 @@ std::string status_text(const JobFacts& f) {
   // What the records say is shown as printable text: a failure's text may quote a worker's.
   std::string out = fmt::format("job {}: {}{}\n", f.dir, f.state,
                                 f.failure.empty() ? "" : " (" + printable(f.failure) + ")");
+  if (f.state == "interrupted") {
+    out += std::string(kInterruptedCause) + "; continue with " + printable(f.continue_with) + "\n";
+  }
   out += f.total_steps > 0 ? fmt::format("step {} of {}\n", f.step, f.total_steps)
                            : fmt::format("step {}\n", f.step);
   out += "workers: " + printable(workers_text(f)) + "\n";

@@ -12,9 +12,14 @@
 namespace transient::report {
 
 struct JobFacts {
-  std::string dir;                   // the job directory
-  std::string state;                 // "finished", "paused", "failed", "running", ...
-  std::string failure;               // why it failed, when state is "failed"
+  std::string dir;  // the job directory
+  // "finished", "paused", "failed", "running", "ended" (its journal says so, with no summary),
+  // "interrupted" (no coordinator holds the job, and its records do not say it ended: killed or
+  // crashed; records::CoordinatorLock).
+  std::string state;
+  std::string failure;  // why it failed, when state is "failed"
+  // When state is "interrupted": the commands that go on with the job.
+  std::string continue_with;
   std::int64_t step = 0;             // steps completed
   std::int64_t total_steps = 0;      // steps to train (0 if unknown)
   std::int64_t generation = -1;      // the latest generation (-1: none formed)
@@ -50,6 +55,10 @@ std::string status_text(const JobFacts& facts);
 // transient_workers, transient_samples_per_second, transient_recoveries_total and, when known,
 // transient_checkpoint_age_seconds, transient_cost_usd and transient_seconds_left.
 std::string prometheus_text(const JobFacts& facts);
+
+// Why a job is "interrupted", as status and the report page say it.
+inline constexpr const char* kInterruptedCause =
+    "its coordinator is not running: it was killed or crashed";
 
 // The workers as status and the report page say them: "2 in generation 3 (w0, w3)", or before the
 // first generation how many it waits for and how many have joined.

@@ -164,10 +164,14 @@ void add_problems(HtmlPage& page, const std::vector<records::ReadProblem>& probl
 void add_summary(HtmlPage& page, const Job& job) {
   const JobFacts& f = job.facts;
   page.add_heading("Summary");
-  Rows rows = {{"state", f.state + (f.failure.empty() ? "" : ": " + f.failure)},
-               {"step", f.total_steps > 0 ? fmt::format("{} of {}", f.step, f.total_steps)
-                                          : std::to_string(f.step)},
-               {"samples/s", number_text(f.samples_per_s)}};
+  const std::string why = !f.failure.empty()         ? ": " + f.failure
+                          : f.state == "interrupted" ? std::string(" (") + kInterruptedCause + ")"
+                                                     : std::string();
+  Rows rows = {{"state", f.state + why}};
+  if (!f.continue_with.empty()) rows.push_back({"continue with", f.continue_with});
+  rows.push_back({"step", f.total_steps > 0 ? fmt::format("{} of {}", f.step, f.total_steps)
+                                            : std::to_string(f.step)});
+  rows.push_back({"samples/s", number_text(f.samples_per_s)});
   if (f.time_left_s) rows.push_back({"time left", time_left_text(f)});
   rows.push_back(
       {"recoveries", fmt::format("{} ({} redone)", f.recoveries, counted(f.redone_steps, "step"))});
@@ -206,7 +210,8 @@ void add_summary(HtmlPage& page, const Job& job) {
 
 // Loss and accuracy against step and time: the training loss of every step (steps.csv) and the
 // evaluations (every *_loss and *_accuracy field) at the end of epochs (events "epoch") and of the
-// job (the "done" event: a job ends mid-epoch when --steps says so, and is evaluated there).
+// job (the "done" event: a job ends mid-epoch when --steps says so, and is evaluated there). An
+// epoch that a resumed run trained again is its last run's (both runs' points were drawn).
 void add_training(HtmlPage& page, const Job& job) {
   page.add_heading("Training");
   json loss_by_step = json::array(), loss_by_time = json::array();
@@ -224,7 +229,7 @@ void add_training(HtmlPage& page, const Job& job) {
   std::map<std::string, std::pair<json, json>> evaluations;  // field -> (by step, by time)
   for (const auto& e : job.records.events) {
     const bool final = e.type == "done";
-    if (e.type != "epoch" && !final) continue;
+    if ((e.type != "epoch" || e.superseded) && !final) continue;
     for (const auto& [key, value] : e.json.items()) {
       const bool loss = key.size() > 5 && key.compare(key.size() - 5, 5, "_loss") == 0;
       const bool accuracy = key.size() > 9 && key.compare(key.size() - 9, 9, "_accuracy") == 0;

@@ -22,6 +22,7 @@ std::vector<Anchor> anchors(const std::vector<records::Event>& events) {
     const auto step = whole_number_in(*it);  // a float such as 1e300 is not converted
     if (!step) continue;
     if (e.type == "stop_requested" || e.type == "waiting") continue;
+    if (e.superseded) continue;  // an epoch a later run trained again: its time is that run's
     found.push_back({*step, e.t});
   }
   std::stable_sort(found.begin(), found.end(),
