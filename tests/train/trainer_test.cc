@@ -331,6 +331,14 @@ TEST(Trainer, CorruptNewestCheckpointFallsBackToThePreviousOne) {
   const auto generation = std::find_if(events.rbegin(), events.rend(),
                                        [](const auto& e) { return e.at("event") == "generation"; });
   EXPECT_EQ(generation->at("start_step"), 40);
+  // Steps 41 to 50, trained by the first run, were trained again: counted with the job's redone
+  // steps (no record said so).
+  const auto redone = std::find_if(events.rbegin(), events.rend(),
+                                   [](const auto& e) { return e.at("event") == "steps_redone"; });
+  ASSERT_NE(redone, events.rend());
+  EXPECT_EQ(redone->at("step"), 40);
+  EXPECT_EQ(redone->at("reached"), 50);
+  EXPECT_EQ(summary_of(dir).at("redone_steps"), 10);
   EXPECT_TRUE(bitwise_equal(latest_checkpoint(dir), reference_state(1)));
   expect_complete_step_records(dir, 80, 1, 100);
 }

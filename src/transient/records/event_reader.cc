@@ -40,6 +40,8 @@ EventCounts count_events(const std::vector<Event>& events) {
       ++counts.recoveries;
       counts.redone_steps += e.count("redone_steps");
     }
+    // A run resumed from a checkpoint before the step its predecessor reached (a crash).
+    if (e.type == "steps_redone") counts.redone_steps += e.count("redone_steps");
     if (e.type == "checkpoint") {
       counts.newest_checkpoint_step = std::max(counts.newest_checkpoint_step, e.count("step"));
     }

@@ -48,7 +48,8 @@ struct EventsRead {
 bool left_by_revocation(const std::string& reason);
 
 // What a job's events say of all its runs: generations formed, workers lost (left_by_revocation),
-// recoveries and the steps they redid, and the newest checkpoint written (0: none).
+// recoveries and the steps they redid (with those a resume after a crash redid: steps_redone),
+// and the newest checkpoint written (0: none).
 struct EventCounts {
   std::int64_t generations = 0;
   std::int64_t revocations = 0;

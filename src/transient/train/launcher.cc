@@ -692,7 +692,16 @@ void open_records(PreparedJob& prepared, EventLog& events) {
     }
   }
   if (chosen) set_aside_rejected(checkpoints, *chosen);
-  // Rows of steps after the checkpoint (left by a stopped or crashed run) will be redone.
+  // Rows of steps after the checkpoint (left by a stopped or crashed run) will be redone: counted
+  // with the job's redone steps (a crash after step 145 resumed from the checkpoint of step 100
+  // redid 45, which no record said).
+  const std::int64_t reached = last_recorded_step(o.job_dir);
+  if (o.resume && reached > start.start_step) {
+    events.append({{"event", "steps_redone"},
+                   {"step", start.start_step},
+                   {"reached", reached},
+                   {"redone_steps", reached - start.start_step}});
+  }
   merge_step_records(o.job_dir, start.start_step);
   if (prepared.job_json_update) {
     write_file_atomically(records::JobFiles(o.job_dir).job(),
