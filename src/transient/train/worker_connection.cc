@@ -239,12 +239,14 @@ std::pair<nlohmann::json, std::string> Connection::call(const message::ToCoordin
 }
 
 void Connection::send(const message::ToCoordinator& message) {
-  std::shared_ptr<LineChannel> channel;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    channel = channel_;
+  const nlohmann::json line = message::encode(message);
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (channel_ && channel_->send(line)) return;
+  // An event (an epoch's evaluation, ...) is the records' and goes after the re-join; progress
+  // and heartbeats are of the moment.
+  if (std::holds_alternative<message::Event>(message) && unsent_events_.size() < kMaxUnsentEvents) {
+    unsent_events_.push_back(line);
   }
-  if (channel) channel->send(message::encode(message));
 }
 
 void Connection::report(const message::Report& report, nlohmann::json state) {
@@ -517,6 +519,8 @@ void Connection::reconnect() {
         }
         rows_sent_through_ = 0;  // whatever was not acknowledged goes again
         send_rows_locked();
+        for (const auto& event : unsent_events_) channel_->send(event);
+        unsent_events_.clear();
         // The generation ended for this worker while the hello was under way: its report went
         // nowhere, and the hello said the state from before it.
         if (state_ != said && !last_report_.is_null()) channel_->send(last_report_);

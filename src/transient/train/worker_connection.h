@@ -108,7 +108,8 @@ class Connection : public StoreTransport {
                                               std::shared_ptr<LineChannel> on_channel = nullptr);
 
  public:
-  // Sends `message` if connected; while the coordinator is away messages are dropped.
+  // Sends `message` if connected; while the coordinator is away, events (message::Event) are
+  // kept (kMaxUnsentEvents at most) and sent after the re-join, other messages dropped.
   void send(const message::ToCoordinator& message);
 
   // What to tell a restarted coordinator about this worker's part in the current generation.
@@ -200,8 +201,10 @@ class Connection : public StoreTransport {
   std::deque<GenerationConfig> generations_;  // GUARDED_BY(mutex_)
   std::string left_;                          // GUARDED_BY(mutex_)
   nlohmann::json state_;                      // GUARDED_BY(mutex_)
-  std::vector<nlohmann::json> last_words_;    // GUARDED_BY(mutex_): finish()'s, sent again
-  nlohmann::json last_report_;                // GUARDED_BY(mutex_): report()'s
+  static constexpr std::size_t kMaxUnsentEvents = 10000;
+  std::vector<nlohmann::json> unsent_events_;  // GUARDED_BY(mutex_): send()'s while away
+  std::vector<nlohmann::json> last_words_;     // GUARDED_BY(mutex_): finish()'s, sent again
+  nlohmann::json last_report_;                 // GUARDED_BY(mutex_): report()'s
   // Requests in flight by id: their replies once they came, and the chunks before them.
   struct Call {
     std::optional<nlohmann::json> reply;
