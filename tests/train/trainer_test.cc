@@ -714,6 +714,21 @@ TEST(Trainer, JobDirectoryOfAnotherJobOrWithRecordsIsRefusedUntouched) {
   expect_one_error_line(
       run_cli({"train", "--model", "mlp", "--seed", "9", "--resume", "--job-dir", job}, dir + "/c"),
       "--seed is 9 here but 1 in the job being resumed");
+  // Said in the job's own terms: a job of steps has no epochs (--epochs 2, its unused default,
+  // was silently ignored), a global batch no per-worker batch ("but 0").
+  for (const char* epochs : {"30", "2"}) {
+    expect_one_error_line(
+        run_cli({"train", "--epochs", epochs, "--resume", "--job-dir", job}, dir + "/e" + epochs),
+        std::string("--epochs is ") + epochs +
+            " here but the job being resumed trains 4 steps (--steps), not "
+            "epochs; a resumed job keeps its settings: drop --epochs");
+  }
+  expect_one_error_line(
+      run_cli({"train", "--per-worker-batch", "50", "--resume", "--job-dir", job}, dir + "/p"),
+      "--per-worker-batch is 50 here but the job being resumed trains a global batch of");
+  // Which job to continue, a directory name made up for a new job cannot say.
+  expect_one_error_line(run_cli({"train", "--resume"}, dir + "/r"),
+                        "--resume: needs --job-dir JOB, the directory of the job to continue");
   // A resume refused for a later flag left job.json's launch settings rewritten (3 workers,
   // keep 1), which the next plain --resume took; one told to stop where it already is trained on.
   expect_one_error_line(run_cli({"train", "--resume", "--workers", "3", "--keep", "1",

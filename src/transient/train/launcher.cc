@@ -262,18 +262,38 @@ void adopt_job_settings(TrainOptions& o, bool starts_workers) {
   const auto summary = records::read_summary(records::JobFiles(o.job_dir).summary()).summary;
   const bool diverged = summary && summary->diverged_at_step.value_or(0) > 0;
   const double asked_lr = o.lr;
+  // How the job being resumed stands on `key`, in its flags' terms: a length in steps has no
+  // epochs (its "epochs" is the unused default), one in epochs no steps, a global batch no
+  // per-worker batch. nullopt: its value, as recorded.
+  const auto counted_in_steps = settings.value("steps", nlohmann::json(0)) != nlohmann::json(0);
+  const auto in_its_terms = [&](const std::string& key) -> std::optional<std::string> {
+    if (key == "epochs" && counted_in_steps) {
+      return settings.at("steps").dump() + " steps (--steps), not epochs";
+    }
+    if (key == "steps" && !counted_in_steps && settings.contains("epochs")) {
+      return settings.at("epochs").dump() + " epochs (--epochs), not a count of steps";
+    }
+    if (key == "per_worker_batch" && settings.value("per_worker_batch", nlohmann::json(0)) == 0 &&
+        settings.contains("global_batch")) {
+      return "a global batch of " + settings.at("global_batch").dump() + " (--global-batch)";
+    }
+    return std::nullopt;
+  };
   visit_option_fields(o, [&](const OptionField& field, const auto&, const auto&) {
     const std::string key = field.key;
     if (field.kept != Kept::kSettings || key == "data_dir" || key == "val_data") return;
     if (diverged && key == "lr") return;
-    if (given(field.flag) && settings.contains(key) && mine.at(key) != settings.at(key)) {
-      const std::string flag = field.flag;
-      throw InputError(job_json, 0,
-                       flag + " is " + mine.at(key).dump() + " here but " +
-                           settings.at(key).dump() +
-                           " in the job being resumed; a resumed job keeps its settings: drop " +
-                           flag + ", or start a new job in another --job-dir");
-    }
+    if (!given(field.flag) || !settings.contains(key)) return;
+    const std::string flag = field.flag;
+    const auto theirs = in_its_terms(key);
+    // --epochs 2 for a job of steps matched the unused default, and was silently ignored.
+    if (!theirs && mine.at(key) == settings.at(key)) return;
+    throw InputError(job_json, 0,
+                     flag + " is " + mine.at(key).dump() + " here but " +
+                         (theirs ? "the job being resumed trains " + *theirs
+                                 : settings.at(key).dump() + " in the job being resumed") +
+                         "; a resumed job keeps its settings: drop " + flag +
+                         ", or start a new job in another --job-dir");
   });
   try {
     visit_option_fields(o, [&](const OptionField& field, auto& value, const auto& absent) {
@@ -514,6 +534,9 @@ PreparedJob prepare_job(const TrainOptions& given, bool starts_workers) {
     o.global_batch = o.per_worker_batch * o.workers;
   }
   if (o.job_dir.empty()) {
+    // Which job to continue, a name made up now cannot say.
+    if (o.resume)
+      throw InputError("--resume: needs --job-dir JOB, the directory of the job to continue");
     o.job_dir = "jobs/" + utc_stamp() + "-" +
                 (is_model_file(o.model) ? fs::path(o.model).stem().string() : o.model);
   }
