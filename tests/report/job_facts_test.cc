@@ -248,6 +248,26 @@ TEST(ReportFacts, AResumedJobRunsUntilItsNewRunEnds) {
   EXPECT_EQ(job_facts(records::read_job_records(job.dir), 0.0).state, "finished");
 }
 
+// A paused job continued by a coordinator that waits for its workers has written no event yet:
+// while the coordinator holds the job's lock and its journal does not say the job ended, a run
+// is under way (it was shown paused, on the dashboard that coordinator served too).
+TEST(ReportFacts, AJobWhoseCoordinatorHoldsItRunsBeforeItsRunWritesAnEvent) {
+  const auto job = testing::write_job_dir("continued_waiting");
+  std::ofstream(job.dir + "/coordinator.json") << R"({"job": {"total_steps": 500}, "pid": 1})";
+  const std::string lock = job.dir + "/.coordinator.lock";
+  std::ofstream(lock).close();
+  if (records::probe_coordinator_lock(lock) == records::CoordinatorLock::kUnknown) {
+    GTEST_SKIP() << "this machine cannot tell a lock of " << job.dir;
+  }
+  EXPECT_EQ(job_facts(records::read_job_records(job.dir), 0.0).state, "finished");
+  testing::LockHolder coordinator(lock);
+  EXPECT_EQ(job_facts(records::read_job_records(job.dir), 0.0).state, "running");
+  // Its journal says the job ended (it writes the summary, then lets the lock go).
+  std::ofstream(job.dir + "/coordinator.json")
+      << R"({"job": {"total_steps": 500}, "pid": 1, "ended": true})";
+  EXPECT_EQ(job_facts(records::read_job_records(job.dir), 0.0).state, "finished");
+}
+
 // A run resumed from a checkpoint before the step an earlier run reached is at its own step (the
 // step was the highest any run had reached: a job paused at 100 read as at 300).
 TEST(ReportFacts, AResumedRunIsAtItsOwnStepNotTheHighestAnEarlierRunReached) {
@@ -423,8 +443,30 @@ TEST(ReportFacts, AGenerationThatIsNoWholeNumberIsNone) {
     const internal::RankNames names(read.events);
     EXPECT_EQ(names.last_gen(), -1) << gen;
     EXPECT_EQ(names.last_members(), (std::vector<std::string>{"w0", "w1"})) << gen;
-    EXPECT_EQ(names.worker_of(2, 1), "rank 1") << gen;
+    EXPECT_EQ(names.worker_of(2, 1, 10), "rank 1") << gen;
   }
+}
+
+// Each run of a resumed job numbers its generations from 0: a step row's generation is the
+// latest of its number that started before the row's step. Rows of the first run were credited
+// to the second run's members (w1, killed at step 30, was credited with steps 31 to 100).
+TEST(ReportFacts, AStepIsCreditedToTheRunThatTrainedIt) {
+  const auto read = records::parse_events(
+      R"({"t":0.1,"event":"generation","gen":0,"members":["w0","w1"],"start_step":0})"
+      "\n"
+      R"({"t":0.5,"event":"generation","gen":1,"members":["w0","w2"],"start_step":30})"
+      "\n"
+      R"({"t":0.9,"event":"stopped","step":100})"
+      "\n"
+      R"({"t":0.1,"event":"generation","gen":0,"members":["w1","w0"],"start_step":100})"
+      "\n",
+      "events.jsonl");
+  const internal::RankNames names(read.events);
+  EXPECT_EQ(names.worker_of(0, 1, 20), "w1");
+  EXPECT_EQ(names.worker_of(1, 1, 31), "w2");
+  EXPECT_EQ(names.worker_of(1, 1, 100), "w2");
+  EXPECT_EQ(names.worker_of(0, 1, 101), "w0");
+  EXPECT_EQ(names.worker_of(0, 0, 150), "w1");
 }
 
 TEST(ReportMetrics, PrometheusTextAgreesWithTheSummary) {
@@ -462,6 +504,7 @@ TEST(ReportStatus, CostsBelowACentAreNotShownAsNothing) {
   EXPECT_EQ(usd_text(0.01), "$0.01");
   EXPECT_EQ(usd_text(0.000408958), "$0.00041");
   EXPECT_EQ(usd_text(0), "$0.00");
+  EXPECT_EQ(usd_text(0.000014), "$0.000014");  // not $1.4e-05
 }
 
 }  // namespace

@@ -101,6 +101,43 @@ TEST(ReportJobPage, MembershipLanesShowJoinsLossesReplacementAndRecoveries) {
   EXPECT_TRUE(w3_waited) << joined.dump();
 }
 
+// Bars of the membership timeline end with their run: a job paused for 20 s was drawn training
+// all through the pause. A member re-joining a restarted coordinator trains on (it was drawn
+// waiting for the rest of the job: no generation event follows a re-join).
+TEST(ReportJobPage, MembershipBarsEndWithTheirRunAndAReJoinedMemberTrains) {
+  const std::string dir = ::testing::TempDir() + "/report_membership_runs";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/events.jsonl")
+      << (R"({"t":0.1,"time":"2026-11-24T10:00:00.100Z","event":"worker_joined","worker":"w0"})"
+          "\n"
+          R"({"t":0.2,"time":"2026-11-24T10:00:00.200Z","event":"generation","gen":0,"members":["w0"],"start_step":0})"
+          "\n"
+          R"({"t":1.0,"time":"2026-11-24T10:00:01.000Z","event":"stopped","step":100})"
+          "\n"
+          R"({"t":0.1,"time":"2026-11-24T10:00:21.100Z","event":"worker_joined","worker":"w0"})"
+          "\n"
+          R"({"t":0.2,"time":"2026-11-24T10:00:21.200Z","event":"generation","gen":0,"members":["w0"],"start_step":100})"
+          "\n"
+          R"({"t":0.1,"time":"2026-11-24T10:00:23.000Z","event":"coordinator_restarted","gen":0,"members":["w0"]})"
+          "\n"
+          R"({"t":0.2,"time":"2026-11-24T10:00:23.100Z","event":"worker_rejoined","worker":"w0","gen":0})"
+          "\n"
+          R"({"t":0.6,"time":"2026-11-24T10:00:23.500Z","event":"done","step":200})"
+          "\n");
+  const json chart = chart_data(render_job_report(dir, {}))["membership"];
+  const json training = dataset(chart, "training")["data"];
+  double trained_s = 0;
+  for (const auto& bar : training) {
+    trained_s += bar["x"][1].get<double>() - bar["x"][0].get<double>();
+  }
+  // 0.8 s in the first run, 2.3 s in the second (across the coordinator's restart).
+  EXPECT_NEAR(trained_s, 0.8 + 2.3, 1e-6) << training.dump();
+  for (const auto& bar : dataset(chart, "joined")["data"]) {
+    EXPECT_LT(bar["x"][1].get<double>() - bar["x"][0].get<double>(), 0.2) << bar.dump();
+  }
+}
+
 TEST(ReportJobPage, StragglersAndTablesAreOnThePage) {
   const auto job = testing::write_job_dir("tables");
   const std::string page = render_job_report(job.dir, {});

@@ -132,6 +132,29 @@ TEST(LiveDashboardServer, IdleConnectionsHoldFewDescriptorsAndNoBodyIsRead) {
   }
 }
 
+// A loopback peer needs no token only when its Host names the loopback: a page of another site
+// that a DNS rebinding points at 127.0.0.1 sends its own name, and read the job's page (its
+// paths, pids and peers). The scheme of `Authorization: Bearer` is in any case (RFC 7235).
+TEST(LiveDashboardServer, ALoopbackPeerNamingAnotherHostNeedsTheToken) {
+  const auto job = testing::write_job_dir("dashboard_host");
+  LiveDashboard dashboard(job.dir, "s3cret", "127.0.0.1", 0);
+  const auto at = parse_dashboard_address(dashboard.address(), "dashboard");
+  httplib::Client client(at.host, at.port);
+  client.set_read_timeout(30, 0);
+  const auto status = [&](const httplib::Headers& headers) {
+    const auto got = client.Get("/metrics", headers);
+    return got ? got->status : -1;
+  };
+  EXPECT_EQ(status({}), 200);  // Host: 127.0.0.1:PORT
+  const std::string port = std::to_string(at.port);
+  EXPECT_EQ(status({{"Host", "localhost:" + port}}), 200);
+  EXPECT_EQ(status({{"Host", "[::1]:" + port}}), 200);
+  EXPECT_EQ(status({{"Host", "attacker.example:" + port}}), 401);
+  EXPECT_EQ(status({{"Host", "attacker.example"}, {"Authorization", "Bearer s3cret"}}), 200);
+  EXPECT_EQ(status({{"Host", "attacker.example"}, {"Authorization", "bearer s3cret"}}), 200);
+  EXPECT_EQ(status({{"Host", "attacker.example"}, {"Authorization", "bearer wrong"}}), 401);
+}
+
 TEST(LiveDashboardPage, ReloadsItselfWhileTheDashboardAnswers) {
   TRANSIENT_SKIP_WITHOUT_CHROMIUM();
   const auto job = testing::write_job_dir("dashboard_alive");

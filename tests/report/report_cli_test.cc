@@ -383,6 +383,25 @@ TEST(ReportCli, ThePageNeverReplacesItsInput) {
   EXPECT_NE(read_file(dir + "/page.html").find("chart-cost"), std::string::npos);
 }
 
+// `report JOB -o JOB/events.jsonl` (or the token, a checkpoint, summary.json) wrote the page over
+// the job's own files, exit 0: inside a job directory only a page (*.html) is written.
+TEST(ReportCli, APageIsNeverWrittenOverAJobsFiles) {
+  const auto job = testing::write_job_dir("report_over_job");
+  const std::string events = read_file(job.dir + "/events.jsonl");
+  for (const std::string name :
+       {"events.jsonl", "summary.json", "steps.csv", "token", "sub/../events.jsonl", "new.txt"}) {
+    const CliResult refused = run_cli("report " + job.dir + " -o " + job.dir + "/" + name);
+    testing::expect_one_line_error(refused, "error: " + job.dir + "/" + name +
+                                                ": inside the job directory " + job.dir +
+                                                ", whose files are the report's input; accepted: "
+                                                "a page named *.html there");
+  }
+  EXPECT_EQ(read_file(job.dir + "/events.jsonl"), events);
+  EXPECT_FALSE(std::filesystem::exists(job.dir + "/new.txt"));
+  ASSERT_EQ(run_cli("report " + job.dir + " -o " + job.dir + "/page.html").exit_code, 0);
+  EXPECT_NE(read_file(job.dir + "/page.html").find("<!DOCTYPE html>"), std::string::npos);
+}
+
 TEST(ReportCli, PlanFrontAndCandidatesFromARealPlanJson) {
   const std::string dir = temp_dir("plan");
   const CliResult plan = run_cli_split(

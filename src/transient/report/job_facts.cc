@@ -36,6 +36,13 @@ std::optional<double> cost_from_events(const std::vector<records::Event>& events
 // shown as paused, at the earlier run's speed and cost, all the while it ran.
 const records::JobSummary* current_summary(const records::JobRecords& records) {
   if (!records.summary) return nullptr;
+  // A coordinator holds the job and its journal does not say the job ended: a run is under way,
+  // whatever events it has written yet (a continued coordinator waiting for its workers had
+  // written none, and the job was shown paused).
+  if (records.coordinator_lock == records::CoordinatorLock::kHeld && records.coordinator &&
+      !records.coordinator->value("ended", false)) {
+    return nullptr;
+  }
   bool a_run_ended = false;
   bool another_began = false;  // after a run's end (events cut short say nothing of it)
   for (const auto& e : records.events) {
@@ -284,8 +291,10 @@ std::string prometheus_text(const JobFacts& f) {
 }
 
 std::string usd_text(double usd) {
-  return usd == 0 || std::fabs(usd) >= 0.01 ? fmt::format("${:.2f}", usd)
-                                            : fmt::format("${:.2g}", usd);
+  if (usd == 0 || std::fabs(usd) >= 0.01 || !std::isfinite(usd)) return fmt::format("${:.2f}", usd);
+  // Two significant digits in plain decimals ($0.000014, where "{:.2g}" wrote $1.4e-05).
+  const int decimals = std::min(12, 1 - static_cast<int>(std::floor(std::log10(std::fabs(usd)))));
+  return fmt::format("${:.{}f}", usd, decimals);
 }
 
 }  // namespace transient::report

@@ -331,9 +331,19 @@ void add_membership(HtmlPage& page, const Job& job) {
   for (const auto& e : events) {
     end_t = std::max(end_t, e.t);
     const std::string worker = e.text("worker");
-    if ((e.type == "worker_joined" || e.type == "worker_rejoined") && !worker.empty()) {
+    if (e.type == "worker_rejoined" && !worker.empty()) {
+      // A member re-joining a restarted coordinator trained on meanwhile, in its generation (no
+      // generation event follows: it was drawn waiting for the rest of the job).
+      if (open.count(worker) && open[worker].state == "training") continue;
+      close(worker, e.t);
+      open[worker] = {"training", e.t};
+    } else if (e.type == "worker_joined" && !worker.empty()) {
       close(worker, e.t);
       open[worker] = {"joined", e.t};
+    } else if (e.type == "stopped" || e.type == "done" || e.type == "failed" ||
+               e.type == "job_failed") {
+      // The run ended: its workers went with it (they were drawn training through a pause).
+      while (!open.empty()) close(open.begin()->first, e.t);
     } else if (e.type == "generation" && e.json.contains("members")) {
       for (const auto& m : e.json["members"]) {
         if (!m.is_string()) continue;
@@ -446,7 +456,7 @@ void add_phases(HtmlPage& page, const Job& job) {
   std::vector<std::string> workers;
   std::map<std::string, std::map<std::int64_t, const records::StepRow*>> by_worker;
   for (const auto& r : rows) {
-    const std::string w = job.names.worker_of(r.gen, r.rank);
+    const std::string w = job.names.worker_of(r.gen, r.rank, r.step);
     if (!by_worker.count(w)) workers.push_back(w);
     by_worker[w][r.step] = &r;
   }
@@ -502,7 +512,8 @@ void add_phases(HtmlPage& page, const Job& job) {
   }
   json slowest = json::array(), median = json::array();
   std::map<std::string, int> slowest_count;
-  for (const auto& p : job.points) ++slowest_count[job.names.worker_of(p.gen, p.slowest_rank)];
+  for (const auto& p : job.points)
+    ++slowest_count[job.names.worker_of(p.gen, p.slowest_rank, p.step)];
   for (const auto& [begin, end] : step_groups(job.points.size(), kMostPoints)) {
     double slow = 0.0, middle = 0.0;
     for (std::size_t i = begin; i < end; ++i) {

@@ -4,7 +4,9 @@
 #include <httplib.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -30,14 +32,34 @@ double now_unix_s() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-// The token a request carries: `Authorization: Bearer TOKEN`, else `?token=TOKEN`.
+// The token a request carries: `Authorization: Bearer TOKEN` (the scheme in any case, as RFC
+// 7235 has it), else `?token=TOKEN`.
 std::string token_of(const httplib::Request& request) {
   const std::string authorization = request.get_header_value("Authorization");
-  const std::string bearer = "Bearer ";
-  if (authorization.compare(0, bearer.size(), bearer) == 0) {
-    return authorization.substr(bearer.size());
+  const std::string bearer = "bearer ";
+  if (authorization.size() > bearer.size() &&
+      std::equal(bearer.begin(), bearer.end(), authorization.begin(),
+                 [](char a, char b) { return a == std::tolower(static_cast<unsigned char>(b)); })) {
+    const std::size_t at = authorization.find_first_not_of(' ', bearer.size());
+    return at == std::string::npos ? std::string() : authorization.substr(at);
   }
   return request.get_param_value("token");
+}
+
+// Whether a Host header names this machine's loopback (localhost, 127.x, ::1; none at all, as
+// HTTP/1.0 may send): a page of another site that a DNS rebinding points at the loopback address
+// sends its own name, and is not let in without the token.
+bool names_loopback(const std::string& host_header) {
+  std::string host = host_header;
+  if (!host.empty() && host.front() == '[') {
+    host = host.substr(
+        1, host.find(']') == std::string::npos ? std::string::npos : host.find(']') - 1);
+  } else {
+    host = host.substr(0, host.find(':'));
+  }
+  std::transform(host.begin(), host.end(), host.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return host.empty() || host == "localhost" || is_loopback_address(host);
 }
 
 }  // namespace
@@ -59,7 +81,10 @@ struct LiveDashboard::Server {
 
   // Whether `request` may be served; answers 401 and logs the refusal if not.
   bool admitted(const httplib::Request& request, httplib::Response& response) {
-    if (is_loopback_address(request.remote_addr)) return true;
+    if (is_loopback_address(request.remote_addr) &&
+        names_loopback(request.get_header_value("Host"))) {
+      return true;
+    }
     if (!token.empty() && tokens_equal(token_of(request), token)) return true;
     response.status = 401;
     response.set_header("WWW-Authenticate", "Bearer realm=\"transient\"");

@@ -1,5 +1,6 @@
 #include "transient/report/report_input.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "transient/core/atomic_file.h"
@@ -83,6 +84,21 @@ std::string report_output_path(const std::string& path, const std::string& outpu
     throw InputError(chosen, 0,
                      "the page would replace the report's input " + path +
                          "; accepted: an output (-o FILE.html) other than the input");
+  }
+  // A job directory's input is every file in it (its records, checkpoints, token): inside it,
+  // only a page (*.html, which the job never writes) is written. `-o JOB/events.jsonl` wrote the
+  // page over the records, `-o JOB/token` over the token.
+  if (fs::is_directory(path, error)) {
+    const fs::path dir = fs::weakly_canonical(path, error);
+    const fs::path out = fs::weakly_canonical(chosen, error);
+    const auto [in_dir, in_out] = std::mismatch(dir.begin(), dir.end(), out.begin(), out.end());
+    if (!error && in_dir == dir.end() && out.extension() != ".html") {
+      throw InputError(chosen, 0,
+                       "inside the job directory " + path +
+                           ", whose files are the report's input; accepted: a page named "
+                           "*.html there (the default: " +
+                           default_report_path(path) + "), or one outside it");
+    }
   }
   return chosen;
 }

@@ -133,16 +133,26 @@ RankNames::RankNames(const std::vector<records::Event>& events) {
       members.push_back(m.is_string() ? m.get<std::string>() : m.dump());
     // A whole number that fits, or -1 (none): 1e300 or 2.5 is no generation to convert.
     const std::int64_t gen = e.count("gen", -1);
-    generations_.emplace_back(gen, members);
+    generations_.push_back({gen, e.count("start_step", 0), members});
     last_members_ = members;
     last_gen_ = gen;
   }
 }
 
-std::string RankNames::worker_of(std::int64_t gen, std::int64_t rank) const {
+std::string RankNames::worker_of(std::int64_t gen, std::int64_t rank, std::int64_t step) const {
+  // The latest generation of that number that started before the step; else the latest of that
+  // number (records older than start_step).
+  const Generation* found = nullptr;
   for (auto it = generations_.rbegin(); it != generations_.rend(); ++it) {
-    if (it->first == gen && rank >= 0 && rank < static_cast<std::int64_t>(it->second.size()))
-      return it->second[static_cast<std::size_t>(rank)];
+    if (it->number != gen) continue;
+    if (found == nullptr) found = &*it;
+    if (it->start_step < step) {
+      found = &*it;
+      break;
+    }
+  }
+  if (found != nullptr && rank >= 0 && rank < static_cast<std::int64_t>(found->members.size())) {
+    return found->members[static_cast<std::size_t>(rank)];
   }
   return "rank " + std::to_string(rank);
 }

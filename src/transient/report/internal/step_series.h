@@ -35,17 +35,24 @@ std::vector<StepPoint> step_points(const std::vector<records::StepRow>& rows,
 double samples_per_s(const std::vector<StepPoint>& points, std::size_t begin, std::size_t end);
 
 // The worker ids (w0, w1, ...) of each generation's ranks, from the "generation" events:
-// worker_of(gen, rank), or "rank R" where the events do not say.
+// worker_of(gen, rank, step), or "rank R" where the events do not say.
 class RankNames {
  public:
   explicit RankNames(const std::vector<records::Event>& events);
-  std::string worker_of(std::int64_t gen, std::int64_t rank) const;
+  // `step`: the row's, which tells generations of the same number apart (each run of a resumed
+  // job numbers its generations from 0): the latest of them that started before it.
+  std::string worker_of(std::int64_t gen, std::int64_t rank, std::int64_t step) const;
   // The members of the latest generation, and its number (-1 if there was none).
   const std::vector<std::string>& last_members() const { return last_members_; }
   std::int64_t last_gen() const { return last_gen_; }
 
  private:
-  std::vector<std::pair<std::int64_t, std::vector<std::string>>> generations_;
+  struct Generation {
+    std::int64_t number = -1;
+    std::int64_t start_step = 0;
+    std::vector<std::string> members;
+  };
+  std::vector<Generation> generations_;
   std::vector<std::string> last_members_;
   std::int64_t last_gen_ = -1;
 };
