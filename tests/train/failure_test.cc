@@ -353,13 +353,7 @@ TEST(Failure, APausedStandaloneCoordinatorIsContinuedByTheNextOne) {
 
   CliProcess again({"coordinator", "--job-dir", dir, "--min-workers", "1"}, dir + "-2");
   // Its journal replaces the paused one's (and names its own front door) before it listens.
-  ASSERT_TRUE(wait_until([&] {
-    try {
-      return nlohmann::json::parse(slurp(dir + "/coordinator.json")).at("pid") == again.pid();
-    } catch (const std::exception&) {
-      return false;
-    }
-  }));
+  ASSERT_TRUE(wait_for_journal_of(dir, again.pid()));
   CliProcess second({"worker", "--coordinator", front_door(dir), "--token-file", dir + "/token"},
                     dir + "-b");
   const auto done = again.wait();
@@ -405,13 +399,7 @@ TEST(Failure, ADivergedStandaloneCoordinatorJobGoesOnWithResumeAtALowerRate) {
   CliProcess again(
       {"coordinator", "--job-dir", dir, "--resume", "--lr", "0.05", "--min-workers", "1"},
       dir + "-2");
-  ASSERT_TRUE(wait_until([&] {
-    try {
-      return nlohmann::json::parse(slurp(dir + "/coordinator.json")).at("pid") == again.pid();
-    } catch (const std::exception&) {
-      return false;
-    }
-  }));
+  ASSERT_TRUE(wait_for_journal_of(dir, again.pid()));
   CliProcess second({"worker", "--coordinator", front_door(dir), "--token-file", dir + "/token",
                      "--threads", "1", "--quiet"},
                     dir + "-b");

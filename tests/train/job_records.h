@@ -296,6 +296,19 @@ inline std::vector<std::string> coordinator_job(const std::string& job_dir, int 
   return with(args, more);
 }
 
+// Waits until `job_dir`'s journal is the one of the coordinator of pid `pid` (a coordinator
+// that takes the job back or continues it writes its own before it listens); false if it never
+// is.
+inline bool wait_for_journal_of(const std::string& job_dir, long pid) {
+  return wait_until([&] {
+    try {
+      return nlohmann::json::parse(slurp(job_dir + "/coordinator.json")).at("pid") == pid;
+    } catch (const std::exception&) {
+      return false;
+    }
+  });
+}
+
 inline nlohmann::json summary_of(const std::string& job_dir) {
   return nlohmann::json::parse(slurp(job_dir + "/summary.json"));
 }
