@@ -314,7 +314,17 @@ class Worker {
   // which this worker holds too, and the new generation's rank 0 stores it.
   std::optional<int> after_the_last_step() {
     finish_writer();
-    if (rank_ == 0) store_final_checkpoint();
+    if (rank_ == 0 && !store_final_checkpoint() && leave_signal() != 0) {
+      // Signalled before the final state was stored (its coordinator away): not done, which
+      // would say it was stored; the other members done hold it, and one of them stores it.
+      const std::string reason = leave_signal() == SIGINT ? "stopped" : "preempted";
+      connection_.leave(reason);
+      print_line(
+          "transient worker %s: left after step %lld (%s) before its final checkpoint "
+          "was stored\n",
+          connection_.id().c_str(), static_cast<long long>(step_), reason.c_str());
+      return 0;
+    }
     message::Report done = new_report(message::Report::Kind::kDone, step_);
     done.result = result_;
     connection_.finish(done, "stopped");
@@ -836,21 +846,18 @@ class Worker {
   // (its workers trained on and finished without it): sent again every quarter of a second
   // until the worker has re-joined a restarted coordinator and it is stored, or the worker is
   // dropped. A job's result is its final checkpoint; it is not left on a worker.
-  void store_final_checkpoint() {
-    if (stored_step_ == step_) return;
+  // True once the state of step_ is stored; false if this worker was dropped or signalled first.
+  bool store_final_checkpoint() {
+    if (stored_step_ == step_) return true;
     const auto bytes = serialize_checkpoint(snapshot());
-    while (!connection_.dropped() && !store_state(bytes)) {
-      if (leave_signal() != 0) {
-        // Its coordinator away, a notice (or Ctrl-C) is honoured all the same: the other
-        // members, done too, hold the state, and the coordinator has one of them store it.
-        print_line(
-            "transient worker %s: the checkpoint of step %lld was not stored (the "
-            "coordinator is away, and this worker was signalled)\n",
-            connection_.id().c_str(), static_cast<long long>(step_));
-        return;
-      }
+    while (!connection_.dropped()) {
+      if (store_state(bytes)) return true;
+      // Its coordinator away, a notice (or Ctrl-C) is honoured all the same: the other members,
+      // done too, hold the state, and the coordinator has one of them store it.
+      if (leave_signal() != 0) return false;
       std::this_thread::sleep_for(std::chrono::milliseconds(250));
     }
+    return false;
   }
 
   // Sends `bytes`, the state held at step_, to the coordinator's disk; true once it is stored.
