@@ -54,6 +54,9 @@ TEST(ReportOneRun, AReplacementRunsInTheLaneOfTheServerItReplaces) {
   EXPECT_EQ(dataset(chart, "done")["data"], json::parse(R"([{"x":[2.0,2.0],"y":"job"}])"));
   // The summary's texts are words, not JSON strings.
   EXPECT_NE(page.find("<td>scenario</td><td>lanes</td>"), std::string::npos);
+  // The job's own events name no server in the table ("server -1" was shown).
+  EXPECT_NE(page.find("<td>decision</td><td></td><td>spot</td>"), std::string::npos);
+  EXPECT_EQ(page.find("<td>-1</td>"), std::string::npos);
 }
 
 // A long run of revocations, each replaced: as many lanes as the cluster has servers.

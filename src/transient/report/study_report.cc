@@ -362,8 +362,10 @@ void render_one_run(HtmlPage& page, const json& j, const std::string& name) {
   page.add_chart("timeline", std::move(lanes), height);
   Rows table;
   for (const auto& e : j["timeline"]) {
+    // The job's own events (a decision, its end) name no server: "-1" was shown.
+    const int server = server_of(e, name);
     table.push_back({number_text(number_at(e, "time_s", name) / 3600.0), e.value("event", ""),
-                     std::to_string(server_of(e, name)), e.value("detail", "")});
+                     server < 0 ? std::string() : std::to_string(server), e.value("detail", "")});
   }
   page.add_table({"hours", "event", "server", "detail"}, table);
 }
