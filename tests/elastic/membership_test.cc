@@ -109,6 +109,55 @@ TEST_F(MembershipTest, AResumedJobStartsFromItsCheckpointAndTheJournalComesBefor
   EXPECT_EQ(env_.start_points, 0);  // generation 0 starts where the job resumes
 }
 
+// A resumed job numbers on from its earlier runs: its first generation waits for its workers as
+// generation 0 does and starts from the checkpoint it resumes from, and a take-back of that run
+// knows which generation was its first.
+TEST_F(MembershipTest, AResumedJobsGenerationsAndWorkersAreNumberedOnFromItsEarlierRuns) {
+  auto opts = options();
+  opts.initial_workers = 2;
+  opts.initial_wait_s = 10;
+  opts.start = {40, "checkpoint-40.pt", 1000, 7};
+  opts.first_generation = 5;
+  opts.first_worker = 7;
+  machine_ = std::make_unique<Membership>(opts, env_);
+  EXPECT_EQ(machine_->generation(), 4);
+  EXPECT_FALSE(machine_->running());
+  EXPECT_EQ(join(), "w7");
+  machine_->tick();
+  EXPECT_TRUE(all_of<action::StartGeneration>(take()).empty()) << "waits for its 2 workers";
+  EXPECT_EQ(join(), "w8");
+  const Generation first = next_generation();
+  EXPECT_EQ(first.number, 5);
+  EXPECT_EQ(first.members, (Ids{"w7", "w8"}));
+  EXPECT_EQ(first.from.checkpoint, "checkpoint-40.pt");
+  EXPECT_EQ(env_.start_points, 0);  // where the job resumes, not a new choice
+  const MembershipJournal journal = machine_->journal();
+  EXPECT_EQ(journal.generation, 5);
+  EXPECT_EQ(journal.first_generation, 5);
+  EXPECT_EQ(journal.next_worker, 9);
+
+  // A coordinator that died before the run's first generation formed: taken back, it still waits
+  // for its workers, which are numbered on, and starts from the newest checkpoint (where the job
+  // resumed, or a later one: not from scratch).
+  FakeEnv env;
+  env.checkpoint = {40, "checkpoint-40.pt", 1000, 7};
+  Membership restarted(options(), env);
+  MembershipJournal before_any = journal;
+  before_any.generation = 4;
+  before_any.members.clear();
+  restarted.take_back(before_any);
+  EXPECT_FALSE(restarted.running());
+  std::string refusal;
+  EXPECT_EQ(restarted.admit("", 1, refusal), "w9");
+  restarted.ready("w9", "", "");
+  restarted.tick();
+  const auto started = all_of<action::StartGeneration>(restarted.take_actions());
+  ASSERT_EQ(started.size(), 1U);
+  EXPECT_EQ(started[0].generation.number, 5);
+  EXPECT_EQ(started[0].generation.from.checkpoint, "checkpoint-40.pt");
+  EXPECT_EQ(started[0].generation.start_step, 40);
+}
+
 TEST_F(MembershipTest, ALossAbortsTheOthersAndTheMostAdvancedSurvivorLeads) {
   start(3);
   machine_->progress(7);

@@ -161,8 +161,9 @@ TEST(Elastic, AWorkerLostBeforeTheFirstStepIsReplacedAfterTheDelay) {
 
 // summary.json counts the whole job's losses, recoveries and generations, as its bill and
 // `transient status` do: a resumed job's counted only the last run's (0 losses after a run that
-// lost a worker).
-TEST(Elastic, AResumedJobsSummaryCountsTheLossesOfItsEarlierRuns) {
+// lost a worker). Its generations and workers are numbered on from the earlier run's: they began
+// at generation 0 and worker w0 again, and the records named two of each alike.
+TEST(Elastic, AResumedJobCountsTheLossesOfItsEarlierRunsAndNumbersOnFromThem) {
   const std::string dir = fresh_dir("counts-resumed");
   run_paused(with(elastic_job(dir, 2, 60),
                   {"--revoke", "kill@step5:any", "--replace", "0s", "--stop-at", "30"}),
@@ -176,6 +177,15 @@ TEST(Elastic, AResumedJobsSummaryCountsTheLossesOfItsEarlierRuns) {
   EXPECT_EQ(summary.at("generations"), events_named(events, "generation").size());
   EXPECT_GE(summary.at("generations").get<int>(), 3);
   EXPECT_NE(resumed.out.find("1 worker lost, 1 recovery"), std::string::npos) << resumed.out;
+  std::set<std::int64_t> generations;
+  for (const auto& e : events_named(events, "generation")) {
+    EXPECT_TRUE(generations.insert(e.at("gen").get<std::int64_t>()).second) << e.dump();
+  }
+  std::set<std::string> workers;
+  for (const auto& e : events_named(events, "worker_joined")) {
+    EXPECT_TRUE(workers.insert(e.at("worker").get<std::string>()).second) << e.dump();
+  }
+  EXPECT_GE(workers.size(), 5u);  // two, a replacement, then two in the resumed run
 }
 
 TEST(Elastic, KillingRank0RedoesAtMostOneStepAndAReplacementJoins) {

@@ -32,7 +32,12 @@ bool is_planned_change(const std::string& cause) {
 }
 
 Membership::Membership(MembershipOptions options, Env& env)
-    : options_(std::move(options)), env_(env), start_(options_.start) {
+    : options_(std::move(options)),
+      env_(env),
+      next_worker_(options_.first_worker),
+      generation_(options_.first_generation - 1),
+      first_generation_(options_.first_generation),
+      start_(options_.start) {
   last_step_ = start_.step;
   attempted_step_ = start_.step;
   last_balance_check_ = env_.now();
@@ -41,9 +46,10 @@ Membership::Membership(MembershipOptions options, Env& env)
 std::vector<Action> Membership::take_actions() { return std::exchange(actions_, {}); }
 
 MembershipJournal Membership::journal() const {
-  MembershipJournal journal{
-      generation_, members_, next_worker_, ended_, ended_ && stopped_ && failure_.empty(),
-      std::nullopt};
+  MembershipJournal journal{generation_, first_generation_,
+                            members_,    next_worker_,
+                            ended_,      ended_ && stopped_ && failure_.empty(),
+                            std::nullopt};
   if (recovery_) {
     journal.recovery = JournaledRecovery{recovery_->generation, recovery_->cause, recovery_->lost,
                                          recovery_->attempted_step};
@@ -515,13 +521,13 @@ void Membership::maybe_form_generation() {
     return;
   }
   if (pending_.empty()) {
-    if (generation_ >= 0 && !waiting_announced_) {
+    if (generation_ >= first_generation_ && !waiting_announced_) {
       waiting_announced_ = true;
       actions_.push_back(action::Waiting{last_step_});
     }
     return;
   }
-  if (generation_ < 0) {
+  if (generation_ < first_generation_) {  // the run's first generation
     const bool enough = static_cast<int>(pending_.size()) >= options_.initial_workers;
     const bool waited_long =
         first_admission_ && seconds_between(*first_admission_, now) > options_.initial_wait_s;
@@ -540,8 +546,9 @@ void Membership::form_generation(std::vector<std::string> survivors) {
   std::int64_t held = -1;
   for (const auto& id : survivors) held = std::max(held, find(id)->held);
   if (held < 0) {
-    // No member holds state: the newest checkpoint (generation 0: the one the job resumes from).
-    if (generation_ >= 0) {
+    // No member holds state: the newest checkpoint (the run's first generation: the one the job
+    // resumes from).
+    if (generation_ >= first_generation_ || start_unknown_) {
       start_ = env_.start_point();
       if (recovery_) recovery_->attempted_step = std::max(recovery_->attempted_step, last_step_);
     }
@@ -587,6 +594,7 @@ void Membership::form_generation(std::vector<std::string> survivors) {
 
 void Membership::take_back(const MembershipJournal& journal, double unbilled_s) {
   generation_ = journal.generation;
+  first_generation_ = journal.first_generation;
   next_worker_ = journal.next_worker;
   members_ = journal.members;
   const TimePoint now = env_.now();
@@ -599,7 +607,8 @@ void Membership::take_back(const MembershipJournal& journal, double unbilled_s) 
                                 std::chrono::duration<double>(std::max(0.0, unbilled_s)));
     workers_[id] = worker;
   }
-  running_ = generation_ >= 0 && !members_.empty();
+  running_ = generation_ >= first_generation_ && !members_.empty();
+  start_unknown_ = generation_ < first_generation_;
   if (journal.recovery) {
     Recovery recovery;
     recovery.generation = journal.recovery->generation;

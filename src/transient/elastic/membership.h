@@ -67,7 +67,11 @@ struct MembershipOptions {
   std::int64_t global_batch = 1;    // of the job, split among the members by speed
   // A generation whose group has not formed this long after a stop was requested pauses the job.
   double stop_forming_s = 1;
-  StartPoint start;  // where generation 0 starts (a resumed job's checkpoint)
+  StartPoint start;  // where the first generation starts (a resumed job's checkpoint)
+  // A resumed job numbers its generations and workers on from where its last run stopped (its
+  // journal's): its records then never name two generations or two workers alike.
+  std::int64_t first_generation = 0;
+  int first_worker = 0;
 };
 
 enum class WorkerState { kLoading, kPending, kMember, kReported, kDone, kGone };
@@ -145,7 +149,8 @@ struct JournaledRecovery {
 
 // What the machine needs written to take the job back after a restart.
 struct MembershipJournal {
-  std::int64_t generation = -1;
+  std::int64_t generation = -1;       // the latest formed (first_generation - 1: none yet)
+  std::int64_t first_generation = 0;  // this run's first
   std::vector<std::string> members;
   int next_worker = 0;
   bool ended = false;
@@ -312,8 +317,12 @@ class Membership {
   int next_worker_ = 0;
 
   std::int64_t generation_ = -1;
+  std::int64_t first_generation_ = 0;  // this run's first (generation_ below it: none formed yet)
   std::vector<std::string> members_;
   StartPoint start_;
+  // Taken back before the run's first generation formed: it starts from the newest checkpoint
+  // (the start the dead coordinator was given is not journaled).
+  bool start_unknown_ = false;
   bool running_ = false;
   bool ending_ = false;
   std::string ending_cause_;  // failed, silent, preempted, join, change, rebalance, ...

@@ -137,14 +137,14 @@ JobFacts job_facts(const records::JobRecords& records, double now_unix_s) {
   const internal::RankNames names(records.events);
   f.generation = names.last_gen();
   f.workers = names.last_members();
-  if (!points.empty()) f.step = points.back().step;
   const records::EventCounts counts = records::count_events(records.events);
   f.recoveries = counts.recoveries;
   f.redone_steps = counts.redone_steps;
   f.revocations = counts.revocations;
   std::set<std::string> joined;  // and not gone
-  // Since the last generation formed: the members that left (a resumed run reuses the ids), and
-  // whether the job waits for a worker (no one trains: no speed, no time left).
+  // Since the last generation formed: the members that left (a resumed run of an earlier
+  // version reused the ids), and whether the job waits for a worker (no one trains: no speed, no
+  // time left).
   std::set<std::string> left;
   bool waiting = false;
   for (const auto& e : records.events) {

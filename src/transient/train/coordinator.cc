@@ -127,6 +127,8 @@ elastic::MembershipOptions membership_options(const JobConfig& job,
   membership.global_batch = job.options.global_batch;
   membership.start = {start.start_step, start.checkpoint, start.checkpoint_bytes,
                       start.checkpoint_crc32};
+  membership.first_generation = options.before.next_generation;
+  membership.first_worker = options.before.next_worker;
   return membership;
 }
 
@@ -144,8 +146,8 @@ Coordinator::Coordinator(JobConfig job, std::string token, CoordinatorOptions op
   last_step_ = start.start_step;
   since_checkpoint_s_ = start.since_checkpoint_s;
   lr_scale_ = start.lr_scale;
-  rollbacks_ = options_.rollbacks_before;
-  cost_before_usd_ = options_.cost_before_usd;
+  rollbacks_ = options_.before.rollbacks;
+  cost_before_usd_ = options_.before.cost_usd;
   listener_ = std::make_unique<Listener>(options_.bind, options_.port, "--bind/--port");
   if (options_.dashboard != "off") {
     const auto at = report::parse_dashboard_address(options_.dashboard, "--dashboard");
@@ -1143,7 +1145,7 @@ void Coordinator::start_generation(const elastic::Generation& generation) {
                   {"start_step", config.start_step},
                   {"checkpoint", config.checkpoint},
                   {"coordinator", address()}});
-  if (config.generation == 0) {
+  if (config.generation == options_.before.next_generation) {  // the run's first
     std::fprintf(stderr,
                  "transient: training %s on %s with %s, %lld steps of %lld samples%s; "
                  "records in %s\n",
@@ -1245,6 +1247,7 @@ void Coordinator::take_back(const CoordinatorJournal& journal) {
   // ended is refused before a coordinator is made for it).
   elastic::MembershipJournal taken;
   taken.generation = journal.membership.generation;
+  taken.first_generation = journal.membership.first_generation;
   taken.next_worker = journal.membership.next_worker;
   taken.members = journal.membership.members;
   taken.recovery = journal.membership.recovery;

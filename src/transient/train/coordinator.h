@@ -48,6 +48,15 @@ class LiveDashboard;
 }  // namespace transient::report
 namespace transient::train {
 
+// What a resumed job's earlier runs left in its journal, which its next run goes on with.
+struct EarlierRuns {
+  double cost_usd = 0;  // what the job's servers cost
+  int rollbacks = 0;    // after a divergence, which count towards the same bound
+  // Its generations and workers are numbered on: records never name two alike.
+  std::int64_t next_generation = 0;
+  int next_worker = 0;
+};
+
 struct CoordinatorOptions {
   std::string bind = "127.0.0.1";  // address of the front door (IPv4 or IPv6; 0.0.0.0, :: = all)
   std::uint16_t port = 0;          // front door port (0 = any free port)
@@ -64,12 +73,9 @@ struct CoordinatorOptions {
   // reads): a generation that no member's state can start from takes the newest checkpoint of
   // this job (checkpoint_choice.h). REQUIRED.
   IdentifyCheckpoint identify_checkpoint;
-  // What the job's servers cost before this coordinator: a paused job's bill, which a resumed
-  // job goes on with (a coordinator that died has its own in the journal: take_back()).
-  double cost_before_usd = 0;
-  // The rollbacks after a divergence before this coordinator (a resumed job's, which count
-  // towards the same bound).
-  int rollbacks_before = 0;
+  // What a resumed job's earlier runs left (a coordinator that takes a job back has them in the
+  // journal it is given: take_back()).
+  EarlierRuns before;
 };
 
 // What the job came to.

@@ -1,5 +1,6 @@
 #include "transient/train/coordinator_journal.h"
 
+#include <string>
 #include <vector>
 
 #include "transient/core/error.h"
@@ -12,6 +13,7 @@ nlohmann::json to_json(const CoordinatorJournal& journal) {
   const elastic::MembershipJournal& membership = journal.membership;
   nlohmann::json json = {{"front_door", journal.front_door},
                          {"generation", membership.generation},
+                         {"first_generation", membership.first_generation},
                          {"members", membership.members},
                          {"next_worker", membership.next_worker},
                          {"cost_usd", journal.cost_usd},
@@ -41,6 +43,7 @@ CoordinatorJournal coordinator_journal_from_json(const nlohmann::json& json,
     journal.job = job_config_from_json(json.at("job"));
     journal.front_door = json.at("front_door").get<std::string>();
     membership.generation = integer_at(json, "generation");
+    membership.first_generation = integer_or(json, "first_generation", 0, 0);
     membership.members = json.at("members").get<std::vector<std::string>>();
     membership.next_worker = whole_number_as<int>(json.at("next_worker"), "next_worker", 0);
     membership.ended = json.value("ended", false);
@@ -59,6 +62,13 @@ CoordinatorJournal coordinator_journal_from_json(const nlohmann::json& json,
     journal.standalone = json.value("standalone", false);
   } catch (const std::exception& error) {  // a JSON error, or a name not in the table
     throw InputError(path, 0, std::string("not a coordinator journal: ") + error.what());
+  }
+  if (membership.generation < membership.first_generation - 1) {
+    throw InputError(path, 0,
+                     "generation " + std::to_string(membership.generation) +
+                         " is before its run's first_generation " +
+                         std::to_string(membership.first_generation) +
+                         "; accepted: first_generation - 1 (none formed yet) or later");
   }
   const auto scale = json.value("lr_scale", nlohmann::json(1.0));
   if (!scale.is_number() || !(scale.get<double>() > 0 && scale.get<double>() <= 1)) {

@@ -500,8 +500,7 @@ struct PreparedJob {
   std::string token_path;
   std::string token;
   GenerationConfig start;
-  double cost_before_usd = 0;  // what the servers cost before (a paused job resumed)
-  int rollbacks_before = 0;    // its rollbacks after a divergence
+  EarlierRuns before;  // what a resumed job's earlier runs left
   // job.json as a resumed job updates it (the data's folder, the launch flags), written by
   // open_records once every check has passed: a refused --resume leaves it as it was.
   std::optional<nlohmann::json> job_json_update;
@@ -684,7 +683,7 @@ void open_records(PreparedJob& prepared, EventLog& events) {
   // A job rolled back after a divergence goes on with the learning rate it was rolled back to,
   // and a paused job's bill goes on from what its servers cost before (read, and refused if
   // damaged, before any record is rewritten).
-  prepared.cost_before_usd = 0;
+  prepared.before = EarlierRuns{};
   const auto journal_path = records::JobFiles(o.job_dir).coordinator();
   if (o.resume && fs::exists(journal_path)) {
     const auto journal = load_coordinator_journal(journal_path);
@@ -699,8 +698,10 @@ void open_records(PreparedJob& prepared, EventLog& events) {
                            o.job_dir + " (they re-join it)");
     }
     start.lr_scale = journal.lr_scale;
-    prepared.cost_before_usd = journal.cost_usd;
-    prepared.rollbacks_before = journal.rollbacks;
+    prepared.before.cost_usd = journal.cost_usd;
+    prepared.before.rollbacks = journal.rollbacks;
+    prepared.before.next_generation = journal.membership.generation + 1;
+    prepared.before.next_worker = journal.membership.next_worker;
     if (o.resume_lr > 0) {
       const double diverged_at = o.lr * journal.lr_scale;
       if (!(o.resume_lr < diverged_at)) {
@@ -949,8 +950,7 @@ int run_training(const TrainOptions& given, launch::ForkServer* fork_server) {
   coordinator_options.initial_workers = o.workers;
   coordinator_options.identify_checkpoint = checkpoint_identity;
   coordinator_options.invite_workers = false;  // the local fleet replaces them or ends the job
-  coordinator_options.cost_before_usd = job.cost_before_usd;
-  coordinator_options.rollbacks_before = job.rollbacks_before;
+  coordinator_options.before = job.before;
   Coordinator coordinator(job.job, job.token, coordinator_options, events, job.start);
   launch::LocalFleet fleet(fleet_options(job, fork_server), coordinator,
                            [&events](const nlohmann::json& event) { events.append(event); });
@@ -1112,8 +1112,7 @@ int run_coordinator(const TrainOptions& flags, int min_workers) {
   coordinator_options.initial_workers = min_workers;
   coordinator_options.identify_checkpoint = checkpoint_identity;
   coordinator_options.taking_back = take_back;
-  coordinator_options.cost_before_usd = prepared.cost_before_usd;  // take_back() has its own
-  coordinator_options.rollbacks_before = prepared.rollbacks_before;
+  coordinator_options.before = prepared.before;  // take_back() has its own
   if (take_back) coordinator_options.port = parse_endpoint(journal.front_door, journal_path).port;
   if (continue_paused && !port_given) {
     // Its workers, started elsewhere, know the job's port: a paused job goes on at it, unless

@@ -40,7 +40,8 @@ class RankNames {
  public:
   explicit RankNames(const std::vector<records::Event>& events);
   // `step`: the row's, which tells generations of the same number apart (each run of a resumed
-  // job numbers its generations from 0): the latest of them that started before it.
+  // job of an earlier version numbered its generations from 0 again): the latest of them that
+  // started before it.
   std::string worker_of(std::int64_t gen, std::int64_t rank, std::int64_t step) const;
   // The members of the latest generation, and its number (-1 if there was none).
   const std::vector<std::string>& last_members() const { return last_members_; }
