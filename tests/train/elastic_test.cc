@@ -1045,7 +1045,39 @@ TEST(Elastic, ACopiedPausedJobGoesOnInTheCopyWithItsWorkersAndPort) {
   EXPECT_EQ(summary.at("steps"), 300);
   EXPECT_EQ(summary.at("finished"), true);
   EXPECT_EQ(summary.at("workers"), 2);
-  EXPECT_EQ(last_event(read_events(copy), "generation").at("members").size(), 2u);
+  const auto generation = last_event(read_events(copy), "generation");
+  auto members = generation.at("members").get<std::vector<std::string>>();
+  std::sort(members.begin(), members.end());
+  EXPECT_EQ(members, (std::vector<std::string>{"w2", "w3"}));
+  EXPECT_EQ(generation.at("gen"), last_generation + 1);
+}
+
+// A paused job continued by a coordinator that died before any worker came is taken back from
+// its checkpoint: the take-back trained it afresh from step 0 (the run that died had not
+// journaled where it started, and its journal numbered no generation).
+TEST(Elastic, AContinuedJobTakenBackBeforeItsFirstGenerationGoesOnFromItsCheckpoint) {
+  const std::string dir = fresh_dir("continued-died");
+  {
+    CliProcess first(coordinator_job(dir, 80, 1, {"--stop-at", "40"}), dir + "-1");
+    CliProcess a(worker_command(dir, front_door(dir)), dir + "-a");
+    ASSERT_EQ(first.wait().exit_code, kExitPaused);
+    a.wait();
+  }
+  {
+    CliProcess continued({"coordinator", "--job-dir", dir}, dir + "-2");
+    ASSERT_TRUE(wait_for_journal_of(dir, continued.pid())) << slurp(dir + "-2.err");
+    continued.kill_group();
+    continued.wait();
+  }
+  CliProcess back({"coordinator", "--job-dir", dir}, dir + "-3");
+  ASSERT_TRUE(wait_for_journal_of(dir, back.pid())) << slurp(dir + "-3.err");
+  CliProcess b(worker_command(dir, front_door(dir)), dir + "-b");
+  const auto done = back.wait();
+  ASSERT_EQ(done.exit_code, 0) << done.err;
+  EXPECT_EQ(b.wait().exit_code, 0);
+  EXPECT_EQ(last_event(read_events(dir), "generation").at("start_step"), 40);
+  EXPECT_EQ(summary_of(dir).at("steps"), 80);
+  expect_every_sample_once(dir, 80, 2000, 100);
 }
 
 // `train --resume` of a job whose standalone coordinator died while it ran is refused, pointing
