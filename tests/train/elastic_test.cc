@@ -1014,7 +1014,8 @@ TEST(Elastic, WorkersSignalledAfterTheirLastStepWhileTheCoordinatorIsAwayLeave) 
 // A paused standalone job copied elsewhere goes on in the copy, with the job's own worker count
 // and at its own port: the next coordinator worked on the directory its journal named (whose lock
 // it did not hold), waited for 1 worker whatever the job's --min-workers, and listened on another
-// port than the one its workers had been told.
+// port than the one its workers had been told. Its dashboard stays at its port too (a page left
+// open reloads itself), and its next run numbers its generations and workers on from the first's.
 TEST(Elastic, ACopiedPausedJobGoesOnInTheCopyWithItsWorkersAndPort) {
   const std::string dir = fresh_dir("copied-paused");
   CliProcess coordinator(coordinator_job(dir, 300, 2, {"--stop-at", "40"}), dir + "-1");
@@ -1026,6 +1027,12 @@ TEST(Elastic, ACopiedPausedJobGoesOnInTheCopyWithItsWorkersAndPort) {
     a.wait();
     b.wait();
   }
+  const auto journal_of = [](const std::string& job) {
+    return nlohmann::json::parse(slurp(job + "/coordinator.json"));
+  };
+  const std::string dashboard = journal_of(dir).value("dashboard", "");
+  ASSERT_NE(dashboard, "");
+  const std::int64_t last_generation = journal_of(dir).at("generation");
   const std::string copy = dir + "-copy";
   fs::remove_all(copy);
   fs::copy(dir, copy, fs::copy_options::recursive);
@@ -1033,6 +1040,7 @@ TEST(Elastic, ACopiedPausedJobGoesOnInTheCopyWithItsWorkersAndPort) {
   CliProcess again({"coordinator", "--job-dir", copy}, copy + "-2");
   ASSERT_TRUE(wait_for_journal_of(copy, again.pid())) << slurp(copy + "-2.err");
   EXPECT_EQ(front_door(copy), address) << "a paused job goes on at its port";
+  EXPECT_EQ(journal_of(copy).value("dashboard", ""), dashboard);
   CliProcess c(worker_command(copy, front_door(copy)), copy + "-c");
   CliProcess d(worker_command(copy, front_door(copy)), copy + "-d");
   const auto done = again.wait();

@@ -1037,9 +1037,21 @@ int run_coordinator(const TrainOptions& flags, int min_workers) {
     if (given.bind.empty()) given.bind = host;
     if (given.dashboard.empty() && journal.dashboard.empty()) given.dashboard = "off";
     if (given.dashboard.empty()) {
-      const auto dashboard = parse_endpoint(journal.dashboard, journal_path);
-      given.dashboard =
-          journal.membership.ended ? Endpoint{dashboard.host, 0}.text() : journal.dashboard;
+      // A paused job's too, unless something else has taken it meanwhile: a page left open
+      // reloads itself and goes on showing the job.
+      given.dashboard = journal.dashboard;
+      if (journal.membership.ended) {
+        const auto dashboard = parse_endpoint(journal.dashboard, journal_path);
+        try {
+          Listener probe(dashboard.host, dashboard.port, "--dashboard");
+        } catch (const InputError&) {
+          std::fprintf(stderr,
+                       "transient: the job's dashboard port %u is taken; serving it on another "
+                       "(its address below)\n",
+                       static_cast<unsigned>(dashboard.port));
+          given.dashboard = Endpoint{dashboard.host, 0}.text();
+        }
+      }
     }
     if (journal.membership.ended && !journal.paused) {
       // A job that failed or diverged goes on as `train --resume` continues one (from its newest
