@@ -6,6 +6,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <string>
 
 #include "common/lock_holder.h"
 #include "report/job_dir_fixture.h"
@@ -269,19 +270,41 @@ TEST(ReportFacts, AJobWhoseCoordinatorHoldsItRunsBeforeItsRunWritesAnEvent) {
 }
 
 // A run resumed from a checkpoint before the step an earlier run reached is at its own step (the
-// step was the highest any run had reached: a job paused at 100 read as at 300).
+// step was the highest any run had reached: a job paused at 100 read as at 300), and it is where
+// its step rows say once they are ahead of its events (status named the generation's first step,
+// or its last event's, until the next event).
 TEST(ReportFacts, AResumedRunIsAtItsOwnStepNotTheHighestAnEarlierRunReached) {
+  namespace fs = std::filesystem;
   const auto job = testing::write_job_dir("resumed_earlier");
-  std::filesystem::remove(job.dir + "/summary.json");
+  fs::remove(job.dir + "/summary.json");
+  // The resume drops the rows after its checkpoint (step 100), as merge_step_records does.
+  const auto keep_rows_up_to = [&](int last) {
+    std::ifstream in(job.dir + "/steps.csv");
+    std::string kept;
+    std::string line;
+    for (bool header = true; std::getline(in, line); header = false) {
+      if (header || std::stoi(line.substr(0, line.find(','))) <= last) kept += line + "\n";
+    }
+    in.close();
+    std::ofstream(job.dir + "/steps.csv") << kept;
+  };
+  keep_rows_up_to(100);
   {
     std::ofstream events(job.dir + "/events.jsonl", std::ios::app);
-    events << R"({"t":0.16,"time":"2026-11-24T10:05:00.160Z","event":"generation","gen":0,)"
-           << R"("members":["w0"],"start_step":100})"
+    events << R"({"t":0.16,"time":"2026-11-24T10:05:00.160Z","event":"generation","gen":4,)"
+           << R"("members":["w4"],"start_step":100})"
            << "\n"
            << R"({"t":0.3,"time":"2026-11-24T10:05:00.300Z","event":"epoch","step":120})"
            << "\n";
   }
   EXPECT_EQ(job_facts(records::read_job_records(job.dir), 0.0).step, 120);
+  {
+    std::ofstream steps(job.dir + "/steps.csv", std::ios::app);
+    for (int step = 101; step <= 130; ++step) {
+      steps << step << ",0,120,0.001,0.02,0.01,0.001,0.5,4," << (step - 1) * 120 << "\n";
+    }
+  }
+  EXPECT_EQ(job_facts(records::read_job_records(job.dir), 0.0).step, 130);
 }
 
 // A job whose coordinator was killed (SIGKILL of `transient train` or `transient coordinator`)

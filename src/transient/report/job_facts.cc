@@ -179,6 +179,9 @@ JobFacts job_facts(const records::JobRecords& records, double now_unix_s) {
       f.evaluated_step = e.count("step");
     }
   }
+  // The step rows are the freshest word (the events name a step now and then), and hold none
+  // that a later start went back on (the rows after its checkpoint are dropped as it starts).
+  if (!points.empty()) f.step = std::max(f.step, points.back().step);
   f.workers.erase(std::remove_if(f.workers.begin(), f.workers.end(),
                                  [&](const std::string& id) { return left.count(id) > 0; }),
                   f.workers.end());
