@@ -220,8 +220,9 @@ TEST(ReportCli, SimulationDistributionsFromARealSimulateJson) {
   EXPECT_NE(page.find("chart-time"), std::string::npos);
   EXPECT_NE(page.find("chart-cost"), std::string::npos);
   EXPECT_NE(page.find("<td>runs</td><td>200</td>"), std::string::npos);
-  // No deadline, no runs past one.
+  // No deadline, no runs past one, and no chance of missing one to show as 0.
   EXPECT_EQ(page.find("past the deadline"), std::string::npos);
+  EXPECT_NE(page.find("<td>P(miss deadline)</td><td>- (no deadline set)</td>"), std::string::npos);
   TRANSIENT_SKIP_WITHOUT_CHROMIUM();
   testing::expect_page_draws(dir + "/study.html", {"time", "cost"});
 }
@@ -252,6 +253,7 @@ TEST(ReportCli, TheRunsPastTheDeadlineAreDrawnApart) {
   const std::string page = read_file(dir + "/late.html");
   EXPECT_NE(page.find("runs past the deadline (12 h 10 min)"), std::string::npos);
   EXPECT_NE(page.find("<td>deadline</td><td>12 h 10 min</td>"), std::string::npos);
+  EXPECT_EQ(page.find("no deadline set"), std::string::npos);
   TRANSIENT_SKIP_WITHOUT_CHROMIUM();
   testing::expect_page_draws(dir + "/late.html", {"time", "cost"});
 }

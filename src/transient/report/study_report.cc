@@ -104,13 +104,19 @@ void add_histogram(HtmlPage& page, const std::string& id, const json& histogram,
                                          std::move(datasets), deadline.has_value()));
 }
 
+// P(miss deadline) of `figures`, where the study or plan `j` set a deadline: without one, no
+// run can miss it, and a 0 would read as a promise.
+std::string miss_text(const json& j, double probability) {
+  return j.contains("deadline_s") ? number_text(probability) : "- (no deadline set)";
+}
+
 void render_monte_carlo(HtmlPage& page, const json& j, const std::string& name) {
   page.add_heading("Summary");
   const double runs = number_at(j, "runs", name);
   Rows rows = {{"runs", number_text(runs)},
                {"finished", number_text(number_at(j, "finished", name))},
                {"failed", number_text(number_at(j, "failed", name))},
-               {"P(miss deadline)", number_text(number_at(j, "deadline_miss_probability", name))}};
+               {"P(miss deadline)", miss_text(j, number_at(j, "deadline_miss_probability", name))}};
   if (j.contains("deadline_s"))
     rows.push_back({"deadline", format_duration(number_at(j, "deadline_s", name))});
   page.add_table({"", ""}, rows);
@@ -171,7 +177,7 @@ void render_regions(HtmlPage& page, const json& j, const std::string& name) {
       {"market policy", j.value("market_policy", std::string("-"))},
       {"runs", number_text(number_at(j, "runs", name))},
       {"finished", number_text(number_at(j, "finished", name))},
-      {"P(miss deadline)", number_text(number_at(j, "deadline_miss_probability", name))},
+      {"P(miss deadline)", miss_text(j, number_at(j, "deadline_miss_probability", name))},
       {"cost / optimal", no_optimum ? std::string("none: no schedule meets the deadline")
                                     : number_text(number_at(j, "cost_over_optimal", name)) +
                                           " (mean over the " +
@@ -522,7 +528,7 @@ std::string render_plan_report(const json& j, const std::string& name,
     rows.push_back({"p95 time (h)", hours_text(recommended.value("p95_time_s", -1.0))});
     rows.push_back({"expected cost ($)", cost < 0 ? "-" : number_text(cost)});
     rows.push_back(
-        {"P(miss deadline)", number_text(recommended.value("deadline_miss_probability", 0.0))});
+        {"P(miss deadline)", miss_text(j, recommended.value("deadline_miss_probability", 0.0))});
     rows.push_back({"verdict", recommended.value("verdict", "")});
     const json policy = recommended.value("policy", json());
     if (policy.is_object() && policy.contains("text") && policy["text"].is_string())
@@ -560,11 +566,12 @@ std::string render_plan_report(const json& j, const std::string& name,
     Rows table;
     for (const auto& e : list) {
       const auto [time_s, cost] = time_and_cost(e);
-      table.push_back({e.value("label", ""), e.value("configuration", ""),
-                       number_text(e.value("usd_per_h", 0.0)), hours_text(time_s),
-                       hours_text(e.value("p95_time_s", -1.0)), cost < 0 ? "-" : number_text(cost),
-                       number_text(e.value("deadline_miss_probability", 0.0)),
-                       e.value("acceptable", false) ? "yes" : "no", e.value("verdict", "")});
+      table.push_back(
+          {e.value("label", ""), e.value("configuration", ""),
+           number_text(e.value("usd_per_h", 0.0)), hours_text(time_s),
+           hours_text(e.value("p95_time_s", -1.0)), cost < 0 ? "-" : number_text(cost),
+           j.contains("deadline_s") ? number_text(e.value("deadline_miss_probability", 0.0)) : "-",
+           e.value("acceptable", false) ? "yes" : "no", e.value("verdict", "")});
     }
     page.add_table({"label", "configuration", "$/h", "time (h)", "p95 time (h)", "cost ($)",
                     "P(miss)", "acceptable", "verdict"},
