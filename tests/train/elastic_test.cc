@@ -63,6 +63,9 @@ bool expect_a_restarted_coordinator_ends_the_job(const std::string& dir, CliProc
   const auto done = restarted.wait();
   EXPECT_EQ(done.exit_code, 0) << done.err;
   if (done.exit_code != 0) return false;
+  // It says a speed only where it saw steps trained (it said 0 samples/s when none).
+  EXPECT_EQ(done.out.find(" 0 samples/s"), std::string::npos) << done.out;
+  EXPECT_NE(done.out.find("test accuracy"), std::string::npos) << done.out;
   EXPECT_EQ(a.wait().exit_code, 0);
   EXPECT_EQ(b.wait().exit_code, 0);
   EXPECT_EQ(summary_of(dir).at("steps"), steps);

@@ -858,11 +858,15 @@ int finish_job(const PreparedJob& prepared, Coordinator& coordinator, EventLog& 
       std::snprintf(accuracy, sizeof(accuracy), "test accuracy %.2f%%",
                     100.0 * result.test_accuracy);
     }
+    // A speed where this run saw steps trained (a coordinator that took back a job whose
+    // workers finished while it was away saw none: it said 0 samples/s).
+    char speed[64] = "";
+    if (samples_per_s > 0) std::snprintf(speed, sizeof(speed), ", %.0f samples/s", samples_per_s);
     std::printf(
-        "%s after %lld steps (%.2f epochs) in %s, %.0f samples/s\n"
+        "%s after %lld steps (%.2f epochs) in %s%s\n"
         "records: %s (summary.json, events.jsonl, steps.csv, checkpoints/)\n",
-        accuracy, static_cast<long long>(steps), epochs, format_duration(wall_s).c_str(),
-        samples_per_s, o.job_dir.c_str());
+        accuracy, static_cast<long long>(steps), epochs, format_duration(wall_s).c_str(), speed,
+        o.job_dir.c_str());
   }
   std::fflush(stdout);
   return 0;
