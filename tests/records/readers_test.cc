@@ -232,6 +232,26 @@ TEST(RecordsSummary, ReadsTypedFieldsAndKeepsTheRest) {
   EXPECT_EQ(read.summary->json["extra"], 7);
 }
 
+// A summary of an earlier version, without "finished", finished where it trained all its steps
+// and did not stop (it read as paused).
+TEST(RecordsSummary, AnEarlierVersionsSummaryFinishedWhereItTrainedAllItsSteps) {
+  const auto finished = parse_summary(
+      R"({"steps":300,"total_steps":300,"stopped":false,"failure":null})", "summary.json");
+  ASSERT_TRUE(finished.summary);
+  EXPECT_TRUE(finished.problems.empty());
+  EXPECT_TRUE(finished.summary->finished);
+  for (
+      const char* not_finished :
+      {R"({"steps":200,"total_steps":300,"stopped":true,"failure":null})",
+       R"({"steps":300,"total_steps":300,"stopped":false,"failure":"worker w0 failed: disk full"})",
+       R"({"steps":300,"total_steps":300,"stopped":true})", R"({"steps":300})",
+       R"({"steps":300,"total_steps":300,"finished":false})"}) {
+    const auto read = parse_summary(not_finished, "summary.json");
+    ASSERT_TRUE(read.summary) << not_finished;
+    EXPECT_FALSE(read.summary->finished) << not_finished;
+  }
+}
+
 TEST(RecordsSummary, AWrongTypeOrBrokenFileIsAProblem) {
   const auto typed = parse_summary(R"({"steps":"many","recoveries":1})", "summary.json");
   ASSERT_TRUE(typed.summary);

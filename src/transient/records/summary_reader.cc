@@ -100,6 +100,11 @@ SummaryRead parse_summary(const std::string& text, const std::string& name) {
   take(json, "recoveries", s.recoveries, name, p, kSummaryCount);
   take(json, "redone_steps", s.redone_steps, name, p, kSummaryCount);
   take(json, "cost_usd", s.cost_usd, name, p, kSummaryFigure);
+  // A summary of an earlier version says only whether the job stopped: it finished where it
+  // trained all its steps (it read as paused).
+  if (!json.contains("finished")) {
+    s.finished = !s.stopped && !s.failure && s.total_steps > 0 && s.steps >= s.total_steps;
+  }
   s.json = json;
   read.summary = std::move(s);
   return read;
