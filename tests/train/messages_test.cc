@@ -235,6 +235,21 @@ TEST(Messages, ABacklogOfRowsGoesInLinesTheCoordinatorTakes) {
   EXPECT_EQ(long_rows[2].last, 3);
 }
 
+// A string that is not UTF-8 (a file name as the file system has it) goes as U+FFFD: the
+// serializer threw on it, and a worker's word of an image it skipped ended the job.
+TEST(Messages, BytesThatAreNotUtf8GoAsReplacementCharacters) {
+  const std::string name = "cat/\xff\xfe.jpg";
+  for (const nlohmann::json& message :
+       {nlohmann::json{{"event", "image_skipped"}, {"file", name}},
+        nlohmann::json{{"event", "image_skipped"}, {"file", name + std::string(5000, 'x')}},
+        nlohmann::json{{"\xff", 1}}}) {
+    std::string line;
+    ASSERT_NO_THROW(line = to_line(message));
+    const nlohmann::json read = parse_line(line);
+    EXPECT_NE(read.dump().find("\xef\xbf\xbd"), std::string::npos) << line;
+  }
+}
+
 TEST(Messages, WhatCannotBeReadIsRefusedByName) {
   EXPECT_EQ(refusal({{"teleport", 1}, {"v", kProtocolVersion}}),
             "a message named \"teleport\", which this coordinator does not know (it knows "

@@ -637,6 +637,22 @@ TEST(Trainer, BadInputIsOneErrorLineAndExitCode2) {
   expect_one_error_line(
       run_cli({"train", "--checkpoint-every", "0s", "--job-dir", job}, dir + "/n"),
       "--checkpoint-every: \"0s\" is no interval; accepted: a duration > 0");
+  // A path that is not UTF-8 cannot be named in the job's JSON records: it ended the job with an
+  // internal failure, leaving job.json, the token and empty records behind (a second try was
+  // refused as another job's directory, and --resume failed the same way).
+  const std::string not_utf8 = dir + "/j\xe9b";
+  for (const char* flag : {"--job-dir", "--data-dir", "--val-data", "--model"}) {
+    std::vector<std::string> args = {"train", flag, not_utf8};
+    if (std::string(flag) != "--job-dir") args = with(args, {"--job-dir", job});
+    expect_one_error_line(run_cli(args, dir + "/utf8"),
+                          std::string(flag) + ": \"" + not_utf8 +
+                              "\" is not UTF-8; accepted: a path of UTF-8 characters");
+  }
+  EXPECT_FALSE(fs::exists(not_utf8));
+  expect_one_error_line(
+      run_cli({"worker", "--coordinator", "127.0.0.1:1", "--token", "t", "--data-dir", not_utf8},
+              dir + "/utf8-worker"),
+      "--data-dir: \"" + not_utf8 + "\" is not UTF-8");
   // Revocation injection is parsed and its market model built before the job exists.
   expect_one_error_line(
       run_cli({"train", "--revoke", "kill@soon:rank0", "--job-dir", job}, dir + "/j"),
@@ -1286,13 +1302,16 @@ TEST(Trainer, AdamWLearnsResumesExactlyAndAReplacementReceivesItsState) {
 // --data FOLDER of class sub-folders of JPEG and PNG files (12 classes here, more than the other
 // data sets' ten): trained on with the loader threads decoding ahead, a corrupt image skipped and
 // counted, the same bits whatever the number of loader threads, every sample once per epoch
-// across a revocation, and --strict refusing the corrupt image by name before anything runs.
+// across a revocation, and --strict refusing the corrupt image by name before anything runs. The
+// corrupt image's name is not UTF-8 (as a file system may have it): the worker's word of it
+// ended the job with an internal failure of the JSON writer.
 TEST(Trainer, LearnsAnImageFolderSkipsACorruptImageAndStrictRefusesIt) {
   const std::string dir = fresh_dir("image-folder");
   const std::string data = dir + "/photos";
   testing::write_image_folder(data + "/train", 12, 30, 16, 1);
   testing::write_image_folder(data + "/val", 12, 5, 16, 2);
-  const std::string corrupt = data + "/train/class-04/7.jpg";
+  fs::remove(data + "/train/class-04/7.jpg");
+  const std::string corrupt = data + "/train/class-04/7-\xff.jpg";
   std::ofstream(corrupt, std::ios::binary) << "\xff\xd8\xff\xe0 this is not a picture";
   auto job = [&](const std::string& job_dir, const std::string& loader_threads) {
     return std::vector<std::string>{
@@ -1308,7 +1327,7 @@ TEST(Trainer, LearnsAnImageFolderSkipsACorruptImageAndStrictRefusesIt) {
   EXPECT_GT(summary.at("test_accuracy").get<double>(), 0.5);  // chance is 1/12
   const auto skipped = events_named(read_events(one), "image_skipped");
   ASSERT_FALSE(skipped.empty());
-  EXPECT_EQ(skipped[0].at("file"), corrupt);
+  EXPECT_EQ(skipped[0].at("file"), data + "/train/class-04/7-\xef\xbf\xbd.jpg");  // U+FFFD
   expect_every_sample_once(one, 45, 360, 40);
   const std::string three = dir + "/three-threads";
   run_ok(job(three, "3"), three);

@@ -72,6 +72,7 @@ void add_job_options(CLI::App& cmd, train::TrainOptions& options, std::string& c
                  "from Python that maps the data set's images, e.g. [N, 1, 28, 28] or "
                  "[N, 3, 32, 32], to [N, classes] scores: 10 for Fashion-MNIST and CIFAR-10, "
                  "the labels' classes for NumPy arrays and image folders)")
+      ->check(kUtf8Path)
       ->capture_default_str();
   auto* data = cmd.add_option(
       "--data", options.data,
@@ -79,6 +80,7 @@ void add_job_options(CLI::App& cmd, train::TrainOptions& options, std::string& c
       "CIFAR-10's binary batches, Fashion-MNIST's IDX files, or class sub-folders of JPEG/PNG "
       "images (directly or under train/, with val/ or test/ beside it)");
   // `--data "$DATA"` with DATA unset trained on Fashion-MNIST.
+  data->check(kUtf8Path);
   data->check(CLI::Validator(
       [](std::string& text) {
         return text.empty() ? std::string("no folder given; accepted: the data set's folder")
@@ -92,11 +94,13 @@ void add_job_options(CLI::App& cmd, train::TrainOptions& options, std::string& c
       ->capture_default_str()
       ->excludes(data);
   cmd.add_option("--data-dir", options.data_dir, "where the data set's files are")
+      ->check(kUtf8Path)
       ->capture_default_str()
       ->excludes(data);
   cmd.add_option("--val-data", options.val_data,
                  "a validation set of its own: a folder of the same kind (npy, image folders; "
-                 "default: the data set's test set, or a tenth held out)");
+                 "default: the data set's test set, or a tenth held out)")
+      ->check(kUtf8Path);
   cmd.add_option("--image-size", options.image_size,
                  "image folders: images made S x S (0 = the first image's shorter side)")
       ->capture_default_str();
@@ -178,7 +182,8 @@ void add_job_options(CLI::App& cmd, train::TrainOptions& options, std::string& c
       "checkpoint) or rollback (continue from the newest checkpoint before it with the "
       "learning rate halved, at most 3 times)");
   cmd.add_option("--job-dir", options.job_dir,
-                 "the job's directory (default: jobs/<UTC time>-<model>)");
+                 "the job's directory (default: jobs/<UTC time>-<model>)")
+      ->check(kUtf8Path);
   cmd.add_option("--checkpoint-every", checkpoint_every,
                  "checkpoint every STEPS (e.g. 200) or DURATION (e.g. 30s; the default); 0 = "
                  "only the final state, which is always checkpointed");
@@ -447,11 +452,15 @@ void add_train_commands(CLI::App& app, launch::ForkServer* fork_server) {
   worker->add_option("--interface", worker_options->interface,
                      "the network interface whose address peers reach it at (default: "
                      "$GLOO_SOCKET_IFNAME)");
-  worker->add_option("--data-dir", worker_options->data_dir,
-                     "where this host holds the data set (default: the job's path)");
-  worker->add_option("--val-data", worker_options->val_data,
-                     "where this host holds the job's --val-data folder (default: the job's "
-                     "path)");
+  worker
+      ->add_option("--data-dir", worker_options->data_dir,
+                   "where this host holds the data set (default: the job's path)")
+      ->check(kUtf8Path);
+  worker
+      ->add_option("--val-data", worker_options->val_data,
+                   "where this host holds the job's --val-data folder (default: the job's "
+                   "path)")
+      ->check(kUtf8Path);
   worker
       ->add_option("--gpu", worker_options->gpu,
                    "which of this host's GPUs it trains on when the job's --device takes one "

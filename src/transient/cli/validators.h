@@ -2,6 +2,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <charconv>
 #include <cstdint>
@@ -10,6 +11,7 @@
 
 #include "transient/core/bounds.h"
 #include "transient/core/csv_table.h"
+#include "transient/core/text.h"
 #include "transient/train/option_names.h"
 
 namespace transient::cli {
@@ -30,6 +32,22 @@ inline const CLI::Validator kSeed(
       return std::string();
     },
     "SEED");
+
+// A path the job's records can name: UTF-8 (job.json, the journal and the workers' messages are
+// JSON, which holds nothing else; a path of other bytes stopped the job with an internal failure
+// once some of its records were written).
+inline const CLI::Validator kUtf8Path(
+    [](const std::string& text) {
+      try {
+        static_cast<void>(nlohmann::json(text).dump());
+        return std::string();
+      } catch (const nlohmann::json::type_error&) {
+        return "\"" + printable(text) +
+               "\" is not UTF-8; accepted: a path of UTF-8 characters (the job's records are "
+               "JSON, which holds no other)";
+      }
+    },
+    "PATH");
 
 // A whole number of steps >= 1 (at most 1e12).
 inline const CLI::Validator kSteps(

@@ -261,11 +261,16 @@ std::string to_line(const nlohmann::json& message) {
       std::any_of(message.begin(), message.end(), [](const nlohmann::json& value) {
         return value.is_string() && value.get_ref<const std::string&>().size() >= kLong;
       });
-  if (!any_long) return message.dump();
+  // Bytes that are not UTF-8 (a file name a worker skipped, as the file system has it) are sent
+  // as U+FFFD: nlohmann's dump throws on them, which ended the job over an image it had skipped.
+  const auto dump = [](const nlohmann::json& value) {
+    return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  };
+  if (!any_long) return dump(message);
   std::string line = "{";
   for (auto it = message.begin(); it != message.end(); ++it) {
     if (line.size() > 1) line += ',';
-    line += nlohmann::json(it.key()).dump();
+    line += dump(nlohmann::json(it.key()));
     line += ':';
     const auto* text = it.value().is_string() ? &it.value().get_ref<const std::string&>() : nullptr;
     if (text != nullptr && text->size() >= kLong && plain(*text)) {
@@ -273,7 +278,7 @@ std::string to_line(const nlohmann::json& message) {
       line += *text;
       line += '"';
     } else {
-      line += it.value().dump();
+      line += dump(it.value());
     }
   }
   line += '}';
