@@ -987,6 +987,36 @@ TEST(Trainer, AUsersTorchScriptModelTrainsAndItsCheckpointLoadsIntoTheOriginalMo
                          "'features.1.weight', 'head.bias', 'head.weight'] 1.0"),
             std::string::npos)
       << printed;
+  // Saved from a GPU (its tensors' storage names cuda:0, as torch.jit.save writes it there): it
+  // loads on this host without one and trains (it was refused as "not a TorchScript file").
+  const std::string from_gpu = dir + "/net-from-gpu.pt";
+  const std::string made = run_python(
+      "import zipfile, torch\n"
+      "src = zipfile.ZipFile('" +
+          model +
+          "')\n"
+          "out = zipfile.ZipFile('" +
+          from_gpu +
+          "', 'w')\n"
+          "for info in src.infolist():\n"
+          "    data = src.read(info.filename)\n"
+          "    if info.filename.endswith('/data.pkl'):\n"
+          "        data = data.replace(b'X\\x03\\x00\\x00\\x00cpu', "
+          "b'X\\x06\\x00\\x00\\x00cuda:0')\n"
+          "    out.writestr(info, data)\n"
+          "out.close()\n"
+          "try:\n"
+          "    torch.jit.load('" +
+          from_gpu +
+          "')\n"
+          "except Exception:\n"
+          "    print('needs a GPU without map_location')\n",
+      dir);
+  ASSERT_NE(made.find("needs a GPU without map_location"), std::string::npos) << made;
+  const std::string gpu_job = dir + "/from-gpu";
+  run_ok(set_flag(set_flag(set_flag(job(gpu_job), "--model", from_gpu), "--workers", "1"),
+                  "--steps", "2"),
+         gpu_job);
   // One worker paused at step 20 and resumed: bitwise the state of an uninterrupted run.
   auto one_worker = [&](const std::string& job_dir) {
     return set_flag(set_flag(job(job_dir), "--workers", "1"), "--steps", "40");

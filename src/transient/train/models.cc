@@ -244,7 +244,9 @@ torch::jit::Module load_torchscript(const std::string& path) {
   }
   torch::jit::Module module;
   try {
-    module = torch::jit::load(path);
+    // Its tensors on the CPU wherever it was saved (one saved from a GPU names cuda:0, which a
+    // host without one refused as "not a TorchScript file"); the worker moves it to its device.
+    module = torch::jit::load(path, torch::kCPU);
   } catch (const std::exception& error) {
     throw InputError(path, 0,
                      "--model: not a TorchScript file (" + error_reason(error.what()) +
