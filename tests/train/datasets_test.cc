@@ -198,6 +198,20 @@ TEST(Datasets, NumPyImagesAreMappedNotCopiedAndATenthIsHeldOut) {
     EXPECT_EQ(data.train.rows[17].item<std::int64_t>(), 17);  // class 0's first 18 ...
     EXPECT_EQ(data.train.rows[18].item<std::int64_t>(), 20);  // ... then class 1's
   }
+  // Labels of NumPy's other unsigned types (uint16 to uint64 were refused as not integers of the
+  // kinds accepted), little-endian as NumPy writes them.
+  for (const auto& [descr, bytes] :
+       {std::pair{"<u2", 2}, std::pair{"<u4", 4}, std::pair{"<u8", 8}}) {
+    std::string wide;
+    for (int i = 0; i < 100; ++i) {
+      wide += static_cast<char>(i % 5);
+      wide += std::string(static_cast<std::size_t>(bytes - 1), '\0');
+    }
+    testing::write_npy_file((dir / "labels.npy").string(), descr, "(100,)", wide);
+    const Dataset data = load_dataset("npy", dir.string());
+    EXPECT_EQ(data.shape.classes, 5) << descr;
+    EXPECT_EQ(data.train.labels[7].item<std::int64_t>(), 2) << descr;
+  }
   // --val-data DIR: images.npy and labels.npy of DIR are the test set, nothing is held out.
   const fs::path val = dir / "val";
   fs::create_directories(val);

@@ -192,15 +192,15 @@ torch::Tensor npy_labels(const std::string& path, std::int64_t count, std::int64
         path, 0,
         "holds " + std::to_string(h.shape[0]) + " labels for " + std::to_string(count) + " images");
   }
-  const auto type = h.kind == 'u'       ? (h.item_bytes == 1 ? torch::kUInt8 : torch::kInt64)
-                    : h.item_bytes == 1 ? torch::kInt8
-                    : h.item_bytes == 2 ? torch::kInt16
-                    : h.item_bytes == 4 ? torch::kInt32
-                                        : torch::kInt64;
-  if ((h.kind == 'u' && h.item_bytes != 1) ||
-      (h.item_bytes != 1 && h.item_bytes != 2 && h.item_bytes != 4 && h.item_bytes != 8)) {
-    throw InputError(path, 0, "labels must be int8, int16, int32, int64 or uint8");
+  if (h.item_bytes != 1 && h.item_bytes != 2 && h.item_bytes != 4 && h.item_bytes != 8) {
+    throw InputError(path, 0, "labels must be integers of 1, 2, 4 or 8 bytes, signed or not");
   }
+  // Unsigned ones too (NumPy's uint16 to uint64 were refused, where the README says integers).
+  const bool is_signed = h.kind == 'i';
+  const auto type = h.item_bytes == 1   ? (is_signed ? torch::kInt8 : torch::kUInt8)
+                    : h.item_bytes == 2 ? (is_signed ? torch::kInt16 : torch::kUInt16)
+                    : h.item_bytes == 4 ? (is_signed ? torch::kInt32 : torch::kUInt32)
+                                        : (is_signed ? torch::kInt64 : torch::kUInt64);
   auto labels = map_npy(path, h, type).to(torch::kInt64);
   const auto bad = torch::nonzero(labels.lt(0).logical_or(labels.ge(classes)));
   if (bad.size(0) > 0) {
