@@ -285,6 +285,24 @@ TEST(Datasets, NumPyTestImagesOfAnotherTypeTooSmallImagesAndAFifoAreRefused) {
       std::string::npos)
       << small;
 
+  // A NaN or an infinity among float pixels is refused naming the sample: it made that step's
+  // loss NaN, reported as a divergence with the advice to lower --lr (and rolled back to).
+  const fs::path non_finite = dir / "non-finite";
+  fs::create_directories(non_finite);
+  write_npy((non_finite / "labels.npy").string(), "|u1", "(20,)", 20, '\x01');
+  for (const auto& [bits, sample] : {std::pair{std::string("\x00\x00\xc0\x7f", 4), 3},
+                                     std::pair{std::string("\x00\x00\x80\xff", 4), 17}}) {
+    std::string pixels(20 * 8 * 8 * 4, '\0');
+    pixels.replace(static_cast<std::size_t>(sample * 8 * 8 * 4 + 12), 4, bits);
+    testing::write_npy_file((non_finite / "images.npy").string(), "<f4", "(20, 8, 8)", pixels);
+    const std::string refused = refusal_of([&] { load_dataset("npy", non_finite.string()); });
+    EXPECT_NE(
+        refused.find((non_finite / "images.npy").string() + ": sample " + std::to_string(sample) +
+                     " holds NaN or an infinity; accepted: finite pixel values"),
+        std::string::npos)
+        << refused;
+  }
+
   // A FIFO with a writer and a header's first bytes in it: opened as a file it would be read
   // (and without a writer waited on forever).
   const fs::path fifo = dir / "fifo";

@@ -175,6 +175,21 @@ torch::Tensor npy_images(const std::string& path) {
                          "need them)");
   }
   auto images = map_npy(path, h, type);
+  if (type == torch::kFloat32) {
+    // A NaN or an infinity among the pixels made the loss NaN at its step: reported as a
+    // divergence, with the advice to lower --lr, and rolled back to for ever. Checked in slices
+    // of samples, so that no copy of a large file's size is made.
+    constexpr std::int64_t kSlice = 4096;
+    for (std::int64_t first = 0; first < images.size(0); first += kSlice) {
+      const auto slice = images.narrow(0, first, std::min(kSlice, images.size(0) - first));
+      const auto bad = torch::nonzero(torch::isfinite(slice).logical_not().flatten(1).any(1));
+      if (bad.size(0) > 0) {
+        throw InputError(path, 0,
+                         "sample " + std::to_string(first + bad[0][0].item<std::int64_t>()) +
+                             " holds NaN or an infinity; accepted: finite pixel values");
+      }
+    }
+  }
   if (s.size() == 3) return images.unsqueeze(1);
   return channels_last ? images.permute({0, 3, 1, 2}) : images;
 }
