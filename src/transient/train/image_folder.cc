@@ -16,6 +16,8 @@
 #include <memory>
 #include <random>
 #include <set>
+#include <string>
+#include <string_view>
 
 #include <c10/util/ParallelGuard.h>
 
@@ -73,6 +75,19 @@ bool decodable_size(std::int64_t width, std::int64_t height, const char* kind, s
   return false;
 }
 
+// Whether TurboJPEG's last call on `handle` (which returned -1) only warned about something PIL
+// decodes anyway: PIL ignores libjpeg's warnings (extraneous bytes before a marker, a corrupt
+// data segment), except where the data ends before the image does, which it refuses as a
+// truncated file. Such images were skipped here, where PIL's loader trains on them. The data has
+// ended where no end-of-image marker follows the last scan's (libjpeg's warning of it may be
+// followed by others, and TurboJPEG keeps only the last).
+bool decoded_as_pil_would(tjhandle handle, const std::vector<unsigned char>& bytes) {
+  if (tjGetErrorCode(handle) != TJERR_WARNING) return false;
+  const std::string_view data(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  const auto scan = data.rfind("\xff\xda");
+  return scan != std::string_view::npos && data.find("\xff\xd9", scan) != std::string_view::npos;
+}
+
 // A CMYK (or YCCK) JPEG as PIL's convert("RGB") gives it: PIL takes the samples as Adobe's
 // inverted ones ("CMYK;I"), and Pillow's cmyk2rgb makes each of R, G, B (255 - K) - C (255 - K) /
 // 255, rounded as its MULDIV255 rounds, where C (M, Y) and K are those inverted samples. So
@@ -83,7 +98,8 @@ std::optional<torch::Tensor> cmyk_jpeg_as_rgb(tjhandle handle,
   const auto pixels = static_cast<std::size_t>(width) * static_cast<std::size_t>(height);
   std::vector<unsigned char> samples(pixels * 4);
   if (tjDecompress2(handle, bytes.data(), static_cast<unsigned long>(bytes.size()), samples.data(),
-                    width, 0, height, TJPF_CMYK, TJFLAG_STOPONWARNING) != 0) {
+                    width, 0, height, TJPF_CMYK, 0) != 0 &&
+      !decoded_as_pil_would(handle, bytes)) {
     *why = std::string("CMYK JPEG image does not decode (") + tjGetErrorStr2(handle) + ")";
     return std::nullopt;
   }
@@ -109,8 +125,9 @@ std::optional<torch::Tensor> decode_jpeg(const std::vector<unsigned char>& bytes
   int colorspace = 0;
   auto* data = const_cast<unsigned char*>(bytes.data());
   const auto size = static_cast<unsigned long>(bytes.size());
-  if (!handle || tjDecompressHeader3(handle.get(), data, size, &width, &height, &subsampling,
-                                     &colorspace) != 0) {
+  if (!handle || (tjDecompressHeader3(handle.get(), data, size, &width, &height, &subsampling,
+                                      &colorspace) != 0 &&
+                  !decoded_as_pil_would(handle.get(), bytes))) {
     *why = std::string("not a JPEG image that decodes (") + tjGetErrorStr2(handle.get()) + ")";
     return std::nullopt;
   }
@@ -122,9 +139,9 @@ std::optional<torch::Tensor> decode_jpeg(const std::vector<unsigned char>& bytes
   if (colorspace == TJCS_CMYK || colorspace == TJCS_YCCK)
     return cmyk_jpeg_as_rgb(handle.get(), bytes, width, height, why);
   auto image = torch::empty({height, width, 3}, torch::kUInt8);
-  // Any warning too (a truncated file): the image is not what its file says.
   if (tjDecompress2(handle.get(), data, size, image.data_ptr<std::uint8_t>(), width, 0, height,
-                    TJPF_RGB, TJFLAG_STOPONWARNING) != 0) {
+                    TJPF_RGB, 0) != 0 &&
+      !decoded_as_pil_would(handle.get(), bytes)) {
     *why = std::string("JPEG image does not decode (") + tjGetErrorStr2(handle.get()) + ")";
     return std::nullopt;
   }
