@@ -393,6 +393,23 @@ TEST_F(ImageFolderTest, OneClassALoopingLinkAndAFirstImageOfAnOddSizeAreRefusedO
   EXPECT_EQ(folder.classes, (std::vector<std::string>{"class-00", "class-01"}));
   EXPECT_EQ(folder.files.size(), 6u);
 
+  // The first training image does not decode: the size is the next one's (the data set was
+  // refused for it without --strict, where such an image is skipped), and with none that
+  // decodes, the data set is refused saying so.
+  write_image_folder(path("first-bad"), 2, 3, 16, 4);
+  const auto first_file = scan_image_folder(path("first-bad")).files.front().path;
+  std::ofstream(first_file, std::ios::binary | std::ios::trunc) << "junk";
+  dir = path("first-bad");
+  EXPECT_EQ(dataset_shape("image-folder", dir).height, 16);
+  for (const auto& file : scan_image_folder(path("first-bad")).files) {
+    std::ofstream(file.path, std::ios::binary | std::ios::trunc) << "junk";
+  }
+  const std::string none = refusal_of([&] { dataset_shape("image-folder", dir); });
+  EXPECT_NE(none.find("--data: no training image decodes (" + first_file +
+                      ": neither a JPEG nor a PNG image); accepted: JPEG and PNG images"),
+            std::string::npos)
+      << none;
+
   write_image_folder(path("tiny"), 2, 3, 3, 3);
   dir = path("tiny");
   const std::string tiny = refusal_of([&] { dataset_shape("image-folder", dir); });

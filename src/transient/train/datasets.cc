@@ -356,13 +356,26 @@ std::pair<ImageFolder, ImageFolder> image_folders(const std::string& dir,
   return {interleaved(train), interleaved(test)};
 }
 
-// S: the option, or the first training image's shorter side.
+// S: the option, or the shorter side of the first training image that decodes (one that does
+// not is skipped as anywhere else: the data set was refused for it without --strict).
 std::int64_t image_size(const ImageFolder& train, const DataOptions& options) {
   if (options.image_size > 0) return options.image_size;
-  const auto& first = train.files.front().path;
-  std::string why;
-  const auto image = decode_image(first, &why);
-  if (!image) throw InputError(first, 0, why);
+  std::string first_why;
+  std::optional<torch::Tensor> image;
+  std::string first;
+  for (const auto& file : train.files) {
+    std::string why;
+    image = decode_image(file.path, &why);
+    if (image) {
+      first = file.path;
+      break;
+    }
+    if (first_why.empty()) first_why = file.path + ": " + why;
+  }
+  if (!image) {
+    throw InputError("--data: no training image decodes (" + first_why +
+                     "); accepted: JPEG and PNG images");
+  }
   const std::int64_t side = std::min(image->size(0), image->size(1));
   if (side < kMinImageSide || side > kMaxImageSide) {
     throw InputError(first, 0,
