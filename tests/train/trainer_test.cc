@@ -1426,6 +1426,16 @@ TEST(Trainer, AStepWithImagesThatDoNotDecodeIsTheMeanOverThoseThatDo) {
   const std::string with_skips = one_step(full, 27);
   const std::string without = one_step(dir + "/decodable", 21);
   EXPECT_EQ(summary_of(with_skips).at("images_skipped"), 6);
+  // The epoch in three steps, paused after the first and resumed: the summary counts the files
+  // both runs skipped (it counted the last run's only).
+  const std::string resumed = dir + "/resumed";
+  run_paused({"train", "--data", full, "--model", "mlp", "--workers", "1", "--steps", "3",
+              "--global-batch", "9", "--augment", "none", "--threads", "1", "--stop-at", "1",
+              "--job-dir", resumed},
+             resumed);
+  const auto first_run = summary_of(resumed).at("images_skipped").get<int>();
+  run_ok({"train", "--resume", "--job-dir", resumed}, resumed);
+  EXPECT_EQ(summary_of(resumed).at("images_skipped"), 6) << first_run << " in the first run";
   const auto a = read_steps(with_skips);
   const auto b = read_steps(without);
   ASSERT_EQ(a.size(), 1u);

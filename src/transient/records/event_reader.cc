@@ -33,8 +33,10 @@ bool left_by_revocation(const std::string& reason) {
 
 EventCounts count_events(const std::vector<Event>& events) {
   EventCounts counts;
+  std::set<std::string> skipped;
   for (const auto& e : events) {
     if (e.type == "generation") ++counts.generations;
+    if (e.type == "image_skipped") skipped.insert(e.text("file"));
     if (e.type == "worker_left" && left_by_revocation(e.text("reason"))) ++counts.revocations;
     if (e.type == "recovery") {
       ++counts.recoveries;
@@ -46,6 +48,7 @@ EventCounts count_events(const std::vector<Event>& events) {
       counts.newest_checkpoint_step = std::max(counts.newest_checkpoint_step, e.count("step"));
     }
   }
+  counts.images_skipped = static_cast<std::int64_t>(skipped.size());
   return counts;
 }
 

@@ -56,6 +56,7 @@ struct EventCounts {
   std::int64_t recoveries = 0;
   std::int64_t redone_steps = 0;
   std::int64_t newest_checkpoint_step = 0;
+  std::int64_t images_skipped = 0;  // distinct files ("image_skipped", each run says its own)
 };
 EventCounts count_events(const std::vector<Event>& events);
 

@@ -591,7 +591,6 @@ void Coordinator::handle_message(Worker& worker, const nlohmann::json& line) {
                                    "\" of a kind workers do not send"}});
       return;
     }
-    if (name == "image_skipped") skipped_images_.insert(event->event.value("file", ""));
     if (name == "step_resumed") {  // before the first step's report, on the same connection
       resumed_generation_ = integer_or(event->event, "gen", -1);
       recomputed_samples_ =

@@ -144,8 +144,6 @@ class Coordinator : public launch::FleetCoordinator, private elastic::Env {
   // Totals for summary.json.
   int revocations() const { return membership_.revocations(); }
   int recoveries() const { return membership_.recoveries(); }
-  // The image files that did not decode, as the workers reported them (image_skipped events).
-  std::int64_t images_skipped() const { return static_cast<std::int64_t>(skipped_images_.size()); }
   int rollbacks() const { return rollbacks_; }
   double lr_scale() const { return lr_scale_; }
   std::int64_t redone_steps() const { return membership_.redone_steps(); }
@@ -245,7 +243,6 @@ class Coordinator : public launch::FleetCoordinator, private elastic::Env {
   void roll_back(std::int64_t step, const std::string& loss, const std::string& by);
   double lr_scale_ = 1;
   int rollbacks_ = 0;
-  std::set<std::string> skipped_images_;
   std::set<std::string> absent_;  // members away when the job ended, not yet told
   // The last step finished from the survivors' kept gradients (rank 0's `step_resumed`): its
   // generation and the samples computed again, for that generation's recovery.

@@ -784,7 +784,8 @@ int finish_job(const PreparedJob& prepared, Coordinator& coordinator, EventLog& 
       {"lr_scale", coordinator.lr_scale()}};
   if (o.per_worker_batch != 0) summary["per_worker_batch"] = o.per_worker_batch;
   if (o.dataset == "image-folder") {
-    summary["images_skipped"] = coordinator.images_skipped();
+    // The job's, over all its runs (each run's coordinator knows only its own).
+    summary["images_skipped"] = counts.images_skipped;
     summary["image_size"] = o.image_size;
     // What the images were normalised with, for whoever evaluates the model elsewhere.
     summary["image_mean"] = o.image_mean;
