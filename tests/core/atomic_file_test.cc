@@ -51,5 +51,25 @@ TEST(AtomicFile, UnwritableDirectoryIsInputErrorAndKeepsNothing) {
   EXPECT_THROW(write_file_atomically("/nonexistent-dir/out.txt", "x"), InputError);
 }
 
+// What write_file_atomically would refuse, told before the work whose result it writes.
+TEST(AtomicFile, AnOutputIsCheckedWritableBeforehand) {
+  const std::string dir = ::testing::TempDir();
+  EXPECT_NO_THROW(require_writable_output(dir + "/out.json", "-o"));
+  try {
+    require_writable_output("/nonexistent-dir/out.json", "--plot");
+    ADD_FAILURE() << "a missing directory was taken";
+  } catch (const InputError& error) {
+    EXPECT_STREQ(error.what(),
+                 "/nonexistent-dir/out.json: --plot: the directory /nonexistent-dir does not "
+                 "exist or is not writable; accepted: a file in a writable directory");
+  }
+  try {
+    require_writable_output(dir, "-o");
+    ADD_FAILURE() << "a directory was taken";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("-o: is a directory"), std::string::npos);
+  }
+}
+
 }  // namespace
 }  // namespace transient

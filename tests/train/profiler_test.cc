@@ -211,6 +211,16 @@ TEST(Profile, ATraceHoldsEveryTracedStepWithItsOperatorsAndTheirShapes) {
   EXPECT_EQ(refused.err, "error: " + dir +
                              "/no/such/dir/trace.json: --trace: cannot write here "
                              "(No such file or directory)\n");
+  // So is an -o that cannot be written: it failed after the timing, with a message that did not
+  // name the flag (and nothing but the error on stdout either way).
+  const auto no_output =
+      run_cli({"profile", "--model", "mlp", "--batch", "4", "-o", dir + "/no/such/dir/mlp.json"},
+              dir + "/no-output");
+  EXPECT_EQ(no_output.exit_code, 2);
+  EXPECT_EQ(no_output.err, "error: " + dir + "/no/such/dir/mlp.json: -o: the directory " + dir +
+                               "/no/such/dir does not exist or is not writable; accepted: a file "
+                               "in a writable directory\n");
+  EXPECT_EQ(no_output.out, "");
 }
 
 TEST(Profile, ABadModelIsOneErrorLineAndExitTwo) {

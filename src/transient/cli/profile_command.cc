@@ -81,6 +81,8 @@ void add_profile_command(CLI::App& app) {
       ->check(CLI::IsMember({"resnet", "shake-shake", "generic"}));
   profile->callback([options, input, output, json, family] {
     parse_input_shape(*input, *options);
+    // Before the timing (minutes for a large model), not after it.
+    if (!output->empty()) require_writable_output(*output, "-o");
     const auto result = train::profile_model(*options);
     const auto text = perf::to_json(to_workload(result, *input, *family)).dump(2) + "\n";
     if (!output->empty()) write_file_atomically(*output, text);

@@ -34,6 +34,20 @@ void sync_directory(const std::string& dir) {
   if (rc != 0) fail(dir, "cannot sync the directory");
 }
 
+void require_writable_output(const std::string& path, const std::string& flag) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) {
+    throw InputError(path, 0, flag + ": is a directory; accepted: a file name");
+  }
+  const auto parent = std::filesystem::absolute(path, error).lexically_normal().parent_path();
+  if (!std::filesystem::is_directory(parent, error) || ::access(parent.c_str(), W_OK) != 0) {
+    throw InputError(path, 0,
+                     flag + ": the directory " + parent.string() +
+                         " does not exist or is not writable; accepted: a file in a writable "
+                         "directory");
+  }
+}
+
 void write_file_atomically(const std::string& path, std::string_view contents) {
   // The temporary name is unique per process and call, so concurrent writers never share one.
   std::random_device entropy;

@@ -12,6 +12,11 @@ namespace transient {
 // (the temporary file is removed; the previous `path`, if any, is untouched).
 void write_file_atomically(const std::string& path, std::string_view contents);
 
+// Throws InputError naming `flag` unless write_file_atomically(path, ...) can succeed as far as
+// can be told beforehand: `path` is no directory, in a directory that exists and that this process
+// may write. For outputs written after long work (a fit, a profile, a plan), checked first.
+void require_writable_output(const std::string& path, const std::string& flag);
+
 // fsyncs the directory `dir` so that a rename or create inside it survives a crash.
 void sync_directory(const std::string& dir);
 
