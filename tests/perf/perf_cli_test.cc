@@ -145,6 +145,52 @@ TEST(PredictCli, ParameterServersWithAllReduceAreRefused) {
       "of workers only, or --arch ps");
 }
 
+// --ps 3 beside a spec with 1 ps silently replaced the spec's count: two counts are refused,
+// one count given twice is not.
+TEST(PredictCli, ParameterServersCountedInTwoPlacesThatDifferAreRefused) {
+  transient::testing::expect_one_line_error(
+      run_cli("predict --workload resnet-32 --arch ps --cluster 8xk80,1xps --ps 3"),
+      "error: --ps 3: the --cluster 8xk80,1xps has 1 parameter server; accepted: the count in one "
+      "place, --ps or ps entries of the spec");
+  EXPECT_EQ(run_cli("predict --workload resnet-32 --arch ps --cluster 8xk80,1xps --ps 1").exit_code,
+            0);
+  EXPECT_EQ(run_cli("predict --workload resnet-32 --arch ps --cluster 8xk80 --ps 3").exit_code, 0);
+}
+
+// A catalog without network_gbps (optional, catalog.h) failed for clusters of several servers
+// with an error naming no file: it names the catalog and the column; a lone server needs none.
+TEST(PredictCli, ACatalogWithoutNetworkIsNamedWhereTheModelNeedsIt) {
+  const TempFile catalog("transient_perf_no_network.csv",
+                         "type,gpu,gpus,gpu_tflops,on_demand_usd_h,spot_usd_h\n"
+                         "k,K80,1,4.1,0.7,0.2\n"
+                         "cpu,,0,0,0.1,\n");
+  const std::string error = "error: --catalog " + catalog.path() +
+                            ": instance type k has no network_gbps (the column is empty or "
+                            "missing)";
+  transient::testing::expect_one_line_error(
+      run_cli("predict --workload resnet-32 --cluster 2xk --catalog " + catalog.path()), error);
+  transient::testing::expect_one_line_error(
+      run_cli("predict --workload resnet-32 --cluster 1xk --arch ps --catalog " + catalog.path()),
+      error);
+  EXPECT_EQ(
+      run_cli("predict --workload resnet-32 --cluster 1xk --catalog " + catalog.path()).exit_code,
+      0);
+  transient::testing::expect_one_line_error(
+      run_cli("plan --workload resnet-32 --steps 64000 --deadline 2h --runs 0 --catalog " +
+              catalog.path()),
+      error);
+  transient::testing::expect_one_line_error(
+      run_cli("plan --workload resnet-32 --steps 64000 --deadline 2h --runs 0 --evaluate 2xk "
+              "--catalog " +
+              catalog.path()),
+      error);
+  EXPECT_EQ(run_cli("plan --workload resnet-32 --steps 64000 --deadline 2h --runs 0 "
+                    "--max-servers 1 --catalog " +
+                    catalog.path())
+                .exit_code,
+            0);
+}
+
 TEST(PredictCli, MultiGpuServerRunsOneWorkerPerGpu) {
   const TempFile catalog("transient_perf_multi_gpu.csv",
                          "type,gpu,gpus,gpu_tflops,vcpus,memory_gib,network_gbps,on_demand_usd_h,"
@@ -283,6 +329,28 @@ TEST(FitCli, OutputInAMissingDirectoryIsRefusedFirst) {
 }
 
 const std::string kCmdareDir = std::string(TRANSIENT_SHARED_DATA_DIR) + "/cmdare";
+
+// Single-worker speeds only: nothing of a cluster was measured, so its errors are "-" and null,
+// not the 0.0% (a perfect model) of the mean of no errors.
+TEST(FitCli, NoClusterSpeedsGiveNoClusterError) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "transient_fit_no_cluster";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "data");
+  fs::copy_file(kCmdareDir + "/single_worker_speed/0latency_k80.csv",
+                dir / "data" / "0latency_k80.csv");
+  const std::string model = (dir / "model.json").string();
+  const CliResult r = run_cli("fit --data " + (dir / "data").string() + " --report -o " + model);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("; cluster scaling analytic -, fitted -\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("| **all** | | - | - |"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("0.0%"), std::string::npos) << r.out;
+  const auto mape = nlohmann::json::parse(std::ifstream(model)).at("report").at("mape_percent");
+  EXPECT_TRUE(mape.at("analytic_cluster").is_null()) << mape;
+  EXPECT_TRUE(mape.at("fitted_cluster").is_null()) << mape;
+  EXPECT_TRUE(mape.at("analytic_single_worker").is_number()) << mape;
+  fs::remove_all(dir);
+}
 
 TEST(FitCli, CrossValidateGpuPrintsTablesAndJson) {
   const CliResult text = run_cli("fit --data " + kCmdareDir + " --cross-validate gpu");
@@ -493,6 +561,52 @@ TEST(FitCli, CalibrationFromSeveralWorkersTakesOneWorkersShare) {
   }
   EXPECT_NEAR(profile.at("measured").at("step_time_s").get<double>(), 0.003 + slowest + 0.001,
               1e-4);
+  fs::remove_all(dir);
+}
+
+// A profile of one model (its "model", as `transient profile --model` writes it) calibrated on
+// the records of another was accepted: refused, one line, nothing written. Records of its model
+// calibrate it.
+TEST(FitCli, CalibrationOnRecordsOfAnotherModelIsRefused) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "transient_fit_calibrate_other_model";
+  write_trainer_job(dir / "job", 1, 0.1, 64);  // job.json: "model": "cnn"
+  std::string profile = kCnnProfile;
+  profile.replace(profile.find("\"name\": \"cnn\""), std::string("\"name\": \"cnn\"").size(),
+                  "\"name\": \"mlp\", \"model\": \"mlp\"");
+  std::ofstream(dir / "mlp.json") << profile;
+  const std::string out = (dir / "out.json").string();
+  const CliResult r = run_cli("fit --data " + (dir / "job").string() + " --profile " +
+                              (dir / "mlp.json").string() + " --calibrated-profile " + out);
+  transient::testing::expect_one_line_error(
+      r,
+      "error: --data: the trainer records are of model cnn (job.json) and the profile mlp is of "
+      "model mlp; accepted: the job directories of `transient train` that ran mlp");
+  EXPECT_FALSE(fs::exists(out));
+  std::ofstream(dir / "job" / "job.json") << R"({"model": "mlp"})";
+  EXPECT_EQ(run_cli("fit --data " + (dir / "job").string() + " --profile " +
+                    (dir / "mlp.json").string() + " --calibrated-profile " + out)
+                .exit_code,
+            0);
+  EXPECT_TRUE(fs::exists(out));
+  fs::remove_all(dir);
+}
+
+// -o with trainer records alone printed "... not written" and exited 0: no model file can be
+// fitted there, which is one error line and exit 2; without -o the records' calibration prints.
+TEST(FitCli, OutputFromTrainerRecordsAloneIsAnError) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "transient_fit_records_only";
+  write_trainer_job(dir / "job", 1, 0.1, 64);
+  const std::string model = (dir / "model.json").string();
+  const CliResult r = run_cli("fit --data " + (dir / "job").string() + " -o " + model);
+  transient::testing::expect_one_line_error(
+      r, "error: " + model + ": -o: --data " + (dir / "job").string() +
+             " holds trainer records (steps.csv) but no single-worker GPU speeds");
+  EXPECT_FALSE(fs::exists(model));
+  const CliResult calibration = run_cli("fit --data " + (dir / "job").string());
+  EXPECT_EQ(calibration.exit_code, 0) << calibration.out;
+  EXPECT_EQ(calibration.out.rfind("trainer records: 40 steps in 1 jobs", 0), 0u) << calibration.out;
   fs::remove_all(dir);
 }
 

@@ -162,21 +162,26 @@ void fit(const FitArgs& args) {
     }
     return;
   }
-  if (!data.trainer_steps.empty()) print_trainer_calibration(data);
   if (data.single_worker.empty()) {
     if (!data.trainer_steps.empty()) {
+      // The model file is fitted on single-worker speeds: with records alone -o cannot be met,
+      // and saying so on a line of output after exit 0 would be a false success.
       if (!args.output.empty()) {
-        fmt::print(
-            "no single-worker GPU speeds: the analytic and fitted models are not fitted, "
-            "{} not written\n",
-            args.output);
+        throw InputError(args.output, 0,
+                         "-o: --data " + args.data_dir +
+                             " holds trainer records (steps.csv) but no single-worker GPU speeds "
+                             "(CM-DARE feature tables or 0lat_* runs), which the model file is "
+                             "fitted on; nothing written (without -o, fit prints the records' "
+                             "calibration)");
       }
+      print_trainer_calibration(data);
       return;
     }
     throw InputError("--data " + args.data_dir +
                      ": no single-worker speeds (CM-DARE feature tables or 0lat_* runs) and no "
                      "trainer steps.csv found; the models need one or the other");
   }
+  if (!data.trainer_steps.empty()) print_trainer_calibration(data);
   const perf::CrossValidation cv = perf::cross_validate(data, args.options);
   const perf::PerfModelFile model = perf::fit_perf_model(data, args.options, cv);
 
@@ -201,12 +206,16 @@ void fit(const FitArgs& args) {
   fmt::print("fitted: {} (chosen by leave-one-model-out cross-validation among {} forms)\n",
              cv.chosen.label(), cv.candidate_mape.size());
   const auto& mape = model.report.at("mape_percent");
+  // null where nothing was measured (no cluster speeds): "-", not 0%.
+  const auto percent = [&](const char* key) {
+    const auto& value = mape.at(key);
+    return value.is_number() ? fmt::format("{:.1f}%", value.get<double>()) : std::string("-");
+  };
   fmt::print(
-      "leave-one-model-out MAPE: single worker analytic {:.1f}%, fitted {:.1f}%; cluster "
-      "scaling analytic {:.1f}%, fitted {:.1f}%\n",
-      mape.at("analytic_single_worker").get<double>(),
-      mape.at("fitted_single_worker").get<double>(), mape.at("analytic_cluster").get<double>(),
-      mape.at("fitted_cluster").get<double>());
+      "leave-one-model-out MAPE: single worker analytic {}, fitted {}; cluster scaling analytic "
+      "{}, fitted {}\n",
+      percent("analytic_single_worker"), percent("fitted_single_worker"),
+      percent("analytic_cluster"), percent("fitted_cluster"));
   for (const auto& [name, constants] : model.overheads.items()) {
     fmt::print("{}: {}\n", name, constants.dump());
   }

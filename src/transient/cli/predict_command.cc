@@ -54,8 +54,15 @@ void predict(const PredictArgs& args) {
                      "default, what `transient train` runs) has none; accepted: --ps with --arch "
                      "ps");
   }
+  if (args.ps > 0 && spec.parameter_servers() > 0 && args.ps != spec.parameter_servers()) {
+    // Two counts of parameter servers: which one was meant is not guessed.
+    throw InputError("--ps " + std::to_string(args.ps) + ": the --cluster " + args.cluster +
+                     " has " + counted(spec.parameter_servers(), "parameter server") +
+                     "; accepted: the count in one place, --ps or ps entries of the spec");
+  }
   perf::require_no_servers_for_allreduce(spec, architecture, "--cluster");
   const perf::ClusterShape shape = spec.shape(architecture, servers);
+  perf::require_network(shape, args.catalog);
 
   perf::ThroughputParams params;
   args.batch.set_params(params);

@@ -167,6 +167,31 @@ void require_no_servers_for_allreduce(const ClusterSpec& spec, Architecture arch
                    "workers only, or --arch ps");
 }
 
+namespace {
+
+void require_network_gbps(const cloud::InstanceType& type, const std::string& catalog) {
+  if (type.network_gbps > 0) return;
+  throw InputError("--catalog " + catalog + ": instance type " + type.name +
+                   " has no network_gbps (the column is empty or missing), which the throughput "
+                   "model needs for a cluster of more than one server or with parameter servers; "
+                   "accepted: network_gbps > 0, the server's bandwidth in Gbit/s");
+}
+
+}  // namespace
+
+void require_network(const ClusterShape& shape, const std::string& catalog) {
+  if (shape.architecture == Architecture::allreduce && shape.total_servers() <= 1) return;
+  for (const auto& group : shape.workers) require_network_gbps(group.type, catalog);
+}
+
+void require_network(const std::vector<cloud::InstanceType>& types, Architecture architecture,
+                     int max_servers, const std::string& catalog) {
+  if (architecture == Architecture::allreduce && max_servers <= 1) return;
+  for (const auto& type : types) {
+    if (type.gpus > 0) require_network_gbps(type, catalog);
+  }
+}
+
 void require_priced_zones(const ClusterSpec& spec, const cloud::Catalog& catalog) {
   for (const auto& entry : spec.entries) {
     if (entry.zone_given) continue;

@@ -58,4 +58,13 @@ void require_priced_zones(const ClusterSpec& spec, const cloud::Catalog& catalog
 void require_no_servers_for_allreduce(const ClusterSpec& spec, Architecture architecture,
                                       const std::string& flag);
 
+// Throws InputError naming the catalog `catalog` (as --catalog gave it) and its network_gbps
+// column when a worker of `shape` has no network bandwidth where the throughput models need one:
+// every worker with parameter servers, the servers of an all-reduce over more than one.
+void require_network(const ClusterShape& shape, const std::string& catalog);
+// The same for every GPU type of `types` that a plan of up to `max_servers` servers may put in
+// such a cluster.
+void require_network(const std::vector<cloud::InstanceType>& types, Architecture architecture,
+                     int max_servers, const std::string& catalog);
+
 }  // namespace transient::perf

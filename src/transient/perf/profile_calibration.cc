@@ -30,6 +30,14 @@ ProfileCalibration calibrate_profile(const Workload& profile, const MeasurementS
                      "those");
   }
   const TrainerCalibration& c = fit.models.front();
+  // A profile that names its model (`transient profile --model`) describes that network only:
+  // another network's records would give it their step. Records without a job.json name none.
+  if (!profile.model.empty() && c.model != "unknown" && c.model != profile.model) {
+    throw InputError("--data: the trainer records are of model " + c.model +
+                     " (job.json) and the profile " + profile.name + " is of model " +
+                     profile.model + "; accepted: the job directories of `transient train` that " +
+                     "ran " + profile.model);
+  }
   std::vector<double> per_worker;
   ProfileCalibration out;
   for (const auto& step : data.trainer_steps) {

@@ -40,8 +40,8 @@ struct ProfileCalibration {
   std::optional<MeasuredStep> previous;  // the input profile's measured step, if any
 };
 
-// REQUIRES: data.trainer_steps not empty, all of one model (job.json); device not empty. Throws
-// InputError otherwise, naming the models found.
+// REQUIRES: data.trainer_steps not empty, all of one model (job.json), the profile's "model"
+// where it names one; device not empty. Throws InputError otherwise, naming the models found.
 ProfileCalibration calibrate_profile(const Workload& profile, const MeasurementSet& data,
                                      const std::string& device);
 

@@ -22,6 +22,9 @@
 namespace transient::perf {
 namespace {
 
+// The fewest workloads the analytic model's stage 1 is fitted on (fit_analytic_single).
+constexpr std::size_t kAnalyticMinWorkloads = 5;
+
 cloud::InstanceType worker_type(const SpeedMeasurement& m, const ThroughputFitOptions& options) {
   cloud::InstanceType type;
   type.name = m.gpu + " worker";
@@ -103,11 +106,10 @@ Eigen::VectorXd nonneg_least_squares(const Eigen::MatrixXd& a, const Eigen::Vect
 // Stage 1 of the analytic model on single-worker speeds.
 AnalyticParams fit_analytic_single(const std::vector<SpeedMeasurement>& points,
                                    const ThroughputFitOptions& options) {
-  if (workloads_of(points).size() < 5) {
-    throw InputError(
-        "the analytic model needs single-worker speeds of at least 5 workloads; "
-        "the data has " +
-        std::to_string(workloads_of(points).size()));
+  if (workloads_of(points).size() < kAnalyticMinWorkloads) {
+    throw InputError("the analytic model needs single-worker speeds of at least " +
+                     std::to_string(kAnalyticMinWorkloads) + " workloads; the data has " +
+                     std::to_string(workloads_of(points).size()));
   }
   const int rows = static_cast<int>(points.size());
   // Columns: one compute column per (family, GPU) measured, one tensor column per GPU, then
@@ -409,6 +411,17 @@ std::vector<double> all_errors(const std::vector<WorkloadError>& errors) {
   return out;
 }
 
+// The mean error of a report, null where nothing was measured (no cluster speeds): 0% would read
+// as a perfect model.
+nlohmann::json mean_or_null(const std::vector<double>& values) {
+  return values.empty() ? nlohmann::json(nullptr) : nlohmann::json(mean_of(values));
+}
+
+// The same in a table cell: "-" where nothing was measured.
+std::string mean_cell(const std::vector<double>& values) {
+  return values.empty() ? std::string("-") : fixed(mean_of(values), 1);
+}
+
 double single_worker_cv_mape(const std::vector<SpeedMeasurement>& points,
                              const FittedCandidate& candidate,
                              const ThroughputFitOptions& options) {
@@ -442,6 +455,19 @@ bool identifiable(const FittedCandidate& candidate, const std::vector<SpeedMeasu
   return true;
 }
 
+// Whether the regression of `candidate` can be fitted on `points` (fit_regression: two rows more
+// than its features) and on every fold that leaves one model of them out.
+bool fits(const FittedCandidate& candidate, const std::vector<SpeedMeasurement>& points) {
+  return points.size() >= candidate.features.size() + 2;
+}
+bool fits_every_fold(const FittedCandidate& candidate,
+                     const std::vector<SpeedMeasurement>& points) {
+  for (const auto& held_out : workloads_of(points)) {
+    if (!fits(candidate, without(points, held_out))) return false;
+  }
+  return true;
+}
+
 // A model's cluster predictions with the server constants they were fitted with.
 struct FoldPredictor {
   ClusterPredictor predict;
@@ -469,16 +495,25 @@ void add_cluster_errors(const std::vector<SpeedMeasurement>& cluster, const std:
 FittedCandidate choose_candidate(const std::vector<SpeedMeasurement>& points,
                                  const ThroughputFitOptions& options) {
   double best = std::numeric_limits<double>::infinity();
-  FittedCandidate chosen = fitted_candidates().front();
+  std::optional<FittedCandidate> chosen;
   for (const auto& candidate : fitted_candidates()) {
-    if (!identifiable(candidate, points, options)) continue;
+    // A form with more features than a fold has rows to fit is not cross-validated (a fold of a
+    // nested cross-validation holds two models fewer than the data).
+    if (!identifiable(candidate, points, options) || !fits_every_fold(candidate, points)) continue;
     const double error = single_worker_cv_mape(points, candidate, options);
     if (error < best * (1 - 1e-9)) {  // a tie (to rounding) keeps the first listed
       best = error;
       chosen = candidate;
     }
   }
-  return chosen;
+  if (chosen) return *chosen;
+  // Too few models to cross-validate any form: the first listed that the points fit, unchosen by
+  // error (the cross-validation around a nested one still measures it); else the first, whose
+  // fit says what is missing.
+  for (const auto& candidate : fitted_candidates()) {
+    if (identifiable(candidate, points, options) && fits(candidate, points)) return candidate;
+  }
+  return fitted_candidates().front();
 }
 
 std::string FittedCandidate::label() const {
@@ -561,10 +596,21 @@ FittedParams fit_fitted(const MeasurementSet& data, const FittedCandidate& candi
 CrossValidation cross_validate(const MeasurementSet& data, const ThroughputFitOptions& options) {
   CrossValidation cv;
   const auto single_workloads = workloads_of(data.single_worker);
+  // Each fold holds one model fewer, and the analytic model is fitted on 5 at least.
+  if (single_workloads.size() < kAnalyticMinWorkloads + 1) {
+    throw InputError(
+        "leave-one-model-out cross-validation needs single-worker speeds of at least " +
+        std::to_string(kAnalyticMinWorkloads + 1) + " workloads (the analytic model's " +
+        std::to_string(kAnalyticMinWorkloads) + " in each fold); the data has " +
+        std::to_string(single_workloads.size()));
+  }
   // Every candidate of the fitted model, by leave-one-model-out; the best is the model's form.
   double best = std::numeric_limits<double>::infinity();
   for (const auto& candidate : fitted_candidates()) {
-    if (!identifiable(candidate, data.single_worker, options)) continue;
+    if (!identifiable(candidate, data.single_worker, options) ||
+        !fits_every_fold(candidate, data.single_worker)) {
+      continue;
+    }
     const double error = single_worker_cv_mape(data.single_worker, candidate, options);
     cv.candidate_mape.emplace_back(candidate.label(), error);
     if (error < best * (1 - 1e-9)) {
@@ -572,6 +618,7 @@ CrossValidation cross_validate(const MeasurementSet& data, const ThroughputFitOp
       cv.chosen = candidate;
     }
   }
+  if (cv.candidate_mape.empty()) cv.chosen = choose_candidate(data.single_worker, options);
   // The fitted model's own error is cross-validated with the choice inside each fold (nested),
   // so that choosing among candidates does not flatter it.
   for (const auto& held_out : single_workloads) {
@@ -722,10 +769,10 @@ PerfModelFile fit_perf_model(const MeasurementSet& data, const ThroughputFitOpti
       {"fitted_candidates", candidates},
       {"chosen", cv.chosen.label()},
       {"mape_percent",
-       {{"analytic_single_worker", mean_of(all_errors(cv.analytic_single))},
-        {"fitted_single_worker", mean_of(all_errors(cv.fitted_single))},
-        {"analytic_cluster", mean_of(all_errors(cv.analytic_cluster))},
-        {"fitted_cluster", mean_of(all_errors(cv.fitted_cluster))}}},
+       {{"analytic_single_worker", mean_or_null(all_errors(cv.analytic_single))},
+        {"fitted_single_worker", mean_or_null(all_errors(cv.fitted_single))},
+        {"analytic_cluster", mean_or_null(all_errors(cv.analytic_cluster))},
+        {"fitted_cluster", mean_or_null(all_errors(cv.fitted_cluster))}}},
   };
   return file;
 }
@@ -771,7 +818,7 @@ std::string accuracy_tables(const MeasurementSet& data, const CrossValidation& c
     for (const auto& e : errors) {
       if (e.gpu == gpu) values.insert(values.end(), e.ape_percent.begin(), e.ape_percent.end());
     }
-    return fixed(mean_of(values), 1);
+    return mean_cell(values);
   };
   out << "| **all**";
   for (const std::string gpu : {"K80", "P100"}) {
@@ -780,14 +827,15 @@ std::string accuracy_tables(const MeasurementSet& data, const CrossValidation& c
       if (key.second == gpu) cmdare.push_back(error);
     }
     out << " | **" << gpu_mape(cv.analytic_single, gpu) << "** | **"
-        << gpu_mape(cv.fitted_single, gpu) << "** | **" << fixed(mean_of(cmdare), 1) << "**";
+        << gpu_mape(cv.fitted_single, gpu) << "** | **" << mean_cell(cmdare) << "**";
   }
   out << " |\n\n";
   for (const auto& [key, error] : published) published_all.push_back(error);
   out << "Both GPUs: analytic " << fixed(mean_of(all_errors(cv.analytic_single)), 1) << "%, fitted "
       << fixed(mean_of(all_errors(cv.fitted_single)), 1) << "% ("
       << all_errors(cv.analytic_single).size() << " predictions); CM-DARE's published "
-      << fixed(mean_of(published_all), 1) << "% (" << published_all.size() << " predictions).\n\n";
+      << (published_all.empty() ? std::string("-") : mean_cell(published_all) + "%") << " ("
+      << published_all.size() << " predictions).\n\n";
 
   out << "Fitted-model candidates (single worker, leave-one-model-out MAPE %):\n\n";
   out << "| candidate | MAPE |\n|---|---:|\n";
@@ -803,8 +851,8 @@ std::string accuracy_tables(const MeasurementSet& data, const CrossValidation& c
         << fixed(cv.analytic_cluster[i].mape(), 1) << " | " << fixed(cv.fitted_cluster[i].mape(), 1)
         << " |\n";
   }
-  out << "| **all** | | " << fixed(mean_of(all_errors(cv.analytic_cluster)), 1) << " | "
-      << fixed(mean_of(all_errors(cv.fitted_cluster)), 1) << " |\n";
+  out << "| **all** | | " << mean_cell(all_errors(cv.analytic_cluster)) << " | "
+      << mean_cell(all_errors(cv.fitted_cluster)) << " |\n";
   return out.str();
 }
 

@@ -85,7 +85,10 @@ struct CrossValidation {
   std::map<std::string, FittedParams> fitted_folds;
 };
 
-// Leave-one-model-out cross-validation of both models on `data`.
+// Leave-one-model-out cross-validation of both models on `data`. A fitted candidate with more
+// features than a fold (or a fold of the nested choice) has rows to fit is not a candidate; where
+// none is left, the first the data fits is chosen. REQUIRES: single-worker speeds of at least 6
+// workloads, the analytic model's 5 in each fold (InputError otherwise).
 CrossValidation cross_validate(const MeasurementSet& data, const ThroughputFitOptions& options);
 
 // Leave-one-GPU-out cross-validation: for every GPU model in the single-worker data, both models

@@ -18,8 +18,10 @@ constexpr double kBytesPerGbit = 1e9 / 8.0;
 
 double link_bytes_per_s(const cloud::InstanceType& type, const CommunicationParams& comm) {
   if (!(type.network_gbps > 0)) {
+    // The commands check their catalog first (perf::require_network), naming its file.
     throw InputError("instance type " + type.name +
-                     " has no network bandwidth; the model needs network_gbps > 0");
+                     " has no network bandwidth (its catalog's network_gbps); the model needs "
+                     "network_gbps > 0");
   }
   return type.network_gbps * kBytesPerGbit * comm.network_efficiency;
 }
