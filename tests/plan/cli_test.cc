@@ -612,6 +612,41 @@ TEST(PlanCli, EmitScenarioToAnUnwritablePathIsOneLineAndWritesNothing) {
   EXPECT_EQ(read_text(blocker), "x\n");
 }
 
+// A --plot in a missing directory failed after the plan, with an error naming no flag, and left
+// the scenario of --emit-scenario written: it is refused before the search, naming --plot, and
+// nothing is written.
+TEST(PlanCli, AnUnwritablePlotIsRefusedFirstAndNothingIsWritten) {
+  const auto path = fresh_path("unwritable_plot", "plan.toml");
+  const auto plot = path.parent_path() / "missing" / "front.svg";
+  const CliResult o =
+      run_cli(kPlan + " --emit-scenario " + path.string() + " --plot " + plot.string());
+  expect_one_line_error(o, "error: " + plot.string() + ": --plot: the directory " +
+                               plot.parent_path().string() + " does not exist");
+  EXPECT_FALSE(std::filesystem::exists(path));
+  const auto folder = path.parent_path() / "folder.svg";
+  std::filesystem::create_directories(folder);
+  const CliResult into_dir =
+      run_cli(kPlan + " --emit-scenario " + path.string() + " --plot " + folder.string());
+  expect_one_line_error(into_dir, "error: " + folder.string() + ": --plot: is a directory");
+  EXPECT_FALSE(std::filesystem::exists(path));
+}
+
+// Every server of aws-gpu has 8 GPUs, more workers than a global batch of 4 has samples: the
+// reason said no configuration finished in 2 h and named a cluster that cannot run; the batch is
+// the limit, and it says so.
+TEST(PlanCli, ABatchNoServerCanSplitIsTheReasonGiven) {
+  const CliResult o = run_cli(
+      "plan --catalog aws-gpu --workload resnet-32 --steps 1000 --deadline 2h --runs 5 "
+      "--threads 1 --global-batch 4 --json");
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  const auto j = nlohmann::json::parse(o.out);
+  EXPECT_FALSE(j["feasible"].get<bool>());
+  EXPECT_EQ(j["reason"],
+            "no configuration trains a global batch of 4: every server of the catalog runs more "
+            "workers (one per GPU), at least 8, so a worker would train on no sample; accepted: a "
+            "global batch of 8 or more");
+}
+
 TEST(PlanCli, NothingToEmitForAnInfeasibleRequest) {
   const auto path = fresh_path("infeasible", "plan.toml");
   const CliResult o =

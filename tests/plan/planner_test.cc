@@ -110,6 +110,30 @@ TEST(Planner, ImpossibleDeadlineIsAnsweredWithTheFastestPlan) {
             "+ 1 x cpu on-demand (r1-a)) costs $2.57 and takes 38 min");
 }
 
+// With --runs 0 nothing is simulated: the reason said "(2 of 5 checked plans finish ... at
+// p95)", a quantile of no runs; and a deadline under a minute read "0 min".
+TEST(Planner, WithoutRunsTheReasonClaimsNoQuantile) {
+  PlanOptions o = base_options();
+  o.deadline_s = 65 * 60.0;
+  o.runs = 0;
+  const PlanResult r = plan_with(o);
+  ASSERT_TRUE(r.feasible) << r.reason;
+  EXPECT_EQ(r.reason.find(" at p95"), std::string::npos) << r.reason;
+  EXPECT_NE(r.reason.find("checked plans finish 36,000 steps in 1.08 h without revocations (not "
+                          "simulated: --runs 0); the recommended one is the cheapest"),
+            std::string::npos)
+      << r.reason;
+  o.runs = 20;
+  EXPECT_NE(plan_with(o).reason.find("checked plans finish 36,000 steps in 1.08 h at p95; the "),
+            std::string::npos);
+  EXPECT_EQ(format_hours(20.0), "20 s");
+  EXPECT_EQ(format_hours(59.0), "59 s");
+  EXPECT_EQ(format_hours(59.5), "1 min");
+  EXPECT_EQ(format_hours(41 * 60.0), "41 min");
+  o.deadline_s = 20.0;
+  EXPECT_EQ(plan_with(o).reason.rfind("no configuration finishes 36,000 steps in 20 s; ", 0), 0u);
+}
+
 TEST(Planner, ImpossibleBudgetIsAnsweredWithTheCheapestPlan) {
   PlanOptions o = base_options();
   o.budget_usd = 2.0;
@@ -129,6 +153,32 @@ TEST(Planner, ContradictoryDeadlineAndBudgetAreAnswered) {
   EXPECT_NE(r.reason.find("no configuration finishes 36,000 steps in 1.08 h for $2.40"),
             std::string::npos)
       << r.reason;
+}
+
+// A baseline whose type meets the request at no count took the fastest count, the dearest: with
+// 10-minute start-ups, K80 spot servers meet a 3 h deadline from 4 up, for the least at 5
+// ($2.39); 8 are the fastest. Missing a $1 budget, the baseline is the 5 that meet the deadline;
+// with the budget alone, the cheapest count, 5 again.
+TEST(Planner, BaselinesThatMissTheRequestTakeTheNearestCount) {
+  PlanOptions o = base_options();
+  o.max_servers = 8;
+  o.runs = 0;
+  o.startup.spot_mean_s = 600.0;
+  o.startup.on_demand_mean_s = 600.0;
+  o.budget_usd = 1.0;
+  for (const double deadline_s : {3 * 3600.0, sim::kNoDeadline}) {
+    o.deadline_s = deadline_s;
+    const PlanResult r = plan_with(o);
+    EXPECT_FALSE(r.feasible);
+    const Evaluation* spot = nullptr;
+    for (const auto& e : r.baselines) {
+      if (e.label == "cheapest spot") spot = &e;
+    }
+    ASSERT_NE(spot, nullptr);
+    EXPECT_EQ(count_of(spot->configuration, "k80", cloud::Market::spot), 5)
+        << spot->configuration.text();
+    EXPECT_NEAR(spot->predicted_cost_usd, 1.1 * (610 + 36000 / 5.0) / 3600, 1e-9);
+  }
 }
 
 TEST(Planner, RecommendationIsNeverWorseThanABaseline) {
@@ -286,6 +336,49 @@ TEST(Planner, AdvisesAgainstAnExactOptimumForOneWorkerOnLifetimes) {
       EXPECT_GE(f.cost_over_optimal, 1.0 - 1e-9) << f.name;
     }
   }
+}
+
+// The server-by-server optimum grows steeply with the run (a 3-day deadline took 80 s a run):
+// past 12 h of deadline (72 decision ticks) the advice leaves it out and says why, in its text
+// and its no_optimum_reason; a trace market's optimum over ticks is compared at any deadline.
+TEST(Planner, AdviceLeavesOutAnOptimumTooLongToRunAndSaysWhy) {
+  PlanOptions o = base_options();
+  o.deadline_s = 14 * 3600.0;  // one K80: 10 h of work
+  o.heterogeneous = false;
+  o.max_servers = 1;
+  o.market_for = [](const cloud::InstanceType&) {
+    return std::make_shared<market::ExponentialModel>(8 * 3600.0, market::kNever, "8 h lives");
+  };
+  const PlanResult r = plan_with(o);
+  ASSERT_TRUE(r.feasible) << r.reason;
+  ASSERT_EQ(r.recommended->configuration.workers[0].market, cloud::Market::spot);
+  ASSERT_TRUE(r.recommended->policy->advice.has_value());
+  const PolicyAdvice& advice = *r.recommended->policy->advice;
+  EXPECT_EQ(advice.optimal(), nullptr);
+  EXPECT_EQ(advice.policies.size(), 4u);
+  EXPECT_FALSE(advice.optimal_exact);
+  EXPECT_EQ(advice.no_optimum_reason,
+            "the server-by-server optimum over a 14.00 h deadline (84 decision ticks) takes too "
+            "long to run; it is run up to 72 ticks (12.00 h)");
+  EXPECT_NE(advice.text().find("; not compared with the offline optimum: the server-by-server "
+                               "optimum over a 14.00 h deadline"),
+            std::string::npos)
+      << advice.text();
+
+  // Spot by the time alone (a trace): the programme over ticks, compared.
+  std::vector<std::uint8_t> ticks;
+  for (int i = 0; i < 120; ++i) ticks.push_back((i % 9) < 6);
+  o.market_for = [ticks](const cloud::InstanceType&) {
+    return std::make_shared<market::AvailabilityTraceModel>(ticks, 600.0, 0.0, market::kNever,
+                                                            "test trace");
+  };
+  const PlanResult traced = plan_with(o);
+  ASSERT_TRUE(traced.feasible) << traced.reason;
+  ASSERT_TRUE(traced.recommended->policy->advice.has_value());
+  const PolicyAdvice& compared = *traced.recommended->policy->advice;
+  EXPECT_NE(compared.optimal(), nullptr);
+  EXPECT_TRUE(compared.no_optimum_reason.empty()) << compared.no_optimum_reason;
+  EXPECT_EQ(compared.text().find("not compared"), std::string::npos) << compared.text();
 }
 
 TEST(Planner, NoPolicyAdviceWithoutADeadline) {

@@ -165,15 +165,18 @@ nlohmann::json policy_json(const plan::RunPolicy& p) {
            {"deadline_miss_share", f.deadline_miss_share}});
     }
     const plan::PolicyFigures* chosen = a.chosen();
-    out["advice"] = {{"recommended", a.recommended},
-                     {"expected_cost_usd", chosen ? chosen->expected_cost_usd : -1.0},
-                     {"cost_over_optimal",
-                      chosen && a.optimal() ? nlohmann::json(chosen->cost_over_optimal) : nullptr},
-                     {"optimal_exact", a.optimal_exact},
-                     {"runs", a.runs},
-                     {"checkpoint_interval_s", a.checkpoint_interval_s},
-                     {"within_budget", a.within_budget()},
-                     {"policies", policies}};
+    out["advice"] = {
+        {"recommended", a.recommended},
+        {"expected_cost_usd", chosen ? chosen->expected_cost_usd : -1.0},
+        {"cost_over_optimal",
+         chosen && a.optimal() ? nlohmann::json(chosen->cost_over_optimal) : nullptr},
+        {"optimal_exact", a.optimal_exact},
+        {"no_optimum_reason", a.no_optimum_reason.empty() ? nlohmann::json(nullptr)
+                                                          : nlohmann::json(a.no_optimum_reason)},
+        {"runs", a.runs},
+        {"checkpoint_interval_s", a.checkpoint_interval_s},
+        {"within_budget", a.within_budget()},
+        {"policies", policies}};
   }
   return out;
 }
@@ -412,6 +415,9 @@ void run_plan(const PlanFlags& flags) {
        flags.plot.compare(flags.plot.size() - svg.size(), svg.size(), svg) != 0)) {
     throw InputError("--plot " + flags.plot + ": accepted: a file name ending in .svg or .png");
   }
+  // Checked before the search, so that a picture that cannot be written fails in a second and
+  // not after the plan, beside a scenario already written.
+  if (!flags.plot.empty()) require_writable_output(flags.plot, "--plot");
   if (flags.throughput != "analytic" && flags.throughput != "fitted") {
     throw InputError("--throughput " + flags.throughput + ": accepted: analytic, fitted");
   }
@@ -510,6 +516,7 @@ void run_plan(const PlanFlags& flags) {
           configuration.shape(options.architecture).total_workers(), reference_batch(flags),
           flags.batch.source());
     }
+    perf::require_network(configuration.shape(options.architecture), flags.catalog);
     plan::Planner planner(std::move(catalog), throughput, options);
     const plan::Evaluation e = planner.evaluate_with_advice(configuration, "evaluate");
     if (const auto line = emit(flags, e, "", options, data_dir)) {
@@ -547,6 +554,7 @@ void run_plan(const PlanFlags& flags) {
     return;
   }
 
+  perf::require_network(catalog.types(), options.architecture, options.max_servers, flags.catalog);
   plan::Planner planner(std::move(catalog), throughput, options);
   const plan::PlanResult result = planner.plan();
   // Emitted first: with no plan to emit, nothing is written.
@@ -565,9 +573,22 @@ void run_plan(const PlanFlags& flags) {
     if (options.deadline_s != sim::kNoDeadline) limits.deadline_s = options.deadline_s;
     if (flags.budget_given) limits.budget_usd = flags.budget_usd;
     const std::string picture = plan::render_pareto_svg(result, title, limits);
-    write_file_atomically(flags.plot, report::wants_png(flags.plot)
-                                          ? report::svg_to_png(picture, flags.plot, 2.0)
-                                          : picture);
+    // A command that fails writes nothing: the scenario just emitted (a new file) goes too.
+    const auto remove_emitted = [&] {
+      std::error_code ignored;
+      if (!flags.emit_scenario.empty()) std::filesystem::remove(flags.emit_scenario, ignored);
+    };
+    try {
+      write_file_atomically(flags.plot, report::wants_png(flags.plot)
+                                            ? report::svg_to_png(picture, flags.plot, 2.0)
+                                            : picture);
+    } catch (const InputError& error) {
+      remove_emitted();
+      throw InputError("--plot " + std::string(error.what()));
+    } catch (...) {
+      remove_emitted();
+      throw;
+    }
   }
   // The picture is written beside what is emitted (--emit-train-flags prints only the flags).
   if (train_flags) {

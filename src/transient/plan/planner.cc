@@ -23,6 +23,14 @@ constexpr double kCheckpointIntervalS = 600.0;
 // How much dearer in expectation a deadline-safe market policy may be than running without one
 // and still be advised: what the promise of the deadline is worth when both kept it in every run.
 constexpr double kGuaranteeWorth = 0.05;
+// The longest horizon, in decision ticks to the deadline, over which the policy advice compares
+// the policies with the server-by-server optimum (one worker on a market that draws each server
+// on its own, sim/optimal_schedule.h), whose labels grow steeply with the run: measured on one
+// P100 on the GCE lifetimes (Release, one thread), one run of it took at most 0.13 s for a 12 h
+// deadline (72 ticks of 10 min), 0.36 s for 16 h, 2.4 s for 18 h of work in 22 h and 12.5 s
+// for 24 h in 48 h; each plan simulates --runs of it. The programme over ticks (any other
+// market or cluster) stays fast for days and is always compared.
+constexpr double kServerOptimumMaxTicks = 72;
 
 sim::MonteCarloOptions monte_carlo_options(const PlanOptions& options) {
   sim::MonteCarloOptions mc;
@@ -204,13 +212,26 @@ std::optional<PolicyAdvice> Planner::advise_policy(const Configuration& configur
   s.checkpoint_interval_s = 0.0;
   const sim::MonteCarloOptions mc = monte_carlo_options(options_);
   std::vector<double> optimal_usd;
-  try {
-    s.market_policy = "optimal";
-    for (const auto& r : sim::run_many(s, mc)) optimal_usd.push_back(r.cost_usd);
-  } catch (const InputError&) {
-    optimal_usd.clear();  // a decision interval too short for the optimum: no ratio to state
-  }
   PolicyAdvice advice;
+  const double ticks = request_.deadline_s / s.decision_interval_s;
+  const bool by_server = s.market && s.market->spot_by_launch() && !s.market->spot_by_time() &&
+                         sim::optimum_is_a_bound(s);
+  if (by_server && ticks > kServerOptimumMaxTicks) {
+    advice.no_optimum_reason = fmt::format(
+        "the server-by-server optimum over a {} deadline ({:.0f} decision ticks) takes too long "
+        "to run; it is run up to {:.0f} ticks ({})",
+        format_hours(request_.deadline_s), std::ceil(ticks), kServerOptimumMaxTicks,
+        format_hours(kServerOptimumMaxTicks * s.decision_interval_s));
+  } else {
+    try {
+      s.market_policy = "optimal";
+      for (const auto& r : sim::run_many(s, mc)) optimal_usd.push_back(r.cost_usd);
+    } catch (const InputError& error) {
+      // A decision interval too short for the optimum: no ratio to state.
+      optimal_usd.clear();
+      advice.no_optimum_reason = error.what();
+    }
+  }
   advice.runs = mc.runs;
   bool bound_held = true;  // no run of a policy that met the deadline cost less than the optimum
   advice.checkpoint_interval_s = s.checkpoint_interval_s;
@@ -399,15 +420,25 @@ std::vector<Configuration> Planner::shortlist(const internal::Candidates& found)
 
 Configuration Planner::homogeneous_best(const internal::Offer& offer,
                                         const std::string& label) const {
-  // The count chosen by the request's objective among those that meet it on paper, else the
-  // fastest count.
-  std::optional<Evaluation> pick, fastest_pick;
+  // The count chosen by the request's objective among those that meet it on paper. Where none
+  // does, the count nearest to it: with a deadline, the cheapest that meets the deadline (it
+  // breaks only the budget), else the fastest; with a budget only, the cheapest. (The fastest,
+  // whatever the request, made the all on-demand baseline 16 K80s at $11.35 under a $1.50 budget
+  // where 1 P100 met the deadline for $2.24.)
+  std::optional<Evaluation> pick, fastest, cheapest, cheapest_in_time;
+  const auto cheaper = [](const Evaluation& a, const std::optional<Evaluation>& b) {
+    return !b || a.predicted_cost_usd < b->predicted_cost_usd;
+  };
   for (int n = 1; n <= options_.max_servers; ++n) {
     Evaluation e = on_paper(with_support_server({{offer.type, offer.market, n}}, support_), label);
-    if (!fastest_pick || e.predicted_time_s < fastest_pick->predicted_time_s) fastest_pick = e;
+    if (!fastest || e.predicted_time_s < fastest->predicted_time_s) fastest = e;
+    if (cheaper(e, cheapest)) cheapest = e;
+    if (request_.in_time(e.quantile_time_s) && cheaper(e, cheapest_in_time)) cheapest_in_time = e;
     if (e.acceptable && (!pick || objective_less(e, *pick))) pick = e;
   }
-  return pick ? pick->configuration : fastest_pick->configuration;
+  if (pick) return pick->configuration;
+  if (!request_.has_deadline()) return cheapest->configuration;
+  return cheapest_in_time ? cheapest_in_time->configuration : fastest->configuration;
 }
 
 std::vector<std::pair<std::string, Configuration>> Planner::baselines(
@@ -483,30 +514,58 @@ std::string Planner::reason(const PlanResult& result, const internal::Candidates
       return std::count_if(list.begin(), list.end(),
                            [](const Evaluation& e) { return e.acceptable; });
     };
-    return fmt::format(
-        "{} of {} checked plans finish {} at {}; the recommended one is the {} of them",
-        acceptable(result.candidates) + acceptable(result.baselines),
-        result.candidates.size() + result.baselines.size(), request_.text(),
-        format_quantile(options_.confidence), has_deadline ? "cheapest" : "fastest");
+    // Without Monte Carlo runs nothing was simulated: the plans finish on paper, no quantile.
+    return fmt::format("{} of {} checked plans finish {} {}; the recommended one is the {} of them",
+                       acceptable(result.candidates) + acceptable(result.baselines),
+                       result.candidates.size() + result.baselines.size(), request_.text(),
+                       options_.runs > 0 ? "at " + format_quantile(options_.confidence)
+                                         : "without revocations (not simulated: --runs 0)",
+                       has_deadline ? "cheapest" : "fastest");
   }
   if (!found.fastest || !found.cheapest) {
     return "no configuration of the catalog can train this workload";
   }
+  // The programme knows nothing of the batch (judged() does): where every server of the catalog
+  // runs more workers than the global batch has samples, the batch is what no plan meets, not
+  // the deadline or the budget.
+  const int max_workers = options_.max_workers_for_batch;
+  const auto workers_of = [&](const Configuration& c) {
+    return c.shape(options_.architecture).total_workers();
+  };
+  if (max_workers > 0 && !found.offers.empty()) {
+    int fewest = std::numeric_limits<int>::max();
+    for (const auto& o : found.offers) {
+      fewest = std::min(fewest, workers_of(with_support_server({{o.type, o.market, 1}}, support_)));
+    }
+    if (fewest > max_workers) {
+      return fmt::format(
+          "no configuration trains a global batch of {}: every server of the catalog runs more "
+          "workers (one per GPU), at least {}, so a worker would train on no sample; accepted: "
+          "a global batch of {} or more",
+          max_workers, fewest, fewest);
+    }
+  }
+  const auto fits_batch = [&](const Evaluation& e) {
+    return max_workers <= 0 || workers_of(e.configuration) <= max_workers;
+  };
   // With a deadline the fastest plan is the one to know about; with a budget only, the cheapest.
   // The programme's fastest and cheapest add their groups' speeds, which overstates a mix with
   // all-reduce: a point of the front (which holds the baselines) judged faster, or cheaper, by
-  // the model is the one quoted then.
+  // the model is the one quoted then; one the batch allows before one it does not.
   Evaluation f = on_paper(has_deadline ? *found.fastest : *found.cheapest, "fastest");
   for (const auto& e : result.pareto) {
-    if (has_deadline ? e.predicted_time_s < f.predicted_time_s
-                     : e.predicted_cost_usd < f.predicted_cost_usd) {
-      f = e;
-    }
+    const bool better = has_deadline ? e.predicted_time_s < f.predicted_time_s
+                                     : e.predicted_cost_usd < f.predicted_cost_usd;
+    if (fits_batch(e) && (better || !fits_batch(f))) f = e;
   }
   std::string out = fmt::format("no configuration finishes {}{}; the {} ({}) costs {} and takes {}",
                                 request_.text(), any_chosen ? " with enough certainty" : "",
                                 has_deadline ? "fastest" : "cheapest", f.configuration.text(),
                                 format_usd(f.predicted_cost_usd), format_hours(f.predicted_time_s));
+  if (!fits_batch(f)) {
+    out += fmt::format(", but its {} workers are more than the global batch of {} has samples",
+                       workers_of(f.configuration), max_workers);
+  }
   if (any_chosen) {
     out += "; the plans that do on paper miss at " + format_quantile(options_.confidence);
   }

@@ -25,6 +25,8 @@ std::string format_steps(double steps) {
 
 std::string format_hours(double seconds) {
   if (!std::isfinite(seconds)) return "never";
+  // Under a minute, whole minutes would read "0 min" (a 20 s deadline).
+  if (seconds < 59.5) return fmt::format("{:.0f} s", seconds);
   if (seconds < 3600.0) return fmt::format("{:.0f} min", seconds / 60.0);
   return fmt::format("{:.2f} h", seconds / 3600.0);
 }

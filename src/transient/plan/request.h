@@ -34,7 +34,7 @@ struct Request {
 
 // "64,000".
 std::string format_steps(double steps);
-// "41 min", "3.91 h", "never" (infinity).
+// "20 s" (under a minute), "41 min", "3.91 h", "never" (infinity).
 std::string format_hours(double seconds);
 // "$2.50".
 std::string format_usd(double usd);

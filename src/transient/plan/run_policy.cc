@@ -56,6 +56,9 @@ std::string PolicyAdvice::text() const {
   }
   out += fmt::format(" over {} runs of the market planned with; {:.0f}% missed the deadline", runs,
                      100 * best->deadline_miss_share);
+  if (!optimal() && !no_optimum_reason.empty()) {
+    out += "; not compared with the offline optimum: " + no_optimum_reason;
+  }
   if (!within_budget()) out += "; above the budget (" + money(budget_usd) + ")";
   if (best->name == "none") {
     // What the guarantee would cost: the cheapest deadline-safe policy.

@@ -35,6 +35,9 @@ struct PolicyAdvice {
   bool optimal_exact =
       false;  // `optimal` is the exact optimum (a replayed trace), else a heuristic
   double checkpoint_interval_s = 0.0;  // the periodic checkpoints of the runs (0 = none)
+  // Why `optimal` is not in `policies` (empty where it is): its programme would take too long
+  // over the deadline's horizon (planner.cc, kServerOptimumMaxTicks), or it could not run.
+  std::string no_optimum_reason;
   // The request's budget (0 = none): the plan met it as simulated without a market policy, and
   // the recommended policy's expected cost may still pass it, which text() then says.
   double budget_usd = 0.0;
@@ -47,7 +50,8 @@ struct PolicyAdvice {
   const PolicyFigures* optimal() const;
   // "run with the `greedy` market policy: expected $2.47, at the offline optimum ($2.47) (or
   // "3.1% above" it) on average over 20 runs of the market planned with; 0% missed the deadline",
-  // and "; above the budget ($2.40)" when it is. For `none`: "run without a market policy (...):
+  // "; not compared with the offline optimum: WHY" without it, and "; above the budget ($2.40)"
+  // when it is. For `none`: "run without a market policy (...):
   // expected
   // ...; the cheapest deadline-safe one, `greedy`, expected $2.92".
   std::string text() const;
