@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <mutex>
 #include <set>
 #include <sstream>
@@ -1167,8 +1168,10 @@ TEST(Elastic, AMemberNoticedAsTheOtherLeavesLeavesTheStateOnDisk) {
 }
 
 // A data set in `dir` (npy) whose training set (the first 1800 of 2000 samples; the rest is the
-// test set) holds one sample of NaN pixels, the one that job seed 5's first epoch visits first at
-// 0-based step `poisoned_step` of batches of 10: the loss of that step is NaN on any machine.
+// test set) holds one sample of pixels at the largest float, the one that job seed 5's first
+// epoch visits first at 0-based step `poisoned_step` of batches of 10: its activations overflow,
+// and the loss of that step is not finite on any machine (NaN pixels, which did the same, are
+// refused as the data set is read).
 void write_poisoned_data(const std::string& dir, std::int64_t poisoned_step) {
   constexpr std::int64_t kSamples = 2000;
   constexpr std::int64_t kTrain = 1800;  // the npy loader holds the last tenth out
@@ -1182,7 +1185,7 @@ void write_poisoned_data(const std::string& dir, std::int64_t poisoned_step) {
     }
   }
   const std::int64_t poisoned = epoch_permutation(kTrain, 5, 0)[poisoned_step * 10];
-  std::fill_n(images.begin() + poisoned * 28 * 28, 28 * 28, std::nanf(""));
+  std::fill_n(images.begin() + poisoned * 28 * 28, 28 * 28, std::numeric_limits<float>::max());
   write_npy_file(dir + "/images.npy", "<f4", "(2000, 1, 28, 28)",
                  {reinterpret_cast<const char*>(images.data()), images.size() * sizeof(float)});
   write_npy_file(
