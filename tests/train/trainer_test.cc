@@ -1034,6 +1034,14 @@ TEST(Trainer, AUsersTorchScriptModelTrainsAndItsCheckpointLoadsIntoTheOriginalMo
   EXPECT_NE(other.err.find(model + ": --model: not the model file the job started with (SHA-256 "),
             std::string::npos)
       << other.err;
+  // Moved away, it is named as the job's, and where to put it back (it was refused as any
+  // --model that names no file is, not saying whose the path was).
+  fs::remove(model);
+  const auto gone = run_cli({"train", "--resume", "--job-dir", paused}, paused + "-gone");
+  EXPECT_EQ(gone.exit_code, kExitBadInput) << gone.err;
+  EXPECT_EQ(gone.err, "error: " + model +
+                          ": the job's model file, as job.json names it, is gone; put the file "
+                          "back at that path (the job's checkpoints name the model by it)\n");
   fs::copy_file(dir + "/net-kept.pt", model, fs::copy_options::overwrite_existing);
   run_ok({"train", "--resume", "--workers", "1", "--threads", "1", "--job-dir", paused},
          paused + "-resumed");

@@ -540,6 +540,13 @@ PreparedJob prepare_job(const TrainOptions& given, bool starts_workers) {
                 (is_model_file(o.model) ? fs::path(o.model).stem().string() : o.model);
   }
   adopt_job_settings(o, starts_workers);
+  // A resumed job's model file is where job.json names it: its checkpoints name the model by
+  // that path. Gone, it was refused as any --model is ("no such file"), not saying whose it was.
+  if (o.resume && is_model_file(o.model) && !fs::exists(o.model)) {
+    throw InputError(o.model, 0,
+                     "the job's model file, as job.json names it, is gone; put the file back at "
+                     "that path (the job's checkpoints name the model by it)");
+  }
   validate(o);  // what was given, or with --resume the job's own settings
   if (o.global_batch < o.workers) {
     // Each step's samples are shared among the members: some would compute nothing at all.
