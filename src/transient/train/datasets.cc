@@ -177,8 +177,8 @@ torch::Tensor npy_images(const std::string& path) {
   auto images = map_npy(path, h, type);
   if (type == torch::kFloat32) {
     // A NaN or an infinity among the pixels made the loss NaN at its step: reported as a
-    // divergence, with the advice to lower --lr, and rolled back to for ever. Checked in slices
-    // of samples, so that no copy of a large file's size is made.
+    // divergence, with the advice to lower --lr, and rolled back to up to three times. Checked in
+    // slices of samples, so that no copy of a large file's size is made.
     constexpr std::int64_t kSlice = 4096;
     for (std::int64_t first = 0; first < images.size(0); first += kSlice) {
       const auto slice = images.narrow(0, first, std::min(kSlice, images.size(0) - first));
