@@ -1178,7 +1178,11 @@ TEST(Trainer, AModelFileThatCannotTrainIsRefusedNamingIt) {
           "    def forward(self, x):\n"
           "        return self.l(x.flatten(1)).detach()\n"
           "torch.jit.script(Detached()).save('" +
-          dir + "/detached.pt')\n",
+          dir +
+          "/detached.pt')\n"
+          "torch.jit.script(nn.Sequential(nn.Flatten(), nn.Linear(784, 16), nn.BatchNorm1d(16), "
+          "nn.ReLU(), nn.Linear(16, 10))).save('" +
+          dir + "/normed.pt')\n",
       dir);
   // The reason TorchScript's interpreter gives, where the line said only "The following
   // operation failed in the TorchScript interpreter."
@@ -1223,6 +1227,19 @@ TEST(Trainer, AModelFileThatCannotTrainIsRefusedNamingIt) {
                             "does not have a grad_fn; its newest checkpoint is"),
             std::string::npos)
       << failed.err;
+  // A model failing on some steps only says at which step and on how many samples: a batch norm
+  // given an epoch's last sample alone (362 samples in steps of 361) said only what its operator
+  // wanted.
+  const auto one_sample = run_cli(
+      {"train", "--model", dir + "/normed.pt", "--workers", "1", "--steps", "2", "--global-batch",
+       "361", "--train-subset", "362", "--threads", "1", "--job-dir", dir + "/job-normed"},
+      dir + "/one-sample");
+  EXPECT_EQ(one_sample.exit_code, kExitFailed) << one_sample.err;
+  EXPECT_NE(one_sample.err.find("worker w0 failed: the model failed at step 2 on this member's 1 "
+                                "sample (the step's 1 shared among 1 member): Expected more than "
+                                "1 value per channel when training"),
+            std::string::npos)
+      << one_sample.err;
 }
 
 // --nesterov, --schedule step, --clip-grad-norm and --loss mse are the job's settings: they change

@@ -21,6 +21,8 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
+#include <stdexcept>
+#include <string>
 #include <thread>
 #include <utility>
 
@@ -646,7 +648,20 @@ class Worker {
         torch::Tensor loss;
         {
           AutocastScope precision(options_.precision, device_);
-          auto scores = state_->model().forward(images);
+          torch::Tensor scores;
+          try {
+            scores = state_->model().forward(images);
+          } catch (const std::exception& error) {  // libtorch's, or TorchScript's interpreter's
+            // Which step, and on how many samples: libtorch says only what its operator wanted
+            // (a batch norm given one sample: "Expected more than 1 value per channel", at an
+            // epoch's last step whose few samples were shared among the members).
+            throw std::runtime_error(
+                "the model failed at step " + std::to_string(step_ + 1) + " on this member's " +
+                counted(labels.size(0), "sample") + " (the step's " +
+                std::to_string(position.batch) + " shared among " +
+                counted(static_cast<std::int64_t>(config_.members.size()), "member") +
+                "): " + error_reason(error.what()));
+          }
           // Summed over the shard and divided by the global batch: the all-reduced sum is then
           // exactly the mean gradient of the global batch, whatever the split.
           loss = summed_loss(scores, labels) / static_cast<double>(position.batch);
