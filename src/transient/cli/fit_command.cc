@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <filesystem>
 #include <string>
 
 #include "transient/cli/commands.h"
@@ -88,15 +87,7 @@ void print_trainer_calibration(const perf::MeasurementSet& data) {
 
 void calibrate(const FitArgs& args) {
   // Checked before the records are read, as -o is.
-  const auto parent = std::filesystem::absolute(args.calibrated_profile).parent_path();
-  if (!std::filesystem::is_directory(parent)) {
-    throw InputError(args.calibrated_profile, 0,
-                     "--calibrated-profile: the directory " + parent.string() + " does not exist");
-  }
-  if (std::filesystem::is_directory(args.calibrated_profile)) {
-    throw InputError(args.calibrated_profile, 0,
-                     "--calibrated-profile: is a directory; accepted: a file name for the profile");
-  }
+  require_writable_output(args.calibrated_profile, "--calibrated-profile", "the profile");
   const perf::Workload profile = perf::load_workload_profile(args.profile);
   std::string device = args.device;
   if (device.empty() && profile.measured) device = profile.measured->device;
@@ -135,16 +126,8 @@ void calibrate(const FitArgs& args) {
 
 void fit(const FitArgs& args) {
   if (!args.profile.empty()) return calibrate(args);
-  if (!args.output.empty()) {
-    // Checked before the fit (seconds of work), not after it.
-    const auto parent = std::filesystem::absolute(args.output).parent_path();
-    if (!std::filesystem::is_directory(parent)) {
-      throw InputError(args.output, 0, "-o: the directory " + parent.string() + " does not exist");
-    }
-    if (std::filesystem::is_directory(args.output)) {
-      throw InputError(args.output, 0, "-o: is a directory; accepted: a file name for the model");
-    }
-  }
+  // Checked before the fit (seconds of work), not after it.
+  if (!args.output.empty()) require_writable_output(args.output, "-o", "the model");
   const perf::MeasurementSet data = perf::read_measurements(args.data_dir);
   if (!args.cross_validate.empty()) {
     if (data.single_worker.empty()) {

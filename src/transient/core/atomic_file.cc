@@ -34,10 +34,13 @@ void sync_directory(const std::string& dir) {
   if (rc != 0) fail(dir, "cannot sync the directory");
 }
 
-void require_writable_output(const std::string& path, const std::string& flag) {
+void require_writable_output(const std::string& path, const std::string& flag,
+                             const std::string& what) {
   std::error_code error;
   if (std::filesystem::is_directory(path, error)) {
-    throw InputError(path, 0, flag + ": is a directory; accepted: a file name");
+    throw InputError(
+        path, 0,
+        flag + ": is a directory; accepted: a file name" + (what.empty() ? "" : " for " + what));
   }
   const auto parent = std::filesystem::absolute(path, error).lexically_normal().parent_path();
   if (!std::filesystem::is_directory(parent, error) || ::access(parent.c_str(), W_OK) != 0) {

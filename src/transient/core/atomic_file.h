@@ -15,7 +15,9 @@ void write_file_atomically(const std::string& path, std::string_view contents);
 // Throws InputError naming `flag` unless write_file_atomically(path, ...) can succeed as far as
 // can be told beforehand: `path` is no directory, in a directory that exists and that this process
 // may write. For outputs written after long work (a fit, a profile, a plan), checked first.
-void require_writable_output(const std::string& path, const std::string& flag);
+// `what`: what the file holds, for the refusal of a directory ("the profile").
+void require_writable_output(const std::string& path, const std::string& flag,
+                             const std::string& what = "");
 
 // fsyncs the directory `dir` so that a rename or create inside it survives a crash.
 void sync_directory(const std::string& dir);
