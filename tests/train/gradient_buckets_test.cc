@@ -18,11 +18,11 @@ namespace transient::train {
 namespace {
 
 // Two layers and a parameter that forward never uses (registered first: its bucket is the last
-// one launched, and the others go during backward).
+// one launched, and the others go during backward; after the sum it has no gradient).
 struct Net : torch::nn::Module {
   Net() {
     torch::manual_seed(3);
-    unused = register_parameter("unused", torch::zeros({3}));
+    unused = register_parameter("unused", torch::zeros({2}));
     first = register_module("first", torch::nn::Linear(8, 16));
     second = register_module("second", torch::nn::Linear(16, 4));
   }
@@ -50,6 +50,14 @@ std::vector<torch::Tensor> plain_gradients(const torch::Tensor& x) {
     gradients.push_back(p.grad().defined() ? p.grad().clone() : torch::zeros_like(p));
   }
   return gradients;
+}
+
+// Net's parameter that forward never uses (the first registered).
+constexpr std::size_t kUnused = 0;
+
+// What a member's parameter ends a step with: a copy of its gradient, undefined where it has none.
+torch::Tensor gradient_of(const torch::Tensor& parameter) {
+  return parameter.grad().defined() ? parameter.grad().clone() : torch::Tensor();
 }
 
 // A Gloo group of `size` over `store` for `rank`, collectives timing out after `timeout`.
@@ -83,8 +91,8 @@ TEST_P(Buckets, EveryMemberEndsWithTheSumOfTheMembersGradients) {
   for (int rank = 0; rank < n; ++rank) {
     nets.push_back(std::make_unique<Net>());
     // 64-byte buckets: the layers' tensors go in buckets of their own but the last two (together,
-    // with the control values), and the unused parameter's 3 elements are too few for four
-    // members' slices.
+    // with the control values), and the unused parameter's 2 elements and its flag are too few
+    // for four members' slices.
     buckets.push_back(
         std::make_unique<GradientBuckets>(nets.back()->parameters(), 64, c.compression));
   }
@@ -119,7 +127,7 @@ TEST_P(Buckets, EveryMemberEndsWithTheSumOfTheMembersGradients) {
           buckets[r]->finish();
           rounds[r] = buckets[r]->rounds();
           std::vector<torch::Tensor> gradients;
-          for (const auto& p : nets[r]->parameters()) gradients.push_back(p.grad().clone());
+          for (const auto& p : nets[r]->parameters()) gradients.push_back(gradient_of(p));
           seen[r].push_back(gradients);
           std::vector<double> values;
           for (int i = 0; i < 4; ++i) values.push_back(buckets[r]->control()[i].item<double>());
@@ -165,8 +173,15 @@ TEST_P(Buckets, EveryMemberEndsWithTheSumOfTheMembersGradients) {
       for (const auto& gradients : own) parts.push_back(gradients[p]);
       const torch::Tensor expected = wire_sum(parts);
       for (int rank = 0; rank < n; ++rank) {
-        EXPECT_TRUE(torch::equal(seen[static_cast<std::size_t>(rank)][s][p], expected))
-            << c.name << ": step " << step << ", parameter " << p << ", member " << rank;
+        const auto& got = seen[static_cast<std::size_t>(rank)][s][p];
+        // The parameter forward never uses: no member's backward reached it, and it is left
+        // without a gradient, as DDP leaves it (the optimiser then leaves it alone).
+        if (p == kUnused) {
+          EXPECT_FALSE(got.defined()) << c.name << ": step " << step << ", member " << rank;
+        } else {
+          EXPECT_TRUE(got.defined() && torch::equal(got, expected))
+              << c.name << ": step " << step << ", parameter " << p << ", member " << rank;
+        }
       }
     }
     // Every bucket but the one of the parameter without a gradient went during backward; a
@@ -215,7 +230,7 @@ std::vector<std::vector<torch::Tensor>> step_in_a_group_of(
         buckets[r]->begin(group, keep);
         if (inputs[r].defined()) nets[r]->forward(inputs[r]).pow(2).sum().backward();
         buckets[r]->finish();
-        for (const auto& p : nets[r]->parameters()) seen[r].push_back(p.grad().clone());
+        for (const auto& p : nets[r]->parameters()) seen[r].push_back(gradient_of(p));
       } catch (const std::exception& error) {
         errors[r] = error.what();
       }
@@ -249,6 +264,10 @@ TEST(BucketsAcrossGenerations, ServeGroupsOfChangingSize) {
       torch::Tensor expected = own[0][p] + own[1][p];
       if (members == 3) expected += own[2][p];
       for (int rank = 0; rank < members; ++rank) {
+        if (p == kUnused) {
+          EXPECT_FALSE(seen[static_cast<std::size_t>(rank)][p].defined());
+          continue;
+        }
         EXPECT_TRUE(torch::equal(seen[static_cast<std::size_t>(rank)][p], expected))
             << members << " members: parameter " << p << ", member " << rank;
       }
@@ -386,6 +405,10 @@ TEST(AbortedWait, EndsOnTheCoordinatorsWordAndTheGradientsMoveToFreshBuffers) {
   buckets.finish([] { return false; });
   const auto lost = plain_gradients(x);
   for (std::size_t p = 0; p < parameters.size(); ++p) {
+    if (p == kUnused) {
+      EXPECT_FALSE(parameters[p].grad().defined());
+      continue;
+    }
     EXPECT_TRUE(torch::equal(parameters[p].grad(), kept[p] + lost[p])) << "parameter " << p;
   }
 
@@ -451,15 +474,17 @@ TEST_P(ResumedStep, AddsTheLostMembersSamplesToTheGradientsKept) {
     if (c.after_first_round) {
       ASSERT_EQ(buckets[0]->bucket_count(), 1);
       threads.emplace_back([&] {
-        // The one bucket: the parameters and the 4 control values, in slices of equal size.
-        std::int64_t size = 4;
-        for (const auto& p : nets.back()->parameters()) size += p.numel();
-        ASSERT_EQ(size % n, 0);
+        // The one bucket: the parameters, a flag each and the 5 control values, in slices as
+        // GradientBuckets cuts it (the first size % n one element longer); this, the last
+        // member's, among the shorter.
+        std::int64_t size = 5;
+        for (const auto& p : nets.back()->parameters()) size += p.numel() + 1;
         std::vector<std::int64_t> slices(static_cast<std::size_t>(n), size / n);
-        std::vector<std::int64_t> from_each = slices;
+        for (std::int64_t i = 0; i < size % n; ++i) ++slices[static_cast<std::size_t>(i)];
+        std::vector<std::int64_t> from_each(static_cast<std::size_t>(n), size / n);
         const auto dtype = c.compression == Compression::kBf16 ? torch::kBFloat16 : torch::kFloat32;
         torch::Tensor sent = torch::zeros({size}, dtype);
-        torch::Tensor parts = torch::empty({size}, dtype);
+        torch::Tensor parts = torch::empty({n * (size / n)}, dtype);
         std::vector<c10::intrusive_ptr<c10d::Work>> works{
             groups.back()->alltoall_base(parts, sent, from_each, slices)};
         wait_all(works);
@@ -511,6 +536,10 @@ TEST_P(ResumedStep, AddsTheLostMembersSamplesToTheGradientsKept) {
     for (int rank = 1; rank < n; ++rank) expected += own[static_cast<std::size_t>(rank)][p];
     for (int rank = 0; rank < survivors; ++rank) {
       const auto& got = seen[static_cast<std::size_t>(rank)][p];
+      if (p == kUnused) {
+        EXPECT_FALSE(got.defined()) << c.name << ", member " << rank;
+        continue;
+      }
       if (c.compression == Compression::kNone) {
         // Alone, one addition onto the kept gradient, as the sum makes it; otherwise the lost
         // samples' sum is cut in two, summed in another order.

@@ -1048,6 +1048,52 @@ TEST(Trainer, AUsersTorchScriptModelTrainsAndItsCheckpointLoadsIntoTheOriginalMo
   EXPECT_TRUE(bitwise_equal(latest_checkpoint(straight), latest_checkpoint(paused)));
 }
 
+// A parameter the model's forward never uses (a head kept for later, a branch switched off) gets
+// no gradient, and the optimiser leaves it as PyTorch does one whose .grad is None: no weight
+// decay, no momentum, SGD's or AdamW's, whether one worker trains or several (whose gradient
+// buckets still sum its zeros). It shrank by the weight decay at every step, and AdamW's
+// decoupled decay too.
+TEST(Trainer, AParameterTheForwardNeverUsesIsLeftAsTheModelFileHadIt) {
+  const std::string dir = fresh_dir("unused-parameter");
+  const std::string model = dir + "/net.pt";
+  run_python(std::string(kUserModel) +
+                 "class WithSpare(Net):\n"
+                 "    def __init__(self):\n"
+                 "        super().__init__()\n"
+                 "        self.spare = nn.Linear(4, 3)\n"
+                 "torch.manual_seed(0)\n"
+                 "torch.jit.script(WithSpare()).save('" +
+                 model + "')\n",
+             dir);
+  for (const auto& [optimizer, workers] : {std::pair{"sgd", "2"}, std::pair{"adamw", "1"}}) {
+    SCOPED_TRACE(std::string(optimizer) + ", " + workers + " workers");
+    const std::string job = dir + "/" + optimizer;
+    run_ok({"train", "--model", model, "--optimizer", optimizer, "--weight-decay", "0.1",
+            "--workers", workers, "--steps", "4", "--global-batch", "16", "--threads", "1",
+            "--test-subset", "16", "--job-dir", job},
+           job);
+    const auto printed = run_python(
+        "import torch\n"
+        "start = torch.jit.load('" +
+            model +
+            "').state_dict()\n"
+            "d = torch.load('" +
+            job +
+            "/checkpoints/step-00000004.pt')\n"
+            "for name in ('spare.weight', 'spare.bias', 'head.weight'):\n"
+            "    slots = [s for s, by_name in d['optimizer_state'].items() if "
+            "by_name[name].dim()]\n"
+            "    print(name, 'unchanged' if torch.equal(d['model'][name], start[name]) else "
+            "'trained', 'state', 'zero' if all(not d['optimizer_state'][s][name].any() for s in "
+            "slots) else 'set')\n",
+        dir);
+    EXPECT_NE(printed.find("spare.weight unchanged state zero\nspare.bias unchanged state zero\n"
+                           "head.weight trained state set\n"),
+              std::string::npos)
+        << printed;
+  }
+}
+
 // A worker reads the data set where its host holds it: --data-dir, and --val-data for a job given
 // a validation folder of its own (which a worker could not be told: it opened the coordinator's
 // path). The coordinator's copies are gone once it has launched the job.

@@ -68,7 +68,9 @@ GradientBuckets::GradientBuckets(const std::vector<torch::Tensor>& parameters,
     : compression_(compression),
       device_(parameters.empty() ? torch::Device(torch::kCPU) : parameters.front().device()),
       parameters_(parameters),
-      bucket_of_(parameters.size()) {
+      views_(parameters.size()),
+      bucket_of_(parameters.size()),
+      reached_(parameters.size(), false) {
   // Filled from the last parameter backwards (backward finishes the last layers first), and
   // closed once it holds at least its size, as DDP's reducer closes its buckets: the first at
   // 1 MiB (or `bucket_bytes` if smaller), so that communication starts early in backward, the
@@ -110,9 +112,11 @@ void GradientBuckets::allocate(bool device_too) {
     std::int64_t size = 0;
     for (const std::size_t i : bucket.members) size += parameters_[i].numel();
     const bool carries_control = b == 0;
+    const auto flags = static_cast<std::int64_t>(bucket.members.size());
     // On a GPU the host buffer is pinned: copies to and from it run without staging.
-    bucket.flat = torch::zeros({size + (carries_control ? kControlElements : 0)},
+    bucket.flat = torch::zeros({size + flags + (carries_control ? kControlElements : 0)},
                                torch::TensorOptions(torch::kFloat32).pinned_memory(on_device()));
+    bucket.used = bucket.flat.narrow(0, size, flags);
     // On a GPU a new host buffer leaves the device buffer and the .grad views into it as they are.
     if (!on_device() || device_too) {
       if (on_device()) {
@@ -125,13 +129,14 @@ void GradientBuckets::allocate(bool device_too) {
         // Laid out as the parameter is (channels-last convolution weights: models.h), so that
         // autograd accumulates into it without a copy to another layout.
         const auto slot = views.narrow(0, offset, parameter.numel());
-        parameter.mutable_grad() = parameter.is_non_overlapping_and_dense()
-                                       ? slot.as_strided(parameter.sizes(), parameter.strides())
-                                       : slot.view(parameter.sizes());
+        views_[i] = parameter.is_non_overlapping_and_dense()
+                        ? slot.as_strided(parameter.sizes(), parameter.strides())
+                        : slot.view(parameter.sizes());
+        parameter.mutable_grad() = views_[i];
         offset += parameter.numel();
       }
     }
-    if (carries_control) control_ = bucket.flat.narrow(0, size, kControlElements);
+    if (carries_control) control_ = bucket.flat.narrow(0, size + flags, kControlElements);
     bucket.sent = bucket.received = bucket.summed = torch::Tensor();  // made at the first launch
     bucket.first.reset();
     bucket.second.reset();
@@ -156,6 +161,11 @@ void GradientBuckets::begin(c10::intrusive_ptr<c10d::ProcessGroupGloo> group, bo
   TRANSIENT_CHECK(!keep || (on_device() ? own_on_device_ : own_));  // kept: this member's own
   own_ = true;
   own_on_device_ = true;
+  // The gradients finish() took away (no member's backward reached them) are views again.
+  for (std::size_t i = 0; i < parameters_.size(); ++i) {
+    if (!parameters_[i].grad().defined()) parameters_[i].mutable_grad() = views_[i];
+  }
+  if (!keep) std::fill(reached_.begin(), reached_.end(), false);
   for (auto& bucket : buckets_) {
     if (!keep && on_device()) {
       bucket.grads.zero_();
@@ -193,6 +203,7 @@ std::int64_t GradientBuckets::rounds() const {
 void GradientBuckets::ready(std::size_t parameter) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (!armed_) return;
+  reached_[parameter] = true;
   --buckets_[bucket_of_[parameter]].pending;
   launch_ready_locked();
 }
@@ -205,6 +216,11 @@ void GradientBuckets::launch_ready_locked() {
 }
 
 void GradientBuckets::launch_locked(Bucket& bucket) {
+  // This member's flags, summed with the gradients: how many members' backward reached each.
+  float* used = bucket.used.data_ptr<float>();
+  for (std::size_t m = 0; m < bucket.members.size(); ++m) {
+    used[m] = reached_[bucket.members[m]] ? 1.0F : 0.0F;
+  }
   try {
     const int members = group_->getSize();
     if (on_device()) {
@@ -353,6 +369,18 @@ void GradientBuckets::finish(const AbortCheck& aborted) {
           bucket.grads.copy_(bucket.flat.narrow(0, 0, bucket.grads.numel()), true);
         }
         own_on_device_ = false;
+      }
+      // A parameter no member's backward reached keeps no gradient (PyTorch's None), as DDP
+      // leaves a globally unused parameter's: the optimiser then leaves it, its weight decay and
+      // its momentum, as it would in one process. Its zeros were summed all the same, so that
+      // every member issues the same collectives whatever its backward reached.
+      for (const auto& bucket : buckets_) {
+        const float* used = bucket.used.data_ptr<float>();
+        for (std::size_t m = 0; m < bucket.members.size(); ++m) {
+          if (used[m] == 0) {
+            parameters_[bucket.members[m]].mutable_grad() = torch::Tensor();
+          }
+        }
       }
     } catch (const CollectiveAborted&) {
       throw;

@@ -8,7 +8,9 @@
 // Buckets are launched in one fixed order, the last parameters' first (backward's order), and a
 // ready bucket waits for the ones before it: every member issues the same collectives in the same
 // order whatever its timing, including a member with no samples this step (whose backward does
-// not run) and parameters that got no gradient, which finish() launches.
+// not run) and parameters that got no gradient, which finish() launches. Each bucket carries a
+// flag a parameter after its gradients, summed with them: whether any member's backward reached
+// the parameter (DDP's "globally unused" parameters are those none reached).
 //
 // Five control values travel with the gradients, at the end of the first bucket launched: this
 // member's part of the step's mean loss, a stop flag, a change flag (the generation ends at this
@@ -101,7 +103,10 @@ class GradientBuckets {
   // sum that left this member its own gradients (holds_own_gradients()), in a new group.
   void begin(c10::intrusive_ptr<c10d::ProcessGroupGloo> group, bool keep = false);
   // After backward: launches what backward did not (all of it for a member with no samples),
-  // waits for every bucket and widens compressed ones back; disarms the hooks. Throws
+  // waits for every bucket and widens compressed ones back; disarms the hooks. A parameter that
+  // no member's backward reached is then left without a gradient (undefined .grad, PyTorch's
+  // None, as DDP leaves a globally unused parameter), so that the optimiser leaves it as one
+  // process would: no weight decay, no momentum (begin() gives it its view back). Throws
   // CollectiveFailure (after waiting for every work) if a collective failed, or
   // CollectiveAborted if `aborted` ended the wait first: then every buffer is new (the
   // parameters' .grad views move to new buckets, which start with what the old ones held), since
@@ -130,6 +135,8 @@ class GradientBuckets {
     std::vector<std::size_t> members;  // its parameters, in their order in `flat`
     torch::Tensor flat;      // fp32, the parameters' .grad are views into it (+ control, maybe);
                              // on a GPU: the pinned host copy of `grads` that is summed
+    torch::Tensor used;      // in `flat`, after the gradients: one flag a parameter, 1 where
+                             // this member's backward reached it (summed: how many members')
     torch::Tensor grads;     // on a GPU: the device buffer the .grad are views into
     torch::Tensor wire;      // the half-precision copy of `flat` sent when compressing
     torch::Tensor sent;      // swapped whole among three or more: a copy for each other member
@@ -153,9 +160,11 @@ class GradientBuckets {
   Compression compression_;
   torch::Device device_;  // the parameters'
   std::vector<torch::Tensor> parameters_;
+  std::vector<torch::Tensor> views_;    // each parameter's .grad: its view into its bucket
   std::vector<Bucket> buckets_;         // in launch order: the last parameters' first
   std::vector<std::size_t> bucket_of_;  // parameter index -> index into buckets_
   torch::Tensor control_;
+  std::vector<bool> reached_;  // parameter index -> this step's backward reached it, here
   std::vector<std::shared_ptr<torch::autograd::Node>> accumulators_;  // kept alive for the hooks
 
   mutable std::mutex mutex_;  // the hooks may run on autograd's device threads
