@@ -9,46 +9,78 @@ namespace transient::train {
 namespace {
 
 TEST(Sharding, LastStepOfAnEpochTakesWhatIsLeft) {
-  EXPECT_EQ(steps_per_epoch(60000, 128), 469);
-  const auto last = position_of_step(468, 60000, 128);
+  EXPECT_EQ(steps_per_epoch(60000, 128, false), 469);
+  const auto last = position_of_step(468, 60000, 128, false);
   EXPECT_EQ(last.epoch, 0);
   EXPECT_EQ(last.cursor, 468 * 128);
   EXPECT_EQ(last.batch, 60000 - 468 * 128);
-  const auto next = position_of_step(469, 60000, 128);
+  EXPECT_TRUE(ends_epoch(last, 60000, 128, false));
+  const auto next = position_of_step(469, 60000, 128, false);
   EXPECT_EQ(next.epoch, 1);
   EXPECT_EQ(next.cursor, 0);
   EXPECT_EQ(next.batch, 128);
+  EXPECT_FALSE(ends_epoch(next, 60000, 128, false));
+}
+
+// --drop-last: an epoch is its full batches; the 96 samples left over are not trained on.
+TEST(Sharding, WithDropLastAnEpochIsItsFullBatches) {
+  EXPECT_EQ(steps_per_epoch(60000, 128, true), 468);
+  EXPECT_EQ(steps_per_epoch(60000, 100, true), 600);  // nothing left over: as without
+  const auto last = position_of_step(467, 60000, 128, true);
+  EXPECT_EQ(last.epoch, 0);
+  EXPECT_EQ(last.cursor, 467 * 128);
+  EXPECT_EQ(last.batch, 128);
+  EXPECT_TRUE(ends_epoch(last, 60000, 128, true));
+  const auto next = position_of_step(468, 60000, 128, true);
+  EXPECT_EQ(next.epoch, 1);
+  EXPECT_EQ(next.cursor, 0);
+  EXPECT_EQ(next.batch, 128);
+  // A batch of the whole set: one step an epoch.
+  EXPECT_EQ(steps_per_epoch(60000, 60000, true), 1);
+  EXPECT_TRUE(ends_epoch(position_of_step(5, 60000, 60000, true), 60000, 60000, true));
 }
 
 // Every sample exactly once per epoch, for 1-4 workers, with batches that split unevenly among
-// the workers and that do not divide the data set.
+// the workers and that do not divide the data set; with --drop-last, every sample at most once
+// and all but the fewer than a batch left over, each step a full batch.
 TEST(Sharding, EverySampleExactlyOncePerEpochWhateverTheWorkers) {
   const std::int64_t samples = 1003;
-  for (const std::int64_t global_batch : {1, 7, 64, 100, 1003, 2000}) {
-    for (int workers = 1; workers <= 4; ++workers) {
-      const std::int64_t per_epoch = steps_per_epoch(samples, global_batch);
-      for (std::int64_t epoch = 0; epoch < 2; ++epoch) {
-        const auto permutation = epoch_permutation(samples, 42, epoch);
-        std::vector<int> seen(static_cast<std::size_t>(samples), 0);
-        for (std::int64_t s = 0; s < per_epoch; ++s) {
-          const auto position = position_of_step(epoch * per_epoch + s, samples, global_batch);
-          ASSERT_EQ(position.epoch, epoch);
-          std::int64_t step_total = 0;
-          std::int64_t expected_begin = position.cursor;
-          for (int rank = 0; rank < workers; ++rank) {
-            const Shard shard = shard_of(position, workers, rank);
-            EXPECT_EQ(shard.begin, expected_begin);  // contiguous, in rank order
-            expected_begin += shard.count;
-            step_total += shard.count;
-            for (std::int64_t i = shard.begin; i < shard.begin + shard.count; ++i) {
-              ++seen[static_cast<std::size_t>(permutation[static_cast<std::size_t>(i)])];
+  for (const bool drop_last : {false, true}) {
+    for (const std::int64_t global_batch : {1, 7, 64, 100, 1003, 2000}) {
+      if (drop_last && global_batch > samples) continue;  // refused by the launcher
+      for (int workers = 1; workers <= 4; ++workers) {
+        const std::int64_t per_epoch = steps_per_epoch(samples, global_batch, drop_last);
+        for (std::int64_t epoch = 0; epoch < 2; ++epoch) {
+          const auto permutation = epoch_permutation(samples, 42, epoch);
+          std::vector<int> seen(static_cast<std::size_t>(samples), 0);
+          for (std::int64_t s = 0; s < per_epoch; ++s) {
+            const auto position =
+                position_of_step(epoch * per_epoch + s, samples, global_batch, drop_last);
+            ASSERT_EQ(position.epoch, epoch);
+            EXPECT_EQ(ends_epoch(position, samples, global_batch, drop_last), s + 1 == per_epoch);
+            if (drop_last) EXPECT_EQ(position.batch, global_batch);
+            std::int64_t step_total = 0;
+            std::int64_t expected_begin = position.cursor;
+            for (int rank = 0; rank < workers; ++rank) {
+              const Shard shard = shard_of(position, workers, rank);
+              EXPECT_EQ(shard.begin, expected_begin);  // contiguous, in rank order
+              expected_begin += shard.count;
+              step_total += shard.count;
+              for (std::int64_t i = shard.begin; i < shard.begin + shard.count; ++i) {
+                ++seen[static_cast<std::size_t>(permutation[static_cast<std::size_t>(i)])];
+              }
             }
+            EXPECT_EQ(step_total, position.batch);
           }
-          EXPECT_EQ(step_total, position.batch);
-        }
-        for (std::int64_t i = 0; i < samples; ++i) {
-          ASSERT_EQ(seen[static_cast<std::size_t>(i)], 1)
-              << "sample " << i << ", batch " << global_batch << ", " << workers << " workers";
+          std::int64_t trained = 0;
+          for (std::int64_t i = 0; i < samples; ++i) {
+            const int times = seen[static_cast<std::size_t>(i)];
+            ASSERT_TRUE(drop_last ? times <= 1 : times == 1)
+                << "sample " << i << " trained on " << times << " times, batch " << global_batch
+                << ", " << workers << " workers, drop_last " << drop_last;
+            trained += times;
+          }
+          EXPECT_EQ(trained, drop_last ? samples - samples % global_batch : samples);
         }
       }
     }

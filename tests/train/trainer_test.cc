@@ -1282,10 +1282,31 @@ TEST(Trainer, AModelFileThatCannotTrainIsRefusedNamingIt) {
       dir + "/one-sample");
   EXPECT_EQ(one_sample.exit_code, kExitFailed) << one_sample.err;
   EXPECT_NE(one_sample.err.find("worker w0 failed: the model failed at step 2 on this member's 1 "
-                                "sample (the step's 1 shared among 1 member): Expected more than "
-                                "1 value per channel when training"),
+                                "sample (the step's 1 shared among 1 member, the epoch's last: "
+                                "--drop-last leaves its samples out): Expected more than 1 value "
+                                "per channel when training"),
             std::string::npos)
       << one_sample.err;
+  // With --drop-last an epoch is its full batches, as PyTorch's DataLoader(drop_last=True) makes
+  // it: one step of 361 an epoch, the sample left over (another each epoch) not trained on, and
+  // the batch norm trains. There was no way to train such a model on such a set: every epoch
+  // ended on the step that failed. A resumed job keeps the setting (job.json).
+  const std::string dropped = dir + "/job-dropped";
+  run_paused({"train", "--model", dir + "/normed.pt", "--workers", "2", "--epochs", "3",
+              "--global-batch", "361", "--train-subset", "362", "--drop-last", "--threads", "1",
+              "--stop-at", "1", "--job-dir", dropped},
+             dropped);
+  run_ok({"train", "--resume", "--threads", "1", "--job-dir", dropped}, dropped + "-resumed");
+  const auto summary = summary_of(dropped);
+  EXPECT_EQ(summary.at("steps").get<std::int64_t>(), 3);
+  EXPECT_DOUBLE_EQ(summary.at("epochs").get<double>(), 3.0);
+  // A batch larger than the set would drop every epoch whole.
+  expect_one_error_line(
+      run_cli({"train", "--model", dir + "/normed.pt", "--global-batch", "400", "--train-subset",
+               "362", "--drop-last", "--job-dir", dir + "/job-too-large"},
+              dir + "/too-large"),
+      "--drop-last: a global batch of 400 is more than the 362 training samples, so every epoch "
+      "would be dropped whole; accepted: a global batch of at most 362, or no --drop-last");
 }
 
 // --nesterov, --schedule step, --clip-grad-norm and --loss mse are the job's settings: they change

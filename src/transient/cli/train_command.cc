@@ -133,6 +133,10 @@ void add_job_options(CLI::App& cmd, train::TrainOptions& options, std::string& c
                  "take up a lost worker's share")
       ->transform(within(bounds::kBatch))
       ->excludes(global_batch);
+  cmd.add_flag("--drop-last", options.drop_last,
+               "an epoch is its full batches only: the samples left over (fewer than a batch) "
+               "are not trained on, as PyTorch's DataLoader(drop_last=True); a batch norm needs "
+               "it when an epoch's last step would give a worker a single sample");
   cmd.add_option("--lr", options.lr, "peak learning rate (warm-up, then cosine to 0)")
       ->capture_default_str();
   cmd.add_option("--optimizer", options.optimizer,

@@ -582,8 +582,16 @@ PreparedJob prepare_job(const TrainOptions& given, bool starts_workers) {
         DataFacts{job.train_samples, shape.channels, shape.height, shape.width, shape.classes};
   }
   if (o.train_subset > 0) job.train_samples = o.train_subset;
+  if (o.drop_last && o.global_batch > job.train_samples) {
+    throw InputError("--drop-last: a global batch of " + std::to_string(o.global_batch) +
+                     " is more than the " + std::to_string(job.train_samples) +
+                     " training samples, so every epoch would be dropped whole; accepted: a "
+                     "global batch of at most " +
+                     std::to_string(job.train_samples) + ", or no --drop-last");
+  }
   job.total_steps =
-      o.steps > 0 ? o.steps : o.epochs * steps_per_epoch(job.train_samples, o.global_batch);
+      o.steps > 0 ? o.steps
+                  : o.epochs * steps_per_epoch(job.train_samples, o.global_batch, o.drop_last);
   job.warmup_steps = std::min<std::int64_t>(
       200, static_cast<std::int64_t>(o.warmup_fraction * static_cast<double>(job.total_steps)));
   check_stop_at(o.stop_at_step, job.total_steps);
@@ -754,8 +762,9 @@ int finish_job(const PreparedJob& prepared, Coordinator& coordinator, EventLog& 
   const bool finished = !failed && steps >= job.total_steps && !result.stopped;
   const std::int64_t rows = merge_step_records(o.job_dir, steps);
   CheckpointDirectory(records::JobFiles(o.job_dir).checkpoints(), o.keep).remove_leftovers();
-  const double epochs = static_cast<double>(steps) /
-                        static_cast<double>(steps_per_epoch(job.train_samples, o.global_batch));
+  const double epochs =
+      static_cast<double>(steps) /
+      static_cast<double>(steps_per_epoch(job.train_samples, o.global_batch, o.drop_last));
   const double samples_per_s = coordinator.samples_per_s();
   coordinator.close_accounts();
   // The job's losses, recoveries and generations over all its runs (a paused and resumed job, a

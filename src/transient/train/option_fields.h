@@ -64,6 +64,7 @@ void visit_option_fields(Options& options, Visit&& visit) {
   required({"global_batch", kSettings, "--global-batch"}, o.global_batch);
   or_else({"per_worker_batch", kSettings, "--per-worker-batch"}, o.per_worker_batch,
           std::int64_t{0});
+  or_else({"drop_last", kSettings, "--drop-last"}, o.drop_last, false);
   required({"lr", kSettings, "--lr"}, o.lr);
   or_else({"optimizer", kSettings, "--optimizer"}, o.optimizer, std::string("sgd"));
   required({"momentum", kSettings, "--momentum"}, o.momentum);

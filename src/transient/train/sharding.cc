@@ -10,21 +10,31 @@
 
 namespace transient::train {
 
-std::int64_t steps_per_epoch(std::int64_t samples, std::int64_t global_batch) {
+std::int64_t steps_per_epoch(std::int64_t samples, std::int64_t global_batch, bool drop_last) {
   TRANSIENT_CHECK_GT(samples, 0);
   TRANSIENT_CHECK_GT(global_batch, 0);
+  if (drop_last) {
+    TRANSIENT_CHECK_LE(global_batch, samples);
+    return samples / global_batch;
+  }
   return (samples + global_batch - 1) / global_batch;
 }
 
-StepPosition position_of_step(std::int64_t step, std::int64_t samples, std::int64_t global_batch) {
+StepPosition position_of_step(std::int64_t step, std::int64_t samples, std::int64_t global_batch,
+                              bool drop_last) {
   TRANSIENT_CHECK_GE(step, 0);
-  const std::int64_t per_epoch = steps_per_epoch(samples, global_batch);
+  const std::int64_t per_epoch = steps_per_epoch(samples, global_batch, drop_last);
   StepPosition position;
   position.epoch = step / per_epoch;
   position.step_in_epoch = step % per_epoch;
   position.cursor = position.step_in_epoch * global_batch;
   position.batch = std::min(global_batch, samples - position.cursor);
   return position;
+}
+
+bool ends_epoch(const StepPosition& position, std::int64_t samples, std::int64_t global_batch,
+                bool drop_last) {
+  return position.step_in_epoch + 1 == steps_per_epoch(samples, global_batch, drop_last);
 }
 
 Shard shard_of(const StepPosition& position, int workers, int rank) {

@@ -3,7 +3,9 @@
 // processes and so that every member of a generation computes the same answer on its own.
 //
 // Every epoch visits a seeded permutation of the training set. Step s of the job covers the
-// global batch starting at the epoch's cursor; the last step of an epoch takes what is left. The
+// global batch starting at the epoch's cursor; the last step of an epoch takes what is left, or
+// with `drop_last` (--drop-last) an epoch is its full batches and what is left is not trained on
+// (other samples each epoch, as the permutation differs). The
 // batch is split among the workers in rank order, the first `batch % workers` ranks taking one
 // sample more (100 over 3 = 34, 33, 33). Hence every sample is consumed exactly once per epoch
 // whatever the number of workers, and changing the number of workers between steps (issue 3)
@@ -33,11 +35,17 @@ struct Shard {
   std::int64_t count = 0;
 };
 
-// Steps in one epoch: ceil(samples / global_batch). REQUIRES: samples > 0, global_batch > 0.
-std::int64_t steps_per_epoch(std::int64_t samples, std::int64_t global_batch);
+// Steps in one epoch: ceil(samples / global_batch), or with `drop_last` floor(samples /
+// global_batch). REQUIRES: samples > 0, global_batch > 0; with drop_last, global_batch <= samples.
+std::int64_t steps_per_epoch(std::int64_t samples, std::int64_t global_batch, bool drop_last);
 
-// The position of step `step`. REQUIRES: step >= 0.
-StepPosition position_of_step(std::int64_t step, std::int64_t samples, std::int64_t global_batch);
+// The position of step `step`. REQUIRES: step >= 0, and as steps_per_epoch.
+StepPosition position_of_step(std::int64_t step, std::int64_t samples, std::int64_t global_batch,
+                              bool drop_last);
+
+// Whether the step at `position` is its epoch's last.
+bool ends_epoch(const StepPosition& position, std::int64_t samples, std::int64_t global_batch,
+                bool drop_last);
 
 // Rank `rank`'s shard of the step at `position`. REQUIRES: 0 <= rank < workers.
 Shard shard_of(const StepPosition& position, int workers, int rank);

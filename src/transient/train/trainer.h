@@ -67,6 +67,11 @@ struct TrainOptions {
   // A lost worker's share is taken up by the survivors: the batch, and with it every sample's
   // place in the epoch and the learning curve, do not change with revocations.
   std::int64_t per_worker_batch = 0;
+  // --drop-last: an epoch is its full batches only; the samples left over (fewer than a batch,
+  // others each epoch: the permutation differs) are not trained on, as PyTorch's DataLoader drops
+  // them. Without it an epoch's last step takes what is left, few samples maybe, which a batch
+  // norm cannot train on when a member is given one.
+  bool drop_last = false;
   double lr = 0.05;  // peak learning rate
   // --lr given to --resume a job that diverged: it goes on at this peak rate (its `lr` setting
   // kept, the factor journaled as a rollback's is); 0 = as it was.

@@ -142,7 +142,8 @@ CheckpointState TrainingState::snapshot(std::int64_t step, std::int64_t train_sa
   state.global_batch = options_.global_batch;
   state.seed = options_.seed;
   state.step = step;
-  const auto next = position_of_step(step, train_samples, options_.global_batch);
+  const auto next =
+      position_of_step(step, train_samples, options_.global_batch, options_.drop_last);
   state.epoch = next.epoch;
   state.cursor = next.cursor;
   std::vector<torch::Tensor> parameters;

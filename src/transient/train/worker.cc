@@ -561,7 +561,8 @@ class Worker {
     for (const auto& range : kept_ranges) {
       if (range.count < 0) return;
     }
-    const auto position = position_of_step(step_, job_.train_samples, options_.global_batch);
+    const auto position =
+        position_of_step(step_, job_.train_samples, options_.global_batch, options_.drop_last);
     const auto shares = launch::lost_shares({position.cursor, position.batch}, kept_ranges);
     if (!shares) return;
     resume_ = (*shares)[static_cast<std::size_t>(rank_)];
@@ -588,7 +589,8 @@ class Worker {
       if (trace_) trace_->before(step_ + 1);
       std::optional<at::RecordFunction> step_scope;
       next_phase(step_scope, "transient::step");
-      const auto position = position_of_step(step_, job_.train_samples, options_.global_batch);
+      const auto position =
+          position_of_step(step_, job_.train_samples, options_.global_batch, options_.drop_last);
       auto phase_start = Clock::now();
       std::optional<at::RecordFunction> phase;
       next_phase(phase, "transient::data");
@@ -619,7 +621,8 @@ class Worker {
         // An image folder's next step's samples are decoded while this one computes (the
         // members and their shares stay unless the generation ends, and then the guess is
         // dropped).
-        const auto next = position_of_step(step_ + 1, job_.train_samples, options_.global_batch);
+        const auto next = position_of_step(step_ + 1, job_.train_samples, options_.global_batch,
+                                           options_.drop_last);
         const Shard next_shard = shard_of_step(next);
         if (next_shard.count > 0) samples_->prefetch(config_.generation, next.epoch, next_shard);
       }
@@ -654,12 +657,15 @@ class Worker {
           } catch (const std::exception& error) {  // libtorch's, or TorchScript's interpreter's
             // Which step, and on how many samples: libtorch says only what its operator wanted
             // (a batch norm given one sample: "Expected more than 1 value per channel", at an
-            // epoch's last step whose few samples were shared among the members).
+            // epoch's last step whose few samples were shared among the members), and the way
+            // out of an epoch's short last step.
+            const bool short_last = position.batch < options_.global_batch;
             throw std::runtime_error(
                 "the model failed at step " + std::to_string(step_ + 1) + " on this member's " +
                 counted(labels.size(0), "sample") + " (the step's " +
                 std::to_string(position.batch) + " shared among " +
                 counted(static_cast<std::int64_t>(config_.members.size()), "member") +
+                (short_last ? ", the epoch's last: --drop-last leaves its samples out" : "") +
                 "): " + error_reason(error.what()));
           }
           // Summed over the shard and divided by the global batch: the all-reduced sum is then
@@ -767,7 +773,9 @@ class Worker {
       }
       first_step = false;
 
-      if (position.cursor + position.batch >= job_.train_samples) end_epoch(position.epoch, loss);
+      if (ends_epoch(position, job_.train_samples, options_.global_batch, options_.drop_last)) {
+        end_epoch(position.epoch, loss);
+      }
       if (writer_) checkpoint_if_due();
       if (rank_ == 0) {
         // After the checkpoint decision, so that the training time since the last checkpoint
