@@ -1034,15 +1034,36 @@ TEST(Trainer, AUsersTorchScriptModelTrainsAndItsCheckpointLoadsIntoTheOriginalMo
   EXPECT_NE(other.err.find(model + ": --model: not the model file the job started with (SHA-256 "),
             std::string::npos)
       << other.err;
-  // Moved away, it is named as the job's, and where to put it back (it was refused as any
-  // --model that names no file is, not saying whose the path was).
+  // Moved away, it is named as the job's, and where to put it back or how to say where it went
+  // (it was refused as any --model that names no file is, not saying whose the path was).
   fs::remove(model);
   const auto gone = run_cli({"train", "--resume", "--job-dir", paused}, paused + "-gone");
   EXPECT_EQ(gone.exit_code, kExitBadInput) << gone.err;
   EXPECT_EQ(gone.err, "error: " + model +
                           ": the job's model file, as job.json names it, is gone; put the file "
-                          "back at that path (the job's checkpoints name the model by it)\n");
-  fs::copy_file(dir + "/net-kept.pt", model, fs::copy_options::overwrite_existing);
+                          "back at that path, or give its new place with --model\n");
+  // Given at its new place, under another name, the job goes on from its checkpoint (which names
+  // the old path) and job.json names the new one, which the next --resume finds by itself. It
+  // was refused: job.json and the checkpoints named the model by its path, so a moved model file
+  // could not go on. Another file given as the moved one is not the job's, nor a built-in model.
+  const std::string moved = dir + "/moved/renamed.pt";
+  fs::create_directories(dir + "/moved");
+  fs::copy_file(dir + "/net-kept.pt", moved);
+  const auto not_it = run_cli(
+      {"train", "--resume", "--model", dir + "/other.pt", "--job-dir", paused}, paused + "-not-it");
+  EXPECT_NE(not_it.err.find("--model: not the model file the job started with (SHA-256 "),
+            std::string::npos)
+      << not_it.err;
+  const auto built_in =
+      run_cli({"train", "--resume", "--model", "cnn", "--job-dir", paused}, paused + "-built-in");
+  EXPECT_NE(
+      built_in.err.find("--model is \"cnn\" here but \"" + model + "\" in the job being resumed"),
+      std::string::npos)
+      << built_in.err;
+  run_paused({"train", "--resume", "--model", moved, "--stop-at", "30", "--workers", "1",
+              "--threads", "1", "--job-dir", paused},
+             paused + "-moved");
+  EXPECT_EQ(nlohmann::json::parse(slurp(paused + "/job.json")).at("settings").at("model"), moved);
   run_ok({"train", "--resume", "--workers", "1", "--threads", "1", "--job-dir", paused},
          paused + "-resumed");
   EXPECT_TRUE(bitwise_equal(latest_checkpoint(straight), latest_checkpoint(paused)));

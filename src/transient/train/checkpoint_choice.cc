@@ -6,6 +6,7 @@
 
 #include "transient/core/error.h"
 #include "transient/train/event_log.h"
+#include "transient/train/option_names.h"
 
 namespace transient::train {
 
@@ -21,8 +22,8 @@ std::optional<ChosenCheckpoint> choose_checkpoint(const CheckpointDirectory& dir
     const std::string path = directory.path_of(*it);
     try {
       const CheckpointIdentity state = identify(directory.read_verified(*it), path);
-      if (state.model != o.model || state.global_batch != o.global_batch || state.seed != o.seed ||
-          state.step != it->step) {
+      if (!same_model(state.model, o.model) || state.global_batch != o.global_batch ||
+          state.seed != o.seed || state.step != it->step) {
         throw InputError(path, 0, "checkpoint of another job or step");
       }
       // Said only now that there is a checkpoint to fall back to: a refusal is one error line.

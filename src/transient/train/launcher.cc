@@ -284,6 +284,12 @@ void adopt_job_settings(TrainOptions& o, bool starts_workers) {
     if (field.kept != Kept::kSettings || key == "data_dir" || key == "val_data") return;
     if (diverged && key == "lr") return;
     if (!given(field.flag) || !settings.contains(key)) return;
+    // A model file that has moved: given at its new place (its SHA-256 is checked against the
+    // job's once the job directory is opened).
+    if (key == "model" && settings.at(key).is_string() &&
+        is_model_file(settings.at(key).get<std::string>()) && is_model_file(o.model)) {
+      return;
+    }
     const std::string flag = field.flag;
     const auto theirs = in_its_terms(key);
     // --epochs 2 for a job of steps matched the unused default, and was silently ignored.
@@ -299,6 +305,7 @@ void adopt_job_settings(TrainOptions& o, bool starts_workers) {
     visit_option_fields(o, [&](const OptionField& field, auto& value, const auto& absent) {
       const std::string key = field.key;
       if (field.kept != Kept::kSettings || key == "data_dir" || key == "val_data") return;
+      if (key == "model" && given("--model")) return;  // a model file at its new place (above)
       value = field_value(settings, field.key, absent);
     });
     // Where the data is: where it was, unless a folder is given (the data has moved); a job of
@@ -408,6 +415,12 @@ std::optional<nlohmann::json> prepare_job_dir(const TrainOptions& o, const DataF
     const auto recorded = load_json_file(job_json);
     const auto identity = job_identity(o);
     for (auto& [key, value] : identity.items()) {
+      // A model file that moved is the job's by its SHA-256 (below), wherever it is now.
+      if (key == "model" && recorded.contains(key) && recorded.at(key).is_string() &&
+          recorded.contains("model_sha256") &&
+          same_model(recorded.at(key).get<std::string>(), o.model)) {
+        continue;
+      }
       if (!recorded.contains(key) || recorded.at(key) != value) {
         throw InputError(job_json, 0,
                          "the job directory belongs to another job: " + key + " is " +
@@ -454,10 +467,12 @@ std::optional<nlohmann::json> prepare_job_dir(const TrainOptions& o, const DataF
                              "another --job-dir");
       }
     }
-    // The data has moved (a folder given on --resume), or a launch flag says how the job runs
-    // from now on: the next resume does the same.
+    // The data or the model file has moved (given on --resume), or a launch flag says how the
+    // job runs from now on: the next resume does the same.
     if (recorded.contains("settings") && recorded.at("settings").is_object()) {
       auto updated = recorded;
+      updated["model"] = o.model;
+      updated["settings"]["model"] = o.model;
       updated["settings"]["data_dir"] = o.data_dir;
       updated["settings"]["val_data"] = o.val_data;
       updated["launch"] = launch_settings(o);
@@ -540,12 +555,13 @@ PreparedJob prepare_job(const TrainOptions& given, bool starts_workers) {
                 (is_model_file(o.model) ? fs::path(o.model).stem().string() : o.model);
   }
   adopt_job_settings(o, starts_workers);
-  // A resumed job's model file is where job.json names it: its checkpoints name the model by
-  // that path. Gone, it was refused as any --model is ("no such file"), not saying whose it was.
-  if (o.resume && is_model_file(o.model) && !fs::exists(o.model)) {
+  // A resumed job's model file is where job.json names it, or where --model says it has moved.
+  // Gone, it was refused as any --model is ("no such file"), not saying whose it was.
+  if (o.resume && is_model_file(o.model) && !fs::exists(o.model) &&
+      std::find(o.given_flags.begin(), o.given_flags.end(), "--model") == o.given_flags.end()) {
     throw InputError(o.model, 0,
                      "the job's model file, as job.json names it, is gone; put the file back at "
-                     "that path (the job's checkpoints name the model by it)");
+                     "that path, or give its new place with --model");
   }
   validate(o);  // what was given, or with --resume the job's own settings
   if (o.global_batch < o.workers) {

@@ -256,14 +256,6 @@ torch::jit::Module load_torchscript(const std::string& path) {
   return module;
 }
 
-bool is_model_file(const std::string& name) {
-  auto ends_with = [&](const std::string& suffix) {
-    return name.size() > suffix.size() &&
-           name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
-  };
-  return ends_with(".pt") || ends_with(".pth");
-}
-
 const Registry<ModelFactory>& model_registry() {
   static const Registry<ModelFactory> registry(
       "model",

@@ -55,8 +55,7 @@ constexpr std::int64_t kMaxClasses = 100000;
 // TorchScript.
 torch::jit::Module load_torchscript(const std::string& path);
 
-// Whether `name` names a TorchScript file (it ends in .pt or .pth) rather than a built-in model.
-bool is_model_file(const std::string& name);
+// is_model_file() and same_model(): option_names.h.
 
 // A new model called `name`, initialised from libtorch's global generator (seed it first); or,
 // for a file FILE.pt, the TorchScript module saved in it (initialised as it was saved), with its

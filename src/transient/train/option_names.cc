@@ -60,4 +60,16 @@ const std::vector<std::pair<std::string, Device>>& option_names<Device>() {
   return names;
 }
 
+bool is_model_file(const std::string& name) {
+  auto ends_with = [&](const std::string& suffix) {
+    return name.size() > suffix.size() &&
+           name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  return ends_with(".pt") || ends_with(".pth");
+}
+
+bool same_model(const std::string& recorded, const std::string& job_model) {
+  return recorded == job_model || (is_model_file(recorded) && is_model_file(job_model));
+}
+
 }  // namespace transient::train

@@ -95,4 +95,14 @@ E named_option(const nlohmann::json& json, const char* key, E absent) {
   return *value;
 }
 
+// Whether `name` (--model) names a TorchScript file (it ends in .pt or .pth) rather than a
+// built-in model.
+bool is_model_file(const std::string& name);
+
+// Whether a checkpoint that names the model `recorded` is of the job whose model is `job_model`:
+// the same name, or two model files: a job's model file may have moved since (given anew on
+// --resume), and its identity is its SHA-256, which the launcher checks against job.json and each
+// worker against the coordinator's.
+bool same_model(const std::string& recorded, const std::string& job_model);
+
 }  // namespace transient::train

@@ -83,7 +83,7 @@ void TrainingState::reset() {
 }
 
 void TrainingState::load(const CheckpointState& state, const std::string& path) {
-  if (state.model != options_.model || state.global_batch != options_.global_batch) {
+  if (!same_model(state.model, options_.model) || state.global_batch != options_.global_batch) {
     throw InputError(path, 0, "checkpoint of another job (model " + state.model + ")");
   }
   if (state.optimizer != optimizer_->name()) {
