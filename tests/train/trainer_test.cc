@@ -691,7 +691,8 @@ TEST(Trainer, BadInputIsOneErrorLineAndExitCode2) {
   expect_one_error_line(
       run_cli({"train", "--steps", "30", "--revoke", "kill@step31:any", "--job-dir", job},
               dir + "/y"),
-      "--revoke: \"kill@step31:any\" comes after step 31, past the job's last (30)");
+      "--revoke: \"kill@step31:any\" comes at step 31, not before the job's last (30); "
+      "accepted: step1..step29");
   std::ofstream(dir + "/a-file") << "not a folder";
   expect_one_error_line(run_cli({"train", "--job-dir", dir + "/a-file/job"}, dir + "/s"),
                         "--job-dir: cannot be made (Not a directory)");
@@ -706,6 +707,102 @@ TEST(Trainer, BadInputIsOneErrorLineAndExitCode2) {
       run_cli({"worker", "--coordinator", "127.0.0.1:1", "--token", "t", "--interface", "nosuch0"},
               dir + "/u"),
       "--interface: no network interface \"nosuch0\"");
+}
+
+// A --resume refused leaves every record as it was, and says what is wrong in one line naming
+// the file (review): it had logged the rejected newest checkpoint to events.jsonl and printed
+// "resuming from an earlier checkpoint" before refusing a bad --stop-at; a finished job whose
+// summary.json was damaged was trained again (a second "done", its summary written anew); a
+// missing coordinator.json reset the bill and the numbering; a damaged setting of job.json was
+// blamed on a flag nobody gave; a folder that holds no job was left a lock file.
+TEST(Trainer, AResumeRefusedLeavesTheRecordsAsTheyWere) {
+  const std::string dir = fresh_dir("refused-resume");
+  const std::string job = dir + "/job";
+  run_paused(with(small_job(job, 1, 40), {"--checkpoint-every", "5", "--stop-at", "10"}), job);
+  {
+    std::fstream newest(job + "/checkpoints/step-00000010.pt",
+                        std::ios::in | std::ios::out | std::ios::binary);
+    newest.seekp(100);
+    newest.write("XXXX", 4);
+  }
+  const auto before = snapshot_files(job);
+  const auto resume = [&](std::vector<std::string> more, const std::string& name) {
+    return run_cli(with({"train", "--resume", "--threads", "1", "--job-dir", job}, more),
+                   dir + "/" + name);
+  };
+  expect_one_error_line(resume({"--stop-at", "3"}, "stop-at"),
+                        "--stop-at: step 3 is not after step 5, where the job goes on from; "
+                        "accepted: 6..40");
+  expect_one_error_line(resume({"--revoke", "kill@step4:any"}, "revoke"),
+                        "step 4 is not after step 5, where the job goes on from; accepted: "
+                        "step6..step39, or a time");
+  // A rule at the job's last step would come as the job ends (a kill its records could not
+  // count; a lone worker stopped there left the job waiting for ever).
+  expect_one_error_line(resume({"--revoke", "kill@step40:any"}, "revoke-last"),
+                        "comes at step 40, not before the job's last (40); accepted: "
+                        "step1..step39 after the step the job goes on from");
+  EXPECT_EQ(snapshot_files(job), before);
+
+  // A damaged setting is job.json's, not a flag's.
+  const std::string job_json = job + "/job.json";
+  const std::string kept = slurp(job_json);
+  auto edited = nlohmann::json::parse(kept);
+  edited["settings"]["lr"] = -1;
+  std::ofstream(job_json) << edited.dump(2);
+  expect_one_error_line(resume({}, "lr"), "error: " + job_json +
+                                              ": a setting of the job is out of range (the file "
+                                              "is damaged, or was edited): --lr: -1 is out of "
+                                              "range; accepted: 0 < LR <= 1000");
+  std::ofstream(job_json) << kept;
+
+  // Without its journal the job would go on at a bill of $0, numbering its generations anew.
+  fs::rename(job + "/coordinator.json", dir + "/coordinator.json");
+  const auto no_journal = snapshot_files(job);
+  expect_one_error_line(resume({}, "journal"),
+                        "error: " + job +
+                            "/coordinator.json: missing, while events.jsonl records 1 generation "
+                            "of the job; it holds the job's bill so far");
+  EXPECT_EQ(snapshot_files(job), no_journal);
+  fs::rename(dir + "/coordinator.json", job + "/coordinator.json");
+
+  // The job goes on, from the checkpoint of step 5, saying once why not from step 10's.
+  const auto resumed = resume({}, "resumed");
+  EXPECT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_NE(resumed.err.find("step-00000010.pt: checkpoint is corrupt"), std::string::npos)
+      << resumed.err;
+  const std::string events = slurp(job + "/events.jsonl");
+  const auto rejected = events.find("\"checkpoint_rejected\"");
+  EXPECT_NE(rejected, std::string::npos) << events;
+  EXPECT_EQ(rejected, events.rfind("\"checkpoint_rejected\"")) << "logged once: " << events;
+
+  // Finished, with its summary damaged: whether it finished, nobody can say.
+  std::ofstream(job + "/summary.json") << "{\"steps\": 40, \"finished\": tr";
+  const auto damaged = snapshot_files(job);
+  expect_one_error_line(resume({}, "summary"), "error: " + job + "/summary.json: ");
+  EXPECT_EQ(snapshot_files(job), damaged);
+
+  // A folder that holds no job is left as it was.
+  const std::string plain = dir + "/plain";
+  fs::create_directories(plain);
+  std::ofstream(plain + "/notes.txt") << "hi\n";
+  expect_one_error_line(run_cli({"train", "--resume", "--job-dir", plain}, dir + "/plain-resume"),
+                        "--resume: the job directory holds no job to continue");
+  EXPECT_EQ(std::distance(fs::directory_iterator(plain), fs::directory_iterator()), 1);
+
+  // Flags: a bare number with an exponent is no duration; a bucket is at least 1 KiB; --drop-last
+  // says which batch it means.
+  expect_one_error_line(
+      run_cli({"train", "--checkpoint-every", "1e3", "--job-dir", dir + "/e"}, dir + "/e-run"),
+      "--checkpoint-every: \"1e3\" is neither a number of steps nor a duration");
+  expect_one_error_line(
+      run_cli({"train", "--bucket-bytes", "0", "--job-dir", dir + "/b"}, dir + "/b-run"),
+      "--bucket-bytes: 0 is out of range; accepted: 1024..17179869184 (1 KiB to 16 GiB)");
+  expect_one_error_line(
+      run_cli({"train", "--drop-last", "--per-worker-batch", "64", "--workers", "2",
+               "--train-subset", "100", "--job-dir", dir + "/d"},
+              dir + "/d-run"),
+      "--drop-last: a global batch of 128 (--per-worker-batch 64 x 2 workers) is more than the "
+      "100 training samples");
 }
 
 TEST(Trainer, JobDirectoryOfAnotherJobOrWithRecordsIsRefusedUntouched) {

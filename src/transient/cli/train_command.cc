@@ -39,9 +39,9 @@ void parse_checkpoint_every(const std::string& text, train::TrainOptions& option
     options.checkpoint_every_s = 0;
     return;
   }
-  // A duration has its unit: a bare 1.5 was taken as 1.5 s where a bare 200 is 200 steps.
-  const bool has_unit = std::any_of(
-      text.begin(), text.end(), [](char c) { return std::isalpha(static_cast<unsigned char>(c)); });
+  // A duration ends in its unit: a bare 1.5 was taken as 1.5 s where a bare 200 is 200 steps,
+  // and 1e3 (whose "e" passed for a unit) as 1000 s.
+  const bool has_unit = std::isalpha(static_cast<unsigned char>(text.back())) != 0;
   const auto seconds = has_unit ? parse_duration_s(text) : std::nullopt;
   if (!seconds) {
     throw InputError("--checkpoint-every: \"" + text +

@@ -10,14 +10,20 @@
 
 namespace transient::train {
 
-// The newest checkpoint that passes its checksum and parses; the rejected ones are logged.
-// Throws InputError naming the newest one if checkpoints exist and none is valid.
-std::optional<ChosenCheckpoint> choose_checkpoint(const CheckpointDirectory& directory,
-                                                  const TrainOptions& o, EventLog& events,
-                                                  const IdentifyCheckpoint& identify) {
+namespace {
+
+// The newest checkpoint that passes its checksum, parses and is the job's, and the newer ones
+// rejected on the way (in the order met: newest first), or the first rejection's reason when
+// checkpoints exist and none is valid. Reads only.
+struct Scan {
+  std::optional<ChosenCheckpoint> chosen;
+  std::vector<RejectedCheckpoint> rejected;
+};
+
+Scan scan(const CheckpointDirectory& directory, const TrainOptions& o,
+          const IdentifyCheckpoint& identify) {
+  Scan result;
   auto records = directory.list();
-  std::optional<std::string> first_failure;
-  std::vector<std::string> warnings;
   for (auto it = records.rbegin(); it != records.rend(); ++it) {
     const std::string path = directory.path_of(*it);
     try {
@@ -26,25 +32,55 @@ std::optional<ChosenCheckpoint> choose_checkpoint(const CheckpointDirectory& dir
           state.seed != o.seed || state.step != it->step) {
         throw InputError(path, 0, "checkpoint of another job or step");
       }
-      // Said only now that there is a checkpoint to fall back to: a refusal is one error line.
-      for (const auto& warning : warnings) {
-        std::fprintf(stderr, "transient: %s; resuming from an earlier checkpoint\n",
-                     warning.c_str());
-      }
-      return ChosenCheckpoint{*it, state.step, !warnings.empty()};
+      result.chosen = ChosenCheckpoint{*it, state.step, !result.rejected.empty(), {}};
+      return result;
     } catch (const InputError& error) {
-      events.append(
-          {{"event", "checkpoint_rejected"}, {"file", it->file}, {"reason", error.what()}});
-      warnings.push_back(error.what());
-      if (!first_failure) first_failure = error.what();
+      result.rejected.push_back({it->file, error.what()});
     }
   }
-  if (first_failure) {
-    throw InputError(*first_failure +
-                     "; no valid checkpoint is left to resume from (the "
-                     "manifest is " +
-                     directory.manifest_path() + ")");
+  return result;
+}
+
+[[noreturn]] void refuse_none_valid(const CheckpointDirectory& directory, const Scan& found) {
+  throw InputError(found.rejected.front().reason +
+                   "; no valid checkpoint is left to resume from (the manifest is " +
+                   directory.manifest_path() + ")");
+}
+
+}  // namespace
+
+std::optional<ChosenCheckpoint> find_checkpoint(const CheckpointDirectory& directory,
+                                                const TrainOptions& options,
+                                                const IdentifyCheckpoint& identify) {
+  Scan found = scan(directory, options, identify);
+  if (!found.chosen && !found.rejected.empty()) refuse_none_valid(directory, found);
+  if (found.chosen) found.chosen->rejected = std::move(found.rejected);
+  return found.chosen;
+}
+
+void announce_rejected(const ChosenCheckpoint& chosen, EventLog& events) {
+  for (const auto& rejected : chosen.rejected) {
+    events.append(
+        {{"event", "checkpoint_rejected"}, {"file", rejected.file}, {"reason", rejected.reason}});
+    std::fprintf(stderr, "transient: %s; resuming from an earlier checkpoint\n",
+                 rejected.reason.c_str());
   }
+}
+
+std::optional<ChosenCheckpoint> choose_checkpoint(const CheckpointDirectory& directory,
+                                                  const TrainOptions& o, EventLog& events,
+                                                  const IdentifyCheckpoint& identify) {
+  Scan found = scan(directory, o, identify);
+  if (found.chosen) {
+    found.chosen->rejected = std::move(found.rejected);
+    announce_rejected(*found.chosen, events);
+    return found.chosen;
+  }
+  for (const auto& rejected : found.rejected) {
+    events.append(
+        {{"event", "checkpoint_rejected"}, {"file", rejected.file}, {"reason", rejected.reason}});
+  }
+  if (!found.rejected.empty()) refuse_none_valid(directory, found);
   return std::nullopt;
 }
 

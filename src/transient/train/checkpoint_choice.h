@@ -23,15 +23,33 @@ class EventLog;
 using IdentifyCheckpoint =
     std::function<CheckpointIdentity(const std::vector<char>& bytes, const std::string& path)>;
 
+// A checkpoint of the manifest passed over, and why (corrupt, unreadable, another job's).
+struct RejectedCheckpoint {
+  std::string file;
+  std::string reason;
+};
+
 struct ChosenCheckpoint {
   CheckpointRecord record;
   std::int64_t step = 0;
-  bool newer_rejected = false;  // newer checkpoints in the manifest were rejected
+  bool newer_rejected = false;               // newer checkpoints in the manifest were rejected
+  std::vector<RejectedCheckpoint> rejected;  // those, newest first
 };
 
-// The newest valid checkpoint; each rejected one is logged as `checkpoint_rejected`. Throws
-// InputError naming the newest one if checkpoints exist and none is valid; nullopt if there are
-// none.
+// The newest valid checkpoint, and the newer ones rejected, without a word to anyone: a resume
+// refused later (a bad --stop-at, a damaged journal) must leave the records as they were.
+// Throws InputError naming the newest one if checkpoints exist and none is valid; nullopt if
+// there are none.
+std::optional<ChosenCheckpoint> find_checkpoint(const CheckpointDirectory& directory,
+                                                const TrainOptions& options,
+                                                const IdentifyCheckpoint& identify);
+
+// Says what find_checkpoint passed over: a `checkpoint_rejected` event each, and a warning line
+// each on stderr ("...; resuming from an earlier checkpoint").
+void announce_rejected(const ChosenCheckpoint& chosen, EventLog& events);
+
+// find_checkpoint and announce_rejected at once (the coordinator, when a generation starts with
+// no member holding the state); when none is valid, the rejections are logged before it throws.
 std::optional<ChosenCheckpoint> choose_checkpoint(const CheckpointDirectory& directory,
                                                   const TrainOptions& options, EventLog& events,
                                                   const IdentifyCheckpoint& identify);

@@ -182,6 +182,12 @@ void validate(const TrainOptions& o) {
     throw InputError("--heartbeat-timeout: accepted: 200ms .. 1h");
   }
   if (o.port < 0 || o.port > 65535) throw InputError("--port: accepted: 0..65535 (0 = any)");
+  // Each bucket is a collective a step and a buffer of its size: 0 or a negative size made a
+  // bucket of every parameter, and 1 TiB is no bucket either.
+  if (o.bucket_bytes < 1024 || o.bucket_bytes > (std::int64_t{1} << 34)) {
+    throw InputError("--bucket-bytes: " + std::to_string(o.bucket_bytes) +
+                     " is out of range; accepted: 1024..17179869184 (1 KiB to 16 GiB)");
+  }
   if (!(o.time_scale > 0)) throw InputError("--time-scale: must be a positive number");
 }
 
@@ -367,11 +373,12 @@ class JobLock {
 };
 
 // --stop-at (0 = none) within the job's steps.
-void check_stop_at(std::int64_t stop_at, std::int64_t total_steps) {
+void check_stop_at(std::int64_t stop_at, std::int64_t total_steps, bool resumed) {
   if (stop_at > total_steps) {
     throw InputError("--stop-at: step " + std::to_string(stop_at) + " is past the job's last (" +
                      std::to_string(total_steps) + "); accepted: 1.." +
-                     std::to_string(total_steps));
+                     std::to_string(total_steps) +
+                     (resumed ? " after the step the job goes on from" : ""));
   }
 }
 
@@ -433,7 +440,16 @@ std::optional<nlohmann::json> prepare_job_dir(const TrainOptions& o, const DataF
     // A finished job has nothing to continue: resuming it would train no step and write its
     // summary and a "done" event again, over the figures of the run that trained it.
     const std::string summary_path = records::JobFiles(o.job_dir).summary();
-    const auto summary = records::read_summary(summary_path).summary;
+    const auto read = records::read_summary(summary_path);
+    // Written whole or not at all (atomically): damaged, it cannot say whether the job finished,
+    // and a finished job resumed over it trained nothing and wrote its summary anew, the run
+    // that trained it forgotten.
+    if (fs::exists(summary_path) && !read.problems.empty()) {
+      throw InputError(read.problems.front().text() +
+                       "; it says whether the job finished and what its runs did: restore it, "
+                       "or remove it to resume from the newest checkpoint");
+    }
+    const auto& summary = read.summary;
     if (summary && summary->finished) {
       throw InputError(summary_path, 0,
                        "the job has finished (step " + std::to_string(summary->steps) + " of " +
@@ -563,7 +579,20 @@ PreparedJob prepare_job(const TrainOptions& given, bool starts_workers) {
                      "the job's model file, as job.json names it, is gone; put the file back at "
                      "that path, or give its new place with --model");
   }
-  validate(o);  // what was given, or with --resume the job's own settings
+  try {
+    validate(o);  // what was given, or with --resume the job's own settings
+  } catch (const InputError& error) {
+    // A value a resumed job's records gave, not a flag the user wrote: named as job.json's (it
+    // was said as though the flag had been given).
+    const std::string& said = error.message();
+    const std::string flag = said.substr(0, said.find_first_of(":/ "));
+    const bool given =
+        std::find(o.given_flags.begin(), o.given_flags.end(), flag) != o.given_flags.end();
+    if (!o.resume || !error.file().empty() || flag.rfind("--", 0) != 0 || given) throw;
+    throw InputError(
+        records::JobFiles(o.job_dir).job(), 0,
+        "a setting of the job is out of range (the file is damaged, or was edited): " + said);
+  }
   if (o.global_batch < o.workers) {
     // Each step's samples are shared among the members: some would compute nothing at all.
     const std::string workers = starts_workers ? "--workers" : "--min-workers";
@@ -599,8 +628,13 @@ PreparedJob prepare_job(const TrainOptions& given, bool starts_workers) {
   }
   if (o.train_subset > 0) job.train_samples = o.train_subset;
   if (o.drop_last && o.global_batch > job.train_samples) {
-    throw InputError("--drop-last: a global batch of " + std::to_string(o.global_batch) +
-                     " is more than the " + std::to_string(job.train_samples) +
+    const std::string batch = o.per_worker_batch > 0
+                                  ? std::to_string(o.global_batch) + " (--per-worker-batch " +
+                                        std::to_string(o.per_worker_batch) + " x " +
+                                        std::to_string(o.workers) + " workers)"
+                                  : std::to_string(o.global_batch);
+    throw InputError("--drop-last: a global batch of " + batch + " is more than the " +
+                     std::to_string(job.train_samples) +
                      " training samples, so every epoch would be dropped whole; accepted: a "
                      "global batch of at most " +
                      std::to_string(job.train_samples) + ", or no --drop-last");
@@ -610,19 +644,26 @@ PreparedJob prepare_job(const TrainOptions& given, bool starts_workers) {
                   : o.epochs * steps_per_epoch(job.train_samples, o.global_batch, o.drop_last);
   job.warmup_steps = std::min<std::int64_t>(
       200, static_cast<std::int64_t>(o.warmup_fraction * static_cast<double>(job.total_steps)));
-  check_stop_at(o.stop_at_step, job.total_steps);
+  check_stop_at(o.stop_at_step, job.total_steps, o.resume);
   for (const auto& rule : o.revoke) {
-    // A rule due after a step the job never completes would never come.
-    if (rule.at_step > job.total_steps) {
-      throw InputError("--revoke: \"" + rule.text + "\" comes after step " +
-                       std::to_string(rule.at_step) + ", past the job's last (" +
-                       std::to_string(job.total_steps) + "); accepted: step0..step" +
-                       std::to_string(job.total_steps));
+    // A rule due at or after the job's last step would never come, or come as it ends (a worker
+    // killed with the job done, which its records could not count; a single worker stopped
+    // there left the job waiting for another that never came).
+    if (rule.at_step >= job.total_steps) {
+      throw InputError("--revoke: \"" + rule.text + "\" comes at step " +
+                       std::to_string(rule.at_step) + ", not before the job's last (" +
+                       std::to_string(job.total_steps) + "); accepted: step1..step" +
+                       std::to_string(job.total_steps - 1) +
+                       (o.resume ? " after the step the job goes on from" : ""));
     }
   }
   // The running job's own coordinator is named before its ports are found taken.
   std::error_code unreadable;
-  if (fs::is_directory(o.job_dir, unreadable)) prepared.lock = std::make_shared<JobLock>(o.job_dir);
+  // Only a job's directory: a lock file left in a folder that holds no job (refused below) was
+  // the one thing a refused --resume wrote.
+  if (fs::is_directory(o.job_dir, unreadable) && records::JobFiles(o.job_dir).holds_records()) {
+    prepared.lock = std::make_shared<JobLock>(o.job_dir);
+  }
   check_addresses(o);
   prepared.job_json_update = prepare_job_dir(o, job.data, prepared.lock);
   // Kept in job.json as given (0: the cores of the machine it runs on), resolved for this run.
@@ -687,7 +728,8 @@ void open_records(PreparedJob& prepared, EventLog& events) {
                              "the checkpoints moved away to start the job afresh");
       }
     }
-    chosen = choose_checkpoint(checkpoints, o, events, checkpoint_identity);
+    // Found without a word: a resume refused below leaves the records as they were.
+    chosen = find_checkpoint(checkpoints, o, checkpoint_identity);
     if (chosen) {
       start.start_step = chosen->step;
       start.checkpoint = chosen->record.file;
@@ -699,8 +741,9 @@ void open_records(PreparedJob& prepared, EventLog& events) {
   }
   if (o.stop_at_step > 0 && o.stop_at_step <= start.start_step) {
     throw InputError("--stop-at: step " + std::to_string(o.stop_at_step) + " is not after step " +
-                     std::to_string(start.start_step) +
-                     ", where the job goes on from; accepted: a later step");
+                     std::to_string(start.start_step) + ", where the job goes on from; accepted: " +
+                     std::to_string(start.start_step + 1) + ".." +
+                     std::to_string(prepared.job.total_steps));
   }
   // A rule due after a step the job has already done fired at once on the first step (as though
   // it said the step where the job goes on).
@@ -708,7 +751,9 @@ void open_records(PreparedJob& prepared, EventLog& events) {
     if (rule.at_step >= 0 && rule.at_step <= start.start_step) {
       throw InputError("--revoke: \"" + rule.text + "\": step " + std::to_string(rule.at_step) +
                        " is not after step " + std::to_string(start.start_step) +
-                       ", where the job goes on from; accepted: a later step, or a time");
+                       ", where the job goes on from; accepted: step" +
+                       std::to_string(start.start_step + 1) + "..step" +
+                       std::to_string(prepared.job.total_steps - 1) + ", or a time");
     }
   }
   // A job rolled back after a divergence goes on with the learning rate it was rolled back to,
@@ -746,7 +791,33 @@ void open_records(PreparedJob& prepared, EventLog& events) {
                      {"step", start.start_step}});
     }
   }
-  if (chosen) set_aside_rejected(checkpoints, *chosen);
+  if (o.resume && !fs::exists(journal_path)) {
+    // The journal keeps what no other record does: without it the job went on with its bill at
+    // $0, its learning rate's rollback factor undone and its generations numbered from 0 again.
+    const auto counts =
+        records::count_events(records::read_events(records::JobFiles(o.job_dir).events()).events);
+    if (counts.generations > 0) {
+      throw InputError(journal_path, 0,
+                       "missing, while events.jsonl records " +
+                           counted(counts.generations, "generation") +
+                           " of the job; it holds the job's bill so far, its learning rate's "
+                           "factor after rollbacks and how its generations and workers are "
+                           "numbered; accepted: the file restored, or a new --job-dir");
+    }
+  }
+  if (o.resume && fs::exists(records::JobFiles(o.job_dir).events())) {
+    // A line cut short by a crash, or garbled: the job's counts (revocations, recoveries) leave
+    // it out, which is said rather than done silently.
+    for (const auto& problem :
+         records::read_events(records::JobFiles(o.job_dir).events()).problems) {
+      std::fprintf(stderr, "transient: %s; the job's counts leave it out\n",
+                   problem.text().c_str());
+    }
+  }
+  if (chosen) {
+    announce_rejected(*chosen, events);
+    set_aside_rejected(checkpoints, *chosen);
+  }
   // Rows of steps after the checkpoint (left by a stopped or crashed run) will be redone: counted
   // with the job's redone steps (a crash after step 145 resumed from the checkpoint of step 100
   // redid 45, which no record said).
@@ -1130,7 +1201,7 @@ int run_coordinator(const TrainOptions& flags, int min_workers) {
     // A paused job goes on to the --stop-at given now, not to the one it paused at (it paused
     // again after one step).
     if (continue_paused) {
-      check_stop_at(given.stop_at_step, prepared.job.total_steps);
+      check_stop_at(given.stop_at_step, prepared.job.total_steps, true);
       prepared.job.options.stop_at_step = given.stop_at_step;
     }
     prepared.options = prepared.job.options;
