@@ -114,9 +114,11 @@ inline JobDirFixture write_job_dir(const std::string& name, bool damaged = false
       14.1, "recovery",
       R"("gen":3,"cause":"preempted","lost":["w1"],"detect_s":0.01,"reform_s":0.2,"duration_s":0.3,"waited_s":0,"redone_steps":0)");
   if (with_cost) {
+    // As the coordinators write them: the job's whole bill so far, with the market of the run
+    // (spot, then on demand).
     event(10.0, "cost", R"("market":"spot","cost_usd":0.10)");
-    event(10.0, "cost", R"("market":"on-demand","cost_usd":0.05)");
-    event(18.0, "cost", R"("market":"spot","cost_usd":0.25)");
+    event(14.0, "cost", R"("market":"spot","cost_usd":0.20)");
+    event(18.0, "cost", R"("market":"on-demand","cost_usd":0.30)");
   }
   event(18.0, "checkpoint",
         R"("step":300,"bytes":2400000,"write_s":0.047,"file":"step-00000300.pt","worker":"w0")");

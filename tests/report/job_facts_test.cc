@@ -1,5 +1,6 @@
 // A job's facts (`transient status`, /metrics): figures from the records checked against the
 // summary.json and events the fixture wrote, and the Prometheus text parsed back.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -7,6 +8,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "common/lock_holder.h"
 #include "report/job_dir_fixture.h"
@@ -443,7 +445,8 @@ TEST(ReportFacts, ASummaryFigureOutOfRangeIsAProblemNotAFigure) {
   const auto records = records::read_job_records(job.dir);
   const std::string text = status_text(job_facts(records, 0.0));
   EXPECT_EQ(text.find("inf"), std::string::npos) << text;
-  // What the events say stands instead: the last evaluation's accuracy, the "cost" events' sum.
+  // What the events say stands instead: the last evaluation's accuracy, the bill of the last
+  // "cost" event.
   EXPECT_NE(text.find("\ncost: $0.30\ntest accuracy: 88.00%\n"), std::string::npos) << text;
   EXPECT_NE(text.find(job.dir + "/summary.json: field \"test_accuracy\": unexpected 1e+308; "
                                 "accepted: a number from 0 to 1, or null (not evaluated)\n"),
@@ -515,11 +518,80 @@ TEST(ReportMetrics, UnknownFiguresAreLeftOut) {
       parse_prometheus(prometheus_text(job_facts(records::read_job_records(job.dir), 0)));
   EXPECT_EQ(samples.count("transient_cost_usd"), 0u);
   EXPECT_EQ(samples.size(), 5u);
-  // The cost from the "cost" events when summary.json has none: each market's latest, added.
+  // The cost from the "cost" events when summary.json has none: the last one's bill.
   const auto priced = testing::write_job_dir("metrics_cost_events", false, true);
   std::filesystem::remove(priced.dir + "/summary.json");
   const JobFacts f = job_facts(records::read_job_records(priced.dir), 0);
-  EXPECT_DOUBLE_EQ(*f.cost_usd, 0.25 + 0.05);
+  EXPECT_DOUBLE_EQ(*f.cost_usd, 0.30);
+}
+
+// Each "cost" event holds the job's whole bill so far (Coordinator::account_cost: the earlier
+// runs', whatever their market, and this run's), not its market's: a job paused on spot and
+// resumed on on-demand was shown twice its bill by status, /metrics and the report's chart until
+// summary.json was written (for ever if the coordinator died), the spot run's bill added to the
+// on-demand run's, which already held it.
+TEST(ReportFacts, AJobResumedOnAnotherMarketCostsItsBillOnce) {
+  // Two servers at $0.36/h on spot ($0.0002/s) for 15 s, then at $0.72/h on demand for 12.5 s;
+  // each run's coordinator counts t from its own start.
+  std::string lines;
+  const auto event = [&lines](double t, int second, const std::string& fields) {
+    lines += fmt::format(R"({{"t":{},"time":"2026-11-24T10:{:02d}:{:02d}.000Z",{}}})", t,
+                         second / 60, second % 60, fields) +
+             "\n";
+  };
+  const auto cost = [&event](double t, int second, const char* market, double price, int servers,
+                             double usd) {
+    event(t, second,
+          fmt::format(R"("event":"cost","market":"{}","instance_type":"n1-standard-8",)"
+                      R"("price_usd_per_h":{},"servers":{},"cost_usd":{})",
+                      market, price, servers, usd));
+  };
+  event(0.0, 0, R"("event":"generation","gen":0,"members":["w0","w1"],"start_step":0)");
+  cost(10.0, 10, "spot", 0.36, 2, 0.002);
+  cost(15.0, 15, "spot", 0.36, 0, 0.003);
+  event(15.0, 15, R"("event":"stopped","step":150,"wall_s":15.0,"samples_per_s":1280)");
+  event(0.0, 120, R"("event":"generation","gen":1,"members":["w2","w3"],"start_step":150)");
+  cost(10.0, 130, "on-demand", 0.72, 2, 0.007);
+  cost(12.5, 132, "on-demand", 0.72, 2, 0.008);  // running: no summary of this run yet
+  records::JobRecords records;
+  records.dir = "resumed-on-demand";
+  records.events = records::parse_events(lines, "events.jsonl").events;
+  ASSERT_EQ(records.events.size(), 7u);
+
+  const JobFacts f = job_facts(records, 0.0);
+  ASSERT_TRUE(f.cost_usd);
+  EXPECT_DOUBLE_EQ(*f.cost_usd, 0.008);
+  const std::string text = status_text(f);
+  EXPECT_NE(text.find("\ncost: $0.0080\n"), std::string::npos) << text;
+  EXPECT_DOUBLE_EQ(parse_prometheus(prometheus_text(f)).at("transient_cost_usd"), 0.008);
+
+  // The chart: the bill, and what each market took of it (adding up to the bill at every point).
+  const auto chart = testing::chart_data(render_job_report(records, {}))["cost"];
+  ASSERT_EQ(chart["data"]["datasets"].size(), 3u);
+  const auto ys = [&chart](const std::string& label) {
+    const nlohmann::json set = testing::dataset(chart, label);
+    std::vector<double> y;
+    for (const auto& point : set["data"]) y.push_back(point["y"].get<double>());
+    return y;
+  };
+  const auto bill = ys("all markets");
+  const auto spot = ys("spot");
+  const auto on_demand = ys("on-demand");
+  const std::vector<double> expected_bill = {0.002, 0.003, 0.007, 0.008};
+  const std::vector<double> expected_spot = {0.002, 0.003, 0.003, 0.003};
+  const std::vector<double> expected_on_demand = {0.0, 0.0, 0.004, 0.005};
+  ASSERT_EQ(bill.size(), expected_bill.size());
+  ASSERT_EQ(spot.size(), expected_spot.size());
+  ASSERT_EQ(on_demand.size(), expected_on_demand.size());
+  for (std::size_t i = 0; i < expected_bill.size(); ++i) {
+    EXPECT_NEAR(bill[i], expected_bill[i], 1e-12) << i;
+    EXPECT_NEAR(spot[i], expected_spot[i], 1e-12) << i;
+    EXPECT_NEAR(on_demand[i], expected_on_demand[i], 1e-12) << i;
+  }
+  // On one time axis: the resumed run's events after the first run's.
+  const nlohmann::json points = testing::dataset(chart, "all markets")["data"];
+  for (std::size_t i = 1; i < points.size(); ++i)
+    EXPECT_GT(points[i]["x"].get<double>(), points[i - 1]["x"].get<double>()) << i;
 }
 
 TEST(ReportStatus, CostsBelowACentAreNotShownAsNothing) {

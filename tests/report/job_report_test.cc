@@ -213,8 +213,10 @@ TEST(ReportJobPage, CostOverTimeByMarketWhenTheJobKnewPrices) {
   const auto job = testing::write_job_dir("cost", false, true);
   const std::string page = render_job_report(job.dir, {});
   const json chart = chart_data(page)["cost"];
-  EXPECT_EQ(dataset(chart, "spot")["data"].size(), 2u);
-  EXPECT_EQ(dataset(chart, "on-demand")["data"].size(), 1u);
+  // Two markets: the bill, and a line per market with a point at every "cost" event.
+  EXPECT_EQ(dataset(chart, "all markets")["data"].size(), 3u);
+  EXPECT_EQ(dataset(chart, "spot")["data"].size(), 3u);
+  EXPECT_EQ(dataset(chart, "on-demand")["data"].size(), 3u);
   EXPECT_EQ(page.find("No prices"), std::string::npos);
   EXPECT_NE(page.find("$0.30"), std::string::npos);
 }

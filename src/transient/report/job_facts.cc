@@ -6,7 +6,6 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
-#include <map>
 #include <set>
 
 #include "transient/core/duration.h"
@@ -17,18 +16,17 @@
 namespace transient::report {
 namespace {
 
-// The cost so far from "cost" events (each with a market and that market's cost so far in
-// cost_usd): the latest figure of each market, added up.
+// The cost so far from "cost" events: the latest one's cost_usd. The coordinator writes the
+// job's whole bill in each (what its earlier runs cost, whatever their market, and this run's so
+// far), so the figures of the markets are not to be added: a job paused on spot and resumed on
+// on-demand was shown twice its bill.
 std::optional<double> cost_from_events(const std::vector<records::Event>& events) {
-  std::map<std::string, double> by_market;
+  std::optional<double> bill;
   for (const auto& e : events) {
     if (e.type == "cost" && e.json.contains("cost_usd") && e.json["cost_usd"].is_number())
-      by_market[e.text("market")] = e.number("cost_usd");
+      bill = e.number("cost_usd");
   }
-  if (by_market.empty()) return std::nullopt;
-  double total = 0.0;
-  for (const auto& [market, usd] : by_market) total += usd;
-  return total;
+  return bill;
 }
 
 // The summary if it is the last run's, else null: a job resumed (or continued by another

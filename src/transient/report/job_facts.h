@@ -38,10 +38,12 @@ struct JobFacts {
   std::int64_t revocations = 0;                 // records::left_by_revocation's
   std::optional<std::int64_t> checkpoint_step;  // the newest checkpoint's step
   std::optional<double> checkpoint_age_s;       // seconds since it was written
-  std::optional<double> cost_usd;               // what the servers cost, if prices were known
-  std::optional<double> test_accuracy;          // the latest evaluation
-  std::optional<std::int64_t> evaluated_step;   // ... after this step, where known
-  std::vector<records::ReadProblem> problems;   // what could not be read
+  // What the servers cost, if prices were known: the job's whole bill, every run's at its market
+  // (summary.json's, or the last "cost" event's).
+  std::optional<double> cost_usd;
+  std::optional<double> test_accuracy;         // the latest evaluation
+  std::optional<std::int64_t> evaluated_step;  // ... after this step, where known
+  std::vector<records::ReadProblem> problems;  // what could not be read
 };
 
 // The facts of `records` at the wall-clock time `now_unix_s` (seconds since 1970, UTC), which

@@ -586,18 +586,28 @@ void add_checkpoints(HtmlPage& page, const Job& job) {
                  {2});
 }
 
-// Cost over time by market, from "cost" events (market, cost_usd so far) when the job knew its
-// servers' prices.
+// The job's bill over time, from its "cost" events, and what each market took of it. Each event
+// holds the market its run bills at and the job's whole bill so far (cost_usd: what the earlier
+// runs cost, whatever their market, and this run's), so the bill is the events' figures and what
+// an event adds to the one before it was spent at its market. A job that ran on one market is
+// one line; one paused on spot and resumed on on-demand is the bill's line ("all markets") and a
+// line per market, each with a point at every event (flat while the job ran on another), that
+// add up to the bill (each market's figures were drawn as its own bill: the bill twice over).
 void add_cost(HtmlPage& page, const Job& job) {
   page.add_heading("Cost");
-  std::map<std::string, json> by_market;
+  std::vector<const records::Event*> billed;
+  std::vector<std::string> markets;  // in the order the job ran on them
+  const auto market_of = [](const records::Event& e) {
+    return e.text("market").empty() ? std::string("market not recorded") : e.text("market");
+  };
   for (const auto& e : job.records.events) {
-    if (e.type != "cost" || !e.json.contains("cost_usd")) continue;
-    auto& points = by_market[e.text("market").empty() ? "all" : e.text("market")];
-    if (points.is_null()) points = json::array();
-    points.push_back(xy(e.t, e.number("cost_usd")));
+    if (e.type != "cost" || !e.json.contains("cost_usd") || !e.json["cost_usd"].is_number())
+      continue;
+    billed.push_back(&e);
+    if (std::find(markets.begin(), markets.end(), market_of(e)) == markets.end())
+      markets.push_back(market_of(e));
   }
-  if (by_market.empty()) {
+  if (billed.empty()) {
     page.add_paragraph(job.facts.cost_usd
                            ? fmt::format("The job cost {}; it recorded no cost over time.",
                                          usd_text(*job.facts.cost_usd))
@@ -606,9 +616,28 @@ void add_cost(HtmlPage& page, const Job& job) {
                        "note");
     return;
   }
+  json bill = json::array();
+  std::vector<json> spent_points(markets.size(), json::array());
+  std::vector<double> spent_usd(markets.size(), 0.0);
+  double before_usd = 0.0;
+  for (const records::Event* e : billed) {
+    const double bill_usd = e->number("cost_usd");
+    const auto m = static_cast<std::size_t>(
+        std::find(markets.begin(), markets.end(), market_of(*e)) - markets.begin());
+    spent_usd[m] += bill_usd - before_usd;
+    before_usd = bill_usd;
+    bill.push_back(xy(e->t, bill_usd));
+    for (std::size_t i = 0; i < markets.size(); ++i)
+      spent_points[i].push_back(xy(e->t, spent_usd[i]));
+  }
   json sets = json::array();
-  std::size_t i = 0;
-  for (auto& [market, points] : by_market) sets.push_back(series(market, points, color(i++)));
+  if (markets.size() == 1) {
+    sets.push_back(series(markets.front(), bill, color(0)));
+  } else {
+    sets.push_back(series("all markets", bill, color(0)));
+    for (std::size_t i = 0; i < markets.size(); ++i)
+      sets.push_back(series(markets[i], spent_points[i], color(i + 1)));
+  }
   page.add_chart("cost",
                  xy_chart("cost over time by market", "seconds since the start", "USD", sets));
 }

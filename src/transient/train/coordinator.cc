@@ -999,8 +999,10 @@ std::optional<double> Coordinator::cost_usd() const {
   return cost_before_usd_ + seconds * job_.options.price_usd_per_h / 3600;
 }
 void Coordinator::account_cost(bool now) {
-  // A `cost` event every 10 s while the job runs, and one when it ends: the report draws the cost
-  // over time by market from them.
+  // A `cost` event every 10 s while the job runs, and one when it ends, with this run's market and
+  // in cost_usd the job's whole bill so far (the earlier runs', whatever their market, and this
+  // run's): status and /metrics take the last one's, the report draws the bill over time and
+  // what each event adds as spent at its market.
   if (job_.options.price_usd_per_h <= 0 || accounts_closed_) return;
   if (outcome_.ended) {
     // The last event: billing stops with the job.

@@ -148,13 +148,15 @@ class Coordinator : public launch::FleetCoordinator, private elastic::Env {
   double lr_scale() const { return lr_scale_; }
   std::int64_t redone_steps() const { return membership_.redone_steps(); }
   // Progress as rank 0 reported it: the last step and the throughput between the first and the
-  // last step this coordinator saw.
+  // last step this coordinator saw (the samples those steps held, an epoch's last step what was
+  // left of it).
   std::int64_t last_step() const override { return last_step_; }
   // When the first step this coordinator saw was completed (nullopt before).
   std::optional<Clock::time_point> first_step_time() const override { return first_step_time_; }
   double samples_per_s() const;
-  // What the workers' servers have cost so far (per second, from each one's admission to its
-  // leaving, at the job's price); nullopt when the job knows no price.
+  // What the job's servers have cost so far: the bill of its earlier runs (from the journal,
+  // whatever their market) and this run's workers' (per second, from each one's admission to its
+  // leaving, at this run's price); nullopt when the job knows no price.
   std::optional<double> cost_usd() const;
   // Stops the billing of a job that has ended and records its last `cost` event, and the bill in
   // the journal (where a resumed job's goes on from).
