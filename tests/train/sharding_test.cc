@@ -58,7 +58,9 @@ TEST(Sharding, EverySampleExactlyOncePerEpochWhateverTheWorkers) {
                 position_of_step(epoch * per_epoch + s, samples, global_batch, drop_last);
             ASSERT_EQ(position.epoch, epoch);
             EXPECT_EQ(ends_epoch(position, samples, global_batch, drop_last), s + 1 == per_epoch);
-            if (drop_last) EXPECT_EQ(position.batch, global_batch);
+            if (drop_last) {
+              EXPECT_EQ(position.batch, global_batch);
+            }
             std::int64_t step_total = 0;
             std::int64_t expected_begin = position.cursor;
             for (int rank = 0; rank < workers; ++rank) {
@@ -85,6 +87,32 @@ TEST(Sharding, EverySampleExactlyOncePerEpochWhateverTheWorkers) {
       }
     }
   }
+}
+
+// The samples of the steps before a step, in closed form, are those of the steps one by one: an
+// epoch's last step takes what is left (or, with --drop-last, there is none smaller), and a batch
+// larger than the data set is all of it each step. The coordinator's samples/s counts them (it
+// took every step for a full batch: 28% too fast with 200 samples in batches of 128).
+TEST(Sharding, SamplesBeforeAStepAreThoseOfItsSteps) {
+  for (const bool drop_last : {false, true}) {
+    for (const std::int64_t samples : {1, 2, 7, 100, 200, 1003}) {
+      for (const std::int64_t global_batch : {1, 3, 7, 64, 100, 128, 200, 1003, 100000}) {
+        if (drop_last && global_batch > samples) continue;  // refused by the launcher
+        const std::int64_t per_epoch = steps_per_epoch(samples, global_batch, drop_last);
+        std::int64_t total = 0;
+        for (std::int64_t step = 0; step <= 3 * per_epoch + 2; ++step) {
+          ASSERT_EQ(samples_before_step(step, samples, global_batch, drop_last), total)
+              << "step " << step << ", " << samples << " samples, batch " << global_batch
+              << ", drop_last " << drop_last;
+          total += position_of_step(step, samples, global_batch, drop_last).batch;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(samples_before_step(4, 200, 128, false), 400);     // 128 + 72, twice
+  EXPECT_EQ(samples_before_step(3, 200, 100000, false), 600);  // the whole set each step
+  EXPECT_EQ(samples_before_step(3, 200, 128, true), 384);      // the 72 left are dropped
+  EXPECT_EQ(samples_before_step(0, 200, 128, false), 0);
 }
 
 TEST(Sharding, PermutationIsSeededPerEpochAndReproducible) {

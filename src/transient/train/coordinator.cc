@@ -176,9 +176,19 @@ std::string Coordinator::dashboard_address() const {
 double Coordinator::samples_per_s() const {
   if (!first_step_time_) return 0;
   const double seconds = seconds_between(*first_step_time_, last_step_time_);
-  return seconds > 0
-             ? static_cast<double>((last_step_ - first_step_) * job_.options.global_batch) / seconds
-             : 0;
+  if (seconds <= 0) return 0;
+  // A job config without its sample count (a journal of an earlier version): full steps.
+  if (job_.train_samples <= 0) {
+    return static_cast<double>((last_step_ - first_step_) * job_.options.global_batch) / seconds;
+  }
+  // The samples the steps held, not steps times the global batch: an epoch's last step takes
+  // only what is left of it (with 200 samples in batches of 128, steps of 128 and 72 were counted
+  // as 128 each, 28% too many).
+  const auto before = [this](std::int64_t step) {
+    return samples_before_step(step, job_.train_samples, job_.options.global_batch,
+                               job_.options.drop_last);
+  };
+  return static_cast<double>(before(last_step_) - before(first_step_)) / seconds;
 }
 
 bool Coordinator::poll(double max_wait_s) {
@@ -1036,11 +1046,14 @@ void Coordinator::update_progress(const ProgressReport& report) {
     first_step_time_ = last_step_time_;
     first_step_ = report.step;
   }
-  const double rate = samples_per_s();
-  const double steps_per_s = rate / static_cast<double>(job_.options.global_batch);
+  // The time left at the pace in steps (the samples per second over the global batch fell short
+  // of it where epochs end in smaller steps).
+  const double seconds = seconds_between(*first_step_time_, last_step_time_);
+  const double steps_per_s =
+      seconds > 0 ? static_cast<double>(last_step_ - first_step_) / seconds : 0;
   const double eta =
       steps_per_s > 0 ? static_cast<double>(job_.total_steps - report.step) / steps_per_s : -1;
-  progress_->update(report.step, job_.total_steps, report.epoch, report.loss, rate, eta);
+  progress_->update(report.step, job_.total_steps, report.epoch, report.loss, samples_per_s(), eta);
 }
 void Coordinator::worker_left(const elastic::action::WorkerLeft& left) {
   store_.drop_client(left.worker);

@@ -32,6 +32,16 @@ StepPosition position_of_step(std::int64_t step, std::int64_t samples, std::int6
   return position;
 }
 
+std::int64_t samples_before_step(std::int64_t step, std::int64_t samples, std::int64_t global_batch,
+                                 bool drop_last) {
+  TRANSIENT_CHECK_GE(step, 0);
+  const std::int64_t per_epoch = steps_per_epoch(samples, global_batch, drop_last);
+  const std::int64_t per_full_epoch = drop_last ? per_epoch * global_batch : samples;
+  // Only an epoch's last step may be short of the global batch, and the steps of the epoch under
+  // way before `step` (fewer than per_epoch) do not include it: all full batches.
+  return step / per_epoch * per_full_epoch + step % per_epoch * global_batch;
+}
+
 bool ends_epoch(const StepPosition& position, std::int64_t samples, std::int64_t global_batch,
                 bool drop_last) {
   return position.step_in_epoch + 1 == steps_per_epoch(samples, global_batch, drop_last);

@@ -43,6 +43,13 @@ std::int64_t steps_per_epoch(std::int64_t samples, std::int64_t global_batch, bo
 StepPosition position_of_step(std::int64_t step, std::int64_t samples, std::int64_t global_batch,
                               bool drop_last);
 
+// Samples in the steps before step `step` (0-based), that is in the first `step` steps of the
+// job: full epochs of `samples` (with `drop_last`, of their full batches) and the steps of the
+// epoch under way, counted without walking the steps. REQUIRES: step >= 0, and as
+// steps_per_epoch.
+std::int64_t samples_before_step(std::int64_t step, std::int64_t samples, std::int64_t global_batch,
+                                 bool drop_last);
+
 // Whether the step at `position` is its epoch's last.
 bool ends_epoch(const StepPosition& position, std::int64_t samples, std::int64_t global_batch,
                 bool drop_last);
