@@ -5,6 +5,7 @@
 #include "train/npy_file.h"
 #include "transient/core/error.h"
 #include "transient/train/fashion_mnist.h"
+#include "transient/train/shard_loader.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -115,6 +116,33 @@ TEST(Datasets, FashionMnistsGzipFilesAreReadWholeAndABrokenOneIsNamed) {
     EXPECT_NE(std::string(error.what()).find(images.string() + ": not a readable gzip file"),
               std::string::npos)
         << error.what();
+  }
+  fs::remove_all(dir);
+}
+
+// A worker whose copy of Fashion-MNIST holds fewer samples than the job's --train-subset is
+// refused naming its folder (review): read only as far as the subset, its size was not compared,
+// and it was admitted and failed the whole job at the first sample it lacked.
+TEST(Datasets, AFashionMnistCopyShorterThanTheJobsSubsetIsRefused) {
+  const fs::path dir = fashion_mnist_in("transient-fashion-short", 5, 3);
+  JobConfig job;
+  job.options.dataset = "fashion-mnist";
+  job.options.data_dir = dir.string();
+  job.options.train_subset = 4;
+  job.train_samples = 4;
+  job.data = DataFacts{60000, 1, 28, 28, 10};  // the coordinator's own copy, counted whole
+  EXPECT_NO_THROW(ShardLoader(job, torch::kCPU));
+  job.options.train_subset = 8;
+  job.train_samples = 8;
+  try {
+    ShardLoader samples(job, torch::kCPU);
+    ADD_FAILURE() << "a copy of 5 samples was taken for a job of 8";
+  } catch (const InputError& error) {
+    EXPECT_EQ(std::string(error.what()),
+              dir.string() +
+                  ": this worker's data set differs from the job's (5 training samples here, "
+                  "fewer than the 8 the job trains on (--train-subset)); every worker needs the "
+                  "same data (its folder: --data-dir)");
   }
   fs::remove_all(dir);
 }

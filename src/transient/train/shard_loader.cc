@@ -82,6 +82,12 @@ void ShardLoader::check_against_the_jobs(const JobConfig& job) const {
     differs = std::to_string(data_.train_size()) + " training samples here, " +
               std::to_string(theirs.train_samples) + " in the job";
   }
+  // Read only as far as the subset, a copy must still hold all of it: one of fewer samples was
+  // admitted and failed the whole job at the first sample it lacked ("index out of range").
+  if (differs.empty() && !counted && data_.train_size() < job.train_samples) {
+    differs = std::to_string(data_.train_size()) + " training samples here, fewer than the " +
+              std::to_string(job.train_samples) + " the job trains on (--train-subset)";
+  }
   if (differs.empty()) return;
   throw InputError(job.options.data_dir, 0,
                    "this worker's data set differs from the job's (" + differs +
