@@ -794,6 +794,13 @@ TEST(Trainer, AResumeRefusedLeavesTheRecordsAsTheyWere) {
   expect_one_error_line(
       run_cli({"train", "--checkpoint-every", "1e3", "--job-dir", dir + "/e"}, dir + "/e-run"),
       "--checkpoint-every: \"1e3\" is neither a number of steps nor a duration");
+  // The front door's port given to the dashboard too is refused before the job directory is
+  // made (both probes passed, and the coordinator's dashboard failed on it after).
+  expect_one_error_line(run_cli({"coordinator", "--port", "23917", "--dashboard", "127.0.0.1:23917",
+                                 "--job-dir", dir + "/p"},
+                                dir + "/p-run"),
+                        "--dashboard: port 23917 is the job's front door (--port)");
+  EXPECT_FALSE(fs::exists(dir + "/p"));
   expect_one_error_line(
       run_cli({"train", "--bucket-bytes", "0", "--job-dir", dir + "/b"}, dir + "/b-run"),
       "--bucket-bytes: 0 is out of range; accepted: 1024..17179869184 (1 KiB to 16 GiB)");

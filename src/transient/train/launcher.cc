@@ -386,9 +386,15 @@ void check_stop_at(std::int64_t stop_at, std::int64_t total_steps, bool resumed)
 // does not have, or a port in use, is refused before the job directory is touched (it was
 // refused when the coordinator bound them, after the records were opened).
 void check_addresses(const TrainOptions& o) {
-  { Listener front_door(o.bind, static_cast<std::uint16_t>(o.port), "--bind/--port"); }
+  // Held while the dashboard's is tried: let go first, the same port passed both, and the
+  // coordinator's own dashboard failed on it once the job directory was written.
+  Listener front_door(o.bind, static_cast<std::uint16_t>(o.port), "--bind/--port");
   if (o.dashboard != "off") {
     const auto at = report::parse_dashboard_address(o.dashboard, "--dashboard");
+    if (o.port != 0 && at.port == o.port) {
+      throw InputError("--dashboard: port " + std::to_string(at.port) +
+                       " is the job's front door (--port); accepted: another port, or 0 for any");
+    }
     Listener dashboard(at.host, at.port, "--dashboard");
   }
 }
@@ -1009,6 +1015,8 @@ std::string join_instructions(const std::string& bind, const std::string& addres
            "--bind set to an address they reach)\n";
   }
   for (const auto& host : wildcard ? host_addresses() : std::vector<std::string>{}) {
+    // 0.0.0.0 listens on IPv4 only: its IPv6 addresses answer nothing (:: takes both).
+    if (bind == "0.0.0.0" && host.find(':') != std::string::npos) continue;
     text += "join with: transient worker --coordinator " + Endpoint{host, front_door.port}.text() +
             tail;
   }
