@@ -92,6 +92,28 @@ TEST_F(MembershipTest, GenerationZeroWaitsForItsWorkersOrForTheInitialWait) {
   EXPECT_EQ(generation.start_step, 0);
 }
 
+// The wait counts from the earliest admission of the workers waiting now (review): a worker that
+// came and left again had started it, and one that came 9 s later was trained alone 1 s after.
+TEST_F(MembershipTest, TheInitialWaitCountsFromTheWorkersStillWaiting) {
+  auto opts = options();
+  opts.initial_workers = 3;
+  opts.initial_wait_s = 10;
+  machine_ = std::make_unique<Membership>(opts, env_);
+  join();
+  env_.advance(9);
+  machine_->worker_lost("w0", "preempted");
+  EXPECT_EQ(join(), "w1");
+  env_.advance(2);
+  machine_->heartbeat("w1", std::nullopt);
+  machine_->tick();
+  EXPECT_TRUE(all_of<action::StartGeneration>(take()).empty()) << "w1 has waited 2 s";
+  env_.advance(9);
+  machine_->heartbeat("w1", std::nullopt);
+  const Generation generation = next_generation();
+  EXPECT_EQ(generation.number, 0);
+  EXPECT_EQ(generation.members, (Ids{"w1"}));
+}
+
 TEST_F(MembershipTest, AResumedJobStartsFromItsCheckpointAndTheJournalComesBeforeTheConfig) {
   auto opts = options();
   opts.start = {40, "checkpoint-40.pt", 1000, 7};
@@ -755,7 +777,7 @@ TEST_F(MembershipTest, AWorkerIdThatIsTakenOrNotAPlainNameIsRefused) {
   start(1);
   std::string refusal;
   EXPECT_FALSE(machine_->admit("w0", 1, refusal).has_value());
-  EXPECT_EQ(refusal, "worker id \"w0\" is taken or not a plain name");
+  EXPECT_EQ(refusal, "worker id \"w0\" is taken by a worker in the job");
   EXPECT_FALSE(machine_->admit("a/b", 1, refusal).has_value());
   // It names files and is printed: no path, no control character (shown as '?' in the refusal).
   for (const std::string& id :
@@ -764,8 +786,17 @@ TEST_F(MembershipTest, AWorkerIdThatIsTakenOrNotAPlainNameIsRefused) {
   }
   EXPECT_EQ(refusal.find('\n'), std::string::npos);
   EXPECT_FALSE(machine_->admit("\x1b[31m", 1, refusal).has_value());
-  EXPECT_EQ(refusal, "worker id \"?[31m\" is taken or not a plain name");
+  EXPECT_EQ(
+      refusal,
+      "worker id \"?[31m\" is not a plain name (printable ASCII without spaces, '/' or '\"')");
   EXPECT_EQ(machine_->admit("spot-7", 1, refusal), "spot-7");
+  // Gone, its id stays its own in the records: said so, where "taken" sent a restarted pod's
+  // owner looking for a worker that was not there.
+  machine_->worker_lost("spot-7", "failed");
+  EXPECT_FALSE(machine_->admit("spot-7", 1, refusal).has_value());
+  EXPECT_EQ(refusal,
+            "worker id \"spot-7\" belonged to a worker that left the job; a worker id is never "
+            "used twice: give another, or none");
   EXPECT_EQ(machine_->admit(std::string(64, 'w'), 1, refusal), std::string(64, 'w'));
 }
 

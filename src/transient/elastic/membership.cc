@@ -96,8 +96,16 @@ std::optional<std::string> Membership::admit(const std::string& requested, long 
   std::string id = requested;
   if (id.empty()) {
     id = next_worker_id();
-  } else if (!is_plain_worker_id(id) || workers_.count(id) != 0) {
-    refusal = "worker id \"" + printable(id.substr(0, 64)) + "\" is taken or not a plain name";
+  } else if (!is_plain_worker_id(id)) {
+    refusal = "worker id \"" + printable(id.substr(0, 64)) +
+              "\" is not a plain name (printable ASCII without spaces, '/' or '\"')";
+    return std::nullopt;
+  } else if (const auto it = workers_.find(id); it != workers_.end()) {
+    // The records name each worker once: a worker that left keeps its id (its rows, its bill).
+    refusal = "worker id \"" + id + "\" " +
+              (it->second.released ? "belonged to a worker that left the job; a worker id is "
+                                     "never used twice: give another, or none"
+                                   : "is taken by a worker in the job");
     return std::nullopt;
   }
   WorkerInfo worker;
@@ -106,7 +114,6 @@ std::optional<std::string> Membership::admit(const std::string& requested, long 
   worker.admitted = env_.now();
   worker.last_heard = worker.admitted;
   workers_[id] = worker;
-  if (!first_admission_) first_admission_ = worker.admitted;
   actions_.push_back(action::WriteJournal{});  // the next worker number
   return id;
 }
@@ -529,8 +536,16 @@ void Membership::maybe_form_generation() {
   }
   if (generation_ < first_generation_) {  // the run's first generation
     const bool enough = static_cast<int>(pending_.size()) >= options_.initial_workers;
-    const bool waited_long =
-        first_admission_ && seconds_between(*first_admission_, now) > options_.initial_wait_s;
+    // Counted from the earliest admission of those waiting now: from the run's first, a worker
+    // that had left again started the count for the others (one that came 48 s later formed the
+    // generation alone 12 s after).
+    std::optional<TimePoint> earliest;
+    for (const auto& id : pending_) {
+      if (const auto* worker = find(id); worker != nullptr) {
+        if (!earliest || worker->admitted < *earliest) earliest = worker->admitted;
+      }
+    }
+    const bool waited_long = earliest && seconds_between(*earliest, now) > options_.initial_wait_s;
     if (!enough && !waited_long) return;
   }
   form_generation({});

@@ -60,7 +60,8 @@ class Env {
 
 struct MembershipOptions {
   int initial_workers = 1;          // members generation 0 waits for ...
-  double initial_wait_s = 60;       // ... at most this long after the first admission
+  double initial_wait_s = 60;       // ... at most this long after the earliest admission of
+                                    // the workers waiting
   double heartbeat_timeout_s = 10;  // a worker not heard from for longer is dropped as silent
   double balance_check_s = 10;      // how often measured speeds are compared with the split
                                     // (a re-split needs two checks in a row that ask for it)
@@ -241,7 +242,8 @@ class Membership {
 
   // --- Events ---
   // A worker proved the token. `requested` is the id it asks for ("" = a new one). Returns its id,
-  // or nullopt with `refusal` set (the job has ended, the id is taken or not a plain name).
+  // or nullopt with `refusal` set (the job has ended, the id is taken, was a departed worker's, or
+  // is not a plain name).
   std::optional<std::string> admit(const std::string& requested, long pid, std::string& refusal);
   // A member of the journaled generation re-connects after a coordinator restart. Returns "" or
   // the refusal.
@@ -328,7 +330,6 @@ class Membership {
   std::string ending_cause_;  // failed, silent, preempted, join, change, rebalance, ...
   bool formed_ = false;       // the running generation's group has formed
   std::optional<TimePoint> first_failure_;
-  std::optional<TimePoint> first_admission_;
   bool stop_requested_ = false;
   std::optional<TimePoint> stop_time_;
   TimePoint forming_since_;  // when the running generation began to form

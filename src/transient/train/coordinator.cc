@@ -1160,11 +1160,18 @@ void Coordinator::start_generation(const elastic::Generation& generation) {
                   {"checkpoint", config.checkpoint},
                   {"coordinator", address()}});
   if (config.generation == options_.before.next_generation) {  // the run's first
+    // Fewer than it waits for (--workers, --min-workers): it waited initial_wait_s for them, and
+    // goes on with those there, which is said (it went on silently).
+    const bool short_of = static_cast<int>(config.members.size()) < options_.initial_workers;
+    const std::string with =
+        counted(static_cast<long long>(config.members.size()), "worker") +
+        (short_of ? fmt::format(" (of the {} it waits for, after {:g} s)", options_.initial_workers,
+                                options_.initial_wait_s)
+                  : "");
     std::fprintf(stderr,
                  "transient: training %s on %s with %s, %lld steps of %lld samples%s; "
                  "records in %s\n",
-                 job_.options.model.c_str(), job_.options.dataset.c_str(),
-                 counted(static_cast<long long>(config.members.size()), "worker").c_str(),
+                 job_.options.model.c_str(), job_.options.dataset.c_str(), with.c_str(),
                  static_cast<long long>(job_.total_steps),
                  static_cast<long long>(job_.options.global_batch),
                  config.checkpoint.empty()
