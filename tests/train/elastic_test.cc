@@ -1346,6 +1346,24 @@ TEST(Elastic, ARestartedCoordinatorTakesTheJobBackAndMembershipChangesWorkAgain)
   // The workers keep training without their coordinator: the rows of the steps they train
   // meanwhile reach the restarted one when they re-join.
   const auto size_before = fs::file_size(dir + "/records/steps-w0.part.csv");
+  // Something else has taken the job's dashboard port meanwhile: the job is taken back with its
+  // dashboard on another port, said so (it was refused, its workers waiting, blaming a
+  // --dashboard nobody gave).
+  const std::string dashboard =
+      nlohmann::json::parse(slurp(dir + "/coordinator.json")).value("dashboard", "");
+  ASSERT_NE(dashboard, "");
+  const int squatter = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  {
+    const int on = 1;
+    ::setsockopt(squatter, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
+    sockaddr_in at{};
+    at.sin_family = AF_INET;
+    at.sin_port =
+        htons(static_cast<std::uint16_t>(std::stoi(dashboard.substr(dashboard.rfind(':') + 1))));
+    ::inet_pton(AF_INET, "127.0.0.1", &at.sin_addr);
+    ASSERT_EQ(::bind(squatter, reinterpret_cast<sockaddr*>(&at), sizeof(at)), 0);
+    ASSERT_EQ(::listen(squatter, 1), 0);
+  }
   std::this_thread::sleep_for(std::chrono::seconds(2));
   CliProcess restarted({"coordinator", "--job-dir", dir}, dir + "-2");
   ASSERT_TRUE(
@@ -1384,7 +1402,12 @@ TEST(Elastic, ARestartedCoordinatorTakesTheJobBackAndMembershipChangesWorkAgain)
   }));
   EXPECT_EQ(last_event(events_so_far(dir), "generation").at("members").size(), 3u);
   const auto done = restarted.wait();
+  ::close(squatter);
   ASSERT_EQ(done.exit_code, 0) << done.err;
+  EXPECT_NE(done.err.find("the job's dashboard port " + dashboard.substr(dashboard.rfind(':') + 1) +
+                          " is taken; serving it on another"),
+            std::string::npos)
+      << done.err;
   for (auto* process : {&a, &b, &c}) EXPECT_EQ(process->wait().exit_code, 0);
   EXPECT_EQ(summary_of(dir).at("steps"), 1500);
   expect_every_sample_once(dir, 1500, 2000, 100);

@@ -149,6 +149,17 @@ TEST_F(MultiHost, ACoordinatorRestartedOnItsHostTakesTheJobBack) {
   auto b = start_worker(dir, 2, address);
   ASSERT_TRUE(wait_for_training(dir));
   coordinator->kill_group();
+  // Another --port would leave its workers knocking at the old one: refused (it was ignored).
+  const std::string port = address.substr(address.rfind(':') + 1);
+  CliProcess other_port({"coordinator", "--job-dir", dir, "--port", "23918"}, dir + "-other-port",
+                        hosts_->on(0));
+  const auto refused = other_port.wait();
+  EXPECT_EQ(refused.exit_code, 2) << refused.err;
+  EXPECT_NE(
+      refused.err.find("--port: a job taken back listens where its workers re-join it, port " +
+                       port + " (its journal's); drop --port"),
+      std::string::npos)
+      << refused.err;
   CliProcess restarted({"coordinator", "--job-dir", dir}, dir + "-restarted", hosts_->on(0));
   ASSERT_TRUE(
       wait_until([&] { return events_named(events_so_far(dir), "worker_rejoined").size() == 2; }));

@@ -1153,20 +1153,19 @@ int run_coordinator(const TrainOptions& flags, int min_workers) {
     if (given.bind.empty()) given.bind = host;
     if (given.dashboard.empty() && journal.dashboard.empty()) given.dashboard = "off";
     if (given.dashboard.empty()) {
-      // A paused job's too, unless something else has taken it meanwhile: a page left open
-      // reloads itself and goes on showing the job.
+      // A paused job's too, and a running one's, unless something else has taken it
+      // meanwhile: a page left open reloads itself and goes on showing the job (a running job's
+      // taken port refused the take-back, its workers waiting, for a flag nobody gave).
       given.dashboard = journal.dashboard;
-      if (journal.membership.ended) {
-        const auto dashboard = parse_endpoint(journal.dashboard, journal_path);
-        try {
-          Listener probe(dashboard.host, dashboard.port, "--dashboard");
-        } catch (const InputError&) {
-          std::fprintf(stderr,
-                       "transient: the job's dashboard port %u is taken; serving it on another "
-                       "(its address below)\n",
-                       static_cast<unsigned>(dashboard.port));
-          given.dashboard = Endpoint{dashboard.host, 0}.text();
-        }
+      const auto dashboard = parse_endpoint(journal.dashboard, journal_path);
+      try {
+        Listener probe(dashboard.host, dashboard.port, "--dashboard");
+      } catch (const InputError&) {
+        std::fprintf(stderr,
+                     "transient: the job's dashboard port %u is taken; serving it on another "
+                     "(its address below)\n",
+                     static_cast<unsigned>(dashboard.port));
+        given.dashboard = Endpoint{dashboard.host, 0}.text();
       }
     }
     if (journal.membership.ended && !journal.paused) {
@@ -1195,6 +1194,18 @@ int run_coordinator(const TrainOptions& flags, int min_workers) {
                            (continue_paused ? "continuing a paused job" : "taking back a job") +
                            " runs it as its journal says; drop " + flag +
                            " (transient train --resume adopts such flags for its own jobs)");
+    }
+    // Its workers re-join at the journal's front door: another port would be ignored (it was,
+    // silently), and a taken one is named as the job's.
+    const std::uint16_t journal_port = parse_endpoint(journal.front_door, journal_path).port;
+    if (!continue_paused && port_given && given.port != journal_port) {
+      throw InputError(journal_path, 0,
+                       "--port: a job taken back listens where its workers re-join it, port " +
+                           std::to_string(journal_port) + " (its journal's); drop --port");
+    }
+    if (!continue_paused) {
+      Listener probe(given.bind, journal_port,
+                     "the job's front door (coordinator.json's, where its workers re-join)");
     }
     if (!continue_paused && given.stop_at_step > 0) {
       throw InputError(journal_path, 0,
