@@ -218,6 +218,26 @@ TEST(WorkerEnvironment, FlagsWinThenTransientThenMasterVariables) {
   given.coordinator = "127.0.0.1:5";
   resolve_worker_environment(given, getenv);
   EXPECT_EQ(given.coordinator, "127.0.0.1:5");
+  // A variable that says no HOST:PORT is named, not a --coordinator nobody gave.
+  const auto refusal = [&]() -> std::string {
+    WorkerOptions options;
+    try {
+      resolve_worker_environment(options, getenv);
+    } catch (const InputError& error) {
+      return error.what();
+    }
+    return "accepted";
+  };
+  env["TRANSIENT_COORDINATOR"] = "foo";
+  EXPECT_EQ(refusal(),
+            "TRANSIENT_COORDINATOR: \"foo\" is not HOST:PORT (e.g. 10.0.0.5:29400, "
+            "[fd00::5]:29400)");
+  env.erase("TRANSIENT_COORDINATOR");
+  env["MASTER_ADDR"] = "127.0.0.1";
+  env["MASTER_PORT"] = "abc";
+  EXPECT_EQ(refusal(),
+            "MASTER_ADDR:MASTER_PORT: \"127.0.0.1:abc\" is not HOST:PORT (e.g. 10.0.0.5:29400, "
+            "[fd00::5]:29400)");
 }
 
 }  // namespace

@@ -103,6 +103,8 @@ Endpoint parse_endpoint(const std::string& text, const std::string& what) {
   return endpoint;
 }
 
+bool resolves(const std::string& host) { return !resolve(host, false).empty(); }
+
 std::vector<std::string> host_addresses() {
   std::vector<std::string> addresses;
   ifaddrs* interfaces = nullptr;

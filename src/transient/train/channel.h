@@ -55,6 +55,9 @@ class Listener {
 // how other hosts reach a coordinator that listens on every interface).
 std::vector<std::string> host_addresses();
 
+// Whether `host` (a name or a numeric address) resolves to an IPv4 or IPv6 address now.
+bool resolves(const std::string& host);
+
 // The address of network interface `name` (its first IPv4 address, else its first IPv6 one).
 // Throws InputError naming `what` if there is no such interface or it has no address.
 std::string interface_address(const std::string& name, const std::string& what);

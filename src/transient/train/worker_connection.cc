@@ -58,12 +58,20 @@ Connection::Connection(const Endpoint& coordinator, std::string token, std::stri
       if (g_leave_signal != 0) throw LeftBeforeJoining{};
       channel = LineChannel::connect(coordinator_, 0.25);
       if (!channel && !said_waiting && Clock::now() - start >= std::chrono::seconds(1)) {
-        print_line("transient worker: nothing answers at %s yet; trying for 30 s in all\n",
-                   coordinator_.text().c_str());
+        print_line(
+            "transient worker: %s %s yet; trying for 30 s in all\n",
+            resolves(coordinator_.host) ? "nothing answers at" : "cannot resolve",
+            resolves(coordinator_.host) ? coordinator_.text().c_str() : coordinator_.host.c_str());
         said_waiting = true;
       }
     }
     if (!channel) {
+      // A name nobody resolves was said to answer nothing, as though the coordinator were down.
+      if (!resolves(coordinator_.host)) {
+        throw InputError("--coordinator: cannot resolve \"" + coordinator_.host +
+                         "\" (tried for 30 s); accepted: a host name this host resolves, or an "
+                         "address");
+      }
       throw InputError("--coordinator: nothing answers at " + coordinator_.text() +
                        " (is the coordinator running?)");
     }

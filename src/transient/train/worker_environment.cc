@@ -1,5 +1,6 @@
 // The orchestrator conventions of `transient worker` (trainer.h). Torch-free.
 #include "transient/core/error.h"
+#include "transient/train/channel.h"
 #include "transient/train/trainer.h"
 
 namespace transient::train {
@@ -10,7 +11,9 @@ void resolve_worker_environment(WorkerOptions& options,
     const std::string named = getenv("TRANSIENT_COORDINATOR");
     const std::string host = getenv("MASTER_ADDR");
     const std::string port = getenv("MASTER_PORT");
+    // Checked here, named as the variable set: it was blamed on a --coordinator nobody gave.
     if (!named.empty()) {
+      parse_endpoint(named, "TRANSIENT_COORDINATOR");
       options.coordinator = named;
     } else if (!host.empty()) {
       if (port.empty()) {
@@ -21,6 +24,7 @@ void resolve_worker_environment(WorkerOptions& options,
       // An IPv6 address gets its brackets, as parse_endpoint reads them.
       options.coordinator =
           (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + port;
+      parse_endpoint(options.coordinator, "MASTER_ADDR:MASTER_PORT");
     } else {
       throw InputError(
           "no coordinator given; accepted: --coordinator HOST:PORT, "
