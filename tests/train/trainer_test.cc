@@ -649,6 +649,12 @@ TEST(Trainer, BadInputIsOneErrorLineAndExitCode2) {
                               "\" is not UTF-8; accepted: a path of UTF-8 characters");
   }
   EXPECT_FALSE(fs::exists(not_utf8));
+  // A validation folder that is not there is --val-data's (it was said to be --data-dir's).
+  expect_one_error_line(
+      run_cli({"train", "--val-data", dir + "/no-such-val", "--job-dir", job}, dir + "/val"),
+      "error: " + dir +
+          "/no-such-val: --val-data: not a folder; accepted: a folder of the data "
+          "set's kind");
   expect_one_error_line(
       run_cli({"worker", "--coordinator", "127.0.0.1:1", "--token", "t", "--data-dir", not_utf8},
               dir + "/utf8-worker"),

@@ -585,6 +585,17 @@ PreparedJob prepare_job(const TrainOptions& given, bool starts_workers) {
                      "the job's model file, as job.json names it, is gone; put the file back at "
                      "that path, or give its new place with --model");
   }
+  // A validation folder that is not there was refused by the data set's reader as though
+  // --data-dir lacked it.
+  if (!o.val_data.empty() && !fs::is_directory(o.val_data)) {
+    const bool the_jobs = o.resume && std::find(o.given_flags.begin(), o.given_flags.end(),
+                                                "--val-data") == o.given_flags.end();
+    throw InputError(o.val_data, 0,
+                     the_jobs ? "the job's validation folder, as job.json names it, is gone; put "
+                                "it back there, or give its new place with --val-data"
+                              : "--val-data: not a folder; accepted: a folder of the data set's "
+                                "kind (npy, image folders)");
+  }
   try {
     validate(o);  // what was given, or with --resume the job's own settings
   } catch (const InputError& error) {

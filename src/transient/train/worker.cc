@@ -887,8 +887,12 @@ class Worker {
   bool store_state(const std::vector<char>& bytes) {
     if (!connection_.send_checkpoint(step_, bytes)) return false;
     stored_step_ = step_;
-    print_line("transient worker %s: the checkpoint of step %lld is stored\n",
-               connection_.id().c_str(), static_cast<long long>(step_));
+    // A --quiet worker's coordinator says it (the launcher of `transient train` printed each of
+    // its workers' stores at the job's end).
+    if (announces_) {
+      print_line("transient worker %s: the checkpoint of step %lld is stored\n",
+                 connection_.id().c_str(), static_cast<long long>(step_));
+    }
     return true;
   }
 
