@@ -47,6 +47,13 @@ Scan scan(const CheckpointDirectory& directory, const TrainOptions& o,
                    directory.manifest_path() + ")");
 }
 
+// A `checkpoint_rejected` event for each.
+void log_rejected(const std::vector<RejectedCheckpoint>& rejected, EventLog& events) {
+  for (const auto& one : rejected) {
+    events.append({{"event", "checkpoint_rejected"}, {"file", one.file}, {"reason", one.reason}});
+  }
+}
+
 }  // namespace
 
 std::optional<ChosenCheckpoint> find_checkpoint(const CheckpointDirectory& directory,
@@ -59,9 +66,8 @@ std::optional<ChosenCheckpoint> find_checkpoint(const CheckpointDirectory& direc
 }
 
 void announce_rejected(const ChosenCheckpoint& chosen, EventLog& events) {
+  log_rejected(chosen.rejected, events);
   for (const auto& rejected : chosen.rejected) {
-    events.append(
-        {{"event", "checkpoint_rejected"}, {"file", rejected.file}, {"reason", rejected.reason}});
     std::fprintf(stderr, "transient: %s; resuming from an earlier checkpoint\n",
                  rejected.reason.c_str());
   }
@@ -76,10 +82,7 @@ std::optional<ChosenCheckpoint> choose_checkpoint(const CheckpointDirectory& dir
     announce_rejected(*found.chosen, events);
     return found.chosen;
   }
-  for (const auto& rejected : found.rejected) {
-    events.append(
-        {{"event", "checkpoint_rejected"}, {"file", rejected.file}, {"reason", rejected.reason}});
-  }
+  log_rejected(found.rejected, events);
   if (!found.rejected.empty()) refuse_none_valid(directory, found);
   return std::nullopt;
 }

@@ -149,12 +149,9 @@ void validate(const TrainOptions& o) {
     throw InputError("--eps: " + shown(o.eps) + " is out of range; accepted: 0 < EPS <= 1");
   }
   // A flag of the other optimiser would be ignored: it is refused instead.
-  auto given = [&](const char* flag) {
-    return std::find(o.given_flags.begin(), o.given_flags.end(), flag) != o.given_flags.end();
-  };
   for (const char* flag : {"--momentum", "--nesterov", "--beta1", "--beta2", "--eps"}) {
     const bool sgds = std::string(flag) == "--momentum" || std::string(flag) == "--nesterov";
-    if (given(flag) && sgds != (o.optimizer == "sgd")) {
+    if (o.given(flag) && sgds != (o.optimizer == "sgd")) {
       throw InputError(std::string(flag) + " is " + (sgds ? "SGD" : "AdamW") +
                        "'s: accepted with --optimizer " + (sgds ? "sgd" : "adamw") + " only");
     }
@@ -162,7 +159,7 @@ void validate(const TrainOptions& o) {
   // Flags of image folders change nothing for another data set: refused, never ignored.
   if (o.dataset != "image-folder") {
     for (const char* flag : {"--image-size", "--augment", "--loader-threads", "--strict"}) {
-      if (given(flag)) {
+      if (o.given(flag)) {
         throw InputError(std::string(flag) +
                          " applies to image folders only; the data set here is " + o.dataset);
       }
@@ -260,9 +257,7 @@ void adopt_job_settings(TrainOptions& o, bool starts_workers) {
   if (!recorded.contains("settings") || !recorded.at("settings").is_object()) return;
   const auto& settings = recorded.at("settings");
   const auto mine = job_settings(o);
-  auto given = [&](const std::string& flag) {
-    return std::find(o.given_flags.begin(), o.given_flags.end(), flag) != o.given_flags.end();
-  };
+  const auto given = [&o](const std::string& flag) { return o.given(flag); };
   // A job that diverged goes on at a lower learning rate when one is given (the advice its
   // failure printed); every other setting is the job's.
   const auto summary = records::read_summary(records::JobFiles(o.job_dir).summary()).summary;
@@ -579,8 +574,7 @@ PreparedJob prepare_job(const TrainOptions& given, bool starts_workers) {
   adopt_job_settings(o, starts_workers);
   // A resumed job's model file is where job.json names it, or where --model says it has moved.
   // Gone, it was refused as any --model is ("no such file"), not saying whose it was.
-  if (o.resume && is_model_file(o.model) && !fs::exists(o.model) &&
-      std::find(o.given_flags.begin(), o.given_flags.end(), "--model") == o.given_flags.end()) {
+  if (o.resume && is_model_file(o.model) && !fs::exists(o.model) && !o.given("--model")) {
     throw InputError(o.model, 0,
                      "the job's model file, as job.json names it, is gone; put the file back at "
                      "that path, or give its new place with --model");
@@ -588,8 +582,7 @@ PreparedJob prepare_job(const TrainOptions& given, bool starts_workers) {
   // A validation folder that is not there was refused by the data set's reader as though
   // --data-dir lacked it.
   if (!o.val_data.empty() && !fs::is_directory(o.val_data)) {
-    const bool the_jobs = o.resume && std::find(o.given_flags.begin(), o.given_flags.end(),
-                                                "--val-data") == o.given_flags.end();
+    const bool the_jobs = o.resume && !o.given("--val-data");
     throw InputError(o.val_data, 0,
                      the_jobs ? "the job's validation folder, as job.json names it, is gone; put "
                                 "it back there, or give its new place with --val-data"
@@ -603,9 +596,7 @@ PreparedJob prepare_job(const TrainOptions& given, bool starts_workers) {
     // was said as though the flag had been given).
     const std::string& said = error.message();
     const std::string flag = said.substr(0, said.find_first_of(":/ "));
-    const bool given =
-        std::find(o.given_flags.begin(), o.given_flags.end(), flag) != o.given_flags.end();
-    if (!o.resume || !error.file().empty() || flag.rfind("--", 0) != 0 || given) throw;
+    if (!o.resume || !error.file().empty() || flag.rfind("--", 0) != 0 || o.given(flag)) throw;
     throw InputError(
         records::JobFiles(o.job_dir).job(), 0,
         "a setting of the job is out of range (the file is damaged, or was edited): " + said);

@@ -12,6 +12,7 @@
 // coordinator.h); the job keeps going with no worker at all until one joins.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -139,6 +140,10 @@ struct TrainOptions {
   // ...): a resumed job takes its settings from its job directory and refuses a given one that
   // contradicts them; a launch setting given replaces the job's.
   std::vector<std::string> given_flags;
+  // Whether `flag` ("--lr") was given on the command line.
+  bool given(const std::string& flag) const {
+    return std::find(given_flags.begin(), given_flags.end(), flag) != given_flags.end();
+  }
 };
 
 struct WorkerOptions {

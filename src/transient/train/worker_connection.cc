@@ -58,10 +58,10 @@ Connection::Connection(const Endpoint& coordinator, std::string token, std::stri
       if (g_leave_signal != 0) throw LeftBeforeJoining{};
       channel = LineChannel::connect(coordinator_, 0.25);
       if (!channel && !said_waiting && Clock::now() - start >= std::chrono::seconds(1)) {
-        print_line(
-            "transient worker: %s %s yet; trying for 30 s in all\n",
-            resolves(coordinator_.host) ? "nothing answers at" : "cannot resolve",
-            resolves(coordinator_.host) ? coordinator_.text().c_str() : coordinator_.host.c_str());
+        const bool known = resolves(coordinator_.host);
+        print_line("transient worker: %s %s yet; trying for 30 s in all\n",
+                   known ? "nothing answers at" : "cannot resolve",
+                   known ? coordinator_.text().c_str() : coordinator_.host.c_str());
         said_waiting = true;
       }
     }
