@@ -94,7 +94,8 @@ TEST(Datasets, FashionMnistsGzipFilesAreReadWholeAndABrokenOneIsNamed) {
     EXPECT_EQ(data.train.labels[i].item<std::int64_t>(), i % 10);
   }
   EXPECT_TRUE(data.test.images[2].eq(2).all().item<bool>());
-  EXPECT_EQ(count_training_samples("fashion-mnist", dir.string(), DataOptions{}), 5);
+  EXPECT_EQ(count_samples("fashion-mnist", dir.string(), DataOptions{}).train, 5);
+  EXPECT_EQ(count_samples("fashion-mnist", dir.string(), DataOptions{}).test, 3);
 
   // Cut short, the file is refused by name: no partial data set.
   const fs::path images = dir / "train-images-idx3-ubyte.gz";
@@ -110,7 +111,7 @@ TEST(Datasets, FashionMnistsGzipFilesAreReadWholeAndABrokenOneIsNamed) {
   // So it is by the launcher's count, before any worker starts (which read only the header: every
   // worker failed on the file, and the job with them).
   try {
-    count_training_samples("fashion-mnist", dir.string(), DataOptions{});
+    count_samples("fashion-mnist", dir.string(), DataOptions{});
     ADD_FAILURE() << "a truncated gzip file was counted";
   } catch (const InputError& error) {
     EXPECT_NE(std::string(error.what()).find(images.string() + ": not a readable gzip file"),
@@ -143,6 +144,23 @@ TEST(Datasets, AFashionMnistCopyShorterThanTheJobsSubsetIsRefused) {
                   ": this worker's data set differs from the job's (5 training samples here, "
                   "fewer than the 8 the job trains on (--train-subset)); every worker needs the "
                   "same data (its folder: --data-dir)");
+  }
+  // So is one holding fewer test samples than the job's --test-subset (read as far as it).
+  job.options.train_subset = 4;
+  job.train_samples = 4;
+  job.data.test_samples = 10000;
+  job.options.test_subset = 3;
+  EXPECT_NO_THROW(ShardLoader(job, torch::kCPU));
+  job.options.test_subset = 6;
+  try {
+    ShardLoader samples(job, torch::kCPU);
+    ADD_FAILURE() << "a copy of 3 test samples was taken for a job evaluating on 6";
+  } catch (const InputError& error) {
+    EXPECT_EQ(std::string(error.what()),
+              dir.string() +
+                  ": this worker's data set differs from the job's (3 test samples here, fewer "
+                  "than the 6 the job evaluates on (--test-subset)); every worker needs the same "
+                  "data (its folder: --data-dir)");
   }
   fs::remove_all(dir);
 }
@@ -352,12 +370,11 @@ TEST(Datasets, NumPyTestImagesOfAnotherTypeTooSmallImagesAndAFifoAreRefused) {
 // directory was written (no images: an internal failure).
 TEST(Datasets, FashionMnistsFilesAreCheckedBeforeTheWorkersStart) {
   const fs::path dir = fashion_mnist_in("transient-fashion-checked", 5, 3);
-  EXPECT_EQ(FashionMnist::count_training_samples(dir.string()), 5);
+  EXPECT_EQ(FashionMnist::count_samples(dir.string()),
+            std::make_pair(std::int64_t{5}, std::int64_t{3}));
   const std::string images = (dir / "train-images-idx3-ubyte.gz").string();
   const std::string test_labels = (dir / "t10k-labels-idx1-ubyte.gz").string();
-  auto refused = [&] {
-    return refusal_of([&] { FashionMnist::count_training_samples(dir.string()); });
-  };
+  auto refused = [&] { return refusal_of([&] { FashionMnist::count_samples(dir.string()); }); };
 
   fs::remove(images);
   append_gzip_member(images, big_endian(0x803) + big_endian(5) + big_endian(27) + big_endian(28) +

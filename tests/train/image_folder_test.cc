@@ -331,7 +331,8 @@ TEST_F(ImageFolderTest, DataSetFoundByWhatTheFolderHolds) {
   const auto shape = dataset_shape("image-folder", dir);
   EXPECT_EQ(shape.classes, 12);  // more than ten classes
   EXPECT_EQ(shape.height, 20);   // the first image's side
-  EXPECT_EQ(count_training_samples("image-folder", dir), 36);
+  EXPECT_EQ(count_samples("image-folder", dir).train, 36);
+  EXPECT_EQ(count_samples("image-folder", dir).test, 12);
   const auto data = load_dataset("image-folder", dir, DataOptions{16, "", {}, {}});
   EXPECT_EQ(data.train_size(), 36);
   EXPECT_EQ(data.test_size(), 12);  // photos/val

@@ -421,7 +421,7 @@ TEST(OptionNames, EveryNameReadsBackAndTheJobConfigCarriesThem) {
 TEST(OptionFields, EveryFieldTravelsAndAConfigWithoutItMeansWhatTheTableSays) {
   JobConfig config;
   config.train_samples = 7;
-  config.data = DataFacts{9, 3, 32, 32, 10};
+  config.data = DataFacts{9, 3, 32, 32, 10, 4};
   visit_option_fields(config.options, [](const OptionField& field, auto& value, const auto&) {
     using T = std::remove_reference_t<decltype(value)>;
     if constexpr (std::is_enum_v<T>) {
@@ -448,6 +448,7 @@ TEST(OptionFields, EveryFieldTravelsAndAConfigWithoutItMeansWhatTheTableSays) {
   EXPECT_EQ(sent.size(), static_cast<std::size_t>(fields) + 4);  // the job's sizes, its data
   EXPECT_EQ(to_json(job_config_from_json(sent)), sent);
   EXPECT_EQ(job_config_from_json(sent).data.classes, 10);
+  EXPECT_EQ(job_config_from_json(sent).data.test_samples, 4);
 
   visit_option_fields(
       config.options, [&](const OptionField& field, const auto&, const auto& absent) {

@@ -379,6 +379,13 @@ TEST(ShardLoader, AWorkersDataSetThatIsNotTheJobsIsRefused) {
                 ": this worker's data set differs from the job's (1x8x8 images of 3 classes here, "
                 "1x8x8 images of 4 classes in the job); every worker needs the same data (its "
                 "folder: --data-dir)");
+  // A test set of another size was split among the members by each one's own count: samples
+  // evaluated twice or never, and an accuracy that was no one's (review).
+  EXPECT_EQ(refusal(DataFacts{17, 1, 8, 8, 3, 3}), "accepted");
+  EXPECT_EQ(refusal(DataFacts{17, 1, 8, 8, 3, 5}),
+            dir.string() +
+                ": this worker's data set differs from the job's (3 test samples here, 5 in the "
+                "job); every worker needs the same data (its folder: --data-dir)");
   EXPECT_EQ(refusal(DataFacts{}), "accepted");  // a coordinator that does not say
   fs::remove_all(dir);
 }

@@ -492,20 +492,26 @@ Dataset load_dataset(const std::string& name, const std::string& dir, const Data
   return data;
 }
 
-std::int64_t count_training_samples(const std::string& name, const std::string& dir,
-                                    const DataOptions& options) {
+SampleCounts count_samples(const std::string& name, const std::string& dir,
+                           const DataOptions& options) {
   dataset_shape(name, dir, options);  // the name is one we know, its files readable
-  if (name == "npy") return npy_sets(dir, options.val_dir).first.labels.size(0);
+  if (name == "npy") {
+    const auto [train, test] = npy_sets(dir, options.val_dir);
+    return {train.labels.size(0), test.labels.size(0)};
+  }
   if (name == "image-folder") {
-    return static_cast<std::int64_t>(image_folders(dir, options).first.files.size());
+    const auto [train, test] = image_folders(dir, options);
+    return {static_cast<std::int64_t>(train.files.size()),
+            static_cast<std::int64_t>(test.files.size())};
   }
   if (name == "cifar10") {
-    std::int64_t total = 0;
-    for (const auto& path : cifar_training_files(dir)) total += check_file_in(path);
-    check_file_in(file_in(dir, "test_batch.bin"));
-    return total;
+    SampleCounts counts;
+    for (const auto& path : cifar_training_files(dir)) counts.train += check_file_in(path);
+    counts.test = check_file_in(file_in(dir, "test_batch.bin"));
+    return counts;
   }
-  return FashionMnist::count_training_samples(dir);
+  const auto [train, test] = FashionMnist::count_samples(dir);
+  return {train, test};
 }
 
 std::pair<std::vector<double>, std::vector<double>> image_statistics(const std::string& dir,

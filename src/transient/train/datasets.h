@@ -85,11 +85,17 @@ ImageShape dataset_shape(const std::string& name, const std::string& dir,
 Dataset load_dataset(const std::string& name, const std::string& dir,
                      const DataOptions& options = {});
 
-// The number of training samples, from the files' headers or sizes (cheap; CIFAR-10's labels are
-// read and checked too, so that a bad one is refused before any worker starts); throws
-// InputError as load_dataset does.
-std::int64_t count_training_samples(const std::string& name, const std::string& dir,
-                                    const DataOptions& options = {});
+// How many samples a data set holds, whole (before --train-subset and --test-subset).
+struct SampleCounts {
+  std::int64_t train = 0;
+  std::int64_t test = 0;
+};
+
+// The number of training and test samples, from the files' headers or sizes (cheap; CIFAR-10's
+// labels are read and checked too, so that a bad one is refused before any worker starts);
+// throws InputError as load_dataset does.
+SampleCounts count_samples(const std::string& name, const std::string& dir,
+                           const DataOptions& options = {});
 
 // An image-folder data set's per-channel mean and deviation: those of up to 256 training images
 // spread over the set, made S x S (image_folder.h's channel_statistics).

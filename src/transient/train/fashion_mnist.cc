@@ -206,14 +206,14 @@ void FashionMnist::require_files(const std::string& dir) {
   }
 }
 
-std::int64_t FashionMnist::count_training_samples(const std::string& dir) {
+std::pair<std::int64_t, std::int64_t> FashionMnist::count_samples(const std::string& dir) {
   require_files(dir);
   // Before any worker starts: the labels (tens of kilobytes) whole, the images' headers (their
   // pixels, tens of megabytes, are the workers' to read and check), for both sets, and the
   // images' length as the gzip trailer says it: a file cut short passed, and every worker failed
   // on it. Where the trailer disagrees (a cut, or a file of several gzip members), the file is
   // read whole.
-  std::int64_t training = 0;
+  std::pair<std::int64_t, std::int64_t> counts;
   for (const std::string prefix : {"train", "t10k"}) {
     const std::string images_path = file_in(dir, prefix + "-images-idx3-ubyte.gz");
     const std::string labels_path = file_in(dir, prefix + "-labels-idx1-ubyte.gz");
@@ -228,9 +228,9 @@ std::int64_t FashionMnist::count_training_samples(const std::string& dir) {
       }
     }
     require_a_label_each(labels_path, read_labels(labels_path).size(0), images, images_path);
-    if (prefix == "train") training = images;
+    (prefix == "train" ? counts.first : counts.second) = images;
   }
-  return training;
+  return counts;
 }
 
 FashionMnist FashionMnist::load(const std::string& dir, std::int64_t train_limit,

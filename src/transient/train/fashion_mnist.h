@@ -7,6 +7,7 @@
 #include <torch/torch.h>
 
 #include <string>
+#include <utility>
 
 namespace transient::train {
 
@@ -34,10 +35,10 @@ struct FashionMnist {
   // the launcher can refuse before it starts any worker.
   static void require_files(const std::string& dir);
 
-  // The number of training samples, with the four files checked as far as is cheap: the labels
-  // files whole (tens of kilobytes), the images files' headers (28x28, at least one image, as
-  // many as labels). Throws InputError naming the file that is not so.
-  static std::int64_t count_training_samples(const std::string& dir);
+  // The number of training and test samples, with the four files checked as far as is cheap: the
+  // labels files whole (tens of kilobytes), the images files' headers (28x28, at least one image,
+  // as many as labels). Throws InputError naming the file that is not so.
+  static std::pair<std::int64_t, std::int64_t> count_samples(const std::string& dir);
 };
 
 // The training images' mean and standard deviation, in [0, 1].

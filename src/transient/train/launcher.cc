@@ -476,6 +476,8 @@ std::optional<nlohmann::json> prepare_job_dir(const TrainOptions& o, const DataF
       } catch (const nlohmann::json::exception& error) {
         throw InputError(job_json, 0, std::string("\"data\": ") + error.what());
       }
+      // A job started before the test set was recorded is compared on the rest.
+      if (started.test_samples == 0) started.test_samples = data.test_samples;
       if (!(started == data)) {
         throw InputError(o.data_dir, 0,
                          "not the data set the job started with (" + to_text(started) + " then, " +
@@ -611,7 +613,8 @@ PreparedJob prepare_job(const TrainOptions& given, bool starts_workers) {
   }
   o.model_sha256 = is_model_file(o.model) ? file_sha256(o.model) : "";
   JobConfig& job = prepared.job;
-  job.train_samples = count_training_samples(o.dataset, o.data_dir, data_options(o));
+  const SampleCounts counts = count_samples(o.dataset, o.data_dir, data_options(o));
+  job.train_samples = counts.train;
   if (o.dataset == "image-folder") {
     // The size the first image gave is the job's from now on, whatever host reads it.
     o.image_size = dataset_shape(o.dataset, o.data_dir, data_options(o)).height;
@@ -631,8 +634,8 @@ PreparedJob prepare_job(const TrainOptions& given, bool starts_workers) {
   {
     // What every worker's copy of the data set must match (ShardLoader checks it).
     const ImageShape shape = dataset_shape(o.dataset, o.data_dir, data_options(o));
-    job.data =
-        DataFacts{job.train_samples, shape.channels, shape.height, shape.width, shape.classes};
+    job.data = DataFacts{job.train_samples, shape.channels, shape.height,
+                         shape.width,       shape.classes,  counts.test};
   }
   if (o.train_subset > 0) job.train_samples = o.train_subset;
   if (o.drop_last && o.global_batch > job.train_samples) {

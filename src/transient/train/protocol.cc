@@ -17,7 +17,8 @@ nlohmann::json to_json(const DataFacts& data) {
           {"channels", data.channels},
           {"height", data.height},
           {"width", data.width},
-          {"classes", data.classes}};
+          {"classes", data.classes},
+          {"test_samples", data.test_samples}};
 }
 
 DataFacts data_facts_from_json(const nlohmann::json& json) {
@@ -27,18 +28,22 @@ DataFacts data_facts_from_json(const nlohmann::json& json) {
   data.height = integer_or(json, "height", 0, 0);
   data.width = integer_or(json, "width", 0, 0);
   data.classes = integer_or(json, "classes", 0, 0);
+  data.test_samples = integer_or(json, "test_samples", 0, 0);
   return data;
 }
 
 bool operator==(const DataFacts& a, const DataFacts& b) {
   return a.train_samples == b.train_samples && a.channels == b.channels && a.height == b.height &&
-         a.width == b.width && a.classes == b.classes;
+         a.width == b.width && a.classes == b.classes && a.test_samples == b.test_samples;
 }
 
 std::string to_text(const DataFacts& data) {
-  return std::to_string(data.train_samples) + " training samples of " +
-         std::to_string(data.channels) + "x" + std::to_string(data.height) + "x" +
-         std::to_string(data.width) + " in " + std::to_string(data.classes) + " classes";
+  std::string text = std::to_string(data.train_samples) + " training samples of " +
+                     std::to_string(data.channels) + "x" + std::to_string(data.height) + "x" +
+                     std::to_string(data.width) + " in " + std::to_string(data.classes) +
+                     " classes";
+  if (data.test_samples > 0) text += ", " + std::to_string(data.test_samples) + " to test";
+  return text;
 }
 
 nlohmann::json to_json(const JobConfig& config) {

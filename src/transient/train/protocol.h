@@ -71,6 +71,7 @@ struct DataFacts {
   std::int64_t height = 0;
   std::int64_t width = 0;
   std::int64_t classes = 0;
+  std::int64_t test_samples = 0;  // the whole test set, before --test-subset (0: not said)
 };
 
 // As the job config and job.json hold them, and back (absent fields 0; a field that is no whole
@@ -78,7 +79,7 @@ struct DataFacts {
 nlohmann::json to_json(const DataFacts& data);
 DataFacts data_facts_from_json(const nlohmann::json& json);
 bool operator==(const DataFacts& a, const DataFacts& b);
-// "540 training samples of 1x8x8 in 12 classes".
+// "540 training samples of 1x8x8 in 12 classes, 60 to test" (the test set where it is said).
 std::string to_text(const DataFacts& data);
 
 struct JobConfig {

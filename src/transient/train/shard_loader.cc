@@ -88,6 +88,24 @@ void ShardLoader::check_against_the_jobs(const JobConfig& job) const {
     differs = std::to_string(data_.train_size()) + " training samples here, fewer than the " +
               std::to_string(job.train_samples) + " the job trains on (--train-subset)";
   }
+  // The test set is split among the members by its size: a copy of another size evaluated some
+  // samples twice and others never, and the accuracy reported was no one's. Fashion-MNIST read
+  // with --test-subset holds only the subset, and must hold all of it.
+  const std::int64_t test_wanted = job.options.test_subset > 0 && theirs.test_samples > 0
+                                       ? std::min(job.options.test_subset, theirs.test_samples)
+                                       : theirs.test_samples;
+  const bool test_counted =
+      !(job.options.dataset == "fashion-mnist" && job.options.test_subset > 0);
+  if (differs.empty() && theirs.test_samples > 0 && test_counted &&
+      data_.test_size() != theirs.test_samples) {
+    differs = std::to_string(data_.test_size()) + " test samples here, " +
+              std::to_string(theirs.test_samples) + " in the job";
+  }
+  if (differs.empty() && theirs.test_samples > 0 && !test_counted &&
+      data_.test_size() < test_wanted) {
+    differs = std::to_string(data_.test_size()) + " test samples here, fewer than the " +
+              std::to_string(test_wanted) + " the job evaluates on (--test-subset)";
+  }
   if (differs.empty()) return;
   throw InputError(job.options.data_dir, 0,
                    "this worker's data set differs from the job's (" + differs +
