@@ -1378,6 +1378,8 @@ TEST(Elastic, ARestartedCoordinatorTakesTheJobBackAndMembershipChangesWorkAgain)
   const auto taken_back = last_event(events_so_far(dir), "coordinator_restarted");
   ASSERT_NE(taken_back, nullptr);
   EXPECT_GE(taken_back.at("unbilled_s").get<double>(), 2.0) << taken_back;
+  const std::int64_t taken_at = taken_back.at("step").get<std::int64_t>();
+  EXPECT_GT(taken_at, 0) << taken_back;
   {
     const auto events = events_so_far(dir);
     for (const std::string id : {"w0", "w1"}) {
@@ -1410,6 +1412,9 @@ TEST(Elastic, ARestartedCoordinatorTakesTheJobBackAndMembershipChangesWorkAgain)
       << done.err;
   for (auto* process : {&a, &b, &c}) EXPECT_EQ(process->wait().exit_code, 0);
   EXPECT_EQ(summary_of(dir).at("steps"), 1500);
+  // The summary's run is the restarted coordinator's, from the step it took the job back at (it
+  // said 0).
+  EXPECT_EQ(summary_of(dir).at("resumed_from_step"), taken_at);
   expect_every_sample_once(dir, 1500, 2000, 100);
 }
 

@@ -1295,6 +1295,7 @@ void Coordinator::take_back(const CoordinatorJournal& journal) {
                   {"gen", taken.generation},
                   {"members", taken.members},
                   {"coordinator", address()},
+                  {"step", last_step_},
                   {"unbilled_s", unbilled_s}});
   apply_actions();
 }

@@ -1274,7 +1274,12 @@ int run_coordinator(const TrainOptions& flags, int min_workers) {
   }
   Coordinator coordinator(prepared.job, prepared.token, coordinator_options, events,
                           prepared.start);
-  if (take_back) coordinator.take_back(journal);
+  if (take_back) {
+    coordinator.take_back(journal);
+    // The summary's run goes on from where the job had come (its wall time and samples/s are
+    // this run's): it said 0, as if the job had started over.
+    prepared.start.start_step = coordinator.last_step();
+  }
   std::printf("coordinator of %s listening on %s\n", o.job_dir.c_str(),
               coordinator.address().c_str());
   std::printf("%s", join_instructions(o.bind, coordinator.address(), prepared.token_path).c_str());
