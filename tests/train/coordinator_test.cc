@@ -8,12 +8,14 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -390,6 +392,40 @@ TEST(CoordinatorPeers, AWorkerDroppedUnansweredAmongManyConnectionsTriesAgainAnd
   EXPECT_NE(logged.find("idle without a hello while newer connections wait"), std::string::npos)
       << "no connection gave way: the worker's was not tried again\n"
       << logged;
+}
+
+// On a full disk an event is appended whole or not at all: the part the disk took was left, and
+// the file ended in half a line (the job's counts left it out, and the next event was glued to
+// it). The disk is a 16 KiB tmpfs (root only).
+TEST(EventLog, AnEventTheDiskCannotHoldIsNotLeftHalfWritten) {
+  const std::string dir = fresh_job_dir("event_log_full");
+  if (::mount("tmpfs", dir.c_str(), "tmpfs", 0, "size=16k") != 0) {
+    GTEST_SKIP() << "cannot mount a small tmpfs (needs root): " << std::strerror(errno);
+  }
+  const std::string path = dir + "/events.jsonl";
+  std::string error;
+  {
+    EventLog events(path);
+    try {
+      for (int i = 0; i < 10000; ++i) {
+        events.append({{"event", "epoch"}, {"step", i}, {"note", std::string(100 + i % 37, 'x')}});
+      }
+    } catch (const InputError& full) {
+      error = full.what();
+    }
+  }
+  std::ifstream in(path);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ::umount2(dir.c_str(), MNT_DETACH);
+  EXPECT_EQ(error, path + ": cannot append: No space left on device");
+  ASSERT_FALSE(text.empty());
+  EXPECT_EQ(text.back(), '\n');
+  std::istringstream lines(text);
+  int count = 0;
+  for (std::string line; std::getline(lines, line); ++count) {
+    EXPECT_NO_THROW(nlohmann::json::parse(line)) << line;
+  }
+  EXPECT_GT(count, 50);
 }
 
 // A log whose last line was cut short (a crash, a full disk) is ended before the next event: the

@@ -255,6 +255,51 @@ TEST(Failure, AFullCheckpointDiskStopsTheJobNamingThePath) {
   EXPECT_EQ(count_events(events, "recovery"), 0) << "no member was re-formed around";
 }
 
+// A full disk under the job's own records (the journal, events.jsonl) while it runs stops the job
+// naming the file and saying how to go on, and what was written stays whole: it ended as bad
+// input (exit 2) with no word of the job. The disk is a 4 MiB tmpfs (root only), filled once the
+// job trains; emptied, the job goes on.
+TEST(Failure, AFullDiskUnderTheJobsRecordsStopsItSayingHowToGoOn) {
+  const std::string dir = fresh_dir("full-records-disk");
+  if (::mount("tmpfs", dir.c_str(), "tmpfs", 0, "size=4m") != 0) {
+    GTEST_SKIP() << "cannot mount a small tmpfs (needs root): " << std::strerror(errno);
+  }
+  const std::string job = dir + "/job";
+  CliProcess running(with(small_job(job, 2, 100000), {"--checkpoint-every", "100000"}),
+                     dir + ".log");
+  const bool trained = wait_until(
+      [&] { return slurp(job + "/events.jsonl").find("\"generation\"") != std::string::npos; });
+  {
+    std::ofstream filler(dir + "/filler", std::ios::binary);
+    const std::string block(4096, 'x');
+    while (filler.write(block.data(), static_cast<std::streamsize>(block.size())) &&
+           filler.flush()) {
+    }
+  }
+  const auto result = running.wait();
+  fs::remove(dir + "/filler");
+  EXPECT_TRUE(trained);
+  EXPECT_EQ(result.exit_code, kExitFailed) << result.err;
+  EXPECT_EQ(result.err.find("error:"), result.err.rfind("error:")) << result.err;  // one
+  EXPECT_NE(result.err.find("No space left on device; the job stopped after step "),
+            std::string::npos)
+      << result.err;
+  EXPECT_NE(result.err.find("once that is mended, continue it with: transient train --resume "
+                            "--job-dir " +
+                            job + "\n"),
+            std::string::npos)
+      << result.err;
+  for (const char* file : {"/job.json", "/coordinator.json"}) {
+    EXPECT_NO_THROW(nlohmann::json::parse(slurp(job + file))) << file;
+  }
+  EXPECT_NO_THROW(read_events(job));  // whole lines only
+  const auto resumed =
+      run_cli(with(small_job(job, 2, 100000), {"--resume", "--stop-at", "30"}), dir + ".resume");
+  ::umount2(dir.c_str(), MNT_DETACH);
+  EXPECT_EQ(resumed.exit_code, kExitPaused) << resumed.err;
+  EXPECT_NE(resumed.out.find("paused after step 30 of 100000"), std::string::npos) << resumed.out;
+}
+
 // `transient train` whose only worker is killed, with no replacement to come: the job fails
 // naming what ended the last worker, and does not say that it waits for one to join.
 TEST(Failure, ALocalJobWithNoWorkerLeftAndNoneToComeFailsSayingSo) {

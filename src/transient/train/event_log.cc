@@ -71,12 +71,20 @@ void EventLog::append(nlohmann::json event) {
   // Text from outside (a garbage line, a peer's message) may not be UTF-8: replaced, not thrown.
   const std::string text =
       line.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+  // A line is appended whole or not at all: one cut short (a full disk takes part of it) is cut
+  // off again, and the file ends with the last whole line, as readers expect.
+  const off_t before = ::lseek(fd_, 0, SEEK_END);
   const char* data = text.data();
   std::size_t left = text.size();
   while (left > 0) {
     const ssize_t n = ::write(fd_, data, left);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw InputError(path_, 0, std::string("cannot append: ") + std::strerror(errno));
+    if (n < 0) {
+      const int saved = errno;
+      // If even that fails, readers name the line as cut short.
+      [[maybe_unused]] const int cut = before >= 0 ? ::ftruncate(fd_, before) : 0;
+      throw InputError(path_, 0, std::string("cannot append: ") + std::strerror(saved));
+    }
     data += n;
     left -= static_cast<std::size_t>(n);
   }

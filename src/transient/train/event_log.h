@@ -18,7 +18,8 @@ class EventLog {
   EventLog(const EventLog&) = delete;
   EventLog& operator=(const EventLog&) = delete;
 
-  // Appends `event` (an object with at least "event") with "t" and "time" set first.
+  // Appends `event` (an object with at least "event") with "t" and "time" set first, as a whole
+  // line or not at all. Throws InputError naming the file when it cannot (a full disk).
   void append(nlohmann::json event);
   double elapsed_s() const;
 

@@ -847,6 +847,21 @@ void open_records(PreparedJob& prepared, EventLog& events) {
   }
 }
 
+// A record the coordinator could not write while the job ran (the job directory's disk full, its
+// folder gone) ends the run, where it ended as bad input with no word of the job: each record is
+// written whole or not at all, so the job goes on from them once that is mended. `what` names the
+// file and the cause; `continue_with` as finish_job's.
+int stopped_on_a_record(const std::string& what, const Coordinator& coordinator,
+                        const std::string& job_dir, const char* continue_with) {
+  std::fflush(stdout);
+  std::fprintf(stderr,
+               "error: %s; the job stopped after step %lld, its records and checkpoints as last "
+               "written: once that is mended, continue it with: %s %s\n",
+               printable(what).c_str(), static_cast<long long>(coordinator.last_step()),
+               continue_with, shell_word(job_dir).c_str());
+  return kExitFailed;
+}
+
 // summary.json and the last lines: what the job came to. `continue_with`: the command that
 // continues the job when it paused, less its job directory ("transient train --resume --job-dir").
 int finish_job(const PreparedJob& prepared, Coordinator& coordinator, EventLog& events,
@@ -1085,20 +1100,25 @@ int run_training(const TrainOptions& given, launch::ForkServer* fork_server) {
   const auto start = Clock::now();
   for (int i = 0; i < o.workers; ++i) fleet.start_worker();
   bool invited = false;
-  while (coordinator.poll(0.005)) {
-    fleet.tick();
-    if (g_stop_requested) coordinator.request_stop();
-    if (const auto cause = fleet.exhausted()) coordinator.fail(*cause);
-    // The job waits for a worker, as a coordinator's does: the user is told how to start one
-    // (or to pause it), once each time it comes to wait, where it waited without a word.
-    const auto all_left = fleet.all_left();
-    if (all_left && !invited) {
-      coordinator.say(*all_left +
-                      "; the job waits for one to join: transient worker --coordinator " +
-                      coordinator.address() + " --token-file " +
-                      shell_word(records::JobFiles(o.job_dir).token()) + " (or Ctrl-C pauses it)");
+  try {
+    while (coordinator.poll(0.005)) {
+      fleet.tick();
+      if (g_stop_requested) coordinator.request_stop();
+      if (const auto cause = fleet.exhausted()) coordinator.fail(*cause);
+      // The job waits for a worker, as a coordinator's does: the user is told how to start one
+      // (or to pause it), once each time it comes to wait, where it waited without a word.
+      const auto all_left = fleet.all_left();
+      if (all_left && !invited) {
+        coordinator.say(
+            *all_left + "; the job waits for one to join: transient worker --coordinator " +
+            coordinator.address() + " --token-file " +
+            shell_word(records::JobFiles(o.job_dir).token()) + " (or Ctrl-C pauses it)");
+      }
+      invited = all_left.has_value();
     }
-    invited = all_left.has_value();
+  } catch (const InputError& error) {
+    return stopped_on_a_record(error.what(), coordinator, o.job_dir,
+                               "transient train --resume --job-dir");
   }
   // The job's time ends here, not after its workers' exits are awaited.
   const double wall_s = std::chrono::duration<double>(Clock::now() - start).count();
@@ -1288,8 +1308,14 @@ int run_coordinator(const TrainOptions& flags, int min_workers) {
   InterruptHandler interrupts;
   g_stop_requested = false;
   const auto start = Clock::now();
-  while (coordinator.poll(0.01)) {
-    if (g_stop_requested) coordinator.request_stop();
+  try {
+    while (coordinator.poll(0.01)) {
+      if (g_stop_requested) coordinator.request_stop();
+    }
+  } catch (const InputError& error) {
+    // Its workers, on their hosts, wait for it to come back: taken back, they re-join.
+    return stopped_on_a_record(error.what(), coordinator, prepared.options.job_dir,
+                               "transient coordinator --job-dir");
   }
   const double wall_s = std::chrono::duration<double>(Clock::now() - start).count();
   // A standalone coordinator's job is continued by another one, which its workers join again.
