@@ -240,6 +240,25 @@ TEST(Profile, ABadModelIsOneErrorLineAndExitTwo) {
   EXPECT_NE(bad_file.err.find(garbage), std::string::npos) << bad_file.err;
   // The same refusal as `transient train --model` gives: both read model files one way.
   EXPECT_NE(bad_file.err.find("not a TorchScript file"), std::string::npos) << bad_file.err;
+
+  // Sizes libtorch cannot allocate are refused where they enter (review: an internal failure,
+  // "DefaultCPUAllocator: can't allocate memory: you tried to allocate 10240000000000 bytes").
+  const auto huge = run_cli(
+      {"profile", "--model", "mlp", "--batch", "8", "--input", "1x100000x100000"}, dir + "/huge");
+  EXPECT_EQ(huge.exit_code, 2) << huge.err;
+  EXPECT_EQ(huge.err,
+            "error: --input: 1x100000x100000 is out of range; accepted: 1 to 4096 "
+            "channels, height and width\n");
+  const auto batch =
+      run_cli({"profile", "--model", "mlp", "--batch", "1000000", "--input", "3x4096x4096"},
+              dir + "/batch");
+  EXPECT_EQ(batch.exit_code, 2) << batch.err;
+  EXPECT_EQ(batch.err.rfind("error: --batch 1000000 of --input 3x4096x4096: the step's input alone "
+                            "is 187500.0 GiB, more than this machine's ",
+                            0),
+            0u)
+      << batch.err;
+  EXPECT_EQ(batch.err.find('\n'), batch.err.size() - 1) << batch.err;
 }
 
 // The networks CM-DARE measured and two ways of pooling, exported by tests/train/cmdare_models.py

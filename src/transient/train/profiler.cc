@@ -4,6 +4,7 @@
 #include <torch/csrc/autograd/profiler_kineto.h>
 #include <torch/script.h>
 #include <torch/torch.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -436,6 +437,31 @@ ModelProfile profile_model(const ProfileOptions& options) {
   if (options.threads < 0) throw InputError("--threads: must not be negative");
   if (options.channels < 1 || options.height < 1 || options.width < 1) {
     throw InputError("--input: every size must be at least 1");
+  }
+  const std::string shape = std::to_string(options.channels) + "x" +
+                            std::to_string(options.height) + "x" + std::to_string(options.width);
+  // Bounded where they enter, as a data set's images are: 1x100000x100000 asked libtorch for
+  // terabytes and ended as an internal failure.
+  if (options.channels > 4096 || options.height > 4096 || options.width > 4096) {
+    throw InputError("--input: " + shape +
+                     " is out of range; accepted: 1 to 4096 channels, height and width");
+  }
+  if (options.batch > 1'000'000) {
+    throw InputError("--batch: " + std::to_string(options.batch) +
+                     " is out of range; accepted: 1 to 1e6 samples");
+  }
+  const double input_bytes =
+      static_cast<double>(options.batch) * static_cast<double>(options.channels) *
+      static_cast<double>(options.height) * static_cast<double>(options.width) * sizeof(float);
+  const double memory_bytes = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) *
+                              static_cast<double>(::sysconf(_SC_PAGE_SIZE));
+  if (memory_bytes > 0 && input_bytes > memory_bytes) {
+    char sizes[96];
+    std::snprintf(sizes, sizeof sizes, "%.1f GiB, more than this machine's %.1f GiB",
+                  input_bytes / (1 << 30), memory_bytes / (1 << 30));
+    throw InputError("--batch " + std::to_string(options.batch) + " of --input " + shape +
+                     ": the step's input alone is " + sizes +
+                     " of memory; accepted: a smaller batch or input");
   }
   if (!options.trace_path.empty()) {
     // Refused before anything is timed; the trace itself is written whole at the end.
