@@ -151,6 +151,10 @@ class Coordinator : public launch::FleetCoordinator, private elastic::Env {
   // last step this coordinator saw (the samples those steps held, an epoch's last step what was
   // left of it).
   std::int64_t last_step() const override { return last_step_; }
+  // The step of the first progress report of this coordinator's run; nullopt before one.
+  std::optional<std::int64_t> first_reported_step() const {
+    return first_step_time_ ? std::optional<std::int64_t>(first_step_) : std::nullopt;
+  }
   // When the first step this coordinator saw was completed (nullopt before).
   std::optional<Clock::time_point> first_step_time() const override { return first_step_time_; }
   double samples_per_s() const;

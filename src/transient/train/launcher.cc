@@ -828,6 +828,21 @@ void open_records(PreparedJob& prepared, EventLog& events) {
   if (chosen) {
     announce_rejected(*chosen, events);
     set_aside_rejected(checkpoints, *chosen);
+    // A --keep lower than the job's checkpoints: they go now, as the next write would take them,
+    // and the disk need not hold them beside it (one too full for it is why --keep is lowered).
+    const auto trimmed = checkpoints.trim(chosen->step);
+    if (!trimmed.empty()) {
+      std::string names;
+      nlohmann::json files = nlohmann::json::array();
+      for (const auto& old : trimmed) {
+        names += (names.empty() ? "" : ", ") + old.file;
+        files.push_back(old.file);
+      }
+      std::fprintf(stderr, "transient: --keep %d: removed %s (%s)\n", o.keep,
+                   counted(static_cast<long long>(trimmed.size()), "older checkpoint").c_str(),
+                   names.c_str());
+      events.append({{"event", "checkpoints_removed"}, {"keep", o.keep}, {"files", files}});
+    }
   }
   // Rows of steps after the checkpoint (left by a stopped or crashed run) will be redone: counted
   // with the job's redone steps (a crash after step 145 resumed from the checkpoint of step 100
@@ -1294,12 +1309,7 @@ int run_coordinator(const TrainOptions& flags, int min_workers) {
   }
   Coordinator coordinator(prepared.job, prepared.token, coordinator_options, events,
                           prepared.start);
-  if (take_back) {
-    coordinator.take_back(journal);
-    // The summary's run goes on from where the job had come (its wall time and samples/s are
-    // this run's): it said 0, as if the job had started over.
-    prepared.start.start_step = coordinator.last_step();
-  }
+  if (take_back) coordinator.take_back(journal);
   std::printf("coordinator of %s listening on %s\n", o.job_dir.c_str(),
               coordinator.address().c_str());
   std::printf("%s", join_instructions(o.bind, coordinator.address(), prepared.token_path).c_str());
@@ -1318,6 +1328,12 @@ int run_coordinator(const TrainOptions& flags, int min_workers) {
                                "transient coordinator --job-dir");
   }
   const double wall_s = std::chrono::duration<double>(Clock::now() - start).count();
+  // A job taken back: its run, whose wall time and samples/s the summary gives, went on from the
+  // step its members had come to when they first reported again, or, finished while no
+  // coordinator was there, trained nothing (it said 0, as though the job had started over).
+  if (take_back) {
+    prepared.start.start_step = coordinator.first_reported_step().value_or(coordinator.last_step());
+  }
   // A standalone coordinator's job is continued by another one, which its workers join again.
   const int code = finish_job(prepared, coordinator, events, wall_s, min_workers,
                               "transient coordinator --job-dir");
