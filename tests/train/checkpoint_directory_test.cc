@@ -91,5 +91,35 @@ TEST(CheckpointDirectory, AStepWrittenAgainNeverLeavesTheManifestVouchingForOthe
   EXPECT_EQ(directory.list().size(), 2u);
 }
 
+// A job resumed with a lower --keep: its older checkpoints go at once (listed first, then their
+// files), never the one it resumes from; they stayed until the next write, on a disk that could
+// not hold it beside them.
+TEST(CheckpointDirectory, TrimmedToAKeepLowerThanItHoldsItDropsTheOldestButTheOneResumedFrom) {
+  const std::string dir = ::testing::TempDir() + "/checkpoint_directory_trim";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  {
+    CheckpointDirectory five(dir, 5);
+    for (int step = 10; step <= 40; step += 10) five.write(step, "step " + std::to_string(step));
+    EXPECT_TRUE(five.trim(40).empty());  // holds no more than it keeps
+  }
+  CheckpointDirectory two(dir, 2);
+  const auto dropped = two.trim(40);
+  ASSERT_EQ(dropped.size(), 2u);
+  EXPECT_EQ(dropped[0].step, 10);
+  EXPECT_EQ(dropped[1].step, 20);
+  ASSERT_EQ(two.list().size(), 2u);
+  EXPECT_EQ(two.list().front().step, 30);
+  for (const auto& gone : dropped) EXPECT_FALSE(fs::exists(two.path_of(gone))) << gone.file;
+  for (const auto& kept : two.list()) EXPECT_NO_THROW(two.read_verified(kept)) << kept.file;
+  // Resumed from an older one than the newest: that one stays.
+  CheckpointDirectory one(dir, 1);
+  const auto more = one.trim(30);
+  ASSERT_EQ(more.size(), 1u);
+  EXPECT_EQ(more[0].step, 40);
+  ASSERT_EQ(one.list().size(), 1u);
+  EXPECT_EQ(one.list()[0].step, 30);
+}
+
 }  // namespace
 }  // namespace transient::train

@@ -300,6 +300,27 @@ TEST(Failure, AFullDiskUnderTheJobsRecordsStopsItSayingHowToGoOn) {
   EXPECT_NE(resumed.out.find("paused after step 30 of 100000"), std::string::npos) << resumed.out;
 }
 
+// Resumed with a lower --keep (a disk that cannot hold one more checkpoint beside the job's), the
+// older checkpoints go before the workers start, said so: they stayed until the next one was
+// written, and on that disk it could not be.
+TEST(Failure, ALowerKeepOnResumeRemovesTheOlderCheckpointsFirst) {
+  const std::string dir = fresh_dir("lower-keep");
+  run_paused(with(small_job(dir, 1), {"--stop-at", "40", "--checkpoint-every", "10"}), dir);
+  ASSERT_EQ(CheckpointDirectory(dir + "/checkpoints", 3).list().size(), 3u);
+  const auto resumed =
+      run_cli(with(small_job(dir, 1), {"--resume", "--keep", "1", "--stop-at", "45"}), dir + ".1");
+  EXPECT_EQ(resumed.exit_code, kExitPaused) << resumed.err;
+  EXPECT_NE(resumed.err.find("transient: --keep 1: removed 2 older checkpoints "
+                             "(step-00000020.pt, step-00000030.pt)\n"),
+            std::string::npos)
+      << resumed.err;
+  const auto left = CheckpointDirectory(dir + "/checkpoints", 1).list();
+  ASSERT_EQ(left.size(), 1u);
+  EXPECT_EQ(left[0].step, 45);
+  EXPECT_EQ(count_events(read_events(dir), "checkpoints_removed"), 1);
+  EXPECT_FALSE(fs::exists(dir + "/checkpoints/step-00000020.pt"));
+}
+
 // `transient train` whose only worker is killed, with no replacement to come: the job fails
 // naming what ended the last worker, and does not say that it waits for one to join.
 TEST(Failure, ALocalJobWithNoWorkerLeftAndNoneToComeFailsSayingSo) {

@@ -136,6 +136,25 @@ void CheckpointDirectory::add_to_manifest(const CheckpointRecord& record) const 
   for (const auto& old : dropped) std::filesystem::remove(path_of(old));
 }
 
+std::vector<CheckpointRecord> CheckpointDirectory::trim(std::int64_t keeping) {
+  ManifestLock lock(dir_);
+  auto records = list();
+  std::vector<CheckpointRecord> dropped;
+  for (auto old = records.begin();
+       static_cast<int>(records.size()) > keep_ && old != records.end();) {
+    if (old->step == keeping) {
+      ++old;
+      continue;
+    }
+    dropped.push_back(*old);
+    old = records.erase(old);
+  }
+  if (dropped.empty()) return dropped;
+  write_manifest(records);
+  for (const auto& old : dropped) std::filesystem::remove(path_of(old));
+  return dropped;
+}
+
 void CheckpointDirectory::unlist_if_replaced(const CheckpointRecord& record) const {
   ManifestLock lock(dir_);
   auto records = list();

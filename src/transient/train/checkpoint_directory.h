@@ -59,6 +59,13 @@ class CheckpointDirectory {
   // manifest cannot be read or written (then nothing changed).
   std::vector<CheckpointRecord> set_aside_from(std::int64_t step, const std::string& prefix);
 
+  // Takes the oldest checkpoints out of the manifest until it lists `keep`, never the one of step
+  // `keeping`, then deletes their files; returns them (none when it lists no more than `keep`).
+  // A job resumed with a lower --keep: its checkpoints stayed until the next one was written, on
+  // a disk that could not hold it beside them. Throws InputError if the manifest cannot be read
+  // or written (then nothing changed).
+  std::vector<CheckpointRecord> trim(std::int64_t keeping);
+
   // Removes temporary files left by a writer that was killed mid-write.
   void remove_leftovers() const;
 
