@@ -130,22 +130,22 @@ Injection rank_injection(TargetKind target, int index, const std::string& worker
 TEST(ResolveTarget, RankIsThePositionInTheCurrentMembers) {
   const std::vector<std::string> members = {"w0", "w3", "w5"};
   Rng rng(1);
-  EXPECT_EQ(resolve_target(rank_injection(TargetKind::kRank, 0), members, rng), "w0");
-  EXPECT_EQ(resolve_target(rank_injection(TargetKind::kRank, 2), members, rng), "w5");
-  EXPECT_EQ(resolve_target(rank_injection(TargetKind::kRank, 3), members, rng), std::nullopt);
-  EXPECT_EQ(resolve_target(rank_injection(TargetKind::kRank, -1), members, rng), std::nullopt);
-  EXPECT_EQ(resolve_target(rank_injection(TargetKind::kRank, 0), {}, rng), std::nullopt);
+  EXPECT_EQ(resolve_target(rank_injection(TargetKind::kRank, 0), members, {}, rng), "w0");
+  EXPECT_EQ(resolve_target(rank_injection(TargetKind::kRank, 2), members, {}, rng), "w5");
+  EXPECT_EQ(resolve_target(rank_injection(TargetKind::kRank, 3), members, {}, rng), std::nullopt);
+  EXPECT_EQ(resolve_target(rank_injection(TargetKind::kRank, -1), members, {}, rng), std::nullopt);
+  EXPECT_EQ(resolve_target(rank_injection(TargetKind::kRank, 0), {}, {}, rng), std::nullopt);
 }
 
 TEST(ResolveTarget, WorkerIsTheIdWhenItIsAMember) {
   const std::vector<std::string> members = {"w0", "w3", "w5"};
   Rng rng(1);
-  EXPECT_EQ(resolve_target(rank_injection(TargetKind::kWorker, 3), members, rng), "w3");
-  EXPECT_EQ(resolve_target(rank_injection(TargetKind::kWorker, 1), members, rng), std::nullopt);
-  EXPECT_EQ(resolve_target(rank_injection(TargetKind::kWorker, 5, "w5"), members, rng), "w5");
+  EXPECT_EQ(resolve_target(rank_injection(TargetKind::kWorker, 3), members, {}, rng), "w3");
+  EXPECT_EQ(resolve_target(rank_injection(TargetKind::kWorker, 1), members, {}, rng), std::nullopt);
+  EXPECT_EQ(resolve_target(rank_injection(TargetKind::kWorker, 5, "w5"), members, {}, rng), "w5");
   // The id wins over the index when both are set.
-  EXPECT_EQ(resolve_target(rank_injection(TargetKind::kWorker, 0, "w3"), members, rng), "w3");
-  EXPECT_EQ(resolve_target(rank_injection(TargetKind::kWorker, 0, "w9"), members, rng),
+  EXPECT_EQ(resolve_target(rank_injection(TargetKind::kWorker, 0, "w3"), members, {}, rng), "w3");
+  EXPECT_EQ(resolve_target(rank_injection(TargetKind::kWorker, 0, "w9"), members, {}, rng),
             std::nullopt);
 }
 
@@ -155,7 +155,7 @@ TEST(ResolveTarget, AnyDrawsEveryMemberUniformly) {
   std::map<std::string, int> counts;
   const int draws = 40000;
   for (int i = 0; i < draws; ++i) {
-    const auto id = resolve_target(rank_injection(TargetKind::kAny, 0), members, rng);
+    const auto id = resolve_target(rank_injection(TargetKind::kAny, 0), members, {}, rng);
     ASSERT_TRUE(id.has_value());
     ++counts[*id];
   }
@@ -163,7 +163,7 @@ TEST(ResolveTarget, AnyDrawsEveryMemberUniformly) {
   // Three binomial standard errors around draws / 4.
   const double sd = std::sqrt(draws * 0.25 * 0.75);
   for (const auto& [id, count] : counts) EXPECT_NEAR(count, draws / 4.0, 3.0 * sd) << id;
-  EXPECT_EQ(resolve_target(rank_injection(TargetKind::kAny, 0), {}, rng), std::nullopt);
+  EXPECT_EQ(resolve_target(rank_injection(TargetKind::kAny, 0), {}, {}, rng), std::nullopt);
 }
 
 TEST(ResolveTarget, AnyIsReproducibleFromTheSeed) {
@@ -171,8 +171,8 @@ TEST(ResolveTarget, AnyIsReproducibleFromTheSeed) {
   Rng first(7);
   Rng second(7);
   for (int i = 0; i < 50; ++i) {
-    EXPECT_EQ(resolve_target(rank_injection(TargetKind::kAny, 0), members, first),
-              resolve_target(rank_injection(TargetKind::kAny, 0), members, second));
+    EXPECT_EQ(resolve_target(rank_injection(TargetKind::kAny, 0), members, {}, first),
+              resolve_target(rank_injection(TargetKind::kAny, 0), members, {}, second));
   }
 }
 
@@ -328,6 +328,9 @@ TEST(RevocationSchedule, MarketDrawsOneLifetimePerWorkerFromTheModel) {
   EXPECT_TRUE(schedule.due(2e9).empty());
 }
 
+// A market-drawn lifetime is its worker's server's, member or not: one that ended while the
+// worker waited to join a generation was skipped ("no such member now"), and that worker was
+// never revoked (review).
 TEST(RevocationSchedule, MarketInjectionsResolveToTheirWorker) {
   RevocationSchedule schedule({});
   schedule.use_market(exponential_model("10s"), 1.0, 3);
@@ -337,8 +340,10 @@ TEST(RevocationSchedule, MarketInjectionsResolveToTheirWorker) {
   ASSERT_EQ(injections.size(), 2u);
   Rng rng(0);
   for (const Injection& injection : injections) {
-    EXPECT_EQ(resolve_target(injection, {"w1", "w0"}, rng), injection.worker_id);
-    EXPECT_EQ(resolve_target(injection, {"w2"}, rng), std::nullopt);
+    EXPECT_EQ(resolve_target(injection, {"w1", "w0"}, {"w0", "w1"}, rng), injection.worker_id);
+    EXPECT_EQ(resolve_target(injection, {"w2"}, {"w0", "w1", "w2"}, rng), injection.worker_id);
+    EXPECT_EQ(resolve_target(injection, {}, {"w0", "w1"}, rng), injection.worker_id);
+    EXPECT_EQ(resolve_target(injection, {"w2"}, {"w2"}, rng), std::nullopt);  // gone
   }
 }
 

@@ -172,12 +172,19 @@ void LocalFleet::inject(const Injection& injection) {
                                  [&](const std::string& id) { return revoked_.count(id) > 0; }),
                   members.end());
   }
-  const auto target = resolve_target(injection, members, rng_);
+  std::vector<std::string> running;
+  for (const auto& [id, pid] : pids_) {
+    if (gone_.count(id) == 0) running.push_back(id);
+  }
+  const auto target = resolve_target(injection, members, running, rng_);
   const auto skip = [&](const std::string& why) {
     record_({{"event", "revocation_skipped"}, {"rule", injection.rule}, {"reason", why}});
     coordinator_.say("revocation " + injection.rule + " skipped: " + why);
   };
-  if (!target) return skip("no such member now");
+  if (!target) {
+    return skip(injection.worker_id.empty() ? "no such member now"
+                                            : "worker " + injection.worker_id + " has left");
+  }
   if (revoked_.count(*target) > 0) return skip("worker " + *target + " is being revoked already");
   Local* local = find(*target);
   long pid = 0;

@@ -120,10 +120,17 @@ std::string to_string(RevokeAction action) {
 }
 
 std::optional<std::string> resolve_target(const Injection& injection,
-                                          const std::vector<std::string>& members, Rng& rng) {
+                                          const std::vector<std::string>& members,
+                                          const std::vector<std::string>& running, Rng& rng) {
   const auto is_member = [&](const std::string& id) {
     return std::find(members.begin(), members.end(), id) != members.end();
   };
+  if (!injection.worker_id.empty()) {
+    const bool is_running =
+        std::find(running.begin(), running.end(), injection.worker_id) != running.end();
+    if (is_running || is_member(injection.worker_id)) return injection.worker_id;
+    return std::nullopt;
+  }
   switch (injection.target) {
     case TargetKind::kRank:
       if (injection.index >= 0 && static_cast<std::size_t>(injection.index) < members.size()) {
@@ -131,8 +138,7 @@ std::optional<std::string> resolve_target(const Injection& injection,
       }
       return std::nullopt;
     case TargetKind::kWorker: {
-      const std::string id =
-          injection.worker_id.empty() ? "w" + std::to_string(injection.index) : injection.worker_id;
+      const std::string id = "w" + std::to_string(injection.index);
       if (is_member(id)) return id;
       return std::nullopt;
     }

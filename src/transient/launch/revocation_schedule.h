@@ -62,12 +62,15 @@ struct Injection {
 };
 
 // Resolves an injection's target to a worker id. `members` are the job's members right now, ids
-// in rank order ("w0", "w3", ...). rankN -> members[N] if it exists; workerN -> "wN" if it is a
-// member; worker_id -> itself if a member; any -> a member drawn uniformly from `rng` (one draw,
-// only when there is a member). nullopt if no member fits: the caller records the injection as
-// skipped.
+// in rank order ("w0", "w3", ...); `running`, the workers admitted and not gone, members or not.
+// rankN -> members[N] if it exists; workerN -> "wN" if it is a member; a market-drawn worker_id
+// -> itself if running (its server's lifetime ends whether or not it is in a generation: one that
+// ended while the worker waited to join was skipped, and that worker was never revoked); any ->
+// a member drawn uniformly from `rng` (one draw, only when there is a member). nullopt if no
+// worker fits: the caller records the injection as skipped.
 std::optional<std::string> resolve_target(const Injection& injection,
-                                          const std::vector<std::string>& members, Rng& rng);
+                                          const std::vector<std::string>& members,
+                                          const std::vector<std::string>& running, Rng& rng);
 
 // The injections of one run, from --revoke rules and/or a market model.
 class RevocationSchedule {
