@@ -56,17 +56,30 @@ class ServedCoordinator {
           std::this_thread::sleep_for(std::chrono::milliseconds(1));
           continue;
         }
-        coordinator_.poll(0.005);
+        if (stop_requested_.exchange(false)) coordinator_.request_stop();
+        if (!coordinator_.poll(0.005)) ended_ = true;
       }
     });
   }
   ~ServedCoordinator() {
     stop_ = true;
-    serving_.join();
+    if (serving_.joinable()) serving_.join();
   }
   std::string address() const { return coordinator_.address(); }
   // While paused it accepts and reads nothing: connections wait in its listener's queue.
   void pause(bool paused) { paused_ = paused; }
+  // Ctrl-C, as the launcher passes it on: on the serving thread, at its next poll.
+  void request_stop() { stop_requested_ = true; }
+  // How the job ended, once it has (its serving stops); nullopt if it does not within 30 s.
+  std::optional<JobOutcome> outcome() {
+    for (int i = 0; i < 3000 && !ended_; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (!ended_) return std::nullopt;
+    stop_ = true;
+    if (serving_.joinable()) serving_.join();
+    return coordinator_.outcome();
+  }
 
  private:
   static JobConfig job(const std::string& dir) {
@@ -92,6 +105,8 @@ class ServedCoordinator {
   Coordinator coordinator_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> paused_{false};
+  std::atomic<bool> stop_requested_{false};
+  std::atomic<bool> ended_{false};
   std::thread serving_;
 };
 
@@ -325,6 +340,38 @@ TEST(CoordinatorCheckpoints, ADivergenceStopsTheJobAfterRankZerosCheckpointOnIts
   const auto kept = CheckpointDirectory(records::JobFiles(dir).checkpoints(), 3).list();
   ASSERT_EQ(kept.size(), 1u);
   EXPECT_EQ(kept.back().step, 3);
+}
+
+// Ctrl-C once the job's last step is done (its final evaluation and checkpoint under way) finds
+// it finished: the members' result says so, and the job was recorded as paused (exit 5, "continue
+// with --resume"), whose resume started workers only to evaluate it again (review).
+TEST(CoordinatorStop, AStopAskedForAfterTheLastStepLeavesTheJobFinished) {
+  const std::string dir = fresh_job_dir("coordinator_stop_after_last");
+  const std::string token = new_job_token();
+  ServedCoordinator coordinator(dir, token, 1);
+  const auto endpoint = parse_endpoint(coordinator.address(), "the coordinator");
+  auto rank0 = member(endpoint, token);
+  ASSERT_TRUE(rank0);
+  ASSERT_FALSE(next_with(*rank0, "generation").is_null());
+  message::Report formed;
+  formed.kind = message::Report::Kind::kFormed;
+  formed.gen = 0;
+  formed.step = 0;
+  ASSERT_TRUE(rank0->send(message::encode(formed)));
+  coordinator.request_stop();
+  ASSERT_FALSE(next_with(*rank0, "signal").is_null()) << "rank 0 was not told to stop";
+  message::Report done;
+  done.kind = message::Report::Kind::kDone;
+  done.gen = 0;
+  done.step = 10;  // the job's last
+  done.result = WorkerResult{10, 0.75, 0.5, false};
+  ASSERT_TRUE(rank0->send(message::encode(done)));
+  const auto outcome = coordinator.outcome();
+  ASSERT_TRUE(outcome.has_value()) << "the job did not end";
+  EXPECT_EQ(outcome->failure, "");
+  EXPECT_EQ(outcome->result.step, 10);
+  EXPECT_FALSE(outcome->result.stopped);
+  EXPECT_DOUBLE_EQ(outcome->result.test_accuracy, 0.75);
 }
 
 // The connections waiting to be accepted by the listening socket on `port` (IPv4: the kernel's

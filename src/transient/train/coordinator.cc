@@ -1232,7 +1232,12 @@ void Coordinator::end_job(const elastic::action::EndJob& end) {
   outcome_.ended = true;
   outcome_.failure = end.failure;
   if (!end.finished) outcome_.result.step = end.step;
-  if (end.stopped) outcome_.result.stopped = true;
+  // A stop asked for once the last step was done (during the final evaluation or checkpoint)
+  // finds the job finished: it was recorded as paused, and --resume started workers only to
+  // evaluate it again.
+  const bool completed =
+      end.finished && !outcome_.result.stopped && outcome_.result.step >= job_.total_steps;
+  if (end.stopped && !completed) outcome_.result.stopped = true;
   progress_->finish();
   for (auto& [id, worker] : workers_) {
     send_to(*worker, message::Finished{});
