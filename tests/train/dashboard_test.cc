@@ -180,7 +180,12 @@ TEST(Dashboard, APeerOnAnotherHostNeedsTheJobsToken) {
 
 TEST(Dashboard, OffServesNoneAndABadAddressIsRefused) {
   const std::string dir = fresh_dir("dashboard-off");
-  const auto done = run_cli(with(small_job(dir, 1, 5), {"--dashboard", "off"}), dir);
+  const auto paused =
+      run_cli(with(small_job(dir, 1, 5), {"--dashboard", "off", "--stop-at", "3"}), dir);
+  ASSERT_EQ(paused.exit_code, kExitPaused) << paused.err;
+  EXPECT_EQ(paused.err.find("dashboard on"), std::string::npos) << paused.err;
+  // Resumed, it stays off (it came back on a port of its own).
+  const auto done = run_cli(with(small_job(dir, 1, 5), {"--resume"}), dir + "-resumed");
   ASSERT_EQ(done.exit_code, kExitFinished) << done.err;
   EXPECT_EQ(done.err.find("dashboard on"), std::string::npos) << done.err;
   EXPECT_FALSE(nlohmann::json::parse(slurp(dir + "/coordinator.json")).contains("dashboard"));

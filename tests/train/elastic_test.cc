@@ -1287,10 +1287,11 @@ TEST(Elastic, WhenEveryWorkerIsGoneTheNextToJoinResumesFromTheLatestCheckpoint) 
   CliProcess third(worker, dir + "-c");
   const auto done = coordinator.wait();
   ASSERT_EQ(done.exit_code, 0) << done.err;
-  // A standalone coordinator says how a worker joins.
+  // A standalone coordinator says how a worker joins (with the job's token file, where it said
+  // "<job>/token").
   EXPECT_NE(done.err.find("transient: no worker left; the job waits for one to join (transient "
                           "worker --coordinator " +
-                          address + " --token-file <job>/token)\n"),
+                          address + " --token-file " + dir + "/token)\n"),
             std::string::npos)
       << done.err;
   EXPECT_EQ(third.wait().exit_code, 0);

@@ -377,6 +377,28 @@ TEST(Failure, AWorkerThatCannotReachItsCoordinatorLeavesOnSigterm) {
   EXPECT_NE(result.err.find("preempted before it joined the job"), std::string::npos) << result.err;
 }
 
+// A coordinator's paused job continued by `transient train --resume` keeps its front door: its
+// workers, started apart, re-join at the journal's port (it listened on a new one, and they found
+// nothing there). Its dashboard, off, stays off (review).
+TEST(Failure, ACoordinatorsJobResumedByTrainKeepsItsPortAndItsDashboardOff) {
+  const std::string dir = fresh_dir("coordinator-resumed-by-train");
+  auto args = small_job(dir, 1, 300);
+  args[0] = "coordinator";
+  args.erase(args.begin() + 3, args.begin() + 5);  // --workers 1
+  args = with(args, {"--min-workers", "1", "--stop-at", "20", "--dashboard", "off"});
+  CliProcess coordinator(args, dir + "-1");
+  const std::string door = front_door(dir);
+  CliProcess worker({"worker", "--coordinator", door, "--token-file", dir + "/token"}, dir + "-a");
+  ASSERT_EQ(coordinator.wait().exit_code, kExitPaused);
+  EXPECT_EQ(worker.wait().exit_code, kExitFinished);
+  const auto resumed =
+      run_cli({"train", "--resume", "--job-dir", dir, "--workers", "1", "--stop-at", "25"},
+              dir + "-resumed");
+  EXPECT_EQ(resumed.exit_code, kExitPaused) << resumed.err;
+  EXPECT_EQ(front_door(dir), door);
+  EXPECT_EQ(resumed.err.find("dashboard on"), std::string::npos) << resumed.err;
+}
+
 // A standalone coordinator paused by SIGTERM exits as paused, and `transient coordinator
 // --job-dir` continues that job from its newest checkpoint with its own settings, to the
 // --stop-at given now (none: the end), not the paused one's (it paused at 299 here).

@@ -391,6 +391,11 @@ void add_train_commands(CLI::App& app, launch::ForkServer* fork_server) {
   train->callback([train, options, checkpoint_every, heartbeat, replace, prices, revoke,
                    revocations, revocation_params, market_data_dir, fork_server] {
     options->given_flags = given_job_flags(*train);
+    // Not given, a resumed job's front door (a coordinator's job) and dashboard are its last
+    // run's (train::prepare_job): `train` has defaults for them, so their absence is said here.
+    for (const char* flag : {"--bind", "--port", "--dashboard"}) {
+      if (train->get_option(flag)->count() > 0) options->given_flags.emplace_back(flag);
+    }
     parse_checkpoint_every(*checkpoint_every, *options);
     parse_elastic_durations(*heartbeat, *replace, *options);
     check_qualifying_flags(*train, *options);

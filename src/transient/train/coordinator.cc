@@ -270,7 +270,8 @@ void Coordinator::apply_actions() {
     } else if (const auto* waiting = std::get_if<action::Waiting>(&next)) {
       say(options_.invite_workers
               ? "no worker left; the job waits for one to join (transient worker --coordinator " +
-                    address() + " --token-file <job>/token)"
+                    address() + " --token-file " +
+                    shell_word(records::JobFiles(job_.options.job_dir).token()) + ")"
               : "no worker left");
       events_.append({{"event", "waiting"}, {"step", waiting->step}});
     } else if (const auto* record = std::get_if<action::Record>(&next)) {

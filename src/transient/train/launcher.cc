@@ -394,6 +394,44 @@ void check_addresses(const TrainOptions& o) {
   }
 }
 
+// `at` (HOST:PORT, a journal's) if nothing listens there now, else HOST:0 (another port), said
+// on stderr: "the job's `what` PORT is taken; `instead`".
+Endpoint the_journals_or_another(const Endpoint& at, const char* what, const char* instead) {
+  try {
+    Listener probe(at.host, at.port, what);
+    return at;
+  } catch (const InputError&) {
+    std::fprintf(stderr, "transient: the job's %s %u is taken; %s\n", what,
+                 static_cast<unsigned>(at.port), instead);
+    return Endpoint{at.host, 0};
+  }
+}
+
+// A job resumed by `transient train`: its dashboard where its last run had it, unless given (a
+// page left open reloads itself; one turned off stays off), and a coordinator's job's front door
+// (its workers, started apart, re-join at the journal's port). A resume gave both new ports, and
+// turned a dashboard that was off on.
+void keep_the_journals_addresses(TrainOptions& o) {
+  const std::string journal_path = records::JobFiles(o.job_dir).coordinator();
+  if (!o.resume || !fs::exists(journal_path)) return;
+  const auto journal = load_coordinator_journal(journal_path);
+  if (journal.standalone && !o.given("--port")) {
+    const auto door = parse_endpoint(journal.front_door, journal_path);
+    if (!o.given("--bind")) o.bind = door.host;
+    o.port = the_journals_or_another(Endpoint{o.bind, door.port}, "port",
+                                     "listening on another (workers join at the address below)")
+                 .port;
+  }
+  if (!o.given("--dashboard")) {
+    o.dashboard =
+        journal.dashboard.empty()
+            ? "off"
+            : the_journals_or_another(parse_endpoint(journal.dashboard, journal_path),
+                                      "dashboard port", "serving it on another (its address below)")
+                  .text();
+  }
+}
+
 // Creates or re-opens the job directory; refuses a directory of another job and one holding
 // records without --resume, before anything in it is touched, and a resumed job's model file or
 // data set that is no longer the job's (`data`: what the launcher read of it now). Returns
@@ -675,6 +713,7 @@ PreparedJob prepare_job(const TrainOptions& given, bool starts_workers) {
   if (fs::is_directory(o.job_dir, unreadable) && records::JobFiles(o.job_dir).holds_records()) {
     prepared.lock = std::make_shared<JobLock>(o.job_dir);
   }
+  if (starts_workers) keep_the_journals_addresses(o);
   check_addresses(o);
   prepared.job_json_update = prepare_job_dir(o, job.data, prepared.lock);
   // Kept in job.json as given (0: the cores of the machine it runs on), resolved for this run.
@@ -1186,27 +1225,25 @@ int run_coordinator(const TrainOptions& flags, int min_workers) {
   CoordinatorJournal journal;
   if (take_back) {
     journal = load_coordinator_journal(journal_path);
+    // A running job's own coordinator is named before its ports are found taken.
+    if (!(journal.membership.ended && !journal.paused)) {
+      prepared.lock = std::make_shared<JobLock>(given.job_dir);
+    }
     // The front door and the dashboard where the job had them, unless given ("" = not given):
     // its workers on other hosts re-join at the front door's address, and a dashboard that was
-    // off stays off. The dashboard's port too for a job taken back while it runs.
+    // off stays off. The dashboard's port too, a paused job's or a running one's, unless
+    // something else has taken it meanwhile: a page left open reloads itself and goes on showing
+    // the job (a running job's taken port refused the take-back, its workers waiting, for a flag
+    // nobody gave).
     const std::string host = parse_endpoint(journal.front_door, journal_path).host;
     if (given.bind.empty()) given.bind = host;
-    if (given.dashboard.empty() && journal.dashboard.empty()) given.dashboard = "off";
     if (given.dashboard.empty()) {
-      // A paused job's too, and a running one's, unless something else has taken it
-      // meanwhile: a page left open reloads itself and goes on showing the job (a running job's
-      // taken port refused the take-back, its workers waiting, for a flag nobody gave).
-      given.dashboard = journal.dashboard;
-      const auto dashboard = parse_endpoint(journal.dashboard, journal_path);
-      try {
-        Listener probe(dashboard.host, dashboard.port, "--dashboard");
-      } catch (const InputError&) {
-        std::fprintf(stderr,
-                     "transient: the job's dashboard port %u is taken; serving it on another "
-                     "(its address below)\n",
-                     static_cast<unsigned>(dashboard.port));
-        given.dashboard = Endpoint{dashboard.host, 0}.text();
-      }
+      given.dashboard = journal.dashboard.empty()
+                            ? "off"
+                            : the_journals_or_another(
+                                  parse_endpoint(journal.dashboard, journal_path), "dashboard port",
+                                  "serving it on another (its address below)")
+                                  .text();
     }
     if (journal.membership.ended && !journal.paused) {
       // A job that failed or diverged goes on as `train --resume` continues one (from its newest
@@ -1220,7 +1257,6 @@ int run_coordinator(const TrainOptions& flags, int min_workers) {
     }
   }
   if (take_back) {
-    prepared.lock = std::make_shared<JobLock>(given.job_dir);
     // The job as the coordinator that died left it: its config, ports and generation.
     // A paused job is continued from its newest checkpoint, with the settings it was started
     // with; one whose coordinator died is taken back as it was.
@@ -1297,15 +1333,10 @@ int run_coordinator(const TrainOptions& flags, int min_workers) {
     // Its workers, started elsewhere, know the job's port: a paused job goes on at it, unless
     // something else has taken it meanwhile.
     const std::uint16_t port = parse_endpoint(journal.front_door, journal_path).port;
-    try {
-      Listener probe(o.bind, port, "--bind/--port");
-      coordinator_options.port = port;
-    } catch (const InputError&) {
-      std::fprintf(stderr,
-                   "transient: the job's port %u is taken; listening on another (workers join "
-                   "at the address below)\n",
-                   static_cast<unsigned>(port));
-    }
+    coordinator_options.port =
+        the_journals_or_another(Endpoint{o.bind, port}, "port",
+                                "listening on another (workers join at the address below)")
+            .port;
   }
   Coordinator coordinator(prepared.job, prepared.token, coordinator_options, events,
                           prepared.start);
