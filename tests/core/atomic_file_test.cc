@@ -47,6 +47,34 @@ TEST(AtomicFile, ReadFileReadsFilesWhoseSizeIsNotTheirLength) {
   std::filesystem::remove_all(dir);
 }
 
+// `plan --emit-scenario` writes after a long search: a file created meanwhile is kept, refused
+// naming it, and no temporary is left beside it.
+TEST(AtomicFile, ANewFileNeverReplacesOneThatExists) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("transient_new_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "plan.toml").string();
+  write_new_file_atomically(path, "first");
+  EXPECT_EQ(read_file(path), "first");
+  try {
+    write_new_file_atomically(path, "second");
+    ADD_FAILURE() << "an existing file was replaced";
+  } catch (const InputError& error) {
+    EXPECT_EQ(std::string(error.what()),
+              path + ": the file exists; accepted: a new file name (remove the old one first)");
+  }
+  EXPECT_EQ(read_file(path), "first");
+  int files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    EXPECT_EQ(entry.path().filename(), "plan.toml");
+    ++files;
+  }
+  EXPECT_EQ(files, 1);
+  EXPECT_THROW(write_new_file_atomically((dir / "missing" / "x").string(), "x"), InputError);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(AtomicFile, UnwritableDirectoryIsInputErrorAndKeepsNothing) {
   EXPECT_THROW(write_file_atomically("/nonexistent-dir/out.txt", "x"), InputError);
 }

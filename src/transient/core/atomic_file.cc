@@ -51,7 +51,11 @@ void require_writable_output(const std::string& path, const std::string& flag,
   }
 }
 
-void write_file_atomically(const std::string& path, std::string_view contents) {
+namespace {
+
+// Writes `contents` to a new temporary file beside `path`, flushed to disk and closed, and returns
+// its name. Throws InputError naming `path` (and removes the temporary) if a step fails.
+std::string write_temporary(const std::string& path, std::string_view contents) {
   // The temporary name is unique per process and call, so concurrent writers never share one.
   std::random_device entropy;
   const std::string temporary =
@@ -79,11 +83,46 @@ void write_file_atomically(const std::string& path, std::string_view contents) {
     errno = saved;
     fail(path, "cannot flush to disk");
   }
+  return temporary;
+}
+
+// Gives `temporary` the name `path` unless something has that name: a rename that refuses to
+// replace where the file system has one, else a hard link (which refuses too) and the
+// temporary's removal. Returns 0, or -1 with errno set (EEXIST: `path` exists).
+int publish_without_replacing(const std::string& temporary, const std::string& path) {
+  if (::renameat2(AT_FDCWD, temporary.c_str(), AT_FDCWD, path.c_str(), RENAME_NOREPLACE) == 0) {
+    return 0;
+  }
+  if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP) return -1;
+  if (::link(temporary.c_str(), path.c_str()) != 0) return -1;
+  ::unlink(temporary.c_str());
+  return 0;
+}
+
+}  // namespace
+
+void write_file_atomically(const std::string& path, std::string_view contents) {
+  const std::string temporary = write_temporary(path, contents);
   if (::rename(temporary.c_str(), path.c_str()) != 0) {
     const int saved = errno;
     ::unlink(temporary.c_str());
     errno = saved;
     fail(path, "cannot rename the temporary file into place");
+  }
+  sync_directory(parent_of(path));
+}
+
+void write_new_file_atomically(const std::string& path, std::string_view contents) {
+  const std::string temporary = write_temporary(path, contents);
+  if (publish_without_replacing(temporary, path) != 0) {
+    const int saved = errno;
+    ::unlink(temporary.c_str());
+    if (saved == EEXIST) {
+      throw InputError(path, 0,
+                       "the file exists; accepted: a new file name (remove the old one first)");
+    }
+    errno = saved;
+    fail(path, "cannot move the temporary file into place");
   }
   sync_directory(parent_of(path));
 }

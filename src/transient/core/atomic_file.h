@@ -12,6 +12,13 @@ namespace transient {
 // (the temporary file is removed; the previous `path`, if any, is untouched).
 void write_file_atomically(const std::string& path, std::string_view contents);
 
+// As write_file_atomically, but never replaces a file: the temporary is published under `path`
+// only if nothing is there at that moment (a hard link, or a rename that refuses to replace), so a
+// file created meanwhile (during a long plan) is kept. Throws InputError naming the path if `path`
+// exists ("the file exists; accepted: a new file name ...") or any step fails; either way no
+// temporary is left behind.
+void write_new_file_atomically(const std::string& path, std::string_view contents);
+
 // Throws InputError naming `flag` unless write_file_atomically(path, ...) can succeed as far as
 // can be told beforehand: `path` is no directory, in a directory that exists and that this process
 // may write. For outputs written after long work (a fit, a profile, a plan), checked first.
