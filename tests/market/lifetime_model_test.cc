@@ -212,5 +212,16 @@ TEST(LifetimeModel, ACdfOfNoLifetimeIsRefused) {
                 "/no_life.txt:2: every lifetime is under a second; accepted: a CDF whose last "
                 "point is at 1 s (0.000278 h) or more");
 }
+
+// A UTF-8 byte order mark before the first point is not part of it (it was refused, quoting the
+// invisible character).
+TEST(LifetimeModel, AByteOrderMarkIsNotPartOfTheFirstPoint) {
+  EXPECT_EQ(testing::error_of_file(
+                "bom_lifetimes.txt",
+                "\xEF\xBB\xBF"
+                "0.5 0\n1 0.5\n24 1\n",
+                [](const std::string& path) { LifetimeModel::from_cdf_file(path, kNever); }),
+            "accepted");
+}
 }  // namespace
 }  // namespace transient::market

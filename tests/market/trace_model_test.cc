@@ -255,18 +255,45 @@ TEST(NodeTrace, RemovingAnAbsentNodeIsAnError) {
   EXPECT_THROW(NodeTraceModel::read(path, 0.0, kNever), InputError);
 }
 
+// An offset past the trace's end is refused at the parameter, where it was written (a scenario's
+// line, --market-param), as the other parameters are; it named the data file.
 TEST(TraceModel, OffsetBeyondTheTraceIsAnError) {
   try {
     trace("g4dn", "20h");
     FAIL() << "expected InputError";
   } catch (const InputError& error) {
-    EXPECT_NE(std::string(error.what())
-                  .find("offset 20 h 00 min is beyond the trace's 10 h 46 min; accepted: an "
-                        "offset inside it, or random"),
-              std::string::npos)
+    EXPECT_EQ(std::string(error.what()),
+              "market model \"trace\", parameter offset: 20 h 00 min is beyond the end of the "
+              "trace g4dn-trace.csv (10 h 46 min long); accepted: an offset inside it, or random");
+  }
+  ModelParams params;
+  params.file = "sc.toml";
+  params.line = 16;
+  params.values = {{"file", "us-west-2a_k80_1"}, {"offset", "29d"}};
+  try {
+    create_revocation_model("trace", params, testing::data_context());
+    FAIL() << "expected InputError";
+  } catch (const InputError& error) {
+    EXPECT_EQ(std::string(error.what()),
+              "sc.toml:16: market model \"trace\", parameter offset: 29 d 00 h is beyond the end "
+              "of the trace us-west-2a_k80_1.json (27 d 01 h long); accepted: an offset inside "
+              "it, or random");
+  }
+  params.values = {
+      {"gpu", "K80"}, {"availability", "us-west-2a_k80_1"}, {"availability_offset", "28d"}};
+  try {
+    create_revocation_model("lifetime", params, testing::data_context());
+    FAIL() << "expected InputError";
+  } catch (const InputError& error) {
+    EXPECT_EQ(std::string(error.what())
+                  .rfind("sc.toml:16: market model \"lifetime\", parameter availability_offset: "
+                         "28 d 00 h is beyond the end of the trace us-west-2a_k80_1.json",
+                         0),
+              0u)
         << error.what();
   }
-  EXPECT_THROW(trace("us-west-2a_k80_1", "30d"), InputError);
+  // Inside the trace, the offset is where runs start.
+  EXPECT_NE(trace("g4dn", "10h")->describe().find("offset 10 h 00 min"), std::string::npos);
 }
 
 TEST(TraceModel, MissingFileNamesTheFlag) {
@@ -293,6 +320,25 @@ TEST(NodeTrace, OnlyTheFirstRowMayBeAHeader) {
                 "headerless_nodes.csv", "0,add,n1\n3600000,remove,n1\n",
                 [](const std::string& path) { NodeTraceModel::read(path, 0.0, kNever); }),
             "accepted");
+}
+
+// A UTF-8 byte order mark before the first row (a file saved by a spreadsheet) is not part of it:
+// the row was taken for a header and dropped, and the fleet lost a node without a word.
+TEST(NodeTrace, AByteOrderMarkIsNotPartOfTheFirstRow) {
+  const std::string path = ::testing::TempDir() + "/bom_nodes.csv";
+  EXPECT_EQ(testing::error_of_file("bom_nodes.csv",
+                                   "\xEF\xBB\xBF"
+                                   "0,add,node1\n0,add,node2\n3600000,remove,node2\n",
+                                   [](const std::string&) {}),
+            "accepted");
+  EXPECT_EQ(NodeTraceModel::read(path, 0.0, kNever)->peak_nodes(), 2);
+  testing::error_of_file("bom_header_nodes.csv",
+                         "\xEF\xBB\xBF"
+                         "time_ms,event,node\n0,add,node1\n0,add,node2\n",
+                         [](const std::string&) {});
+  EXPECT_EQ(NodeTraceModel::read(::testing::TempDir() + "/bom_header_nodes.csv", 0.0, kNever)
+                ->peak_nodes(),
+            2);
 }
 }  // namespace
 }  // namespace transient::market

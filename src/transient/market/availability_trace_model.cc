@@ -148,6 +148,13 @@ AvailabilityTraceModel::AvailabilityTraceModel(std::vector<std::uint8_t> ticks, 
   trace_ = std::move(trace);
 }
 
+std::unique_ptr<AvailabilityTraceModel> AvailabilityTraceModel::with_offset(double offset_s) const {
+  TRANSIENT_CHECK_LT(offset_s, duration_s());
+  auto model = std::make_unique<AvailabilityTraceModel>(*this);
+  model->offset_s_ = offset_s;
+  return model;
+}
+
 std::string AvailabilityTraceModel::describe() const {
   std::ostringstream out;
   out << "replay of spot availability trace " << source_.substr(source_.find_last_of('/') + 1)

@@ -28,6 +28,11 @@ class AvailabilityTraceModel : public RevocationModel {
   static std::unique_ptr<AvailabilityTraceModel> read(const std::string& path, double offset_s,
                                                       double cap_s);
 
+  // This trace replayed from `offset_s` instead (negative: drawn for every run), sharing its
+  // ticks. For a reader that checks the offset itself, naming where it was written.
+  // REQUIRES: offset_s < duration_s().
+  std::unique_ptr<AvailabilityTraceModel> with_offset(double offset_s) const;
+
   // From ticks in memory; `source` names them in descriptions.
   AvailabilityTraceModel(std::vector<std::uint8_t> ticks, double gap_s, double offset_s,
                          double cap_s, std::string source);

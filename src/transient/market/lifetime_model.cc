@@ -102,6 +102,8 @@ std::unique_ptr<LifetimeModel> LifetimeModel::from_cdf_file(const std::string& p
   int line = 0;
   while (std::getline(in, text)) {
     ++line;
+    // A UTF-8 byte order mark is not part of the first row (CsvTable drops it too).
+    if (line == 1 && text.compare(0, 3, "\xEF\xBB\xBF") == 0) text.erase(0, 3);
     if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
     std::istringstream fields(text);
     double hours = 0.0;

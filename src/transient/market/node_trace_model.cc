@@ -122,6 +122,8 @@ std::unique_ptr<NodeTraceModel> NodeTraceModel::read(const std::string& path, do
   std::string text;
   while (std::getline(in, text)) {
     ++line;
+    // A UTF-8 byte order mark is not part of the first row (CsvTable drops it too).
+    if (line == 1 && text.compare(0, 3, "\xEF\xBB\xBF") == 0) text.erase(0, 3);
     if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
     const bool header_allowed = first_row;
     first_row = false;
@@ -185,6 +187,13 @@ NodeTraceModel::NodeTraceModel(std::vector<Presence> presences, int nodes, doubl
     return a.node != b.node ? a.node < b.node : a.added_s < b.added_s;
   });
   presences_ = std::make_shared<const std::vector<Presence>>(std::move(presences));
+}
+
+std::unique_ptr<NodeTraceModel> NodeTraceModel::with_offset(double offset_s) const {
+  TRANSIENT_CHECK(offset_s < duration_s_ || duration_s_ == 0.0);
+  auto model = std::make_unique<NodeTraceModel>(*this);
+  model->offset_s_ = offset_s;
+  return model;
 }
 
 std::string NodeTraceModel::describe() const {

@@ -33,6 +33,11 @@ class NodeTraceModel : public RevocationModel {
   static std::unique_ptr<NodeTraceModel> read(const std::string& path, double offset_s,
                                               double cap_s);
 
+  // This trace replayed from `offset_s` instead (negative: drawn for every run), sharing its
+  // events. For a reader that checks the offset itself, naming where it was written.
+  // REQUIRES: offset_s < duration_s().
+  std::unique_ptr<NodeTraceModel> with_offset(double offset_s) const;
+
   NodeTraceModel(std::vector<Presence> presences, int nodes, double duration_s, double offset_s,
                  double cap_s, std::string source);
 

@@ -5,6 +5,7 @@
 #include <functional>
 #include <sstream>
 
+#include "transient/core/duration.h"
 #include "transient/core/error.h"
 #include "transient/core/registry.h"
 #include "transient/core/structured_input.h"
@@ -167,6 +168,16 @@ std::string find_trace(const std::string& file, internal::ParamReader& params,
                        "CSV (e.g. p3)");
 }
 
+// A trace's `offset` (or `availability_offset`): inside the trace at `path`, `duration_s` long.
+void require_offset_inside(const internal::ParamReader& params, const std::string& key,
+                           double offset_s, double duration_s, const std::string& path) {
+  if (offset_s < duration_s) return;
+  params.fail(key, format_duration(offset_s) + " is beyond the end of the trace " +
+                       std::filesystem::path(path).filename().string() + " (" +
+                       format_duration(duration_s) + " long); accepted: an offset inside it, or " +
+                       "random");
+}
+
 std::unique_ptr<RevocationModel> create_trace(internal::ParamReader& params,
                                               const ModelContext& context) {
   if (!params.has("file")) {
@@ -181,10 +192,20 @@ std::unique_ptr<RevocationModel> create_trace(internal::ParamReader& params,
   const double cap_s = read_cap_s(params, kNever);
   params.finish();
   const std::string path = find_trace(file, params, context);
+  // Read from a random offset, then placed at the one given, checked here so that an offset past
+  // the end is refused at the parameter (a scenario's line, --market-param), not in the trace.
   if (std::filesystem::path(path).extension() == ".json") {
-    return AvailabilityTraceModel::read(path, offset_s, cap_s);
+    auto model = AvailabilityTraceModel::read(path, -1.0, cap_s);
+    if (offset_s < 0.0) return model;
+    require_offset_inside(params, "offset", offset_s, model->duration_s(), path);
+    return model->with_offset(offset_s);
   }
-  return NodeTraceModel::read(path, offset_s, cap_s);
+  auto model = NodeTraceModel::read(path, -1.0, cap_s);
+  if (offset_s < 0.0) return model;
+  if (model->duration_s() > 0.0) {
+    require_offset_inside(params, "offset", offset_s, model->duration_s(), path);
+  }
+  return model->with_offset(offset_s);
 }
 
 const Registry<Factory>& registry() {
@@ -278,8 +299,13 @@ std::unique_ptr<RevocationModel> create_revocation_model(const std::string& name
                                               "accepted: a SkyPilot availability JSON, e.g. "
                                               "us-west-2a_k80_1");
     }
-    return std::make_unique<internal::WithAvailability>(
-        std::move(model), AvailabilityTraceModel::read(path, offset_s, kNever));
+    auto availability = AvailabilityTraceModel::read(path, -1.0, kNever);
+    if (offset_s >= 0.0) {
+      require_offset_inside(overlay_reader, "availability_offset", offset_s,
+                            availability->duration_s(), path);
+      availability = availability->with_offset(offset_s);
+    }
+    return std::make_unique<internal::WithAvailability>(std::move(model), std::move(availability));
   }
 }
 
