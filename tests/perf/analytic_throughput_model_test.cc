@@ -329,9 +329,14 @@ TEST(AnalyticThroughputModel, EmptyClusterAndGpuLessWorkers) {
 }
 
 TEST(AnalyticThroughputModel, ParamsRoundTripThroughJson) {
-  const AnalyticParams p = hand_params();
+  // A model file says which GPUs its constants were fitted on (an empty list is refused: no fit
+  // writes one); no cost per tensor is written as no per_tensor_s.
+  AnalyticParams p = hand_params();
+  p.fitted_gpu_tflops = {{"K80", 4.113}};
   const AnalyticParams back = AnalyticParams::from_json(p.to_json(), "test");
   EXPECT_EQ(back.efficiency, p.efficiency);
+  EXPECT_EQ(back.per_tensor_s, p.per_tensor_s);
+  EXPECT_EQ(back.fitted_gpu_tflops, p.fitted_gpu_tflops);
   EXPECT_DOUBLE_EQ(back.communication.ps_per_tensor_s, p.communication.ps_per_tensor_s);
   AnalyticParams links = p;
   links.communication.cross_region_gbps = 0.5;

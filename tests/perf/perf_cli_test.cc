@@ -86,6 +86,17 @@ TEST(PredictCli, DefaultIsAllReduceWithTheWorkloadsGlobalBatch) {
             std::string::npos)
       << mixed.out;
   EXPECT_EQ(mixed.out.find("per worker)"), std::string::npos) << mixed.out;
+  // Samples are counted whole: 10,001 workers of one sample each was "1e+04 samples".
+  const CliResult many =
+      run_cli("predict --workload resnet-32 --cluster 10001xk80 --per-worker-batch 1");
+  ASSERT_EQ(many.exit_code, 0) << many.out;
+  EXPECT_NE(many.out.find("per step of 10001 samples (1 per worker)"), std::string::npos)
+      << many.out;
+  const CliResult split =
+      run_cli("predict --workload resnet-32 --cluster 3xk80 --global-batch 128");
+  ASSERT_EQ(split.exit_code, 0) << split.out;
+  EXPECT_NE(split.out.find("per step of 128 samples (42.67 per worker)"), std::string::npos)
+      << split.out;
 }
 
 TEST(PredictCli, BothBatchFlagsAreOneLineError) {
@@ -288,6 +299,47 @@ TEST(PredictCli, AModelFileWithoutAFinitePositiveStepIsRefusedNamingIt) {
   EXPECT_EQ(r.out, "error: " + tiny.path() +
                        ": efficiency of \"generic\" is 1e-300; accepted: a number from 0.001 to "
                        "100 of peak FLOPS\n");
+}
+
+// A linear fit extrapolated below 0 (coefficients [-1, 0, 0, 0]) was floored to a step of a
+// millisecond and printed as a figure; it is refused naming the file as the overflows are.
+TEST(PredictCli, ALinearFitPredictingANegativeStepIsRefusedNamingIt) {
+  const TempFile model(
+      "transient_perf_negative_fit.json",
+      R"({"format": "transient-perf-model", "fitted": {"form": "linear", "features": )"
+      R"(["flops_per_memory", "tensors_per_memory", "gradient_bytes"], "coefficients": )"
+      R"([-1, 0, 0, 0]}})");
+  const CliResult r = run_cli(
+      "predict --workload resnet-32 --cluster 2xk80 --throughput fitted --model " + model.path());
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_EQ(r.out.rfind("error: " + model.path() +
+                            ": the fitted model predicts a step time of -1 s for one worker on ",
+                        0),
+            0u)
+      << r.out;
+  EXPECT_NE(r.out.find("; accepted: a model file whose predictions are finite and positive"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(transient::testing::count_lines(r.out), 1) << r.out;
+}
+
+// An empty per_tensor_s or fitted_gpu_tflops is no fit's (`transient fit` writes a GPU or
+// "generic" in each), and changed the analytic prediction without a word: refused naming the
+// file and the key.
+TEST(PredictCli, AnEmptyTableOfAnAnalyticModelFileIsRefused) {
+  for (const std::string key : {"per_tensor_s", "fitted_gpu_tflops"}) {
+    const TempFile model("transient_perf_empty_" + key + ".json",
+                         R"({"format": "transient-perf-model", "analytic": )"
+                         R"({"efficiency": {"generic": 0.7}, ")" +
+                             key + R"(": {}}})");
+    const CliResult r =
+        run_cli("predict --workload resnet-32 --cluster 1xk80 --model " + model.path());
+    EXPECT_EQ(r.exit_code, 2) << r.out;
+    EXPECT_EQ(r.out.rfind("error: " + model.path() + ": \"" + key + "\" is empty; accepted: ", 0),
+              0u)
+        << r.out;
+    EXPECT_EQ(transient::testing::count_lines(r.out), 1) << r.out;
+  }
 }
 
 TEST(PerfCli, NumericFlagsAreBoundedWithTheBoundInTheLine) {

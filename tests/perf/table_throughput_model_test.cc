@@ -109,6 +109,33 @@ TEST(TableThroughputModel, CsvTableWithBadRowNamesTheLine) {
   EXPECT_DOUBLE_EQ(TableThroughputModel::from_csv(path).steps_per_s("K80", 2), 9.0);
 }
 
+// Speeds are bounded where they enter, as a step time is (1 us to 30 days): 1e300 steps/s
+// finished a 20,000-step job in no time, and 1e309 was "not a number".
+TEST(TableThroughputModel, SpeedsAndWorkersOfATableAreBounded) {
+  const std::string path = ::testing::TempDir() + "/bounded_speeds.csv";
+  const auto error_of = [&](const std::string& row) -> std::string {
+    std::ofstream(path) << "gpu,workers,steps_per_s\nK80,1,4.5\n" << row << "\n";
+    try {
+      TableThroughputModel::from_csv(path);
+    } catch (const InputError& error) {
+      return error.what();
+    }
+    return "accepted";
+  };
+  const std::string accepted =
+      " is out of range; accepted: a number from 3.85802e-7 to 1e6 steps per second (a step of "
+      "1 us to 30 days)";
+  for (const std::string speed : {"1e300", "1e-300", "1e309", "1e-400", "0", "-2", "1000001"}) {
+    EXPECT_EQ(error_of("K80,2," + speed), path + ":3: column \"steps_per_s\": " + speed + accepted);
+  }
+  EXPECT_EQ(error_of("K80,2,fast"), path + ":3: column \"steps_per_s\": \"fast\" is not a number");
+  EXPECT_EQ(error_of("K80,2,1e6"), "accepted");
+  EXPECT_EQ(error_of("K80,2,4e-7"), "accepted");
+  EXPECT_EQ(error_of("K80,1e300,9"), path +
+                                         ":3: column \"workers\": 1e300 is out of range; "
+                                         "accepted: a whole number from 1 to 1e4 servers");
+}
+
 TEST(ThroughputRegistry, NamesAndErrors) {
   ASSERT_FALSE(throughput_models().empty());
   EXPECT_EQ(throughput_models()[0].name, "table");

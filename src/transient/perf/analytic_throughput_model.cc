@@ -74,12 +74,15 @@ double AnalyticParams::gpu_time_factor(const std::string& gpu, double gpu_tflops
 }
 
 nlohmann::json AnalyticParams::to_json() const {
-  return {{"efficiency", efficiency},
-          {"per_tensor_s", per_tensor_s},
-          {"fitted_gpu_tflops", fitted_gpu_tflops},
-          {"step_overhead_s", step_overhead_s},
-          {"communication", communication.to_json()},
-          {"source", source}};
+  nlohmann::json out = {{"efficiency", efficiency},
+                        {"per_tensor_s", per_tensor_s},
+                        {"fitted_gpu_tflops", fitted_gpu_tflops},
+                        {"step_overhead_s", step_overhead_s},
+                        {"communication", communication.to_json()},
+                        {"source", source}};
+  // No cost per tensor is written as no per_tensor_s: from_json refuses an empty one.
+  if (per_tensor_s.empty()) out.erase("per_tensor_s");
+  return out;
 }
 
 AnalyticParams AnalyticParams::from_json(const nlohmann::json& json, const std::string& where) {
@@ -118,6 +121,14 @@ AnalyticParams AnalyticParams::from_json(const nlohmann::json& json, const std::
     if (!json.at("per_tensor_s").is_object()) {
       throw InputError(where + ": \"per_tensor_s\" must be an object (GPU -> seconds)");
     }
+    // `transient fit` writes one for each GPU fitted and "generic": an empty one is no fit's.
+    if (json.at("per_tensor_s").empty()) {
+      throw InputError(where +
+                       ": \"per_tensor_s\" is empty; accepted: seconds per tensor for each GPU "
+                       "fitted and \"generic\" (as `transient fit` writes them), e.g. "
+                       "{\"K80\": 0.001, \"generic\": 0.001}, or no per_tensor_s (no cost per "
+                       "tensor)");
+    }
     for (const auto& item : json.at("per_tensor_s").items()) {
       if (!item.value().is_number() || !kSeconds.contains(item.value().get<double>())) {
         throw InputError(where + ": per_tensor_s of \"" + item.key() + "\" is " +
@@ -132,6 +143,14 @@ AnalyticParams AnalyticParams::from_json(const nlohmann::json& json, const std::
   } else {
     if (!json.at("fitted_gpu_tflops").is_object()) {
       throw InputError(where + ": \"fitted_gpu_tflops\" must be an object (GPU -> TFLOPS)");
+    }
+    // Constants fitted on no GPU: every GPU would take them unscaled, where a file without the
+    // key takes CM-DARE's K80 and P100.
+    if (json.at("fitted_gpu_tflops").empty()) {
+      throw InputError(where +
+                       ": \"fitted_gpu_tflops\" is empty; accepted: the GPUs the constants were "
+                       "fitted on with their TFLOPS (as `transient fit` writes them), e.g. "
+                       "{\"K80\": 4.113}, or no fitted_gpu_tflops (CM-DARE's K80 and P100)");
     }
     for (const auto& item : json.at("fitted_gpu_tflops").items()) {
       if (!item.value().is_number() || !(item.value().get<double>() > 0) ||

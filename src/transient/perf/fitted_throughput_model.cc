@@ -104,6 +104,12 @@ FittedParams FittedParams::builtin() {
 
 double FittedParams::single_step_s(const Workload& workload,
                                    const cloud::InstanceType& type) const {
+  const double step_s = regression_step_s(workload, type);
+  return std::string_view(form) == "log-linear" ? step_s : std::max(step_s, 1e-3);
+}
+
+double FittedParams::regression_step_s(const Workload& workload,
+                                       const cloud::InstanceType& type) const {
   TRANSIENT_CHECK_EQ(coefficients.size(), features.size() + 1);
   const bool log_linear = std::string_view(form) == "log-linear";
   double sum = coefficients[0];
@@ -112,8 +118,7 @@ double FittedParams::single_step_s(const Workload& workload,
     if (log_linear && !is_indicator_feature(features[k])) x = std::log(x);
     sum += coefficients[k + 1] * x;
   }
-  // A linear fit can go negative far outside its data; a step takes at least a millisecond.
-  return log_linear ? std::exp(sum) : std::max(sum, 1e-3);
+  return log_linear ? std::exp(sum) : sum;
 }
 
 nlohmann::json FittedParams::to_json() const {

@@ -38,8 +38,12 @@ struct FittedParams {
   // refits and compares).
   static FittedParams builtin();
 
-  // One worker's step time (s) with one parameter server, batch_per_worker samples.
+  // One worker's step time (s) with one parameter server, batch_per_worker samples: the
+  // regression's, at least a millisecond (a linear fit can go negative far outside its data).
   double single_step_s(const Workload& workload, const cloud::InstanceType& type) const;
+  // The regression's step time as it is: 0 or negative where a linear fit is extrapolated far
+  // outside its data, inf where a log-linear one overflows. A model file's is checked with it.
+  double regression_step_s(const Workload& workload, const cloud::InstanceType& type) const;
 
   nlohmann::json to_json() const;
   static FittedParams from_json(const nlohmann::json& json, const std::string& where);

@@ -2,12 +2,15 @@
 
 #include <cmath>
 #include <filesystem>
+#include <optional>
+#include <utility>
 
 #include "transient/core/bounds.h"
 #include "transient/core/error.h"
 #include "transient/core/registry.h"
 #include "transient/perf/analytic_throughput_model.h"
 #include "transient/perf/fitted_throughput_model.h"
+#include "transient/perf/internal/cluster_composition.h"
 #include "transient/perf/table_throughput_model.h"
 #include "transient/perf/throughput_fitting.h"
 #include "transient/perf/workload.h"
@@ -20,11 +23,20 @@ namespace {
   throw InputError(params.file, params.line, message);
 }
 
+// An error about the parameter `key`: at its own line where it is known.
+[[noreturn]] void fail_at(const ThroughputParams& params, const std::string& key,
+                          const std::string& message) {
+  if (params.file.empty()) throw InputError(message);
+  const auto line = params.lines.find(key);
+  throw InputError(params.file, line != params.lines.end() ? line->second : params.line, message);
+}
+
 std::unique_ptr<ThroughputModel> create_table(const ThroughputParams& params) {
   for (const auto& [key, value] : params.values) {
     if (key != "workload" && key != "table") {
-      fail(params, "unknown parameter \"" + key +
-                       "\" of the table throughput model; accepted: workload, table");
+      fail_at(params, key,
+              "unknown parameter \"" + key +
+                  "\" of the table throughput model; accepted: workload, table");
     }
   }
   const auto workload = params.values.find("workload");
@@ -44,7 +56,7 @@ std::unique_ptr<ThroughputModel> create_table(const ThroughputParams& params) {
     return std::make_unique<TableThroughputModel>(TableThroughputModel::from_csv(path.string()));
   } catch (const InputError& error) {
     if (!error.file().empty()) throw;
-    fail(params, error.message());
+    fail_at(params, workload != params.values.end() ? "workload" : "table", error.message());
   }
 }
 
@@ -67,9 +79,16 @@ JobBatch read_job_batch(const ThroughputParams& params) {
   const auto global = params.values.find("global_batch");
   const auto per_worker = params.values.find("per_worker_batch");
   if (global != params.values.end() && per_worker != params.values.end()) {
-    fail(params,
-         "global_batch and per_worker_batch exclude each other; accepted: one of them (a fixed "
-         "global batch split among the workers, or a batch per worker)");
+    // At the second of the two, where it is known.
+    const auto line_of = [&](const char* key) {
+      const auto line = params.lines.find(key);
+      return line == params.lines.end() ? 0 : line->second;
+    };
+    fail_at(
+        params,
+        line_of("global_batch") > line_of("per_worker_batch") ? "global_batch" : "per_worker_batch",
+        "global_batch and per_worker_batch exclude each other; accepted: one of them (a fixed "
+        "global batch split among the workers, or a batch per worker)");
   }
   JobBatch batch;
   if (global == params.values.end() && per_worker == params.values.end()) return batch;
@@ -83,7 +102,7 @@ JobBatch read_job_batch(const ThroughputParams& params) {
     used = 0;
   }
   if (used == 0 || used != text.size() || !bounds::kBatch.contains(static_cast<double>(value))) {
-    fail(params, key + " is \"" + text + "\"; accepted: " + bounds::kBatch.accepted());
+    fail_at(params, key, key + " is \"" + text + "\"; accepted: " + bounds::kBatch.accepted());
   }
   batch.samples = static_cast<int>(value);
   return batch;
@@ -93,9 +112,10 @@ WorkloadAndModel read_workload_and_model(const ThroughputParams& params, const c
   for (const auto& [key, value] : params.values) {
     if (key != "workload" && key != "profile" && key != "model" && key != "global_batch" &&
         key != "per_worker_batch") {
-      fail(params, "unknown parameter \"" + key + "\" of the " + name +
-                       " throughput model; accepted: workload, profile, model, global_batch, "
-                       "per_worker_batch");
+      fail_at(params, key,
+              "unknown parameter \"" + key + "\" of the " + name +
+                  " throughput model; accepted: workload, profile, model, global_batch, "
+                  "per_worker_batch");
     }
   }
   const JobBatch batch = read_job_batch(params);
@@ -123,50 +143,74 @@ WorkloadAndModel read_workload_and_model(const ThroughputParams& params, const c
     return out;
   } catch (const InputError& error) {
     if (!error.file().empty()) throw;
-    fail(params, error.message());
+    fail_at(params, workload != params.values.end() ? "workload" : "profile", error.message());
   }
 }
 
+// The workers of `cluster` in words, "2 x p2.xlarge, 1 x p3.2xlarge".
+std::string workers_text(const ClusterShape& cluster) {
+  std::string workers;
+  for (const auto& group : cluster.workers) {
+    workers +=
+        (workers.empty() ? "" : ", ") + std::to_string(group.count) + " x " + group.type.name;
+  }
+  return workers;
+}
+
 // A model whose constants come from a model file: each is bounded where it is read, but a
-// regression's combination of them (a log-linear exp(1e12 x log FLOPs)) is not, so a prediction
-// that is not a finite positive step time is refused naming the file, as bad input.
+// regression's combination of them (a log-linear exp(1e12 x log FLOPs), a linear one extrapolated
+// below 0) is not, so a prediction that is not a finite positive step time is refused naming the
+// file, as bad input.
 class ModelFromFile : public ThroughputModel {
  public:
-  ModelFromFile(std::unique_ptr<ThroughputModel> model, std::string file)
-      : model_(std::move(model)), file_(std::move(file)) {}
+  // `regression`: for the fitted model, its workload and constants, whose regression is checked
+  // for each worker's server before the floor that the prediction puts under it.
+  ModelFromFile(std::unique_ptr<ThroughputModel> model, std::string file,
+                std::optional<std::pair<Workload, FittedParams>> regression = std::nullopt)
+      : model_(std::move(model)), file_(std::move(file)), regression_(std::move(regression)) {}
 
   std::string name() const override { return model_->name(); }
   std::string describe() const override { return model_->describe(); }
   Prediction predict(const ClusterShape& cluster) const override {
+    const auto good = [](double value) { return std::isfinite(value) && value > 0; };
+    if (regression_) {
+      for (const auto& group : cluster.workers) {
+        const double step_s = regression_->second.regression_step_s(regression_->first,
+                                                                    internal::one_gpu(group.type));
+        if (!good(step_s)) {
+          refuse(number_text(step_s) + " s for one worker on " + group.type.name);
+        }
+      }
+    }
     const Prediction p = model_->predict(cluster);
     if (cluster.total_workers() == 0) return p;  // no step to take
-    const auto good = [](double value) { return std::isfinite(value) && value > 0; };
     if (!good(p.step_time_s) || !good(p.steps_per_s) || !good(p.samples_per_s)) {
-      std::string workers;
-      for (const auto& group : cluster.workers) {
-        workers +=
-            (workers.empty() ? "" : ", ") + std::to_string(group.count) + " x " + group.type.name;
-      }
-      throw InputError(file_, 0,
-                       "the " + model_->name() + " model predicts a step time of " +
-                           number_text(p.step_time_s) + " s (" + number_text(p.steps_per_s) +
-                           " steps/s) on " + workers +
-                           "; accepted: a model file whose predictions are finite and positive "
-                           "(fit it again with `transient fit`)");
+      refuse(number_text(p.step_time_s) + " s (" + number_text(p.steps_per_s) + " steps/s) on " +
+             workers_text(cluster));
     }
     return p;
   }
 
  private:
+  [[noreturn]] void refuse(const std::string& step) const {
+    throw InputError(file_, 0,
+                     "the " + model_->name() + " model predicts a step time of " + step +
+                         "; accepted: a model file whose predictions are finite and positive "
+                         "(fit it again with `transient fit`)");
+  }
+
   std::unique_ptr<ThroughputModel> model_;
   std::string file_;  // the model file
+  std::optional<std::pair<Workload, FittedParams>> regression_;
 };
 
-std::unique_ptr<ThroughputModel> checked_if_from_file(std::unique_ptr<ThroughputModel> model,
-                                                      const ThroughputParams& params) {
+std::unique_ptr<ThroughputModel> checked_if_from_file(
+    std::unique_ptr<ThroughputModel> model, const ThroughputParams& params,
+    std::optional<std::pair<Workload, FittedParams>> regression = std::nullopt) {
   const auto file = params.values.find("model");
   if (file == params.values.end()) return model;  // the built-in constants
-  return std::make_unique<ModelFromFile>(std::move(model), resolved_path(params, file->second));
+  return std::make_unique<ModelFromFile>(std::move(model), resolved_path(params, file->second),
+                                         std::move(regression));
 }
 
 std::unique_ptr<ThroughputModel> create_analytic(const ThroughputParams& params) {
@@ -178,9 +222,10 @@ std::unique_ptr<ThroughputModel> create_analytic(const ThroughputParams& params)
 
 std::unique_ptr<ThroughputModel> create_fitted(const ThroughputParams& params) {
   auto in = read_workload_and_model(params, "fitted");
+  std::pair<Workload, FittedParams> regression{in.workload, in.model.fitted};
   return checked_if_from_file(
       std::make_unique<FittedThroughputModel>(std::move(in.workload), std::move(in.model.fitted)),
-      params);
+      params, std::move(regression));
 }
 
 using Factory = std::unique_ptr<ThroughputModel> (*)(const ThroughputParams&);

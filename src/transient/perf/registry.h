@@ -16,8 +16,12 @@
 
 namespace transient::perf {
 
-// A model's parameters as text, as a user wrote them, e.g. {"workload": "resnet-32"}.
-using ThroughputParams = PluginParams;
+// A model's parameters as text, as a user wrote them, e.g. {"workload": "resnet-32"}. An error
+// about one parameter names its own line where `lines` has it (a scenario's [throughput] table),
+// else `line`.
+struct ThroughputParams : PluginParams {
+  std::map<std::string, int> lines;  // parameter name -> its line in `file`
+};
 
 // Every registered model, in a stable order.
 const std::vector<PluginInfo>& throughput_models();

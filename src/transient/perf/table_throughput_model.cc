@@ -1,9 +1,12 @@
 #include "transient/perf/table_throughput_model.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 
+#include "transient/core/bounds.h"
 #include "transient/core/csv_table.h"
 #include "transient/core/error.h"
 #include "transient/core/text.h"
@@ -11,17 +14,43 @@
 #include "transient/perf/workload.h"
 
 namespace transient::perf {
+namespace {
+
+// A measured speed: a step of 1 us to 30 days (bounds::kStepTimeS), so at most the 1e6 steps/s
+// that measurement sets accept, and never 0 (a worker that never finishes a step).
+constexpr Bound kTableStepsPerS{1.0 / bounds::kMaxDurationS, 1e6,
+                                "steps per second (a step of 1 us to 30 days)"};
+
+// The speed in column `speed` of `row`, within kTableStepsPerS. A decimal number beyond a double
+// (1e309, 1e-400) is out of range too, not "not a number".
+double speed_in_table(const CsvTable& table, const CsvRow& row, int speed) {
+  const std::string& field = row.fields.at(speed);
+  const bool decimal =
+      !field.empty() && field.find_first_not_of("0123456789+-.eE \t") == std::string::npos;
+  if (decimal && !parse_number(field)) {
+    errno = 0;
+    char* end = nullptr;
+    std::strtod(field.c_str(), &end);
+    if (errno == ERANGE) {
+      table.fail(row, "column \"" + table.header().at(speed) + "\": " + field +
+                          " is out of range; accepted: " + kTableStepsPerS.accepted());
+    }
+  }
+  return table.number(row, speed, kTableStepsPerS);
+}
+
+}  // namespace
 
 TableThroughputModel::TableThroughputModel(std::vector<TablePoint> points, std::string source)
     : source_(std::move(source)) {
   if (points.empty()) throw InputError(source_ + ": the speed table has no rows");
   for (const auto& point : points) {
-    if (point.gpu.empty() || point.workers < 1 || !(point.steps_per_s > 0.0) ||
-        !std::isfinite(point.steps_per_s)) {
+    if (point.gpu.empty() || !bounds::kServers.contains(point.workers) ||
+        !kTableStepsPerS.contains(point.steps_per_s)) {
       throw InputError(source_ + ": bad speed row (gpu \"" + point.gpu + "\", workers " +
                        std::to_string(point.workers) + ", steps/s " +
-                       std::to_string(point.steps_per_s) +
-                       "); accepted: a GPU name, workers >= 1, steps/s > 0");
+                       number_text(point.steps_per_s) + "); accepted: a GPU name, workers " +
+                       bounds::kServers.accepted() + ", steps/s " + kTableStepsPerS.accepted());
     }
     Curve& curve = curves_[lowercase(point.gpu)];
     if (curve.gpu.empty()) curve.gpu = point.gpu;
@@ -62,16 +91,8 @@ TableThroughputModel TableThroughputModel::from_csv(const std::string& path) {
   const int speed = table.require_column({"steps_per_s", "speed_steps_per_sec_mean"});
   std::vector<TablePoint> points;
   for (const auto& row : table.rows()) {
-    const double count = table.number(row, workers);
-    if (count < 1 || count != std::floor(count)) {
-      table.fail(row, "column \"workers\": " + table.text(row, workers) +
-                          " is not a worker count; accepted: an integer >= 1");
-    }
-    const double steps_per_s = table.number(row, speed);
-    if (!(steps_per_s > 0.0)) {
-      table.fail(row, "column \"steps_per_s\": " + table.text(row, speed) +
-                          " is not a speed; accepted: a number > 0");
-    }
+    const double count = table.number(row, workers, bounds::kServers);
+    const double steps_per_s = speed_in_table(table, row, speed);
     points.push_back({table.text(row, gpu), static_cast<int>(count), steps_per_s});
   }
   return TableThroughputModel(std::move(points), path);
