@@ -120,6 +120,25 @@ TEST(ScenarioLoader, TheJobsBatchIsANumberOrItsText) {
             std::string::npos);
 }
 
+// A bad parameter of the throughput model is reported at its own line (line 7 here), not at the
+// first parameter's (workload, line 6).
+TEST(ScenarioLoader, AThroughputParameterIsRefusedAtItsLine) {
+  const std::string analytic = replace(kValid, "model = \"table\"\ntable = \"unused\"",
+                                       "model = \"analytic\"\nworkload = \"resnet-32\"\nBATCH");
+  EXPECT_EQ(error_of(replace(analytic, "BATCH", "global_batch = 512.5")),
+            "bad.toml:7: global_batch is \"512.5\"; accepted: a whole number from 1 to 1e6 "
+            "samples");
+  EXPECT_EQ(error_of(replace(analytic, "BATCH", "global_batch = 512\nper_worker_batch = 64"))
+                .rfind("bad.toml:8: global_batch and per_worker_batch exclude each other", 0),
+            0u);
+  EXPECT_EQ(error_of(replace(analytic, "BATCH", "model_file = \"m.json\"\nper_worker_batch = 0"))
+                .rfind("bad.toml:8: per_worker_batch is \"0\"", 0),
+            0u);
+  EXPECT_EQ(error_of(replace(replace(analytic, "\"resnet-32\"", "\"resnet-99\""), "BATCH", ""))
+                .rfind("bad.toml:6: ", 0),
+            0u);
+}
+
 // A market policy weighs spot against on demand (the deadline state, the optimum): a worker type
 // sold in one market only is refused at the policy, naming the type and the price it lacks,
 // where the run stopped on an internal check (exit 1) before.
@@ -308,6 +327,36 @@ TEST(ScenarioLoader, KeysThatAnotherSettingMakesMeaninglessAreRefused) {
   EXPECT_EQ(error_of(replace(
                 replace(valid, "market = \"on-demand\"", "market = \"on-demand\"\nzone = \"z1\""),
                 "gpu = \"K80\"", "gpu = \"K80\"\nzone = \"z1\"")),
+            "no error");
+  // The hour-of-day model's start_hour beside [job] start_hour: the model's won without a word.
+  const std::string job_hour = replace(valid, "steps = 1000", "steps = 1000\nstart_hour = 12");
+  const std::string market = "[market]\nmodel = \"hour-of-day\"\ngpu = \"K80\"\n";
+  EXPECT_EQ(error_of(job_hour + market + "start_hour = 3\n"),
+            "bad.toml:30: [market] start_hour: the hour of day the runs start at is [job] "
+            "start_hour (line 4), given too; accepted: one of the two");
+  EXPECT_EQ(
+      error_of(job_hour + "[[regions]]\nname = \"a\"\nmodel = \"hour-of-day\"\nstart_hour = 3\n"
+                          "[[regions]]\nname = \"b\"\nmodel = \"hour-of-day\"\n"),
+      "bad.toml:30: [[regions]] start_hour: the hour of day the runs start at is [job] "
+      "start_hour (line 4), given too; accepted: one of the two");
+  EXPECT_EQ(error_of(job_hour + market), "no error");
+  EXPECT_EQ(error_of(valid + market + "start_hour = 3\n"), "no error");
+}
+
+// A deadline or horizon is above 0 and up to 30 days, and every refusal says so: inf said
+// "accepted: a number in [0, 2.592e6]", where "0s" is refused too ("> 0").
+TEST(ScenarioLoader, ADeadlineIsRefusedWithTheRangeReallyAccepted) {
+  const std::string valid = with_speeds(kValid);
+  const std::string accepted =
+      " is not a duration above 0 and up to 30 days; accepted: e.g. \"90s\", \"5m\", \"1.5h\", "
+      "\"1h30m\", \"2d\", or a number of seconds above 0 and up to 2592000";
+  for (const std::string deadline : {"inf", "0", "\"0s\"", "\"31d\"", "-5"}) {
+    EXPECT_EQ(error_of(replace(valid, "steps = 1000", "steps = 1000\ndeadline = " + deadline)),
+              "bad.toml:4: [job] deadline: " + (deadline == "0" ? "0" : deadline) + accepted);
+  }
+  EXPECT_EQ(error_of(replace(valid, "steps = 1000", "steps = 1000\nhorizon = 0")),
+            "bad.toml:4: [job] horizon: 0" + accepted);
+  EXPECT_EQ(error_of(replace(valid, "steps = 1000", "steps = 1000\ndeadline = \"2h\"")),
             "no error");
 }
 

@@ -30,6 +30,28 @@ using internal::TomlSection;
 // Regions a scenario may describe (Can't Be Late's multi-region setting has up to 9).
 constexpr std::size_t kMostRegions = 64;
 
+// A duration that must be above 0 (a deadline, a horizon), with one accepted range in every
+// refusal: a number out of range said "[0, 2.592e6]", where 0 is refused too.
+double positive_duration_s(const TomlSection& section, const std::string& key, double fallback) {
+  double seconds = -1.0;
+  try {
+    seconds = section.duration_s(key, fallback);
+  } catch (const InputError&) {
+  }
+  if (seconds > 0.0) return seconds;
+  const toml::node* node = section.node(key);
+  std::string given = "the value";
+  if (const auto* text = node->as_string()) {
+    given = "\"" + text->get() + "\"";
+  } else if (const auto number = node->value<double>()) {
+    given = number_text(*number);
+  }
+  section.fail(key, given +
+                        " is not a duration above 0 and up to 30 days; accepted: e.g. \"90s\", "
+                        "\"5m\", \"1.5h\", \"1h30m\", \"2d\", or a number of seconds above 0 "
+                        "and up to 2592000");
+}
+
 // Runs `build`, relocating an InputError without a file to `section`'s `key`.
 template <typename F>
 auto located(const TomlSection& section, const std::string& key, F build) -> decltype(build()) {
@@ -198,12 +220,8 @@ class Loader {
     if (!(s.total_steps > 0.0) || s.total_steps != std::floor(s.total_steps)) {
       job.fail("steps", "accepted: a whole number of steps in [1, 1e12]");
     }
-    if (job.has("deadline")) {
-      s.deadline_s = job.duration_s("deadline", kNoDeadline);
-      if (!(s.deadline_s > 0.0)) job.fail("deadline", "accepted: a duration > 0");
-    }
-    s.horizon_s = job.duration_s("horizon", s.horizon_s);
-    if (!(s.horizon_s > 0.0)) job.fail("horizon", "accepted: a duration > 0");
+    if (job.has("deadline")) s.deadline_s = positive_duration_s(job, "deadline", kNoDeadline);
+    s.horizon_s = positive_duration_s(job, "horizon", s.horizon_s);
     if (s.horizon_s < s.deadline_s && s.deadline_s != kNoDeadline) {
       // Every run would be cut before its deadline and counted as missing it.
       job.fail("horizon", format_duration(s.horizon_s) + " ends the runs before the deadline (" +
@@ -259,8 +277,11 @@ class Loader {
       } else {
         text = section.text(k, "");
       }
-      params.values[k == "model_file" ? "model" : k] = text;
-      // The model reports bad parameters at one line: the first parameter's (usually the only).
+      const std::string name = k == "model_file" ? "model" : k;
+      params.values[name] = text;
+      // A bad parameter is reported at its own line; what is wrong with them together (neither
+      // workload nor profile) at the first parameter's.
+      params.lines[name] = section.line(k);
       if (params.line == section.section_line() || section.line(k) < params.line) {
         params.line = section.line(k);
       }
@@ -425,12 +446,24 @@ class Loader {
     const std::string model = model_node->as_string()->get();
     s.notice_s = section.duration_s("notice", s.notice_s);
     if (model == "none") return;
+    refuse_a_second_start_hour(section, model);
     const market::ModelParams params = market::params_from_toml(*t, file_, {"model", "notice"});
     market::ModelContext context;
     context.data_dir = market::resolve_data_dir(options_.data_dir);
     context.base_dir = base_dir_;
     s.market = located(section, "model",
                        [&] { return market::create_revocation_model(model, params, context); });
+  }
+
+  // The hour-of-day model's start_hour beside [job] start_hour: both say the hour of day a run
+  // starts at, and the model's won without a word.
+  void refuse_a_second_start_hour(const TomlSection& section, const std::string& model) const {
+    if (model != "hour-of-day" || !section.has("start_hour")) return;
+    const TomlSection job(table("job"), file_, "[job]", {});
+    if (!job.has("start_hour")) return;
+    section.fail("start_hour", "the hour of day the runs start at is [job] start_hour (line " +
+                                   std::to_string(job.line("start_hour")) +
+                                   "), given too; accepted: one of the two");
   }
 
   // [[regions]]: each a name and a market model with its parameters (as [market] has them);
@@ -501,6 +534,7 @@ class Loader {
                      "servers can be had in every region); accepted: a revocation model "
                      "name (transient market list)");
       }
+      refuse_a_second_start_hour(section, model);
       region.market = located(section, "model", [&] {
         return market::create_revocation_model(model, params, context);
       });
