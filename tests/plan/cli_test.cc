@@ -312,6 +312,18 @@ TEST(PlanCli, ATraceMarketIsPlannedWithAgainstItsOptimum) {
   EXPECT_NE(scenario.find("model = \"trace\"\nfile = \"us-west-2a_k80_1\"\noffset = \"100h\""),
             std::string::npos)
       << scenario;
+  // The trace is EC2's: its two-minute notice, as planned with (it was GCE's 30 s).
+  EXPECT_NE(scenario.find("notice = \"120s\"\n"), std::string::npos) << scenario;
+  // An offset past the trace's end is refused at the parameter, as the others are (it named the
+  // data file).
+  const CliResult far = run_cli(kPlan +
+                                " --market trace --market-param file=us-west-2a_k80_1 "
+                                "--market-param offset=29d");
+  EXPECT_EQ(far.exit_code, 2);
+  EXPECT_EQ(far.out,
+            "error: market model \"trace\", parameter offset: 29 d 00 h is beyond the end of the "
+            "trace us-west-2a_k80_1.json (27 d 01 h long); accepted: an offset inside it, or "
+            "random\n");
   // What it does not accept is one line naming the flag.
   const CliResult unknown = run_cli("plan --workload resnet-32 --steps 64000 --market nope");
   EXPECT_EQ(unknown.exit_code, 2);
@@ -528,6 +540,13 @@ TEST(PlanCli, EmittedScenarioIsThePlanAndSimulateReproducesTheAdvice) {
   EXPECT_EQ(s.decision_interval_s, p["fallback"]["decision_interval_s"].get<double>());
   ASSERT_NE(s.market, nullptr);
   EXPECT_EQ(s.market->name(), "lifetime");
+  // The periodic checkpoints the job is told to write (--checkpoint-every) and --json says: the
+  // scenario had none ("0s") where the advice was simulated without them.
+  EXPECT_EQ(p["market_policy"], p["advice"]["recommended"]);
+  EXPECT_EQ(p["checkpoint_interval_s"].get<double>(), 600.0);
+  EXPECT_EQ(s.checkpoint_interval_s, p["checkpoint_interval_s"].get<double>());
+  EXPECT_EQ(p["advice"]["checkpoint_interval_s"].get<double>(), 600.0);
+  EXPECT_EQ(s.notice_s, 30.0);  // GCE's, whose lifetimes and catalog these are
 
   // The same runs (seeds 1..20) as the advice: the recommended policy's expected cost.
   const CliResult sim =
@@ -537,6 +556,20 @@ TEST(PlanCli, EmittedScenarioIsThePlanAndSimulateReproducesTheAdvice) {
   EXPECT_NEAR(k["cost_usd"]["mean"].get<double>(), p["advice"]["expected_cost_usd"].get<double>(),
               1e-9);
   EXPECT_EQ(k["deadline_miss_probability"].get<double>(), 0.0);
+}
+
+// The emitted scenario's notice is the market's, as the plan was simulated with: EC2's two
+// minutes for servers of an AWS catalog (it was GCE's 30 s whatever the cloud).
+TEST(PlanCli, TheEmittedNoticeIsTheCloudsOfTheServers) {
+  const auto path = fresh_path("aws_notice", "plan.toml");
+  const CliResult o = run_cli(
+      "plan --workload resnet-32 --steps 64000 --deadline 4h --catalog aws-deepvm --runs 4 "
+      "--threads 1 --emit-scenario " +
+      path.string());
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  const std::string text = read_text(path);
+  EXPECT_NE(text.find("notice = \"120s\"\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("interval = \"600s\"\n"), std::string::npos) << text;
 }
 
 // A plan made with a `transient fit` model file writes it into the scenario as model_file (the
@@ -909,6 +942,14 @@ TEST(PlanCli, TheQuantileIsNamedWithItsDecimals) {
       "0.996 --evaluate 4xk80:spot");
   ASSERT_EQ(o.exit_code, 0) << o.out;
   EXPECT_NE(o.out.find(" p99.6 time "), std::string::npos) << o.out;
+  // Its heading, wider than the others, keeps two spaces before it (it read "exp time p99.6
+  // time"), and the row's columns end where their headings do.
+  const auto header = o.out.find("exp time  p99.6 time  exp cost");
+  ASSERT_NE(header, std::string::npos) << o.out;
+  const auto line_start = o.out.rfind('\n', header) + 1;
+  const auto row_start = o.out.find('\n', header) + 1;
+  const auto cost_end = o.out.find("exp cost", header) + 8 - line_start;
+  EXPECT_EQ(o.out.find(' ', o.out.find('$', row_start)) - row_start, cost_end) << o.out;
   EXPECT_NE(o.out.find("meets the deadline at p99.6 ("), std::string::npos) << o.out;
   EXPECT_EQ(o.out.find("p100"), std::string::npos) << o.out;
 }
@@ -919,6 +960,16 @@ namespace {
 
 // --evaluate judges one cluster as written: a flag of the search it would ignore (each was
 // accepted and changed nothing) is one line naming the flag.
+// Zones that name none of the catalog's are refused naming --zones and the zones there are.
+TEST(PlanCli, ZonesNowhereAreRefusedNamingTheFlag) {
+  const CliResult o =
+      run_cli("plan --workload resnet-32 --steps 64000 --deadline 2h --zones nowhere");
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_EQ(o.out,
+            "error: --zones nowhere: no GPU instance type of catalog gce-2019 there; accepted: "
+            "the catalog's zones (or their regions): us-central1-a, us-east1-c\n");
+}
+
 TEST(PlanCli, EvaluateRefusesTheFlagsOfTheSearch) {
   const std::string evaluate =
       "plan --workload resnet-32 --steps 64000 --deadline 2h --runs 2 --evaluate 4xk80:spot ";

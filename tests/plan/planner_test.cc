@@ -48,6 +48,14 @@ int count_of(const Configuration& c, const std::string& type, cloud::Market mark
   return n;
 }
 
+// A request of one step reads as one ("finish 1 steps" was printed).
+TEST(Planner, ARequestNamesItsStepsInTheRightNumber) {
+  const double none = std::numeric_limits<double>::infinity();
+  EXPECT_EQ((Request{1, 1800, none}.text()), "1 step in 30 min");
+  EXPECT_EQ((Request{64000, 7200, 5}.text()), "64,000 steps in 2.00 h for $5.00");
+  EXPECT_EQ(format_step_count(2), "2 steps");
+}
+
 TEST(Planner, CheapestPlanForADeadlineIsTheHandOptimum) {
   PlanOptions o = base_options();
   o.deadline_s = 65 * 60.0;

@@ -94,6 +94,15 @@ TEST(ReportCli, BadInputIsOneLineNamingTheFile) {
   testing::expect_one_line_error(run_cli("report " + dir + "/plan.json"),
                                  "\"candidates\" is not a list");
   testing::expect_one_line_error(run_cli("status " + dir), "not a job directory");
+  // An output that is a directory is refused naming -o and what is accepted (it was "cannot
+  // rename the temporary file into place: Is a directory").
+  std::filesystem::create_directories(dir + "/pages");
+  const auto job = testing::write_job_dir("output_dir");
+  testing::expect_one_line_error(
+      run_cli("report " + job.dir + " -o " + dir + "/pages"),
+      "error: " + dir +
+          "/pages: -o: is a directory; accepted: a file name for the page (e.g. "
+          "page.html)");
 }
 
 // What the file system refuses made `report` and `status` print "internal failure: filesystem

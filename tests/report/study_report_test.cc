@@ -101,5 +101,41 @@ TEST(ReportOneRun, AServerPastWhatARunRequestsIsRefusedNamingTheFile) {
   }
 }
 
+// The quantile of time a plan reports is at its confidence: `plan --confidence 0.8 --json` has
+// the p80 in "p95_time_s", and the page names it as the CLI does.
+TEST(ReportPlan, TheQuantileColumnFollowsThePlansConfidence) {
+  const json plan_entry = {{"label", "plan 1"},    {"configuration", "2x k80"},
+                           {"usd_per_h", 1.0},     {"expected_time_s", 3600.0},
+                           {"p95_time_s", 7200.0}, {"expected_cost_usd", 1.0},
+                           {"acceptable", true},   {"verdict", "ok"}};
+  json plan = {{"feasible", true},
+               {"reason", "ok"},
+               {"steps", 1000},
+               {"confidence", 0.8},
+               {"candidates", {plan_entry}},
+               {"baselines", json::array()},
+               {"pareto", json::array()},
+               {"recommended", plan_entry}};
+  std::string page = render_plan_report(plan, "plan.json", {});
+  EXPECT_EQ(page.find("p95 time"), std::string::npos);
+  EXPECT_NE(page.find("<td>p80 time (h)</td>"), std::string::npos);
+  EXPECT_NE(page.find("<th>p80 time (h)</th>"), std::string::npos);
+  plan["confidence"] = 0.996;
+  page = render_plan_report(plan, "plan.json", {});
+  EXPECT_NE(page.find("<td>p99.6 time (h)</td>"), std::string::npos);
+  plan.erase("confidence");
+  page = render_plan_report(plan, "plan.json", {});
+  EXPECT_NE(page.find("<td>p95 time (h)</td>"), std::string::npos);
+  plan["confidence"] = 7;
+  try {
+    render_plan_report(plan, "plan.json", {});
+    ADD_FAILURE() << "taken";
+  } catch (const InputError& error) {
+    EXPECT_STREQ(error.what(),
+                 "plan.json: field \"confidence\" is 7; accepted: a number from 0.01 to 0.999 "
+                 "(plan --confidence)");
+  }
+}
+
 }  // namespace
 }  // namespace transient::report

@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -218,17 +219,25 @@ nlohmann::json evaluation_json(const plan::Evaluation& e) {
           {"policy", e.policy ? policy_json(*e.policy) : nullptr}};
 }
 
-void print_header(const std::string& quantile) {
-  fmt::print("{:<24} {:>7} {:>9} {:>9} {:>9} {:>8} {:>6}  {}\n", "", "$/h", "exp time",
-             quantile + " time", "exp cost", "P(miss)", "revoc", "configuration");
+// The width of the column of the quantile of time: its heading ("p99.6 time") with two spaces
+// before it, as the other headings have.
+int quantile_width(const std::string& quantile) {
+  return std::max(9, static_cast<int>(quantile.size()) + 6);
 }
 
-void print_row(const plan::Evaluation& e) {
+void print_header(const std::string& quantile) {
+  fmt::print("{:<24} {:>7} {:>9} {:>{}} {:>9} {:>8} {:>6}  {}\n", "", "$/h", "exp time",
+             quantile + " time", quantile_width(quantile), "exp cost", "P(miss)", "revoc",
+             "configuration");
+}
+
+void print_row(const plan::Evaluation& e, const std::string& quantile) {
   check_figures(e);
-  fmt::print("{:<24} {:>7.3f} {:>9} {:>9} {:>9} {:>8.3f} {:>6.2f}  {}\n", e.label,
+  fmt::print("{:<24} {:>7.3f} {:>9} {:>{}} {:>9} {:>8.3f} {:>6.2f}  {}\n", e.label,
              e.configuration.usd_per_h(), plan::format_hours(e.expected_time_s),
-             plan::format_hours(e.quantile_time_s), fmt::format("${:.2f}", e.expected_cost_usd),
-             e.deadline_miss_probability, e.expected_revocations, e.configuration.text());
+             plan::format_hours(e.quantile_time_s), quantile_width(quantile),
+             fmt::format("${:.2f}", e.expected_cost_usd), e.deadline_miss_probability,
+             e.expected_revocations, e.configuration.text());
 }
 
 // The GCE 2019 lifetime distribution that revokes a spot server of `type`: its GPU's, or all GPUs
@@ -259,6 +268,34 @@ const plan::Evaluation& require_policy(const std::optional<plan::Evaluation>& e,
   return *e;
 }
 
+// The warning before a revocation on the market planned with (shared/data/README.md): EC2's two
+// minutes where the spot market is EC2's (the traces of spot-traces/, an AWS interruption
+// bucket) or, for a market of no known cloud, where every spot server is in an AWS region
+// ("us-west-2"); GCE's 30 s (the default) for its lifetimes and hour-of-day counts and otherwise.
+double market_notice_s(const PlanFlags& flags, const cloud::Catalog& catalog) {
+  constexpr double kEc2NoticeS = 120.0;
+  const double gce_notice_s = sim::Scenario{}.notice_s;
+  if (flags.market == "lifetime" || flags.market == "hour-of-day") return gce_notice_s;
+  const auto params = market::params_from_words(flags.market_params, "--market-param").values;
+  if (flags.market == "trace") {
+    const auto file = params.find("file");
+    // A trace named as the data directory has it (all EC2's), or a file of its folders.
+    if (file != params.end() && (file->second.find('/') == std::string::npos ||
+                                 file->second.find("spot-traces/aws-") != std::string::npos)) {
+      return kEc2NoticeS;
+    }
+  }
+  if (flags.market == "exponential" && params.count("bucket")) return kEc2NoticeS;
+  static const std::regex kAwsRegion("[a-z]{2}(-[a-z]+)+-[0-9]+");
+  bool any_spot = false;
+  for (const auto& type : catalog.types()) {
+    if (!type.has_market(cloud::Market::spot)) continue;
+    if (!std::regex_match(type.region, kAwsRegion)) return gce_notice_s;
+    any_spot = true;
+  }
+  return any_spot ? kEc2NoticeS : gce_notice_s;
+}
+
 // The plan as a scenario file that `transient simulate` runs (plan/scenario_writer.h), with the
 // models `run_plan` gives the planner, by name.
 std::string plan_scenario(const PlanFlags& flags, const plan::Evaluation& e,
@@ -268,9 +305,9 @@ std::string plan_scenario(const PlanFlags& flags, const plan::Evaluation& e,
                               ? std::filesystem::path(flags.profile).stem().string()
                               : flags.workload;
   file.name = "plan-" + job;
-  file.comment =
-      fmt::format("Written by `transient plan`: {} steps of {} on {}.\npolicy: {}",
-                  plan::format_steps(flags.steps), job, e.configuration.text(), e.policy->text());
+  file.comment = fmt::format("Written by `transient plan`: {} of {} on {}.\npolicy: {}",
+                             plan::format_step_count(flags.steps), job, e.configuration.text(),
+                             e.policy->text());
   file.total_steps = options.total_steps;
   file.deadline_s = options.deadline_s;
   file.architecture = options.architecture;
@@ -304,7 +341,7 @@ std::string plan_scenario(const PlanFlags& flags, const plan::Evaluation& e,
     m.market = "lifetime";
     m.market_params["gpu"] = lifetime_gpu(largest_spot->type);
   }
-  m.notice_s = sim::Scenario{}.notice_s;
+  m.notice_s = options.notice_s;
   std::error_code error;
   m.startup = std::filesystem::is_directory(
                   std::filesystem::path(data_dir) / "cmdare" / "startup_time", error)
@@ -382,8 +419,9 @@ std::optional<std::string> emit(const PlanFlags& flags, const std::optional<plan
   if (flags.emit_train_flags) words = coordinator_flags(flags, plan, options.architecture);
   if (!flags.emit_scenario.empty()) {
     const std::string text = plan_scenario(flags, plan, options, data_dir);
+    // Refused again as it is written: a file created during the search is never replaced.
     try {
-      write_file_atomically(flags.emit_scenario, text);
+      write_new_file_atomically(flags.emit_scenario, text);
     } catch (const InputError& error) {
       throw InputError("--emit-scenario " + std::string(error.what()));
     }
@@ -463,6 +501,7 @@ void run_plan(const PlanFlags& flags) {
   std::shared_ptr<const perf::ThroughputModel> throughput =
       perf::create_throughput_model(flags.throughput, params);
   cloud::Catalog catalog = cloud::load_catalog(flags.catalog);
+  options.notice_s = market_notice_s(flags, catalog);
 
   // Spot servers are revoked by the GCE 2019 lifetime distribution of their GPU (all GPUs pooled
   // for GPUs it has no data for), or by the --market given; start-up delays are CM-DARE's.
@@ -536,11 +575,11 @@ void run_plan(const PlanFlags& flags) {
       fmt::print("{}\n", out.dump(2));
       return;
     }
-    fmt::print("{}\n{} steps of {} on {} ({}), {} Monte Carlo runs\n\n", throughput->describe(),
-               plan::format_steps(flags.steps), batch_text, e.configuration.text(),
+    fmt::print("{}\n{} of {} on {} ({}), {} Monte Carlo runs\n\n", throughput->describe(),
+               plan::format_step_count(flags.steps), batch_text, e.configuration.text(),
                perf::to_string(architecture), flags.runs);
     print_header(quantile);
-    print_row(e);
+    print_row(e, quantile);
     fmt::print(
         "\nspeed {:.3g} steps/s, step time {:.4g} s (bottleneck: {}); without revocations {} and "
         "${:.2f}\n",
@@ -561,7 +600,7 @@ void run_plan(const PlanFlags& flags) {
   const std::optional<std::string> train_flags =
       emit(flags, result.recommended, result.reason, options, data_dir);
   const std::string title =
-      fmt::format("{} steps of {}, {}, {}{}{}", plan::format_steps(flags.steps),
+      fmt::format("{} of {}, {}, {}{}{}", plan::format_step_count(flags.steps),
                   flags.workload.empty() ? flags.profile : flags.workload, batch_text,
                   perf::to_string(architecture),
                   options.deadline_s != sim::kNoDeadline
@@ -652,11 +691,11 @@ void run_plan(const PlanFlags& flags) {
     fmt::print("  none: no configuration meets the request, even without revocations\n");
   } else {
     print_header(quantile);
-    for (const auto& e : result.candidates) print_row(e);
+    for (const auto& e : result.candidates) print_row(e, quantile);
   }
   fmt::print("\nbaselines:\n");
   print_header(quantile);
-  for (const auto& e : result.baselines) print_row(e);
+  for (const auto& e : result.baselines) print_row(e, quantile);
   fmt::print("\nPareto front (time against cost, no revocations):\n");
   for (const auto& e : result.pareto) {
     check_figures(e);

@@ -123,16 +123,23 @@ void predict(const PredictArgs& args) {
   const bool mixed = std::any_of(shape.workers.begin(), shape.workers.end(), [&](const auto& g) {
     return g.type.name != shape.workers.front().type.name;
   });
+  // Samples are counted whole ("10001", not "1e+04"); a worker's share of a global batch may not
+  // be whole (128 among 3).
+  const auto samples_text = [](double samples) {
+    return samples == std::floor(samples) ? fmt::format("{:.0f}", samples)
+                                          : fmt::format("{:.4g}", samples);
+  };
   if (allreduce && mixed) {
     fmt::print(
-        "step time {:.4g} s per step of {:.4g} samples (split among the workers in "
+        "step time {:.4g} s per step of {} samples (split among the workers in "
         "proportion to their speed)",
-        p.step_time_s, step_samples);
+        p.step_time_s, samples_text(step_samples));
   } else if (allreduce) {
-    fmt::print("step time {:.4g} s per step of {:.4g} samples ({:.4g} per worker)", p.step_time_s,
-               step_samples, batch.worker_samples(workers, reference));
+    fmt::print("step time {:.4g} s per step of {} samples ({} per worker)", p.step_time_s,
+               samples_text(step_samples), samples_text(batch.worker_samples(workers, reference)));
   } else {
-    fmt::print("step time {:.4g} s per worker step of {:.4g} samples", p.step_time_s, step_samples);
+    fmt::print("step time {:.4g} s per worker step of {} samples", p.step_time_s,
+               samples_text(step_samples));
   }
   fmt::print("; cluster {:.4g} steps/s, {:.4g} samples/s\nbottleneck: {}\n", p.steps_per_s,
              p.samples_per_s, p.bottleneck);

@@ -29,6 +29,9 @@ void add_report_command(CLI::App& app) {
                   "the page to write (default: JOB_DIR/report.html, or FILE.json -> FILE.html)");
   cmd->callback([flags] {
     const std::string output = report::report_output_path(flags->path, flags->output);
+    // A directory or a missing one is refused naming -o before the page is drawn (a directory
+    // was "cannot rename the temporary file into place: Is a directory").
+    if (!flags->output.empty()) require_writable_output(output, "-o", "the page (e.g. page.html)");
     const std::string page = report::render_report(flags->path, {});
     write_file_atomically(output, page);
     std::printf("%s\n", output.c_str());

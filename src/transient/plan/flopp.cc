@@ -44,9 +44,14 @@ std::vector<FloppEntry> rank_by_flopp(const cloud::Catalog& catalog,
   if (out.empty()) {
     std::string list;
     for (const auto& z : known_zones) list += (list.empty() ? "" : ", ") + z;
-    throw InputError("no GPU instance type of catalog " + catalog.name() +
-                     (zones.empty() ? std::string() : " in the zones asked for") +
-                     "; the catalog's zones: " + list);
+    if (zones.empty()) {
+      throw InputError("no GPU instance type of catalog " + catalog.name() +
+                       "; the catalog's zones: " + list);
+    }
+    std::string asked;
+    for (const auto& z : zones) asked += (asked.empty() ? "" : ",") + z;
+    throw InputError("--zones " + asked + ": no GPU instance type of catalog " + catalog.name() +
+                     " there; accepted: the catalog's zones (or their regions): " + list);
   }
   std::stable_sort(out.begin(), out.end(), [](const FloppEntry& a, const FloppEntry& b) {
     if (a.pflop_per_usd != b.pflop_per_usd) return a.pflop_per_usd > b.pflop_per_usd;

@@ -190,6 +190,7 @@ sim::Scenario Planner::scenario_for(const Configuration& configuration,
     }
   }
   if (largest_spot && options_.market_for) s.market = options_.market_for(largest_spot->type);
+  s.notice_s = options_.notice_s;
   s.startup = options_.startup;
   s.recovery = recovery_name();
   s.checkpoint_interval_s = kCheckpointIntervalS;
@@ -206,10 +207,11 @@ std::optional<PolicyAdvice> Planner::advise_policy(const Configuration& configur
   }
   // Without a market policy: the plan as its figures were simulated.
   const sim::Scenario as_planned = scenario_for(configuration, "policy advice");
+  // The market policies with the plan's periodic checkpoints, which the job runs with
+  // (--emit-train-flags, --emit-scenario): they stop no training here (no write time), as in the
+  // optimum's accounting, where periodic checkpoints are free. (Simulated without them, the
+  // emitted scenario had none where the trainer was told to write them.)
   sim::Scenario s = as_planned;
-  // The market policies move the cluster between markets themselves; periodic checkpoints cost
-  // nothing here, as in the optimum's accounting.
-  s.checkpoint_interval_s = 0.0;
   const sim::MonteCarloOptions mc = monte_carlo_options(options_);
   std::vector<double> optimal_usd;
   PolicyAdvice advice;
@@ -274,7 +276,6 @@ std::optional<PolicyAdvice> Planner::advise_policy(const Configuration& configur
       (unguarded.deadline_miss_share == best->deadline_miss_share &&
        best->expected_cost_usd > unguarded.expected_cost_usd * (1 + kGuaranteeWorth));
   advice.recommended = unguarded_wins ? unguarded.name : best->name;
-  if (advice.recommended == "none") advice.checkpoint_interval_s = as_planned.checkpoint_interval_s;
   if (!optimal_usd.empty()) {
     PolicyFigures optimal;
     optimal.name = "optimal";

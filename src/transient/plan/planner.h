@@ -65,13 +65,14 @@ struct PlanOptions {
   bool heterogeneous = true;  // also mixes of types (else homogeneous only)
 
   // The risk check.
-  double confidence = 0.95;          // quantile of time that must meet the deadline
-  int runs = 200;                    // Monte Carlo runs per candidate; 0 = no simulation
-  std::uint64_t seed = 1;            // run i uses seed + i
-  int threads = 1;                   // Monte Carlo threads
-  MarketModelFor market_for;         // spot revocations; null = never revoked
-  sim::StartupOptions startup;       // start-up delays (zero = none)
-  std::string replacement = "same";  // replacement policy of revoked servers
+  double confidence = 0.95;                    // quantile of time that must meet the deadline
+  int runs = 200;                              // Monte Carlo runs per candidate; 0 = no simulation
+  std::uint64_t seed = 1;                      // run i uses seed + i
+  int threads = 1;                             // Monte Carlo threads
+  MarketModelFor market_for;                   // spot revocations; null = never revoked
+  sim::StartupOptions startup;                 // start-up delays (zero = none)
+  std::string replacement = "same";            // replacement policy of revoked servers
+  double notice_s = sim::Scenario{}.notice_s;  // warning before a revocation (EC2: 120 s)
 
   Request request() const { return {total_steps, deadline_s, budget_usd}; }
 };

@@ -7,7 +7,7 @@
 namespace transient::plan {
 
 std::string Request::text() const {
-  return fmt::format("{} steps{}{}", format_steps(total_steps),
+  return fmt::format("{}{}{}", format_step_count(total_steps),
                      has_deadline() ? " in " + format_hours(deadline_s) : "",
                      has_budget() ? " for " + format_usd(budget_usd) : "");
 }
@@ -21,6 +21,10 @@ std::string format_steps(double steps) {
     if ((n - i - 1) % 3 == 0 && i != n - 1) out += ',';
   }
   return out;
+}
+
+std::string format_step_count(double steps) {
+  return format_steps(steps) + (steps == 1.0 ? " step" : " steps");
 }
 
 std::string format_hours(double seconds) {

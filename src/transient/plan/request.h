@@ -34,6 +34,8 @@ struct Request {
 
 // "64,000".
 std::string format_steps(double steps);
+// "64,000 steps", "1 step".
+std::string format_step_count(double steps);
 // "20 s" (under a minute), "41 min", "3.91 h", "never" (infinity).
 std::string format_hours(double seconds);
 // "$2.50".

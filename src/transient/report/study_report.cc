@@ -9,6 +9,7 @@
 #include <optional>
 #include <tuple>
 
+#include "transient/core/bounds.h"
 #include "transient/core/duration.h"
 #include "transient/core/error.h"
 #include "transient/core/json_number.h"
@@ -500,6 +501,31 @@ std::string render_simulation_report(const json& j, const std::string& name,
   return page.render(chart_js);
 }
 
+namespace {
+
+// The heading of the quantile of time that a plan writes as "p95_time_s": the quantile at its
+// "confidence" (`plan --confidence`), named as the CLI names it ("p80 time (h)", "p99.6 time
+// (h)"); p95, the default, when the file says none.
+std::string plan_quantile_heading(const json& j, const std::string& name) {
+  double share = 0.95;
+  if (j.contains("confidence")) {
+    const Bound accepted{0.01, 0.999, ""};
+    if (!j["confidence"].is_number() || !accepted.contains(j["confidence"].get<double>())) {
+      throw InputError(name, 0,
+                       "field \"confidence\" is " + j["confidence"].dump() +
+                           "; accepted: " + accepted.accepted() + " (plan --confidence)");
+    }
+    share = j["confidence"].get<double>();
+  }
+  // Three decimals of a percent, the trailing zeros dropped, as plan::format_quantile writes it.
+  std::string digits = fmt::format("{:.3f}", share * 100);
+  digits.erase(digits.find_last_not_of('0') + 1);
+  if (digits.back() == '.') digits.pop_back();
+  return "p" + digits + " time (h)";
+}
+
+}  // namespace
+
 std::string render_plan_report(const json& j, const std::string& name,
                                const ReportOptions& options) {
   const std::string chart_js = chart_js_of(options);
@@ -507,6 +533,7 @@ std::string render_plan_report(const json& j, const std::string& name,
     if (j.contains(key) && !j[key].is_array())
       throw InputError(name, 0, std::string("field \"") + key + "\" is not a list");
   }
+  const std::string quantile = plan_quantile_heading(j, name);
   HtmlPage page("transient plan (" + name + ")");
   page.add_heading("Summary");
   Rows rows = {{"feasible", j.value("feasible", false) ? "yes" : "no"},
@@ -525,7 +552,7 @@ std::string render_plan_report(const json& j, const std::string& name,
     // What the CLI prints under "recommended": its figures, its verdict and the policy to run.
     const auto [time_s, cost] = time_and_cost(recommended);
     rows.push_back({"expected time (h)", hours_text(time_s)});
-    rows.push_back({"p95 time (h)", hours_text(recommended.value("p95_time_s", -1.0))});
+    rows.push_back({quantile, hours_text(recommended.value("p95_time_s", -1.0))});
     rows.push_back({"expected cost ($)", cost < 0 ? "-" : number_text(cost)});
     rows.push_back(
         {"P(miss deadline)", miss_text(j, recommended.value("deadline_miss_probability", 0.0))});
@@ -573,8 +600,8 @@ std::string render_plan_report(const json& j, const std::string& name,
            j.contains("deadline_s") ? number_text(e.value("deadline_miss_probability", 0.0)) : "-",
            e.value("acceptable", false) ? "yes" : "no", e.value("verdict", "")});
     }
-    page.add_table({"label", "configuration", "$/h", "time (h)", "p95 time (h)", "cost ($)",
-                    "P(miss)", "acceptable", "verdict"},
+    page.add_table({"label", "configuration", "$/h", "time (h)", quantile, "cost ($)", "P(miss)",
+                    "acceptable", "verdict"},
                    table, {0});  // "plan\n1" read as two words
   };
   if (no_candidates) {
