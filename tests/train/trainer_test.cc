@@ -23,6 +23,7 @@
 #include "train/image_files.h"
 #include "train/job_checkpoints.h"
 #include "train/job_records.h"
+#include "train/npy_file.h"
 #include "transient/cloud/catalog.h"
 #include "transient/cloud/catalog_registry.h"
 #include "transient/core/atomic_file.h"
@@ -1874,6 +1875,39 @@ void write_npy(const std::string& dir, const std::string& layout, bool test,
           "    np.save('" +
           dir + "/test_labels.npy', ty)\n" + extra,
       dir);
+}
+
+// A job resumed with a validation folder of another size is refused naming that folder and
+// --val-data (it named the training folder and --data-dir, which had not changed: review).
+TEST(Trainer, AnotherValidationFolderOnResumeIsRefusedAsItsOwn) {
+  const std::string dir = fresh_dir("val-data-resumed");
+  auto set = [&](const std::string& name, int count) {
+    fs::create_directories(dir + "/" + name);
+    std::string labels;
+    for (int i = 0; i < count; ++i) labels += static_cast<char>(i % 3);
+    testing::write_npy_file(dir + "/" + name + "/images.npy", "|u1",
+                            "(" + std::to_string(count) + ", 1, 8, 8)",
+                            std::string(static_cast<std::size_t>(count) * 64, 'x'));
+    testing::write_npy_file(dir + "/" + name + "/labels.npy", "|u1",
+                            "(" + std::to_string(count) + ",)", labels);
+  };
+  set("train", 300);
+  set("val", 40);
+  set("other-val", 50);
+  const std::string job = dir + "/job";
+  run_paused({"train", "--model", "mlp", "--data", dir + "/train", "--val-data", dir + "/val",
+              "--steps", "20", "--stop-at", "5", "--workers", "1", "--threads", "1",
+              "--global-batch", "30", "--job-dir", job},
+             job);
+  const auto other = run_cli(
+      {"train", "--resume", "--val-data", dir + "/other-val", "--job-dir", job}, job + "-other");
+  EXPECT_EQ(other.exit_code, kExitBadInput) << other.err;
+  EXPECT_NE(other.err.find(dir + "/other-val: not the data set the job started with (300 training "
+                                 "samples of 1x8x8 in 3 classes, 40 to test then, 300 training "
+                                 "samples of 1x8x8 in 3 classes, 50 to test now); give the job's "
+                                 "data set (--val-data)"),
+            std::string::npos)
+      << other.err;
 }
 
 // --dataset npy reads images.npy and labels.npy (bytes channels-last or floats channels-first),

@@ -387,6 +387,18 @@ TEST(ShardLoader, AWorkersDataSetThatIsNotTheJobsIsRefused) {
                 ": this worker's data set differs from the job's (3 test samples here, 5 in the "
                 "job); every worker needs the same data (its folder: --data-dir)");
   EXPECT_EQ(refusal(DataFacts{}), "accepted");  // a coordinator that does not say
+  // A test set of its own that differs is named as --val-data's (it was said to be the training
+  // folder's, --data-dir).
+  const fs::path val = dir / "val";
+  fs::create_directories(val);
+  testing::write_npy_file((val / "images.npy").string(), "|u1", "(4, 8, 8)", std::string(256, 'x'));
+  testing::write_npy_file((val / "labels.npy").string(), "|u1", "(4,)", std::string("\0\1\2\0", 4));
+  job.options.val_data = val.string();
+  EXPECT_EQ(refusal(DataFacts{20, 1, 8, 8, 3, 4}), "accepted");
+  EXPECT_EQ(refusal(DataFacts{20, 1, 8, 8, 3, 5}),
+            val.string() +
+                ": this worker's data set differs from the job's (4 test samples here, 5 in the "
+                "job); every worker needs the same data (its folder: --val-data)");
   fs::remove_all(dir);
 }
 

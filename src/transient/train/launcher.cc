@@ -517,11 +517,15 @@ std::optional<nlohmann::json> prepare_job_dir(const TrainOptions& o, const DataF
       // A job started before the test set was recorded is compared on the rest.
       if (started.test_samples == 0) started.test_samples = data.test_samples;
       if (!(started == data)) {
-        throw InputError(o.data_dir, 0,
+        // Only the test set differs, and it is a folder of its own: that folder is named.
+        DataFacts trained_on = started;
+        trained_on.test_samples = data.test_samples;
+        const bool in_validation = !o.val_data.empty() && trained_on == data;
+        throw InputError(in_validation ? o.val_data : o.data_dir, 0,
                          "not the data set the job started with (" + to_text(started) + " then, " +
-                             to_text(data) +
-                             " now); give the job's data set (--data-dir), or start a new job in "
-                             "another --job-dir");
+                             to_text(data) + " now); give the job's data set (" +
+                             (in_validation ? "--val-data" : "--data-dir") +
+                             "), or start a new job in another --job-dir");
       }
     }
     // The data or the model file has moved (given on --resume), or a launch flag says how the

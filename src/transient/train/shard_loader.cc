@@ -107,9 +107,13 @@ void ShardLoader::check_against_the_jobs(const JobConfig& job) const {
               std::to_string(test_wanted) + " the job evaluates on (--test-subset)";
   }
   if (differs.empty()) return;
-  throw InputError(job.options.data_dir, 0,
+  // A test set of its own (--val-data) that differs is that folder's, not the training set's.
+  const bool in_validation =
+      !job.options.val_data.empty() && differs.find(" test samples ") != std::string::npos;
+  throw InputError(in_validation ? job.options.val_data : job.options.data_dir, 0,
                    "this worker's data set differs from the job's (" + differs +
-                       "); every worker needs the same data (its folder: --data-dir)");
+                       "); every worker needs the same data (its folder: " +
+                       (in_validation ? "--val-data" : "--data-dir") + ")");
 }
 
 ImageBatch ShardLoader::train_batch(std::int64_t generation, std::int64_t epoch,
