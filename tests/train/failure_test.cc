@@ -379,7 +379,8 @@ TEST(Failure, AWorkerThatCannotReachItsCoordinatorLeavesOnSigterm) {
 
 // A coordinator's paused job continued by `transient train --resume` keeps its front door: its
 // workers, started apart, re-join at the journal's port (it listened on a new one, and they found
-// nothing there). Its dashboard, off, stays off (review).
+// nothing there). Its dashboard, off, stays off, and each run's summary gives the threads its
+// workers trained with (review).
 TEST(Failure, ACoordinatorsJobResumedByTrainKeepsItsPortAndItsDashboardOff) {
   const std::string dir = fresh_dir("coordinator-resumed-by-train");
   auto args = small_job(dir, 1, 300);
@@ -388,15 +389,21 @@ TEST(Failure, ACoordinatorsJobResumedByTrainKeepsItsPortAndItsDashboardOff) {
   args = with(args, {"--min-workers", "1", "--stop-at", "20", "--dashboard", "off"});
   CliProcess coordinator(args, dir + "-1");
   const std::string door = front_door(dir);
-  CliProcess worker({"worker", "--coordinator", door, "--token-file", dir + "/token"}, dir + "-a");
+  CliProcess worker(
+      {"worker", "--coordinator", door, "--token-file", dir + "/token", "--threads", "2"},
+      dir + "-a");
   ASSERT_EQ(coordinator.wait().exit_code, kExitPaused);
   EXPECT_EQ(worker.wait().exit_code, kExitFinished);
+  // The summary's threads are those its worker trained with (the coordinator's own were
+  // recorded, its host's cores where it was given none).
+  EXPECT_EQ(summary_in(dir).at("threads_per_worker"), 2);
   const auto resumed =
       run_cli({"train", "--resume", "--job-dir", dir, "--workers", "1", "--stop-at", "25"},
               dir + "-resumed");
   EXPECT_EQ(resumed.exit_code, kExitPaused) << resumed.err;
   EXPECT_EQ(front_door(dir), door);
   EXPECT_EQ(resumed.err.find("dashboard on"), std::string::npos) << resumed.err;
+  EXPECT_EQ(summary_in(dir).at("threads_per_worker"), 1);  // the job's, as its workers ran
 }
 
 // A standalone coordinator paused by SIGTERM exits as paused, and `transient coordinator

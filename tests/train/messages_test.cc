@@ -43,6 +43,8 @@ T to_worker(const T& sent) {
 
 TEST(Messages, EveryMessageToTheCoordinatorComesBackAsSent) {
   EXPECT_EQ(to_coordinator(Ready{"10.0.0.2", "10.0.0.2:4000"}).probe, "10.0.0.2:4000");
+  EXPECT_EQ(to_coordinator(Ready{"10.0.0.2", "10.0.0.2:4000"}).threads, 0);  // not said
+  EXPECT_EQ(to_coordinator(Ready{"10.0.0.2", "10.0.0.2:4000", 6}).threads, 6);
   const auto beat = to_coordinator(Heartbeat{7, 812.5});
   EXPECT_EQ(beat.beat, 7);
   EXPECT_EQ(beat.speed_samples_per_s, 812.5);
@@ -268,6 +270,9 @@ TEST(Messages, WhatCannotBeReadIsRefusedByName) {
                 .find("a malformed \"report\" message"),
             std::string::npos);
   EXPECT_NE(refusal({{"rows", {1, 2}}, {"v", kProtocolVersion}}).find("a malformed \"rows\""),
+            std::string::npos);
+  EXPECT_NE(refusal({{"ready", true}, {"threads", 5000}, {"v", kProtocolVersion}})
+                .find("a malformed \"ready\" message"),
             std::string::npos);
   EXPECT_EQ(refusal({{"event", 5}, {"v", kProtocolVersion}}),
             "an \"event\" message whose event is not an object with \"event\"");

@@ -585,6 +585,7 @@ void Coordinator::handle_message(Worker& worker, const nlohmann::json& line) {
     send_checkpoint(worker, *fetch);
   } else if (const auto* ready = std::get_if<message::Ready>(&received)) {
     // Loaded its data and model: it can be a member from the next generation on.
+    if (ready->threads > 0) worker_threads_.insert(ready->threads);
     membership_.ready(worker.id, ready->address, ready->probe);
   } else if (const auto* progress = std::get_if<message::Progress>(&received)) {
     update_progress(progress->report);

@@ -151,6 +151,9 @@ class Coordinator : public launch::FleetCoordinator, private elastic::Env {
   // last step this coordinator saw (the samples those steps held, an epoch's last step what was
   // left of it).
   std::int64_t last_step() const override { return last_step_; }
+  // The intra-op threads its workers said they train with, each different number once (a
+  // standalone coordinator's workers choose their own --threads).
+  const std::set<int>& worker_threads() const { return worker_threads_; }
   // The step of the first progress report of this coordinator's run; nullopt before one.
   std::optional<std::int64_t> first_reported_step() const {
     return first_step_time_ ? std::optional<std::int64_t>(first_step_) : std::nullopt;
@@ -235,6 +238,7 @@ class Coordinator : public launch::FleetCoordinator, private elastic::Env {
   std::vector<std::string> previous_members_;  // of the last generation formed here
   double since_checkpoint_s_ = 0;              // as rank 0 last reported it
   std::optional<Clock::time_point> first_step_time_;
+  std::set<int> worker_threads_;
   std::int64_t first_step_ = 0;
   Clock::time_point last_step_time_;
 

@@ -920,6 +920,16 @@ int stopped_on_a_record(const std::string& what, const Coordinator& coordinator,
   return kExitFailed;
 }
 
+// The workers' intra-op threads as they said them (a standalone coordinator's choose their own
+// --threads, and its own --threads was recorded: its host's cores), the job's where none said;
+// null where they differ (a measurement of the job stands for no one number).
+nlohmann::json threads_per_worker(const TrainOptions& o, const Coordinator& coordinator) {
+  const auto& said = coordinator.worker_threads();
+  if (said.empty()) return o.threads;
+  if (said.size() > 1) return nullptr;
+  return *said.begin();
+}
+
 // summary.json and the last lines: what the job came to. `continue_with`: the command that
 // continues the job when it paused, less its job directory ("transient train --resume --job-dir").
 int finish_job(const PreparedJob& prepared, Coordinator& coordinator, EventLog& events,
@@ -951,7 +961,7 @@ int finish_job(const PreparedJob& prepared, Coordinator& coordinator, EventLog& 
       {"wall_s", wall_s},
       {"samples_per_s", samples_per_s},
       {"workers", workers},
-      {"threads_per_worker", o.threads},
+      {"threads_per_worker", threads_per_worker(o, coordinator)},
       {"model", o.model},
       {"dataset", o.dataset},
       {"global_batch", o.global_batch},

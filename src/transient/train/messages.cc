@@ -192,6 +192,7 @@ nlohmann::json encode(const ToCoordinator& message) {
                           auto j = named("ready", true);
                           j["address"] = m.address;
                           j["probe"] = m.probe;
+                          if (m.threads > 0) j["threads"] = m.threads;
                           return j;
                         },
                         [](const Heartbeat& m) {
@@ -342,7 +343,8 @@ ToCoordinator decode_to_coordinator(const nlohmann::json& m) {
   try {
     if (name == "ready") {
       return Ready{m.value("address", std::string()).substr(0, 256),
-                   m.value("probe", std::string()).substr(0, 300)};
+                   m.value("probe", std::string()).substr(0, 300),
+                   static_cast<int>(integer_or(m, "threads", 0, 0, 4096))};
     }
     if (name == "hb") return Heartbeat{integer_at(m, "hb"), m.value("speed", 0.0)};
     if (name == "report") return decode_report(m);

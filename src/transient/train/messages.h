@@ -38,6 +38,7 @@ class ProtocolError : public std::runtime_error {
 struct Ready {
   std::string address;
   std::string probe;
+  int threads = 0;  // its intra-op threads (0: not said, a peer of before)
 };
 struct Heartbeat {
   std::int64_t beat = 0;

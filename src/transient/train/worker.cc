@@ -1181,7 +1181,7 @@ int run_worker(const WorkerOptions& options) {
     connection->leave("misconfigured", error_reason(error.what()));
     throw;
   }
-  connection->mark_ready(advertise, probe);
+  connection->mark_ready(advertise, probe, torch::get_num_threads());
   return worker->run();
 }
 

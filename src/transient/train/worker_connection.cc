@@ -281,11 +281,12 @@ void Connection::unfinish() {
   leaving_ = false;
 }
 
-void Connection::mark_ready(const std::string& address, const std::string& probe) {
+void Connection::mark_ready(const std::string& address, const std::string& probe, int threads) {
   ready_address_ = address;
   ready_probe_ = probe;
+  ready_threads_ = threads;
   ready_ = true;
-  send(message::Ready{address, probe});
+  send(message::Ready{address, probe, threads});
 }
 
 std::string Connection::open_probe(const std::string& address, const std::string& what) {
@@ -523,7 +524,8 @@ void Connection::reconnect() {
         channel_ = std::move(channel);
         // One that was waiting for its first generation says again that it is ready.
         if (state_.is_null() && ready_) {
-          channel_->send(message::encode(message::Ready{ready_address_, ready_probe_}));
+          channel_->send(
+              message::encode(message::Ready{ready_address_, ready_probe_, ready_threads_}));
         }
         rows_sent_through_ = 0;  // whatever was not acknowledged goes again
         send_rows_locked();

@@ -127,8 +127,9 @@ class Connection : public StoreTransport {
   void set_speed(double samples_per_s) { speed_ = samples_per_s; }
 
   // Data and model are loaded: the worker can be a member from the next generation on. `address`
-  // is the one it advertises to its peers (for messages about peers that cannot be reached).
-  void mark_ready(const std::string& address, const std::string& probe);
+  // is the one it advertises to its peers (for messages about peers that cannot be reached);
+  // `threads`, its intra-op threads (the job's summary records them).
+  void mark_ready(const std::string& address, const std::string& probe, int threads);
 
   // Opens the reachability probe (protocol.h) on `address` and returns its HOST:PORT; the
   // heartbeat thread accepts and closes connections to it. Throws InputError naming `what` if
@@ -192,6 +193,7 @@ class Connection : public StoreTransport {
   std::string local_host_;
   std::string ready_address_;
   std::string ready_probe_;
+  int ready_threads_ = 0;
   std::unique_ptr<Listener> probe_listener_;  // outlives thread_ (declared before it)
   std::atomic<Listener*> probe_{nullptr};
   std::atomic<bool> quiet_{false};
