@@ -383,11 +383,8 @@ TEST(Failure, AWorkerThatCannotReachItsCoordinatorLeavesOnSigterm) {
 // workers trained with (review).
 TEST(Failure, ACoordinatorsJobResumedByTrainKeepsItsPortAndItsDashboardOff) {
   const std::string dir = fresh_dir("coordinator-resumed-by-train");
-  auto args = small_job(dir, 1, 300);
-  args[0] = "coordinator";
-  args.erase(args.begin() + 3, args.begin() + 5);  // --workers 1
-  args = with(args, {"--min-workers", "1", "--stop-at", "20", "--dashboard", "off"});
-  CliProcess coordinator(args, dir + "-1");
+  CliProcess coordinator(coordinator_job(dir, 300, 1, {"--stop-at", "20", "--dashboard", "off"}),
+                         dir + "-1");
   const std::string door = front_door(dir);
   CliProcess worker(
       {"worker", "--coordinator", door, "--token-file", dir + "/token", "--threads", "2"},
