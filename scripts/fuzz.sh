@@ -9,7 +9,9 @@
 # Usage: scripts/fuzz.sh [SECONDS] [TARGET...]   (e.g. scripts/fuzz.sh 60 workload_profile_fuzz)
 # Environment: CXX (default clang++-14), JOBS (default 2), BUILD_DIR (default build-fuzz), RUNS
 # (each target runs that many inputs instead of SECONDS: CTest's short run, which only keeps
-# every target building and running), OPT (default -O1; CTest's short run builds at -O0).
+# every target building and running), OPT (default -O1; CTest's short run builds at -O0),
+# BUILD_ONLY=1 (build the targets and stop: `make build` builds CTest's tree so, and the short run
+# then finds it up to date).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -35,6 +37,9 @@ cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_COMPILER="$cxx" -DTRANSIENT_WITH_TORCH=OFF -DTRANSIENT_BUILD_TESTS=OFF \
   -DTRANSIENT_BUILD_BENCH=OFF -DTRANSIENT_BUILD_FUZZERS=ON >/dev/null
 cmake --build "$build_dir" --target fuzzers -j "$jobs"
+if [[ "${BUILD_ONLY:-}" == 1 ]]; then
+  exit 0
+fi
 
 if [[ $# -gt 0 ]]; then
   targets=("$@")
