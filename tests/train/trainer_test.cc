@@ -1441,7 +1441,8 @@ TEST(Trainer, AModelFileThatCannotTrainIsRefusedNamingIt) {
       "would be dropped whole; accepted: a global batch of at most 362, or no --drop-last");
 }
 
-// --nesterov, --schedule step, --clip-grad-norm and --loss mse are the job's settings: they change
+// --nesterov, --schedule step, --clip-grad-norm, --loss mse and --warmup-fraction (a flag since the
+// review found the warm-up neither said nor adjustable) are the job's settings: they change
 // what it computes, a paused job resumed without them goes on with them (bitwise the uninterrupted
 // run), and nonsense is refused.
 TEST(Trainer, NesterovAStepScheduleAndClippingAreTheJobsAndResumeExactly) {
@@ -1462,7 +1463,8 @@ TEST(Trainer, NesterovAStepScheduleAndClippingAreTheJobsAndResumeExactly) {
   for (const auto& one : std::vector<std::vector<std::string>>{{"--nesterov"},
                                                                {"--schedule", "step"},
                                                                {"--clip-grad-norm", "0.25"},
-                                                               {"--loss", "mse"}}) {
+                                                               {"--loss", "mse"},
+                                                               {"--warmup-fraction", "0"}}) {
     const std::string alone = dir + "/alone" + one[0];
     run_ok(with(small_job(alone, 1, 60), one), alone);
     EXPECT_FALSE(bitwise_equal(latest_checkpoint(alone), latest_checkpoint(plain))) << one[0];
@@ -1471,7 +1473,8 @@ TEST(Trainer, NesterovAStepScheduleAndClippingAreTheJobsAndResumeExactly) {
   for (const auto& bad : std::vector<std::vector<std::string>>{{"--nesterov", "--momentum", "0"},
                                                                {"--schedule", "linear"},
                                                                {"--clip-grad-norm", "-1"},
-                                                               {"--loss", "hinge"}}) {
+                                                               {"--loss", "hinge"},
+                                                               {"--warmup-fraction", "1"}}) {
     const auto refused = run_cli(with(small_job(dir + "/bad", 1, 10), bad), dir + "/bad");
     EXPECT_EQ(refused.exit_code, kExitBadInput) << bad[0] << ": " << refused.err;
     EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;

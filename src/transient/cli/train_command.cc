@@ -158,8 +158,12 @@ void add_job_options(CLI::App& cmd, train::TrainOptions& options, std::string& c
   cmd.add_flag("--nesterov", options.nesterov, "Nesterov momentum");
   add_named_option(
       cmd, "--schedule", options.schedule,
-      "the learning rate after the warm-up: cosine (to 0 at the last step) or step (x0.1 "
-      "at half and at three quarters of the steps)");
+      "the learning rate after the warm-up: cosine (a half cosine towards 0 over the steps "
+      "after it) or step (x0.1 at half and x0.01 at three quarters of them)");
+  cmd.add_option("--warmup-fraction", options.warmup_fraction,
+                 "the share of the steps, at most 200, over which the learning rate rises "
+                 "linearly from 0.1 x --lr to --lr before the schedule (0 = none)")
+      ->capture_default_str();
   cmd.add_option("--clip-grad-norm", options.clip_grad_norm,
                  "clip the gradient's global L2 norm to this before each step (0 = never)")
       ->capture_default_str();

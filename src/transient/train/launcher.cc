@@ -168,6 +168,10 @@ void validate(const TrainOptions& o) {
   if (o.nesterov && o.momentum == 0) {
     throw InputError("--nesterov needs a momentum: accepted: --momentum M with 0 < M < 1");
   }
+  if (!(o.warmup_fraction >= 0 && o.warmup_fraction < 1)) {
+    throw InputError("--warmup-fraction: " + shown(o.warmup_fraction) +
+                     " is out of range; accepted: 0 (none) <= F < 1");
+  }
   if (!(o.clip_grad_norm >= 0 && o.clip_grad_norm <= 1e6)) {
     throw InputError("--clip-grad-norm: " + shown(o.clip_grad_norm) +
                      " is out of range; accepted: 0 (never) or 0 < NORM <= 1000000");
