@@ -150,6 +150,11 @@ TEST(LiveDashboardServer, ALoopbackPeerNamingAnotherHostNeedsTheToken) {
   EXPECT_EQ(status({{"Host", "localhost:" + port}}), 200);
   EXPECT_EQ(status({{"Host", "[::1]:" + port}}), 200);
   EXPECT_EQ(status({{"Host", "attacker.example:" + port}}), 401);
+  // A rebinding domain named to look like loopback (review: each got the job's page).
+  EXPECT_EQ(status({{"Host", "127.0.0.1.attacker.example:" + port}}), 401);
+  EXPECT_EQ(status({{"Host", "127.evil.example"}}), 401);
+  EXPECT_EQ(status({{"Host", "[::1].evil:" + port}}), 401);
+  EXPECT_EQ(status({{"Host", "localhost.evil:" + port}}), 401);
   EXPECT_EQ(status({{"Host", "attacker.example"}, {"Authorization", "Bearer s3cret"}}), 200);
   EXPECT_EQ(status({{"Host", "attacker.example"}, {"Authorization", "bearer s3cret"}}), 200);
   EXPECT_EQ(status({{"Host", "attacker.example"}, {"Authorization", "bearer wrong"}}), 401);

@@ -210,6 +210,10 @@ TEST(Dashboard, AddressesAndTokens) {
   EXPECT_FALSE(report::is_loopback_address("10.0.0.1"));
   EXPECT_FALSE(report::is_loopback_address("::ffff:10.0.0.1"));
   EXPECT_FALSE(report::is_loopback_address("fd00::1"));
+  // Names are no addresses: a DNS rebinding's "127.0.0.1.attacker.example" passed (review).
+  EXPECT_FALSE(report::is_loopback_address("127.0.0.1.attacker.example"));
+  EXPECT_FALSE(report::is_loopback_address("127.evil.example"));
+  EXPECT_FALSE(report::is_loopback_address("localhost"));
   EXPECT_TRUE(report::tokens_equal("abc", "abc"));
   EXPECT_FALSE(report::tokens_equal("abd", "abc"));
   EXPECT_FALSE(report::tokens_equal("ab", "abc"));

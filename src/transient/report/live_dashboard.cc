@@ -1,7 +1,9 @@
 #include "transient/report/live_dashboard.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <httplib.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -51,11 +53,21 @@ std::string token_of(const httplib::Request& request) {
 // sends its own name, and is not let in without the token.
 bool names_loopback(const std::string& host_header) {
   std::string host = host_header;
+  std::string rest;  // what follows the name: nothing, or ":PORT"
   if (!host.empty() && host.front() == '[') {
-    host = host.substr(
-        1, host.find(']') == std::string::npos ? std::string::npos : host.find(']') - 1);
-  } else {
-    host = host.substr(0, host.find(':'));
+    const auto close = host.find(']');
+    if (close == std::string::npos) return false;
+    rest = host.substr(close + 1);
+    host = host.substr(1, close - 1);
+  } else if (const auto colon = host.find(':'); colon != std::string::npos) {
+    rest = host.substr(colon);
+    host = host.substr(0, colon);
+  }
+  // "[::1].attacker.example" named the attacker's site after a loopback-looking part.
+  if (!rest.empty() && (rest.size() == 1 || rest.front() != ':' ||
+                        !std::all_of(rest.begin() + 1, rest.end(),
+                                     [](unsigned char c) { return std::isdigit(c) != 0; }))) {
+    return false;
   }
   std::transform(host.begin(), host.end(), host.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
@@ -273,11 +285,16 @@ DashboardAddress parse_dashboard_address(const std::string& text, const std::str
 }
 
 bool is_loopback_address(const std::string& address) {
-  if (address == "::1") return true;
-  std::string v4 = address;
-  const std::string mapped = "::ffff:";
-  if (v4.compare(0, mapped.size(), mapped) == 0) v4 = v4.substr(mapped.size());
-  return v4.compare(0, 4, "127.") == 0;
+  // An address, read as one: "127.0.0.1.attacker.example" began as 127/8 does, and a Host header
+  // naming it passed for loopback (a DNS rebinding's name).
+  in_addr v4{};
+  if (::inet_pton(AF_INET, address.c_str(), &v4) == 1) {
+    return (ntohl(v4.s_addr) >> 24) == 127;
+  }
+  in6_addr v6{};
+  if (::inet_pton(AF_INET6, address.c_str(), &v6) != 1) return false;
+  if (IN6_IS_ADDR_LOOPBACK(&v6)) return true;
+  return IN6_IS_ADDR_V4MAPPED(&v6) && v6.s6_addr[12] == 127;
 }
 
 bool tokens_equal(const std::string& given, const std::string& expected) {
