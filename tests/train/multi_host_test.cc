@@ -200,10 +200,19 @@ TEST_F(MultiHost, WorkersJoinOverIPv6AndTheCoordinatorSaysHowToJoinAtEachAddress
   // Bound to 0.0.0.0 it listens on IPv4 only: its IPv6 address, where nothing answers, is not
   // offered (a worker told to join there tried for 30 s and gave up).
   const std::string v4 = fresh_dir("hosts-ipv4-only");
-  auto only_v4 = start_coordinator(v4, 10, 1, {}, "0.0.0.0");
+  auto only_v4 = start_coordinator(v4, 100000, 1, {}, "0.0.0.0");
   const std::string v4_port = front_door(v4).substr(front_door(v4).rfind(':') + 1);
   ASSERT_TRUE(wait_until([&] {
     return slurp(v4 + "-coordinator.out").find("workers on other hosts need") != std::string::npos;
+  }));
+  // Left without workers, it says how one joins with this host's address to fill in, not at
+  // 0.0.0.0, where no worker reaches it (review).
+  auto joiner = start_worker(v4, 1, hosts_->address(0) + ":" + v4_port);
+  ASSERT_TRUE(wait_for_training(v4));
+  joiner->kill_group();
+  EXPECT_TRUE(wait_until([&] {
+    return slurp(v4 + "-coordinator.err").find("the job waits for one to join") !=
+           std::string::npos;
   }));
   only_v4->kill_group();
   const auto said = only_v4->wait();
@@ -212,6 +221,10 @@ TEST_F(MultiHost, WorkersJoinOverIPv6AndTheCoordinatorSaysHowToJoinAtEachAddress
             std::string::npos)
       << said.out;
   EXPECT_EQ(said.out.find("[" + hosts_->address6(0) + "]"), std::string::npos) << said.out;
+  EXPECT_NE(said.err.find("the job waits for one to join (transient worker --coordinator HOST:" +
+                          v4_port + " (HOST: an address of this host, as the join lines said)"),
+            std::string::npos)
+      << said.err;
 }
 
 // What a host without the token can do: it cannot join, and it cannot read or write a
