@@ -582,6 +582,27 @@ TEST(Trainer, ACoordinatorTakesBackOnlyAJournalItCanGoOnWith) {
   }
 }
 
+// A token file put in a job directory before the job is the job's only if no other user can read
+// or change it and it is long enough to keep strangers out: mode 0666 and 'x' were taken as they
+// were, and with them the coordinator's port and dashboard (review).
+TEST(Trainer, AJobsTokenFileOthersCanReadOrGuessIsRefused) {
+  const std::string dir = fresh_dir("token-file");
+  fs::create_directories(dir + "/job");
+  const std::string token = dir + "/job/token";
+  std::ofstream(token) << std::string(64, 'a') << "\n";
+  fs::permissions(token, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
+                             fs::perms::others_read | fs::perms::others_write);
+  expect_one_error_line(run_cli(small_job(dir + "/job", 1, 2), dir + "/open"),
+                        token + ": mode 0646 lets other users read or change the job's token");
+  std::ofstream(token, std::ios::trunc) << "x\n";
+  fs::permissions(token, fs::perms::owner_read | fs::perms::owner_write);
+  expect_one_error_line(run_cli(small_job(dir + "/job", 1, 2), dir + "/short"),
+                        token + ": a token of 1 characters is too short to keep strangers out");
+  EXPECT_FALSE(fs::exists(dir + "/job/job.json"));  // refused before anything is written
+  std::ofstream(token, std::ios::trunc) << std::string(16, 'b') << "\n";
+  run_ok(small_job(dir + "/job", 1, 2), dir + "/job");
+}
+
 TEST(Trainer, BadInputIsOneErrorLineAndExitCode2) {
   const std::string dir = fresh_dir("errors");
   const std::string job = dir + "/job";

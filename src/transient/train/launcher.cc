@@ -723,6 +723,10 @@ PreparedJob prepare_job(const TrainOptions& given, bool starts_workers) {
   }
   if (starts_workers) keep_the_journals_addresses(o);
   check_addresses(o);
+  // A token file already there is checked before anything is written beside it.
+  if (fs::exists(records::JobFiles(o.job_dir).token())) {
+    read_job_token_file(records::JobFiles(o.job_dir).token());
+  }
   prepared.job_json_update = prepare_job_dir(o, job.data, prepared.lock);
   // Kept in job.json as given (0: the cores of the machine it runs on), resolved for this run.
   if (o.threads == 0) o.threads = default_threads(starts_workers ? o.workers : 1);
@@ -732,7 +736,7 @@ PreparedJob prepare_job(const TrainOptions& given, bool starts_workers) {
   prepared.token_path = records::JobFiles(o.job_dir).token();
   if (!fs::exists(prepared.token_path))
     write_private_file(prepared.token_path, new_job_token() + "\n");
-  prepared.token = read_token_file(prepared.token_path);
+  prepared.token = read_job_token_file(prepared.token_path);
   return prepared;
 }
 
@@ -1322,7 +1326,7 @@ int run_coordinator(const TrainOptions& flags, int min_workers) {
     prepared.options.bind = given.bind;
     prepared.options.dashboard = given.dashboard;
     prepared.token_path = records::JobFiles(prepared.options.job_dir).token();
-    prepared.token = read_token_file(prepared.token_path);
+    prepared.token = read_job_token_file(prepared.token_path);
   } else {
     TrainOptions o = given;
     if (o.bind.empty()) o.bind = TrainOptions{}.bind;

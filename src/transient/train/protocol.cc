@@ -1,7 +1,10 @@
 #include "transient/train/protocol.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <limits>
 
 #include "transient/core/atomic_file.h"
@@ -161,6 +164,27 @@ std::string job_token(const std::string& text, const std::string& source) {
 std::string read_token_file(const std::string& path) {
   const std::string token = trim(read_file(path));
   if (token.empty()) throw InputError(path, 0, "the job's token file is empty");
+  return token;
+}
+
+std::string read_job_token_file(const std::string& path) {
+  struct stat status {};
+  if (::stat(path.c_str(), &status) == 0 && (status.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(status.st_mode & 07777));
+    throw InputError(path, 0,
+                     std::string("mode ") + mode +
+                         " lets other users read or change the job's token; accepted: a file "
+                         "only its owner can read (chmod 600 " +
+                         path + ")");
+  }
+  std::string token = read_token_file(path);
+  if (token.size() < 16) {
+    throw InputError(path, 0,
+                     "a token of " + std::to_string(token.size()) +
+                         " characters is too short to keep strangers out; accepted: 16 or more "
+                         "(a new job makes 64 hex digits: remove the file to have one made)");
+  }
   return token;
 }
 

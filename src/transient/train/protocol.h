@@ -144,5 +144,10 @@ std::string job_token(const std::string& text, const std::string& source);
 // The job's token from its file (job_token). Throws InputError naming the file if it cannot be
 // read or holds no token.
 std::string read_token_file(const std::string& path);
+// The job's own token file, as its coordinator reads it: read_token_file's, refused (naming the
+// file) where other users may read or change it (any group or other permission) or where the
+// token is shorter than 16 characters; a token file put in a job directory before the job was
+// taken as it was, mode 0666 and 'x' alike, and with it the coordinator's port and dashboard.
+std::string read_job_token_file(const std::string& path);
 
 }  // namespace transient::train
