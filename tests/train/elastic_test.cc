@@ -192,6 +192,26 @@ TEST(Elastic, AResumedJobCountsTheLossesOfItsEarlierRunsAndNumbersOnFromThem) {
   EXPECT_GE(workers.size(), 5u);  // two, a replacement, then two in the resumed run
 }
 
+// A survivor that computes a lost member's share of the step it resumes counts that step once
+// in its batch-norm statistics: it counted it again (num_batches_tracked 31 after 30 steps, the
+// running statistics moved by the lost samples on top; review). The member is stopped, so that
+// the survivor is always mid-step when the group fails.
+TEST(Elastic, ASurvivorRecomputingALostShareCountsTheStepOnceInItsBatchNormStatistics) {
+  const std::string dir = fresh_dir("batch-norm-resumed");
+  auto job = set_flag(small_job(dir, 2, 30), "--model", "resnet20");
+  job = set_flag(set_flag(job, "--global-batch", "32"), "--train-subset", "512");
+  job = set_flag(job, "--test-subset", "64");
+  run_ok(with(job, {"--revoke", "stop@step10:rank1", "--heartbeat-timeout", "1s"}), dir);
+  ASSERT_EQ(events_named(read_events(dir), "step_resumed").size(), 1u);
+  int counted = 0;
+  for (const auto& [name, tensor] : latest_checkpoint(dir).model_state) {
+    if (name.find("num_batches_tracked") == std::string::npos) continue;
+    EXPECT_EQ(tensor.item<std::int64_t>(), 30) << name;
+    ++counted;
+  }
+  EXPECT_EQ(counted, 21);  // ResNet-20's batch norms
+}
+
 TEST(Elastic, KillingRank0RedoesAtMostOneStepAndAReplacementJoins) {
   const std::string dir = fresh_dir("kill-rank0");
   const auto result = run_ok(

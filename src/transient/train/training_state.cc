@@ -282,4 +282,17 @@ void TrainingState::broadcast_buffers(const Broadcast& broadcast) {
   }
 }
 
+std::vector<torch::Tensor> TrainingState::copy_buffers() const {
+  torch::NoGradGuard no_grad;
+  std::vector<torch::Tensor> copies;
+  for (const auto& item : model_->named_buffers()) copies.push_back(item.value().clone());
+  return copies;
+}
+
+void TrainingState::restore_buffers(const std::vector<torch::Tensor>& copies) {
+  torch::NoGradGuard no_grad;
+  std::size_t i = 0;
+  for (auto& item : model_->named_buffers()) item.value().copy_(copies.at(i++));
+}
+
 }  // namespace transient::train

@@ -73,6 +73,12 @@ class TrainingState {
   // coordinator's word may still write into its tensor later.
   void broadcast_buffers(const Broadcast& broadcast);
 
+  // Copies of the model's buffers, and the buffers set back to such copies: a member computing a
+  // lost member's share of a resumed step must not count that step in its batch-norm statistics
+  // a second time (num_batches_tracked went one past the steps at each such recovery).
+  std::vector<torch::Tensor> copy_buffers() const;
+  void restore_buffers(const std::vector<torch::Tensor>& copies);
+
  private:
   TrainOptions options_;
   ImageShape shape_;

@@ -648,6 +648,9 @@ class Worker {
           resumed.skipped + (computed_count > 0 ? computed_count - labels.size(0) : 0);
       buckets_->control()[4] = static_cast<double>(skipped);
       if (computed_count > 0 && labels.size(0) > 0) {
+        // A resumed step's samples computed now are the lost members' (this member's own were
+        // counted in its statistics when the step was first tried).
+        const auto statistics = resuming ? state_->copy_buffers() : std::vector<torch::Tensor>{};
         torch::Tensor loss;
         {
           AutocastScope precision(options_.precision, device_);
@@ -680,6 +683,8 @@ class Worker {
         } else {
           loss.backward();
         }
+        // After backward, which holds the statistics' tensors it was given.
+        if (resuming) state_->restore_buffers(statistics);
       }
       const double compute_s = seconds_since(phase_start);
       if (computed_count > 0 && compute_s > 0) {
