@@ -8,7 +8,6 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <sys/mount.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -26,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/small_tmpfs.h"
 #include "transient/core/error.h"
 #include "transient/records/job_files.h"
 #include "transient/train/channel.h"
@@ -446,9 +446,8 @@ TEST(CoordinatorPeers, AWorkerDroppedUnansweredAmongManyConnectionsTriesAgainAnd
 // it). The disk is a 16 KiB tmpfs (root only).
 TEST(EventLog, AnEventTheDiskCannotHoldIsNotLeftHalfWritten) {
   const std::string dir = fresh_job_dir("event_log_full");
-  if (::mount("tmpfs", dir.c_str(), "tmpfs", 0, "size=16k") != 0) {
-    GTEST_SKIP() << "cannot mount a small tmpfs (needs root): " << std::strerror(errno);
-  }
+  const transient::testing::SmallTmpfs disk(dir, "16k");
+  if (!disk.why_not().empty()) GTEST_SKIP() << disk.why_not();
   const std::string path = dir + "/events.jsonl";
   std::string error;
   {
@@ -463,7 +462,6 @@ TEST(EventLog, AnEventTheDiskCannotHoldIsNotLeftHalfWritten) {
   }
   std::ifstream in(path);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  ::umount2(dir.c_str(), MNT_DETACH);
   EXPECT_EQ(error, path + ": cannot append: No space left on device");
   ASSERT_FALSE(text.empty());
   EXPECT_EQ(text.back(), '\n');

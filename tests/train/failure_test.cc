@@ -4,13 +4,13 @@
 // its coordinator, a paused standalone coordinator. Real processes, real files.
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <sys/mount.h>
 
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "common/small_tmpfs.h"
 #include "train/cli_process.h"
 #include "train/job_checkpoints.h"
 #include "train/job_records.h"
@@ -241,12 +241,10 @@ TEST(Failure, ACheckpointThatDoesNotFitStopsTheJobWithItsCause) {
 TEST(Failure, AFullCheckpointDiskStopsTheJobNamingThePath) {
   const std::string dir = fresh_dir("full-disk");
   fs::create_directories(dir + "/checkpoints");
-  if (::mount("tmpfs", (dir + "/checkpoints").c_str(), "tmpfs", 0, "size=256k") != 0) {
-    GTEST_SKIP() << "cannot mount a small tmpfs (needs root): " << std::strerror(errno);
-  }
+  const transient::testing::SmallTmpfs disk(dir + "/checkpoints", "256k");
+  if (!disk.why_not().empty()) GTEST_SKIP() << disk.why_not();
   const auto result = run_cli(
       with(small_job(dir, 2, 300), {"--checkpoint-every", "5", "--keep", "5"}), dir + ".log");
-  ::umount2((dir + "/checkpoints").c_str(), MNT_DETACH);
   EXPECT_EQ(result.exit_code, kExitFailed) << result.err;
   EXPECT_NE(result.err.find("error: the job failed after step"), std::string::npos) << result.err;
   EXPECT_NE(result.err.find(dir + "/checkpoints"), std::string::npos) << result.err;
@@ -261,9 +259,8 @@ TEST(Failure, AFullCheckpointDiskStopsTheJobNamingThePath) {
 // job trains; emptied, the job goes on.
 TEST(Failure, AFullDiskUnderTheJobsRecordsStopsItSayingHowToGoOn) {
   const std::string dir = fresh_dir("full-records-disk");
-  if (::mount("tmpfs", dir.c_str(), "tmpfs", 0, "size=4m") != 0) {
-    GTEST_SKIP() << "cannot mount a small tmpfs (needs root): " << std::strerror(errno);
-  }
+  const transient::testing::SmallTmpfs disk(dir, "4m");
+  if (!disk.why_not().empty()) GTEST_SKIP() << disk.why_not();
   const std::string job = dir + "/job";
   CliProcess running(with(small_job(job, 2, 100000), {"--checkpoint-every", "100000"}),
                      dir + ".log");
@@ -295,7 +292,6 @@ TEST(Failure, AFullDiskUnderTheJobsRecordsStopsItSayingHowToGoOn) {
   EXPECT_NO_THROW(read_events(job));  // whole lines only
   const auto resumed =
       run_cli(with(small_job(job, 2, 100000), {"--resume", "--stop-at", "30"}), dir + ".resume");
-  ::umount2(dir.c_str(), MNT_DETACH);
   EXPECT_EQ(resumed.exit_code, kExitPaused) << resumed.err;
   EXPECT_NE(resumed.out.find("paused after step 30 of 100000"), std::string::npos) << resumed.out;
 }
