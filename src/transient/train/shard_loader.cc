@@ -96,20 +96,18 @@ void ShardLoader::check_against_the_jobs(const JobConfig& job) const {
                                        : theirs.test_samples;
   const bool test_counted =
       !(job.options.dataset == "fashion-mnist" && job.options.test_subset > 0);
-  if (differs.empty() && theirs.test_samples > 0 && test_counted &&
-      data_.test_size() != theirs.test_samples) {
+  const bool test_differs =
+      differs.empty() && theirs.test_samples > 0 &&
+      (test_counted ? data_.test_size() != theirs.test_samples : data_.test_size() < test_wanted);
+  if (test_differs) {
     differs = std::to_string(data_.test_size()) + " test samples here, " +
-              std::to_string(theirs.test_samples) + " in the job";
-  }
-  if (differs.empty() && theirs.test_samples > 0 && !test_counted &&
-      data_.test_size() < test_wanted) {
-    differs = std::to_string(data_.test_size()) + " test samples here, fewer than the " +
-              std::to_string(test_wanted) + " the job evaluates on (--test-subset)";
+              (test_counted ? std::to_string(theirs.test_samples) + " in the job"
+                            : "fewer than the " + std::to_string(test_wanted) +
+                                  " the job evaluates on (--test-subset)");
   }
   if (differs.empty()) return;
   // A test set of its own (--val-data) that differs is that folder's, not the training set's.
-  const bool in_validation =
-      !job.options.val_data.empty() && differs.find(" test samples ") != std::string::npos;
+  const bool in_validation = test_differs && !job.options.val_data.empty();
   throw InputError(in_validation ? job.options.val_data : job.options.data_dir, 0,
                    "this worker's data set differs from the job's (" + differs +
                        "); every worker needs the same data (its folder: " +
