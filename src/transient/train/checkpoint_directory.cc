@@ -126,19 +126,18 @@ void CheckpointDirectory::add_to_manifest(const CheckpointRecord& record) const 
   kept.push_back(record);
   std::stable_sort(kept.begin(), kept.end(),
                    [](const auto& a, const auto& b) { return a.step < b.step; });
-  std::vector<CheckpointRecord> dropped;
-  while (static_cast<int>(kept.size()) > keep_) {
-    dropped.push_back(kept.front());
-    kept.erase(kept.begin());
-  }
-  write_manifest(kept);
-  // Only now that the manifest no longer lists them may the old files go.
-  for (const auto& old : dropped) std::filesystem::remove(path_of(old));
+  publish(std::move(kept), -1);
 }
 
 std::vector<CheckpointRecord> CheckpointDirectory::trim(std::int64_t keeping) {
   ManifestLock lock(dir_);
   auto records = list();
+  if (static_cast<int>(records.size()) <= keep_) return {};
+  return publish(std::move(records), keeping);
+}
+
+std::vector<CheckpointRecord> CheckpointDirectory::publish(std::vector<CheckpointRecord> records,
+                                                           std::int64_t keeping) const {
   std::vector<CheckpointRecord> dropped;
   for (auto old = records.begin();
        static_cast<int>(records.size()) > keep_ && old != records.end();) {
@@ -149,8 +148,8 @@ std::vector<CheckpointRecord> CheckpointDirectory::trim(std::int64_t keeping) {
     dropped.push_back(*old);
     old = records.erase(old);
   }
-  if (dropped.empty()) return dropped;
   write_manifest(records);
+  // Only now that the manifest no longer lists them may the old files go.
   for (const auto& old : dropped) std::filesystem::remove(path_of(old));
   return dropped;
 }

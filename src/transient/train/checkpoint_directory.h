@@ -71,6 +71,11 @@ class CheckpointDirectory {
 
  private:
   void write_manifest(const std::vector<CheckpointRecord>& records) const;
+  // Writes the manifest of `records` (oldest first) less the oldest beyond `keep`, never the one
+  // of step `keeping` (-1: none), then deletes the files of those left out; returns them. Called
+  // under the manifest's lock.
+  std::vector<CheckpointRecord> publish(std::vector<CheckpointRecord> records,
+                                        std::int64_t keeping) const;
   // Takes the checkpoint of `record`'s step out of the manifest if it lists other bytes for it:
   // its file is about to be replaced, and a crash before the manifest lists the new one must not
   // leave it vouching for a file whose checksum it does not hold.
