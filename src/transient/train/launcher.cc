@@ -1163,6 +1163,10 @@ int run_training(const TrainOptions& given, launch::ForkServer* fork_server) {
   coordinator_options.identify_checkpoint = checkpoint_identity;
   coordinator_options.invite_workers = false;  // the local fleet replaces them or ends the job
   coordinator_options.before = job.before;
+  // Caught from before the coordinator writes its journal: a Ctrl-C once the job is on disk
+  // pauses it (one that came between the journal and the loop killed the process).
+  g_stop_requested = false;
+  InterruptHandler interrupts;
   Coordinator coordinator(job.job, job.token, coordinator_options, events, job.start);
   launch::LocalFleet fleet(fleet_options(job, fork_server), coordinator,
                            [&events](const nlohmann::json& event) { events.append(event); });
@@ -1171,8 +1175,6 @@ int run_training(const TrainOptions& given, launch::ForkServer* fork_server) {
     fleet.left(id, reason);
   };
 
-  InterruptHandler interrupts;
-  g_stop_requested = false;
   const auto start = Clock::now();
   for (int i = 0; i < o.workers; ++i) fleet.start_worker();
   bool invited = false;
@@ -1360,6 +1362,9 @@ int run_coordinator(const TrainOptions& flags, int min_workers) {
                                 "listening on another (workers join at the address below)")
             .port;
   }
+  // Caught from before the coordinator writes its journal, as train's.
+  g_stop_requested = false;
+  InterruptHandler interrupts;
   Coordinator coordinator(prepared.job, prepared.token, coordinator_options, events,
                           prepared.start);
   if (take_back) coordinator.take_back(journal);
@@ -1368,8 +1373,6 @@ int run_coordinator(const TrainOptions& flags, int min_workers) {
   std::printf("%s", join_instructions(o.bind, coordinator.address(), prepared.token_path).c_str());
   std::fflush(stdout);
 
-  InterruptHandler interrupts;
-  g_stop_requested = false;
   const auto start = Clock::now();
   try {
     while (coordinator.poll(0.01)) {
