@@ -289,44 +289,54 @@ std::string to_line(const nlohmann::json& message) {
 
 bool LineChannel::send(const nlohmann::json& message) {
   const std::string text = to_line(message) + "\n";
-  std::lock_guard<std::mutex> lock(send_mutex_);
+  std::unique_lock<std::mutex> lock(send_mutex_);
   queued_ += text;
-  return write_queued_locked(true);
+  // Out once the bytes written reach the end of this line. The wait for the socket is not under
+  // the lock: a sender waiting for a peer that stopped reading (a checkpoint's chunk to a
+  // coordinator cut off) held every other sender, and a worker's training thread, which only
+  // queues, stopped with it until its peers' collectives timed out.
+  const std::uint64_t through = written_ + (queued_.size() - queued_from_);
+  for (;;) {
+    if (!write_queued_locked()) return false;
+    if (written_ >= through) return true;
+    lock.unlock();
+    pollfd waiting{fd_, POLLOUT, 0};
+    const int ready = ::poll(&waiting, 1, 5000);
+    lock.lock();
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0 && written_ < through) return false;  // 5 s without room: not reading
+  }
 }
 
 bool LineChannel::queue(const nlohmann::json& message) {
   std::lock_guard<std::mutex> lock(send_mutex_);
   queued_ += to_line(message);
   queued_ += '\n';
-  return write_queued_locked(false);
+  return write_queued_locked();
 }
 
 bool LineChannel::flush() {
   std::lock_guard<std::mutex> lock(send_mutex_);
-  return write_queued_locked(false);
+  return write_queued_locked();
 }
 
-bool LineChannel::write_queued_locked(bool wait) {
+bool LineChannel::write_queued_locked() {
   while (queued_from_ < queued_.size()) {
     const ssize_t n =
         ::send(fd_, queued_.data() + queued_from_, queued_.size() - queued_from_, MSG_NOSIGNAL);
     if (n > 0) {
       queued_from_ += static_cast<std::size_t>(n);
+      written_ += static_cast<std::uint64_t>(n);
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      if (!wait) {
-        // What was written goes, so that a queue that is never quite empty does not grow.
-        if (queued_from_ >= (1u << 20)) {
-          queued_.erase(0, queued_from_);
-          queued_from_ = 0;
-        }
-        return true;
+      // What was written goes, so that a queue that is never quite empty does not grow.
+      if (queued_from_ >= (1u << 20)) {
+        queued_.erase(0, queued_from_);
+        queued_from_ = 0;
       }
-      pollfd waiting{fd_, POLLOUT, 0};
-      if (::poll(&waiting, 1, 5000) <= 0) return false;
-      continue;
+      return true;
     }
     return false;
   }

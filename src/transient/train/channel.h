@@ -87,8 +87,9 @@ class LineChannel {
   std::string local_host() const;
 
   // Writes what queue() left, then `message` and a newline, waiting while the peer reads (at
-  // most 5 s without progress); false if the connection is broken or the peer stopped reading.
-  // Thread-safe.
+  // most 5 s without room in the socket); false if the connection is broken or the peer stopped
+  // reading (the line stays queued, whole, to go out after what is ahead of it). Thread-safe;
+  // the wait holds no other sender: queue() from another thread goes on meanwhile.
   bool send(const nlohmann::json& message);
 
   // The coordinator's way for bulk data (a checkpoint a worker fetches), which must not hold its
@@ -126,12 +127,14 @@ class LineChannel {
  private:
   int fd_;
   std::string peer_;
-  // Writes the queue without waiting (wait = false) or until it is empty; under send_mutex_.
-  bool write_queued_locked(bool wait);
+  // Writes as much of the queue as the socket takes now; false if the connection is broken.
+  // Under send_mutex_.
+  bool write_queued_locked();
 
   mutable std::mutex send_mutex_;
-  std::string queued_;  // lines queue() took; written from queued_from_ on
+  std::string queued_;  // lines queue() and send() took; written from queued_from_ on
   std::size_t queued_from_ = 0;
+  std::uint64_t written_ = 0;  // bytes written since the connection opened
   std::string buffer_;
   std::vector<std::string> ready_;
   bool closed_ = false;

@@ -184,7 +184,7 @@ void Connection::send_rows_locked() {
   // In batches: the backlog of a coordinator's absence, sent as one line, passed the 1 MiB a
   // line may have and had the worker dropped as garbage.
   for (const auto& rows : message::rows_in_batches(unacked_rows_, rows_sent_through_)) {
-    if (!channel_->send(message::encode(rows))) return;
+    if (!channel_->queue(message::encode(rows))) return;
     rows_sent_through_ = rows.last;
   }
 }
@@ -249,7 +249,10 @@ std::pair<nlohmann::json, std::string> Connection::call(const message::ToCoordin
 void Connection::send(const message::ToCoordinator& message) {
   const nlohmann::json line = message::encode(message);
   std::lock_guard<std::mutex> lock(mutex_);
-  if (channel_ && channel_->send(line)) return;
+  // Queued, never waited for: the training thread sends these, and one that waited for a
+  // coordinator cut off (its socket full) held up its peers' collectives until they timed out.
+  // The heartbeat thread's next heartbeat writes what the socket did not take.
+  if (channel_ && channel_->queue(line)) return;
   // An event (an epoch's evaluation, ...) is the records' and goes after the re-join; progress
   // and heartbeats are of the moment.
   if (std::holds_alternative<message::Event>(message) && unsent_events_.size() < kMaxUnsentEvents) {
@@ -261,7 +264,7 @@ void Connection::report(const message::Report& report, nlohmann::json state) {
   std::lock_guard<std::mutex> lock(mutex_);
   state_ = std::move(state);
   last_report_ = message::encode(report);
-  if (channel_) channel_->send(last_report_);
+  if (channel_) channel_->queue(last_report_);
 }
 
 void Connection::finish(const message::Report& last, const std::string& reason) {

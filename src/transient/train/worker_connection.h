@@ -108,8 +108,9 @@ class Connection : public StoreTransport {
                                               std::shared_ptr<LineChannel> on_channel = nullptr);
 
  public:
-  // Sends `message` if connected; while the coordinator is away, events (message::Event) are
-  // kept (kMaxUnsentEvents at most) and sent after the re-join, other messages dropped.
+  // Sends `message` if connected, without waiting (queued behind what the socket has not taken);
+  // while the coordinator is away, events (message::Event) are kept (kMaxUnsentEvents at most)
+  // and sent after the re-join, other messages dropped.
   void send(const message::ToCoordinator& message);
 
   // What to tell a restarted coordinator about this worker's part in the current generation.
