@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <optional>
 
 #include "train/cli_process.h"
 #include "transient/core/atomic_file.h"
@@ -128,10 +131,53 @@ TEST(Checkpoint, BackgroundWriterWritesEverythingSubmittedBeforeItIsDestroyed) {
     CheckpointWriter writer(
         [&](const CheckpointState& state) { return write_checkpoint(directory, state); },
         [&](const CheckpointRecord& r) { written.push_back(r.step); });
-    for (std::int64_t step = 1; step <= 5; ++step) writer.submit(sample_state(step));
+    for (std::int64_t step = 1; step <= 5; ++step) {
+      writer.submit(sample_state(step));
+      writer.wait();
+    }
+    writer.submit(sample_state(6));
   }
-  EXPECT_EQ(written, (std::vector<std::int64_t>{1, 2, 3, 4, 5}));
-  EXPECT_EQ(directory.list().size(), 5u);
+  EXPECT_EQ(written, (std::vector<std::int64_t>{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(directory.list().size(), 6u);
+}
+
+// submit() never waits for the write in progress: a state still waiting for the writer is
+// superseded by the newer one (its step returned, to be recorded), and the newest is written.
+// It waited, and a rank 0 whose checkpoints went slowly (a coordinator cut off) stood still,
+// its peers' collectives timing out.
+TEST(Checkpoint, BackgroundWriterNeverHoldsTheTrainingThreadAndWritesTheNewestWaiting) {
+  const std::string dir = fresh_dir("writer-slow");
+  CheckpointDirectory directory(dir, 10);
+  std::vector<std::int64_t> written;
+  std::mutex mutex;
+  std::condition_variable changed;
+  bool writing = false;
+  bool release = false;
+  {
+    CheckpointWriter writer(
+        [&](const CheckpointState& state) {
+          std::unique_lock<std::mutex> lock(mutex);
+          writing = true;
+          changed.notify_all();
+          changed.wait(lock, [&] { return release; });  // a store that does not answer
+          return write_checkpoint(directory, state);
+        },
+        [&](const CheckpointRecord& r) { written.push_back(r.step); });
+    EXPECT_EQ(writer.submit(sample_state(1)), std::nullopt);
+    {
+      std::unique_lock<std::mutex> lock(mutex);
+      changed.wait(lock, [&] { return writing; });
+    }
+    EXPECT_EQ(writer.submit(sample_state(2)), std::nullopt);
+    EXPECT_EQ(writer.submit(sample_state(3)), std::optional<std::int64_t>(2));
+    EXPECT_EQ(writer.submit(sample_state(4)), std::optional<std::int64_t>(3));
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      release = true;
+    }
+    changed.notify_all();
+  }
+  EXPECT_EQ(written, (std::vector<std::int64_t>{1, 4}));
 }
 
 TEST(Checkpoint, AnUnparsableManifestIsAnInputErrorNamingIt) {

@@ -197,12 +197,16 @@ void CheckpointWriter::abandon() {
   changed_.notify_all();
 }
 
-void CheckpointWriter::submit(CheckpointState state) {
-  std::unique_lock<std::mutex> lock(mutex_);
-  changed_.wait(lock, [this] { return !pending_.has_value() || error_; });
-  rethrow_locked();
-  pending_ = std::move(state);
+std::optional<std::int64_t> CheckpointWriter::submit(CheckpointState state) {
+  std::optional<CheckpointState> superseded;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    rethrow_locked();
+    superseded = std::exchange(pending_, std::move(state));
+  }
   changed_.notify_all();
+  if (!superseded) return std::nullopt;
+  return superseded->step;  // freed here, outside the lock
 }
 
 void CheckpointWriter::wait() {

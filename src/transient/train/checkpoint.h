@@ -83,10 +83,13 @@ class CheckpointWriter {
   CheckpointWriter(const CheckpointWriter&) = delete;
   CheckpointWriter& operator=(const CheckpointWriter&) = delete;
 
-  // Hands `state` (already cloned: the writer owns it) to the writer thread. If the previous
-  // checkpoint is still being written, waits for it first, so that at most two states exist.
-  // Rethrows an error of a previous write.
-  void submit(CheckpointState state);
+  // Hands `state` (already cloned: the writer owns it) to the writer thread, never waiting: a
+  // state submitted before and still waiting for the writer (the one before it is being written)
+  // is superseded by this newer one, and its step returned; at most two states exist. It waited
+  // for the write in progress, and the training thread of a rank 0 whose checkpoints went
+  // slowly (a coordinator cut off, a large model on a slow link) stood still meanwhile, its
+  // peers' collectives timing out. Rethrows an error of a previous write.
+  std::optional<std::int64_t> submit(CheckpointState state);
   // Returns when everything submitted is written; rethrows a write error.
   void wait();
   // Drops a state submitted but not yet being written; a write in progress completes.

@@ -602,7 +602,8 @@ void Coordinator::handle_message(Worker& worker, const nlohmann::json& line) {
     // `checkpoint` of its own into the job's records, nor speak for another (`worker` is the
     // coordinator's to say).
     static const std::set<std::string> kWorkerEvents = {
-        "epoch", "checkpoint_snapshot", "image_skipped", "step_resumed", "fp16_overflow"};
+        "epoch",         "checkpoint_snapshot", "checkpoint_skipped",
+        "image_skipped", "step_resumed",        "fp16_overflow"};
     if (kWorkerEvents.count(name) == 0 || event->event.contains("worker")) {
       events_.append({{"event", "garbage"},
                       {"worker", worker.id},

@@ -290,7 +290,7 @@ class Worker {
     const std::string reason = leave_signal() == SIGINT ? "stopped" : "preempted";
     if (leaving && everyone_leaves_ && writer_) {
       // The last workers leave: the state goes to disk before they exit.
-      writer_->submit(snapshot());
+      submit_checkpoint();
     }
     finish_writer();
     // A notice that came after the step's sum: the members leaving with theirs counted this one
@@ -799,7 +799,7 @@ class Worker {
     }
     if (writer_ && (last_checkpoint_step_ != step_ || step_ == 0)) {
       // The last state is always kept, so a finished or paused job can be continued or read.
-      writer_->submit(snapshot());
+      submit_checkpoint();
       last_checkpoint_step_ = step_;
     }
     return result_.stopped ? Ending::kStopped : Ending::kFinished;
@@ -853,13 +853,22 @@ class Worker {
         options_.checkpoint_every_s > 0 && since_checkpoint_s_ >= options_.checkpoint_every_s;
     if (!due_by_steps && !due_by_time) return;
     const auto snapshot_start = Clock::now();
-    writer_->submit(snapshot());
+    submit_checkpoint();
     connection_.send(message::Event{{{"event", "checkpoint_snapshot"},
                                      {"step", step_},
                                      {"device", device_.str()},
                                      {"seconds", seconds_since(snapshot_start)}}});
     last_checkpoint_step_ = step_;
     since_checkpoint_s_ = 0;
+  }
+
+  // Hands this step's state to the writer. One that still waited for it (the one before is being
+  // stored) is not written: the newer state supersedes it, which the records say.
+  void submit_checkpoint() {
+    if (const auto superseded = writer_->submit(snapshot())) {
+      connection_.send(message::Event{
+          {{"event", "checkpoint_skipped"}, {"step", *superseded}, {"superseded_by", step_}}});
+    }
   }
 
   // Only one member writes checkpoints at a time: a writer that stops being rank 0 (or whose
