@@ -61,6 +61,8 @@ class Cluster {
     options_.initial_workers = 2;
     options_.initial_wait_s = 5;
     options_.heartbeat_timeout_s = 10;
+    // Half the sequences hold members that all fall silent at once (a coordinator's link).
+    options_.silence_hold_s = seed % 2 == 0 ? 0 : 30;
     options_.global_batch = 64;
     machine_ = std::make_unique<Membership>(options_, env_);
   }

@@ -384,6 +384,99 @@ TEST_F(MembershipTest, ASilentWorkerIsDroppedAndTheFailureDatesFromItsSilence) {
   EXPECT_NEAR(recovered[0].detect_s, 11, 1e-6);
 }
 
+// Every member silent at once (the coordinator's own link cut): held, not dropped, and the first
+// heard again ends the hold; each of the others then has a heartbeat timeout from that moment.
+// Each was dropped as silent, and their re-joins refused: the job fell back to its checkpoint.
+TEST_F(MembershipTest, EveryMemberSilentAtOnceIsHeldUntilOneIsHeardAgain) {
+  auto opts = options();
+  opts.initial_workers = 2;
+  opts.silence_hold_s = 60;
+  start(2, opts);
+  machine_->progress(30);
+  env_.advance(11);
+  machine_->tick();
+  auto actions = take();
+  EXPECT_TRUE(all_of<action::Drop>(actions).empty()) << "dropped while held";
+  const auto records = all_of<action::Record>(actions);
+  ASSERT_EQ(records.size(), 1U);
+  EXPECT_EQ(records[0].event.at("event"), "workers_unheard");
+  EXPECT_EQ(records[0].event.at("workers"), (Ids{"w0", "w1"}));
+  EXPECT_NE(records[0].say.find("the coordinator's own link may be cut"), std::string::npos);
+  env_.advance(40);
+  machine_->tick();
+  EXPECT_TRUE(all_of<action::Drop>(take()).empty()) << "dropped within the hold";
+  machine_->heartbeat("w0", std::nullopt);
+  actions = take();
+  ASSERT_EQ(all_of<action::Record>(actions).size(), 1U);
+  EXPECT_EQ(all_of<action::Record>(actions)[0].event.at("event"), "workers_heard_again");
+  EXPECT_EQ(all_of<action::Record>(actions)[0].event.at("held_s"), 40);
+  env_.advance(9);
+  machine_->heartbeat("w0", std::nullopt);
+  machine_->tick();
+  EXPECT_TRUE(all_of<action::Drop>(take()).empty())
+      << "w1 has a heartbeat timeout from the end of the hold";
+  EXPECT_TRUE(machine_->running());
+  EXPECT_FALSE(machine_->recovering());
+  // One that stays silent after that is lost as any other.
+  env_.advance(2);
+  machine_->heartbeat("w0", std::nullopt);
+  machine_->tick();
+  const auto drops = all_of<action::Drop>(take());
+  ASSERT_EQ(drops.size(), 1U);
+  EXPECT_EQ(drops[0].worker, "w1");
+  EXPECT_EQ(drops[0].reason, "silent");
+}
+
+// Held members never heard again within the hold are each dropped as silent, as they were
+// without it: the failure dates from their silence.
+TEST_F(MembershipTest, MembersNotHeardWithinTheHoldAreDroppedAsSilent) {
+  auto opts = options();
+  opts.initial_workers = 2;
+  opts.silence_hold_s = 60;
+  start(2, opts);
+  env_.advance(11);
+  machine_->tick();
+  EXPECT_TRUE(all_of<action::Drop>(take()).empty());
+  env_.advance(60);
+  machine_->tick();
+  EXPECT_TRUE(all_of<action::Drop>(take()).empty()) << "60 s is the hold, not more";
+  env_.advance(1);
+  machine_->tick();
+  const auto actions = take();
+  const auto drops = all_of<action::Drop>(actions);
+  ASSERT_EQ(drops.size(), 2U);
+  EXPECT_EQ(drops[0].reason, "silent");
+  const auto records = all_of<action::Record>(actions);
+  ASSERT_FALSE(records.empty());
+  EXPECT_EQ(records[0].event.at("dropped"), true);
+}
+
+// A member silent while another is heard is lost as before the hold existed, and so is one
+// whose peer fell silent later (not at once), and Ctrl-C during a hold pauses at once: no
+// member can be told.
+TEST_F(MembershipTest, OnlyASilenceOfEveryMemberAtOnceIsHeldAndAStopDuringItPausesAtOnce) {
+  auto opts = options();
+  opts.initial_workers = 2;
+  opts.silence_hold_s = 60;
+  start(2, opts);
+  env_.advance(6);
+  machine_->heartbeat("w1", std::nullopt);
+  env_.advance(5);
+  machine_->tick();
+  auto drops = all_of<action::Drop>(take());
+  ASSERT_EQ(drops.size(), 1U) << "w1 was heard 5 s ago, half the timeout";
+  EXPECT_EQ(drops[0].worker, "w0");
+
+  start(2, opts);
+  env_.advance(11);
+  machine_->tick();
+  ASSERT_TRUE(all_of<action::Drop>(take()).empty());
+  machine_->request_stop();
+  const auto ends = all_of<action::EndJob>(take());
+  ASSERT_EQ(ends.size(), 1U);
+  EXPECT_TRUE(ends[0].stopped);
+}
+
 TEST_F(MembershipTest, WithNoMemberLeftTheJobWaitsThenStartsFromTheNewestCheckpoint) {
   start(1);
   machine_->progress(35);

@@ -137,6 +137,38 @@ TEST_F(MultiHost, AHostCutOffSilentlyIsDroppedByHeartbeatAndTheOthersGoOn) {
   expect_every_sample_once(dir, 500, 2000, 100);
 }
 
+// A cut of the coordinator's own link, longer than the heartbeat timeout, silences every member
+// at once: the members train on among themselves, and when the link is back the coordinator
+// takes them back where they came to, as a restarted one does. It dropped each one as silent and
+// refused their re-joins ("not a member of generation 0"), and the job went back to its last
+// stored checkpoint.
+TEST_F(MultiHost, ACutOfTheCoordinatorsLinkLosesNoMemberAndNoStep) {
+  make_hosts(3);
+  const std::string dir = fresh_dir("hosts-coordinator-cut");
+  auto args = set_flag(with(coordinator_job(dir, 1500, 2, {"--checkpoint-every", "100"}),
+                            {"--bind", hosts_->address(0)}),
+                       "--heartbeat-timeout", "2s");
+  auto coordinator = std::make_unique<CliProcess>(args, dir + "-coordinator", hosts_->on(0));
+  const std::string address = front_door(dir);
+  auto a = start_worker(dir, 1, address);
+  auto b = start_worker(dir, 2, address);
+  ASSERT_TRUE(wait_for_training(dir));
+  hosts_->cut(0);
+  ::sleep(6);  // three heartbeat timeouts
+  hosts_->reconnect(0);
+  ASSERT_TRUE(wait_until([&] { return coordinator->exited(); }, 120))
+      << "the job did not end: " << slurp(dir + "-coordinator.err");
+  const auto done = coordinator->wait();
+  ASSERT_EQ(done.exit_code, 0) << done.err;
+  EXPECT_EQ(a->wait().exit_code, 0) << slurp(dir + "-host1.err");
+  EXPECT_EQ(b->wait().exit_code, 0) << slurp(dir + "-host2.err");
+  const auto events = read_events(dir);
+  EXPECT_TRUE(events_named(events, "worker_left").empty()) << done.err;
+  EXPECT_TRUE(events_named(events, "recovery").empty()) << done.err;
+  EXPECT_EQ(summary_of(dir).at("steps"), 1500);
+  expect_every_sample_once(dir, 1500, 2000, 100);
+}
+
 // Restarted as the README says (`transient coordinator --job-dir DIR`, no --bind), it listens
 // where the job's journal says: on the address the other hosts reach (it listened on loopback,
 // and the workers re-joined nothing), with the dashboard off as it was.

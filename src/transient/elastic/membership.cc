@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <utility>
 
 #include "transient/core/text.h"
@@ -20,6 +21,13 @@ double seconds_between(TimePoint from, TimePoint to) {
 }
 
 double rounded_ms(double seconds) { return std::round(seconds * 1e6) / 1e6; }
+
+// `seconds` as people read them: "12", "2.5".
+std::string seconds_text(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.3g", seconds);
+  return text;
+}
 
 bool contains(const std::vector<std::string>& ids, const std::string& id) {
   return std::find(ids.begin(), ids.end(), id) != ids.end();
@@ -124,7 +132,7 @@ std::string Membership::rejoin(const std::string& id, const RejoinState& state) 
   if (worker == nullptr || worker->state == WorkerState::kGone || state.gen != generation_) {
     return "not a member of generation " + std::to_string(generation_) + " (it has left the job)";
   }
-  worker->last_heard = env_.now();
+  heard_from(*worker);
   if (state.reported && worker->state == WorkerState::kMember) {
     reported(*worker, state.step, state.attempted, state.leaving, state.cause);
     end_generation(worker->leave_reason);
@@ -145,13 +153,30 @@ void Membership::reported(WorkerInfo& worker, std::int64_t held, std::int64_t at
 }
 
 void Membership::heard(const std::string& id) {
-  if (WorkerInfo* worker = find_mutable(id)) worker->last_heard = env_.now();
+  if (WorkerInfo* worker = find_mutable(id)) heard_from(*worker);
+}
+
+void Membership::heard_from(WorkerInfo& worker) {
+  const TimePoint now = env_.now();
+  worker.last_heard = now;
+  if (!held_since_ || worker.state == WorkerState::kGone) return;
+  // The link is back: what the others said meanwhile is on its way, each has a heartbeat
+  // timeout from now to be heard (one that is not is dropped then, as silent).
+  const double held_s = rounded_ms(seconds_between(*held_since_, now));
+  held_since_.reset();
+  for (auto& [id, other] : workers_) {
+    if (other.state != WorkerState::kGone) other.last_heard = now;
+  }
+  actions_.push_back(
+      action::Record{{{"event", "workers_heard_again"}, {"worker", worker.id}, {"held_s", held_s}},
+                     "heard from worker " + worker.id + " again after " + seconds_text(held_s) +
+                         " s of silence: the job goes on with its members"});
 }
 
 void Membership::heartbeat(const std::string& id, std::optional<double> speed) {
   WorkerInfo* worker = find_mutable(id);
   if (worker == nullptr) return;
-  worker->last_heard = env_.now();
+  heard_from(*worker);
   if (speed && std::isfinite(*speed) && *speed >= 0) worker->speed = *speed;
 }
 
@@ -310,7 +335,46 @@ void Membership::drop_unreachable_member() {
   unformed_members_.clear();
 }
 
+bool Membership::hold_if_all_silent() {
+  const TimePoint now = env_.now();
+  const double timeout = options_.heartbeat_timeout_s;
+  if (held_since_) {
+    if (seconds_between(*held_since_, now) <= options_.silence_hold_s) return true;
+    held_since_.reset();
+    actions_.push_back(action::Record{{{"event", "workers_unheard"},
+                                       {"held_s", rounded_ms(options_.silence_hold_s)},
+                                       {"dropped", true}},
+                                      "no worker heard again within " +
+                                          seconds_text(options_.silence_hold_s) +
+                                          " s: each is dropped as silent"});
+    return false;
+  }
+  if (options_.silence_hold_s <= 0 || !running_ || members_.empty()) return false;
+  // At once: when the first passes the timeout, none was heard for half of it either (a member
+  // sends five heartbeats a timeout).
+  bool any_past = false;
+  std::vector<std::string> silent;
+  for (const auto& [id, worker] : workers_) {
+    if (worker.state == WorkerState::kGone || worker.state == WorkerState::kDone) continue;
+    const double quiet_s = seconds_between(worker.last_heard, now);
+    if (quiet_s <= timeout / 2) return false;
+    any_past = any_past || quiet_s > timeout;
+    silent.push_back(id);
+  }
+  if (!any_past) return false;
+  held_since_ = now;
+  actions_.push_back(action::Record{
+      {{"event", "workers_unheard"}, {"workers", silent}, {"step", last_step_}},
+      "no worker heard for " + seconds_text(timeout) +
+          " s, all of them at once: the coordinator's own link may be cut; they stay members "
+          "for up to " +
+          seconds_text(options_.silence_hold_s) +
+          " s, training on among themselves (their steps are recorded once they are heard)"});
+  return true;
+}
+
 void Membership::check_heartbeats() {
+  if (hold_if_all_silent()) return;
   const TimePoint now = env_.now();
   for (auto& [id, worker] : workers_) {
     if (worker.state == WorkerState::kGone || worker.state == WorkerState::kDone) continue;
@@ -383,7 +447,8 @@ void Membership::request_stop(bool reachable) {
   stop_requested_ = true;
   stop_time_ = env_.now();
   actions_.push_back(action::Record{{{"event", "stop_requested"}, {"step", last_step_}}, ""});
-  if (!running_ || !reachable) {
+  // Members not heard (held: the coordinator's link may be cut) cannot be told either.
+  if (!running_ || !reachable || held_since_) {
     stop_now();
     return;
   }

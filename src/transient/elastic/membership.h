@@ -68,6 +68,12 @@ struct MembershipOptions {
   std::int64_t global_batch = 1;    // of the job, split among the members by speed
   // A generation whose group has not formed this long after a stop was requested pauses the job.
   double stop_forming_s = 1;
+  // When every worker falls silent at once while a generation runs, the silence is more likely
+  // the coordinator's own link (cut, or its host frozen) than every server lost together: they
+  // stay members for up to this long, training on among themselves, and the first heard again
+  // ends the wait (each then has a heartbeat timeout from that moment). 0: each is dropped as
+  // silent after the heartbeat timeout (a local fleet, whose workers no link separates).
+  double silence_hold_s = 0;
   StartPoint start;  // where the first generation starts (a resumed job's checkpoint)
   // A resumed job numbers its generations and workers on from where its last run stopped (its
   // journal's): its records then never name two generations or two workers alike.
@@ -301,6 +307,10 @@ class Membership {
   void note_unreachable(const std::vector<std::string>& ids);
   void drop_unreachable_member();
   void check_heartbeats();
+  // Whether every worker fell silent at once, and then holds them (silence_hold_s).
+  bool hold_if_all_silent();
+  // `worker` was heard: alive, and, if it ends a hold, every worker's silence starts again.
+  void heard_from(WorkerInfo& worker);
   void finish_if_done();
   void maybe_signal_change();
   void maybe_form_generation();
@@ -330,6 +340,8 @@ class Membership {
   std::string ending_cause_;  // failed, silent, preempted, join, change, rebalance, ...
   bool formed_ = false;       // the running generation's group has formed
   std::optional<TimePoint> first_failure_;
+  // Every worker fell silent at once (options_.silence_hold_s): since when they are held.
+  std::optional<TimePoint> held_since_;
   bool stop_requested_ = false;
   std::optional<TimePoint> stop_time_;
   TimePoint forming_since_;  // when the running generation began to form

@@ -129,6 +129,11 @@ elastic::MembershipOptions membership_options(const JobConfig& job,
                       start.checkpoint_crc32};
   membership.first_generation = options.before.next_generation;
   membership.first_worker = options.before.next_worker;
+  // Workers on other hosts, any of which a cut of the coordinator's own link silences at once:
+  // held a minute (or twelve heartbeat timeouts) before each is dropped. A local fleet's are not.
+  if (options.invite_workers) {
+    membership.silence_hold_s = std::max(60.0, 12 * job.options.heartbeat_timeout_s);
+  }
   return membership;
 }
 
