@@ -312,6 +312,28 @@ TEST(Elastic, APreemptedWorkerLeavesAtAStepBoundaryAndNothingIsRedone) {
   expect_every_sample_once(dir, 300, 2000, 100);
 }
 
+// `transient train --bind 0.0.0.0` says which address to join at as a coordinator does: this
+// host's, not the wildcard it listens on (its line said "--coordinator 0.0.0.0:PORT").
+TEST(Elastic, ATrainJobOnEveryAddressWaitingForAWorkerSaysToJoinAtAnAddressOfItsHost) {
+  const std::string dir = fresh_dir("waiting-on-every-address");
+  CliProcess job(
+      with(elastic_job(dir, 1, 100000), {"--checkpoint-every", "0", "--bind", "0.0.0.0"}),
+      dir + ".log");
+  ASSERT_TRUE(wait_for_training(dir));
+  const auto workers = children_running(job.pid(), "worker");
+  ASSERT_EQ(workers.size(), 1u);
+  ::kill(workers[0], SIGTERM);
+  const std::string door = front_door(dir);
+  const std::string invitation =
+      "the job waits for one to join: transient worker --coordinator HOST:" +
+      door.substr(door.rfind(':') + 1) + " (HOST: an address of this host, as the join lines said)";
+  EXPECT_TRUE(
+      wait_until([&] { return slurp(dir + ".log.err").find(invitation) != std::string::npos; }, 30))
+      << slurp(dir + ".log.err");
+  ::kill(job.pid(), SIGINT);
+  EXPECT_EQ(job.wait().exit_code, kExitPaused);
+}
+
 TEST(Elastic, TheLastWorkerPreemptedWritesACheckpointAndTheNextOneResumesFromIt) {
   const std::string dir = fresh_dir("preempt-last");
   CliProcess job(with(elastic_job(dir, 1, 100000), {"--checkpoint-every", "0"}), dir + ".log");

@@ -170,6 +170,15 @@ Coordinator::~Coordinator() {
   for (auto& [id, worker] : workers_) discard_incoming(*worker);
 }
 
+std::string Coordinator::joining_address() const {
+  // Listening on every address, the front door's own (0.0.0.0) is none a worker can reach: the
+  // join lines of the start name this host's.
+  const bool wildcard = options_.bind == "0.0.0.0" || options_.bind == "::";
+  if (!wildcard) return address();
+  return "HOST:" + std::to_string(listener_->port()) +
+         " (HOST: an address of this host, as the join lines said)";
+}
+
 std::string Coordinator::address() const {
   return Endpoint{options_.bind, listener_->port()}.text();
 }
@@ -273,16 +282,9 @@ void Coordinator::apply_actions() {
     } else if (const auto* end = std::get_if<action::EndJob>(&next)) {
       end_job(*end);
     } else if (const auto* waiting = std::get_if<action::Waiting>(&next)) {
-      // Listening on every address, the front door's own (0.0.0.0) is none a worker can reach:
-      // the join lines of the start name this host's.
-      const bool wildcard = options_.bind == "0.0.0.0" || options_.bind == "::";
-      const std::string door = wildcard ? "HOST:" + std::to_string(listener_->port()) +
-                                              " (HOST: an address of this host, as "
-                                              "the join lines said)"
-                                        : address();
       say(options_.invite_workers
               ? "no worker left; the job waits for one to join (transient worker --coordinator " +
-                    door + " --token-file " +
+                    joining_address() + " --token-file " +
                     shell_word(records::JobFiles(job_.options.job_dir).token()) + ")"
               : "no worker left");
       events_.append({{"event", "waiting"}, {"step", waiting->step}});

@@ -103,6 +103,9 @@ class Coordinator : public launch::FleetCoordinator, private elastic::Env {
 
   // The front door, HOST:PORT, as workers pass it to --coordinator.
   std::string address() const override;
+  // The front door as a line telling how to join says it: address(), or HOST:PORT and what HOST
+  // is when it listens on every address.
+  std::string joining_address() const;
   // The live dashboard, HOST:PORT as bound ("" with --dashboard off).
   std::string dashboard_address() const;
 

@@ -1189,7 +1189,7 @@ int run_training(const TrainOptions& given, launch::ForkServer* fork_server) {
       if (all_left && !invited) {
         coordinator.say(
             *all_left + "; the job waits for one to join: transient worker --coordinator " +
-            coordinator.address() + " --token-file " +
+            coordinator.joining_address() + " --token-file " +
             shell_word(records::JobFiles(o.job_dir).token()) + " (or Ctrl-C pauses it)");
       }
       invited = all_left.has_value();
