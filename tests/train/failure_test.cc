@@ -399,6 +399,32 @@ TEST(Failure, ACoordinatorsJobResumedByTrainKeepsItsPortAndItsDashboardOff) {
   EXPECT_EQ(summary_in(dir).at("threads_per_worker"), 1);  // the job's, as its workers ran
 }
 
+// The summary's threads are the members': a worker that said its threads and left before a
+// generation took it trained nothing (the summary said null, as though the members differed).
+TEST(Failure, AWorkerThatLeftBeforeTrainingIsNotInTheSummarysThreads) {
+  const std::string dir = fresh_dir("threads-of-members");
+  CliProcess coordinator(coordinator_job(dir, 300, 2, {"--stop-at", "20", "--dashboard", "off"}),
+                         dir + "-1");
+  const std::string door = front_door(dir);
+  auto worker = [&](const std::string& name, const std::string& threads) {
+    return std::make_unique<CliProcess>(
+        std::vector<std::string>{"worker", "--coordinator", door, "--token-file", dir + "/token",
+                                 "--threads", threads},
+        dir + "-" + name);
+  };
+  auto early = worker("early", "3");
+  ASSERT_TRUE(
+      wait_until([&] { return !events_named(events_so_far(dir), "worker_ready").empty(); }));
+  ::kill(early->pid(), SIGTERM);
+  EXPECT_EQ(early->wait().exit_code, kExitFinished);
+  auto a = worker("a", "2");
+  auto b = worker("b", "2");
+  ASSERT_EQ(coordinator.wait().exit_code, kExitPaused);
+  EXPECT_EQ(a->wait().exit_code, kExitFinished);
+  EXPECT_EQ(b->wait().exit_code, kExitFinished);
+  EXPECT_EQ(summary_in(dir).at("threads_per_worker"), 2);
+}
+
 // A standalone coordinator paused by SIGTERM exits as paused, and `transient coordinator
 // --job-dir` continues that job from its newest checkpoint with its own settings, to the
 // --stop-at given now (none: the end), not the paused one's (it paused at 299 here).

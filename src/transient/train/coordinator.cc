@@ -101,6 +101,7 @@ struct Coordinator::Worker {
   // A worker that re-joined after a restart: the last row it kept for this coordinator (-1 when
   // none is awaited); worker_rows_restored is logged once it is written.
   std::int64_t rows_awaited = -1;
+  int threads = 0;  // intra-op threads it said it trains with (0: not said)
   // A checkpoint it is sending (rank 0): written to a temporary file as it comes.
   struct Incoming {
     std::int64_t id = -1;
@@ -599,7 +600,7 @@ void Coordinator::handle_message(Worker& worker, const nlohmann::json& line) {
     send_checkpoint(worker, *fetch);
   } else if (const auto* ready = std::get_if<message::Ready>(&received)) {
     // Loaded its data and model: it can be a member from the next generation on.
-    if (ready->threads > 0) worker_threads_.insert(ready->threads);
+    if (ready->threads > 0) worker.threads = ready->threads;
     membership_.ready(worker.id, ready->address, ready->probe);
   } else if (const auto* progress = std::get_if<message::Progress>(&received)) {
     update_progress(progress->report);
@@ -1158,6 +1159,13 @@ void Coordinator::start_generation(const elastic::Generation& generation) {
   }
   config.speeds = generation.speeds;
   config.probes = generation.probes;
+  // The threads of the workers that train: one that left before any generation took it said
+  // how it would have trained, not how the job did.
+  for (const auto& id : generation.members) {
+    if (const Worker* member = find_worker(id); member != nullptr && member->threads > 0) {
+      worker_threads_.insert(member->threads);
+    }
+  }
   config.since_checkpoint_s = config.checkpoint.empty() ? since_checkpoint_s_ : 0;
   config.lr_scale = lr_scale_;
   store_.set_generation_prefix(generation_prefix(config.generation));

@@ -154,8 +154,9 @@ class Coordinator : public launch::FleetCoordinator, private elastic::Env {
   // last step this coordinator saw (the samples those steps held, an epoch's last step what was
   // left of it).
   std::int64_t last_step() const override { return last_step_; }
-  // The intra-op threads its workers said they train with, each different number once (a
-  // standalone coordinator's workers choose their own --threads).
+  // The intra-op threads its members said they train with, each different number once (a
+  // standalone coordinator's workers choose their own --threads); a worker that left before a
+  // generation took it is not counted.
   const std::set<int>& worker_threads() const { return worker_threads_; }
   // The step of the first progress report of this coordinator's run; nullopt before one.
   std::optional<std::int64_t> first_reported_step() const {
