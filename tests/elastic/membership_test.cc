@@ -539,6 +539,12 @@ TEST_F(MembershipTest, AMemberNobodyCanReachIsDroppedWhenTheSameGroupFailsToForm
   ASSERT_EQ(started.size(), 1U);
   EXPECT_EQ(started[0].generation.members, (Ids{"w0", "w1"}));
   EXPECT_EQ(machine_->revocations(), 0) << "dropping a worker is not a revocation";
+  // The recovery is from that loss (it said "failed", the first failure to form).
+  report("w0", Report::Kind::kStepped, 1);
+  const auto recovered = all_of<action::Recovered>(take());
+  ASSERT_EQ(recovered.size(), 1U);
+  EXPECT_EQ(recovered[0].lost, (Ids{"w2"}));
+  EXPECT_EQ(recovered[0].cause, "unreachable");
 }
 
 // A generation whose members all stay but whose first step fails is re-formed; the third in a

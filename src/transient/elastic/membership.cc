@@ -560,6 +560,12 @@ void Membership::maybe_form_generation() {
         recovery_->decided = now;
         recovery_->formed.reset();
         recovery_->attempted_step = std::max(recovery_->attempted_step, attempted_step_);
+        // A recovery from failures with nobody lost (a group that could not form) that loses a
+        // worker is a recovery from that loss: a joiner its peers could not reach was said
+        // "recovered from the loss of w2 (failed)".
+        if (recovery_->lost.empty() && !lost_.empty()) {
+          recovery_->cause = find(lost_.front())->leave_reason;
+        }
         recovery_->lost.insert(recovery_->lost.end(), lost_.begin(), lost_.end());
       } else {
         Recovery recovery;
