@@ -160,12 +160,17 @@ void Membership::heard_from(WorkerInfo& worker) {
   const TimePoint now = env_.now();
   worker.last_heard = now;
   if (!held_since_ || worker.state == WorkerState::kGone) return;
-  // The link is back: what the others said meanwhile is on its way, each has a heartbeat
-  // timeout from now to be heard (one that is not is dropped then, as silent).
-  const double held_s = rounded_ms(seconds_between(*held_since_, now));
+  // The link is back, and what the others said meanwhile is on its way, but each connection's
+  // TCP resends it only when its own retransmission timer fires, and that timer backed off while
+  // the link was cut: the next try comes up to about as long after the link's return as the
+  // silence lasted. Their silence counts from then (one not heard a heartbeat timeout after that
+  // is dropped, as silent); from now, one of them was dropped 3 s after the first was heard again
+  // after a 55 s cut, its heartbeats still in its socket.
+  const auto held = now - *held_since_;
+  const double held_s = rounded_ms(std::chrono::duration<double>(held).count());
   held_since_.reset();
   for (auto& [id, other] : workers_) {
-    if (other.state != WorkerState::kGone) other.last_heard = now;
+    if (other.state != WorkerState::kGone) other.last_heard = &other == &worker ? now : now + held;
   }
   actions_.push_back(
       action::Record{{{"event", "workers_heard_again"}, {"worker", worker.id}, {"held_s", held_s}},
