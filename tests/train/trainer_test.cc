@@ -28,6 +28,7 @@
 #include "transient/cloud/catalog_registry.h"
 #include "transient/core/atomic_file.h"
 #include "transient/core/error.h"
+#include "transient/train/channel.h"
 #include "transient/train/checkpoint.h"
 #include "transient/train/cuda_support.h"
 
@@ -852,6 +853,11 @@ TEST(Trainer, JobDirectoryOfAnotherJobOrWithRecordsIsRefusedUntouched) {
             std::string::npos)
       << paused.out;
   const auto before = snapshot_files(job);
+  // Its dashboard's port taken meanwhile: a refused resume says only why it was refused (it said
+  // first that the port was taken, which only a job that starts needs to know).
+  const auto dashboard = parse_endpoint(
+      nlohmann::json::parse(slurp(job + "/coordinator.json")).at("dashboard"), "dashboard");
+  Listener squatter(dashboard.host, dashboard.port, "the job's dashboard port");
   expect_one_error_line(
       run_cli({"train", "--model", "mlp", "--workers", "1", "--steps", "3", "--job-dir", job},
               dir + "/a"),

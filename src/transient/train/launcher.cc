@@ -400,39 +400,48 @@ void check_addresses(const TrainOptions& o) {
 
 // `at` (HOST:PORT, a journal's) if nothing listens there now, else HOST:0 (another port), said
 // on stderr: "the job's `what` PORT is taken; `instead`".
-Endpoint the_journals_or_another(const Endpoint& at, const char* what, const char* instead) {
+// The notice that a port was taken goes to `notices`, said once the job starts (say_notices):
+// a resume refused afterwards (a flag, a corrupt checkpoint) said it above its one error line.
+Endpoint the_journals_or_another(const Endpoint& at, const char* what, const char* instead,
+                                 std::vector<std::string>& notices) {
   try {
     Listener probe(at.host, at.port, what);
     return at;
   } catch (const InputError&) {
-    std::fprintf(stderr, "transient: the job's %s %u is taken; %s\n", what,
-                 static_cast<unsigned>(at.port), instead);
+    notices.push_back("the job's " + std::string(what) + " " + std::to_string(at.port) +
+                      " is taken; " + instead);
     return Endpoint{at.host, 0};
   }
+}
+
+void say_notices(const std::vector<std::string>& notices) {
+  for (const auto& notice : notices) std::fprintf(stderr, "transient: %s\n", notice.c_str());
+  std::fflush(stderr);
 }
 
 // A job resumed by `transient train`: its dashboard where its last run had it, unless given (a
 // page left open reloads itself; one turned off stays off), and a coordinator's job's front door
 // (its workers, started apart, re-join at the journal's port). A resume gave both new ports, and
 // turned a dashboard that was off on.
-void keep_the_journals_addresses(TrainOptions& o) {
+void keep_the_journals_addresses(TrainOptions& o, std::vector<std::string>& notices) {
   const std::string journal_path = records::JobFiles(o.job_dir).coordinator();
   if (!o.resume || !fs::exists(journal_path)) return;
   const auto journal = load_coordinator_journal(journal_path);
   if (journal.standalone && !o.given("--port")) {
     const auto door = parse_endpoint(journal.front_door, journal_path);
     if (!o.given("--bind")) o.bind = door.host;
-    o.port = the_journals_or_another(Endpoint{o.bind, door.port}, "port",
-                                     "listening on another (workers join at the address below)")
-                 .port;
+    o.port =
+        the_journals_or_another(Endpoint{o.bind, door.port}, "port",
+                                "listening on another (workers join at the address below)", notices)
+            .port;
   }
   if (!o.given("--dashboard")) {
-    o.dashboard =
-        journal.dashboard.empty()
-            ? "off"
-            : the_journals_or_another(parse_endpoint(journal.dashboard, journal_path),
-                                      "dashboard port", "serving it on another (its address below)")
-                  .text();
+    o.dashboard = journal.dashboard.empty()
+                      ? "off"
+                      : the_journals_or_another(
+                            parse_endpoint(journal.dashboard, journal_path), "dashboard port",
+                            "serving it on another (its address below)", notices)
+                            .text();
   }
 }
 
@@ -584,6 +593,7 @@ struct PreparedJob {
   // job.json as a resumed job updates it (the data's folder, the launch flags), written by
   // open_records once every check has passed: a refused --resume leaves it as it was.
   std::optional<nlohmann::json> job_json_update;
+  std::vector<std::string> notices;  // said once the job starts (say_notices)
 };
 
 // `starts_workers`: the command starts the job's workers itself (`transient train`), whose
@@ -721,7 +731,7 @@ PreparedJob prepare_job(const TrainOptions& given, bool starts_workers) {
   if (fs::is_directory(o.job_dir, unreadable) && records::JobFiles(o.job_dir).holds_records()) {
     prepared.lock = std::make_shared<JobLock>(o.job_dir);
   }
-  if (starts_workers) keep_the_journals_addresses(o);
+  if (starts_workers) keep_the_journals_addresses(o, prepared.notices);
   check_addresses(o);
   // A token file already there is checked before anything is written beside it.
   if (fs::exists(records::JobFiles(o.job_dir).token())) {
@@ -1167,6 +1177,7 @@ int run_training(const TrainOptions& given, launch::ForkServer* fork_server) {
   // pauses it (one that came between the journal and the loop killed the process).
   g_stop_requested = false;
   InterruptHandler interrupts;
+  say_notices(job.notices);
   Coordinator coordinator(job.job, job.token, coordinator_options, events, job.start);
   launch::LocalFleet fleet(fleet_options(job, fork_server), coordinator,
                            [&events](const nlohmann::json& event) { events.append(event); });
@@ -1247,6 +1258,7 @@ int run_coordinator(const TrainOptions& flags, int min_workers) {
   bool continue_paused = false;
   PreparedJob prepared;
   CoordinatorJournal journal;
+  std::vector<std::string> notices;  // said once the job starts
   if (take_back) {
     journal = load_coordinator_journal(journal_path);
     // A running job's own coordinator is named before its ports are found taken.
@@ -1266,7 +1278,7 @@ int run_coordinator(const TrainOptions& flags, int min_workers) {
                             ? "off"
                             : the_journals_or_another(
                                   parse_endpoint(journal.dashboard, journal_path), "dashboard port",
-                                  "serving it on another (its address below)")
+                                  "serving it on another (its address below)", notices)
                                   .text();
     }
     if (journal.membership.ended && !journal.paused) {
@@ -1359,12 +1371,14 @@ int run_coordinator(const TrainOptions& flags, int min_workers) {
     const std::uint16_t port = parse_endpoint(journal.front_door, journal_path).port;
     coordinator_options.port =
         the_journals_or_another(Endpoint{o.bind, port}, "port",
-                                "listening on another (workers join at the address below)")
+                                "listening on another (workers join at the address below)", notices)
             .port;
   }
   // Caught from before the coordinator writes its journal, as train's.
   g_stop_requested = false;
   InterruptHandler interrupts;
+  say_notices(notices);
+  say_notices(prepared.notices);
   Coordinator coordinator(prepared.job, prepared.token, coordinator_options, events,
                           prepared.start);
   if (take_back) coordinator.take_back(journal);
