@@ -210,31 +210,64 @@ std::string refusal(const nlohmann::json& message, bool to_coordinator = true) {
 // over 15,000) go in Rows lines the coordinator's channel takes, in order, each saying its last
 // row; sent as one line they passed 1 MiB, and the re-joining worker was dropped as garbage.
 TEST(Messages, ABacklogOfRowsGoesInLinesTheCoordinatorTakes) {
-  std::deque<std::pair<std::int64_t, std::string>> rows;
+  RowBacklog backlog;
+  std::vector<std::string> rows;
   for (std::int64_t seq = 1; seq <= 20000; ++seq) {
-    rows.emplace_back(seq, "0," + std::to_string(seq) + ",1,0.0123,0.0456,0.0012,2.3026,128," +
-                               std::string(20, '7'));
+    rows.push_back("0," + std::to_string(seq) + ",1,0.0123,0.0456,0.0012,2.3026,128," +
+                   std::string(20, '7'));
+    EXPECT_EQ(backlog.add(rows.back()), seq);
   }
-  const auto batches = rows_in_batches(rows, 0);
+  const auto batches = backlog.batches_after(0);
   ASSERT_GT(batches.size(), 1u);
   std::int64_t next = 1;
   for (const auto& batch : batches) {
     EXPECT_LT(encode(ToCoordinator{batch}).dump().size() + 1, LineChannel::kMaxLine);
     ASSERT_FALSE(batch.rows.empty());
-    for (const auto& row : batch.rows) EXPECT_EQ(row, rows[next++ - 1].second);
+    for (const auto& row : batch.rows) EXPECT_EQ(row, rows[next++ - 1]);
     EXPECT_EQ(batch.last, next - 1);
   }
   EXPECT_EQ(next, 20001);
   // What was sent already is not sent again; a row longer than a batch goes alone.
-  const auto tail = rows_in_batches(rows, 19990);
+  const auto tail = backlog.batches_after(19990);
   ASSERT_EQ(tail.size(), 1u);
   EXPECT_EQ(tail[0].rows.size(), 10u);
   EXPECT_EQ(tail[0].last, 20000);
-  EXPECT_TRUE(rows_in_batches(rows, 20000).empty());
-  const auto long_rows = rows_in_batches({{1, "a"}, {2, std::string(100, 'b')}, {3, "c"}}, 0, 50);
+  EXPECT_TRUE(backlog.batches_after(20000).empty());
+  RowBacklog mixed;
+  for (const std::string& row : {std::string("a"), std::string(100, 'b'), std::string("c")}) {
+    mixed.add(row);
+  }
+  const auto long_rows = mixed.batches_after(0, 50);
   ASSERT_EQ(long_rows.size(), 3u);
   EXPECT_EQ(long_rows[1].rows, std::vector<std::string>{std::string(100, 'b')});
   EXPECT_EQ(long_rows[2].last, 3);
+}
+
+// Rows the coordinator acknowledged are forgotten, the others kept in order and numbered on, in
+// the one buffer (compacted in place), and beyond its bound the oldest go.
+TEST(Messages, ARowBacklogForgetsWhatWasAcknowledgedAndKeepsItsBound) {
+  RowBacklog backlog(10000);
+  for (int i = 1; i <= 9000; ++i) backlog.add("row " + std::to_string(i));
+  backlog.acknowledge(6000);  // compacted: more than half acknowledged
+  EXPECT_EQ(backlog.size(), 3000u);
+  auto batches = backlog.batches_after(0);
+  ASSERT_FALSE(batches.empty());
+  EXPECT_EQ(batches.front().rows.front(), "row 6001");
+  EXPECT_EQ(batches.back().rows.back(), "row 9000");
+  for (int i = 9001; i <= 14000; ++i) backlog.add("row " + std::to_string(i));
+  EXPECT_EQ(backlog.size(), 8000u);
+  backlog.acknowledge(100);  // nothing new
+  EXPECT_EQ(backlog.size(), 8000u);
+  for (int i = 14001; i <= 17000; ++i) backlog.add("row " + std::to_string(i));
+  EXPECT_EQ(backlog.size(), 10000u) << "the bound";
+  batches = backlog.batches_after(0);
+  EXPECT_EQ(batches.front().rows.front(), "row 7001");
+  EXPECT_EQ(backlog.last(), 17000);
+  backlog.acknowledge(17000);
+  EXPECT_TRUE(backlog.empty());
+  EXPECT_EQ(backlog.last(), 0);
+  EXPECT_EQ(backlog.add("row 17001"), 17001);
+  EXPECT_EQ(backlog.batches_after(0).front().rows, std::vector<std::string>{"row 17001"});
 }
 
 // A string that is not UTF-8 (a file name as the file system has it) goes as U+FFFD: the

@@ -169,19 +169,55 @@ std::string name_of(const nlohmann::json& message) {
   return name.empty() ? first_known(message, kToWorker) : name;
 }
 
-std::vector<Rows> rows_in_batches(const std::deque<std::pair<std::int64_t, std::string>>& rows,
-                                  std::int64_t after, std::size_t max_bytes) {
+std::int64_t RowBacklog::add(std::string_view row) {
+  if (size() >= max_rows_) {
+    text_begin_ = entries_[first_].end;
+    ++first_;
+  }
+  text_.append(row);
+  entries_.push_back({next_, text_.size()});
+  if (first_ >= 4096 && first_ * 2 >= entries_.size()) compact();
+  return next_++;
+}
+
+void RowBacklog::acknowledge(std::int64_t through) {
+  while (!empty() && entries_[first_].seq <= through) {
+    text_begin_ = entries_[first_].end;
+    ++first_;
+  }
+  if (empty()) {
+    // Emptied in place: the buffers keep their room for the rows to come.
+    text_.clear();
+    entries_.clear();
+    first_ = 0;
+    text_begin_ = 0;
+  } else if (first_ >= 4096 && first_ * 2 >= entries_.size()) {
+    compact();
+  }
+}
+
+void RowBacklog::compact() {
+  text_.erase(0, text_begin_);
+  entries_.erase(entries_.begin(), entries_.begin() + static_cast<std::ptrdiff_t>(first_));
+  for (auto& entry : entries_) entry.end -= text_begin_;
+  first_ = 0;
+  text_begin_ = 0;
+}
+
+std::vector<Rows> RowBacklog::batches_after(std::int64_t after, std::size_t max_bytes) const {
   std::vector<Rows> batches;
   std::size_t bytes = 0;
-  for (const auto& [seq, text] : rows) {
-    if (seq <= after) continue;
-    if (batches.empty() || (bytes + text.size() > max_bytes && !batches.back().rows.empty())) {
+  for (std::size_t i = first_; i < entries_.size(); ++i) {
+    if (entries_[i].seq <= after) continue;
+    const std::size_t begin = begin_of(i);
+    const std::size_t size = entries_[i].end - begin;
+    if (batches.empty() || (bytes + size > max_bytes && !batches.back().rows.empty())) {
       batches.emplace_back();
       bytes = 0;
     }
-    batches.back().rows.push_back(text);
-    batches.back().last = seq;
-    bytes += text.size();
+    batches.back().rows.emplace_back(text_, begin, size);
+    batches.back().last = entries_[i].seq;
+    bytes += size;
   }
   return batches;
 }

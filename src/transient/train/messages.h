@@ -19,6 +19,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -143,12 +144,46 @@ ToWorker decode_to_worker(const nlohmann::json& message);
 // at six bytes a character a message stays under the channel's 1 MiB line).
 inline constexpr std::size_t kRowsBatchBytes = 128 * 1024;
 
-// The rows of `rows` (sequence number, text; in order) after sequence number `after`, as Rows
-// messages of at most `max_bytes` of row text each (a longer row goes alone), in order: a
-// worker's backlog (the rows it trained while its coordinator was away) reaches the restarted
-// coordinator in lines its channel takes, however long the backlog grew.
-std::vector<Rows> rows_in_batches(const std::deque<std::pair<std::int64_t, std::string>>& rows,
-                                  std::int64_t after, std::size_t max_bytes = kRowsBatchBytes);
+// The steps.csv rows a worker keeps until its coordinator says it has written them, numbered
+// from 1, back to back in one buffer. Kept as a string each (a row a step, for as long as the
+// coordinator is away or cut off), they split the heap's free space between the step's tensors,
+// and a worker whose coordinator's link was cut for 40 s grew by gigabytes.
+class RowBacklog {
+ public:
+  explicit RowBacklog(std::size_t max_rows = 1000000) : max_rows_(max_rows) {}
+  // Keeps `row` (the oldest is dropped beyond max_rows); returns its number.
+  std::int64_t add(std::string_view row);
+  // The coordinator has written the rows through number `through`.
+  void acknowledge(std::int64_t through);
+  bool empty() const { return first_ == entries_.size(); }
+  std::size_t size() const { return entries_.size() - first_; }
+  // The number of the newest row kept (0 if none).
+  std::int64_t last() const { return empty() ? 0 : entries_.back().seq; }
+  // The rows after number `after`, as Rows messages of at most `max_bytes` of row text each (a
+  // longer row goes alone), in order: a worker's backlog (the rows it trained while its
+  // coordinator was away) reaches the restarted coordinator in lines its channel takes, however
+  // long the backlog grew.
+  std::vector<Rows> batches_after(std::int64_t after,
+                                  std::size_t max_bytes = kRowsBatchBytes) const;
+
+ private:
+  struct Entry {
+    std::int64_t seq;
+    std::size_t end;  // in text_
+  };
+  std::size_t begin_of(std::size_t i) const {
+    return i == first_ ? text_begin_ : entries_[i - 1].end;
+  }
+  // Drops what was acknowledged from the front of the buffers, in place.
+  void compact();
+
+  std::size_t max_rows_;
+  std::string text_;
+  std::vector<Entry> entries_;
+  std::size_t first_ = 0;       // the oldest row kept
+  std::size_t text_begin_ = 0;  // ... where its text begins
+  std::int64_t next_ = 1;
+};
 
 // "report", "hb", ...: the name of a message as it appears on the wire ("" if none is known).
 std::string name_of(const nlohmann::json& message);

@@ -172,18 +172,15 @@ std::vector<char> Connection::fetch_checkpoint(const CheckpointRecord& record) {
 
 void Connection::record_row(std::string row) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (unacked_rows_.size() >= kMaxUnackedRows) unacked_rows_.pop_front();
-  unacked_rows_.emplace_back(next_row_++, std::move(row));
+  unacked_rows_.add(row);
   send_rows_locked();
 }
 
 void Connection::send_rows_locked() {
-  if (!channel_ || unacked_rows_.empty() || unacked_rows_.back().first <= rows_sent_through_) {
-    return;
-  }
+  if (!channel_ || unacked_rows_.last() <= rows_sent_through_) return;
   // In batches: the backlog of a coordinator's absence, sent as one line, passed the 1 MiB a
   // line may have and had the worker dropped as garbage.
-  for (const auto& rows : message::rows_in_batches(unacked_rows_, rows_sent_through_)) {
+  for (const auto& rows : unacked_rows_.batches_after(rows_sent_through_)) {
     if (!channel_->queue(message::encode(rows))) return;
     rows_sent_through_ = rows.last;
   }
@@ -418,9 +415,7 @@ void Connection::handle(const message::ToWorker& received) {
       if (auto it = calls_.find(*number); it != calls_.end()) it->second.reply = reply->reply;
     }
   } else if (const auto* ack = std::get_if<message::RowsAck>(&received)) {
-    while (!unacked_rows_.empty() && unacked_rows_.front().first <= ack->last) {
-      unacked_rows_.pop_front();
-    }
+    unacked_rows_.acknowledge(ack->last);
   } else if (const auto* chunk = std::get_if<message::ChunkOf>(&received)) {
     if (auto it = calls_.find(chunk->id); it != calls_.end()) {
       try {
@@ -516,8 +511,7 @@ void Connection::reconnect() {
         // The last steps row it holds for the coordinator (sent again once admitted): the
         // coordinator logs when its records have caught up with it.
         if (state.is_object()) {
-          state["rows_through"] =
-              unacked_rows_.empty() ? std::int64_t{0} : unacked_rows_.back().first;
+          state["rows_through"] = unacked_rows_.last();
         }
       }
       const auto answer = hello(*channel, &state);

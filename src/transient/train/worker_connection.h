@@ -215,8 +215,7 @@ class Connection : public StoreTransport {
   };
   std::map<std::int64_t, Call> calls_;  // GUARDED_BY(mutex_)
   // Rows of steps.csv by sequence number, until the coordinator acknowledges them.
-  std::deque<std::pair<std::int64_t, std::string>> unacked_rows_;  // GUARDED_BY(mutex_)
-  std::int64_t next_row_ = 1;                                      // GUARDED_BY(mutex_)
+  message::RowBacklog unacked_rows_{kMaxUnackedRows};  // GUARDED_BY(mutex_)
   std::int64_t rows_sent_through_ = 0;  // GUARDED_BY(mutex_): on the current connection
   std::int64_t next_call_ = 0;          // GUARDED_BY(mutex_)
   std::int64_t channel_epoch_ = 0;      // GUARDED_BY(mutex_); counts connections lost
