@@ -540,7 +540,8 @@ void Connection::reconnect() {
       }
       if (answer == Hello::kRefused) {
         std::lock_guard<std::mutex> lock(mutex_);
-        left_ = "the restarted coordinator refused this worker: " + refusal_;
+        // Restarted or not (the link to it may only have been cut): the worker cannot tell.
+        left_ = "the coordinator refused this worker's re-join: " + refusal_;
         changed_.notify_all();
         return;
       }
