@@ -414,6 +414,26 @@ Endpoint the_journals_or_another(const Endpoint& at, const char* what, const cha
   }
 }
 
+// The journal's front door port on `host`, or another if it is taken.
+std::uint16_t the_journals_port(const CoordinatorJournal& journal, const std::string& journal_path,
+                                const std::string& host, std::vector<std::string>& notices) {
+  const std::uint16_t port = parse_endpoint(journal.front_door, journal_path).port;
+  return the_journals_or_another(Endpoint{host, port}, "port",
+                                 "listening on another (workers join at the address below)",
+                                 notices)
+      .port;
+}
+
+// The journal's dashboard address, another port if its own is taken, or "off" as it was.
+std::string the_journals_dashboard(const CoordinatorJournal& journal,
+                                   const std::string& journal_path,
+                                   std::vector<std::string>& notices) {
+  if (journal.dashboard.empty()) return "off";
+  return the_journals_or_another(parse_endpoint(journal.dashboard, journal_path), "dashboard port",
+                                 "serving it on another (its address below)", notices)
+      .text();
+}
+
 void say_notices(const std::vector<std::string>& notices) {
   for (const auto& notice : notices) std::fprintf(stderr, "transient: %s\n", notice.c_str());
   std::fflush(stderr);
@@ -428,21 +448,10 @@ void keep_the_journals_addresses(TrainOptions& o, std::vector<std::string>& noti
   if (!o.resume || !fs::exists(journal_path)) return;
   const auto journal = load_coordinator_journal(journal_path);
   if (journal.standalone && !o.given("--port")) {
-    const auto door = parse_endpoint(journal.front_door, journal_path);
-    if (!o.given("--bind")) o.bind = door.host;
-    o.port =
-        the_journals_or_another(Endpoint{o.bind, door.port}, "port",
-                                "listening on another (workers join at the address below)", notices)
-            .port;
+    if (!o.given("--bind")) o.bind = parse_endpoint(journal.front_door, journal_path).host;
+    o.port = the_journals_port(journal, journal_path, o.bind, notices);
   }
-  if (!o.given("--dashboard")) {
-    o.dashboard = journal.dashboard.empty()
-                      ? "off"
-                      : the_journals_or_another(
-                            parse_endpoint(journal.dashboard, journal_path), "dashboard port",
-                            "serving it on another (its address below)", notices)
-                            .text();
-  }
+  if (!o.given("--dashboard")) o.dashboard = the_journals_dashboard(journal, journal_path, notices);
 }
 
 // Creates or re-opens the job directory; refuses a directory of another job and one holding
@@ -1274,12 +1283,7 @@ int run_coordinator(const TrainOptions& flags, int min_workers) {
     const std::string host = parse_endpoint(journal.front_door, journal_path).host;
     if (given.bind.empty()) given.bind = host;
     if (given.dashboard.empty()) {
-      given.dashboard = journal.dashboard.empty()
-                            ? "off"
-                            : the_journals_or_another(
-                                  parse_endpoint(journal.dashboard, journal_path), "dashboard port",
-                                  "serving it on another (its address below)", notices)
-                                  .text();
+      given.dashboard = the_journals_dashboard(journal, journal_path, notices);
     }
     if (journal.membership.ended && !journal.paused) {
       // A job that failed or diverged goes on as `train --resume` continues one (from its newest
@@ -1368,11 +1372,7 @@ int run_coordinator(const TrainOptions& flags, int min_workers) {
   if (continue_paused && !port_given) {
     // Its workers, started elsewhere, know the job's port: a paused job goes on at it, unless
     // something else has taken it meanwhile.
-    const std::uint16_t port = parse_endpoint(journal.front_door, journal_path).port;
-    coordinator_options.port =
-        the_journals_or_another(Endpoint{o.bind, port}, "port",
-                                "listening on another (workers join at the address below)", notices)
-            .port;
+    coordinator_options.port = the_journals_port(journal, journal_path, o.bind, notices);
   }
   // Caught from before the coordinator writes its journal, as train's.
   g_stop_requested = false;
