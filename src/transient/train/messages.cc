@@ -206,9 +206,14 @@ void RowBacklog::compact() {
 
 std::vector<Rows> RowBacklog::batches_after(std::int64_t after, std::size_t max_bytes) const {
   std::vector<Rows> batches;
+  if (empty() || after >= last()) return batches;
   std::size_t bytes = 0;
-  for (std::size_t i = first_; i < entries_.size(); ++i) {
-    if (entries_[i].seq <= after) continue;
+  // Numbers are consecutive: the first row after `after` is found, not searched for (called on
+  // every step, with as many rows kept as a coordinator's absence lasted).
+  const std::int64_t oldest = entries_[first_].seq;
+  const std::size_t from =
+      first_ + static_cast<std::size_t>(std::max<std::int64_t>(0, after + 1 - oldest));
+  for (std::size_t i = from; i < entries_.size(); ++i) {
     const std::size_t begin = begin_of(i);
     const std::size_t size = entries_[i].end - begin;
     if (batches.empty() || (bytes + size > max_bytes && !batches.back().rows.empty())) {

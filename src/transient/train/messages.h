@@ -157,7 +157,7 @@ class RowBacklog {
   void acknowledge(std::int64_t through);
   bool empty() const { return first_ == entries_.size(); }
   std::size_t size() const { return entries_.size() - first_; }
-  // The number of the newest row kept (0 if none).
+  // The number of the newest row kept (0 if none). Rows kept have consecutive numbers.
   std::int64_t last() const { return empty() ? 0 : entries_.back().seq; }
   // The rows after number `after`, as Rows messages of at most `max_bytes` of row text each (a
   // longer row goes alone), in order: a worker's backlog (the rows it trained while its
