@@ -652,6 +652,47 @@ TEST(CoordinatorPeers, StrangersThatSayHelloAndProveNothingKeepNoWorkerOut) {
   EXPECT_EQ(admitted, 3);
 }
 
+// A resumed job's ports are its journal's, found free when the job was prepared; another
+// program (a test's, a browser's) may take one before the coordinator listens. Such a port gives
+// way to any free port; one the user gave is refused as taken.
+TEST(CoordinatorPorts, AJournalsPortTakenMeanwhileGivesWayAndAGivenOneIsRefused) {
+  const std::string dir = fresh_job_dir("ports-taken");
+  Listener front_door("127.0.0.1", 0, "the test's front door");
+  Listener dashboard("127.0.0.1", 0, "the test's dashboard");
+  JobConfig job;
+  job.options.job_dir = dir;
+  job.train_samples = 100;
+  job.total_steps = 10;
+  CoordinatorOptions options;
+  options.port = front_door.port();
+  options.dashboard = "127.0.0.1:" + std::to_string(dashboard.port());
+  options.identify_checkpoint = [](const std::vector<char>&, const std::string&) {
+    return CheckpointIdentity{};
+  };
+  EventLog events(dir + "/events.jsonl");
+  const auto refusal = [&](const CoordinatorOptions& given) {
+    try {
+      Coordinator coordinator(job, new_job_token(), given, events, {});
+      return std::string("none: listening on " + coordinator.address());
+    } catch (const InputError& error) {
+      return std::string(error.what());
+    }
+  };
+  EXPECT_NE(refusal(options).find("--bind/--port"), std::string::npos) << refusal(options);
+  auto only_the_dashboard = options;
+  only_the_dashboard.port_or_another = true;
+  EXPECT_NE(refusal(only_the_dashboard).find("--dashboard"), std::string::npos)
+      << refusal(only_the_dashboard);
+
+  options.port_or_another = true;
+  options.dashboard_or_another = true;
+  Coordinator coordinator(job, new_job_token(), options, events, {});
+  EXPECT_NE(coordinator.address(), "127.0.0.1:" + std::to_string(front_door.port()));
+  EXPECT_NE(coordinator.dashboard_address(), options.dashboard);
+  EXPECT_EQ(coordinator.dashboard_address().rfind("127.0.0.1:", 0), 0u)
+      << coordinator.dashboard_address();
+}
+
 // The journal is read as it is written, and a field that is not as written is refused naming the
 // file and the field.
 TEST(CoordinatorJournal, ReadsBackWhatItWroteAndRefusesWhatItWouldNotWrite) {

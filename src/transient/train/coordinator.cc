@@ -118,6 +118,22 @@ struct Coordinator::Worker {
 
 namespace {
 
+// What `bind(port)` makes, or, when `or_another` and `port` is taken (InputError), what
+// `bind(0)` makes (any free port), said on stderr: "the job's `what` PORT is taken; `instead`".
+template <typename Bind>
+auto at_or_another(std::uint16_t port, bool or_another, const char* what, const char* instead,
+                   const Bind& bind) {
+  try {
+    return bind(port);
+  } catch (const InputError&) {
+    if (!or_another || port == 0) throw;
+    std::fprintf(stderr, "transient: the job's %s %u is taken; %s\n", what, unsigned{port},
+                 instead);
+    std::fflush(stderr);
+    return bind(0);
+  }
+}
+
 elastic::MembershipOptions membership_options(const JobConfig& job,
                                               const CoordinatorOptions& options,
                                               const GenerationConfig& start) {
@@ -154,11 +170,19 @@ Coordinator::Coordinator(JobConfig job, std::string token, CoordinatorOptions op
   lr_scale_ = start.lr_scale;
   rollbacks_ = options_.before.rollbacks;
   cost_before_usd_ = options_.before.cost_usd;
-  listener_ = std::make_unique<Listener>(options_.bind, options_.port, "--bind/--port");
+  listener_ = at_or_another(
+      options_.port, options_.port_or_another, "port",
+      "listening on another (workers join at the address below)", [&](std::uint16_t port) {
+        return std::make_unique<Listener>(options_.bind, port, "--bind/--port");
+      });
   if (options_.dashboard != "off") {
     const auto at = report::parse_dashboard_address(options_.dashboard, "--dashboard");
-    dashboard_ = std::make_unique<report::LiveDashboard>(job_.options.job_dir, token_, at.host,
-                                                         at.port, "--dashboard");
+    dashboard_ = at_or_another(static_cast<std::uint16_t>(at.port), options_.dashboard_or_another,
+                               "dashboard port", "serving it on another (its address below)",
+                               [&](std::uint16_t port) {
+                                 return std::make_unique<report::LiveDashboard>(
+                                     job_.options.job_dir, token_, at.host, port, "--dashboard");
+                               });
     std::fprintf(stderr, "transient: dashboard on http://%s/\n", dashboard_->address().c_str());
     std::fflush(stderr);
   }

@@ -69,6 +69,11 @@ struct CoordinatorOptions {
   bool invite_workers = true;
   // The live dashboard's HOST:PORT (port 0 = any free port); "off" serves none.
   std::string dashboard = "127.0.0.1:0";
+  // The front door's port, the dashboard's: a journal's (a resumed or continued job's, found
+  // free when the job was prepared), not the user's. One that another program has taken since
+  // gives way to any free port, said on stderr, where a port the user gave is refused.
+  bool port_or_another = false;
+  bool dashboard_or_another = false;
   // What a checkpoint's bytes say it is (checkpoint.h's checkpoint_identity, which libtorch
   // reads): a generation that no member's state can start from takes the newest checkpoint of
   // this job (checkpoint_choice.h). REQUIRED.

@@ -387,14 +387,17 @@ void check_stop_at(std::int64_t stop_at, std::int64_t total_steps, bool resumed)
 void check_addresses(const TrainOptions& o) {
   // Held while the dashboard's is tried: let go first, the same port passed both, and the
   // coordinator's own dashboard failed on it once the job directory was written.
-  Listener front_door(o.bind, static_cast<std::uint16_t>(o.port), "--bind/--port");
+  // A journal's port was found free just now, and one taken since gives way (port_or_another).
+  std::optional<Listener> front_door;
+  if (!o.port_or_another)
+    front_door.emplace(o.bind, static_cast<std::uint16_t>(o.port), "--bind/--port");
   if (o.dashboard != "off") {
     const auto at = report::parse_dashboard_address(o.dashboard, "--dashboard");
     if (o.port != 0 && at.port == o.port) {
       throw InputError("--dashboard: port " + std::to_string(at.port) +
                        " is the job's front door (--port); accepted: another port, or 0 for any");
     }
-    Listener dashboard(at.host, at.port, "--dashboard");
+    if (!o.dashboard_or_another) Listener dashboard(at.host, at.port, "--dashboard");
   }
 }
 
@@ -450,8 +453,12 @@ void keep_the_journals_addresses(TrainOptions& o, std::vector<std::string>& noti
   if (journal.standalone && !o.given("--port")) {
     if (!o.given("--bind")) o.bind = parse_endpoint(journal.front_door, journal_path).host;
     o.port = the_journals_port(journal, journal_path, o.bind, notices);
+    o.port_or_another = true;
   }
-  if (!o.given("--dashboard")) o.dashboard = the_journals_dashboard(journal, journal_path, notices);
+  if (!o.given("--dashboard")) {
+    o.dashboard = the_journals_dashboard(journal, journal_path, notices);
+    o.dashboard_or_another = true;
+  }
 }
 
 // Creates or re-opens the job directory; refuses a directory of another job and one holding
@@ -1178,6 +1185,8 @@ int run_training(const TrainOptions& given, launch::ForkServer* fork_server) {
   coordinator_options.bind = o.bind;
   coordinator_options.port = static_cast<std::uint16_t>(o.port);
   coordinator_options.dashboard = o.dashboard;
+  coordinator_options.port_or_another = o.port_or_another;
+  coordinator_options.dashboard_or_another = o.dashboard_or_another;
   coordinator_options.initial_workers = o.workers;
   coordinator_options.identify_checkpoint = checkpoint_identity;
   coordinator_options.invite_workers = false;  // the local fleet replaces them or ends the job
@@ -1284,6 +1293,7 @@ int run_coordinator(const TrainOptions& flags, int min_workers) {
     if (given.bind.empty()) given.bind = host;
     if (given.dashboard.empty()) {
       given.dashboard = the_journals_dashboard(journal, journal_path, notices);
+      given.dashboard_or_another = true;
     }
     if (journal.membership.ended && !journal.paused) {
       // A job that failed or diverged goes on as `train --resume` continues one (from its newest
@@ -1343,6 +1353,7 @@ int run_coordinator(const TrainOptions& flags, int min_workers) {
     prepared.options.resume = continue_paused;
     prepared.options.bind = given.bind;
     prepared.options.dashboard = given.dashboard;
+    prepared.options.dashboard_or_another = given.dashboard_or_another;
     prepared.token_path = records::JobFiles(prepared.options.job_dir).token();
     prepared.token = read_job_token_file(prepared.token_path);
   } else {
@@ -1364,6 +1375,7 @@ int run_coordinator(const TrainOptions& flags, int min_workers) {
   coordinator_options.bind = o.bind;
   coordinator_options.port = static_cast<std::uint16_t>(given.port);
   coordinator_options.dashboard = o.dashboard;
+  coordinator_options.dashboard_or_another = o.dashboard_or_another;
   coordinator_options.initial_workers = min_workers;
   coordinator_options.identify_checkpoint = checkpoint_identity;
   coordinator_options.taking_back = take_back;
@@ -1373,6 +1385,7 @@ int run_coordinator(const TrainOptions& flags, int min_workers) {
     // Its workers, started elsewhere, know the job's port: a paused job goes on at it, unless
     // something else has taken it meanwhile.
     coordinator_options.port = the_journals_port(journal, journal_path, o.bind, notices);
+    coordinator_options.port_or_another = true;
   }
   // Caught from before the coordinator writes its journal, as train's.
   g_stop_requested = false;

@@ -119,6 +119,10 @@ struct TrainOptions {
   int port = 0;                    // front door port (0 = any free port)
   // The live dashboard (/ and /metrics), HOST:PORT (port 0 = any free port); "off" = none.
   std::string dashboard = "127.0.0.1:0";
+  // Not flags: the port and the dashboard above are a resumed job's journal's, each kept unless
+  // another program takes it before the coordinator listens (CoordinatorOptions).
+  bool port_or_another = false;
+  bool dashboard_or_another = false;
 
   // Revocation injection into a local run (`transient train` only).
   std::vector<launch::RevokeRule> revoke;  // --revoke rules, e.g. kill@30s:rank0
