@@ -44,8 +44,18 @@ std::string torch_command_summary(std::string_view name);
 // names the libtorch, CUDA and NCCL the trainer was built with).
 bool runs_in_torch_program(std::string_view first_argument);
 
+// The GLIBC_TUNABLES that transient-torch runs with, given this process's (`existing`, null when
+// unset): glibc's malloc backs its heap with transparent huge pages (glibc.malloc.hugetlb=1,
+// where the kernel's transparent_hugepage setting is `madvise` or `always`). libtorch's start
+// registers its operators in about 100 MB of small allocations, and with 4 KiB pages a fifth of
+// that start's CPU went to page faults: 179 -> 141 ms of CPU, 16,000 -> 3,000 page faults, the
+// same resident memory (docs/benchmarks.md). A setting of the user's is kept, and so is their
+// own glibc.malloc.hugetlb.
+std::string torch_program_tunables(const char* existing);
+
 // Replaces this process with transient-torch (beside this program's own file) given the same
-// arguments. Returns only on failure, with one line saying why (the path it looked for).
+// arguments, and GLIBC_TUNABLES as torch_program_tunables says. Returns only on failure, with
+// one line saying why (the path it looked for).
 std::string exec_torch_program(char** argv);
 
 }  // namespace transient::cli
