@@ -22,6 +22,7 @@
 #include <thread>
 #include <utility>
 
+#include "train/cli_here.h"
 #include "train/cli_process.h"
 #include "train/job_checkpoints.h"
 #include "train/job_records.h"
@@ -1159,7 +1160,7 @@ TEST(Elastic, TrainResumeOfAJobWhoseStandaloneCoordinatorDiedIsRefused) {
     coordinator.kill_group();
     coordinator.wait();
   }
-  const auto refused = run_cli({"train", "--resume", "--job-dir", dir}, dir + "-resume");
+  const auto refused = run_here({"train", "--resume", "--job-dir", dir});
   EXPECT_EQ(refused.exit_code, kExitBadInput) << refused.err;
   EXPECT_NE(refused.err.find("stopped while the job ran, and its workers may run on; take the job "
                              "back with: transient coordinator --job-dir " +

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/small_tmpfs.h"
+#include "train/cli_here.h"
 #include "train/cli_process.h"
 #include "train/job_checkpoints.h"
 #include "train/job_records.h"
@@ -102,7 +103,7 @@ TEST(Failure, ADivergedJobGoesOnAtALowerRateAndKeepsItsRollbacksSpent) {
   }
   EXPECT_EQ(rollbacks, 3);
   EXPECT_EQ(summary_in(dir).at("rollbacks"), 3);
-  const auto higher = run_cli({"train", "--resume", "--job-dir", dir, "--lr", "200"}, dir + ".3");
+  const auto higher = run_here({"train", "--resume", "--job-dir", dir, "--lr", "200"});
   EXPECT_EQ(higher.exit_code, kExitBadInput) << higher.err;
   EXPECT_NE(higher.err.find("--lr: 200 is not below 125, the rate the job diverged at"),
             std::string::npos)
@@ -213,8 +214,7 @@ TEST(Failure, AfterTheLastRollbackADivergenceStopsTheJob) {
   ASSERT_EQ(diverged.size(), 4u);
   EXPECT_EQ(diverged.back().at("action"), "stop");
   const auto bad =
-      run_cli(with(small_job(fresh_dir("rollback-bad"), 1, 10), {"--on-divergence", "retry"}),
-              dir + "-bad");
+      run_here(with(small_job(fresh_dir("rollback-bad"), 1, 10), {"--on-divergence", "retry"}));
   EXPECT_EQ(bad.exit_code, kExitBadInput) << bad.err;
 }
 
@@ -338,7 +338,7 @@ TEST(Failure, AMissingManifestIsRefusedAndTheCheckpointsKept) {
   run_paused(with(small_job(dir, 1), {"--stop-at", "40", "--checkpoint-every", "20"}), dir);
   fs::remove(dir + "/checkpoints/manifest.json");
   const auto before = snapshot_files(dir + "/checkpoints");
-  const auto result = run_cli(with(small_job(dir, 1), {"--resume"}), dir + ".resume");
+  const auto result = run_here(with(small_job(dir, 1), {"--resume"}));
   EXPECT_EQ(result.exit_code, kExitBadInput) << result.err;
   EXPECT_EQ(std::count(result.err.begin(), result.err.end(), '\n'), 1) << result.err;
   EXPECT_NE(result.err.find("manifest.json: missing, while the directory holds 2 checkpoints "
@@ -458,7 +458,7 @@ TEST(Failure, APausedStandaloneCoordinatorIsContinuedByTheNextOne) {
   EXPECT_LT(saved, 300);
   // It goes on as its journal says: a flag of its settings or launch would change nothing (it was
   // ignored) and is refused.
-  const auto refused = run_cli({"coordinator", "--job-dir", dir, "--lr", "0.9"}, dir + "-lr");
+  const auto refused = run_here({"coordinator", "--job-dir", dir, "--lr", "0.9"});
   EXPECT_EQ(refused.exit_code, kExitBadInput) << refused.err;
   EXPECT_NE(refused.err.find("--lr: a coordinator continuing a paused job runs it as its journal "
                              "says; drop --lr"),

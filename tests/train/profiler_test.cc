@@ -12,7 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli_process.h"
+#include "train/cli_here.h"
+#include "train/cli_process.h"
 #include "transient/core/error.h"
 #include "transient/perf/workload.h"
 
@@ -21,6 +22,7 @@ namespace {
 
 using testing::fresh_dir;
 using testing::run_cli;
+using testing::run_here;
 
 ProfileOptions quick(const std::string& model) {
   ProfileOptions options;
@@ -204,9 +206,8 @@ TEST(Profile, ATraceHoldsEveryTracedStepWithItsOperatorsAndTheirShapes) {
   EXPECT_FALSE(std::filesystem::exists(options.trace_path + ".partial"));
 
   // A place it cannot be written is refused before anything runs: one line, exit code 2.
-  const auto refused = run_cli(
-      {"profile", "--model", "mlp", "--batch", "4", "--trace", dir + "/no/such/dir/trace.json"},
-      dir + "/refused");
+  const auto refused = run_here(
+      {"profile", "--model", "mlp", "--batch", "4", "--trace", dir + "/no/such/dir/trace.json"});
   EXPECT_EQ(refused.exit_code, 2);
   EXPECT_EQ(refused.err, "error: " + dir +
                              "/no/such/dir/trace.json: --trace: cannot write here "
@@ -214,8 +215,7 @@ TEST(Profile, ATraceHoldsEveryTracedStepWithItsOperatorsAndTheirShapes) {
   // So is an -o that cannot be written: it failed after the timing, with a message that did not
   // name the flag (and nothing but the error on stdout either way).
   const auto no_output =
-      run_cli({"profile", "--model", "mlp", "--batch", "4", "-o", dir + "/no/such/dir/mlp.json"},
-              dir + "/no-output");
+      run_here({"profile", "--model", "mlp", "--batch", "4", "-o", dir + "/no/such/dir/mlp.json"});
   EXPECT_EQ(no_output.exit_code, 2);
   EXPECT_EQ(no_output.err, "error: " + dir + "/no/such/dir/mlp.json: -o: the directory " + dir +
                                "/no/such/dir does not exist or is not writable; accepted: a file "
@@ -225,7 +225,7 @@ TEST(Profile, ATraceHoldsEveryTracedStepWithItsOperatorsAndTheirShapes) {
 
 TEST(Profile, ABadModelIsOneErrorLineAndExitTwo) {
   const auto dir = fresh_dir("profile-bad");
-  const auto unknown = run_cli({"profile", "--model", "nosuch", "--batch", "8"}, dir + "/unknown");
+  const auto unknown = run_here({"profile", "--model", "nosuch", "--batch", "8"});
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_EQ(unknown.err.rfind("error: ", 0), 0u) << unknown.err;
   EXPECT_EQ(unknown.err.find('\n'), unknown.err.size() - 1) << unknown.err;
@@ -233,7 +233,7 @@ TEST(Profile, ABadModelIsOneErrorLineAndExitTwo) {
 
   const auto garbage = dir + "/garbage.pt";
   std::ofstream(garbage) << "not a TorchScript archive\n";
-  const auto bad_file = run_cli({"profile", "--model", garbage, "--batch", "8"}, dir + "/file");
+  const auto bad_file = run_here({"profile", "--model", garbage, "--batch", "8"});
   EXPECT_EQ(bad_file.exit_code, 2);
   EXPECT_EQ(bad_file.err.rfind("error: ", 0), 0u) << bad_file.err;
   EXPECT_EQ(bad_file.err.find('\n'), bad_file.err.size() - 1) << bad_file.err;
@@ -243,15 +243,14 @@ TEST(Profile, ABadModelIsOneErrorLineAndExitTwo) {
 
   // Sizes libtorch cannot allocate are refused where they enter (review: an internal failure,
   // "DefaultCPUAllocator: can't allocate memory: you tried to allocate 10240000000000 bytes").
-  const auto huge = run_cli(
-      {"profile", "--model", "mlp", "--batch", "8", "--input", "1x100000x100000"}, dir + "/huge");
+  const auto huge =
+      run_here({"profile", "--model", "mlp", "--batch", "8", "--input", "1x100000x100000"});
   EXPECT_EQ(huge.exit_code, 2) << huge.err;
   EXPECT_EQ(huge.err,
             "error: --input: 1x100000x100000 is out of range; accepted: 1 to 4096 "
             "channels, height and width\n");
   const auto batch =
-      run_cli({"profile", "--model", "mlp", "--batch", "1000000", "--input", "3x4096x4096"},
-              dir + "/batch");
+      run_here({"profile", "--model", "mlp", "--batch", "1000000", "--input", "3x4096x4096"});
   EXPECT_EQ(batch.exit_code, 2) << batch.err;
   EXPECT_EQ(batch.err.rfind("error: --batch 1000000 of --input 3x4096x4096: the step's input alone "
                             "is 187500.0 GiB, more than this machine's ",

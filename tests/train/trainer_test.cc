@@ -19,6 +19,7 @@
 #include <tuple>
 #include <vector>
 
+#include "train/cli_here.h"
 #include "train/cli_process.h"
 #include "train/image_files.h"
 #include "train/job_checkpoints.h"
@@ -208,7 +209,7 @@ TEST(Trainer, OneWorkerResumeIsBitwiseExact) {
   // Its checkpoints gone, the job is not restarted from step 0 (its records were dropped).
   fs::rename(dir + "/checkpoints", dir + "-moved");
   fs::create_directories(dir + "/checkpoints");
-  const auto refused = run_cli({"train", "--resume", "--job-dir", dir}, dir + "-refused");
+  const auto refused = run_here({"train", "--resume", "--job-dir", dir});
   EXPECT_EQ(refused.exit_code, kExitBadInput) << refused.err;
   EXPECT_NE(refused.err.find("no checkpoint is left, while the job wrote them up to step 50"),
             std::string::npos)
@@ -531,7 +532,7 @@ TEST(Trainer, InterruptPausesTheJobAndResumeFinishesIt) {
   CliProcess job(args, dir + ".log");
   ASSERT_TRUE(wait_for_training(dir));
   // One coordinator a job: a resume of the running job trained it beside the first.
-  const auto second = run_cli(with(args, {"--resume"}), dir + "-second");
+  const auto second = run_here(with(args, {"--resume"}));
   EXPECT_EQ(second.exit_code, kExitBadInput) << second.err;
   EXPECT_NE(second.err.find("the job is running: its coordinator (pid " +
                             std::to_string(job.pid()) + ") holds the job directory"),
@@ -593,11 +594,11 @@ TEST(Trainer, AJobsTokenFileOthersCanReadOrGuessIsRefused) {
   std::ofstream(token) << std::string(64, 'a') << "\n";
   fs::permissions(token, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
                              fs::perms::others_read | fs::perms::others_write);
-  expect_one_error_line(run_cli(small_job(dir + "/job", 1, 2), dir + "/open"),
+  expect_one_error_line(run_here(small_job(dir + "/job", 1, 2)),
                         token + ": mode 0646 lets other users read or change the job's token");
   std::ofstream(token, std::ios::trunc) << "x\n";
   fs::permissions(token, fs::perms::owner_read | fs::perms::owner_write);
-  expect_one_error_line(run_cli(small_job(dir + "/job", 1, 2), dir + "/short"),
+  expect_one_error_line(run_here(small_job(dir + "/job", 1, 2)),
                         token + ": a token of 1 characters is too short to keep strangers out");
   EXPECT_FALSE(fs::exists(dir + "/job/job.json"));  // refused before anything is written
   std::ofstream(token, std::ios::trunc) << std::string(16, 'b') << "\n";
@@ -607,59 +608,53 @@ TEST(Trainer, AJobsTokenFileOthersCanReadOrGuessIsRefused) {
 TEST(Trainer, BadInputIsOneErrorLineAndExitCode2) {
   const std::string dir = fresh_dir("errors");
   const std::string job = dir + "/job";
-  expect_one_error_line(run_cli({"train", "--workers", "0", "--job-dir", job}, dir + "/a"),
-                        "--workers");
-  expect_one_error_line(run_cli({"train", "--model", "vgg", "--job-dir", job}, dir + "/b"),
+  expect_one_error_line(run_here({"train", "--workers", "0", "--job-dir", job}), "--workers");
+  expect_one_error_line(run_here({"train", "--model", "vgg", "--job-dir", job}),
                         "cnn, mlp, resnet20, resnet32");
-  expect_one_error_line(run_cli({"train", "--bogus"}, dir + "/c"), "--bogus");
-  expect_one_error_line(
-      run_cli({"train", "--checkpoint-every", "soon", "--job-dir", job}, dir + "/d"),
-      "--checkpoint-every");
-  expect_one_error_line(
-      run_cli({"train", "--data-dir", dir + "/nowhere", "--job-dir", job}, dir + "/e"),
-      "dataset-fashion-mnist");
-  expect_one_error_line(run_cli({"train", "--resume", "--job-dir", job}, dir + "/f"),
-                        "no job to continue");
+  expect_one_error_line(run_here({"train", "--bogus"}), "--bogus");
+  expect_one_error_line(run_here({"train", "--checkpoint-every", "soon", "--job-dir", job}),
+                        "--checkpoint-every");
+  expect_one_error_line(run_here({"train", "--data-dir", dir + "/nowhere", "--job-dir", job}),
+                        "dataset-fashion-mnist");
+  expect_one_error_line(run_here({"train", "--resume", "--job-dir", job}), "no job to continue");
   // Numbers that every worker would fail on (issue 18): refused where they enter.
-  expect_one_error_line(run_cli({"train", "--lr", "inf", "--job-dir", job}, dir + "/g"),
+  expect_one_error_line(run_here({"train", "--lr", "inf", "--job-dir", job}),
                         "--lr: inf is out of range; accepted: 0 < LR <= 1000");
-  expect_one_error_line(run_cli({"train", "--weight-decay", "nan", "--job-dir", job}, dir + "/h"),
+  expect_one_error_line(run_here({"train", "--weight-decay", "nan", "--job-dir", job}),
                         "--weight-decay: nan is out of range");
-  expect_one_error_line(run_cli({"train", "--weight-decay", "-1", "--job-dir", job}, dir + "/i"),
+  expect_one_error_line(run_here({"train", "--weight-decay", "-1", "--job-dir", job}),
                         "accepted: 0 <= WD <= 1");
   // `--data "$DATA"` with DATA unset trained on Fashion-MNIST; a flag of image folders on another
   // data set changed nothing, silently.
-  expect_one_error_line(run_cli({"train", "--data", "", "--job-dir", job}, dir + "/data"),
+  expect_one_error_line(run_here({"train", "--data", "", "--job-dir", job}),
                         "--data: no folder given; accepted: the data set's folder");
   expect_one_error_line(
-      run_cli({"train", "--loader-threads", "4", "--job-dir", job}, dir + "/loader"),
+      run_here({"train", "--loader-threads", "4", "--job-dir", job}),
       "--loader-threads applies to image folders only; the data set here is fashion-mnist");
   // -1 was taken and wrapped around to 18446744073709551615 in job.json.
-  expect_one_error_line(run_cli({"train", "--seed", "-1", "--job-dir", job}, dir + "/seed"),
+  expect_one_error_line(run_here({"train", "--seed", "-1", "--job-dir", job}),
                         "--seed: \"-1\"; accepted: a whole number from 0 to 2^64 - 1 "
                         "(18446744073709551615)");
   // 0 is --stop-at's "none" inside: given, it was taken and ignored (the job ran to its end).
-  expect_one_error_line(run_cli({"train", "--stop-at", "0", "--job-dir", job}, dir + "/stop0"),
+  expect_one_error_line(run_here({"train", "--stop-at", "0", "--job-dir", job}),
                         "--stop-at: \"0\"; accepted: a step number >= 1");
   // A bare fraction was taken as seconds, where a bare whole number is steps.
-  expect_one_error_line(
-      run_cli({"train", "--checkpoint-every", "1.5", "--job-dir", job}, dir + "/every"),
-      "--checkpoint-every: \"1.5\" is neither a number of steps nor a duration");
+  expect_one_error_line(run_here({"train", "--checkpoint-every", "1.5", "--job-dir", job}),
+                        "--checkpoint-every: \"1.5\" is neither a number of steps nor a duration");
   // A worker with no sample of any step would only wait for the others.
   expect_one_error_line(
-      run_cli({"train", "--global-batch", "2", "--workers", "3", "--job-dir", job}, dir + "/o"),
+      run_here({"train", "--global-batch", "2", "--workers", "3", "--job-dir", job}),
       "--global-batch: 2 samples a step for 3 workers (--workers) would leave a worker without "
       "any");
   // 0 stands for "not given" inside (epochs decide, the global batch holds): written on the
   // command line it is refused, not taken for the default.
-  expect_one_error_line(run_cli({"train", "--steps", "0", "--job-dir", job}, dir + "/l"),
+  expect_one_error_line(run_here({"train", "--steps", "0", "--job-dir", job}),
                         "--steps: \"0\"; accepted: a whole number from 1 to 1e9 steps");
   expect_one_error_line(
-      run_cli({"train", "--per-worker-batch", "0", "--job-dir", job}, dir + "/m"),
+      run_here({"train", "--per-worker-batch", "0", "--job-dir", job}),
       "--per-worker-batch: \"0\"; accepted: a whole number from 1 to 1e6 samples");
-  expect_one_error_line(
-      run_cli({"train", "--checkpoint-every", "0s", "--job-dir", job}, dir + "/n"),
-      "--checkpoint-every: \"0s\" is no interval; accepted: a duration > 0");
+  expect_one_error_line(run_here({"train", "--checkpoint-every", "0s", "--job-dir", job}),
+                        "--checkpoint-every: \"0s\" is no interval; accepted: a duration > 0");
   // A path that is not UTF-8 cannot be named in the job's JSON records: it ended the job with an
   // internal failure, leaving job.json, the token and empty records behind (a second try was
   // refused as another job's directory, and --resume failed the same way).
@@ -667,75 +662,66 @@ TEST(Trainer, BadInputIsOneErrorLineAndExitCode2) {
   for (const char* flag : {"--job-dir", "--data-dir", "--val-data", "--model"}) {
     std::vector<std::string> args = {"train", flag, not_utf8};
     if (std::string(flag) != "--job-dir") args = with(args, {"--job-dir", job});
-    expect_one_error_line(run_cli(args, dir + "/utf8"),
+    expect_one_error_line(run_here(args),
                           std::string(flag) + ": \"" + not_utf8 +
                               "\" is not UTF-8; accepted: a path of UTF-8 characters");
   }
   EXPECT_FALSE(fs::exists(not_utf8));
   // A validation folder that is not there is --val-data's (it was said to be --data-dir's).
   expect_one_error_line(
-      run_cli({"train", "--val-data", dir + "/no-such-val", "--job-dir", job}, dir + "/val"),
+      run_here({"train", "--val-data", dir + "/no-such-val", "--job-dir", job}),
       "error: " + dir +
           "/no-such-val: --val-data: not a folder; accepted: a folder of the data "
           "set's kind");
   expect_one_error_line(
-      run_cli({"worker", "--coordinator", "127.0.0.1:1", "--token", "t", "--data-dir", not_utf8},
-              dir + "/utf8-worker"),
+      run_here({"worker", "--coordinator", "127.0.0.1:1", "--token", "t", "--data-dir", not_utf8}),
       "--data-dir: \"" + not_utf8 + "\" is not UTF-8");
   // Revocation injection is parsed and its market model built before the job exists.
-  expect_one_error_line(
-      run_cli({"train", "--revoke", "kill@soon:rank0", "--job-dir", job}, dir + "/j"),
-      "--revoke: \"kill@soon:rank0\" has a bad time");
-  expect_one_error_line(run_cli({"train", "--revocations", "lifetime", "--revocation-param",
-                                 "nope=1", "--job-dir", job},
-                                dir + "/k"),
+  expect_one_error_line(run_here({"train", "--revoke", "kill@soon:rank0", "--job-dir", job}),
+                        "--revoke: \"kill@soon:rank0\" has a bad time");
+  expect_one_error_line(run_here({"train", "--revocations", "lifetime", "--revocation-param",
+                                  "nope=1", "--job-dir", job}),
                         "unknown parameter \"nope\"");
   // A flag that qualifies one not given changed nothing, and a negative bound meant none.
-  expect_one_error_line(run_cli({"train", "--time-scale", "5", "--job-dir", job}, dir + "/v"),
+  expect_one_error_line(run_here({"train", "--time-scale", "5", "--job-dir", job}),
                         "--time-scale qualifies --revocations, which is not given");
-  expect_one_error_line(run_cli({"train", "--max-replacements", "2", "--job-dir", job}, dir + "/w"),
+  expect_one_error_line(run_here({"train", "--max-replacements", "2", "--job-dir", job}),
                         "--max-replacements qualifies --replace, which is not given");
   expect_one_error_line(
-      run_cli({"train", "--replace", "0s", "--max-replacements", "-1", "--job-dir", job},
-              dir + "/x"),
+      run_here({"train", "--replace", "0s", "--max-replacements", "-1", "--job-dir", job}),
       "--max-replacements: -1; accepted: 0 or more");
   // Addresses that cannot be bound, a stop past the last step and a job directory that cannot be
   // made are refused before the job directory is touched (the first two left a directory of
   // records that refused the command run again; a directory under a file was an internal
   // failure).
-  expect_one_error_line(run_cli({"train", "--dashboard", "garbage", "--job-dir", job}, dir + "/p"),
+  expect_one_error_line(run_here({"train", "--dashboard", "garbage", "--job-dir", job}),
                         "--dashboard: \"garbage\"");
-  expect_one_error_line(run_cli({"train", "--bind", "192.0.2.1", "--job-dir", job}, dir + "/q"),
+  expect_one_error_line(run_here({"train", "--bind", "192.0.2.1", "--job-dir", job}),
                         "--bind/--port: cannot listen on 192.0.2.1:0");
-  expect_one_error_line(
-      run_cli({"train", "--steps", "30", "--stop-at", "50", "--job-dir", job}, dir + "/r"),
-      "--stop-at: step 50 is past the job's last (30); accepted: 1..30");
+  expect_one_error_line(run_here({"train", "--steps", "30", "--stop-at", "50", "--job-dir", job}),
+                        "--stop-at: step 50 is past the job's last (30); accepted: 1..30");
   // A type sold in several zones at different prices: billed at the first row's, where the zone
   // is the user's to say.
-  expect_one_error_line(run_cli({"train", "--catalog", "aws-gpu", "--instance-type",
-                                 "p3dn.24xlarge", "--job-dir", job},
-                                dir + "/z"),
+  expect_one_error_line(run_here({"train", "--catalog", "aws-gpu", "--instance-type",
+                                  "p3dn.24xlarge", "--job-dir", job}),
                         "--instance-type p3dn.24xlarge is sold spot in several zones of aws-gpu at "
                         "different prices (apne1-az4 $13.2/h, euw1-az1 $15.22/h");
   expect_one_error_line(
-      run_cli({"train", "--steps", "30", "--revoke", "kill@step31:any", "--job-dir", job},
-              dir + "/y"),
+      run_here({"train", "--steps", "30", "--revoke", "kill@step31:any", "--job-dir", job}),
       "--revoke: \"kill@step31:any\" comes at step 31, not before the job's last (30); "
       "accepted: step1..step29");
   std::ofstream(dir + "/a-file") << "not a folder";
-  expect_one_error_line(run_cli({"train", "--job-dir", dir + "/a-file/job"}, dir + "/s"),
+  expect_one_error_line(run_here({"train", "--job-dir", dir + "/a-file/job"}),
                         "--job-dir: cannot be made (Not a directory)");
   EXPECT_FALSE(fs::exists(job + "/job.json")) << "a refused job left records behind";
   EXPECT_FALSE(fs::exists(job)) << "a refused job made its directory";
   // A worker's own flags are checked before it joins (joined, it was counted as a worker lost).
   expect_one_error_line(
-      run_cli({"worker", "--coordinator", "127.0.0.1:1", "--token", "t", "--threads", "-3"},
-              dir + "/t"),
+      run_here({"worker", "--coordinator", "127.0.0.1:1", "--token", "t", "--threads", "-3"}),
       "--threads: must be at least 1 (or 0 for the job's)");
-  expect_one_error_line(
-      run_cli({"worker", "--coordinator", "127.0.0.1:1", "--token", "t", "--interface", "nosuch0"},
-              dir + "/u"),
-      "--interface: no network interface \"nosuch0\"");
+  expect_one_error_line(run_here({"worker", "--coordinator", "127.0.0.1:1", "--token", "t",
+                                  "--interface", "nosuch0"}),
+                        "--interface: no network interface \"nosuch0\"");
 }
 
 // A --resume refused leaves every record as it was, and says what is wrong in one line naming
@@ -755,19 +741,18 @@ TEST(Trainer, AResumeRefusedLeavesTheRecordsAsTheyWere) {
     newest.write("XXXX", 4);
   }
   const auto before = snapshot_files(job);
-  const auto resume = [&](std::vector<std::string> more, const std::string& name) {
-    return run_cli(with({"train", "--resume", "--threads", "1", "--job-dir", job}, more),
-                   dir + "/" + name);
+  const auto resume = [&](std::vector<std::string> more) {
+    return with({"train", "--resume", "--threads", "1", "--job-dir", job}, more);
   };
-  expect_one_error_line(resume({"--stop-at", "3"}, "stop-at"),
+  expect_one_error_line(run_here(resume({"--stop-at", "3"})),
                         "--stop-at: step 3 is not after step 5, where the job goes on from; "
                         "accepted: 6..40");
-  expect_one_error_line(resume({"--revoke", "kill@step4:any"}, "revoke"),
+  expect_one_error_line(run_here(resume({"--revoke", "kill@step4:any"})),
                         "step 4 is not after step 5, where the job goes on from; accepted: "
                         "step6..step39, or a time");
   // A rule at the job's last step would come as the job ends (a kill its records could not
   // count; a lone worker stopped there left the job waiting for ever).
-  expect_one_error_line(resume({"--revoke", "kill@step40:any"}, "revoke-last"),
+  expect_one_error_line(run_here(resume({"--revoke", "kill@step40:any"})),
                         "comes at step 40, not before the job's last (40); accepted: "
                         "step1..step39 after the step the job goes on from");
   EXPECT_EQ(snapshot_files(job), before);
@@ -778,16 +763,17 @@ TEST(Trainer, AResumeRefusedLeavesTheRecordsAsTheyWere) {
   auto edited = nlohmann::json::parse(kept);
   edited["settings"]["lr"] = -1;
   std::ofstream(job_json) << edited.dump(2);
-  expect_one_error_line(resume({}, "lr"), "error: " + job_json +
-                                              ": a setting of the job is out of range (the file "
-                                              "is damaged, or was edited): --lr: -1 is out of "
-                                              "range; accepted: 0 < LR <= 1000");
+  expect_one_error_line(run_here(resume({})),
+                        "error: " + job_json +
+                            ": a setting of the job is out of range (the file "
+                            "is damaged, or was edited): --lr: -1 is out of "
+                            "range; accepted: 0 < LR <= 1000");
   std::ofstream(job_json) << kept;
 
   // Without its journal the job would go on at a bill of $0, numbering its generations anew.
   fs::rename(job + "/coordinator.json", dir + "/coordinator.json");
   const auto no_journal = snapshot_files(job);
-  expect_one_error_line(resume({}, "journal"),
+  expect_one_error_line(run_here(resume({})),
                         "error: " + job +
                             "/coordinator.json: missing, while events.jsonl records 1 generation "
                             "of the job; it holds the job's bill so far");
@@ -795,7 +781,7 @@ TEST(Trainer, AResumeRefusedLeavesTheRecordsAsTheyWere) {
   fs::rename(dir + "/coordinator.json", job + "/coordinator.json");
 
   // The job goes on, from the checkpoint of step 5, saying once why not from step 10's.
-  const auto resumed = resume({}, "resumed");
+  const auto resumed = run_cli(resume({}), dir + "/resumed");
   EXPECT_EQ(resumed.exit_code, 0) << resumed.err;
   EXPECT_NE(resumed.err.find("step-00000010.pt: checkpoint is corrupt"), std::string::npos)
       << resumed.err;
@@ -807,36 +793,33 @@ TEST(Trainer, AResumeRefusedLeavesTheRecordsAsTheyWere) {
   // Finished, with its summary damaged: whether it finished, nobody can say.
   std::ofstream(job + "/summary.json") << "{\"steps\": 40, \"finished\": tr";
   const auto damaged = snapshot_files(job);
-  expect_one_error_line(resume({}, "summary"), "error: " + job + "/summary.json: ");
+  expect_one_error_line(run_here(resume({})), "error: " + job + "/summary.json: ");
   EXPECT_EQ(snapshot_files(job), damaged);
 
   // A folder that holds no job is left as it was.
   const std::string plain = dir + "/plain";
   fs::create_directories(plain);
   std::ofstream(plain + "/notes.txt") << "hi\n";
-  expect_one_error_line(run_cli({"train", "--resume", "--job-dir", plain}, dir + "/plain-resume"),
+  expect_one_error_line(run_here({"train", "--resume", "--job-dir", plain}),
                         "--resume: the job directory holds no job to continue");
   EXPECT_EQ(std::distance(fs::directory_iterator(plain), fs::directory_iterator()), 1);
 
   // Flags: a bare number with an exponent is no duration; a bucket is at least 1 KiB; --drop-last
   // says which batch it means.
-  expect_one_error_line(
-      run_cli({"train", "--checkpoint-every", "1e3", "--job-dir", dir + "/e"}, dir + "/e-run"),
-      "--checkpoint-every: \"1e3\" is neither a number of steps nor a duration");
+  expect_one_error_line(run_here({"train", "--checkpoint-every", "1e3", "--job-dir", dir + "/e"}),
+                        "--checkpoint-every: \"1e3\" is neither a number of steps nor a duration");
   // The front door's port given to the dashboard too is refused before the job directory is
   // made (both probes passed, and the coordinator's dashboard failed on it after).
-  expect_one_error_line(run_cli({"coordinator", "--port", "23917", "--dashboard", "127.0.0.1:23917",
-                                 "--job-dir", dir + "/p"},
-                                dir + "/p-run"),
+  expect_one_error_line(run_here({"coordinator", "--port", "23917", "--dashboard",
+                                  "127.0.0.1:23917", "--job-dir", dir + "/p"}),
                         "--dashboard: port 23917 is the job's front door (--port)");
   EXPECT_FALSE(fs::exists(dir + "/p"));
   expect_one_error_line(
-      run_cli({"train", "--bucket-bytes", "0", "--job-dir", dir + "/b"}, dir + "/b-run"),
+      run_here({"train", "--bucket-bytes", "0", "--job-dir", dir + "/b"}),
       "--bucket-bytes: 0 is out of range; accepted: 1024..17179869184 (1 KiB to 16 GiB)");
   expect_one_error_line(
-      run_cli({"train", "--drop-last", "--per-worker-batch", "64", "--workers", "2",
-               "--train-subset", "100", "--job-dir", dir + "/d"},
-              dir + "/d-run"),
+      run_here({"train", "--drop-last", "--per-worker-batch", "64", "--workers", "2",
+                "--train-subset", "100", "--job-dir", dir + "/d"}),
       "--drop-last: a global batch of 128 (--per-worker-batch 64 x 2 workers) is more than the "
       "100 training samples");
 }
@@ -859,42 +842,37 @@ TEST(Trainer, JobDirectoryOfAnotherJobOrWithRecordsIsRefusedUntouched) {
       nlohmann::json::parse(slurp(job + "/coordinator.json")).at("dashboard"), "dashboard");
   Listener squatter(dashboard.host, dashboard.port, "the job's dashboard port");
   expect_one_error_line(
-      run_cli({"train", "--model", "mlp", "--workers", "1", "--steps", "3", "--job-dir", job},
-              dir + "/a"),
+      run_here({"train", "--model", "mlp", "--workers", "1", "--steps", "3", "--job-dir", job}),
       "pass --resume");
+  expect_one_error_line(run_here({"train", "--model", "cnn", "--resume", "--job-dir", job}),
+                        "--model is \"cnn\" here but \"mlp\" in the job being resumed");
   expect_one_error_line(
-      run_cli({"train", "--model", "cnn", "--resume", "--job-dir", job}, dir + "/b"),
-      "--model is \"cnn\" here but \"mlp\" in the job being resumed");
-  expect_one_error_line(
-      run_cli({"train", "--model", "mlp", "--seed", "9", "--resume", "--job-dir", job}, dir + "/c"),
+      run_here({"train", "--model", "mlp", "--seed", "9", "--resume", "--job-dir", job}),
       "--seed is 9 here but 1 in the job being resumed");
   // Said in the job's own terms: a job of steps has no epochs (--epochs 2, its unused default,
   // was silently ignored), a global batch no per-worker batch ("but 0").
   for (const char* epochs : {"30", "2"}) {
-    expect_one_error_line(
-        run_cli({"train", "--epochs", epochs, "--resume", "--job-dir", job}, dir + "/e" + epochs),
-        std::string("--epochs is ") + epochs +
-            " here but the job being resumed trains 4 steps (--steps), not "
-            "epochs; a resumed job keeps its settings: drop --epochs");
+    expect_one_error_line(run_here({"train", "--epochs", epochs, "--resume", "--job-dir", job}),
+                          std::string("--epochs is ") + epochs +
+                              " here but the job being resumed trains 4 steps (--steps), not "
+                              "epochs; a resumed job keeps its settings: drop --epochs");
   }
   expect_one_error_line(
-      run_cli({"train", "--per-worker-batch", "50", "--resume", "--job-dir", job}, dir + "/p"),
+      run_here({"train", "--per-worker-batch", "50", "--resume", "--job-dir", job}),
       "--per-worker-batch is 50 here but the job being resumed trains a global batch of");
   // Which job to continue, a directory name made up for a new job cannot say.
-  expect_one_error_line(run_cli({"train", "--resume"}, dir + "/r"),
+  expect_one_error_line(run_here({"train", "--resume"}),
                         "--resume: needs --job-dir JOB, the directory of the job to continue");
   // A resume refused for a later flag left job.json's launch settings rewritten (3 workers,
   // keep 1), which the next plain --resume took; one told to stop where it already is trained on.
-  expect_one_error_line(run_cli({"train", "--resume", "--workers", "3", "--keep", "1",
-                                 "--dashboard", "garbage", "--job-dir", job},
-                                dir + "/e"),
+  expect_one_error_line(run_here({"train", "--resume", "--workers", "3", "--keep", "1",
+                                  "--dashboard", "garbage", "--job-dir", job}),
                         "--dashboard");
-  expect_one_error_line(
-      run_cli({"train", "--resume", "--stop-at", "2", "--job-dir", job}, dir + "/f"),
-      "--stop-at: step 2 is not after step 3, where the job goes on from");
+  expect_one_error_line(run_here({"train", "--resume", "--stop-at", "2", "--job-dir", job}),
+                        "--stop-at: step 2 is not after step 3, where the job goes on from");
   // A revocation due after a step already done fired at once, on the first step trained.
   expect_one_error_line(
-      run_cli({"train", "--resume", "--revoke", "kill@step2:any", "--job-dir", job}, dir + "/g"),
+      run_here({"train", "--resume", "--revoke", "kill@step2:any", "--job-dir", job}),
       "--revoke: \"kill@step2:any\": step 2 is not after step 3, where the job goes on from");
   EXPECT_EQ(snapshot_files(job), before);
 
@@ -1032,7 +1010,7 @@ TEST(Trainer, ResumeTakesTheJobsSettingsAndRefusesAContradiction) {
       dir);
   const auto before = snapshot_files(dir);
   expect_one_error_line(
-      run_cli({"train", "--resume", "--lr", "0.3", "--job-dir", dir}, dir + ".refused"),
+      run_here({"train", "--resume", "--lr", "0.3", "--job-dir", dir}),
       "--lr is 0.3 here but 0.2 in the job being resumed; a resumed job keeps its settings");
   EXPECT_EQ(snapshot_files(dir), before);
   const double paused_cost =
@@ -1075,7 +1053,7 @@ TEST(Trainer, ResumeTakesTheJobsSettingsAndRefusesAContradiction) {
   // wrote the summary of a run of no step over the one above, and a second "done" event).
   const auto finished = snapshot_files(dir);
   expect_one_error_line(
-      run_cli({"train", "--resume", "--job-dir", dir}, dir + ".finished"),
+      run_here({"train", "--resume", "--job-dir", dir}),
       "summary.json: the job has finished (step 80 of 80); there is nothing to continue");
   EXPECT_EQ(snapshot_files(dir), finished);
 }
@@ -1167,7 +1145,7 @@ TEST(Trainer, AUsersTorchScriptModelTrainsAndItsCheckpointLoadsIntoTheOriginalMo
   // network: the resume went on with it, silently.
   fs::copy_file(model, dir + "/net-kept.pt");
   fs::copy_file(dir + "/other.pt", model, fs::copy_options::overwrite_existing);
-  const auto other = run_cli({"train", "--resume", "--job-dir", paused}, paused + "-other");
+  const auto other = run_here({"train", "--resume", "--job-dir", paused});
   EXPECT_EQ(other.exit_code, kExitBadInput) << other.err;
   EXPECT_NE(other.err.find(model + ": --model: not the model file the job started with (SHA-256 "),
             std::string::npos)
@@ -1175,7 +1153,7 @@ TEST(Trainer, AUsersTorchScriptModelTrainsAndItsCheckpointLoadsIntoTheOriginalMo
   // Moved away, it is named as the job's, and where to put it back or how to say where it went
   // (it was refused as any --model that names no file is, not saying whose the path was).
   fs::remove(model);
-  const auto gone = run_cli({"train", "--resume", "--job-dir", paused}, paused + "-gone");
+  const auto gone = run_here({"train", "--resume", "--job-dir", paused});
   EXPECT_EQ(gone.exit_code, kExitBadInput) << gone.err;
   EXPECT_EQ(gone.err, "error: " + model +
                           ": the job's model file, as job.json names it, is gone; put the file "
@@ -1400,9 +1378,8 @@ TEST(Trainer, AModelFileThatCannotTrainIsRefusedNamingIt) {
        "(2x784 and 768x10))"},
       {dir + "/missing.pt", "no such file"}};
   for (const auto& [file, why] : cases) {
-    const auto refused = run_cli({"train", "--model", file, "--steps", "5", "--job-dir",
-                                  dir + "/job-" + fs::path(file).stem().string()},
-                                 dir + "/refused");
+    const auto refused = run_here({"train", "--model", file, "--steps", "5", "--job-dir",
+                                   dir + "/job-" + fs::path(file).stem().string()});
     EXPECT_EQ(refused.exit_code, kExitBadInput) << refused.err;
     EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
     EXPECT_NE(refused.err.find(file), std::string::npos) << refused.err;
@@ -1411,9 +1388,8 @@ TEST(Trainer, AModelFileThatCannotTrainIsRefusedNamingIt) {
   // A model whose forward views a convolution's output as contiguous cannot run channels-last:
   // asked to, it is refused with the flag that fixes it.
   const std::string viewed = dir + "/viewed.pt";
-  const auto refused = run_cli({"train", "--model", viewed, "--memory-format", "channels-last",
-                                "--steps", "5", "--job-dir", dir + "/job-viewed"},
-                               dir + "/refused");
+  const auto refused = run_here({"train", "--model", viewed, "--memory-format", "channels-last",
+                                 "--steps", "5", "--job-dir", dir + "/job-viewed"});
   EXPECT_EQ(refused.exit_code, kExitBadInput) << refused.err;
   EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
   EXPECT_NE(refused.err.find(viewed + ": --model: does not run with its weights channels-last"),
@@ -1461,9 +1437,8 @@ TEST(Trainer, AModelFileThatCannotTrainIsRefusedNamingIt) {
   EXPECT_DOUBLE_EQ(summary.at("epochs").get<double>(), 3.0);
   // A batch larger than the set would drop every epoch whole.
   expect_one_error_line(
-      run_cli({"train", "--model", dir + "/normed.pt", "--global-batch", "400", "--train-subset",
-               "362", "--drop-last", "--job-dir", dir + "/job-too-large"},
-              dir + "/too-large"),
+      run_here({"train", "--model", dir + "/normed.pt", "--global-batch", "400", "--train-subset",
+                "362", "--drop-last", "--job-dir", dir + "/job-too-large"}),
       "--drop-last: a global batch of 400 is more than the 362 training samples, so every epoch "
       "would be dropped whole; accepted: a global batch of at most 362, or no --drop-last");
 }
@@ -1502,7 +1477,7 @@ TEST(Trainer, NesterovAStepScheduleAndClippingAreTheJobsAndResumeExactly) {
                                                                {"--clip-grad-norm", "-1"},
                                                                {"--loss", "hinge"},
                                                                {"--warmup-fraction", "1"}}) {
-    const auto refused = run_cli(with(small_job(dir + "/bad", 1, 10), bad), dir + "/bad");
+    const auto refused = run_here(with(small_job(dir + "/bad", 1, 10), bad));
     EXPECT_EQ(refused.exit_code, kExitBadInput) << bad[0] << ": " << refused.err;
     EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
   }
@@ -1577,7 +1552,7 @@ TEST(Trainer, AdamWLearnsResumesExactlyAndAReplacementReceivesItsState) {
                                              {"--beta1", "0.5"},
                                              {"--optimizer", "adamw", "--beta2", "1"},
                                              {"--optimizer", "adamw", "--eps", "0"}}) {
-    const auto refused = run_cli(with(small_job(dir + "/bad", 1, 10), bad), dir + "/bad");
+    const auto refused = run_here(with(small_job(dir + "/bad", 1, 10), bad));
     EXPECT_EQ(refused.exit_code, kExitBadInput) << bad.back() << ": " << refused.err;
     EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
   }
@@ -1644,7 +1619,7 @@ TEST(Trainer, LearnsAnImageFolderSkipsACorruptImageAndStrictRefusesIt) {
       << none.out;
   EXPECT_TRUE(summary_of(dir + "/u").at("test_accuracy").is_null());
   fs::create_directories(dir + "/empty/cats");
-  const auto empty = run_cli(set_flag(job(dir + "/e", "1"), "--data", dir + "/empty"), dir + "/e");
+  const auto empty = run_here(set_flag(job(dir + "/e", "1"), "--data", dir + "/empty"));
   EXPECT_EQ(empty.exit_code, kExitBadInput) << empty.err;
   EXPECT_NE(empty.err.find("no data set found"), std::string::npos) << empty.err;
 }
@@ -1806,7 +1781,7 @@ TEST(Trainer, LearnsCifar10FromItsBinaryFilesAndRefusesBadOnes) {
     auto args = with({"train", "--dataset", "cifar10", "--steps", "5", "--job-dir",
                       dir + "/refused-" + std::to_string(std::rand())},
                      more);
-    const auto refused = run_cli(args, dir + "/refused");
+    const auto refused = run_here(args);
     EXPECT_EQ(refused.exit_code, kExitBadInput) << refused.err;
     EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
     EXPECT_NE(refused.err.find(why), std::string::npos) << refused.err;
@@ -1929,8 +1904,8 @@ TEST(Trainer, AnotherValidationFolderOnResumeIsRefusedAsItsOwn) {
               "--steps", "20", "--stop-at", "5", "--workers", "1", "--threads", "1",
               "--global-batch", "30", "--job-dir", job},
              job);
-  const auto other = run_cli(
-      {"train", "--resume", "--val-data", dir + "/other-val", "--job-dir", job}, job + "-other");
+  const auto other =
+      run_here({"train", "--resume", "--val-data", dir + "/other-val", "--job-dir", job});
   EXPECT_EQ(other.exit_code, kExitBadInput) << other.err;
   EXPECT_NE(other.err.find(dir + "/other-val: not the data set the job started with (300 training "
                                  "samples of 1x8x8 in 3 classes, 40 to test then, 300 training "
@@ -1964,8 +1939,7 @@ TEST(Trainer, LearnsFromNumPyArraysAndRefusesBadOnes) {
   // Another data set is no move: it would go on with other samples from the checkpoint (600
   // with a test set of their own, where the job trains on 540).
   const auto other =
-      run_cli({"train", "--resume", "--data-dir", dir + "/bytes", "--job-dir", floats_job},
-              floats_job + "-other");
+      run_here({"train", "--resume", "--data-dir", dir + "/bytes", "--job-dir", floats_job});
   EXPECT_EQ(other.exit_code, kExitBadInput) << other.err;
   EXPECT_NE(other.err.find(dir + "/bytes: not the data set the job started with (540 training "
                                  "samples of "),
@@ -1996,9 +1970,8 @@ TEST(Trainer, LearnsFromNumPyArraysAndRefusesBadOnes) {
   for (const auto& [change, file, why] : bad) {
     const std::string data = dir + "/bad" + std::to_string(++n);
     write_npy(data, "nhwc-uint8", false, "d = '" + data + "'\n" + change + "\n");
-    const auto refused = run_cli({"train", "--dataset", "npy", "--data-dir", data, "--steps", "5",
-                                  "--job-dir", data + "-job"},
-                                 data + "-refused");
+    const auto refused = run_here({"train", "--dataset", "npy", "--data-dir", data, "--steps", "5",
+                                   "--job-dir", data + "-job"});
     EXPECT_EQ(refused.exit_code, kExitBadInput) << refused.err;
     EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
     EXPECT_NE(refused.err.find(data + "/" + file), std::string::npos) << refused.err;
@@ -2161,7 +2134,7 @@ TEST(Trainer, PerWorkerBatchMakesTheJobsBatchTheWorkersTimesN) {
   EXPECT_EQ(settings.at("global_batch"), 50);
   EXPECT_EQ(settings.at("per_worker_batch"), 25);
   expect_one_error_line(
-      run_cli({"train", "--resume", "--per-worker-batch", "20", "--job-dir", dir}, dir + ".bad"),
+      run_here({"train", "--resume", "--per-worker-batch", "20", "--job-dir", dir}),
       "--per-worker-batch is 20 here but 25 in the job being resumed");
   run_ok({"train", "--resume", "--workers", "3", "--threads", "1", "--job-dir", dir}, dir);
   const auto summary = summary_of(dir);
@@ -2174,13 +2147,12 @@ TEST(Trainer, PerWorkerBatchMakesTheJobsBatchTheWorkersTimesN) {
   for (const auto& [step, n] : samples) EXPECT_EQ(n, 50) << "step " << step;
 
   const std::string other = fresh_dir("per-worker-batch-bad");
-  expect_one_error_line(run_cli(with(job(other), {"--global-batch", "64"}), other + ".a"),
-                        "--global-batch");
-  expect_one_error_line(run_cli(set_flag(job(other), "--per-worker-batch", "600000"), other + ".b"),
+  expect_one_error_line(run_here(with(job(other), {"--global-batch", "64"})), "--global-batch");
+  expect_one_error_line(run_here(set_flag(job(other), "--per-worker-batch", "600000")),
                         "--per-worker-batch: 600000 x 2 workers is out of range");
   // A product past 2^63 is refused, not wrapped round to a small batch.
   expect_one_error_line(
-      run_cli(set_flag(job(other), "--per-worker-batch", "4611686018427387904"), other + ".c"),
+      run_here(set_flag(job(other), "--per-worker-batch", "4611686018427387904")),
       "--per-worker-batch: \"4611686018427387904\"; accepted: a whole number from 1 to 1e6");
   EXPECT_FALSE(fs::exists(other + "/job.json")) << "a refused job left records behind";
 }

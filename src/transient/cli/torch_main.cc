@@ -1,7 +1,5 @@
 // transient-torch: the commands of `transient` that need libtorch (torch_commands.h). Users run
 // them as `transient train ...`; `transient` replaces itself with this program for them.
-#include <CLI/CLI.hpp>
-
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -9,25 +7,12 @@
 #include <string>
 #include <vector>
 
-#include "transient/cli/commands.h"
-#include "transient/cli/run_app.h"
+#include "transient/cli/torch_program.h"
 #include "transient/core/text.h"
 #include "transient/launch/fork_server.h"
-#include "transient/train/build_info.h"
 #include "transient/train/cuda_support.h"
 
 namespace {
-
-int run(int argc, char** argv, transient::launch::ForkServer* fork_server) {
-  CLI::App app{transient::cli::kAppDescription, "transient"};
-  app.set_version_flag("--version", [] {
-    return "transient " TRANSIENT_VERSION "\n" +
-           transient::train::describe(transient::train::build_info());
-  });
-  transient::cli::add_train_commands(app, fork_server);
-  transient::cli::add_profile_command(app);
-  return transient::cli::run_app(app, argc, argv);
-}
 
 // A worker the launcher's fork server started: `transient ARGS...` in the state this program had
 // when the server was forked.
@@ -37,7 +22,7 @@ int run_forked(const std::vector<std::string>& args) {
   std::vector<char*> argv;
   for (auto& word : words) argv.push_back(word.data());
   argv.push_back(nullptr);
-  return run(static_cast<int>(words.size()), argv.data(), nullptr);
+  return transient::cli::run_torch_program(static_cast<int>(words.size()), argv.data(), nullptr);
 }
 
 }  // namespace
@@ -60,7 +45,7 @@ int main(int argc, char** argv) {
     }
     if (wanted == "on") fork_server = transient::launch::ForkServer::start(run_forked, argc, argv);
   }
-  const int code = run(argc, argv, fork_server.get());
+  const int code = transient::cli::run_torch_program(argc, argv, fork_server.get());
   // The command is over: its records are closed, its threads joined, its processes waited for.
   // What is left are static objects, libtorch's above all, whose destructors (its operator
   // registry unregistering every kernel) took a third of a short process's CPU: 0.07 s of the
