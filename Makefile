@@ -47,8 +47,11 @@ run: programs
 	$(BUILD_DIR)/transient train --workers 3 --revoke kill@step300:any --revoke preempt@step700:any \
 	  --replace 5s --max-replacements 1
 
+# Every process of the test phase with glibc's malloc on transparent huge pages, as transient
+# gives its torch processes (cli/torch_commands.h): the test programs and Python start libtorch
+# too, a fifth of whose start was page faults of the heap (docs/benchmarks.md).
 test: build
-	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(CTEST_JOBS)
+	GLIBC_TUNABLES=glibc.malloc.hugetlb=1 ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(CTEST_JOBS)
 
 bench: build
 	bench/run-all.sh $(BUILD_DIR)

@@ -1983,9 +1983,12 @@ TEST(Trainer, LearnsFromNumPyArraysAndRefusesBadOnes) {
 // CNN (whose gradients span several buckets, all-reduced during backward); a name it does not
 // know is refused.
 TEST(Trainer, CompressedGradientsTrainAsFarAsFullPrecision) {
+  // The MLP: what is compressed is the all-reduced buckets, whatever the layers; the CNN's three
+  // jobs cost the test 9.3 s of CPU, the MLP's about 1.5 s (73.8% against 74.0% and 73.4% there;
+  // 79.6% against 79.4% and 79.7% here).
   auto job = [](const std::string& dir) {
     return std::vector<std::string>{
-        "train", "--model",   "cnn", "--workers",     "2",    "--steps",   "60", "--global-batch",
+        "train", "--model",   "mlp", "--workers",     "2",    "--steps",   "60", "--global-batch",
         "64",    "--threads", "1",   "--test-subset", "1000", "--job-dir", dir};
   };
   const std::string full = fresh_dir("full-precision");
@@ -1998,8 +2001,7 @@ TEST(Trainer, CompressedGradientsTrainAsFarAsFullPrecision) {
     EXPECT_NEAR(accuracy, reference, 0.02) << half;
     expect_complete_step_records(dir, 60, 2, 64);
   }
-  const auto refused =
-      run_cli(with(job(fresh_dir("compress-bad")), {"--compress", "int8"}), full + "-bad");
+  const auto refused = run_here(with(job(fresh_dir("compress-bad")), {"--compress", "int8"}));
   EXPECT_EQ(refused.exit_code, kExitBadInput) << refused.err;
 }
 
