@@ -15,6 +15,7 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -86,6 +87,31 @@ int open_descriptors() {
 // server queued every connection it accepted, so that 1,000 idle ones ran a coordinator out of
 // them (its journal could not be written). And it reads no request body: a POST is refused
 // before its body is read (a 1 MB gzip body was inflated to 1.2 GB before a 404).
+// A dashboard stopped as soon as it is made (a coordinator refused right after it was built)
+// stops: httplib's stop() did nothing before its server thread had begun listening, and the
+// thread then listened for ever (a make test run hung in the coordinator's destructor). Each
+// dashboard is stopped from a thread of its own, watched: one not stopped within 10 s fails.
+TEST(LiveDashboardServer, ADashboardStoppedAsSoonAsItIsMadeStops) {
+  const auto job = testing::write_job_dir("dashboard_stopped_at_once");
+  for (int i = 0; i < 300; ++i) {
+    auto dashboard = std::make_unique<LiveDashboard>(job.dir, "token", "127.0.0.1", 0);
+    std::atomic<bool> stopped{false};
+    std::thread stopping([&] {
+      dashboard.reset();
+      stopped = true;
+    });
+    for (int waited = 0; waited < 1000 && !stopped; ++waited) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (!stopped) {
+      ADD_FAILURE() << "dashboard " << i << " was not stopped within 10 s";
+      stopping.detach();  // it never will be; the test process ends with it
+      return;
+    }
+    stopping.join();
+  }
+}
+
 TEST(LiveDashboardServer, IdleConnectionsHoldFewDescriptorsAndNoBodyIsRead) {
   const auto job = testing::write_job_dir("dashboard_idle");
   std::vector<int> idle;

@@ -85,6 +85,7 @@ struct LiveDashboard::Server {
   int refresh_s = 5;
   httplib::Server http;
   std::thread thread;
+  std::atomic<bool> thread_done{false};  // listen_after_bind has returned
   std::once_flag stopped;
 
   std::mutex log_mutex;
@@ -241,7 +242,10 @@ LiveDashboard::LiveDashboard(std::string job_dir, std::string token, const std::
                      " (an address of this host, and a port not in use; \"off\" serves no "
                      "dashboard)");
   }
-  s.thread = std::thread([&s] { s.http.listen_after_bind(); });
+  s.thread = std::thread([&s] {
+    s.http.listen_after_bind();
+    s.thread_done = true;
+  });
 }
 
 LiveDashboard::~LiveDashboard() { stop(); }
@@ -249,8 +253,18 @@ LiveDashboard::~LiveDashboard() { stop(); }
 void LiveDashboard::stop() {
   if (!server_) return;
   std::call_once(server_->stopped, [this] {
-    server_->http.stop();
-    if (server_->thread.joinable()) server_->thread.join();
+    Server& s = *server_;
+    // httplib's stop() does nothing before listen_after_bind has begun (is_running), and the
+    // thread then listens for ever: a dashboard stopped as soon as it was made (a coordinator
+    // refused right after it was built) hung its owner. Stopped once it runs, or done.
+    while (!s.thread_done) {
+      if (s.http.is_running()) {
+        s.http.stop();
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    if (s.thread.joinable()) s.thread.join();
   });
 }
 
