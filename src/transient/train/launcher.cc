@@ -397,7 +397,9 @@ void check_addresses(const TrainOptions& o) {
       throw InputError("--dashboard: port " + std::to_string(at.port) +
                        " is the job's front door (--port); accepted: another port, or 0 for any");
     }
-    if (!o.dashboard_or_another) Listener dashboard(at.host, at.port, "--dashboard");
+    if (!o.dashboard_or_another) {
+      Listener dashboard(at.host, at.port, "--dashboard");
+    }
   }
 }
 
