@@ -95,15 +95,16 @@ TEST(LiveDashboardServer, ADashboardStoppedAsSoonAsItIsMadeStops) {
   const auto job = testing::write_job_dir("dashboard_stopped_at_once");
   for (int i = 0; i < 300; ++i) {
     auto dashboard = std::make_unique<LiveDashboard>(job.dir, "token", "127.0.0.1", 0);
-    std::atomic<bool> stopped{false};
-    std::thread stopping([&] {
+    // Shared with the stopping thread, which a failure leaves behind.
+    const auto stopped = std::make_shared<std::atomic<bool>>(false);
+    std::thread stopping([dashboard = std::move(dashboard), stopped]() mutable {
       dashboard.reset();
-      stopped = true;
+      *stopped = true;
     });
-    for (int waited = 0; waited < 1000 && !stopped; ++waited) {
+    for (int waited = 0; waited < 1000 && !*stopped; ++waited) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
-    if (!stopped) {
+    if (!*stopped) {
       ADD_FAILURE() << "dashboard " << i << " was not stopped within 10 s";
       stopping.detach();  // it never will be; the test process ends with it
       return;
