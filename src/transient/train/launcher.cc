@@ -387,78 +387,49 @@ void check_stop_at(std::int64_t stop_at, std::int64_t total_steps, bool resumed)
 void check_addresses(const TrainOptions& o) {
   // Held while the dashboard's is tried: let go first, the same port passed both, and the
   // coordinator's own dashboard failed on it once the job directory was written.
-  // A journal's port was found free just now, and one taken since gives way (port_or_another).
-  std::optional<Listener> front_door;
-  if (!o.port_or_another)
-    front_door.emplace(o.bind, static_cast<std::uint16_t>(o.port), "--bind/--port");
+  // A journal's port taken by another program gives way to another when the coordinator
+  // listens (port_or_another): only its address is checked here.
+  Listener front_door(o.bind, o.port_or_another ? 0 : static_cast<std::uint16_t>(o.port),
+                      "--bind/--port");
   if (o.dashboard != "off") {
     const auto at = report::parse_dashboard_address(o.dashboard, "--dashboard");
     if (o.port != 0 && at.port == o.port) {
       throw InputError("--dashboard: port " + std::to_string(at.port) +
                        " is the job's front door (--port); accepted: another port, or 0 for any");
     }
-    if (!o.dashboard_or_another) {
-      Listener dashboard(at.host, at.port, "--dashboard");
-    }
+    Listener dashboard(at.host, o.dashboard_or_another ? 0 : at.port, "--dashboard");
   }
 }
 
-// `at` (HOST:PORT, a journal's) if nothing listens there now, else HOST:0 (another port), said
-// on stderr: "the job's `what` PORT is taken; `instead`".
-// The notice that a port was taken goes to `notices`, said once the job starts (say_notices):
-// a resume refused afterwards (a flag, a corrupt checkpoint) said it above its one error line.
-Endpoint the_journals_or_another(const Endpoint& at, const char* what, const char* instead,
-                                 std::vector<std::string>& notices) {
-  try {
-    Listener probe(at.host, at.port, what);
-    return at;
-  } catch (const InputError&) {
-    notices.push_back("the job's " + std::string(what) + " " + std::to_string(at.port) +
-                      " is taken; " + instead);
-    return Endpoint{at.host, 0};
-  }
+// The journal's front door port, and its dashboard's address or "off" as it was. Each is taken
+// as the job's, kept unless another program has it when the coordinator listens, which then
+// says so and listens on another (CoordinatorOptions::port_or_another, dashboard_or_another).
+std::uint16_t the_journals_port(const CoordinatorJournal& journal,
+                                const std::string& journal_path) {
+  return parse_endpoint(journal.front_door, journal_path).port;
 }
 
-// The journal's front door port on `host`, or another if it is taken.
-std::uint16_t the_journals_port(const CoordinatorJournal& journal, const std::string& journal_path,
-                                const std::string& host, std::vector<std::string>& notices) {
-  const std::uint16_t port = parse_endpoint(journal.front_door, journal_path).port;
-  return the_journals_or_another(Endpoint{host, port}, "port",
-                                 "listening on another (workers join at the address below)",
-                                 notices)
-      .port;
-}
-
-// The journal's dashboard address, another port if its own is taken, or "off" as it was.
 std::string the_journals_dashboard(const CoordinatorJournal& journal,
-                                   const std::string& journal_path,
-                                   std::vector<std::string>& notices) {
+                                   const std::string& journal_path) {
   if (journal.dashboard.empty()) return "off";
-  return the_journals_or_another(parse_endpoint(journal.dashboard, journal_path), "dashboard port",
-                                 "serving it on another (its address below)", notices)
-      .text();
-}
-
-void say_notices(const std::vector<std::string>& notices) {
-  for (const auto& notice : notices) std::fprintf(stderr, "transient: %s\n", notice.c_str());
-  std::fflush(stderr);
+  return parse_endpoint(journal.dashboard, journal_path).text();
 }
 
 // A job resumed by `transient train`: its dashboard where its last run had it, unless given (a
 // page left open reloads itself; one turned off stays off), and a coordinator's job's front door
 // (its workers, started apart, re-join at the journal's port). A resume gave both new ports, and
 // turned a dashboard that was off on.
-void keep_the_journals_addresses(TrainOptions& o, std::vector<std::string>& notices) {
+void keep_the_journals_addresses(TrainOptions& o) {
   const std::string journal_path = records::JobFiles(o.job_dir).coordinator();
   if (!o.resume || !fs::exists(journal_path)) return;
   const auto journal = load_coordinator_journal(journal_path);
   if (journal.standalone && !o.given("--port")) {
     if (!o.given("--bind")) o.bind = parse_endpoint(journal.front_door, journal_path).host;
-    o.port = the_journals_port(journal, journal_path, o.bind, notices);
+    o.port = the_journals_port(journal, journal_path);
     o.port_or_another = true;
   }
   if (!o.given("--dashboard")) {
-    o.dashboard = the_journals_dashboard(journal, journal_path, notices);
+    o.dashboard = the_journals_dashboard(journal, journal_path);
     o.dashboard_or_another = true;
   }
 }
@@ -611,7 +582,6 @@ struct PreparedJob {
   // job.json as a resumed job updates it (the data's folder, the launch flags), written by
   // open_records once every check has passed: a refused --resume leaves it as it was.
   std::optional<nlohmann::json> job_json_update;
-  std::vector<std::string> notices;  // said once the job starts (say_notices)
 };
 
 // `starts_workers`: the command starts the job's workers itself (`transient train`), whose
@@ -749,7 +719,7 @@ PreparedJob prepare_job(const TrainOptions& given, bool starts_workers) {
   if (fs::is_directory(o.job_dir, unreadable) && records::JobFiles(o.job_dir).holds_records()) {
     prepared.lock = std::make_shared<JobLock>(o.job_dir);
   }
-  if (starts_workers) keep_the_journals_addresses(o, prepared.notices);
+  if (starts_workers) keep_the_journals_addresses(o);
   check_addresses(o);
   // A token file already there is checked before anything is written beside it.
   if (fs::exists(records::JobFiles(o.job_dir).token())) {
@@ -1197,7 +1167,6 @@ int run_training(const TrainOptions& given, launch::ForkServer* fork_server) {
   // pauses it (one that came between the journal and the loop killed the process).
   g_stop_requested = false;
   InterruptHandler interrupts;
-  say_notices(job.notices);
   Coordinator coordinator(job.job, job.token, coordinator_options, events, job.start);
   launch::LocalFleet fleet(fleet_options(job, fork_server), coordinator,
                            [&events](const nlohmann::json& event) { events.append(event); });
@@ -1278,7 +1247,6 @@ int run_coordinator(const TrainOptions& flags, int min_workers) {
   bool continue_paused = false;
   PreparedJob prepared;
   CoordinatorJournal journal;
-  std::vector<std::string> notices;  // said once the job starts
   if (take_back) {
     journal = load_coordinator_journal(journal_path);
     // A running job's own coordinator is named before its ports are found taken.
@@ -1294,7 +1262,7 @@ int run_coordinator(const TrainOptions& flags, int min_workers) {
     const std::string host = parse_endpoint(journal.front_door, journal_path).host;
     if (given.bind.empty()) given.bind = host;
     if (given.dashboard.empty()) {
-      given.dashboard = the_journals_dashboard(journal, journal_path, notices);
+      given.dashboard = the_journals_dashboard(journal, journal_path);
       given.dashboard_or_another = true;
     }
     if (journal.membership.ended && !journal.paused) {
@@ -1386,14 +1354,12 @@ int run_coordinator(const TrainOptions& flags, int min_workers) {
   if (continue_paused && !port_given) {
     // Its workers, started elsewhere, know the job's port: a paused job goes on at it, unless
     // something else has taken it meanwhile.
-    coordinator_options.port = the_journals_port(journal, journal_path, o.bind, notices);
+    coordinator_options.port = the_journals_port(journal, journal_path);
     coordinator_options.port_or_another = true;
   }
   // Caught from before the coordinator writes its journal, as train's.
   g_stop_requested = false;
   InterruptHandler interrupts;
-  say_notices(notices);
-  say_notices(prepared.notices);
   Coordinator coordinator(prepared.job, prepared.token, coordinator_options, events,
                           prepared.start);
   if (take_back) coordinator.take_back(journal);
