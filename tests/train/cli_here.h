@@ -6,9 +6,8 @@
 // process of its own (cli_process.h: run_cli): it forks, installs signal handlers and exits.
 #pragma once
 
-#include <unistd.h>
+#include <gtest/gtest.h>
 
-#include <cstdio>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -26,37 +25,16 @@ inline CliResult run_here(const std::vector<std::string>& args) {
   for (auto& word : words) argv.push_back(word.data());
   argv.push_back(nullptr);
 
-  std::cout.flush();
-  std::cerr.flush();
-  std::fflush(nullptr);
-  std::FILE* out = std::tmpfile();
-  std::FILE* err = std::tmpfile();
-  const int saved_out = ::dup(STDOUT_FILENO);
-  const int saved_err = ::dup(STDERR_FILENO);
-  ::dup2(::fileno(out), STDOUT_FILENO);
-  ::dup2(::fileno(err), STDERR_FILENO);
+  // GoogleTest's capture, as the other tests of printed output use it.
+  ::testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStderr();
   CliResult result;
   result.exit_code =
       cli::run_torch_program(static_cast<int>(words.size()), argv.data(), /*fork_server=*/nullptr);
   std::cout.flush();
   std::cerr.flush();
-  std::fflush(nullptr);
-  ::dup2(saved_out, STDOUT_FILENO);
-  ::dup2(saved_err, STDERR_FILENO);
-  ::close(saved_out);
-  ::close(saved_err);
-  const auto read_all = [](std::FILE* file) {
-    std::string text;
-    std::rewind(file);
-    char buffer[4096];
-    for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, file)) > 0;) {
-      text.append(buffer, n);
-    }
-    std::fclose(file);
-    return text;
-  };
-  result.out = read_all(out);
-  result.err = read_all(err);
+  result.out = ::testing::internal::GetCapturedStdout();
+  result.err = ::testing::internal::GetCapturedStderr();
   EXPECT_NE(result.exit_code, 0) << "a job ran to its end in the test's process (run_cli runs "
                                     "one in its own): "
                                  << result.out;
