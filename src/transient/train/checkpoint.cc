@@ -191,7 +191,7 @@ void CheckpointWriter::rethrow_locked() {
 void CheckpointWriter::abandon() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    pending_.reset();
+    waiting_.clear();
     stopping_ = true;
   }
   changed_.notify_all();
@@ -202,7 +202,12 @@ std::optional<std::int64_t> CheckpointWriter::submit(CheckpointState state) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     rethrow_locked();
-    superseded = std::exchange(pending_, std::move(state));
+    if (waiting_.size() >= (busy_ ? 1u : 2u)) {
+      superseded = std::move(waiting_.back());
+      waiting_.back() = std::move(state);
+    } else {
+      waiting_.push_back(std::move(state));
+    }
   }
   changed_.notify_all();
   if (!superseded) return std::nullopt;
@@ -211,17 +216,17 @@ std::optional<std::int64_t> CheckpointWriter::submit(CheckpointState state) {
 
 void CheckpointWriter::wait() {
   std::unique_lock<std::mutex> lock(mutex_);
-  changed_.wait(lock, [this] { return (!pending_.has_value() && !busy_) || error_; });
+  changed_.wait(lock, [this] { return (waiting_.empty() && !busy_) || error_; });
   rethrow_locked();
 }
 
 void CheckpointWriter::run() {
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
-    changed_.wait(lock, [this] { return pending_.has_value() || stopping_; });
-    if (!pending_.has_value()) return;  // stopping, nothing left to write
-    CheckpointState state = std::move(*pending_);
-    pending_.reset();
+    changed_.wait(lock, [this] { return !waiting_.empty() || stopping_; });
+    if (waiting_.empty()) return;  // stopping, nothing left to write
+    CheckpointState state = std::move(waiting_.front());
+    waiting_.pop_front();
     busy_ = true;
     lock.unlock();
     changed_.notify_all();  // submit() may hand over the next state while this one is written

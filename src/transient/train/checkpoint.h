@@ -19,6 +19,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <mutex>
 #include <optional>
@@ -84,8 +85,10 @@ class CheckpointWriter {
   CheckpointWriter& operator=(const CheckpointWriter&) = delete;
 
   // Hands `state` (already cloned: the writer owns it) to the writer thread, never waiting: a
-  // state submitted before and still waiting for the writer (the one before it is being written)
-  // is superseded by this newer one, and its step returned; at most two states exist. It waited
+  // state submitted before and still waiting while the one before it is being written is
+  // superseded by this newer one, and its step returned; at most two states exist. One the
+  // writer thread has not yet woken up to take is no such state (it was superseded, on a loaded
+  // machine, by the next step's while nothing was being written). It waited
   // for the write in progress, and the training thread of a rank 0 whose checkpoints went
   // slowly (a coordinator cut off, a large model on a slow link) stood still meanwhile, its
   // peers' collectives timing out. Rethrows an error of a previous write.
@@ -103,11 +106,12 @@ class CheckpointWriter {
   std::function<void(const CheckpointRecord&)> on_written_;
   std::mutex mutex_;
   std::condition_variable changed_;
-  std::optional<CheckpointState> pending_;  // GUARDED_BY(mutex_)
-  bool busy_ = false;                       // GUARDED_BY(mutex_): a write is in progress
-  bool stopping_ = false;                   // GUARDED_BY(mutex_)
-  std::exception_ptr error_;                // GUARDED_BY(mutex_)
-  std::thread thread_;                      // last: starts after the fields above exist
+  // Submitted, oldest first: at most two, or one while a write is in progress.
+  std::deque<CheckpointState> waiting_;  // GUARDED_BY(mutex_)
+  bool busy_ = false;                    // GUARDED_BY(mutex_): a write is in progress
+  bool stopping_ = false;                // GUARDED_BY(mutex_)
+  std::exception_ptr error_;             // GUARDED_BY(mutex_)
+  std::thread thread_;                   // last: starts after the fields above exist
 };
 
 }  // namespace transient::train
