@@ -57,7 +57,8 @@ class ProfileTorchScript : public ::testing::Test {
                              "nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(8 * 14 * 14, "
                              "10))).save(d + '/small.pt')\n";
     exported_ =
-        std::system((std::string(TRANSIENT_PYTHON) + " " + script + " " + dir_).c_str()) == 0;
+        std::system((std::string(TRANSIENT_PYTHON_COMMAND) + " " + script + " " + dir_).c_str()) ==
+        0;
   }
   static std::string dir_;
   static bool exported_;
@@ -263,7 +264,7 @@ TEST(Profile, ABadModelIsOneErrorLineAndExitTwo) {
 // The networks CM-DARE measured and two ways of pooling, exported by tests/train/cmdare_models.py
 // (each test exports what it profiles: CTest runs every test in a process of its own).
 bool export_reference_networks(const std::string& dir, const std::string& names) {
-  return std::system((std::string(TRANSIENT_PYTHON) + " " + TRANSIENT_SOURCE_DIR +
+  return std::system((std::string(TRANSIENT_PYTHON_COMMAND) + " " + TRANSIENT_SOURCE_DIR +
                       "/tests/train/cmdare_models.py " + dir + " " + names)
                          .c_str()) == 0;
 }

@@ -904,9 +904,9 @@ TEST(Trainer, VersionNamesTheLibtorchCudaAndNcclOfThePythonPackage) {
       "import torch; print(torch.__version__); print(torch.version.cuda or ''); "
       "print('.'.join(map(str, torch.cuda.nccl.version())) if torch.version.cuda else ''); "
       "print(torch.cuda.device_count())";
-  ASSERT_EQ(std::system(
-                (std::string(TRANSIENT_PYTHON) + " -c \"" + script + "\" > " + out + " 2>/dev/null")
-                    .c_str()),
+  ASSERT_EQ(std::system((std::string(TRANSIENT_PYTHON_COMMAND) + " -c \"" + script + "\" > " + out +
+                         " 2>/dev/null")
+                            .c_str()),
             0);
   std::istringstream python(slurp(out));
   std::string version, cuda, nccl, gpus;
@@ -937,8 +937,8 @@ std::string run_python(const std::string& code, const std::string& dir) {
   const std::string script = dir + "/script.py";
   std::ofstream(script) << code;
   const std::string out = dir + "/python.out";
-  const int rc =
-      std::system((std::string(TRANSIENT_PYTHON) + " " + script + " > " + out + " 2>&1").c_str());
+  const int rc = std::system(
+      (std::string(TRANSIENT_PYTHON_COMMAND) + " " + script + " > " + out + " 2>&1").c_str());
   const std::string printed = slurp(out);
   EXPECT_EQ(rc, 0) << printed;
   return printed;
@@ -1698,7 +1698,7 @@ TEST(Trainer, TheExampleTrainsTorchvisionsResNet18AndTorchvisionLoadsItsCheckpoi
   const std::string dir = fresh_dir("example");
   const std::string script =
       std::string(TRANSIENT_SOURCE_DIR) + "/examples/resnet18_image_folder.py";
-  const std::string python = TRANSIENT_PYTHON;
+  const std::string python = TRANSIENT_PYTHON_COMMAND;
   auto run_script = [&](const std::string& flags) {
     const std::string out = dir + "/script.out";
     const int rc = std::system(
