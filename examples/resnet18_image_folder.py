@@ -19,7 +19,7 @@ OUT/images/val with torchvision's own transforms:
   .venv/bin/python3 examples/resnet18_image_folder.py --out /tmp/rn18 --check JOB_DIR
 
 CHECKPOINT is a step-NNNNNNNN.pt file or a job directory (its newest checkpoint is taken).
---mean and --std are those the training used: the job's summary.json records them.
+--mean, --std and --size are those the training used: the job's summary.json records them.
 
 So that every code path of the loader is met, one image in 10 is grey-scale, one in 4 is stored
 in the other format (PNG among the training JPEGs, JPEG among the validation PNGs), and one in 8
@@ -165,11 +165,13 @@ def check(args):
     ckpt = newest_checkpoint(args.check)
     # The job's summary says what the images were normalised with.
     summary = os.path.join(os.path.dirname(os.path.dirname(ckpt)), "summary.json")
-    if (args.mean is None or args.std is None) and os.path.isfile(summary):
+    if (args.mean is None or args.std is None or args.size is None) and os.path.isfile(summary):
         with open(summary) as f:
             recorded = json.load(f)
         args.mean = args.mean or recorded.get("image_mean")
         args.std = args.std or recorded.get("image_std")
+        args.size = args.size or recorded.get("image_size")
+    args.size = args.size or 32
     args.mean = args.mean or [0.5, 0.5, 0.5]
     args.std = args.std or [0.25, 0.25, 0.25]
     model = torchvision.models.resnet18(num_classes=len(CLASSES))
@@ -201,7 +203,9 @@ def floats(text):
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", default="/tmp/resnet18-image-folder", help="output folder")
-    p.add_argument("--size", type=int, default=32, help="image side S in pixels (default 32)")
+    p.add_argument("--size", type=int,
+                   help="image side S in pixels (default 32; for --check, the side the job "
+                        "trained at, from its summary.json)")
     p.add_argument("--train-per-class", type=int, default=40)
     p.add_argument("--val-per-class", type=int, default=10)
     p.add_argument("--seed", type=int, default=1)
@@ -222,6 +226,7 @@ def main():
     if args.check:
         check(args)
         return
+    args.size = args.size or 32
     start = time.perf_counter()
     os.makedirs(args.out, exist_ok=True)
     model_path = os.path.join(args.out, "resnet18.pt")
@@ -237,7 +242,7 @@ def main():
     print(f"  build/transient train --model {model_path} --data {images} --image-size {args.size}"
           f" --workers 2 --steps 60 --global-batch 32 --optimizer adamw --lr 0.001"
           f" --job-dir {os.path.join(args.out, 'job')}")
-    print(f"  {sys.executable} {sys.argv[0]} --out {args.out} --size {args.size}"
+    print(f"  {sys.executable} {sys.argv[0]} --out {args.out}"
           f" --check {os.path.join(args.out, 'job')}")
 
 
