@@ -196,13 +196,22 @@ std::vector<internal::WorkerTime> FittedThroughputModel::worker_times(
     // The regression predicts a whole async-ps step; the worker's own transfer, as the analytic
     // model estimates it, is split off so that an all-reduce cluster pays its own instead.
     // One worker per GPU (internal/cluster_composition.h).
+    // The regression was fitted on steps of CM-DARE's batch: a workload of another batch is
+    // predicted there and its compute scaled to its own (AnalyticThroughputModel::compute_s).
     const cloud::InstanceType gpu = internal::one_gpu(group.type);
-    const double step = params_.single_step_s(workload_, gpu);
+    Workload at_fitted_batch = workload_;
+    at_fitted_batch.batch_per_worker = kCmdareBatch;
+    const double step = params_.single_step_s(at_fitted_batch, gpu);
     const double transfer = std::min(
         0.5 * step,
         internal::worker_transfer_s(workload_, group.type.network_gbps, params_.communication));
     internal::WorkerTime time;
     time.compute_s = step - transfer;
+    if (workload_.batch_per_worker != kCmdareBatch) {
+      time.compute_s = BatchScaling::step_s(
+          time.compute_s, params_.communication.batch_scaling.fixed_s(workload_.tensors, gpu),
+          kCmdareBatch, workload_.batch_per_worker);
+    }
     if (cluster.architecture == Architecture::async_ps) time.ps_transfer_s = transfer;
     times.push_back(time);
   }

@@ -55,7 +55,6 @@ constexpr CmdareFeatures kCmdare[] = {
 };
 
 constexpr double kMib = 1024.0 * 1024.0;
-constexpr int kCmdareBatch = 128;
 
 Workload make_builtin(const CmdareFeatures& f) {
   Workload w;

@@ -51,6 +51,11 @@ namespace transient::perf {
 // for its small and big Shake-Shakes, the mean of the three.
 inline constexpr double kFlopsPerCmdareFlop = 42.35;
 
+// Samples per worker step of CM-DARE's measurements, and so of the steps the throughput models'
+// constants describe: a workload of another batch_per_worker is predicted at this batch and
+// scaled to its own (batch_scaling.h), unless its step was measured on the GPU asked about.
+inline constexpr int kCmdareBatch = 128;
+
 // One worker's measured step time on a named device (GPU model, e.g. "K80", or a CPU's model).
 struct MeasuredStep {
   std::string device;        // compared case-insensitively with InstanceType::gpu
