@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -29,6 +28,7 @@
 #include "transient/train/channel.h"
 #include "transient/train/checkpoint_choice.h"
 #include "transient/train/checkpoint_directory.h"
+#include "transient/train/checkpoint_upload.h"
 #include "transient/train/coordinator_journal.h"
 #include "transient/train/event_log.h"
 #include "transient/train/messages.h"
@@ -49,7 +49,6 @@ constexpr std::size_t kStrangerMaxLine = 4096;  // bytes of a line before the to
 constexpr long kMaxStrangersPerHost = 8;        // ... of them from one host
 constexpr long kLoggedDropsPerWindow = 20;      // dropped connections logged one by one ...
 constexpr double kDropWindowS = 10;             // ... in each window of this length
-constexpr std::int64_t kMaxCheckpointBytes = std::int64_t{1} << 40;  // 1 TiB
 // Of a checkpoint sent to a worker: a control message to that worker is queued behind the chunk
 // being written (LineChannel::queue), 87 KiB of base64, not the whole checkpoint.
 constexpr std::size_t kChunkBytes = 64 << 10;
@@ -102,18 +101,8 @@ struct Coordinator::Worker {
   // none is awaited); worker_rows_restored is logged once it is written.
   std::int64_t rows_awaited = -1;
   int threads = 0;  // intra-op threads it said it trains with (0: not said)
-  // A checkpoint it is sending (rank 0): written to a temporary file as it comes.
-  struct Incoming {
-    std::int64_t id = -1;
-    CheckpointRecord record;
-    std::string path;
-    int fd = -1;
-    std::int64_t received = 0;
-    std::uint32_t crc32 = 0;
-    Clock::time_point started;
-    std::string failure;  // why it cannot be stored; told in the reply to its end
-  };
-  std::optional<Incoming> incoming;
+  // A checkpoint it is sending (rank 0), written to a temporary file as it comes.
+  std::unique_ptr<CheckpointUpload> incoming;
 };
 
 namespace {
@@ -192,7 +181,7 @@ Coordinator::Coordinator(JobConfig job, std::string token, CoordinatorOptions op
 }
 
 Coordinator::~Coordinator() {
-  for (auto& [id, worker] : workers_) discard_incoming(*worker);
+  for (auto& [id, worker] : workers_) worker->incoming.reset();
 }
 
 std::string Coordinator::joining_address() const {
@@ -850,133 +839,61 @@ void Coordinator::note_rows_restored(Worker& worker) {
 }
 
 void Coordinator::handle_checkpoint(Worker& worker, const message::CheckpointPart& message) {
-  // A checkpoint comes in pieces (begin, chunks of base64, end) on the worker's connection, is
-  // written to a temporary file as it comes, and is adopted into the job's checkpoint directory
-  // (renamed into place, then listed in the manifest) once its size and checksum hold.
+  // A checkpoint comes in pieces (begin, chunks of base64, end) on the worker's connection
+  // (checkpoint_upload.h). A failure is told in the reply to the end (the worker waits for that
+  // one); the chunks still on their way are dropped.
   const std::string& part = message.part;
   const std::int64_t id = message.id;
-  // A failure is told in the reply to the end (the worker waits for that one); the chunks
-  // still on their way are dropped.
-  auto fail = [&](const std::string& why) {
-    if (!worker.incoming || worker.incoming->id != id) {
-      reply_to(worker, id, {{"error", why}});
-      return;
-    }
-    if (worker.incoming->fd >= 0) ::close(worker.incoming->fd);
-    worker.incoming->fd = -1;
-    std::error_code ignored;
-    fs::remove(worker.incoming->path, ignored);
-    worker.incoming->failure = why;
-  };
   if (part == "begin") {
-    discard_incoming(worker);
-    Worker::Incoming incoming;
-    incoming.id = id;
-    incoming.record.step = message.step;
-    incoming.record.bytes = message.bytes;
-    incoming.record.file = checkpoint_name(incoming.record.step);
-    incoming.started = Clock::now();
-    incoming.path = checkpoints_->incoming_path(incoming.record.step, worker.id);
-    incoming.crc32 = static_cast<std::uint32_t>(::crc32(0L, Z_NULL, 0));
-    worker.incoming = std::move(incoming);
-    if (worker.incoming->record.step < 0 || worker.incoming->record.step > job_.total_steps ||
-        worker.incoming->record.bytes <= 0 || worker.incoming->record.bytes > kMaxCheckpointBytes) {
-      return fail("a checkpoint of step " + std::to_string(worker.incoming->record.step) + " and " +
-                  std::to_string(worker.incoming->record.bytes) + " bytes is refused");
-    }
-    worker.incoming->fd =
-        ::open(worker.incoming->path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (worker.incoming->fd < 0) {
-      return fail("cannot write " + worker.incoming->path + ": " + std::strerror(errno));
-    }
+    worker.incoming.reset();  // one that never ended goes, its file with it
+    worker.incoming = std::make_unique<CheckpointUpload>(
+        id, message.step, message.bytes, checkpoints_->incoming_path(message.step, worker.id),
+        job_.total_steps);
     return;
   }
-  if (!worker.incoming || worker.incoming->id != id) return fail("no checkpoint is being sent");
-  auto& incoming = *worker.incoming;
-  if (!incoming.failure.empty()) {
+  if (!worker.incoming || worker.incoming->id() != id) {
+    reply_to(worker, id, {{"error", "no checkpoint is being sent"}});
+    return;
+  }
+  CheckpointUpload& upload = *worker.incoming;
+  if (!upload.failure().empty()) {
     if (part == "end") {
-      reply_to(worker, id, {{"error", incoming.failure}});
+      reply_to(worker, id, {{"error", upload.failure()}});
       worker.incoming.reset();
     }
     return;
   }
-  if (part == "chunk") {
-    std::string bytes;
-    try {
-      bytes = decode_store_value(message.data);
-    } catch (const std::invalid_argument&) {
-      return fail("a chunk of the checkpoint of step " + std::to_string(incoming.record.step) +
-                  " is not base64");
-    }
-    incoming.received += static_cast<std::int64_t>(bytes.size());
-    if (incoming.received > incoming.record.bytes) return fail("more bytes than announced");
-    for (std::size_t done = 0; done < bytes.size();) {
-      const ssize_t n = ::write(incoming.fd, bytes.data() + done, bytes.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        return fail("cannot write " + incoming.path + ": " + std::strerror(errno));
-      }
-      done += static_cast<std::size_t>(n);
-    }
-    incoming.crc32 = static_cast<std::uint32_t>(
-        ::crc32(incoming.crc32, reinterpret_cast<const Bytef*>(bytes.data()),
-                static_cast<uInt>(bytes.size())));
-    return;
-  }
-  if (part != "end") return fail("unknown checkpoint part \"" + part.substr(0, 16) + "\"");
-  auto answer_failure = [&](const std::string& why) {
-    fail(why);
+  if (part == "chunk") return upload.add_chunk(message.data);
+  if (part != "end") return upload.fail("unknown checkpoint part \"" + part.substr(0, 16) + "\"");
+  if (const std::string why = upload.finish(message.crc32, *checkpoints_); !why.empty()) {
     reply_to(worker, id, {{"error", why}});
     worker.incoming.reset();
-  };
-  incoming.record.crc32 = message.crc32;
-  if (incoming.received != incoming.record.bytes || incoming.crc32 != incoming.record.crc32) {
-    return answer_failure("the checkpoint of step " + std::to_string(incoming.record.step) +
-                          " arrived damaged (size or CRC-32 differs from what was sent)");
+    return;
   }
-  if (::fsync(incoming.fd) != 0) {
-    return answer_failure("cannot write " + incoming.path + ": " + std::strerror(errno));
-  }
-  ::close(incoming.fd);
-  incoming.fd = -1;
-  try {
-    checkpoints_->adopt(incoming.path, incoming.record);
-  } catch (const InputError& error) {
-    return answer_failure(error.what());
-  }
-  const double seconds = seconds_between(incoming.started, Clock::now());
   events_.append({{"event", "checkpoint"},
-                  {"step", incoming.record.step},
-                  {"bytes", incoming.record.bytes},
-                  {"write_s", rounded_ms(seconds)},
-                  {"file", incoming.record.file},
+                  {"step", upload.record().step},
+                  {"bytes", upload.record().bytes},
+                  {"write_s", rounded_ms(upload.seconds())},
+                  {"file", upload.record().file},
                   {"worker", worker.id}});
-  reply_to(worker, id, {{"file", incoming.record.file}});
+  reply_to(worker, id, {{"file", upload.record().file}});
   if (rolled_back_generation_ == membership_.generation() &&
-      incoming.record.step >= set_aside_from_step_) {
+      upload.record().step >= set_aside_from_step_) {
     // An upload the rollback overtook (rank 0's writer was sending it when another member
     // reported the divergence): set aside as the rollback set aside its steps, so that the next
     // generation does not start from it. Stored first, so that its writer hears no failure.
     try {
       checkpoints_->set_aside_from(set_aside_from_step_, "diverged-");
       events_.append({{"event", "checkpoint_set_aside"},
-                      {"step", incoming.record.step},
-                      {"file", incoming.record.file},
+                      {"step", upload.record().step},
+                      {"file", upload.record().file},
                       {"reason", "written while the job rolled back to before step " +
                                      std::to_string(set_aside_from_step_)}});
     } catch (const std::exception& error) {
       membership_.end_job("cannot set aside the checkpoint of step " +
-                          std::to_string(incoming.record.step) + ": " + error.what());
+                          std::to_string(upload.record().step) + ": " + error.what());
     }
   }
-  worker.incoming.reset();
-}
-
-void Coordinator::discard_incoming(Worker& worker) {
-  if (!worker.incoming) return;
-  if (worker.incoming->fd >= 0) ::close(worker.incoming->fd);
-  std::error_code ignored;
-  fs::remove(worker.incoming->path, ignored);
   worker.incoming.reset();
 }
 
@@ -1100,7 +1017,7 @@ void Coordinator::update_progress(const ProgressReport& report) {
 void Coordinator::worker_left(const elastic::action::WorkerLeft& left) {
   store_.drop_client(left.worker);
   if (Worker* worker = find_worker(left.worker)) {
-    discard_incoming(*worker);
+    worker->incoming.reset();
     if (worker->peer != nullptr) {
       worker->peer->dead = true;
       worker->peer = nullptr;

@@ -217,7 +217,6 @@ class Coordinator : public launch::FleetCoordinator, private elastic::Env {
   // Queues more of the checkpoint `peer` fetches as its socket takes it, and writes what is
   // queued without waiting.
   void send_queued(Peer& peer);
-  void discard_incoming(Worker& worker);
   void drop_garbage(Peer& peer, const std::string& reason);
   // Whether one more dropped connection or refused stranger (a peer that has not proved the
   // token) may be logged in full: kLoggedDropsPerWindow a window; beyond, it is counted and the
