@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <thread>
 
@@ -175,9 +176,12 @@ Listener::Listener(const std::string& host, std::uint16_t port, const std::strin
   ::setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
   if (::bind(fd_, reinterpret_cast<sockaddr*>(&address), size_of(address)) != 0 ||
       ::listen(fd_, 64) != 0) {
-    const std::string reason = std::strerror(errno);
+    const int error = errno;
     ::close(fd_);
-    throw InputError(what + ": cannot listen on " + Endpoint{host, port}.text() + ": " + reason);
+    const std::string message =
+        what + ": cannot listen on " + Endpoint{host, port}.text() + ": " + std::strerror(error);
+    if (error == EADDRINUSE) throw PortInUse(message);
+    throw InputError(message);
   }
   sockaddr_storage bound{};
   socklen_t size = sizeof(bound);
@@ -188,6 +192,26 @@ Listener::Listener(const std::string& host, std::uint16_t port, const std::strin
 
 Listener::~Listener() {
   if (fd_ >= 0) ::close(fd_);
+}
+
+std::unique_ptr<Listener> listen_once_free(const std::string& host, std::uint16_t port,
+                                           const std::string& what, double wait_s) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::duration<double>(wait_s);
+  for (bool said = false;; said = true) {
+    try {
+      return std::make_unique<Listener>(host, port, what);
+    } catch (const PortInUse& error) {
+      if (std::chrono::steady_clock::now() >= give_up) throw;
+      if (!said) {
+        std::fprintf(stderr,
+                     "transient: %s: port %u is in use (a connection of this host may hold it "
+                     "as its own end); trying again for up to %.0f s\n",
+                     what.c_str(), unsigned{port}, wait_s);
+        std::fflush(stderr);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
 }
 
 int Listener::accept(std::string& peer) {

@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "transient/core/error.h"
+
 namespace transient::train {
 
 // HOST:PORT, e.g. "10.0.0.5:29400", or "[fd00::5]:29400" for an IPv6 address (host holds it
@@ -31,10 +33,19 @@ struct Endpoint {
 };
 Endpoint parse_endpoint(const std::string& text, const std::string& what);
 
+// Thrown by Listener when its port is in use (EADDRINUSE): another program listens there, or a
+// connection holds it as its own end (any outgoing connection of this host may have been given
+// that port once its listener was gone).
+class PortInUse : public InputError {
+ public:
+  using InputError::InputError;
+};
+
 // A listening TCP socket on `host` (an IPv4 or IPv6 address or a name; "0.0.0.0" or "::" for
 // every interface) and
 // `port` (0 = any free port), with SO_REUSEADDR so that a restarted coordinator can take its port
-// back at once. Throws InputError naming `what` if the address cannot be bound.
+// back at once. Throws InputError naming `what` if the address cannot be bound (PortInUse if the
+// port is in use).
 class Listener {
  public:
   Listener(const std::string& host, std::uint16_t port, const std::string& what);
@@ -50,6 +61,13 @@ class Listener {
   int fd_ = -1;
   std::uint16_t port_ = 0;
 };
+
+// A Listener on `port` that must be that port (a job taken back: its workers re-join there),
+// tried again every 100 ms while it is in use, for up to `wait_s` seconds, before throwing as
+// Listener does: a connection's own end holds its port only until it closes. Says once on stderr
+// that it waits.
+std::unique_ptr<Listener> listen_once_free(const std::string& host, std::uint16_t port,
+                                           const std::string& what, double wait_s);
 
 // The addresses of this host's interfaces that are up, loopback left out (for telling people
 // how other hosts reach a coordinator that listens on every interface).

@@ -162,6 +162,11 @@ Coordinator::Coordinator(JobConfig job, std::string token, CoordinatorOptions op
   listener_ = at_or_another(
       options_.port, options_.port_or_another, "port",
       "listening on another (workers join at the address below)", [&](std::uint16_t port) {
+        // A job taken back: its workers re-join at this port only, which an outgoing connection
+        // of this host may hold as its own end a while after the coordinator before this one died.
+        if (options_.taking_back && port != 0) {
+          return listen_once_free(options_.bind, port, "--bind/--port", kTakenBackPortWaitS);
+        }
         return std::make_unique<Listener>(options_.bind, port, "--bind/--port");
       });
   if (options_.dashboard != "off") {

@@ -57,6 +57,12 @@ struct EarlierRuns {
   int next_worker = 0;
 };
 
+// How long a coordinator taking back a running job waits for the journal's front door port
+// while it is in use (channel.h, listen_once_free): the job's workers re-join at that port only.
+// A connection that holds it as its own end keeps it for up to a minute after it closes, in
+// TIME_WAIT or FIN_WAIT2 (Linux's 60 s): a little longer than that.
+inline constexpr double kTakenBackPortWaitS = 75;
+
 struct CoordinatorOptions {
   std::string bind = "127.0.0.1";  // address of the front door (IPv4 or IPv6; 0.0.0.0, :: = all)
   std::uint16_t port = 0;          // front door port (0 = any free port)

@@ -958,8 +958,9 @@ int run_coordinator(const TrainOptions& flags, int min_workers) {
                            std::to_string(journal_port) + " (its journal's); drop --port");
     }
     if (!continue_paused) {
-      Listener probe(given.bind, journal_port,
-                     "the job's front door (coordinator.json's, where its workers re-join)");
+      listen_once_free(given.bind, journal_port,
+                       "the job's front door (coordinator.json's, where its workers re-join)",
+                       kTakenBackPortWaitS);
     }
     if (!continue_paused && given.stop_at_step > 0) {
       throw InputError(journal_path, 0,
