@@ -47,9 +47,10 @@ namespace fs = std::filesystem;
 class ServedCoordinator {
  public:
   // `workers`: generation 0's (more than come: none forms).
-  ServedCoordinator(const std::string& dir, const std::string& token, int workers = 3)
+  ServedCoordinator(const std::string& dir, const std::string& token, int workers = 3,
+                    double heartbeat_timeout_s = 300)
       : events_(dir + "/events.jsonl"),
-        coordinator_(job(dir), token, options(workers), events_, {}) {
+        coordinator_(job(dir, heartbeat_timeout_s), token, options(workers), events_, {}) {
     serving_ = std::thread([this] {
       while (!stop_) {
         if (paused_) {
@@ -82,10 +83,10 @@ class ServedCoordinator {
   }
 
  private:
-  static JobConfig job(const std::string& dir) {
+  static JobConfig job(const std::string& dir, double heartbeat_timeout_s) {
     JobConfig job;
     job.options.job_dir = dir;
-    job.options.heartbeat_timeout_s = 300;  // the hand-made peer sends no heartbeats
+    job.options.heartbeat_timeout_s = heartbeat_timeout_s;  // 300: hand-made peers send none
     job.train_samples = 100;
     job.total_steps = 10;
     return job;
@@ -444,6 +445,36 @@ TEST(CoordinatorPeers, AWorkerDroppedUnansweredAmongManyConnectionsTriesAgainAnd
 // On a full disk an event is appended whole or not at all: the part the disk took was left, and
 // the file ended in half a line (the job's counts left it out, and the next event was glued to
 // it). The disk is a 16 KiB tmpfs (root only).
+// A worker whose line is still on its way (a checkpoint's chunk of 700 kB on a loaded machine;
+// its heartbeats wait behind it) is heard from by its bytes: not dropped as silent while they
+// keep coming. CI dropped rank 0 as silent, with a 2 s heartbeat timeout, as the upload of its
+// final checkpoint ended.
+TEST(CoordinatorPeers, AWorkerWhoseLongLineIsStillArrivingIsNotSilent) {
+  const std::string dir = fresh_job_dir("coordinator_long_line");
+  const std::string token(64, 'c');
+  ServedCoordinator coordinator(dir, token, 2, 1.0);  // no generation forms: 2 are awaited
+  auto peer = LineChannel::connect(parse_endpoint(coordinator.address(), "address"), 30);
+  ASSERT_NE(peer, nullptr);
+  admit(*peer, token);
+  // A heartbeat with a long pad, sent in pieces for 2.5 heartbeat timeouts.
+  const std::string head = R"({"heartbeat":1,"pad":")";
+  ASSERT_EQ(::send(peer->fd(), head.data(), head.size(), MSG_NOSIGNAL),
+            static_cast<ssize_t>(head.size()));
+  const std::string piece(512, 'x');
+  for (int i = 0; i < 25; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    ASSERT_EQ(::send(peer->fd(), piece.data(), piece.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(piece.size()));
+  }
+  const std::string tail = "\"}\n";
+  ASSERT_EQ(::send(peer->fd(), tail.data(), tail.size(), MSG_NOSIGNAL),
+            static_cast<ssize_t>(tail.size()));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  std::ifstream in(dir + "/events.jsonl");
+  const std::string events((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(events.find("worker_left"), std::string::npos) << events;
+}
+
 TEST(EventLog, AnEventTheDiskCannotHoldIsNotLeftHalfWritten) {
   const std::string dir = fresh_job_dir("event_log_full");
   const transient::testing::SmallTmpfs disk(dir, "16k");

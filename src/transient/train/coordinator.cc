@@ -417,6 +417,7 @@ bool Coordinator::log_stranger_in_full() {
 
 void Coordinator::read_peer(Peer& peer) {
   std::vector<std::string> lines;
+  const std::size_t received_before = peer.channel->bytes_received();
   const auto status = peer.channel->read_available(lines);
   Worker* worker = peer.worker.empty() ? nullptr : find_worker(peer.worker);
   for (const auto& line : lines) {
@@ -460,6 +461,15 @@ void Coordinator::read_peer(Peer& peer) {
         events_.append({{"event", "garbage"}, {"worker", worker->id}, {"reason", error.what()}});
       }
     }
+  }
+  // What a worker sent says it lives once it has been handled, and so do the bytes of a line still
+  // on its way: the time the coordinator took over it (the fsync of an uploaded checkpoint, seconds
+  // on a loaded disk) and a 700 kB checkpoint chunk its heartbeats wait behind are not its
+  // silence. CI dropped rank 0 as silent, with a 2 s heartbeat timeout, as the upload of its final
+  // checkpoint ended: heard when the upload's end arrived, judged after the 3 s of its fsync.
+  if (worker != nullptr && worker->peer == &peer && !peer.dead &&
+      peer.channel->bytes_received() > received_before) {
+    membership_.heard(worker->id);
   }
   if (status == LineChannel::Status::kTooLong) {
     drop_garbage(peer, peer.worker.empty() ? "a line longer than 4 KiB before the token was proven"
