@@ -217,10 +217,7 @@ double AnalyticThroughputModel::compute_s(const cloud::InstanceType& type) const
     step_s = fitted_s * params_.gpu_time_factor(type.gpu, type.gpu_tflops, gpu) +
              params_.step_overhead_s;
   }
-  if (workload_.batch_per_worker == kCmdareBatch) return step_s;
-  return BatchScaling::step_s(step_s,
-                              params_.communication.batch_scaling.fixed_s(workload_.tensors, type),
-                              kCmdareBatch, workload_.batch_per_worker);
+  return internal::at_workload_batch(step_s, workload_, type, params_.communication);
 }
 
 double AnalyticThroughputModel::worker_steps_per_s(const cloud::InstanceType& type,

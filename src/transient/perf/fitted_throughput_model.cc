@@ -173,7 +173,9 @@ FittedParams FittedParams::from_json(const nlohmann::json& json, const std::stri
 }
 
 FittedThroughputModel::FittedThroughputModel(Workload workload, FittedParams params)
-    : workload_(std::move(workload)), params_(std::move(params)) {}
+    : workload_(std::move(workload)), params_(std::move(params)), at_fitted_batch_(workload_) {
+  at_fitted_batch_.batch_per_worker = kCmdareBatch;
+}
 
 std::string FittedThroughputModel::describe() const {
   std::ostringstream out;
@@ -199,19 +201,13 @@ std::vector<internal::WorkerTime> FittedThroughputModel::worker_times(
     // The regression was fitted on steps of CM-DARE's batch: a workload of another batch is
     // predicted there and its compute scaled to its own (AnalyticThroughputModel::compute_s).
     const cloud::InstanceType gpu = internal::one_gpu(group.type);
-    Workload at_fitted_batch = workload_;
-    at_fitted_batch.batch_per_worker = kCmdareBatch;
-    const double step = params_.single_step_s(at_fitted_batch, gpu);
+    const double step = params_.single_step_s(at_fitted_batch_, gpu);
     const double transfer = std::min(
         0.5 * step,
         internal::worker_transfer_s(workload_, group.type.network_gbps, params_.communication));
     internal::WorkerTime time;
-    time.compute_s = step - transfer;
-    if (workload_.batch_per_worker != kCmdareBatch) {
-      time.compute_s = BatchScaling::step_s(
-          time.compute_s, params_.communication.batch_scaling.fixed_s(workload_.tensors, gpu),
-          kCmdareBatch, workload_.batch_per_worker);
-    }
+    time.compute_s =
+        internal::at_workload_batch(step - transfer, workload_, gpu, params_.communication);
     if (cluster.architecture == Architecture::async_ps) time.ps_transfer_s = transfer;
     times.push_back(time);
   }

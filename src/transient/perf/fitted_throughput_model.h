@@ -74,6 +74,7 @@ class FittedThroughputModel : public ThroughputModel {
  private:
   Workload workload_;
   FittedParams params_;
+  Workload at_fitted_batch_;  // workload_ at CM-DARE's batch, which the regression was fitted on
 };
 
 }  // namespace transient::perf

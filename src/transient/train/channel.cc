@@ -200,7 +200,7 @@ std::unique_ptr<Listener> listen_once_free(const std::string& host, std::uint16_
   for (bool said = false;; said = true) {
     try {
       return std::make_unique<Listener>(host, port, what);
-    } catch (const PortInUse& error) {
+    } catch (const PortInUse&) {
       if (std::chrono::steady_clock::now() >= give_up) throw;
       if (!said) {
         std::fprintf(stderr,

@@ -175,6 +175,13 @@ double worker_transfer_s(const Workload& workload, double network_gbps,
          2.0 * workload.gradient_bytes / link_bytes_per_s(type, comm);
 }
 
+double at_workload_batch(double calibrated_s, const Workload& workload,
+                         const cloud::InstanceType& type, const CommunicationParams& comm) {
+  if (workload.batch_per_worker == kCmdareBatch) return calibrated_s;
+  return BatchScaling::step_s(calibrated_s, comm.batch_scaling.fixed_s(workload.tensors, type),
+                              kCmdareBatch, workload.batch_per_worker);
+}
+
 double worker_step_s(const Workload& workload, const cloud::InstanceType& type, double compute_s,
                      double samples, const CommunicationParams& comm) {
   return BatchScaling::step_s(compute_s, comm.batch_scaling.fixed_s(workload.tensors, type),

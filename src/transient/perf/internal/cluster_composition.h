@@ -48,6 +48,13 @@ struct WorkerTime {
 // `type` as one of its GPUs: gpus = 1 where it has several, so that total_tflops() is one GPU's.
 cloud::InstanceType one_gpu(cloud::InstanceType type);
 
+// A worker's compute time `calibrated_s` for a step of CM-DARE's batch (kCmdareBatch: the
+// analytic and fitted constants describe such steps), as one of the workload's batch_per_worker
+// on one GPU of `type` (batch_scaling.h, with comm.batch_scaling); `calibrated_s` itself where
+// the two batches are equal.
+double at_workload_batch(double calibrated_s, const Workload& workload,
+                         const cloud::InstanceType& type, const CommunicationParams& comm);
+
 // Seconds of a step of `samples` samples on one GPU of `type` that takes `compute_s` for the
 // workload's batch_per_worker (batch_scaling.h, with comm.batch_scaling).
 double worker_step_s(const Workload& workload, const cloud::InstanceType& type, double compute_s,
