@@ -55,12 +55,13 @@ namespace {
 
 // Writes `contents` to a new temporary file beside `path`, flushed to disk and closed, and returns
 // its name. Throws InputError naming `path` (and removes the temporary) if a step fails.
-std::string write_temporary(const std::string& path, std::string_view contents) {
+std::string write_temporary(const std::string& path, std::string_view contents,
+                            unsigned mode = 0644) {
   // The temporary name is unique per process and call, so concurrent writers never share one.
   std::random_device entropy;
   const std::string temporary =
       path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(entropy());
-  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
   if (fd < 0) fail(path, "cannot create a temporary file beside it");
   const char* data = contents.data();
   std::size_t left = contents.size();
@@ -101,8 +102,8 @@ int publish_without_replacing(const std::string& temporary, const std::string& p
 
 }  // namespace
 
-void write_file_atomically(const std::string& path, std::string_view contents) {
-  const std::string temporary = write_temporary(path, contents);
+void write_file_atomically(const std::string& path, std::string_view contents, unsigned mode) {
+  const std::string temporary = write_temporary(path, contents, mode);
   if (::rename(temporary.c_str(), path.c_str()) != 0) {
     const int saved = errno;
     ::unlink(temporary.c_str());

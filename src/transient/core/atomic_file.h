@@ -8,9 +8,12 @@
 
 namespace transient {
 
-// Replaces `path` with `contents` atomically. Throws InputError naming the path if any step fails
-// (the temporary file is removed; the previous `path`, if any, is untouched).
-void write_file_atomically(const std::string& path, std::string_view contents);
+// Replaces `path` with `contents` atomically, the file made with `mode` (before the umask; 0600
+// for a secret: the temporary is never readable by others either). Throws InputError naming the
+// path if any step fails (the temporary file is removed; the previous `path`, if any, is
+// untouched).
+void write_file_atomically(const std::string& path, std::string_view contents,
+                           unsigned mode = 0644);
 
 // As write_file_atomically, but never replaces a file: the temporary is published under `path`
 // only if nothing is there at that moment (a hard link, or a rename that refuses to replace), so a

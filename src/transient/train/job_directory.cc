@@ -74,16 +74,10 @@ std::string utc_stamp() {
 }
 
 void write_private_file(const std::string& path, const std::string& contents) {
-  const std::string temporary = path + ".tmp." + std::to_string(::getpid());
-  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) throw InputError(path, 0, "cannot create the job token file");
-  const bool ok =
-      ::write(fd, contents.data(), contents.size()) == static_cast<ssize_t>(contents.size()) &&
-      ::fsync(fd) == 0;
-  ::close(fd);
-  if (!ok || ::rename(temporary.c_str(), path.c_str()) != 0) {
-    ::unlink(temporary.c_str());
-    throw InputError(path, 0, "cannot write the job token file");
+  try {
+    write_file_atomically(path, contents, 0600);
+  } catch (const InputError& error) {
+    throw InputError(path, 0, "cannot create the job token file (" + error.message() + ")");
   }
 }
 

@@ -24,8 +24,8 @@ namespace transient::train {
 // The time now in UTC as YYYYMMDD-HHMMSS: a new job's default directory name.
 std::string utc_stamp();
 
-// Writes `contents` to `path` readable by its owner only (the job token), fsync'ed, then put
-// in place by rename; throws InputError naming `path` if it cannot.
+// Writes `contents` to `path` readable by its owner only (the job token), atomically
+// (core/atomic_file.h); throws InputError naming `path` if it cannot.
 void write_private_file(const std::string& path, const std::string& contents);
 
 // With --resume, the job's settings (job.json's "settings") replace the options; a flag given
