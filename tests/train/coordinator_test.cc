@@ -54,9 +54,11 @@ class ServedCoordinator {
     serving_ = std::thread([this] {
       while (!stop_) {
         if (paused_) {
+          parked_ = true;
           std::this_thread::sleep_for(std::chrono::milliseconds(1));
           continue;
         }
+        parked_ = false;
         if (stop_requested_.exchange(false)) coordinator_.request_stop();
         if (!coordinator_.poll(0.005)) ended_ = true;
       }
@@ -67,8 +69,13 @@ class ServedCoordinator {
     if (serving_.joinable()) serving_.join();
   }
   std::string address() const { return coordinator_.address(); }
-  // While paused it accepts and reads nothing: connections wait in its listener's queue.
-  void pause(bool paused) { paused_ = paused; }
+  // While paused it accepts and reads nothing: connections wait in its listener's queue. Pausing
+  // returns once the serving thread is out of its poll: a connection made during a poll under
+  // way was accepted after pause() had returned (a test expecting it queued waited 60 s for it).
+  void pause(bool paused) {
+    paused_ = paused;
+    while (paused && !parked_ && !ended_) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   // Ctrl-C, as the launcher passes it on: on the serving thread, at its next poll.
   void request_stop() { stop_requested_ = true; }
   // How the job ended, once it has (its serving stops); nullopt if it does not within 30 s.
@@ -106,6 +113,7 @@ class ServedCoordinator {
   Coordinator coordinator_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> paused_{false};
+  std::atomic<bool> parked_{false};  // the serving thread has seen paused_ and polls no more
   std::atomic<bool> stop_requested_{false};
   std::atomic<bool> ended_{false};
   std::thread serving_;
