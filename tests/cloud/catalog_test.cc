@@ -14,10 +14,22 @@
 namespace transient::cloud {
 namespace {
 
-// `text` as the file `name` in a folder of this process's own: the tests run in processes of their
-// own at the same time, and one's bad.csv was another's.
+// A folder of this process's own for the files the tests write: the tests run in processes of
+// their own at the same time, and one's bad.csv was another's. Removed after the tests (every run
+// left one behind).
+class CsvFolder : public ::testing::Environment {
+ public:
+  static std::string path() {
+    return ::testing::TempDir() + "/catalog-csv-" + std::to_string(::getpid());
+  }
+  void TearDown() override { std::filesystem::remove_all(path()); }
+};
+[[maybe_unused]] ::testing::Environment* const kCsvFolder =
+    ::testing::AddGlobalTestEnvironment(new CsvFolder);
+
+// `text` as the file `name` in the process's folder.
 std::string write_csv(const std::string& name, const std::string& text) {
-  const std::string dir = ::testing::TempDir() + "/catalog-csv-" + std::to_string(::getpid());
+  const std::string dir = CsvFolder::path();
   std::filesystem::create_directories(dir);
   const std::string path = dir + "/" + name;
   std::FILE* f = std::fopen(path.c_str(), "w");

@@ -119,10 +119,12 @@ TEST(CheckpointUpload, WhatArrivesWrongLeavesNoFileAndSaysWhy) {
 }
 
 TEST(CheckpointUpload, ADirectoryThatCannotTakeItIsNamed) {
-  const std::string dir = fresh("no-directory") + "/gone";
+  const std::string parent = fresh("no-directory");
+  const std::string dir = parent + "/gone";
   CheckpointDirectory directory(dir, 3);
   CheckpointUpload upload(1, 5, 10, directory.incoming_path(5, "w0"), 100);
   EXPECT_EQ(upload.failure().rfind("cannot write " + dir + "/", 0), 0u) << upload.failure();
+  fs::remove_all(parent);
 }
 
 }  // namespace
