@@ -10,7 +10,6 @@
 #include <sstream>
 
 #include "report/browser.h"
-#include "train/cli_here.h"
 #include "train/cli_process.h"
 #include "train/emulated_hosts.h"
 #include "train/job_records.h"
@@ -192,7 +191,8 @@ TEST(Dashboard, OffServesNoneAndABadAddressIsRefused) {
   EXPECT_FALSE(nlohmann::json::parse(slurp(dir + "/coordinator.json")).contains("dashboard"));
 
   const std::string bad = fresh_dir("dashboard-bad");
-  const auto refused = run_here(with(small_job(bad, 1, 5), {"--dashboard", "localhost"}));
+  const auto refused =
+      run_cli(with(small_job(bad, 1, 5), {"--dashboard", "localhost"}), bad + "-refused");
   EXPECT_EQ(refused.exit_code, kExitBadInput) << refused.err;
   EXPECT_NE(refused.err.find("--dashboard: \"localhost\" is not ADDR:PORT"), std::string::npos)
       << refused.err;

@@ -22,16 +22,6 @@ inline CheckpointState latest_checkpoint(const std::string& job_dir) {
                                 directory.path_of(records.back()));
 }
 
-// Waits until the job in `job_dir` lists a checkpoint of step `step` or later; false if none
-// came in wait_until's time.
-inline bool wait_for_checkpoint(const std::string& job_dir, std::int64_t step) {
-  return wait_until([&] {
-    CheckpointDirectory directory((fs::path(job_dir) / "checkpoints").string(), 1);
-    const auto records = directory.list();
-    return !records.empty() && records.back().step >= step;
-  });
-}
-
 // The model's parameters and the optimiser's state (not the batch-norm statistics, which each
 // member gathers on its own shards), name by name, slot by slot; AdamW's integer step counts only
 // if `integers`.

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "train/cli_process.h"
+#include "transient/train/checkpoint_directory.h"
 #include "transient/train/trainer.h"
 
 namespace transient::train::testing {
@@ -306,6 +307,16 @@ inline bool wait_for_journal_of(const std::string& job_dir, long pid) {
     } catch (const std::exception&) {
       return false;
     }
+  });
+}
+
+// Waits until the job in `job_dir` lists a checkpoint of step `step` or later; false if none
+// came in wait_until's time.
+inline bool wait_for_checkpoint(const std::string& job_dir, std::int64_t step) {
+  return wait_until([&] {
+    CheckpointDirectory directory((fs::path(job_dir) / "checkpoints").string(), 1);
+    const auto records = directory.list();
+    return !records.empty() && records.back().step >= step;
   });
 }
 
