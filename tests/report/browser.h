@@ -39,6 +39,17 @@ inline std::string output_of(const std::string& command) {
   return out;
 }
 
+// The command line of headless Chromium with the profile folder `profile` (which the caller
+// removes when the browser is done), up to the page and what to do with it. Its temporary files
+// (the profile's singleton socket folder, /tmp/org.chromium.Chromium.*) go inside the profile
+// too: a browser ended by a signal left that folder in /tmp, one for each such run.
+inline std::string chromium_command(const std::string& chromium, const std::string& profile) {
+  std::error_code ignored;
+  std::filesystem::create_directories(profile + "/tmp", ignored);
+  return "env TMPDIR=" + profile + "/tmp " + chromium +
+         " --headless=new --no-sandbox --disable-gpu --no-first-run --user-data-dir=" + profile;
+}
+
 // Chromium's own complaints in `log` (what it wrote on standard error), without the lines about
 // the D-Bus and the launcher script that it writes on every run here.
 inline std::string chromium_complaints(const std::string& log) {
@@ -66,11 +77,10 @@ inline std::string run_chromium(const std::string& chromium, const std::string& 
   std::string profile = ::testing::TempDir() + "/chromium_profile_XXXXXX";
   if (::mkdtemp(profile.data()) == nullptr) return "";
   const std::string log = profile + ".stderr";
-  const std::string out = output_of(
-      "timeout 120 " + chromium +
-      " --headless=new --no-sandbox --disable-gpu --no-first-run --user-data-dir=" + profile +
-      " --virtual-time-budget=" + std::to_string(virtual_ms) +
-      " --window-size=" + std::to_string(window_width) + ",6000 " + what + " " + url + " 2>" + log);
+  const std::string out = output_of("timeout 120 " + chromium_command(chromium, profile) +
+                                    " --virtual-time-budget=" + std::to_string(virtual_ms) +
+                                    " --window-size=" + std::to_string(window_width) + ",6000 " +
+                                    what + " " + url + " 2>" + log);
   if (complaints) {
     std::ifstream said(log);
     *complaints = chromium_complaints(

@@ -51,11 +51,9 @@ void browse(httplib::Server& server, const std::string& profile,
   const int port = server.bind_to_any_port("127.0.0.1");
   std::thread serving([&] { server.listen_after_bind(); });
   std::thread browser([&] {
-    testing::output_of("timeout 60 " + testing::find_chromium() +
-                       " --headless=new --no-sandbox --disable-gpu --no-first-run "
-                       "--user-data-dir=" +
-                       profile + " http://127.0.0.1:" + std::to_string(port) +
-                       "/ > /dev/null 2>&1");
+    testing::output_of("timeout 60 " +
+                       testing::chromium_command(testing::find_chromium(), profile) +
+                       " http://127.0.0.1:" + std::to_string(port) + "/ > /dev/null 2>&1");
   });
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (!done() && std::chrono::steady_clock::now() < give_up) {
