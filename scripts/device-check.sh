@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # On a GPU machine lent through the workplace's device tool, in one `run` (docs/benchmarks.md,
 # "GPUs"): after scripts/device-prepare.sh --data here, carry [".dev",
-# "build/transient-torch", "build/libtransient_cuda.so", "build/tests/train/transient_train_tests"]
-# and run `bash scripts/device-check.sh` with a timeout_s of about 540. In order, each part's
+# "build/transient-torch", "build/libtransient_cuda.so", "build/tests/train/transient_train_tests",
+# "build/tests/train/transient_train_process_tests"] and run `bash scripts/device-check.sh` with a timeout_s of about 540. In order, each part's
 # output in $OUT/device.tar, written again after each part (and the summary on stdout):
 #   1. the GPU tests (`Gpu.*`);
 #   2. where a step's time goes (bench/gpu_trace.bench.sh: ResNet-18 on 32x32, fp32 bf16 fp16,
@@ -18,6 +18,8 @@ out=${OUT:-/tmp/device-out}
 logs=$(mktemp -d /tmp/device-logs.XXXXXX)
 parts=${PARTS:-"1 2 3 4"}
 tests=build/tests/train/transient_train_tests
+# The elastic process tests that read no checkpoint's tensors: a program without libtorch.
+process_tests=build/tests/train/transient_train_process_tests
 started=$(date +%s)
 mark() { echo "== $1 ($(($(date +%s) - started)) s in)"; }
 for part in $parts; do
@@ -40,8 +42,10 @@ for part in $parts; do
   4)
     mark "Elastic.* with TRANSIENT_TEST_DEVICE=cuda, 4 shards"
     for shard in 0 1 2 3; do
-      TRANSIENT_TEST_DEVICE=cuda GTEST_TOTAL_SHARDS=4 GTEST_SHARD_INDEX=$shard \
-        "$tests" --gtest_filter='Elastic.*' >"$logs/elastic-$shard.log" 2>&1 &
+      (for program in "$tests" "$process_tests"; do
+        TRANSIENT_TEST_DEVICE=cuda GTEST_TOTAL_SHARDS=4 GTEST_SHARD_INDEX=$shard \
+          "$program" --gtest_filter='Elastic.*'
+      done) >"$logs/elastic-$shard.log" 2>&1 &
     done
     wait
     grep -h -E "^\[ +(OK|FAILED) +\]|FAILED TEST" "$logs"/elastic-*.log

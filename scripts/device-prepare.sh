@@ -6,7 +6,8 @@
 # glibc, libstdc++ and zlib, and, with --data, a 10000-sample cut of Fashion-MNIST and ../shared/data
 # for the tests.
 # Then `run` with carry [".dev", "build/transient-torch", "build/libtransient_cuda.so",
-# "build/tests/train/transient_train_tests"] and a command that begins with
+# "build/tests/train/transient_train_tests", "build/tests/train/transient_train_process_tests"]
+# and a command that begins with
 # `source scripts/device-setup.sh;` (docs/benchmarks.md, "GPUs"), or scripts/device-check.sh.
 #
 #   scripts/device-prepare.sh [--data]
@@ -15,7 +16,8 @@ cd "$(dirname "$0")/.."
 grep -qx '/.dev/' .git/info/exclude 2>/dev/null || { mkdir -p .git/info; echo /.dev/ >>.git/info/exclude; }
 rm -rf .dev
 mkdir -p .dev/lib
-ldd build/transient-torch build/libtransient_cuda.so build/tests/train/transient_train_tests |
+ldd build/transient-torch build/libtransient_cuda.so build/tests/train/transient_train_tests \
+  build/tests/train/transient_train_process_tests |
   awk '$2 == "=>" && $3 ~ /^\// {print $3}' | sort -u |
   grep -v -E '/(libc|libm|libdl|libpthread|librt|libutil|libgcc_s|libstdc\+\+|libz)\.so|site-packages' |
   while read -r lib; do cp -L "$lib" .dev/lib/; done
