@@ -1,6 +1,7 @@
 // Elastic training across hosts (issue 12): the coordinator and each worker on a host of its own,
 // the hosts being network namespaces on a bridge that the test makes (emulated_hosts.h). Real
-// processes, real sockets, real addresses; nothing on loopback.
+// processes, real sockets, real addresses; nothing on loopback. A test that reads what the
+// checkpoints hold is in multi_host_checkpoints_test.cc, in the test program with libtorch.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -11,46 +12,12 @@
 #include "train/cli_process.h"
 #include "train/emulated_hosts.h"
 #include "train/job_records.h"
+#include "train/multi_host.h"
 
 namespace transient::train {
 namespace {
 
 using namespace testing;
-
-class MultiHost : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (const auto why = EmulatedHosts::unavailable()) {
-      GTEST_SKIP() << "skipped: " << *why;
-    }
-  }
-
-  // `count` hosts; host 0 runs the coordinator.
-  void make_hosts(int count) { hosts_ = std::make_unique<EmulatedHosts>(count); }
-
-  // The coordinator of a job of `steps` on host 0, listening on `bind` (host 0's IPv4 address by
-  // default), waiting for `min_workers`.
-  std::unique_ptr<CliProcess> start_coordinator(const std::string& dir, int steps, int min_workers,
-                                                std::vector<std::string> more = {},
-                                                std::string bind = "") {
-    if (bind.empty()) bind = hosts_->address(0);
-    auto args = with(coordinator_job(dir, steps, min_workers, more), {"--bind", bind});
-    return std::make_unique<CliProcess>(args, dir + "-coordinator", hosts_->on(0));
-  }
-
-  // A worker on `host` joining the coordinator at `address` with the job's token.
-  std::unique_ptr<CliProcess> start_worker(const std::string& dir, int host,
-                                           const std::string& address,
-                                           std::vector<std::string> more = {}) {
-    auto args =
-        with({"worker", "--coordinator", address, "--token-file", dir + "/token", "--threads", "1"},
-             more);
-    return std::make_unique<CliProcess>(args, dir + "-host" + std::to_string(host),
-                                        hosts_->on(host));
-  }
-
-  std::unique_ptr<EmulatedHosts> hosts_;
-};
 
 // The members' addresses as the generation events and the workers' own reports name them.
 std::set<std::string> peers_joined_from(const std::vector<nlohmann::json>& events) {
@@ -429,58 +396,6 @@ TEST_F(MultiHost, ThreeWorkersTrainAcrossA30MillisecondRoundTripAndSurviveAKill)
   EXPECT_LE(events_named(events, "step_resumed").size(), 1u);
   EXPECT_EQ(summary_of(dir).at("steps"), 150);
   expect_every_sample_once(dir, 150, 2000, 100);
-}
-
-// The job's files live with the coordinator: workers whose hosts cannot see the job directory
-// at all (a tmpfs hides it in their mount namespace; the token comes in TRANSIENT_TOKEN, as an
-// orchestrator passes it) train, send their step records and checkpoints to the coordinator, and
-// a worker that joins after every other left resumes from a checkpoint it fetches from there.
-TEST_F(MultiHost,
-       WorkersThatCannotSeeTheJobDirectoryKeepItsRecordsAndCheckpointsWithTheCoordinator) {
-  make_hosts(4);
-  const std::string dir = fresh_dir("hosts-own-disks");
-  auto coordinator = start_coordinator(dir, 1500, 2, {"--checkpoint-every", "50"});
-  const std::string address = front_door(dir);
-  const std::string token = slurp(dir + "/token").substr(0, 64);
-  auto without_the_job = [&](int host, const std::string& log) {
-    auto through = hosts_->on(host);
-    const std::vector<std::string> hidden{"/usr/bin/unshare",
-                                          "--mount",
-                                          "--propagation",
-                                          "private",
-                                          "/usr/bin/env",
-                                          "TRANSIENT_TOKEN=" + token,
-                                          "/bin/sh",
-                                          "-c",
-                                          "mount -t tmpfs tmpfs \"$0\" && exec \"$@\"",
-                                          dir};
-    through.insert(through.end(), hidden.begin(), hidden.end());
-    return std::make_unique<CliProcess>(
-        std::vector<std::string>{"worker", "--coordinator", address, "--threads", "1"}, log,
-        through);
-  };
-  auto a = without_the_job(1, dir + "-a");
-  auto b = without_the_job(2, dir + "-b");
-  ASSERT_TRUE(wait_until([&] {
-    return events_named(events_so_far(dir), "checkpoint").size() >= 2;
-  })) << slurp(dir + "-a.err");
-  ::kill(a->pid(), SIGTERM);
-  ::kill(b->pid(), SIGTERM);
-  EXPECT_EQ(a->wait().exit_code, 0);
-  EXPECT_EQ(b->wait().exit_code, 0);
-  ASSERT_TRUE(wait_until([&] { return last_event(events_so_far(dir), "waiting") != nullptr; }));
-  auto c = without_the_job(3, dir + "-c");
-  const auto done = coordinator->wait();
-  ASSERT_EQ(done.exit_code, 0) << done.err;
-  EXPECT_EQ(c->wait().exit_code, 0) << slurp(dir + "-c.err");
-  const auto events = read_events(dir);
-  const auto generations = events_named(events, "generation");
-  ASSERT_GE(generations.size(), 2u);
-  EXPECT_NE(generations.back().at("checkpoint"), "")
-      << "the last worker did not resume from a checkpoint";
-  EXPECT_EQ(summary_of(dir).at("steps"), 1500);
-  expect_every_checkpoint_loads(dir);
-  expect_every_sample_once(dir, 1500, 2000, 100);
 }
 
 }  // namespace
