@@ -1190,7 +1190,10 @@ TEST(Elastic, CheckpointsByTimeKeepComingWhenMembershipChangesMoreOftenThanTheyA
   const auto generations = events_named(events, "generation");
   EXPECT_GE(generations.size(), 6u) << "membership hardly changed";
   // Between two checkpoints (of any kind: a checkpoint resets the count) there are never more
-  // than the interval's training, and a step (rank 0's rows: its busy seconds).
+  // than the interval's training, and a step (rank 0's rows: its busy seconds). A checkpoint
+  // taken while the one before was still being stored, and superseded by the next before it was
+  // written (checkpoint_skipped: on a loaded machine, 1297's by 1408's while 991's was stored),
+  // reset the count too: the next one came due an interval after it.
   std::map<std::int64_t, double> busy_by_step;
   double longest_step_s = 0;
   for (const auto& row : read_steps(dir)) {
@@ -1198,10 +1201,17 @@ TEST(Elastic, CheckpointsByTimeKeepComingWhenMembershipChangesMoreOftenThanTheyA
     busy_by_step[row.step] = row.busy_s;
     longest_step_s = std::max(longest_step_s, row.busy_s);
   }
-  std::int64_t previous = 0;
+  std::set<std::int64_t> taken;  // the steps of the checkpoints taken, written or superseded
   int checkpoints = 0;
   for (const auto& e : events_named(events, "checkpoint")) {
-    const std::int64_t step = e.at("step").get<std::int64_t>();
+    taken.insert(e.at("step").get<std::int64_t>());
+    ++checkpoints;
+  }
+  for (const auto& e : events_named(events, "checkpoint_skipped")) {
+    taken.insert(e.at("step").get<std::int64_t>());
+  }
+  std::int64_t previous = 0;
+  for (const std::int64_t step : taken) {
     double training_s = 0;
     for (auto it = busy_by_step.upper_bound(previous);
          it != busy_by_step.end() && it->first <= step; ++it) {
@@ -1209,8 +1219,7 @@ TEST(Elastic, CheckpointsByTimeKeepComingWhenMembershipChangesMoreOftenThanTheyA
     }
     EXPECT_LE(training_s, kInterval + longest_step_s + 0.1)
         << "steps " << previous << ".." << step << " trained without a checkpoint";
-    previous = std::max(previous, step);
-    ++checkpoints;
+    previous = step;
   }
   EXPECT_GE(checkpoints, 3);
   EXPECT_EQ(previous, 1500);
