@@ -43,9 +43,10 @@ std::string joined(const std::vector<std::string>& names) {
 }
 
 std::vector<std::string> job_flags(const std::string& dir) {
-  // 2000 test samples (the tolerance is 10 of them): the whole test set, evaluated at every
-  // epoch's end (20 steps), took 3.1 s of the test's 15.6 s of CPU.
-  return with(set_flag(small_job(dir, 2, kSteps), "--test-subset", "2000"),
+  // The whole test set, evaluated at every epoch's end (20 steps): 3.1 s of the test's 15.6 s of
+  // CPU, which 2000 samples would save, but the job then ended before the chaos did on a machine
+  // stalled on its disk (3 of the 4 actions done at least).
+  return with(set_flag(small_job(dir, 2, kSteps), "--test-subset", "0"),
               {"--heartbeat-timeout", "3s", "--checkpoint-every", "25"});
 }
 
