@@ -72,9 +72,10 @@ class ServedCoordinator {
   // While paused it accepts and reads nothing: connections wait in its listener's queue. Pausing
   // returns once the serving thread is out of its poll: a connection made during a poll under
   // way was accepted after pause() had returned (a test expecting it queued waited 60 s for it).
+  // Resuming returns once it has left its parking, so that a pause after it waits for a fresh one.
   void pause(bool paused) {
     paused_ = paused;
-    while (paused && !parked_ && !ended_) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    while (parked_ != paused && !ended_) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   // Ctrl-C, as the launcher passes it on: on the serving thread, at its next poll.
   void request_stop() { stop_requested_ = true; }
