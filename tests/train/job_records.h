@@ -3,6 +3,8 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -274,6 +276,74 @@ inline std::vector<nlohmann::json> events_so_far(const std::string& job_dir) {
     }
   }
   return events;
+}
+
+// The CPU time process `pid` has used so far, in seconds (0 once it is gone): a worker's grows
+// while it trains, where its records do not say so (while its coordinator is away).
+inline double cpu_seconds(long pid) {
+  const std::string stat = slurp("/proc/" + std::to_string(pid) + "/stat");
+  const auto name_end = stat.rfind(") ");
+  if (name_end == std::string::npos) return 0;
+  std::istringstream fields(stat.substr(name_end + 2));
+  std::string field;
+  double ticks = 0;
+  for (int i = 3; i <= 15 && fields >> field; ++i) {
+    if (i >= 14) ticks += std::stod(field);  // utime, stime
+  }
+  return ticks / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
+// The workers of the job in `job_dir` held still: each worker that has joined it (a
+// `worker_joined` event) and is still running is stopped (SIGSTOP) until the hold ends (SIGCONT).
+// What a test starts meanwhile, a joiner loading libtorch on a loaded machine above all, then
+// lands while the job still has the steps it had, so that the job need not be sized for the
+// slowest start. The coordinator runs on: a hold must stay well inside the job's heartbeat
+// timeout, or it drops the held workers as silent.
+class HeldWorkers {
+ public:
+  explicit HeldWorkers(const std::string& job_dir) {
+    for (const auto& e : events_so_far(job_dir)) {
+      if (e.at("event") != "worker_joined") continue;
+      const long pid = e.value("pid", 0L);
+      // A pid is a worker of this job while its command line names the job's directory (the
+      // launcher's, which forked it, or a worker's --token-file): not one reused since.
+      const std::string cmdline = slurp("/proc/" + std::to_string(pid) + "/cmdline");
+      if (pid <= 0 || cmdline.find(job_dir) == std::string::npos) continue;
+      if (::kill(static_cast<pid_t>(pid), SIGSTOP) == 0) pids_.push_back(pid);
+    }
+    // Stopped, not just signalled: each in state T (or gone).
+    for (const long pid : pids_) {
+      wait_until(
+          [&] {
+            const std::string stat = slurp("/proc/" + std::to_string(pid) + "/stat");
+            const auto state = stat.rfind(") ");
+            return state == std::string::npos || stat[state + 2] == 'T' || stat[state + 2] == 'Z';
+          },
+          10);
+    }
+  }
+  HeldWorkers(const HeldWorkers&) = delete;
+  HeldWorkers& operator=(const HeldWorkers&) = delete;
+  ~HeldWorkers() { release(); }
+
+  // The workers it stopped, by pid.
+  const std::vector<long>& pids() const { return pids_; }
+
+  void release() {
+    for (const long pid : pids_) ::kill(static_cast<pid_t>(pid), SIGCONT);
+    pids_.clear();
+  }
+
+ private:
+  std::vector<long> pids_;
+};
+
+// Whether a worker of pid `pid` has joined the job in `job_dir`.
+inline bool has_joined(const std::string& job_dir, long pid) {
+  for (const auto& e : events_so_far(job_dir)) {
+    if (e.at("event") == "worker_joined" && e.value("pid", 0L) == pid) return true;
+  }
+  return false;
 }
 
 // The last event named `name`, or null.
