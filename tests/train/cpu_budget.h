@@ -65,6 +65,20 @@ class CpuBudget {
     std::fprintf(stderr, "warning: could not remove the test's cgroup %s\n", dir_.c_str());
   }
 
+  // Moves every process that descends from `pid` (not `pid` itself) into the group: a launcher's
+  // workers and the fork server that starts its replacements, not the coordinator in it.
+  void add_descendants(long pid) const {
+    std::error_code error;
+    for (const auto& task :
+         std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", error)) {
+      std::istringstream children(read((task.path() / "children").string()));
+      for (long child = 0; children >> child;) {
+        add(child);
+        add_descendants(child);
+      }
+    }
+  }
+
   // Moves process `pid` into the group, with the threads it has and the processes it starts
   // later (a worker once it trains: its start, loading libtorch, stays as fast as the
   // machine's). False if it is gone.

@@ -33,7 +33,8 @@ std::set<std::string> peers_joined_from(const std::vector<nlohmann::json>& event
 TEST_F(MultiHost, ACoordinatorAndThreeWorkersOnFourHostsSurviveAKillAndAdmitANewHost) {
   make_hosts(5);
   const std::string dir = fresh_dir("hosts-kill-join");
-  auto coordinator = start_coordinator(dir, 600, 3);
+  constexpr int kSteps = 250;
+  auto coordinator = start_coordinator(dir, kSteps, 3);
   const std::string address = front_door(dir);
   EXPECT_EQ(address, hosts_->address(0) + ":" + address.substr(address.rfind(':') + 1));
   auto a = start_worker(dir, 1, address);
@@ -44,8 +45,14 @@ TEST_F(MultiHost, ACoordinatorAndThreeWorkersOnFourHostsSurviveAKillAndAdmitANew
   b->kill_group();  // host 2's worker dies
   ASSERT_TRUE(wait_until([&] { return !events_named(events_so_far(dir), "recovery").empty(); }));
   // A new host joins mid-run; its worker names the interface its peers reach it on
-  // (--interface: the Gloo device and the address it advertises are eth0's).
-  auto d = start_worker(dir, 4, address, {"--interface", "eth0"});
+  // (--interface: the Gloo device and the address it advertises are eth0's). The job waits
+  // for it to be in (it was sized for a slow start before: 600 steps).
+  std::unique_ptr<CliProcess> d;
+  {
+    HeldWorkers held(dir);
+    d = start_worker(dir, 4, address, {"--interface", "eth0"});
+    ASSERT_TRUE(wait_until([&] { return has_joined(dir, d->pid()); }));
+  }
   ASSERT_TRUE(wait_until([&] {
     const auto generation = last_event(events_so_far(dir), "generation");
     return generation != nullptr && generation.at("members").size() == 3u &&
@@ -68,15 +75,16 @@ TEST_F(MultiHost, ACoordinatorAndThreeWorkersOnFourHostsSurviveAKillAndAdmitANew
   EXPECT_LE(recoveries[0].at("redone_steps").get<int>(), 1);
   expect_resumed_steps(events, 100);  // the survivors computed only the lost worker's samples
   EXPECT_LE(events_named(events, "step_resumed").size(), 1u);
-  EXPECT_EQ(summary_of(dir).at("steps"), 600);
-  expect_every_sample_once(dir, 600, 2000, 100);
+  EXPECT_EQ(summary_of(dir).at("steps"), kSteps);
+  expect_every_sample_once(dir, kSteps, 2000, 100);
 }
 
 TEST_F(MultiHost, AHostCutOffSilentlyIsDroppedByHeartbeatAndTheOthersGoOn) {
   make_hosts(4);
   const std::string dir = fresh_dir("hosts-cut");
   // A short heartbeat timeout: the cut is only seen as silence.
-  auto args = set_flag(with(coordinator_job(dir, 500, 3, {"--checkpoint-every", "50"}),
+  constexpr int kSteps = 150;
+  auto args = set_flag(with(coordinator_job(dir, kSteps, 3, {"--checkpoint-every", "50"}),
                             {"--bind", hosts_->address(0)}),
                        "--heartbeat-timeout", "3s");
   auto coordinator = std::make_unique<CliProcess>(args, dir + "-coordinator", hosts_->on(0));
@@ -85,7 +93,12 @@ TEST_F(MultiHost, AHostCutOffSilentlyIsDroppedByHeartbeatAndTheOthersGoOn) {
   auto b = start_worker(dir, 2, address);
   auto c = start_worker(dir, 3, address);
   ASSERT_TRUE(wait_for_training(dir));
-  hosts_->cut(3);  // no reset, no close: packets to and from host 3 vanish
+  {
+    // Cut while the job is held, so that it comes before the job ends on any machine; the
+    // members then wait for host 3 until it is dropped, training nothing (it had 500 steps).
+    HeldWorkers held(dir);
+    hosts_->cut(3);  // no reset, no close: packets to and from host 3 vanish
+  }
   ASSERT_TRUE(wait_until([&] {
     for (const auto& e : events_named(events_so_far(dir), "worker_left")) {
       if (e.at("reason") == "silent") return true;
@@ -101,8 +114,8 @@ TEST_F(MultiHost, AHostCutOffSilentlyIsDroppedByHeartbeatAndTheOthersGoOn) {
   const auto left = events_named(events, "worker_left");
   ASSERT_EQ(left.size(), 1u);
   EXPECT_EQ(left[0].at("reason"), "silent");
-  EXPECT_EQ(summary_of(dir).at("steps"), 500);
-  expect_every_sample_once(dir, 500, 2000, 100);
+  EXPECT_EQ(summary_of(dir).at("steps"), kSteps);
+  expect_every_sample_once(dir, kSteps, 2000, 100);
 }
 
 // A cut of the coordinator's own link, longer than the heartbeat timeout, silences every member
