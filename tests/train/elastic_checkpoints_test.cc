@@ -89,26 +89,26 @@ TEST(Elastic, TheLastWorkerPreemptedWritesACheckpointAndTheNextOneResumesFromIt)
 TEST(Elastic, WorkersThatFinishWhileTheCoordinatorIsAwayEndTheJobWithTheRestartedOne) {
   const std::string dir = fresh_dir("finished-without-coordinator");
   CoordinatorKilled job;
-  ASSERT_TRUE(train_then_kill_the_coordinator(dir, 300, job));
+  ASSERT_TRUE(train_then_kill_the_coordinator(dir, 200, job));
   CliProcess& a = *job.a;
   CliProcess& b = *job.b;
   // Rank 0 has trained the last step and could not store its checkpoint.
-  const std::string not_stored = "the checkpoint of step 300 was not stored";
+  const std::string not_stored = "the checkpoint of step 200 was not stored";
   ASSERT_TRUE(wait_until([&] {
     return slurp(dir + "-a.err").find(not_stored) != std::string::npos ||
            slurp(dir + "-b.err").find(not_stored) != std::string::npos;
   })) << "the workers did not finish while the coordinator was away";
-  if (!expect_a_restarted_coordinator_ends_the_job(dir, a, b, 300)) return;
-  EXPECT_EQ(latest_checkpoint(dir).step, 300) << "the final checkpoint was lost";
+  if (!expect_a_restarted_coordinator_ends_the_job(dir, a, b, 200)) return;
+  EXPECT_EQ(latest_checkpoint(dir).step, 200) << "the final checkpoint was lost";
   expect_every_checkpoint_loads(dir);
-  expect_every_sample_once(dir, 300, 2000, 100);
+  expect_every_sample_once(dir, 200, 2000, 100);
   // The epochs' evaluations made while the coordinator was away reach the records after the
   // re-join (they were dropped: most of the job's epochs were missing).
   std::set<std::int64_t> epochs;
   for (const auto& e : events_named(read_events(dir), "epoch")) {
     epochs.insert(e.at("epoch").get<std::int64_t>());
   }
-  EXPECT_EQ(epochs.size(), 15u);  // 20 steps an epoch
+  EXPECT_EQ(epochs.size(), 10u);  // 20 steps an epoch
 }
 
 // Rank 0 lost after the job's last step, before it stored the final checkpoint: the other member
@@ -119,7 +119,7 @@ TEST(Elastic, WorkersThatFinishWhileTheCoordinatorIsAwayEndTheJobWithTheRestarte
 // hands the writer the state of step 400 (what is on the wire is delivered after the kill).
 TEST(Elastic, RankZeroLostBeforeItStoredTheFinalCheckpointLeavesItToTheOtherMember) {
   const std::string dir = fresh_dir("rank0-lost-at-the-end");
-  CliProcess coordinator(coordinator_job(dir, 400, 2, {"--checkpoint-every", "399"}), dir + "-1");
+  CliProcess coordinator(coordinator_job(dir, 200, 2, {"--checkpoint-every", "199"}), dir + "-1");
   const std::string address = front_door(dir);
   const auto worker = worker_command(dir, address);
   CliProcess a(worker, dir + "-a");
@@ -127,14 +127,14 @@ TEST(Elastic, RankZeroLostBeforeItStoredTheFinalCheckpointLeavesItToTheOtherMemb
   ASSERT_TRUE(wait_for_training(dir));
   ::kill(coordinator.pid(), SIGSTOP);
   const std::string rows = slurp(dir + "/records/steps-w0.part.csv");
-  ASSERT_LT(std::count(rows.begin(), rows.end(), '\n'), 399)
+  ASSERT_LT(std::count(rows.begin(), rows.end(), '\n'), 199)
       << "the workers trained too far before the coordinator was stopped";
   const bool a_first = slurp(dir + "-a.err").find("rank 0 of 2") != std::string::npos;
   CliProcess& rank0 = a_first ? a : b;
   CliProcess& rank1 = a_first ? b : a;
   const std::string rank1_err = dir + (a_first ? "-b.err" : "-a.err");
   ASSERT_TRUE(wait_until([&] {
-    return slurp(rank1_err).find("done with step 400") != std::string::npos;
+    return slurp(rank1_err).find("done with step 200") != std::string::npos;
   })) << slurp(rank1_err);
   rank0.kill_group();
   rank0.wait();
@@ -142,16 +142,16 @@ TEST(Elastic, RankZeroLostBeforeItStoredTheFinalCheckpointLeavesItToTheOtherMemb
   const auto ended = coordinator.wait();
   ASSERT_EQ(ended.exit_code, 0) << ended.err;
   EXPECT_EQ(rank1.wait().exit_code, 0);
-  EXPECT_EQ(latest_checkpoint(dir).step, 400) << "the final checkpoint was lost";
+  EXPECT_EQ(latest_checkpoint(dir).step, 200) << "the final checkpoint was lost";
   expect_every_checkpoint_loads(dir);
   const auto summary = summary_of(dir);
-  EXPECT_EQ(summary.at("steps"), 400);
+  EXPECT_EQ(summary.at("steps"), 200);
   EXPECT_EQ(summary.at("finished"), true);
   const auto events = read_events(dir);
   const auto recovery = last_event(events, "recovery");
   ASSERT_FALSE(recovery.is_null()) << "the loss of rank 0 was not recorded";
   EXPECT_EQ(recovery.at("redone_steps"), 0);
-  EXPECT_EQ(last_event(events, "generation").at("start_step"), 400);
+  EXPECT_EQ(last_event(events, "generation").at("start_step"), 200);
 }
 
 // A member given its notice just after the other member left (after the step's sum that
@@ -222,14 +222,19 @@ TEST(Elastic, KillingTheCheckpointWriterWhileItWritesLosesNoValidCheckpoint) {
 
 TEST(Elastic, WhenEveryWorkerIsGoneTheNextToJoinResumesFromTheLatestCheckpoint) {
   const std::string dir = fresh_dir("all-gone");
-  CliProcess coordinator(coordinator_job(dir, 600, 2, {"--checkpoint-every", "20"}), dir + ".log");
+  constexpr int kSteps = 150;
+  CliProcess coordinator(coordinator_job(dir, kSteps, 2, {"--checkpoint-every", "20"}),
+                         dir + ".log");
   const std::string address = front_door(dir);
   const auto worker = worker_command(dir, address);
   auto first = std::make_unique<CliProcess>(worker, dir + "-a");
   auto second = std::make_unique<CliProcess>(worker, dir + "-b");
   ASSERT_TRUE(wait_for_checkpoint(dir, 60));
-  first->kill_group();
-  second->kill_group();
+  {
+    HeldWorkers held(dir);  // both die before the job's end, whatever the machine's speed
+    first->kill_group();
+    second->kill_group();
+  }
   ASSERT_TRUE(wait_until([&] { return last_event(events_so_far(dir), "waiting") != nullptr; }));
   const auto saved = latest_checkpoint(dir).step;
   CliProcess third(worker, dir + "-c");
@@ -250,8 +255,8 @@ TEST(Elastic, WhenEveryWorkerIsGoneTheNextToJoinResumesFromTheLatestCheckpoint) 
   const auto recovery = last_event(events, "recovery");
   ASSERT_NE(recovery, nullptr);
   EXPECT_GE(recovery.at("redone_steps").get<std::int64_t>(), 0);
-  EXPECT_EQ(summary_of(dir).at("steps"), 600);
-  expect_every_sample_once(dir, 600, 2000, 100);
+  EXPECT_EQ(summary_of(dir).at("steps"), kSteps);
+  expect_every_sample_once(dir, kSteps, 2000, 100);
 }
 
 // With the fixed global batch, revocations change neither which samples a step sees nor the mean

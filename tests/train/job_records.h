@@ -301,14 +301,11 @@ inline double cpu_seconds(long pid) {
 // timeout, or it drops the held workers as silent.
 class HeldWorkers {
  public:
-  explicit HeldWorkers(const std::string& job_dir) {
+  explicit HeldWorkers(const std::string& job_dir) : job_dir_(job_dir) {
     for (const auto& e : events_so_far(job_dir)) {
       if (e.at("event") != "worker_joined") continue;
       const long pid = e.value("pid", 0L);
-      // A pid is a worker of this job while its command line names the job's directory (the
-      // launcher's, which forked it, or a worker's --token-file): not one reused since.
-      const std::string cmdline = slurp("/proc/" + std::to_string(pid) + "/cmdline");
-      if (pid <= 0 || cmdline.find(job_dir) == std::string::npos) continue;
+      if (pid <= 0 || !of_the_job(pid)) continue;
       if (::kill(static_cast<pid_t>(pid), SIGSTOP) == 0) pids_.push_back(pid);
     }
     // Stopped, not just signalled: each in state T (or gone).
@@ -329,12 +326,22 @@ class HeldWorkers {
   // The workers it stopped, by pid.
   const std::vector<long>& pids() const { return pids_; }
 
+  // Continues the held workers still there (a test may have killed some meanwhile).
   void release() {
-    for (const long pid : pids_) ::kill(static_cast<pid_t>(pid), SIGCONT);
+    for (const long pid : pids_) {
+      if (of_the_job(pid)) ::kill(static_cast<pid_t>(pid), SIGCONT);
+    }
     pids_.clear();
   }
 
  private:
+  // A pid is a worker of this job while its command line names the job's directory (the
+  // launcher's, which forked it, or a worker's --token-file): not one reused since.
+  bool of_the_job(long pid) const {
+    return slurp("/proc/" + std::to_string(pid) + "/cmdline").find(job_dir_) != std::string::npos;
+  }
+
+  std::string job_dir_;
   std::vector<long> pids_;
 };
 
