@@ -390,6 +390,11 @@ TEST(SimulateCli, ARunThatRequestsAMillionServersGivesUpUnfinished) {
                          "live shorter than they take to start are requested without end)"),
             std::string::npos)
       << one.out;
+  // Its timeline of three million events shows its first and last hundred (it printed them all).
+  EXPECT_NE(one.out.find("  ... 2,999,800 events not shown (--json has every one) ...\n"),
+            std::string::npos)
+      << one.out.substr(0, 20000);
+  EXPECT_LT(std::count(one.out.begin(), one.out.end(), '\n'), 220);
   const CliResult many = run_cli("simulate " + path + " --runs 2 --threads 1");
   ASSERT_EQ(many.exit_code, 0) << many.err;
   EXPECT_NE(many.out.find("finished               0 of 2"), std::string::npos) << many.out;
