@@ -78,6 +78,7 @@ TEST(Dashboard, MetricsWhileTheJobRunsAndAfterAgreeWithItsSummary) {
   std::map<std::string, double> running;
   {
     HeldWorkers held(dir);
+    ASSERT_EQ(held.pids().size(), 2u);
     ASSERT_TRUE(wait_until(
         [&] {
           running = fetch_metrics(address);

@@ -232,6 +232,7 @@ TEST(Elastic, WhenEveryWorkerIsGoneTheNextToJoinResumesFromTheLatestCheckpoint) 
   ASSERT_TRUE(wait_for_checkpoint(dir, 60));
   {
     HeldWorkers held(dir);  // both die before the job's end, whatever the machine's speed
+    ASSERT_EQ(held.pids().size(), 2u);
     first->kill_group();
     second->kill_group();
   }
@@ -292,6 +293,7 @@ TEST(Elastic, ARunWithKillsAPreemptionAndJoinsEndsWhereAnUndisturbedRunEnds) {
     // member dies with nobody to take over: without the hold, a joiner loading libtorch on a
     // loaded machine needed 140 steps between the kills (once, 100 were too few).
     HeldWorkers held(dir);
+    ASSERT_EQ(held.pids().size(), 2u);
     joiners.push_back(std::make_unique<CliProcess>(worker, dir + "-join" + std::to_string(losses)));
     ASSERT_TRUE(wait_until([&] { return has_joined(dir, joiners.back()->pid()); }));
   }

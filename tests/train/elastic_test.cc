@@ -362,6 +362,7 @@ TEST(Elastic, AWorkerWithAWrongTokenIsRefusedAndTheRefusalLogged) {
   const std::string address = front_door(dir);
   ASSERT_TRUE(wait_for_training(dir));
   auto held = std::make_unique<HeldWorkers>(dir);  // the job waits for the refusal (600 steps did)
+  ASSERT_EQ(held->pids().size(), 1u);
   const auto refused =
       run_cli({"worker", "--coordinator", address, "--token", "not-the-token"}, dir + "-w");
   held.reset();
@@ -1178,6 +1179,7 @@ TEST(Elastic, ARestartedCoordinatorTakesTheJobBackAndMembershipChangesWorkAgain)
   }
   // A new worker joins: generation 1 of three members.
   held = std::make_unique<HeldWorkers>(dir);
+  ASSERT_EQ(held->pids().size(), 2u);
   CliProcess c(worker, dir + "-c");
   ASSERT_TRUE(wait_until([&] { return has_joined(dir, c.pid()); }));
   held.reset();

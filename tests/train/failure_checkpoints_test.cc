@@ -154,6 +154,7 @@ TEST(Failure, APausedStandaloneCoordinatorIsContinuedByTheNextOne) {
   ASSERT_TRUE(wait_for_training(dir));
   {
     HeldWorkers held(dir);  // the pause comes long before the job's end on any machine
+    ASSERT_EQ(held.pids().size(), 1u);
     ::kill(coordinator.pid(), SIGTERM);
   }
   const auto paused = coordinator.wait();

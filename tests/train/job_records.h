@@ -301,7 +301,8 @@ inline double cpu_seconds(long pid) {
 // timeout, or it drops the held workers as silent.
 class HeldWorkers {
  public:
-  explicit HeldWorkers(const std::string& job_dir) : job_dir_(job_dir) {
+  explicit HeldWorkers(const std::string& job_dir)
+      : job_dir_(job_dir), token_(slurp(job_dir + "/token").substr(0, 64)) {
     for (const auto& e : events_so_far(job_dir)) {
       if (e.at("event") != "worker_joined") continue;
       const long pid = e.value("pid", 0L);
@@ -336,12 +337,17 @@ class HeldWorkers {
 
  private:
   // A pid is a worker of this job while its command line names the job's directory (the
-  // launcher's, which forked it, or a worker's --token-file): not one reused since.
+  // launcher's, which forked it, or a worker's --token-file) or its environment holds the job's
+  // token (TRANSIENT_TOKEN): not a process that reused the pid since.
   bool of_the_job(long pid) const {
-    return slurp("/proc/" + std::to_string(pid) + "/cmdline").find(job_dir_) != std::string::npos;
+    const std::string proc = "/proc/" + std::to_string(pid);
+    return slurp(proc + "/cmdline").find(job_dir_) != std::string::npos ||
+           (token_.size() == 64 &&
+            slurp(proc + "/environ").find("TRANSIENT_TOKEN=" + token_) != std::string::npos);
   }
 
   std::string job_dir_;
+  std::string token_;
   std::vector<long> pids_;
 };
 

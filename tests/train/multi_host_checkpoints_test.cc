@@ -53,6 +53,7 @@ TEST_F(MultiHost,
   {
     // Both leave well before the job's end, whatever the machine's speed (it had 1500 steps).
     HeldWorkers held(dir);
+    ASSERT_EQ(held.pids().size(), 2u);
     ::kill(a->pid(), SIGTERM);
     ::kill(b->pid(), SIGTERM);
   }

@@ -50,6 +50,7 @@ TEST_F(MultiHost, ACoordinatorAndThreeWorkersOnFourHostsSurviveAKillAndAdmitANew
   std::unique_ptr<CliProcess> d;
   {
     HeldWorkers held(dir);
+    ASSERT_EQ(held.pids().size(), 2u);
     d = start_worker(dir, 4, address, {"--interface", "eth0"});
     ASSERT_TRUE(wait_until([&] { return has_joined(dir, d->pid()); }));
   }
@@ -97,6 +98,7 @@ TEST_F(MultiHost, AHostCutOffSilentlyIsDroppedByHeartbeatAndTheOthersGoOn) {
     // Cut while the job is held, so that it comes before the job ends on any machine; the
     // members then wait for host 3 until it is dropped, training nothing (it had 500 steps).
     HeldWorkers held(dir);
+    ASSERT_EQ(held.pids().size(), 3u);
     hosts_->cut(3);  // no reset, no close: packets to and from host 3 vanish
   }
   ASSERT_TRUE(wait_until([&] {
@@ -170,6 +172,7 @@ TEST_F(MultiHost, ACoordinatorRestartedOnItsHostTakesTheJobBack) {
   // The workers wait, held, until the coordinator is back (the job was sized for the slowest
   // restart before: 600 steps).
   auto held = std::make_unique<HeldWorkers>(dir);
+  ASSERT_EQ(held->pids().size(), 2u);
   coordinator->kill_group();
   // Another --port would leave its workers knocking at the old one: refused (it was ignored).
   const std::string port = address.substr(address.rfind(':') + 1);
@@ -265,6 +268,7 @@ TEST_F(MultiHost, AHostWithoutTheTokenCanNeitherJoinNorTouchTheRendezvousKeys) {
   ASSERT_TRUE(wait_for_training(dir));
   // The job waits, held, while the stranger tries (it was sized to run on for 800 steps).
   auto held = std::make_unique<HeldWorkers>(dir);
+  ASSERT_EQ(held->pids().size(), 2u);
   // Other hosts can reach the front door of the coordinator's host and nothing else (its live
   // dashboard listens on loopback).
   const std::string listening = dir + "-listening";
