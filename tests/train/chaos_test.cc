@@ -49,6 +49,7 @@ std::vector<std::string> job_flags(const std::string& dir) {
 }
 
 TEST(Chaos, KillsStopsPreemptionsJoinsAndACoordinatorKillEndWhereAnUndisturbedRunEnds) {
+  if (const auto why = CpuBudget::unavailable()) GTEST_SKIP() << "skipped: " << *why;
   const std::string reference = fresh_dir("chaos-reference");
   run_ok(job_flags(reference), reference);
 

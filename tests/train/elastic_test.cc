@@ -565,6 +565,7 @@ TEST(Elastic, AFloodOfIdleConnectionsKeepsNoWorkerOutAndIsLoggedInBrief) {
 // to re-join (they send no token), and what it answers (a forged refusal, an admission without
 // a store port) neither crashes them nor makes them leave: they wait for the real coordinator.
 TEST(Elastic, AStrangerOnADeadCoordinatorsPortCanNeitherCrashNorDismissTheWorkers) {
+  if (const auto why = CpuBudget::unavailable()) GTEST_SKIP() << "skipped: " << *why;
   const std::string dir = fresh_dir("forged-coordinator");
   CoordinatorKilled job;
   ASSERT_TRUE(train_then_kill_the_coordinator(dir, 300, job));
@@ -1213,6 +1214,7 @@ TEST(Elastic, ARestartedCoordinatorTakesTheJobBackAndMembershipChangesWorkAgain)
 // test took 25 s of CPU with four, a preemption every second and a checkpoint every two; 10 s
 // with two, a second each and twice the steps).
 TEST(Elastic, CheckpointsByTimeKeepComingWhenMembershipChangesMoreOftenThanTheyAreDue) {
+  if (const auto why = CpuBudget::unavailable()) GTEST_SKIP() << "skipped: " << *why;
   const std::string dir = fresh_dir("checkpoint-rate");
   constexpr double kInterval = 0.5;
   constexpr int kSteps = 250;
