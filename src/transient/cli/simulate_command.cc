@@ -59,7 +59,6 @@ void print_list() {
   }
 }
 
-// sim::kMaxRequestsPerRun as people write it: "1,000,000".
 // `n` with its thousands grouped: 1,000,000.
 std::string grouped(long long n) {
   std::string digits = std::to_string(n);
@@ -69,6 +68,7 @@ std::string grouped(long long n) {
   return digits;
 }
 
+// sim::kMaxRequestsPerRun as people write it: "1,000,000".
 std::string max_requests_text() { return grouped(sim::kMaxRequestsPerRun); }
 
 std::string deadline_text(const sim::Scenario& s) {
