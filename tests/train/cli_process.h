@@ -142,17 +142,26 @@ class CliProcess {
   bool reaped_ = false;
 };
 
+// The fields of /proc/PID/stat after the command's name (proc(5)'s fields 3 on: [0] the state,
+// [1] the parent, [11] and [12] the user and system CPU time in ticks); empty once it has gone.
+inline std::vector<std::string> stat_fields(long pid) {
+  const std::string stat = slurp("/proc/" + std::to_string(pid) + "/stat");
+  const auto name_end = stat.rfind(") ");  // the name may hold spaces and parentheses
+  std::vector<std::string> fields;
+  if (name_end == std::string::npos) return fields;
+  std::istringstream words(stat.substr(name_end + 2));
+  for (std::string word; words >> word;) fields.push_back(word);
+  return fields;
+}
+
 // The processes whose parent is `parent`, from /proc.
 inline std::vector<pid_t> children_of(pid_t parent) {
   std::vector<pid_t> children;
   for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
     const std::string name = entry.path().filename().string();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::istringstream stat(slurp(entry.path().string() + "/stat"));
-    std::string pid, comm, state;
-    pid_t ppid = 0;
-    // comm is in parentheses and has no spaces for our program ("(transient)").
-    if (stat >> pid >> comm >> state >> ppid && ppid == parent) {
+    const auto fields = stat_fields(std::stol(name));
+    if (fields.size() > 1 && std::stol(fields[1]) == parent) {
       children.push_back(static_cast<pid_t>(std::stol(name)));
     }
   }

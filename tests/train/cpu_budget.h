@@ -18,6 +18,8 @@
 #include <utility>
 #include <vector>
 
+#include "train/cli_process.h"
+
 namespace transient::train::testing {
 
 class CpuBudget {
@@ -67,15 +69,10 @@ class CpuBudget {
 
   // Moves every process that descends from `pid` (not `pid` itself) into the group: a launcher's
   // workers and the fork server that starts its replacements, not the coordinator in it.
-  void add_descendants(long pid) const {
-    std::error_code error;
-    for (const auto& task :
-         std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", error)) {
-      std::istringstream children(read((task.path() / "children").string()));
-      for (long child = 0; children >> child;) {
-        add(child);
-        add_descendants(child);
-      }
+  void add_descendants(pid_t pid) const {
+    for (const pid_t child : children_of(pid)) {
+      add(child);
+      add_descendants(child);
     }
   }
 

@@ -281,16 +281,10 @@ inline std::vector<nlohmann::json> events_so_far(const std::string& job_dir) {
 // The CPU time process `pid` has used so far, in seconds (0 once it is gone): a worker's grows
 // while it trains, where its records do not say so (while its coordinator is away).
 inline double cpu_seconds(long pid) {
-  const std::string stat = slurp("/proc/" + std::to_string(pid) + "/stat");
-  const auto name_end = stat.rfind(") ");
-  if (name_end == std::string::npos) return 0;
-  std::istringstream fields(stat.substr(name_end + 2));
-  std::string field;
-  double ticks = 0;
-  for (int i = 3; i <= 15 && fields >> field; ++i) {
-    if (i >= 14) ticks += std::stod(field);  // utime, stime
-  }
-  return ticks / static_cast<double>(::sysconf(_SC_CLK_TCK));
+  const auto fields = stat_fields(pid);
+  if (fields.size() < 13) return 0;
+  return (std::stod(fields[11]) + std::stod(fields[12])) /
+         static_cast<double>(::sysconf(_SC_CLK_TCK));
 }
 
 // The workers of the job in `job_dir` held still: each worker that has joined it (a
@@ -313,9 +307,8 @@ class HeldWorkers {
     for (const long pid : pids_) {
       wait_until(
           [&] {
-            const std::string stat = slurp("/proc/" + std::to_string(pid) + "/stat");
-            const auto state = stat.rfind(") ");
-            return state == std::string::npos || stat[state + 2] == 'T' || stat[state + 2] == 'Z';
+            const auto fields = stat_fields(pid);
+            return fields.empty() || fields[0] == "T" || fields[0] == "Z";
           },
           10);
     }
