@@ -106,5 +106,34 @@ TEST(Listener, APortAConnectionHoldsIsInUseUntilItClosesAndATakeBackWaitsForIt) 
   EXPECT_THROW(listen_once_free("192.0.2.1", 0, "--bind", 60), InputError);
 }
 
+// A program listening on the port (not a connection's own end, which closes by itself) is named
+// and refused at once: a coordinator taking a job back waited 75 s for it, then said only
+// "Address already in use".
+TEST(Listener, AProgramListeningOnThePortIsNamedAndNotWaitedFor) {
+  Listener other("127.0.0.1", 0, "another program");
+  const std::uint16_t port = other.port();
+  const auto owner = listening_on("127.0.0.1", port);
+  ASSERT_TRUE(owner.has_value());
+  EXPECT_EQ(owner->rfind("pid " + std::to_string(::getpid()) + " (", 0), 0u) << *owner;
+  // Every interface's listener keeps one address from being bound; another address does not.
+  EXPECT_TRUE(listening_on("0.0.0.0", port).has_value());
+  EXPECT_FALSE(listening_on("127.0.0.2", port).has_value());
+  Listener everywhere("::", 0, "every interface");
+  EXPECT_TRUE(listening_on("127.0.0.1", everywhere.port()).has_value());
+  try {
+    listen_once_free("127.0.0.1", port, "the job's front door", 600);
+    ADD_FAILURE() << "port " << port << " was not in use";
+  } catch (const PortInUse& error) {
+    EXPECT_NE(std::string(error.what())
+                  .find("the job's front door: cannot listen on 127.0.0.1:" + std::to_string(port) +
+                        ": Address already in use: pid " + std::to_string(::getpid()) + " ("),
+              std::string::npos)
+        << error.what();
+    EXPECT_NE(std::string(error.what()).find("listens there; stop it or free the port"),
+              std::string::npos)
+        << error.what();
+  }
+}
+
 }  // namespace
 }  // namespace transient::train

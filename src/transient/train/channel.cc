@@ -16,6 +16,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "transient/core/error.h"
@@ -194,13 +197,93 @@ Listener::~Listener() {
   if (fd_ >= 0) ::close(fd_);
 }
 
+namespace {
+
+// Whether a socket listening on `theirs` (as /proc/net/tcp{,6} writes it: the address's 4 or 16
+// bytes as 32-bit words in hex, each in the host's order) keeps `ours` from being bound: the
+// same address, or either of them every interface.
+bool overlaps(const std::string& theirs, const sockaddr_storage& ours) {
+  std::uint32_t words[4] = {0, 0, 0, 0};
+  const std::size_t n = theirs.size() / 8;
+  if ((n != 1 && n != 4) || theirs.size() % 8 != 0) return true;  // unknown: take it as ours
+  for (std::size_t i = 0; i < n; ++i) {
+    words[i] = static_cast<std::uint32_t>(std::stoul(theirs.substr(8 * i, 8), nullptr, 16));
+  }
+  const bool their_any = words[0] == 0 && words[1] == 0 && words[2] == 0 && words[3] == 0;
+  if (their_any) return true;
+  if (ours.ss_family == AF_INET) {
+    const in_addr& a = reinterpret_cast<const sockaddr_in*>(&ours)->sin_addr;
+    return a.s_addr == INADDR_ANY || (n == 1 && a.s_addr == words[0]);
+  }
+  const in6_addr& a = reinterpret_cast<const sockaddr_in6*>(&ours)->sin6_addr;
+  if (IN6_IS_ADDR_UNSPECIFIED(&a)) return true;
+  if (n != 4) return false;
+  std::uint32_t mine[4];
+  std::memcpy(mine, a.s6_addr, sizeof(mine));
+  return std::equal(mine, mine + 4, words);
+}
+
+// The process holding socket `inode` open, as "pid N (NAME)", or "" if none of those this
+// process may look into does (another user's, or one of another PID namespace).
+std::string owner_of_socket(const std::string& inode) {
+  namespace fs = std::filesystem;
+  const std::string link = "socket:[" + inode + "]";
+  std::error_code ec;
+  for (const auto& process : fs::directory_iterator("/proc", ec)) {
+    const std::string pid = process.path().filename().string();
+    if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::error_code fd_error;
+    for (const auto& fd : fs::directory_iterator(process.path() / "fd", fd_error)) {
+      std::error_code read_error;
+      if (fs::read_symlink(fd.path(), read_error).string() != link) continue;
+      std::ifstream comm(process.path() / "comm");
+      std::string name;
+      std::getline(comm, name);
+      return "pid " + pid + (name.empty() ? "" : " (" + name + ")");
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+std::optional<std::string> listening_on(const std::string& host, std::uint16_t port) {
+  const auto addresses = resolve(host, true);
+  if (addresses.empty()) return std::nullopt;
+  for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+    std::ifstream in(table);
+    std::string line;
+    std::getline(in, line);  // the header
+    while (std::getline(in, line)) {
+      // sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid timeout inode
+      std::istringstream fields(line);
+      std::string slot, local, remote, state, queues, timer, retransmits, uid, timeout, inode;
+      if (!(fields >> slot >> local >> remote >> state >> queues >> timer >> retransmits >> uid >>
+            timeout >> inode)) {
+        continue;
+      }
+      const auto colon = local.find(':');
+      if (state != "0A" || colon == std::string::npos) continue;  // 0A: TCP_LISTEN
+      if (std::stoul(local.substr(colon + 1), nullptr, 16) != port) continue;
+      if (!overlaps(local.substr(0, colon), addresses.front())) continue;
+      return owner_of_socket(inode);
+    }
+  }
+  return std::nullopt;
+}
+
 std::unique_ptr<Listener> listen_once_free(const std::string& host, std::uint16_t port,
                                            const std::string& what, double wait_s) {
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::duration<double>(wait_s);
   for (bool said = false;; said = true) {
     try {
       return std::make_unique<Listener>(host, port, what);
-    } catch (const PortInUse&) {
+    } catch (const PortInUse& error) {
+      // A program listening there keeps it until it is stopped: said at once, not after wait_s.
+      if (const auto owner = listening_on(host, port)) {
+        throw PortInUse(std::string(error.what()) + ": " + (owner->empty() ? "a program" : *owner) +
+                        " listens there; stop it or free the port");
+      }
       if (std::chrono::steady_clock::now() >= give_up) throw;
       if (!said) {
         std::fprintf(stderr,

@@ -63,11 +63,18 @@ class Listener {
 };
 
 // A Listener on `port` that must be that port (a job taken back: its workers re-join there),
-// tried again every 100 ms while it is in use, for up to `wait_s` seconds, before throwing as
-// Listener does: a connection's own end holds its port only until it closes. Says once on stderr
-// that it waits.
+// tried again every 100 ms while a connection holds it as its own end, for up to `wait_s`
+// seconds, before throwing as Listener does: such a connection holds its port only until it
+// closes. Says once on stderr that it waits. A program listening there is named (its pid and
+// name where this process may see them) and refused at once (PortInUse).
 std::unique_ptr<Listener> listen_once_free(const std::string& host, std::uint16_t port,
                                            const std::string& what, double wait_s);
+
+// Whether a socket of this network namespace listens on `port` at an address that keeps `host`
+// from being bound there (the same address, or either of them every interface): nullopt if none;
+// else the process holding it, "pid N (NAME)", or "" if this process may not see which (another
+// user's). Read from /proc/net/tcp and tcp6.
+std::optional<std::string> listening_on(const std::string& host, std::uint16_t port);
 
 // The addresses of this host's interfaces that are up, loopback left out (for telling people
 // how other hosts reach a coordinator that listens on every interface).
