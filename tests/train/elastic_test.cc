@@ -753,6 +753,65 @@ class ReplyHoldingRelay {
   std::thread thread_;
 };
 
+// Workers whose coordinator is gone for good exit after --coordinator-wait, saying why (they
+// re-connected for ever, training on and then waiting, and a job whose coordinator's host was
+// lost billed its servers until someone noticed). Here they give up while they train.
+TEST(Elastic, WorkersWhoseCoordinatorDoesNotComeBackExitAfterTheirWait) {
+  const std::string dir = fresh_dir("coordinator-gone");
+  CliProcess coordinator(coordinator_job(dir, 100000, 2), dir + "-1");
+  const std::string address = front_door(dir);
+  const auto worker = with(worker_command(dir, address), {"--coordinator-wait", "2s"});
+  CliProcess a(worker, dir + "-a");
+  CliProcess b(worker, dir + "-b");
+  ASSERT_TRUE(wait_for_training(dir));
+  coordinator.kill_group();
+  coordinator.wait();
+  for (CliProcess* w : {&a, &b}) {
+    const auto ended = w->wait();
+    EXPECT_EQ(ended.exit_code, kExitDropped) << ended.err;
+    EXPECT_NE(ended.err.find("lost the coordinator; training goes on, re-connecting for up to "
+                             "2.0 s (--coordinator-wait)"),
+              std::string::npos)
+        << ended.err;
+    EXPECT_NE(ended.err.find("no coordinator at " + address +
+                             " for 2.0 s (--coordinator-wait); exiting at step "),
+              std::string::npos)
+        << ended.err;
+  }
+}
+
+// The same for workers that finish the job's steps while their coordinator is away: rank 0
+// cannot store the final checkpoint, and both wait for a coordinator to end the job, for
+// --coordinator-wait only. A worker refuses a wait that is not a duration.
+TEST(Elastic, WorkersThatFinishedWaitForAGoneCoordinatorForTheirWaitOnly) {
+  const std::string dir = fresh_dir("finished-coordinator-gone");
+  CliProcess coordinator(coordinator_job(dir, 200, 2), dir + "-1");
+  const std::string address = front_door(dir);
+  const auto bad =
+      CliProcess(with(worker_command(dir, address), {"--coordinator-wait", "soon"}), dir + "-bad")
+          .wait();
+  EXPECT_EQ(bad.exit_code, kExitBadInput);
+  EXPECT_NE(bad.err.find("--coordinator-wait: \"soon\" is not a duration"), std::string::npos)
+      << bad.err;
+  const auto worker = with(worker_command(dir, address), {"--coordinator-wait", "20s"});
+  CliProcess a(worker, dir + "-a");
+  CliProcess b(worker, dir + "-b");
+  ASSERT_TRUE(wait_for_training(dir));
+  coordinator.kill_group();
+  coordinator.wait();
+  const auto a_ended = a.wait();
+  const auto b_ended = b.wait();
+  const std::string both = a_ended.err + b_ended.err;
+  EXPECT_NE(both.find("the checkpoint of step 200 was not stored"), std::string::npos) << both;
+  for (const auto* ended : {&a_ended, &b_ended}) {
+    EXPECT_EQ(ended->exit_code, kExitDropped) << ended->err;
+    EXPECT_NE(ended->err.find("no coordinator at " + address +
+                              " for 20.0 s (--coordinator-wait); exiting at step 200"),
+              std::string::npos)
+        << ended->err;
+  }
+}
+
 // A worker whose generation fails while it re-joins a restarted coordinator (its hello sent,
 // with the state of a worker still training, the coordinator's answer not yet there) says so
 // once admitted: its failure report went nowhere, and the restarted coordinator waited for it

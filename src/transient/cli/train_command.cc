@@ -480,11 +480,20 @@ void add_train_commands(CLI::App& app, launch::ForkServer* fork_server) {
                    "(N modulo the GPUs it sees)")
       ->transform(within(Bound{0, 1e6, "", true}))
       ->capture_default_str();
+  auto coordinator_wait = std::make_shared<std::string>();
+  worker->add_option("--coordinator-wait", *coordinator_wait,
+                     "how long a coordinator that went away is waited for before the worker "
+                     "exits (training goes on meanwhile, kept only if it comes back; e.g. 10m, "
+                     "0 = for ever; default 1h)");
   worker->add_flag("--quiet", worker_options->quiet,
                    "say nothing on stderr of the generations it joins, fails or leaves or of the "
                    "job's end (`transient train` starts its workers so: it prints the job's "
                    "progress, and the coordinator records why a generation failed)");
-  worker->callback([worker, worker_options] {
+  worker->callback([worker, worker_options, coordinator_wait] {
+    if (!coordinator_wait->empty()) {
+      worker_options->coordinator_wait_s =
+          require_duration_s(*coordinator_wait, "--coordinator-wait");
+    }
     // Orchestrators (Kubernetes, Slurm, SkyPilot, torchrun's conventions) pass these in the
     // environment; a flag given outright wins.
     resolve_worker_environment(*worker_options, [](const char* name) {

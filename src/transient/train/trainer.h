@@ -34,7 +34,8 @@ namespace transient::train {
 constexpr int kExitFinished = 0;  // the job trained all its steps (a worker: it left as asked)
 constexpr int kExitFailed = 1;    // the job stopped on an error (named on stderr), or a bug
 constexpr int kExitBadInput = 2;  // a flag or a file was refused before anything ran
-constexpr int kExitDropped = 3;   // a worker the coordinator dropped or refused
+constexpr int kExitDropped = 3;   // a worker the coordinator dropped or refused, or that gave
+                                  // up waiting for its coordinator (--coordinator-wait)
 constexpr int kExitDiverged = 4;  // the training loss became NaN or infinite
 constexpr int kMaxRollbacks = 3;  // --on-divergence rollback: then the job stops as with "stop"
 constexpr int kExitPaused = 5;    // paused (Ctrl-C, --stop-at): continue with --resume
@@ -170,6 +171,9 @@ struct WorkerOptions {
   // workers, whose launcher prints the job's progress itself. Otherwise (by hand, from a script
   // or an orchestrator) it says both on stderr.
   bool quiet = false;
+  // How long a coordinator that went away is waited for before the worker exits (kExitDropped):
+  // training goes on meanwhile, but is kept only if it comes back. 0 = for ever.
+  double coordinator_wait_s = 3600;
 };
 
 // Runs a whole job and prints where its records are. Returns the process exit code. The local

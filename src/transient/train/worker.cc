@@ -233,9 +233,22 @@ class Worker {
       }
       return 0;
     }
+    if (connection_.gave_up()) return gave_up_on_the_coordinator(why);
     if (announces_) {
       print_line("transient worker %s: %s; exiting\n", connection_.id().c_str(), why.c_str());
     }
+    return kExitDropped;
+  }
+
+  // Its coordinator did not come back within --coordinator-wait (`why`): said even by a --quiet
+  // worker, whose launcher (the coordinator) is gone. What it trained since it was lost is not
+  // kept; the coordinator started again takes the job back from its last checkpoint.
+  int gave_up_on_the_coordinator(const std::string& why) {
+    print_line(
+        "transient worker %s: %s; exiting at step %lld (the steps trained without a "
+        "coordinator are not kept: `transient coordinator --job-dir JOB` started again takes "
+        "the job back from its last checkpoint)\n",
+        connection_.id().c_str(), why.c_str(), static_cast<long long>(step_));
     return kExitDropped;
   }
 
@@ -342,6 +355,7 @@ class Worker {
       next_config_ = std::move(next);
       return std::nullopt;
     }
+    if (connection_.gave_up()) return gave_up_on_the_coordinator(why);
     if (why == "signalled") {
       // Signalled while it waited (its coordinator away, or rank 0 storing the final state):
       // nobody has said the job ended.
@@ -582,8 +596,10 @@ class Worker {
                                        : job_.total_steps;
     while (step_ < last_step) {
       if (connection_.dropped() || connection_.abort_signalled(config_.generation)) {
-        throw CollectiveFailure("the coordinator ended generation " +
-                                std::to_string(config_.generation));
+        throw CollectiveFailure(connection_.gave_up()
+                                    ? "its coordinator did not come back within --coordinator-wait"
+                                    : "the coordinator ended generation " +
+                                          std::to_string(config_.generation));
       }
       attempted = step_ + 1;
       if (trace_) trace_->before(step_ + 1);
@@ -1185,6 +1201,7 @@ int run_worker(const WorkerOptions& options) {
   const std::string probe =
       connection->open_probe(advertise, options.advertise.empty() ? "--interface" : "--advertise");
   connection->set_quiet(options.quiet);
+  connection->set_coordinator_wait(options.coordinator_wait_s);
   std::optional<Worker> worker;
   try {
     worker.emplace(*connection, options.threads, advertise, options.interface, options.data_dir,

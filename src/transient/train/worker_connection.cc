@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include "transient/core/duration.h"
 #include "transient/core/error.h"
 #include "transient/core/json_number.h"
 #include "transient/train/progress_line.h"
@@ -495,11 +496,23 @@ void Connection::run() {
 }
 
 void Connection::reconnect() {
+  const double wait_s = coordinator_wait_s_;
+  const std::string wait_text = format_duration(wait_s);
   print_line(
       "transient worker %s: lost the coordinator; training goes on, "
-      "re-connecting\n",
-      id_.c_str());
+      "re-connecting%s%s%s\n",
+      id_.c_str(), wait_s > 0 ? " for up to " : "", wait_s > 0 ? wait_text.c_str() : "",
+      wait_s > 0 ? " (--coordinator-wait)" : "");
+  const auto lost = Clock::now();
   while (!stopping_) {
+    if (wait_s > 0 && seconds_since(lost) >= wait_s) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      left_ = "no coordinator at " + coordinator_.text() + " for " + wait_text +
+              " (--coordinator-wait)";
+      gave_up_ = true;
+      changed_.notify_all();
+      return;
+    }
     std::shared_ptr<LineChannel> channel = LineChannel::connect(coordinator_, 0.25);
     if (channel) {
       nlohmann::json said;  // this worker's state as the hello tells it

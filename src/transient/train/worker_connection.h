@@ -58,6 +58,13 @@ class Connection : public StoreTransport {
   const JobConfig& job() const { return job_; }
   // A --quiet worker's connection says nothing on stderr when it leaves (its launcher does).
   void set_quiet(bool quiet) { quiet_ = quiet; }
+  // How long a coordinator that went away is tried again before this worker gives up on it
+  // (--coordinator-wait; 0 = for ever): it then counts as dropped (dropped(), next_generation's
+  // `why` says so) and gave_up() is true. Training goes on meanwhile, but nothing it does is
+  // kept without a coordinator (the checkpoints go to its disk), so the wait bounds what a job
+  // whose coordinator is gone for good costs.
+  void set_coordinator_wait(double seconds) { coordinator_wait_s_ = seconds; }
+  bool gave_up() const { return gave_up_; }
   const Endpoint& coordinator() const { return coordinator_; }
   // The local address of this worker's route to the coordinator: what it advertises to its peers
   // unless told otherwise.
@@ -184,7 +191,8 @@ class Connection : public StoreTransport {
 
   void run();
 
-  // The coordinator went away: try again every 250 ms until it is back (training goes on).
+  // The coordinator went away: try again every 250 ms until it is back (training goes on), or
+  // for --coordinator-wait.
   void reconnect();
   Endpoint coordinator_;
   std::string token_;
@@ -198,6 +206,8 @@ class Connection : public StoreTransport {
   std::unique_ptr<Listener> probe_listener_;  // outlives thread_ (declared before it)
   std::atomic<Listener*> probe_{nullptr};
   std::atomic<bool> quiet_{false};
+  std::atomic<double> coordinator_wait_s_{0};
+  std::atomic<bool> gave_up_{false};
   std::string refusal_;
   mutable std::mutex mutex_;
   std::condition_variable changed_;
