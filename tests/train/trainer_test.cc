@@ -665,7 +665,9 @@ TEST(Trainer, BadInputIsOneErrorLineAndExitCode2) {
   // A path that is not UTF-8 cannot be named in the job's JSON records: it ended the job with an
   // internal failure, leaving job.json, the token and empty records behind (a second try was
   // refused as another job's directory, and --resume failed the same way).
-  const std::string not_utf8 = dir + "/j\xe9b";
+  const std::string not_utf8 = dir +
+                               "/j\xe9"
+                               "b";
   for (const char* flag : {"--job-dir", "--data-dir", "--val-data", "--model"}) {
     std::vector<std::string> args = {"train", flag, not_utf8};
     if (std::string(flag) != "--job-dir") args = with(args, {"--job-dir", job});
