@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -14,6 +15,10 @@ namespace transient::elastic::testing {
 class FakeEnv : public Env {
  public:
   TimePoint now() override { return now_; }
+  // Now, unless the test stalled the reading (a coordinator busy after it read every worker).
+  TimePoint listened_at() override { return listened_ ? *listened_ : now_; }
+  void stall_reading() { listened_ = now_; }
+  void read_again() { listened_.reset(); }
   StartPoint start_point() override {
     ++start_points;
     return checkpoint;
@@ -27,6 +32,7 @@ class FakeEnv : public Env {
 
  private:
   TimePoint now_ = TimePoint{} + std::chrono::hours(1);
+  std::optional<TimePoint> listened_;
 };
 
 // The actions of type T among `actions`, in order.

@@ -384,6 +384,28 @@ TEST_F(MembershipTest, ASilentWorkerIsDroppedAndTheFailureDatesFromItsSilence) {
   EXPECT_NEAR(recovered[0].detect_s, 11, 1e-6);
 }
 
+// Silence is measured up to when the workers' lines were last read (Env::listened_at), not to
+// now: a coordinator that read every worker and then stalled (an uploaded checkpoint's fsync on a
+// loaded disk) dropped those it had read before the stall as silent, their heartbeats of the
+// stall unread. Once it reads again, a worker that sent nothing is dropped as before.
+TEST_F(MembershipTest, SilenceIsMeasuredToWhenTheWorkersWereLastReadNotToNow) {
+  start(2);
+  env_.advance(1);
+  machine_->heartbeat("w0", std::nullopt);
+  machine_->heartbeat("w1", std::nullopt);
+  env_.stall_reading();
+  env_.advance(30);  // three heartbeat timeouts of stall
+  machine_->tick();
+  EXPECT_TRUE(all_of<action::Drop>(take()).empty()) << "the coordinator's stall is no silence";
+  env_.read_again();
+  machine_->heartbeat("w0", std::nullopt);  // its lines of the stall, read now
+  machine_->tick();
+  const auto drops = all_of<action::Drop>(take());
+  ASSERT_EQ(drops.size(), 1U);
+  EXPECT_EQ(drops[0].worker, "w1");
+  EXPECT_EQ(drops[0].reason, "silent");
+}
+
 // Every member silent at once (the coordinator's own link cut): held, not dropped, and the first
 // heard again ends the hold; each of the others then has as long as the hold lasted (its TCP
 // resends on a timer that backed off meanwhile), and a heartbeat timeout after that.

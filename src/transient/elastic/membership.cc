@@ -357,11 +357,12 @@ bool Membership::hold_if_all_silent() {
   if (options_.silence_hold_s <= 0 || !running_ || members_.empty()) return false;
   // At once: when the first passes the timeout, none was heard for half of it either (a member
   // sends five heartbeats a timeout).
+  const TimePoint listened = env_.listened_at();
   bool any_past = false;
   std::vector<std::string> silent;
   for (const auto& [id, worker] : workers_) {
     if (worker.state == WorkerState::kGone || worker.state == WorkerState::kDone) continue;
-    const double quiet_s = seconds_between(worker.last_heard, now);
+    const double quiet_s = seconds_between(worker.last_heard, listened);
     if (quiet_s <= timeout / 2) return false;
     any_past = any_past || quiet_s > timeout;
     silent.push_back(id);
@@ -380,10 +381,10 @@ bool Membership::hold_if_all_silent() {
 
 void Membership::check_heartbeats() {
   if (hold_if_all_silent()) return;
-  const TimePoint now = env_.now();
+  const TimePoint listened = env_.listened_at();
   for (auto& [id, worker] : workers_) {
     if (worker.state == WorkerState::kGone || worker.state == WorkerState::kDone) continue;
-    if (seconds_between(worker.last_heard, now) <= options_.heartbeat_timeout_s) continue;
+    if (seconds_between(worker.last_heard, listened) <= options_.heartbeat_timeout_s) continue;
     actions_.push_back(action::Drop{id, "silent"});
     // The failure happened when it fell silent, not when that was noticed.
     if (running_ && worker.state == WorkerState::kMember && !first_failure_) {

@@ -266,6 +266,10 @@ void Coordinator::serve_connections(double max_wait_s) {
     fds.push_back({peer->channel->fd(), static_cast<short>(POLLIN | (sending ? POLLOUT : 0)), 0});
   }
   ::poll(fds.data(), fds.size(), static_cast<int>(std::max(0.0, max_wait_s) * 1000));
+  // What the workers sent until now is read below, however long handling it takes: silence is
+  // judged up to here (Env::listened_at). A worker read before another's upload was fsynced
+  // for 3 s was judged silent after it, its heartbeats of those 3 s unread.
+  listened_at_ = Clock::now();
   if (fds[0].revents != 0) accept_connections();
   // Every peer is read, not only those poll flagged: a line may wait in a buffer.
   for (std::size_t i = 0; i < peers_.size(); ++i) {

@@ -193,6 +193,8 @@ class Coordinator : public launch::FleetCoordinator, private elastic::Env {
 
   // elastic::Env
   elastic::TimePoint now() override { return Clock::now(); }
+  // When serve_connections last began reading every peer (each is read in every round).
+  elastic::TimePoint listened_at() override { return listened_at_; }
   elastic::StartPoint start_point() override;
 
   // Carries out what the membership rules decided.
@@ -255,6 +257,7 @@ class Coordinator : public launch::FleetCoordinator, private elastic::Env {
   std::set<int> worker_threads_;
   std::int64_t first_step_ = 0;
   Clock::time_point last_step_time_;
+  Clock::time_point listened_at_ = Clock::now();
 
   void account_cost(bool now);
   double cost_before_usd_ = 0;  // billed before this coordinator (a pause, or a restart)
