@@ -270,9 +270,9 @@ void Connection::finish(const message::Report& last, const std::string& reason) 
   last_words_ = {message::encode(last), message::encode(message::Bye{reason, ""})};
   bool sent = channel_ != nullptr;
   for (const auto& line : last_words_) sent = sent && channel_->send(line);
-  // The connection's close then ends this worker (the coordinator closes it after a goodbye).
-  // Words that did not go out (the coordinator is away) go after the re-join instead, and the
-  // close is awaited from there.
+  // The coordinator's word that the job ended then ends this worker. Words that did not go out
+  // (the coordinator is away) go after the re-join instead, and so do words that went out to a
+  // coordinator that died before that word (the connection closed without it).
   if (sent) leaving_ = true;
 }
 
@@ -485,7 +485,13 @@ void Connection::run() {
       std::lock_guard<std::mutex> lock(mutex_);
       ++channel_epoch_;  // store requests in flight on it fail now
       changed_.notify_all();
-      if (leaving_ && left_.empty()) left_ = "the job has ended";  // after its goodbye
+      // After its goodbye the close is the coordinator's (it closes the connection of a worker
+      // that left), unless the goodbye was a done worker's last words: the coordinator tells
+      // those that the job ended before it closes, so a close without that word is a coordinator
+      // that died, perhaps before it read them. They are said again to a restarted one (a
+      // worker took the close for the job's end, exited 0 saying the job had finished, and the
+      // restarted coordinator waited for it).
+      if (leaving_ && last_words_.empty() && left_.empty()) left_ = "the job has ended";
       if (!left_.empty()) {
         changed_.notify_all();
         return;
