@@ -3,9 +3,11 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -753,6 +755,38 @@ class ReplyHoldingRelay {
   std::thread thread_;
 };
 
+// The TCP_USER_TIMEOUT (ms) of process `pid`'s connection to port `port`, read from a copy of
+// its socket (pidfd_getfd); nullopt if it holds no such connection or cannot be looked into.
+std::optional<unsigned> user_timeout_ms_to(pid_t pid, std::uint16_t port) {
+  const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  if (pidfd < 0) return std::nullopt;
+  std::optional<unsigned> found;
+  std::error_code ignored;
+  for (const auto& entry :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ignored)) {
+    if (std::filesystem::read_symlink(entry.path(), ignored).string().rfind("socket:", 0) != 0) {
+      continue;
+    }
+    const int target = std::atoi(entry.path().filename().c_str());
+    const int fd = static_cast<int>(::syscall(SYS_pidfd_getfd, pidfd, target, 0));
+    if (fd < 0) continue;
+    sockaddr_storage peer{};
+    socklen_t size = sizeof(peer);
+    unsigned ms = 0;
+    socklen_t ms_size = sizeof(ms);
+    if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &size) == 0 &&
+        peer.ss_family == AF_INET &&
+        ntohs(reinterpret_cast<const sockaddr_in*>(&peer)->sin_port) == port &&
+        ::getsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, &ms_size) == 0) {
+      found = ms;
+    }
+    ::close(fd);
+    if (found) break;
+  }
+  ::close(pidfd);
+  return found;
+}
+
 // Workers whose coordinator is gone for good exit after --coordinator-wait, saying why (they
 // re-connected for ever, training on and then waiting, and a job whose coordinator's host was
 // lost billed its servers until someone noticed). Here they give up while they train.
@@ -764,6 +798,13 @@ TEST(Elastic, WorkersWhoseCoordinatorDoesNotComeBackExitAfterTheirWait) {
   CliProcess a(worker, dir + "-a");
   CliProcess b(worker, dir + "-b");
   ASSERT_TRUE(wait_for_training(dir));
+  // A coordinator's host that vanishes without closing the connection is known gone once a
+  // heartbeat goes unacknowledged for as long as the coordinator holds silent workers: 12
+  // heartbeat timeouts of 30 s here
+  // (HostLinks.AWriterWhosePeersHostVanishedKnowsItAfterItsUserTimeout).
+  const auto port = static_cast<std::uint16_t>(std::stoi(address.substr(address.rfind(':') + 1)));
+  EXPECT_EQ(user_timeout_ms_to(a.pid(), port), 360000u);
+  EXPECT_EQ(user_timeout_ms_to(b.pid(), port), 360000u);
   coordinator.kill_group();
   coordinator.wait();
   for (CliProcess* w : {&a, &b}) {

@@ -2,18 +2,23 @@
 // the hosts being network namespaces on a bridge that the test makes (emulated_hosts.h). Real
 // processes, real sockets, real addresses; nothing on loopback. A test that reads what the
 // checkpoints hold is in multi_host_checkpoints_test.cc, in the test program with libtorch.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <thread>
 
 #include "train/cli_process.h"
 #include "train/cpu_budget.h"
 #include "train/emulated_hosts.h"
 #include "train/job_records.h"
 #include "train/multi_host.h"
+#include "transient/train/channel.h"
 
 namespace transient::train {
 namespace {
@@ -428,6 +433,57 @@ TEST_F(MultiHost, ThreeWorkersTrainAcrossA30MillisecondRoundTripAndSurviveAKill)
   EXPECT_LE(events_named(events, "step_resumed").size(), 1u);
   EXPECT_EQ(summary_of(dir).at("steps"), 150);
   expect_every_sample_once(dir, 150, 2000, 100);
+}
+
+// Moves the calling thread into host `name`'s network namespace: the sockets it makes then
+// belong to that host.
+bool enter_host(const std::string& name) {
+  const int ns = ::open(("/var/run/netns/" + name).c_str(), O_RDONLY | O_CLOEXEC);
+  if (ns < 0) return false;
+  const bool entered = ::setns(ns, CLONE_NEWNET) == 0;
+  ::close(ns);
+  return entered;
+}
+
+// A worker whose coordinator's host vanished (no close, no reset: a revoked server) knows it once
+// a heartbeat has gone unacknowledged for the channel's user timeout, and re-connects from there:
+// it knew only when TCP's retries gave up, about 15 minutes later, and its --coordinator-wait
+// began only then.
+TEST(HostLinks, AWriterWhosePeersHostVanishedKnowsItAfterItsUserTimeout) {
+  if (const auto why = EmulatedHosts::unavailable()) GTEST_SKIP() << "skipped: " << *why;
+  EmulatedHosts hosts(2);  // made first, gone last: the sockets keep their hosts
+  std::unique_ptr<Listener> listener;
+  std::thread([&] {
+    if (enter_host(hosts.name(0)))
+      listener = std::make_unique<Listener>(hosts.address(0), 0, "server");
+  }).join();
+  ASSERT_NE(listener, nullptr);
+  std::unique_ptr<LineChannel> client;
+  std::thread([&] {
+    if (enter_host(hosts.name(1))) {
+      client = LineChannel::connect(Endpoint{hosts.address(0), listener->port()}, 10);
+    }
+  }).join();
+  ASSERT_NE(client, nullptr);
+  std::string peer;
+  int accepted = -1;
+  for (int i = 0; i < 1000 && accepted < 0; ++i) {
+    accepted = listener->accept(peer);
+    if (accepted < 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_GE(accepted, 0);
+  client->set_user_timeout(1.0);
+  hosts.cut(0);
+  // Heartbeats, as a worker sends them, until the channel breaks (or 30 s).
+  const auto start = std::chrono::steady_clock::now();
+  for (int beat = 0;
+       !client->closed() && std::chrono::steady_clock::now() - start < std::chrono::seconds(30);
+       ++beat) {
+    client->queue({{"hb", beat}});
+    client->read_line(0.1);
+  }
+  EXPECT_TRUE(client->closed()) << "30 s of unacknowledged heartbeats did not break the channel";
+  ::close(accepted);
 }
 
 }  // namespace

@@ -297,6 +297,11 @@ std::unique_ptr<Listener> listen_once_free(const std::string& host, std::uint16_
   }
 }
 
+void LineChannel::set_user_timeout(double seconds) {
+  const unsigned int ms = static_cast<unsigned int>(std::clamp(seconds, 0.001, 86400.0) * 1000);
+  ::setsockopt(fd_, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof(ms));
+}
+
 int Listener::accept(std::string& peer) {
   sockaddr_storage address{};
   socklen_t size = sizeof(address);

@@ -146,6 +146,12 @@ class LineChannel {
   // Shuts the connection down (both ways); a thread blocked in read_line returns.
   void shutdown();
 
+  // Data written and not acknowledged by the peer's host for `seconds` breaks the connection
+  // (TCP_USER_TIMEOUT): a peer whose host vanished is known once a line to it goes unanswered
+  // that long, rather than when TCP's retries give up. A peer alive but not reading is not
+  // affected (its host acknowledges).
+  void set_user_timeout(double seconds);
+
   // Bytes received so far (for messages about garbage).
   std::size_t bytes_received() const { return received_; }
 

@@ -138,7 +138,7 @@ elastic::MembershipOptions membership_options(const JobConfig& job,
   // Workers on other hosts, any of which a cut of the coordinator's own link silences at once:
   // held a minute (or twelve heartbeat timeouts) before each is dropped. A local fleet's are not.
   if (options.invite_workers) {
-    membership.silence_hold_s = std::max(60.0, 12 * job.options.heartbeat_timeout_s);
+    membership.silence_hold_s = link_silence_hold_s(job.options.heartbeat_timeout_s);
   }
   return membership;
 }

@@ -40,6 +40,7 @@
 //   {"finished":true}                      the job has ended
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -56,6 +57,16 @@ constexpr int kProtocolVersion = 3;
 // The largest step or step-like count a message may hold (a job has at most 1e9 steps): larger
 // numbers from a peer are refused where they are read, before any arithmetic on them.
 constexpr std::int64_t kMaxWireStep = 1'000'000'000'000;
+
+// How long the two ends bear with silence from the other side of a link that may be cut: a
+// coordinator that hears none of its workers at once holds them as members this long (its own
+// link is the likelier cause), and a worker whose heartbeats its coordinator's host has not
+// acknowledged this long takes the connection for broken (TCP_USER_TIMEOUT: a host that vanished
+// without closing it, as a revoked server does, was otherwise known only when TCP gave up, about
+// 15 minutes on Linux's defaults).
+inline double link_silence_hold_s(double heartbeat_timeout_s) {
+  return std::max(60.0, 12 * heartbeat_timeout_s);
+}
 
 // The step at `key` of a message (-1 .. kMaxWireStep), or `absent` when there is no such key;
 // anything else throws nlohmann's type_error naming the key and the range (core/json_number.h).

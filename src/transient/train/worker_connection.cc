@@ -100,6 +100,7 @@ Connection::Connection(const Endpoint& coordinator, std::string token, std::stri
                      refusal_);
   }
   local_host_ = channel->local_host();
+  channel->set_user_timeout(link_silence_hold_s(job_.options.heartbeat_timeout_s));
   channel_ = std::move(channel);
   thread_ = std::thread([this] { run(); });
 }
@@ -536,6 +537,7 @@ void Connection::reconnect() {
       const auto answer = hello(*channel, &state);
       if (answer == Hello::kAdmitted) {
         // Installed only once admitted, so that no report goes out before the hello.
+        channel->set_user_timeout(link_silence_hold_s(job_.options.heartbeat_timeout_s));
         std::lock_guard<std::mutex> lock(mutex_);
         channel_ = std::move(channel);
         // One that was waiting for its first generation says again that it is ready.
