@@ -4,7 +4,9 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <signal.h>
 
+#include <algorithm>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -25,6 +27,18 @@ inline std::vector<std::string> elastic_job(const std::string& job_dir, int work
 // A worker joining the job in `dir` through its coordinator's front door at `address`.
 inline std::vector<std::string> worker_command(const std::string& dir, const std::string& address) {
   return {"worker", "--coordinator", address, "--token-file", dir + "/token", "--threads", "1"};
+}
+
+// Stops (SIGSTOP) the standalone coordinator of the 200-step job in `dir` before its workers'
+// last step: it then neither reads what they send nor answers, while they train to the end.
+// A failure if rank 0's rows show the workers already at its end.
+inline ::testing::AssertionResult stop_before_the_last_step(CliProcess& coordinator,
+                                                            const std::string& dir) {
+  ::kill(coordinator.pid(), SIGSTOP);
+  const std::string rows = slurp(dir + "/records/steps-w0.part.csv");
+  if (std::count(rows.begin(), rows.end(), '\n') < 199) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure()
+         << "the workers trained too far before the coordinator was stopped";
 }
 
 // Two workers trained with a standalone coordinator of `steps` steps in `dir`, which is then

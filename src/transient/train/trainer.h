@@ -40,6 +40,9 @@ constexpr int kExitDiverged = 4;  // the training loss became NaN or infinite
 constexpr int kMaxRollbacks = 3;  // --on-divergence rollback: then the job stops as with "stop"
 constexpr int kExitPaused = 5;    // paused (Ctrl-C, --stop-at): continue with --resume
 
+// A worker's --coordinator-wait unless given.
+inline constexpr double kDefaultCoordinatorWaitS = 3600;
+
 struct TrainOptions {
   // What is trained.
   std::string model = "cnn";                                   // a name from model_catalog()
@@ -173,7 +176,7 @@ struct WorkerOptions {
   bool quiet = false;
   // How long a coordinator that went away is waited for before the worker exits (kExitDropped):
   // training goes on meanwhile, but is kept only if it comes back. 0 = for ever.
-  double coordinator_wait_s = 3600;
+  double coordinator_wait_s = kDefaultCoordinatorWaitS;
 };
 
 // Runs a whole job and prints where its records are. Returns the process exit code. The local

@@ -206,7 +206,7 @@ class Connection : public StoreTransport {
   std::unique_ptr<Listener> probe_listener_;  // outlives thread_ (declared before it)
   std::atomic<Listener*> probe_{nullptr};
   std::atomic<bool> quiet_{false};
-  std::atomic<double> coordinator_wait_s_{0};
+  std::atomic<double> coordinator_wait_s_{kDefaultCoordinatorWaitS};
   std::atomic<bool> gave_up_{false};
   std::string refusal_;
   mutable std::mutex mutex_;
