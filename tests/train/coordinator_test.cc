@@ -384,27 +384,10 @@ TEST(CoordinatorStop, AStopAskedForAfterTheLastStepLeavesTheJobFinished) {
   EXPECT_DOUBLE_EQ(outcome->result.test_accuracy, 0.75);
 }
 
-// The connections waiting to be accepted by the listening socket on `port` (IPv4: the kernel's
-// rx_queue of a socket in LISTEN, from /proc/net/tcp); -1 if there is none.
+// The connections waiting to be accepted by the listening socket on `port`; -1 if there is none.
 int accept_queue(std::uint16_t port) {
-  std::ifstream table("/proc/net/tcp");
-  std::string line;
-  std::getline(table, line);  // the header
-  char local[64];
-  char state[8];
-  char queues[64];
-  char wanted[8];
-  std::snprintf(wanted, sizeof(wanted), ":%04X", port);
-  while (std::getline(table, line)) {
-    if (std::sscanf(line.c_str(), "%*s %63s %*s %7s %63s", local, state, queues) != 3) continue;
-    const std::string address = local;
-    if (address.size() < 5 || address.substr(address.size() - 5) != wanted ||
-        std::string(state) != "0A") {
-      continue;
-    }
-    return static_cast<int>(std::stoul(std::string(queues).substr(9), nullptr, 16));
-  }
-  return -1;
+  const auto sockets = listening_sockets(port);
+  return sockets.empty() ? -1 : sockets.front().accept_queue;
 }
 
 // A worker whose first connection the coordinator drops unanswered (it gives way to newer

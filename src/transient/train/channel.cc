@@ -247,9 +247,8 @@ std::string owner_of_socket(const std::string& inode) {
 
 }  // namespace
 
-std::optional<std::string> listening_on(const std::string& host, std::uint16_t port) {
-  const auto addresses = resolve(host, true);
-  if (addresses.empty()) return std::nullopt;
+std::vector<ListeningSocket> listening_sockets(std::uint16_t port) {
+  std::vector<ListeningSocket> found;
   for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
     std::ifstream in(table);
     std::string line;
@@ -263,11 +262,25 @@ std::optional<std::string> listening_on(const std::string& host, std::uint16_t p
         continue;
       }
       const auto colon = local.find(':');
-      if (state != "0A" || colon == std::string::npos) continue;  // 0A: TCP_LISTEN
+      const auto queue_colon = queues.find(':');
+      if (state != "0A" || colon == std::string::npos || queue_colon == std::string::npos) {
+        continue;  // 0A: TCP_LISTEN
+      }
       if (std::stoul(local.substr(colon + 1), nullptr, 16) != port) continue;
-      if (!overlaps(local.substr(0, colon), addresses.front())) continue;
-      return owner_of_socket(inode);
+      // A listening socket's rx_queue is its accept queue.
+      found.push_back({local.substr(0, colon),
+                       static_cast<int>(std::stoul(queues.substr(queue_colon + 1), nullptr, 16)),
+                       inode});
     }
+  }
+  return found;
+}
+
+std::optional<std::string> listening_on(const std::string& host, std::uint16_t port) {
+  const auto addresses = resolve(host, true);
+  if (addresses.empty()) return std::nullopt;
+  for (const auto& socket : listening_sockets(port)) {
+    if (overlaps(socket.address, addresses.front())) return owner_of_socket(socket.inode);
   }
   return std::nullopt;
 }

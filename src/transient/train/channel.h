@@ -70,6 +70,14 @@ class Listener {
 std::unique_ptr<Listener> listen_once_free(const std::string& host, std::uint16_t port,
                                            const std::string& what, double wait_s);
 
+// A socket of this network namespace listening on a port, as /proc/net/tcp and tcp6 list it.
+struct ListeningSocket {
+  std::string address;   // in the kernel's hex: 8 digits (IPv4) or 32 (IPv6), by 32-bit words
+  int accept_queue = 0;  // connections waiting to be accepted
+  std::string inode;     // the socket's
+};
+std::vector<ListeningSocket> listening_sockets(std::uint16_t port);
+
 // Whether a socket of this network namespace listens on `port` at an address that keeps `host`
 // from being bound there (the same address, or either of them every interface): nullopt if none;
 // else the process holding it, "pid N (NAME)", or "" if this process may not see which (another
