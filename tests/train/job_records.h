@@ -259,6 +259,28 @@ bool wait_until(Predicate done, double seconds = 120) {
   return false;
 }
 
+// What a process test that waited in vain shows: the last `count` lines of the job's events
+// (steps left out) and the end of each log file in `logs`, so that a failure seen once in CI
+// says where the job stood.
+inline std::string where_the_job_stands(const std::string& job_dir,
+                                        const std::vector<std::string>& logs, int count = 20) {
+  std::istringstream in(slurp((fs::path(job_dir) / "events.jsonl").string()));
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) {
+    if (line.find("\"event\":\"step\"") == std::string::npos) lines.push_back(line);
+  }
+  std::string text = "last events of " + job_dir + ":\n";
+  for (std::size_t i = lines.size() > static_cast<std::size_t>(count) ? lines.size() - count : 0;
+       i < lines.size(); ++i) {
+    text += "  " + lines[i] + "\n";
+  }
+  for (const auto& log : logs) {
+    const std::string content = slurp(log);
+    text += log + " (end):\n" + content.substr(content.size() > 3000 ? content.size() - 3000 : 0);
+  }
+  return text;
+}
+
 // Waits until the first worker (w0) has recorded a step: training runs.
 inline bool wait_for_training(const std::string& job_dir) {
   const std::string part = job_dir + "/records/steps-w0.part.csv";
