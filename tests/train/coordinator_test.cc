@@ -17,6 +17,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <optional>
 #include <random>
@@ -47,10 +48,12 @@ namespace fs = std::filesystem;
 class ServedCoordinator {
  public:
   // `workers`: generation 0's (more than come: none forms).
+  // `sync_file`: how an uploaded checkpoint is synced (fsync when empty).
   ServedCoordinator(const std::string& dir, const std::string& token, int workers = 3,
-                    double heartbeat_timeout_s = 300)
+                    double heartbeat_timeout_s = 300, std::function<int(int)> sync_file = {})
       : events_(dir + "/events.jsonl"),
-        coordinator_(job(dir, heartbeat_timeout_s), token, options(workers), events_, {}) {
+        coordinator_(job(dir, heartbeat_timeout_s), token, options(workers, std::move(sync_file)),
+                     events_, {}) {
     serving_ = std::thread([this] {
       while (!stop_) {
         if (paused_) {
@@ -99,8 +102,9 @@ class ServedCoordinator {
     job.total_steps = 10;
     return job;
   }
-  static CoordinatorOptions options(int workers) {
+  static CoordinatorOptions options(int workers, std::function<int(int)> sync_file) {
     CoordinatorOptions options;
+    options.sync_file = std::move(sync_file);
     options.dashboard = "off";
     options.initial_workers = workers;
     options.initial_wait_s = 300;
@@ -276,6 +280,68 @@ TEST(CoordinatorCheckpoints, AnUploadBeforeAnyGenerationSetsNothingAsideAndOnePa
   ASSERT_EQ(kept.size(), 2u);
   EXPECT_EQ(kept.back().step, 5);
   EXPECT_TRUE(fs::exists(records::JobFiles(dir).checkpoints() + "/step-00000005.pt"));
+}
+
+// An uploaded checkpoint is synced to disk off the coordinator's one thread: while the sync of
+// one worker's upload takes its time (held here until another worker has been answered; a
+// large checkpoint's takes seconds on a busy disk), another worker is admitted and answered, and
+// the uploader hears that its checkpoint is stored only once it has been synced and listed. The
+// coordinator synced on its thread, and every worker waited for the disk.
+TEST(CoordinatorCheckpoints, ASlowSyncOfAnUploadHoldsNoneOfTheCoordinatorsTime) {
+  const std::string dir = fresh_job_dir("coordinator_slow_sync");
+  fs::create_directories(records::JobFiles(dir).checkpoints());
+  std::atomic<bool> syncing{false};
+  std::atomic<bool> released{false};
+  const auto held_sync = [&](int fd) {
+    syncing = true;
+    // Released by the test, or after 20 s whatever happens (a coordinator that waits for the
+    // sync on its thread answers the other worker only then, after the upload's answer).
+    for (int i = 0; i < 2000 && !released; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return ::fsync(fd) == 0 ? 0 : errno;
+  };
+  const std::string token = new_job_token();
+  ServedCoordinator coordinator(dir, token, 3, 300, held_sync);
+  const auto endpoint = parse_endpoint(coordinator.address(), "the coordinator");
+  const std::vector<char> bytes(100000, 'y');
+  Connection uploader(endpoint, token, "");
+  std::atomic<bool> answered{false};
+  std::optional<CheckpointRecord> stored;
+  std::string refused;
+  std::thread upload([&] {
+    try {
+      stored = uploader.send_checkpoint(4, bytes);
+    } catch (const std::exception& error) {
+      refused = error.what();
+    }
+    answered = true;
+  });
+  for (int i = 0; i < 3000 && !syncing; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(syncing) << "the upload was never synced";
+  {
+    Connection other(endpoint, token, "");
+    try {
+      other.store_call({{"store", "num_keys"}}, std::chrono::seconds(15));
+    } catch (const std::exception& error) {
+      EXPECT_NE(std::string(error.what()).find("the coordinator refused num_keys"),
+                std::string::npos)
+          << error.what();
+    }
+    EXPECT_FALSE(answered) << "the coordinator answered the other worker only after the sync";
+    EXPECT_FALSE(fs::exists(records::JobFiles(dir).checkpoints() + "/step-00000004.pt"))
+        << "listed before it was synced";
+  }
+  released = true;
+  upload.join();
+  ASSERT_TRUE(stored.has_value()) << refused;
+  EXPECT_EQ(stored->file, "step-00000004.pt");
+  const auto kept = CheckpointDirectory(records::JobFiles(dir).checkpoints(), 3).list();
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_EQ(kept[0].step, 4);
+  EXPECT_EQ(kept[0].bytes, 100000);
 }
 
 // A hand-made member of the generation that forms at the coordinator at `endpoint`: admitted,

@@ -77,14 +77,22 @@ void CheckpointUpload::add_chunk(const std::string& base64) {
 }
 
 std::string CheckpointUpload::finish(std::uint32_t crc32, CheckpointDirectory& directory) {
+  if (std::string why = check(crc32); !why.empty()) return why;
+  return adopt(::fsync(fd_) == 0 ? 0 : errno, directory);
+}
+
+std::string CheckpointUpload::check(std::uint32_t crc32) {
   record_.crc32 = crc32;
   if (received_ != record_.bytes || crc32_ != record_.crc32) {
     fail("the checkpoint of step " + std::to_string(record_.step) +
          " arrived damaged (size or CRC-32 differs from what was sent)");
-    return failure_;
   }
-  if (::fsync(fd_) != 0) {
-    fail("cannot write " + path_ + ": " + std::strerror(errno));
+  return failure_;
+}
+
+std::string CheckpointUpload::adopt(int sync_error, CheckpointDirectory& directory) {
+  if (sync_error != 0) {
+    fail("cannot write " + path_ + ": " + std::strerror(sync_error));
     return failure_;
   }
   ::close(fd_);

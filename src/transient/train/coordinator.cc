@@ -11,10 +11,12 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <future>
 #include <map>
 #include <memory>
 #include <set>
 #include <stdexcept>
+#include <system_error>
 
 #include "transient/core/atomic_file.h"
 #include "transient/core/duration.h"
@@ -105,6 +107,13 @@ struct Coordinator::Worker {
   std::unique_ptr<CheckpointUpload> incoming;
 };
 
+// An upload received whole and checked, its file being synced on a thread of its own.
+struct Coordinator::Syncing {
+  std::string worker;  // its sender, told once it is stored (if still here)
+  std::unique_ptr<CheckpointUpload> upload;
+  std::future<int> synced;  // the sync's result: 0, or its errno
+};
+
 namespace {
 
 // What `bind(port)` makes, or, when `or_another` and `port` is taken (InputError), what
@@ -187,6 +196,8 @@ Coordinator::Coordinator(JobConfig job, std::string token, CoordinatorOptions op
 
 Coordinator::~Coordinator() {
   for (auto& [id, worker] : workers_) worker->incoming.reset();
+  // A sync under way is waited for (its thread uses the file), and its upload is then removed.
+  for (auto& syncing : syncing_) syncing->synced.wait();
 }
 
 std::string Coordinator::joining_address() const {
@@ -228,6 +239,7 @@ bool Coordinator::poll(double max_wait_s) {
   if (outcome_.ended) return false;
   try {
     serve_connections(max_wait_s);
+    adopt_synced_uploads(false);
     for (auto& [client, reply] : store_.take_completed()) {
       // Waits that keys set in this round completed.
       send_to(client, message::StoreReply{reply});
@@ -241,6 +253,15 @@ bool Coordinator::poll(double max_wait_s) {
     fail(error.what());
   }
   apply_actions();
+  // An ended job keeps what was uploaded before its end (a pause while rank 0's checkpoint was
+  // syncing resumes from that checkpoint, as when the sync ran here).
+  if (outcome_.ended && !syncing_.empty()) {
+    try {
+      adopt_synced_uploads(true);
+    } catch (const InputError& error) {
+      say(error.what());
+    }
+  }
   drop_dead_peers();
   account_cost(false);
   return !outcome_.ended;
@@ -467,10 +488,11 @@ void Coordinator::read_peer(Peer& peer) {
     }
   }
   // What a worker sent says it lives once it has been handled, and so do the bytes of a line still
-  // on its way: the time the coordinator took over it (the fsync of an uploaded checkpoint, seconds
-  // on a loaded disk) and a 700 kB checkpoint chunk its heartbeats wait behind are not its
+  // on its way: the time the coordinator took over it (a manifest's or the journal's fsync,
+  // seconds on a loaded disk) and a 700 kB checkpoint chunk its heartbeats wait behind are not its
   // silence. CI dropped rank 0 as silent, with a 2 s heartbeat timeout, as the upload of its final
-  // checkpoint ended: heard when the upload's end arrived, judged after the 3 s of its fsync.
+  // checkpoint ended: heard when the upload's end arrived, judged after the 3 s of its fsync (an
+  // upload's fsync now runs off this thread: adopt_synced_uploads).
   if (worker != nullptr && worker->peer == &peer && !peer.dead &&
       peer.channel->bytes_received() > received_before) {
     membership_.heard(worker->id);
@@ -865,8 +887,11 @@ void Coordinator::handle_checkpoint(Worker& worker, const message::CheckpointPar
   const std::int64_t id = message.id;
   if (part == "begin") {
     worker.incoming.reset();  // one that never ended goes, its file with it
+    // A temporary file of its own: the worker's previous upload of the same step may be syncing.
     worker.incoming = std::make_unique<CheckpointUpload>(
-        id, message.step, message.bytes, checkpoints_->incoming_path(message.step, worker.id),
+        id, message.step, message.bytes,
+        checkpoints_->incoming_path(message.step,
+                                    worker.id + "-" + std::to_string(++uploads_begun_)),
         job_.total_steps);
     return;
   }
@@ -884,36 +909,76 @@ void Coordinator::handle_checkpoint(Worker& worker, const message::CheckpointPar
   }
   if (part == "chunk") return upload.add_chunk(message.data);
   if (part != "end") return upload.fail("unknown checkpoint part \"" + part.substr(0, 16) + "\"");
-  if (const std::string why = upload.finish(message.crc32, *checkpoints_); !why.empty()) {
+  if (const std::string why = upload.check(message.crc32); !why.empty()) {
     reply_to(worker, id, {{"error", why}});
     worker.incoming.reset();
     return;
   }
-  events_.append({{"event", "checkpoint"},
-                  {"step", upload.record().step},
-                  {"bytes", upload.record().bytes},
-                  {"write_s", rounded_ms(upload.seconds())},
-                  {"file", upload.record().file},
-                  {"worker", worker.id}});
-  reply_to(worker, id, {{"file", upload.record().file}});
-  if (rolled_back_generation_ == membership_.generation() &&
-      upload.record().step >= set_aside_from_step_) {
+  auto syncing = std::make_unique<Syncing>();
+  syncing->worker = worker.id;
+  syncing->upload = std::move(worker.incoming);
+  const int file = syncing->upload->file();
+  const auto sync = [sync = options_.sync_file, file] {
+    if (sync) return sync(file);
+    return ::fsync(file) == 0 ? 0 : errno;
+  };
+  try {
+    syncing->synced = std::async(std::launch::async, sync);
+  } catch (const std::system_error&) {  // no thread to be had: synced here, as before
+    std::promise<int> synced;
+    synced.set_value(sync());
+    syncing->synced = synced.get_future();
+  }
+  syncing_.push_back(std::move(syncing));
+}
+
+void Coordinator::adopt_synced_uploads(bool wait) {
+  // In the order they came: a worker's later checkpoint is never listed before its earlier one.
+  while (!syncing_.empty()) {
+    if (!wait &&
+        syncing_.front()->synced.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+      return;
+    }
+    // Taken off the list first: a set-aside that fails (thrown) leaves no upload synced twice.
+    const std::unique_ptr<Syncing> done = std::move(syncing_.front());
+    syncing_.erase(syncing_.begin());
+    const int sync_error = done->synced.get();
+    CheckpointUpload& upload = *done->upload;
+    const std::int64_t id = upload.id();
+    Worker* worker = find_worker(done->worker);
+    if (const std::string why = upload.adopt(sync_error, *checkpoints_); !why.empty()) {
+      if (worker != nullptr) reply_to(*worker, id, {{"error", why}});
+    } else {
+      events_.append({{"event", "checkpoint"},
+                      {"step", upload.record().step},
+                      {"bytes", upload.record().bytes},
+                      {"write_s", rounded_ms(upload.seconds())},
+                      {"file", upload.record().file},
+                      {"worker", done->worker}});
+      if (worker != nullptr) reply_to(*worker, id, {{"file", upload.record().file}});
+      set_aside_if_overtaken(upload.record());
+    }
+  }
+}
+
+void Coordinator::set_aside_if_overtaken(const CheckpointRecord& record) {
+  if (rolled_back_generation_ == membership_.generation() && record.step >= set_aside_from_step_) {
     // An upload the rollback overtook (rank 0's writer was sending it when another member
     // reported the divergence): set aside as the rollback set aside its steps, so that the next
     // generation does not start from it. Stored first, so that its writer hears no failure.
     try {
       checkpoints_->set_aside_from(set_aside_from_step_, "diverged-");
       events_.append({{"event", "checkpoint_set_aside"},
-                      {"step", upload.record().step},
-                      {"file", upload.record().file},
+                      {"step", record.step},
+                      {"file", record.file},
                       {"reason", "written while the job rolled back to before step " +
                                      std::to_string(set_aside_from_step_)}});
     } catch (const std::exception& error) {
-      membership_.end_job("cannot set aside the checkpoint of step " +
-                          std::to_string(upload.record().step) + ": " + error.what());
+      // The job fails with it (poll()): it would start again from a state that diverged.
+      throw InputError("cannot set aside the checkpoint of step " + std::to_string(record.step) +
+                       ": " + error.what());
     }
   }
-  worker.incoming.reset();
 }
 
 void Coordinator::send_checkpoint(Worker& worker, const message::FetchCheckpoint& request) {
@@ -1094,6 +1159,10 @@ void Coordinator::request_stop() {
 }
 elastic::StartPoint Coordinator::start_point() {
   // No member holds state: the newest valid checkpoint, with the step records trimmed to it.
+  // Uploads still syncing are listed first: the newest may be among them (a rank 0 lost as its
+  // checkpoint was being synced), and one listed after the generation chose an older one would
+  // have pruned the file its members fetch.
+  adopt_synced_uploads(true);
   CheckpointDirectory directory(records::JobFiles(job_.options.job_dir).checkpoints(),
                                 job_.options.keep);
   elastic::StartPoint start;

@@ -31,6 +31,7 @@
 #include "transient/elastic/membership.h"
 #include "transient/launch/local_fleet.h"
 #include "transient/train/checkpoint_choice.h"
+#include "transient/train/checkpoint_record.h"
 #include "transient/train/messages.h"
 #include "transient/train/protocol.h"
 #include "transient/train/rendezvous_store.h"
@@ -87,6 +88,11 @@ struct CoordinatorOptions {
   // What a resumed job's earlier runs left (a coordinator that takes a job back has them in the
   // journal it is given: take_back()).
   EarlierRuns before;
+  // How an uploaded checkpoint's file (its descriptor) reaches the disk: 0, or the errno of the
+  // failure. fsync when empty. It runs on a thread of its own, never the coordinator's: the sync
+  // of a large checkpoint takes seconds on a busy disk, and every worker waited meanwhile (a
+  // join, a store reply, a heartbeat's acknowledgement). Tests hold it.
+  std::function<int(int)> sync_file;
 };
 
 // What the job came to.
@@ -190,6 +196,7 @@ class Coordinator : public launch::FleetCoordinator, private elastic::Env {
  private:
   struct Peer;
   struct Worker;
+  struct Syncing;
 
   // elastic::Env
   elastic::TimePoint now() override { return Clock::now(); }
@@ -218,6 +225,11 @@ class Coordinator : public launch::FleetCoordinator, private elastic::Env {
   void handle_report(Worker& worker, const message::Report& report);
   void handle_store(Worker& worker, const nlohmann::json& request);
   void handle_checkpoint(Worker& worker, const message::CheckpointPart& message);
+  // Adopts the uploads whose sync has ended (every one, waiting for them, when `wait`), tells
+  // their senders, and records them. Throws InputError if one a rollback overtook cannot be set
+  // aside.
+  void adopt_synced_uploads(bool wait);
+  void set_aside_if_overtaken(const CheckpointRecord& record);
   void handle_rows(Worker& worker, const message::Rows& message);
   // Logs worker_rows_restored once a re-joined worker's kept rows are written.
   void note_rows_restored(Worker& worker);
@@ -248,6 +260,10 @@ class Coordinator : public launch::FleetCoordinator, private elastic::Env {
   std::map<std::string, std::weak_ptr<const std::vector<char>>> served_;
   // The connections and uploads of the workers the machine knows (admitted, not yet released).
   std::map<std::string, std::unique_ptr<Worker>> workers_;
+  // Uploads received whole and checked, being synced to disk (options_.sync_file), oldest
+  // first; and how many uploads have begun (each has a temporary file of its own).
+  std::vector<std::unique_ptr<Syncing>> syncing_;
+  std::int64_t uploads_begun_ = 0;
 
   std::unique_ptr<ProgressLine> progress_;
   std::int64_t last_step_ = 0;
