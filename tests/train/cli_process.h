@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -117,6 +118,24 @@ class CliProcess {
     status_ = status;
     reaped_ = true;
     return true;
+  }
+
+  // How it stands, for a failure's message: "running (state S)", "exited with code 2", "killed
+  // by signal 11 (Segmentation fault)".
+  std::string how() {
+    if (!exited()) {
+      const std::string stat = slurp("/proc/" + std::to_string(pid_) + "/stat");
+      const auto name_end = stat.rfind(") ");
+      return "running (state " +
+             (name_end == std::string::npos ? std::string("?") : stat.substr(name_end + 2, 1)) +
+             ")";
+    }
+    if (WIFEXITED(status_)) return "exited with code " + std::to_string(WEXITSTATUS(status_));
+    if (WIFSIGNALED(status_)) {
+      return "killed by signal " + std::to_string(WTERMSIG(status_)) + " (" +
+             ::strsignal(WTERMSIG(status_)) + ")";
+    }
+    return "ended with status " + std::to_string(status_);
   }
 
   CliResult wait() {
