@@ -45,13 +45,16 @@ TEST_F(MultiHost,
         std::vector<std::string>{"worker", "--coordinator", address, "--threads", "1"}, log,
         through);
   };
+  // Where the job stood, for a wait that fails.
+  const auto stands = [&] {
+    return "the coordinator: " + coordinator->how() + "\n" +
+           where_the_job_stands(dir, {dir + "-coordinator.err", dir + "-a.err", dir + "-b.err"});
+  };
   auto a = without_the_job(1, dir + "-a");
   auto b = without_the_job(2, dir + "-b");
   ASSERT_TRUE(wait_until([&] {
     return events_named(events_so_far(dir), "checkpoint").size() >= 2;
-  })) << "the coordinator: "
-      << coordinator->how() << "\n"
-      << where_the_job_stands(dir, {dir + "-coordinator.err", dir + "-a.err", dir + "-b.err"});
+  })) << stands();
   {
     // Both leave well before the job's end, whatever the machine's speed (it had 1500 steps).
     HeldWorkers held(dir);
@@ -62,8 +65,7 @@ TEST_F(MultiHost,
   EXPECT_EQ(a->wait().exit_code, 0);
   EXPECT_EQ(b->wait().exit_code, 0);
   ASSERT_TRUE(wait_until([&] { return last_event(events_so_far(dir), "waiting") != nullptr; }))
-      << "the coordinator: " << coordinator->how() << "\n"
-      << where_the_job_stands(dir, {dir + "-coordinator.err", dir + "-a.err", dir + "-b.err"});
+      << stands();
   auto c = without_the_job(3, dir + "-c");
   const auto done = coordinator->wait();
   ASSERT_EQ(done.exit_code, 0) << done.err;

@@ -54,8 +54,8 @@ class Env {
   virtual ~Env() = default;
   virtual TimePoint now() = 0;
   // The moment up to which what every worker sent has been read: a worker's silence is measured
-  // to it, not to now(), so that a coordinator that stalled after reading (the fsync of an
-  // uploaded checkpoint on a slow disk, its host frozen) does not take its own stall for the
+  // to it, not to now(), so that a coordinator that stalled after reading (the fsync of its
+  // journal or manifest on a slow disk, its host frozen) does not take its own stall for the
   // workers' silence while their lines wait unread. now() where reading is not apart.
   virtual TimePoint listened_at() { return now(); }
   // The newest state a generation with no survivor can start from (the coordinator's chooses the
