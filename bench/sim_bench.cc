@@ -24,6 +24,10 @@
 //                                        every 12 h, when none), market-aware's cost / optimal on
 //                                        the optimum's tick accounting, and with offsets given the
 //                                        trace and both schedules tick by tick
+//   sim_bench --model-gap TRACE [RUNS]   what foresight is worth on a market that is exactly the
+//                                        model market-aware plans with: RUNS (400) runs of 36 h
+//                                        drawn from the model fitted to TRACE, each policy's cost
+//                                        / optimal, and the plan's own expected cost
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -631,6 +635,28 @@ int node_costs() {
   return print_pooled(kOnlinePolicies, total.ratio, total.missed, total.runs, total.below_optimal);
 }
 
+// The on-demand price per hour of the server of an AWS availability trace ("us-west-2a_v100_8":
+// v100_8); 0 for an unknown one.
+double trace_on_demand_usd_per_h(const std::string& trace) {
+  const std::map<std::string, double> on_demand_usd_per_h = {
+      {"k80_1", 0.90}, {"k80_8", 7.20}, {"v100_1", 3.06}, {"v100_8", 24.48}};
+  const auto price = on_demand_usd_per_h.find(trace.substr(trace.find('_') + 1));
+  return price == on_demand_usd_per_h.end() ? 0.0 : price->second;
+}
+
+// The job of --policy-costs on the optimum's tick accounting, without its spot ticks.
+sim::MultiRegionMarket cant_be_late_job(double on_demand_usd_per_h) {
+  sim::MultiRegionMarket m;
+  m.tick_s = 600.0;
+  m.work_s = 24 * 3600.0;
+  m.deadline_s = 36 * 3600.0;
+  m.spot_changeover_s = m.on_demand_changeover_s = 310;
+  m.notice_s = 120;
+  m.on_demand_usd_per_s = on_demand_usd_per_h / 3600;
+  m.spot_usd_per_s = 0.3 * m.on_demand_usd_per_s;
+  return m;
+}
+
 // --policy-schedules: the runs of --policy-costs on one trace, on the optimum's accounting (one
 // region of multi_region.h): market-aware with its held-out prior against the optimum, and with
 // offsets given, the ticks: trace (1 spot, _ none), optimal and market-aware (s spot, D on
@@ -638,10 +664,8 @@ int node_costs() {
 int policy_schedules(const std::string& file, const std::vector<double>& offsets_h) {
   const std::string dir =
       std::string(TRANSIENT_SHARED_DATA_DIR) + "/spot-traces/aws-availability-2022-10/";
-  const std::map<std::string, double> on_demand_usd_per_h = {
-      {"k80_1", 0.90}, {"k80_8", 7.20}, {"v100_1", 3.06}, {"v100_8", 24.48}};
-  const auto price = on_demand_usd_per_h.find(file.substr(file.find('_') + 1));
-  if (price == on_demand_usd_per_h.end()) {
+  const double price_usd_per_h = trace_on_demand_usd_per_h(file);
+  if (price_usd_per_h <= 0.0) {
     std::fprintf(stderr, "unknown trace %s\n", file.c_str());
     return 1;
   }
@@ -664,14 +688,7 @@ int policy_schedules(const std::string& file, const std::vector<double>& offsets
       std::fprintf(stderr, "offset %.0f h is outside the trace\n", h);
       return 1;
     }
-    sim::MultiRegionMarket m;
-    m.tick_s = kTickS;
-    m.work_s = 24 * 3600.0;
-    m.deadline_s = kDeadlineS;
-    m.spot_changeover_s = m.on_demand_changeover_s = 310;
-    m.notice_s = 120;
-    m.on_demand_usd_per_s = price->second / 3600;
-    m.spot_usd_per_s = 0.3 * m.on_demand_usd_per_s;
+    sim::MultiRegionMarket m = cant_be_late_job(price_usd_per_h);
     m.spot_ticks.emplace_back(ticks.begin() + from, ticks.begin() + from + span);
     const sim::MultiRegionResult best = sim::optimal_multi_region(m);
     auto policy = sim::create_market_policy("market-aware");
@@ -693,6 +710,88 @@ int policy_schedules(const std::string& file, const std::vector<double>& offsets
   return 0;
 }
 
+// --model-gap: what the optimum's foresight is worth on a market that is exactly the model
+// `market-aware` plans with. Runs of 36 h are drawn from the semi-Markov model fitted to a whole
+// trace (AvailabilityPrior: each tick's availability holds with the chance its age gives, the
+// first period's age unknown), the job of --policy-costs; market-aware plans with that same
+// model, so no online policy does better in expectation on these runs (up to the plan's grid),
+// and its mean cost / optimal is the part of the gap that only knowing the future closes.
+int model_gap(const std::string& file, int runs) {
+  const std::string dir =
+      std::string(TRANSIENT_SHARED_DATA_DIR) + "/spot-traces/aws-availability-2022-10/";
+  const double price_usd_per_h = trace_on_demand_usd_per_h(file);
+  if (price_usd_per_h <= 0.0 || runs < 1) {
+    std::fprintf(stderr, "unknown trace %s or runs < 1\n", file.c_str());
+    return 1;
+  }
+  auto probe = market::AvailabilityTraceModel::read(dir + file + ".json", 0.0, market::kNever);
+  constexpr double kTickS = 600.0;
+  constexpr double kDeadlineS = 36 * 3600.0;
+  const int span = static_cast<int>(kDeadlineS / kTickS) + 1;
+  const auto prior = std::make_shared<sim::AvailabilityPrior>(trace_ticks(*probe), kTickS);
+  const std::vector<std::string> policies = {"greedy", "uniform-progress", "market-aware"};
+  // The plan's own expected cost (the least any online policy can expect on the model, up to the
+  // plan's grid), to hold market-aware's mean cost on the drawn runs against.
+  const sim::MultiRegionMarket base = cant_be_late_job(price_usd_per_h);
+  sim::OfflineMarket job;
+  job.tick_s = base.tick_s;
+  job.work_s = base.work_s;
+  job.deadline_s = base.deadline_s;
+  job.spot_changeover_s = base.spot_changeover_s;
+  job.on_demand_changeover_s = base.on_demand_changeover_s;
+  job.notice_s = base.notice_s;
+  job.on_demand_usd_per_s = base.on_demand_usd_per_s;
+  job.spot_usd_per_s = base.spot_usd_per_s;
+  const sim::ExpectedCostPlan plan(job, *prior);
+  std::map<std::string, double> ratio;
+  std::map<std::string, double> cost_usd;
+  std::map<std::string, double> cost_usd2;  // sums of squares, for the standard error
+  std::map<std::string, int> missed;
+  double optimal_usd = 0.0;
+  double expected_usd = 0.0;
+  for (int r = 0; r < runs; ++r) {
+    Rng rng(static_cast<std::uint64_t>(r) + 1);
+    std::vector<std::uint8_t> spot(span);
+    bool available = rng.uniform() < prior->available_fraction();
+    int age = sim::AvailabilityPrior::kUnknownAge;
+    for (int i = 0; i < span; ++i) {
+      spot[i] = available;
+      if (rng.uniform() < prior->holds(available, age)) {
+        if (age >= 0) age = std::min(age + 1, sim::AvailabilityPrior::kMaxAge);
+      } else {
+        available = !available;
+        age = 0;
+      }
+    }
+    sim::MultiRegionMarket m = base;
+    m.spot_ticks.push_back(spot);
+    const sim::MultiRegionResult best = sim::optimal_multi_region(m);
+    optimal_usd += best.cost_usd;
+    expected_usd += plan.expected_cost_usd(spot[0] != 0);
+    for (const auto& name : policies) {
+      auto policy = sim::create_market_policy(name);
+      policy->know_market(prior);
+      const sim::MultiRegionResult run = sim::run_multi_region(m, *policy);
+      ratio[name] += run.cost_usd / best.cost_usd;
+      cost_usd[name] += run.cost_usd;
+      cost_usd2[name] += run.cost_usd * run.cost_usd;
+      missed[name] += run.missed_deadline;
+    }
+  }
+  std::printf(
+      "%s, %d runs drawn from its model (spot %.2f of ticks): optimal $%.2f a run, the "
+      "plan expects $%.2f\n",
+      file.c_str(), runs, prior->available_fraction(), optimal_usd / runs, expected_usd / runs);
+  for (const auto& name : policies) {
+    const double mean = cost_usd[name] / runs;
+    const double variance = std::max(0.0, cost_usd2[name] / runs - mean * mean);
+    std::printf("  %-16s %s, $%.2f a run (standard error $%.2f)\n", name.c_str(),
+                ratio_cell(ratio[name], runs, missed[name]).c_str(), mean,
+                std::sqrt(variance / std::max(1, runs - 1)));
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -701,6 +800,9 @@ int main(int argc, char** argv) {
       return policy_costs(std::vector<std::string>(argv + i + 1, argv + argc));
     }
     if (std::strcmp(argv[i], "--multi-region") == 0) return multi_region_costs();
+    if (std::strcmp(argv[i], "--model-gap") == 0 && i + 1 < argc) {
+      return model_gap(argv[i + 1], i + 2 < argc ? std::atoi(argv[i + 2]) : 400);
+    }
     if (std::strcmp(argv[i], "--node-costs") == 0) return node_costs();
     if (std::strcmp(argv[i], "--lifetime-costs") == 0) {
       std::vector<std::string> files;
