@@ -287,22 +287,25 @@ TEST(Trainer, TwoWorkerResumeIsWithinTolerance) {
 
 // SIGKILL the whole job (launcher and workers, among them the checkpoint writer) while it writes
 // a checkpoint at every step: the manifest still lists only whole, valid checkpoints, and the
-// resumed job ends bitwise where an uninterrupted one does. The job's 80 steps take about 0.3 s,
-// and each upload 10-90 ms, so the kill could come after the job's end (`make test` saw it once);
-// the worker is frozen (SIGSTOP) at step 60 whatever happens, and killed then if the manifest has
-// not reached step 20 before (its writer, which always has an upload in flight, then mostly in
-// the middle of one).
+// resumed job ends bitwise where an uninterrupted one does. The job's steps take a few ms and an
+// upload 10-90 ms, far more on a loaded machine, so the test does not race them: the job pauses
+// at step 30 first (its checkpoint listed), goes on from there writing one at every step, and is
+// frozen (SIGSTOP) at step 60 whatever happens; it is killed once the manifest lists a newer
+// checkpoint than 30's, or at the freeze (its writer, which always has an upload in flight, then
+// mostly in the middle of one). Racing them, `make test` once saw the job end before the kill.
 TEST(Trainer, JobKilledWhileWritingCheckpointsResumesExactly) {
   const std::string dir = fresh_dir("killed");
+  const std::vector<std::string> every_step = {"--checkpoint-every", "1", "--keep", "2"};
+  run_paused(with(with(small_job(dir, 1), every_step), {"--stop-at", "30"}), dir);
   {
-    CliProcess job(with(small_job(dir, 1),
-                        {"--checkpoint-every", "1", "--keep", "2", "--revoke", "stop@step60:any"}),
-                   dir + ".log");
+    CliProcess job(
+        with(with(small_job(dir, 1), every_step), {"--resume", "--revoke", "stop@step60:any"}),
+        dir + ".log");
     CheckpointDirectory directory(dir + "/checkpoints", 2);
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
     std::int64_t seen = 0;
     bool frozen = false;
-    while (seen < 20 && !frozen && std::chrono::steady_clock::now() < deadline) {
+    while (seen <= 30 && !frozen && std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
       try {
         const auto records = directory.list();
@@ -314,7 +317,7 @@ TEST(Trainer, JobKilledWhileWritingCheckpointsResumesExactly) {
       frozen = slurp(dir + ".log.err").find("injecting stop into worker") != std::string::npos;
     }
     job.kill_group();
-    ASSERT_TRUE(seen >= 20 || frozen) << "neither a checkpoint from step 20 on nor the freeze";
+    ASSERT_TRUE(seen > 30 || frozen) << "neither a checkpoint after step 30 nor the freeze";
     ASSERT_LT(seen, 80) << "the job finished before it could be killed";
   }
   expect_every_checkpoint_loads(dir);
