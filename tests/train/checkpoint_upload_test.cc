@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -55,7 +56,9 @@ TEST(CheckpointUpload, WhatArrivesWholeIsListedUnderItsStep) {
   EXPECT_EQ(upload.failure(), "");
   upload.add_chunk(encode_store_value(bytes.substr(0, 10)));
   upload.add_chunk(encode_store_value(bytes.substr(10)));
-  EXPECT_EQ(upload.finish(crc_of(bytes), directory), "");
+  // Checked, synced, adopted: the coordinator syncs on a thread of its own between the two halves.
+  ASSERT_EQ(upload.check(crc_of(bytes)), "");
+  EXPECT_EQ(upload.adopt(::fsync(upload.file()) == 0 ? 0 : errno, directory), "");
   const auto listed = directory.list();
   ASSERT_EQ(listed.size(), 1u);
   EXPECT_EQ(listed[0].step, 40);
@@ -74,15 +77,14 @@ TEST(CheckpointUpload, WhatArrivesWrongLeavesNoFileAndSaysWhy) {
   {
     CheckpointUpload damaged(1, 5, 10, directory.incoming_path(5, "w0"), 100);
     damaged.add_chunk(encode_store_value(bytes));
-    EXPECT_EQ(damaged.finish(crc_of(bytes) + 1, directory),
+    EXPECT_EQ(damaged.check(crc_of(bytes) + 1),
               "the checkpoint of step 5 arrived damaged (size or CRC-32 differs from what was "
               "sent)");
   }
   {
     CheckpointUpload short_of_bytes(2, 5, 11, directory.incoming_path(5, "w0"), 100);
     short_of_bytes.add_chunk(encode_store_value(bytes));
-    EXPECT_NE(short_of_bytes.finish(crc_of(bytes), directory).find("arrived damaged"),
-              std::string::npos);
+    EXPECT_NE(short_of_bytes.check(crc_of(bytes)).find("arrived damaged"), std::string::npos);
   }
   {
     CheckpointUpload garbage(3, 5, 10, directory.incoming_path(5, "w0"), 100);

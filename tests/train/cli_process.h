@@ -9,13 +9,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "transient/launch/worker_process.h"
 
 namespace transient::train::testing {
 
@@ -120,8 +121,8 @@ class CliProcess {
     return true;
   }
 
-  // How it stands, for a failure's message: "running (state S)", "exited with code 2", "killed
-  // by signal 11 (Segmentation fault)".
+  // How it stands, for a failure's message: "running (state S)", "ended: exit code 2", "ended:
+  // killed by signal 11 (Segmentation fault)".
   std::string how() {
     if (!exited()) {
       const std::string stat = slurp("/proc/" + std::to_string(pid_) + "/stat");
@@ -130,12 +131,7 @@ class CliProcess {
              (name_end == std::string::npos ? std::string("?") : stat.substr(name_end + 2, 1)) +
              ")";
     }
-    if (WIFEXITED(status_)) return "exited with code " + std::to_string(WEXITSTATUS(status_));
-    if (WIFSIGNALED(status_)) {
-      return "killed by signal " + std::to_string(WTERMSIG(status_)) + " (" +
-             ::strsignal(WTERMSIG(status_)) + ")";
-    }
-    return "ended with status " + std::to_string(status_);
+    return "ended: " + launch::describe_wait_status(status_);
   }
 
   CliResult wait() {

@@ -76,11 +76,6 @@ void CheckpointUpload::add_chunk(const std::string& base64) {
                                               static_cast<uInt>(bytes.size())));
 }
 
-std::string CheckpointUpload::finish(std::uint32_t crc32, CheckpointDirectory& directory) {
-  if (std::string why = check(crc32); !why.empty()) return why;
-  return adopt(::fsync(fd_) == 0 ? 0 : errno, directory);
-}
-
 std::string CheckpointUpload::check(std::uint32_t crc32) {
   record_.crc32 = crc32;
   if (received_ != record_.bytes || crc32_ != record_.crc32) {

@@ -43,11 +43,7 @@ class CheckpointUpload {
   void add_chunk(const std::string& base64);
   // Ends it with `why` (a part the protocol does not know): the file goes.
   void fail(const std::string& why);
-  // The end, with the sender's CRC-32: check(), the file synced (fsync) and adopt(), in one go.
-  // REQUIRES: not failed.
-  std::string finish(std::uint32_t crc32, CheckpointDirectory& directory);
-
-  // The end in two halves, so that the sync can run elsewhere (the coordinator's one thread
+  // The end, in two halves, so that the sync can run elsewhere (the coordinator's one thread
   // does not wait for a disk): check() takes the sender's CRC-32 and checks the size and the
   // checksum, returning "" when they hold, else why not (the file gone); the file's descriptor,
   // file(), is then synced, and adopt() takes the sync's result (0, or its errno) and adopts the
